@@ -1,0 +1,18 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "ObjectStore",
+    products: [
+        .library(name: "ObjectStoreModel", targets: ["ObjectStoreModel"]),
+        .library(name: "ObjectStore", targets: ["ObjectStore"]),
+        .executable(name: "taskctl", targets: ["taskctl"]),
+    ],
+    targets: [
+        .target(name: "ObjectStoreModel"),
+        .target(name: "ObjectStore", dependencies: ["ObjectStoreModel"]),
+        .executableTarget(name: "taskctl", dependencies: ["ObjectStore", "ObjectStoreModel"]),
+        .testTarget(name: "ObjectStoreModelTests", dependencies: ["ObjectStoreModel"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,137 @@
+import Foundation
+
+/// An attribute of an entity: a typed value with an optional default and validation rules.
+///
+/// Attributes are declared in a schema file and read with ``ManagedObjectModel``; the
+/// description is an immutable value.
+public struct AttributeDescription: Sendable, Hashable {
+    /// The property name, unique within the entity and its ancestors.
+    public var name: String
+    /// The type of the attribute's values.
+    public var type: AttributeType
+    /// Whether the attribute may be nil when saved (schema default: `true`).
+    public var isOptional: Bool = true
+    /// Whether the value lives only in memory and is never written to a store.
+    public var isTransient: Bool = false
+    /// The value a newly inserted object starts with (``Value/null`` when there is none).
+    public var defaultValue: Value = .null
+    /// The rules checked when an object is saved.
+    public var validation: ValidationRules = ValidationRules()
+    /// For a derived attribute, the expression (in the predicate language) that computes it.
+    /// Derived attributes are read-only and never stored.
+    public var derivation: String?
+    /// The name of this attribute in an earlier model version, for inferred migrations.
+    public var renamingIdentifier: String?
+    /// Folded into the version hash to mark a change the hash would not otherwise see.
+    public var versionHashModifier: String?
+    /// Free-form key/value strings for the application.
+    public var userInfo: [String: String] = [:]
+
+    public init(name: String, type: AttributeType) {
+        self.name = name
+        self.type = type
+    }
+
+    /// Whether the value is computed from ``derivation`` rather than set.
+    public var isDerived: Bool { derivation != nil }
+
+    /// Whether values of this attribute are written to stores.
+    public var isStored: Bool { !isTransient && !isDerived }
+}
+
+/// Validation rules of an attribute, checked at save (and against the default when a model
+/// is loaded).
+public struct ValidationRules: Sendable, Hashable {
+    /// The smallest allowed value (numbers and dates).
+    public var minimum: Value?
+    /// The largest allowed value (numbers and dates).
+    public var maximum: Value?
+    /// The fewest characters (strings) or bytes (binary).
+    public var minLength: Int?
+    /// The most characters (strings) or bytes (binary).
+    public var maxLength: Int?
+    /// A regular expression (ICU syntax, as `NSRegularExpression`) the whole string must match.
+    public var pattern: String?
+    /// The only values allowed, when set.
+    public var allowedValues: [Value]?
+
+    public init() {}
+
+    /// Whether no rule is set.
+    public var isEmpty: Bool {
+        minimum == nil && maximum == nil && minLength == nil && maxLength == nil && pattern == nil && allowedValues == nil
+    }
+
+    /// Checks a non-nil value against every rule and returns one failure per broken rule.
+    ///
+    /// Null values pass: whether an attribute may be nil is its optionality, checked by the
+    /// caller. An invalid ``pattern`` is reported as a failure rather than trapping (a loaded
+    /// model never has one).
+    public func failures(for value: Value) -> [RuleFailure] {
+        if value.isNull { return [] }
+        var failures: [RuleFailure] = []
+        if let minimum, let order = value.compare(to: minimum), order == .orderedAscending {
+            failures.append(RuleFailure(rule: .minimum, message: "\(value) is less than the minimum \(minimum)"))
+        }
+        if let maximum, let order = value.compare(to: maximum), order == .orderedDescending {
+            failures.append(RuleFailure(rule: .maximum, message: "\(value) is greater than the maximum \(maximum)"))
+        }
+        let length: Int?
+        switch value {
+        case .string(let s): length = s.count
+        case .data(let d): length = d.count
+        default: length = nil
+        }
+        let unit = value.typeName == "string" ? "characters" : "bytes"
+        if let length, let minLength, length < minLength {
+            failures.append(RuleFailure(rule: .minLength, message: "has \(length) \(unit), at least \(minLength) required"))
+        }
+        if let length, let maxLength, length > maxLength {
+            failures.append(RuleFailure(rule: .maxLength, message: "has \(length) \(unit), at most \(maxLength) allowed"))
+        }
+        if let pattern, case .string(let s) = value {
+            switch RegularExpressionCheck.wholeMatch(pattern, s) {
+            case .some(true): break
+            case .some(false):
+                failures.append(RuleFailure(rule: .pattern, message: "\(value) does not match the pattern \(pattern)"))
+            case .none:
+                failures.append(RuleFailure(rule: .pattern, message: "the pattern \(pattern) is not a valid regular expression"))
+            }
+        }
+        if let allowedValues, !allowedValues.contains(where: { $0.compare(to: value) == .orderedSame || $0 == value }) {
+            let list = allowedValues.map(\.description).joined(separator: ", ")
+            failures.append(RuleFailure(rule: .allowedValues, message: "\(value) is not one of the allowed values (\(list))"))
+        }
+        return failures
+    }
+
+    /// One broken rule.
+    public struct RuleFailure: Sendable, Hashable {
+        public var rule: Rule
+        public var message: String
+    }
+
+    /// The kinds of rule, named as in schema files.
+    public enum Rule: String, Sendable, Hashable {
+        case minimum = "min", maximum = "max", minLength, maxLength, pattern, allowedValues
+        case required, minCount, maxCount, unique, custom
+    }
+}
+
+/// Whole-string regular expression matching with `NSRegularExpression` (ICU syntax, as Core
+/// Data's `MATCHES`).
+public enum RegularExpressionCheck {
+    /// Whether `pattern` compiles.
+    public static func isValid(_ pattern: String) -> Bool {
+        (try? NSRegularExpression(pattern: pattern)) != nil
+    }
+
+    /// Whether `pattern` matches all of `string`; `nil` when the pattern does not compile.
+    public static func wholeMatch(_ pattern: String, _ string: String, caseInsensitive: Bool = false) -> Bool? {
+        guard let regex = try? NSRegularExpression(pattern: "^(?:" + pattern + ")$", options: caseInsensitive ? [.caseInsensitive] : []) else {
+            return nil
+        }
+        let range = NSRange(string.startIndex..<string.endIndex, in: string)
+        return regex.firstMatch(in: string, options: [.anchored], range: range) != nil
+    }
+}

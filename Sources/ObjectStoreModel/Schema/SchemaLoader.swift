@@ -1,0 +1,469 @@
+/// Reads a schema file into a ``ManagedObjectModel`` and checks it, the role Xcode's model
+/// compiler plays for Core Data. Every problem is logged with its JSON path; the load fails
+/// at the end with all of them.
+enum SchemaLoader {
+    static let topLevelKeys = ["entities", "fetchRequests"]
+    static let entityKeys = [
+        "name", "parent", "abstract", "userInfo", "renamingIdentifier", "versionHashModifier",
+        "uniquenessConstraints", "indexes", "attributes", "relationships", "fetchedProperties",
+    ]
+    static let attributeKeys = [
+        "name", "type", "optional", "transient", "default", "min", "max", "minLength", "maxLength", "pattern",
+        "allowedValues", "derived", "renamingIdentifier", "versionHashModifier", "userInfo",
+    ]
+    static let relationshipKeys = [
+        "name", "destination", "inverse", "toMany", "ordered", "optional", "minCount", "maxCount", "deleteRule",
+        "transient", "renamingIdentifier", "versionHashModifier", "userInfo",
+    ]
+    static let fetchedPropertyKeys = ["name", "destination", "predicate", "userInfo"]
+    static let fetchRequestKeys = ["name", "entity", "predicate", "sort"]
+    static let sortKeys = ["key", "ascending"]
+    static let indexKeys = ["name", "properties"]
+
+    /// An entity as read, before it is checked against the others.
+    private struct RawEntity {
+        var name: String
+        var path: String
+        var location: SourceLocation
+        var parent: (name: String, path: String, location: SourceLocation?)?
+        var isAbstract = false
+        var userInfo: [String: String] = [:]
+        var renamingIdentifier: String?
+        var versionHashModifier: String?
+        var attributes: [(AttributeDescription, path: String, location: SourceLocation)] = []
+        var relationships: [(RelationshipDescription, path: String, location: SourceLocation)] = []
+        var fetchedProperties: [(FetchedPropertyDescription, path: String, location: SourceLocation)] = []
+        var uniquenessConstraints: [(names: [String], path: String, location: SourceLocation)] = []
+        var indexes: [(IndexDescription, path: String, location: SourceLocation)] = []
+    }
+
+    static func load(bytes: [UInt8], file: String, versionName: String?) throws(SchemaError) -> ManagedObjectModel {
+        let root: JSONNode
+        do {
+            root = try JSONParser.parse(bytes)
+        } catch {
+            throw SchemaError(file: file, diagnostics: [SchemaDiagnostic(path: "$", location: error.location, message: "malformed JSON: \(error.message)")])
+        }
+        var log = DiagnosticLog()
+        guard let top = SchemaObjectReader(root, path: "$", what: "a schema", known: topLevelKeys, log: &log) else {
+            throw SchemaError(file: file, diagnostics: log.items)
+        }
+        var raws: [RawEntity] = []
+        if let entityNodes = top.array("entities", log: &log) {
+            for (i, node) in entityNodes.enumerated() {
+                if let raw = readEntity(node, path: "$.entities[\(i)]", log: &log) { raws.append(raw) }
+            }
+        } else if !top.has("entities") {
+            log.add("$.entities", root.location, "missing required key 'entities'")
+        }
+        var templates: [(FetchRequestTemplate, path: String, location: SourceLocation)] = []
+        for (i, node) in (top.array("fetchRequests", log: &log) ?? []).enumerated() {
+            if let template = readFetchRequest(node, path: "$.fetchRequests[\(i)]", log: &log) {
+                templates.append((template, "$.fetchRequests[\(i)]", node.location))
+            }
+        }
+
+        let entities = check(raws, log: &log)
+        checkTemplates(templates, entities: entities, log: &log)
+        if !log.items.isEmpty {
+            throw SchemaError(file: file, diagnostics: log.items)
+        }
+        let text = String(decoding: bytes, as: UTF8.self)
+        return ManagedObjectModel(versionName: versionName, entities: Array(entities.values), fetchRequestTemplates: templates.map(\.0), schemaText: text)
+    }
+
+    // MARK: Reading
+
+    private static func isIdentifier(_ name: String) -> Bool {
+        guard let first = name.unicodeScalars.first, first.isASCII, first.properties.isAlphabetic || first == "_" else { return false }
+        return name.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_") }
+    }
+
+    private static func readName(_ reader: SchemaObjectReader, what: String, log: inout DiagnosticLog) -> String? {
+        guard let name = reader.string("name", required: true, log: &log) else { return nil }
+        guard isIdentifier(name) else {
+            log.add(reader.path("name"), reader.location("name"), "\(what) name '\(name)' must start with a letter or '_' and contain only letters, digits and '_'")
+            return nil
+        }
+        return name
+    }
+
+    private static func readEntity(_ node: JSONNode, path: String, log: inout DiagnosticLog) -> RawEntity? {
+        guard let reader = SchemaObjectReader(node, path: path, what: "an entity", known: entityKeys, log: &log) else { return nil }
+        guard let name = readName(reader, what: "entity", log: &log) else { return nil }
+        var raw = RawEntity(name: name, path: path, location: node.location)
+        if let parent = reader.string("parent", log: &log) {
+            raw.parent = (parent, reader.path("parent"), reader.location("parent"))
+        }
+        raw.isAbstract = reader.bool("abstract", log: &log) ?? false
+        raw.userInfo = reader.stringMap("userInfo", log: &log)
+        raw.renamingIdentifier = reader.string("renamingIdentifier", log: &log)
+        raw.versionHashModifier = reader.string("versionHashModifier", log: &log)
+        for (i, element) in (reader.array("attributes", log: &log) ?? []).enumerated() {
+            let elementPath = "\(reader.path("attributes"))[\(i)]"
+            if let attribute = readAttribute(element, path: elementPath, entity: name, log: &log) {
+                raw.attributes.append((attribute, elementPath, element.location))
+            }
+        }
+        for (i, element) in (reader.array("relationships", log: &log) ?? []).enumerated() {
+            let elementPath = "\(reader.path("relationships"))[\(i)]"
+            if let relationship = readRelationship(element, path: elementPath, entity: name, log: &log) {
+                raw.relationships.append((relationship, elementPath, element.location))
+            }
+        }
+        for (i, element) in (reader.array("fetchedProperties", log: &log) ?? []).enumerated() {
+            let elementPath = "\(reader.path("fetchedProperties"))[\(i)]"
+            guard let fp = SchemaObjectReader(element, path: elementPath, what: "a fetched property", known: fetchedPropertyKeys, log: &log),
+                let fpName = readName(fp, what: "fetched property", log: &log)
+            else { continue }
+            let destination = fp.string("destination", required: true, log: &log)
+            let predicate = fp.string("predicate", required: true, log: &log)
+            if let predicate, predicate.allSatisfy(\.isWhitespace) {
+                log.add(fp.path("predicate"), fp.location("predicate"), "\(name).\(fpName): the predicate is empty")
+            }
+            guard let destination, let predicate else { continue }
+            var property = FetchedPropertyDescription(name: fpName, destination: destination, predicate: predicate)
+            property.userInfo = fp.stringMap("userInfo", log: &log)
+            raw.fetchedProperties.append((property, elementPath, element.location))
+        }
+        for (i, element) in (reader.array("uniquenessConstraints", log: &log) ?? []).enumerated() {
+            let elementPath = "\(reader.path("uniquenessConstraints"))[\(i)]"
+            guard let names = element.elements?.compactMap(\.stringValue), names.count == element.elements?.count, !names.isEmpty else {
+                log.add(elementPath, element.location, "a uniqueness constraint must be a non-empty array of attribute names")
+                continue
+            }
+            raw.uniquenessConstraints.append((names, elementPath, element.location))
+        }
+        for (i, element) in (reader.array("indexes", log: &log) ?? []).enumerated() {
+            let elementPath = "\(reader.path("indexes"))[\(i)]"
+            guard let index = SchemaObjectReader(element, path: elementPath, what: "an index", known: indexKeys, log: &log) else { continue }
+            guard let properties = index.stringArray("properties", log: &log), !properties.isEmpty else {
+                log.add(index.path("properties"), element.location, "an index needs a non-empty 'properties' array of property names")
+                continue
+            }
+            let indexName = index.string("name", log: &log) ?? ([name] + properties).joined(separator: "_")
+            raw.indexes.append((IndexDescription(name: indexName, propertyNames: properties), elementPath, element.location))
+        }
+        return raw
+    }
+
+    private static func readAttribute(_ node: JSONNode, path: String, entity: String, log: inout DiagnosticLog) -> AttributeDescription? {
+        guard let reader = SchemaObjectReader(node, path: path, what: "an attribute", known: attributeKeys, log: &log),
+            let name = readName(reader, what: "attribute", log: &log)
+        else { return nil }
+        let qualified = "\(entity).\(name)"
+        guard let typeName = reader.string("type", required: true, log: &log) else { return nil }
+        guard let type = AttributeType(rawValue: typeName) else {
+            let names = AttributeType.allCases.map(\.rawValue)
+            log.add(reader.path("type"), reader.location("type"), "\(qualified): unknown type '\(typeName)'\(NameSuggestion.hint(for: typeName, in: names)); expected one of \(names.joined(separator: ", "))")
+            return nil
+        }
+        var attribute = AttributeDescription(name: name, type: type)
+        attribute.isOptional = reader.bool("optional", log: &log) ?? true
+        attribute.isTransient = reader.bool("transient", log: &log) ?? false
+        attribute.renamingIdentifier = reader.string("renamingIdentifier", log: &log)
+        attribute.versionHashModifier = reader.string("versionHashModifier", log: &log)
+        attribute.userInfo = reader.stringMap("userInfo", log: &log)
+        if let derivation = reader.string("derived", log: &log) {
+            if derivation.allSatisfy(\.isWhitespace) {
+                log.add(reader.path("derived"), reader.location("derived"), "\(qualified): the derivation expression is empty")
+            }
+            if attribute.isTransient {
+                log.add(reader.path("derived"), reader.location("derived"), "\(qualified): a derived attribute cannot also be transient")
+            }
+            if reader.has("default") {
+                log.add(reader.path("default"), reader.location("default"), "\(qualified): a derived attribute cannot have a default value")
+            }
+            attribute.derivation = derivation
+        }
+
+        // Validation rules: each must suit the type.
+        var rules = ValidationRules()
+        func decode(_ key: String) -> Value? {
+            guard let valueNode = reader.value(key) else { return nil }
+            switch SchemaValueDecoder.decode(valueNode, as: type) {
+            case .value(let value): return value
+            case .problem(let message):
+                log.add(reader.path(key), valueNode.location, "\(qualified): '\(key)': \(message)")
+                return nil
+            }
+        }
+        for key in ["min", "max"] where reader.has(key) && !type.isOrdered {
+            log.add(reader.path(key), reader.location(key), "\(qualified): '\(key)' applies to numbers and dates, not to type \(type.rawValue)")
+        }
+        if type.isOrdered {
+            rules.minimum = decode("min")
+            rules.maximum = decode("max")
+        }
+        for key in ["minLength", "maxLength"] where reader.has(key) && !type.hasLength {
+            log.add(reader.path(key), reader.location(key), "\(qualified): '\(key)' applies to strings and binary, not to type \(type.rawValue)")
+        }
+        if type.hasLength {
+            rules.minLength = reader.count("minLength", log: &log)
+            rules.maxLength = reader.count("maxLength", log: &log)
+        }
+        if let pattern = reader.string("pattern", log: &log) {
+            if type != .string {
+                log.add(reader.path("pattern"), reader.location("pattern"), "\(qualified): 'pattern' applies to strings, not to type \(type.rawValue)")
+            } else if !RegularExpressionCheck.isValid(pattern) {
+                log.add(reader.path("pattern"), reader.location("pattern"), "\(qualified): '\(pattern)' is not a valid regular expression")
+            } else {
+                rules.pattern = pattern
+            }
+        }
+        if let allowed = reader.array("allowedValues", log: &log) {
+            var values: [Value] = []
+            for (i, element) in allowed.enumerated() {
+                switch SchemaValueDecoder.decode(element, as: type) {
+                case .value(let value): values.append(value)
+                case .problem(let message): log.add("\(reader.path("allowedValues"))[\(i)]", element.location, "\(qualified): \(message)")
+                }
+            }
+            if allowed.isEmpty {
+                log.add(reader.path("allowedValues"), reader.location("allowedValues"), "\(qualified): 'allowedValues' is empty, so no value could ever be saved")
+            }
+            rules.allowedValues = values
+        }
+        if let minimum = rules.minimum, let maximum = rules.maximum, minimum.compare(to: maximum) == .orderedDescending {
+            log.add(reader.path("min"), reader.location("min"), "\(qualified): min \(minimum) is greater than max \(maximum)")
+        }
+        if let minLength = rules.minLength, let maxLength = rules.maxLength, minLength > maxLength {
+            log.add(reader.path("minLength"), reader.location("minLength"), "\(qualified): minLength \(minLength) is greater than maxLength \(maxLength)")
+        }
+        attribute.validation = rules
+
+        if let defaultNode = reader.value("default"), attribute.derivation == nil {
+            switch SchemaValueDecoder.decode(defaultNode, as: type) {
+            case .value(let value):
+                attribute.defaultValue = value
+                for failure in rules.failures(for: value) {
+                    log.add(reader.path("default"), defaultNode.location, "\(qualified): the default value breaks its own '\(failure.rule.rawValue)' rule: \(failure.message)")
+                }
+            case .problem(let message):
+                log.add(reader.path("default"), defaultNode.location, "\(qualified): bad default value: \(message)")
+            }
+        }
+        return attribute
+    }
+
+    private static func readRelationship(_ node: JSONNode, path: String, entity: String, log: inout DiagnosticLog) -> RelationshipDescription? {
+        guard let reader = SchemaObjectReader(node, path: path, what: "a relationship", known: relationshipKeys, log: &log),
+            let name = readName(reader, what: "relationship", log: &log)
+        else { return nil }
+        let qualified = "\(entity).\(name)"
+        guard let destination = reader.string("destination", required: true, log: &log) else { return nil }
+        var relationship = RelationshipDescription(name: name, destination: destination)
+        relationship.inverseName = reader.string("inverse", log: &log)
+        relationship.isToMany = reader.bool("toMany", log: &log) ?? false
+        relationship.isOrdered = reader.bool("ordered", log: &log) ?? false
+        relationship.isOptional = reader.bool("optional", log: &log) ?? true
+        relationship.isTransient = reader.bool("transient", log: &log) ?? false
+        relationship.minCount = reader.count("minCount", log: &log)
+        relationship.maxCount = reader.count("maxCount", log: &log)
+        relationship.renamingIdentifier = reader.string("renamingIdentifier", log: &log)
+        relationship.versionHashModifier = reader.string("versionHashModifier", log: &log)
+        relationship.userInfo = reader.stringMap("userInfo", log: &log)
+        if let ruleName = reader.string("deleteRule", log: &log) {
+            if let rule = RelationshipDescription.DeleteRule(rawValue: ruleName) {
+                relationship.deleteRule = rule
+            } else {
+                let names = RelationshipDescription.DeleteRule.allCases.map(\.rawValue)
+                log.add(reader.path("deleteRule"), reader.location("deleteRule"), "\(qualified): unknown delete rule '\(ruleName)'\(NameSuggestion.hint(for: ruleName, in: names)); expected one of \(names.joined(separator: ", "))")
+            }
+        }
+        if !relationship.isToMany {
+            for key in ["ordered", "minCount", "maxCount"] where reader.has(key) {
+                log.add(reader.path(key), reader.location(key), "\(qualified): '\(key)' applies to to-many relationships only (set \"toMany\": true)")
+            }
+        }
+        if let minCount = relationship.minCount, let maxCount = relationship.maxCount, minCount > maxCount {
+            log.add(reader.path("minCount"), reader.location("minCount"), "\(qualified): minCount \(minCount) is greater than maxCount \(maxCount)")
+        }
+        return relationship
+    }
+
+    private static func readFetchRequest(_ node: JSONNode, path: String, log: inout DiagnosticLog) -> FetchRequestTemplate? {
+        guard let reader = SchemaObjectReader(node, path: path, what: "a fetch request", known: fetchRequestKeys, log: &log),
+            let name = readName(reader, what: "fetch request", log: &log)
+        else { return nil }
+        let entity = reader.string("entity", required: true, log: &log)
+        let predicate = reader.string("predicate", log: &log) ?? "TRUEPREDICATE"
+        var sortDescriptors: [FetchRequestTemplate.SortKey] = []
+        for (i, element) in (reader.array("sort", log: &log) ?? []).enumerated() {
+            guard let sort = SchemaObjectReader(element, path: "\(reader.path("sort"))[\(i)]", what: "a sort key", known: Self.sortKeys, log: &log),
+                let key = sort.string("key", required: true, log: &log)
+            else { continue }
+            sortDescriptors.append(FetchRequestTemplate.SortKey(keyPath: key, ascending: sort.bool("ascending", log: &log) ?? true))
+        }
+        guard let entity else { return nil }
+        var template = FetchRequestTemplate(name: name, entityName: entity, predicate: predicate)
+        template.sortDescriptors = sortDescriptors
+        return template
+    }
+
+    // MARK: Checking the entities against each other
+
+    private static func check(_ raws: [RawEntity], log: inout DiagnosticLog) -> [String: EntityDescription] {
+        var byName: [String: RawEntity] = [:]
+        for raw in raws {
+            if byName[raw.name] != nil {
+                log.add(raw.path + ".name", raw.location, "duplicate entity name '\(raw.name)'")
+                continue
+            }
+            byName[raw.name] = raw
+        }
+        let entityNames = raws.map(\.name)
+
+        // Inheritance: unknown parents and cycles.
+        var ancestors: [String: [String]] = [:]
+        for raw in byName.values.sorted(by: { $0.path < $1.path }) {
+            var chain: [String] = []
+            var current = raw
+            var broken = false
+            while let parent = current.parent {
+                guard let parentRaw = byName[parent.name] else {
+                    if current.name == raw.name {
+                        log.add(parent.path, parent.location, "\(raw.name): unknown parent entity '\(parent.name)'\(NameSuggestion.hint(for: parent.name, in: entityNames))")
+                    }
+                    broken = true
+                    break
+                }
+                if parentRaw.name == raw.name || chain.contains(parentRaw.name) {
+                    // Each entity on the cycle reports it at its own "parent" key; an entity
+                    // that merely inherits from the cycle is not blamed.
+                    if parentRaw.name == raw.name, let own = raw.parent {
+                        let cycle = ([raw.name] + chain + [parentRaw.name]).joined(separator: " -> ")
+                        log.add(own.path, own.location, "\(raw.name): inheritance cycle \(cycle)")
+                    }
+                    broken = true
+                    break
+                }
+                chain.append(parentRaw.name)
+                current = parentRaw
+            }
+            if !broken { ancestors[raw.name] = chain }
+        }
+
+        // Direct sub-entities.
+        var children: [String: [String]] = [:]
+        for raw in byName.values {
+            if let parent = raw.parent?.name, ancestors[raw.name] != nil { children[parent, default: []].append(raw.name) }
+        }
+
+        // Properties, parents first so each child extends its parent's layout.
+        var built: [String: EntityDescription] = [:]
+        let ordered = ancestors.keys.sorted { (ancestors[$0]?.count ?? 0, $0) < (ancestors[$1]?.count ?? 0, $1) }
+        for name in ordered {
+            guard let raw = byName[name] else { continue }
+            let parent = raw.parent.flatMap { built[$0.name] }
+            let inherited = parent?.properties ?? []
+            let inheritedFetched = parent?.fetchedProperties ?? []
+            var own: [String: (PropertyDescription, String, SourceLocation)] = [:]
+            var ownFetched: [FetchedPropertyDescription] = []
+            func claim(_ propertyName: String, path: String, location: SourceLocation) -> Bool {
+                if inherited.contains(where: { $0.name == propertyName }) || inheritedFetched.contains(where: { $0.name == propertyName }) {
+                    log.add(path + ".name", location, "\(name).\(propertyName) redeclares a property inherited from \(raw.parent?.name ?? "its parent")")
+                    return false
+                }
+                if own[propertyName] != nil || ownFetched.contains(where: { $0.name == propertyName }) {
+                    log.add(path + ".name", location, "duplicate property name '\(propertyName)' in entity \(name)")
+                    return false
+                }
+                return true
+            }
+            for (attribute, path, location) in raw.attributes where claim(attribute.name, path: path, location: location) {
+                own[attribute.name] = (.attribute(attribute), path, location)
+            }
+            for (relationship, path, location) in raw.relationships where claim(relationship.name, path: path, location: location) {
+                own[relationship.name] = (.relationship(relationship), path, location)
+            }
+            for (fetched, path, location) in raw.fetchedProperties where claim(fetched.name, path: path, location: location) {
+                ownFetched.append(fetched)
+                if byName[fetched.destinationEntityName] == nil {
+                    log.add(path + ".destination", location, "\(name).\(fetched.name): unknown destination entity '\(fetched.destinationEntityName)'\(NameSuggestion.hint(for: fetched.destinationEntityName, in: entityNames))")
+                }
+            }
+            let ownProperties = own.keys.sorted().compactMap { own[$0]?.0 }
+            let properties = inherited + ownProperties
+            let propertyNames = properties.map(\.name)
+
+            for (names, path, location) in raw.uniquenessConstraints {
+                for key in names where !properties.contains(where: { $0.name == key && $0.attribute != nil }) {
+                    log.add(path, location, "\(name): uniqueness constraint names '\(key)', which is not an attribute of \(name)\(NameSuggestion.hint(for: key, in: propertyNames))")
+                }
+            }
+            for (index, path, location) in raw.indexes {
+                for key in index.propertyNames {
+                    guard let property = properties.first(where: { $0.name == key }) else {
+                        log.add(path + ".properties", location, "\(name): index '\(index.name)' names '\(key)', which is not a property of \(name)\(NameSuggestion.hint(for: key, in: propertyNames))")
+                        continue
+                    }
+                    if let relationship = property.relationship, relationship.isToMany {
+                        log.add(path + ".properties", location, "\(name): index '\(index.name)' names the to-many relationship '\(key)'; only attributes and to-one relationships can be indexed")
+                    }
+                }
+            }
+
+            built[name] = EntityDescription(
+                name: name, parentName: raw.parent?.name, isAbstract: raw.isAbstract, userInfo: raw.userInfo,
+                renamingIdentifier: raw.renamingIdentifier, versionHashModifier: raw.versionHashModifier,
+                uniquenessConstraints: raw.uniquenessConstraints.map(\.names), indexes: raw.indexes.map(\.0),
+                properties: properties, inheritedPropertyCount: inherited.count,
+                fetchedProperties: inheritedFetched + ownFetched, ancestorNames: ancestors[name] ?? [],
+                subentityNames: (children[name] ?? []).sorted())
+        }
+
+        // Relationships: destinations, inverses, abstract destinations.
+        func hasConcreteKind(_ entityName: String) -> Bool {
+            guard let raw = byName[entityName] else { return false }
+            if !raw.isAbstract { return true }
+            return (children[entityName] ?? []).contains(where: hasConcreteKind)
+        }
+        for raw in raws where byName[raw.name]?.path == raw.path {
+            for (relationship, path, location) in raw.relationships {
+                let qualified = "\(raw.name).\(relationship.name)"
+                guard let destination = byName[relationship.destinationEntityName] else {
+                    log.add(path + ".destination", location, "\(qualified): unknown destination entity '\(relationship.destinationEntityName)'\(NameSuggestion.hint(for: relationship.destinationEntityName, in: entityNames))")
+                    continue
+                }
+                if !hasConcreteKind(destination.name) {
+                    log.add(path + ".destination", location, "\(qualified): destination \(destination.name) is abstract and has no concrete sub-entity, so nothing could ever be related")
+                }
+                guard let inverseName = relationship.inverseName else { continue }
+                guard let destinationEntity = built[destination.name] else { continue }
+                guard let inverse = destinationEntity.relationship(named: inverseName) else {
+                    let candidates = destinationEntity.relationships.map(\.name)
+                    log.add(path + ".inverse", location, "\(qualified): inverse '\(inverseName)' is not a relationship of \(destination.name)\(NameSuggestion.hint(for: inverseName, in: candidates))")
+                    continue
+                }
+                let sourceKinds = [raw.name] + (ancestors[raw.name] ?? [])
+                if !sourceKinds.contains(inverse.destinationEntityName) {
+                    log.add(path + ".inverse", location, "\(qualified): inverse \(destination.name).\(inverseName) points to \(inverse.destinationEntityName), not back to \(raw.name)")
+                } else if inverse.inverseName != relationship.name {
+                    let actual = inverse.inverseName.map { "names '\($0)' as its inverse" } ?? "has no inverse"
+                    log.add(path + ".inverse", location, "\(qualified): inverse \(destination.name).\(inverseName) \(actual); it must name '\(relationship.name)' to point back")
+                }
+            }
+        }
+        return built
+    }
+
+    private static func checkTemplates(_ templates: [(FetchRequestTemplate, path: String, location: SourceLocation)], entities: [String: EntityDescription], log: inout DiagnosticLog) {
+        var seen: Set<String> = []
+        for (template, path, location) in templates {
+            if !seen.insert(template.name).inserted {
+                log.add(path + ".name", location, "duplicate fetch request name '\(template.name)'")
+            }
+            guard let entity = entities[template.entityName] else {
+                log.add(path + ".entity", location, "fetch request \(template.name): unknown entity '\(template.entityName)'\(NameSuggestion.hint(for: template.entityName, in: entities.keys.sorted()))")
+                continue
+            }
+            for (i, sort) in template.sortDescriptors.enumerated() {
+                let first = String(sort.keyPath.split(separator: ".", maxSplits: 1).first ?? "")
+                if entity.property(named: first) == nil {
+                    log.add("\(path).sort[\(i)].key", location, "fetch request \(template.name): '\(first)' is not a property of \(entity.name)\(NameSuggestion.hint(for: first, in: entity.properties.map(\.name)))")
+                }
+            }
+        }
+    }
+}
