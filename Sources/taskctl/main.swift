@@ -1,1 +1,5 @@
-print("taskctl")
+import Foundation
+import ObjectStoreModel
+for path in CommandLine.arguments.dropFirst() {
+    do { let m = try ManagedObjectModel(contentsOf: URL(fileURLWithPath: path)); print("OK", m.entities.map(\.name)) } catch { print(error) }
+}
