@@ -13,6 +13,7 @@ let package = Package(
         .target(name: "ObjectStore", dependencies: ["ObjectStoreModel"]),
         .executableTarget(name: "taskctl", dependencies: ["ObjectStore", "ObjectStoreModel"]),
         .testTarget(name: "ObjectStoreModelTests", dependencies: ["ObjectStoreModel"]),
+        .testTarget(name: "ObjectStoreTests", dependencies: ["ObjectStore", "ObjectStoreModel"]),
     ],
     swiftLanguageModes: [.v6]
 )

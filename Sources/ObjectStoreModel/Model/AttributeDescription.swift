@@ -114,7 +114,7 @@ public struct ValidationRules: Sendable, Hashable {
     /// The kinds of rule, named as in schema files.
     public enum Rule: String, Sendable, Hashable {
         case minimum = "min", maximum = "max", minLength, maxLength, pattern, allowedValues
-        case required, minCount, maxCount, unique, custom
+        case required, minCount, maxCount, unique, deny, custom
     }
 }
 

@@ -1,0 +1,316 @@
+import Foundation
+import ObjectStoreModel
+
+/// An object of the model, tracked by a ``ManagedObjectContext``.
+///
+/// Objects are created by a context (``ManagedObjectContext/insertObject(entityName:)`` or
+/// ``ManagedObjectContext/insert(_:)`` for a registered subclass), never directly. Values are
+/// read and written by key, or through typed properties on a subclass (see ``Attribute``).
+///
+/// ```swift
+/// let task = try context.insertObject(entityName: "Task")
+/// try task.setValue("Buy milk", forKey: "text")
+/// try task.setObject(home, forKey: "location")     // also adds task to home.tasks
+/// try task.value(forKeyPath: "location.name")      // .value("Home")
+/// ```
+///
+/// Subclasses may override the life-cycle hooks (``awakeFromInsert()``, ``awakeFromFetch()``,
+/// ``willSave()``, ``didSave()``, ``prepareForDeletion()``) and the validation hooks
+/// (``validate(_:forKey:)``, ``validateForSave()``).
+open class ManagedObject {
+    /// The object's entity.
+    public let entity: EntityDescription
+    /// The object's identity: temporary until saved, permanent afterwards.
+    public internal(set) var objectID: ObjectID
+    /// The context that tracks the object; `nil` once the context is gone or the object was
+    /// removed from it.
+    public internal(set) weak var managedObjectContext: ManagedObjectContext?
+
+    /// Current values, one per slot; empty while the object is a fault.
+    var slots: [SlotValue] = []
+    /// Saved values (as of the last load or save); `nil` for an object never saved.
+    var committedSlots: [SlotValue]?
+    /// The row version the committed values come from.
+    var committedVersion: Int64 = 0
+    var faultState: Bool = false
+    var deletedState: Bool = false
+    var insertedState: Bool = false
+    /// Cached fetched-property results, dropped when the object is refreshed.
+    var fetchedPropertyCache: [String: [ObjectID]] = [:]
+
+    /// Made by contexts only. Subclasses that add stored properties must give them initial
+    /// values and keep this initializer.
+    public required init(entity: EntityDescription, objectID: ObjectID) {
+        self.entity = entity
+        self.objectID = objectID
+    }
+
+    // MARK: State
+
+    /// Whether the object's values have not been loaded yet (they load on first access).
+    public var isFault: Bool { faultState }
+    /// Whether the object was inserted and not saved yet.
+    public var isInserted: Bool { insertedState && !deletedState }
+    /// Whether the object is marked for deletion at the next save.
+    public var isDeleted: Bool { deletedState }
+    /// Whether a saved object has unsaved changes to stored properties.
+    public var isUpdated: Bool {
+        !insertedState && !deletedState && !faultState && !changedSlotIndices.isEmpty
+    }
+    /// Whether the object is inserted, updated or deleted.
+    public var hasChanges: Bool { isInserted || isDeleted || isUpdated }
+
+    /// Slot indices whose value differs from the committed one.
+    var changedSlotIndices: [Int] {
+        guard !faultState else { return [] }
+        guard let committed = committedSlots else { return Array(slots.indices) }
+        return slots.indices.filter { i in
+            guard i < committed.count else { return true }
+            return slots[i] != committed[i] && !Self.isNaNPair(slots[i], committed[i])
+        }
+    }
+
+    private static func isNaNPair(_ a: SlotValue, _ b: SlotValue) -> Bool {
+        if case .value(.double(let x)) = a, case .value(.double(let y)) = b { return x.isNaN && y.isNaN }
+        return false
+    }
+
+    // MARK: Hooks
+
+    /// Called once when the object is inserted, after model defaults are applied: set runtime
+    /// defaults here (say, a due date three days ahead).
+    open func awakeFromInsert() {}
+    /// Called when the object's values are first loaded from a store or parent context.
+    open func awakeFromFetch() {}
+    /// Called at save, before validation, for every inserted, updated and deleted object.
+    open func willSave() {}
+    /// Called after a successful save.
+    open func didSave() {}
+    /// Called when the object is deleted, before delete rules are applied.
+    open func prepareForDeletion() {}
+
+    /// Validates one property's value at save; throw to reject it (the error's description
+    /// becomes the failure message). Model rules are checked separately.
+    open func validate(_ value: Value, forKey key: String) throws {}
+    /// Validates the whole object at save (inserted and updated objects); throw to reject,
+    /// for example "a high-priority task needs a due date".
+    open func validateForSave() throws {}
+
+    // MARK: Reading
+
+    /// Loads the object's values if it is a fault.
+    func fireFault() throws {
+        guard faultState else { return }
+        guard let context = managedObjectContext else { throw ObjectStoreError.objectNotFound(objectID) }
+        try context.fulfillFault(self)
+    }
+
+    func slotIndex(_ key: String) throws -> Int {
+        guard let index = entity.slot(of: key) else {
+            throw ObjectStoreError.unknownKey(entity: entity.name, key: key, suggestion: NameSuggestion.closest(to: key, in: entity.properties.map(\.name)))
+        }
+        return index
+    }
+
+    /// The value of an attribute (derived attributes are computed).
+    ///
+    /// - Throws: ``ObjectStoreError/unknownKey(entity:key:suggestion:)``, or
+    ///   ``ObjectStoreError/objectNotFound(_:)`` for a fault whose row was deleted elsewhere.
+    public func value(forKey key: String) throws -> Value {
+        let index = try slotIndex(key)
+        guard let attribute = entity.properties[index].attribute else {
+            throw ObjectStoreError.wrongType(entity: entity.name, key: key, expected: "an attribute key", given: "relationship '\(key)'; use object(forKey:) or objects(forKey:)")
+        }
+        if let derivation = attribute.derivation {
+            return try DerivedAttributes.evaluate(derivation, of: self, attribute: attribute)
+        }
+        try fireFault()
+        return slots[index].value
+    }
+
+    /// The value of an attribute, or ``Value/null`` for an unknown key or an object that
+    /// can no longer be loaded. Use ``value(forKey:)`` to get those as errors.
+    public subscript(key: String) -> Value {
+        (try? value(forKey: key)) ?? .null
+    }
+
+    /// The destination of a to-one relationship.
+    public func object(forKey key: String) throws -> ManagedObject? {
+        let index = try slotIndex(key)
+        guard let relationship = entity.properties[index].relationship, !relationship.isToMany else {
+            throw ObjectStoreError.wrongType(entity: entity.name, key: key, expected: "a to-one relationship key", given: "'\(key)'")
+        }
+        try fireFault()
+        guard case .toOne(let id?) = slots[index] else { return nil }
+        return try context().object(with: id)
+    }
+
+    /// The destinations of a to-many relationship (in order for an ordered one).
+    public func objects(forKey key: String) throws -> [ManagedObject] {
+        let index = try slotIndex(key)
+        guard let relationship = entity.properties[index].relationship, relationship.isToMany else {
+            throw ObjectStoreError.wrongType(entity: entity.name, key: key, expected: "a to-many relationship key", given: "'\(key)'")
+        }
+        try fireFault()
+        guard case .toMany(let ids) = slots[index] else { return [] }
+        let context = try context()
+        return try ids.map { try context.object(with: $0) }
+    }
+
+    /// The IDs a relationship refers to, without loading the destination objects.
+    public func objectIDs(forRelationship key: String) throws -> [ObjectID] {
+        let index = try slotIndex(key)
+        guard entity.properties[index].relationship != nil else {
+            throw ObjectStoreError.wrongType(entity: entity.name, key: key, expected: "a relationship key", given: "attribute '\(key)'")
+        }
+        try fireFault()
+        return slots[index].referencedIDs
+    }
+
+    func context() throws -> ManagedObjectContext {
+        guard let context = managedObjectContext else { throw ObjectStoreError.objectNotFound(objectID) }
+        return context
+    }
+
+    // MARK: Writing
+
+    /// Sets an attribute. Integers are accepted for double and decimal attributes, and
+    /// doubles for decimal ones; anything else of the wrong type throws.
+    ///
+    /// - Throws: ``ObjectStoreError/wrongType(entity:key:expected:given:)`` naming entity, key,
+    ///   expected and given type; ``ObjectStoreError/readOnly(entity:key:)`` for a derived
+    ///   attribute.
+    public func setValue(_ value: Value, forKey key: String) throws {
+        let index = try slotIndex(key)
+        guard let attribute = entity.properties[index].attribute else {
+            throw ObjectStoreError.wrongType(entity: entity.name, key: key, expected: "an attribute key", given: "relationship '\(key)'; use setObject(_:forKey:) or setObjects(_:forKey:)")
+        }
+        if attribute.isDerived { throw ObjectStoreError.readOnly(entity: entity.name, key: key) }
+        let coerced = try Self.coerce(value, to: attribute, entity: entity.name)
+        try context().setSlot(self, index, .value(coerced))
+    }
+
+    static func coerce(_ value: Value, to attribute: AttributeDescription, entity: String) throws -> Value {
+        if value.fits(attribute.type) { return value }
+        switch (value, attribute.type) {
+        case (.integer(let i), .double), (.integer(let i), .float): return .double(Double(i))
+        case (.integer(let i), .decimal): return .decimal(Decimal(i))
+        case (.double(let d), .decimal) where d.isFinite: return .decimal(Decimal(d))
+        default:
+            let given: String
+            if case .integer(let i) = value, attribute.type.isInteger { given = "\(i), out of range" } else { given = "a \(value.typeName) (\(value))" }
+            throw ObjectStoreError.wrongType(entity: entity, key: attribute.name, expected: attribute.type.rawValue, given: given)
+        }
+    }
+
+    /// Sets a to-one relationship, maintaining the inverse on both the old and new
+    /// destination.
+    public func setObject(_ object: ManagedObject?, forKey key: String) throws {
+        let relationship = try relationshipForWriting(key, toMany: false)
+        let context = try context()
+        try fireFault()
+        if let object {
+            try checkDestination(object, relationship)
+            try context.relate(self, relationship, object)
+        } else if case .toOne(let id?) = slots[try slotIndex(key)] {
+            try context.unrelate(self, relationship, try context.object(with: id))
+        }
+    }
+
+    /// Replaces the destinations of a to-many relationship (in this order, for an ordered
+    /// one), maintaining inverses.
+    public func setObjects(_ objects: [ManagedObject], forKey key: String) throws {
+        let relationship = try relationshipForWriting(key, toMany: true)
+        let context = try context()
+        for object in objects { try checkDestination(object, relationship) }
+        let current = try self.objects(forKey: key)
+        let newIDs = Set(objects.map(\.objectID))
+        for object in current where !newIDs.contains(object.objectID) {
+            try context.unrelate(self, relationship, object)
+        }
+        for object in objects { try context.relate(self, relationship, object) }
+        let index = try slotIndex(key)
+        var seen = Set<ObjectID>()
+        let ordered = objects.map(\.objectID).filter { seen.insert($0).inserted }
+        if slots[index] != .toMany(ordered) { try context.setSlot(self, index, .toMany(ordered)) }
+    }
+
+    /// Adds one object to a to-many relationship.
+    public func addObject(_ object: ManagedObject, toKey key: String) throws {
+        let relationship = try relationshipForWriting(key, toMany: true)
+        try checkDestination(object, relationship)
+        try fireFault()
+        try context().relate(self, relationship, object)
+    }
+
+    /// Removes one object from a to-many relationship.
+    public func removeObject(_ object: ManagedObject, fromKey key: String) throws {
+        let relationship = try relationshipForWriting(key, toMany: true)
+        try fireFault()
+        try context().unrelate(self, relationship, object)
+    }
+
+    private func relationshipForWriting(_ key: String, toMany: Bool) throws -> RelationshipDescription {
+        let index = try slotIndex(key)
+        guard let relationship = entity.properties[index].relationship, relationship.isToMany == toMany else {
+            throw ObjectStoreError.wrongType(entity: entity.name, key: key, expected: toMany ? "a to-many relationship key" : "a to-one relationship key", given: "'\(key)'")
+        }
+        return relationship
+    }
+
+    private func checkDestination(_ object: ManagedObject, _ relationship: RelationshipDescription) throws {
+        guard object.entity.isKind(of: relationship.destinationEntityName) else {
+            throw ObjectStoreError.wrongDestination(entity: entity.name, key: relationship.name, expected: relationship.destinationEntityName, given: object.entity.name)
+        }
+        guard object.managedObjectContext === managedObjectContext else { throw ObjectStoreError.foreignObject(object.objectID) }
+    }
+
+    /// The last error a typed property accessor swallowed (typed getters and setters cannot
+    /// throw); `nil` after a successful access. The by-key methods throw these instead.
+    public internal(set) var lastAccessError: (any Error)?
+
+    @discardableResult
+    func recordAccessError<R>(_ body: () throws -> R) -> R? {
+        do {
+            let result = try body()
+            lastAccessError = nil
+            return result
+        } catch {
+            lastAccessError = error
+            return nil
+        }
+    }
+
+    // MARK: Changes
+
+    /// The stored properties changed since the last save (or all set values, for an inserted
+    /// object): attribute values, and relationship destinations as IDs.
+    public func changedValues() -> [String: SlotValue] {
+        var result: [String: SlotValue] = [:]
+        for index in changedSlotIndices {
+            let property = entity.properties[index]
+            if let attribute = property.attribute, !attribute.isStored { continue }
+            result[property.name] = slots[index]
+        }
+        return result
+    }
+
+    /// The saved values of the given keys (all stored keys when `nil`); empty for an object
+    /// never saved.
+    public func committedValues(forKeys keys: [String]? = nil) -> [String: SlotValue] {
+        guard let committed = committedSlots else { return [:] }
+        var result: [String: SlotValue] = [:]
+        for (index, property) in entity.properties.enumerated() where index < committed.count {
+            if let keys, !keys.contains(property.name) { continue }
+            if let attribute = property.attribute, !attribute.isStored { continue }
+            result[property.name] = committed[index]
+        }
+        return result
+    }
+}
+
+extension ManagedObject: CustomStringConvertible {
+    public var description: String {
+        "<\(entity.name) \(objectID)\(faultState ? " fault" : "")>"
+    }
+}

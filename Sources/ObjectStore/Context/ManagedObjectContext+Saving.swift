@@ -1,0 +1,291 @@
+import Foundation
+import ObjectStoreModel
+
+extension ManagedObjectContext {
+    /// Saves the pending changes: processes pending changes (delete rules), calls
+    /// ``ManagedObject/willSave()``, validates every changed object, then writes to the store
+    /// (or, for a child context, into the parent).
+    ///
+    /// - Throws: ``ValidationError`` with every failure (nothing is written and the changes
+    ///   stay in the context, ready to fix and retry); ``StoreConflictError`` when the merge
+    ///   policy is ``MergePolicy/error`` and someone else saved the same objects; store errors.
+    public func save() throws {
+        processPendingChanges()
+        guard hasChanges || !deletedSet.isEmpty else { return }
+        post(.willSave)
+        for object in insertedObjects + updatedObjects + deletedObjects { object.willSave() }
+        processPendingChanges()
+        let failures = try validationFailures()
+        guard failures.isEmpty else { throw ValidationError(failures: failures) }
+
+        if let parent {
+            try push(into: parent)
+        } else {
+            try writeToStore()
+        }
+    }
+
+    // MARK: Root contexts
+
+    private func writeToStore() throws {
+        let inserted = insertedObjects
+        var updated = updatedObjects
+        let deleted = deletedObjects
+        let store = coordinator.store
+
+        let mapping: [ObjectID: ObjectID] = try coordinator.withSaveLock {
+            let temporary = inserted.filter { $0.objectID.isTemporary }
+            let keys = try store.allocateKeys(count: temporary.count)
+            var mapping: [ObjectID: ObjectID] = [:]
+            for (object, key) in zip(temporary, keys) {
+                mapping[object.objectID] = ObjectID(entityName: object.entity.name, storeIdentifier: storeIdentifier, key: .permanent(key))
+            }
+            var attempt = 0
+            while true {
+                attempt += 1
+                let changes = storeChanges(inserted: inserted, updated: updated, deleted: deleted, mapping: mapping)
+                do {
+                    try store.save(changes)
+                    return mapping
+                } catch let conflict as StoreConflictError {
+                    guard attempt == 1 else { throw conflict }
+                    updated = try resolve(conflict, updated: updated)
+                }
+            }
+        }
+
+        remapIDs(mapping)
+        var notification = SaveNotification(inserted: [], updated: [], deleted: [], contextIdentifier: identifier)
+        for object in inserted {
+            object.insertedState = false
+            object.committedSlots = object.slots
+            object.committedVersion = 1
+            notification.inserted.insert(object.objectID)
+        }
+        for object in updated {
+            object.committedSlots = object.slots
+            object.committedVersion += 1
+            notification.updated.insert(object.objectID)
+        }
+        for object in deleted {
+            notification.deleted.insert(object.objectID)
+        }
+        finishSave(removing: deletedSet.compactMap { registered[$0] })
+        for object in inserted + updated + deleted { object.didSave() }
+        post(.didSave(notification))
+        coordinator.post(notification)
+    }
+
+    /// Rows for a save: stored slots only, temporary IDs replaced by permanent ones.
+    private func storeChanges(inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject], mapping: [ObjectID: ObjectID]) -> StoreChanges {
+        func map(_ id: ObjectID) -> ObjectID { mapping[id] ?? id }
+        func row(_ object: ManagedObject, version: Int64) -> StoredRow {
+            var slots = object.slots
+            for (index, property) in object.entity.properties.enumerated() {
+                switch slots[index] {
+                case .value:
+                    if let attribute = property.attribute, !attribute.isStored { slots[index] = .initial(for: property) }
+                case .toOne(let id):
+                    if let id, deletedSet.contains(id) { slots[index] = .toOne(nil) } else { slots[index] = .toOne(id.map(map)) }
+                case .toMany(let ids):
+                    slots[index] = .toMany(ids.filter { !deletedSet.contains($0) }.map(map))
+                }
+                if property.relationship?.isTransient == true { slots[index] = .initial(for: property) }
+            }
+            return StoredRow(objectID: map(object.objectID), version: version, slots: slots)
+        }
+        var changes = StoreChanges()
+        changes.inserted = inserted.map { row($0, version: 1) }
+        changes.updated = updated.map { (row($0, version: $0.committedVersion + 1), $0.committedVersion) }
+        changes.deleted = deleted.map { ($0.objectID, $0.committedVersion) }
+        return changes
+    }
+
+    /// Applies the merge policy to a conflict; returns the updated objects to write.
+    private func resolve(_ conflict: StoreConflictError, updated: [ManagedObject]) throws -> [ManagedObject] {
+        var result = updated
+        var detailed: [StoreConflictError.Conflict] = []
+        for item in conflict.conflicts {
+            guard let object = registered[item.objectID] else { continue }
+            let row = try coordinator.store.row(for: item.objectID)
+            var conflictKeys: [String] = []
+            if let row, let committed = object.committedSlots {
+                conflictKeys = object.entity.properties.indices.filter { $0 < row.slots.count && $0 < committed.count && row.slots[$0] != committed[$0] }
+                    .map { object.entity.properties[$0].name }
+            }
+            detailed.append(.init(objectID: item.objectID, expectedVersion: item.expectedVersion, storedVersion: item.storedVersion, keys: conflictKeys))
+            guard mergePolicy != .error else { continue }
+            guard let row else {
+                // Deleted by someone else: there is nothing left to update.
+                result.removeAll { $0 === object }
+                continue
+            }
+            let mine = object.changedSlotIndices
+            let theirs = Set(conflictKeys.compactMap { object.entity.slot(of: $0) })
+            switch mergePolicy {
+            case .error:
+                break
+            case .storeWins:
+                object.slots = row.slots
+                result.removeAll { $0 === object }
+            case .memoryWins:
+                break
+            case .mergeByPropertyMemoryWins:
+                var merged = row.slots
+                for index in mine { merged[index] = object.slots[index] }
+                object.slots = merged
+            case .mergeByPropertyStoreWins:
+                var merged = object.slots
+                for index in theirs { merged[index] = row.slots[index] }
+                object.slots = merged
+            }
+            object.committedSlots = row.slots
+            object.committedVersion = row.version
+        }
+        if mergePolicy == .error { throw StoreConflictError(conflicts: detailed) }
+        return result
+    }
+
+    /// Clears the change state after a save.
+    private func finishSave(removing deleted: [ManagedObject]) {
+        for object in deleted {
+            registered[object.objectID] = nil
+            object.managedObjectContext = nil
+        }
+        insertedOrder.removeAll()
+        deletedSet.removeAll()
+        touched.removeAll()
+        pendingChanges = ObjectChanges()
+    }
+
+    // MARK: Child contexts
+
+    /// Pushes this child's changes into its parent as the parent's own unsaved changes.
+    private func push(into parent: ManagedObjectContext) throws {
+        let inserted = insertedObjects
+        let updated = updatedObjects
+        let deleted = deletedObjects
+        var notification = SaveNotification(inserted: [], updated: [], deleted: [], contextIdentifier: identifier)
+        parent.undoManager?.beginGrouping()
+        defer { parent.undoManager?.endGrouping() }
+        for object in inserted {
+            let copy = coordinator.objectClass(for: object.entity).init(entity: object.entity, objectID: object.objectID)
+            copy.managedObjectContext = parent
+            copy.slots = object.entity.properties.map(SlotValue.initial(for:))
+            copy.insertedState = true
+            parent.registerInsert(copy)
+            notification.inserted.insert(object.objectID)
+        }
+        for object in inserted + updated {
+            let target = try parent.object(with: object.objectID)
+            for index in object.entity.properties.indices where target.slots.isEmpty || target.slots[index] != object.slots[index] {
+                try parent.setSlot(target, index, object.slots[index])
+            }
+            if !object.insertedState { notification.updated.insert(object.objectID) }
+        }
+        for object in deleted {
+            if let target = parent.registered[object.objectID] ?? (try? parent.existingObject(with: object.objectID)) {
+                // Delete rules already ran here; their effects arrive as slot changes above.
+                target.deletedState = true
+                parent.deletedSet.insert(target.objectID)
+                parent.pendingChanges.deleted.insert(target.objectID)
+                parent.undoManager?.record(.delete(target))
+            }
+            notification.deleted.insert(object.objectID)
+        }
+        for object in inserted + updated {
+            object.insertedState = false
+            object.committedSlots = object.slots
+        }
+        finishSave(removing: deletedSet.compactMap { registered[$0] })
+        parent.processPendingChanges()
+        post(.didSave(notification))
+    }
+
+    // MARK: Discarding and reloading
+
+    /// Discards every unsaved change: inserted objects leave the context, deleted ones come
+    /// back, updated ones return to their saved values.
+    public func rollback() {
+        pendingDeletes.removeAll()
+        var changes = ObjectChanges()
+        for object in registered.values {
+            if object.insertedState {
+                registered[object.objectID] = nil
+                object.managedObjectContext = nil
+                continue
+            }
+            if object.deletedState || !object.changedSlotIndices.isEmpty {
+                object.deletedState = false
+                if let committed = object.committedSlots { object.slots = committed }
+                object.fetchedPropertyCache.removeAll()
+                changes.refreshed.insert(object.objectID)
+            }
+        }
+        insertedOrder.removeAll()
+        deletedSet.removeAll()
+        touched.removeAll()
+        pendingChanges = ObjectChanges()
+        undoManager?.removeAll()
+        if !changes.isEmpty { post(.objectsDidChange(changes)) }
+    }
+
+    /// Forgets every object: the context is as new. Objects obtained before must not be used.
+    public func reset() {
+        for object in registered.values { object.managedObjectContext = nil }
+        registered.removeAll()
+        insertedOrder.removeAll()
+        deletedSet.removeAll()
+        touched.removeAll()
+        pendingDeletes.removeAll()
+        pendingChanges = ObjectChanges()
+        undoManager?.removeAll()
+    }
+
+    /// Reloads an object's saved values. With `mergeChanges: false` unsaved changes are
+    /// dropped and the object becomes a fault again (its memory is freed until next access);
+    /// with `true` its unsaved changes are re-applied on top of the latest saved values.
+    public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
+        guard object.managedObjectContext === self, !object.insertedState else { return }
+        object.fetchedPropertyCache.removeAll()
+        if mergeChanges && !object.faultState {
+            let mine = object.changedSlotIndices
+            let local = object.slots
+            guard let snapshot = try? savedSnapshot(for: object.objectID) else { return }
+            object.slots = snapshot.slots
+            for index in mine { object.slots[index] = local[index] }
+            object.committedSlots = snapshot.slots
+            object.committedVersion = snapshot.version
+        } else {
+            object.slots = []
+            object.committedSlots = nil
+            object.faultState = true
+            touched.remove(object.objectID)
+        }
+        pendingChanges.refreshed.insert(object.objectID)
+    }
+
+    /// Brings another context's save into this one: deleted objects leave, updated ones are
+    /// refreshed (keeping this context's own unsaved changes on top), inserted ones become
+    /// visible to fetches.
+    public func mergeChanges(from notification: SaveNotification) {
+        guard notification.contextIdentifier != identifier else { return }
+        var changes = ObjectChanges()
+        for id in notification.deleted {
+            guard let object = registered[id] else { continue }
+            registered[id] = nil
+            object.managedObjectContext = nil
+            touched.remove(id)
+            deletedSet.remove(id)
+            changes.deleted.insert(id)
+        }
+        for id in notification.updated {
+            guard let object = registered[id] else { continue }
+            refresh(object, mergeChanges: true)
+            changes.refreshed.insert(id)
+        }
+        changes.inserted = notification.inserted
+        pendingChanges.refreshed.subtract(changes.refreshed)
+        post(.objectsDidChange(changes))
+    }
+}

@@ -1,0 +1,122 @@
+import ObjectStoreModel
+
+extension ManagedObjectContext {
+    /// Every validation failure of the pending changes: model rules (required, ranges,
+    /// lengths, pattern, allowed values, relationship counts, uniqueness, deny delete rules)
+    /// and the objects' custom hooks.
+    func validationFailures() throws -> [ValidationFailure] {
+        var failures: [ValidationFailure] = []
+        let changed = insertedObjects + updatedObjects
+        for object in changed {
+            failures += propertyFailures(of: object)
+            do {
+                try object.validateForSave()
+            } catch {
+                failures.append(ValidationFailure(objectID: object.objectID, entityName: object.entity.name, key: nil, value: nil, rule: .custom, message: String(describing: error)))
+            }
+        }
+        for object in deletedSet.compactMap({ registered[$0] }) {
+            for relationship in object.entity.relationships where relationship.deleteRule == .deny {
+                guard let index = object.entity.slot(of: relationship.name) else { continue }
+                let remaining = object.slots[index].referencedIDs.filter { !deletedSet.contains($0) }
+                if !remaining.isEmpty {
+                    failures.append(ValidationFailure(
+                        objectID: object.objectID, entityName: object.entity.name, key: relationship.name, value: nil, rule: .deny,
+                        message: "cannot delete this \(object.entity.name): its '\(relationship.name)' still has \(remaining.count) object(s) and its delete rule is deny"))
+                }
+            }
+        }
+        failures += try uniquenessFailures(among: changed)
+        return failures
+    }
+
+    private func propertyFailures(of object: ManagedObject) -> [ValidationFailure] {
+        var failures: [ValidationFailure] = []
+        let entity = object.entity
+        func fail(_ key: String, _ value: Value?, _ rule: ValidationRules.Rule, _ message: String) {
+            failures.append(ValidationFailure(objectID: object.objectID, entityName: entity.name, key: key, value: value, rule: rule, message: message))
+        }
+        for (index, property) in entity.properties.enumerated() {
+            switch property {
+            case .attribute(let attribute):
+                guard !attribute.isDerived else { continue }
+                let value = object.slots[index].value
+                if value.isNull {
+                    if !attribute.isOptional { fail(attribute.name, value, .required, "is required") }
+                } else {
+                    for failure in attribute.validation.failures(for: value) {
+                        fail(attribute.name, value, failure.rule, failure.message)
+                    }
+                }
+                do {
+                    try object.validate(value, forKey: attribute.name)
+                } catch {
+                    fail(attribute.name, value, .custom, String(describing: error))
+                }
+            case .relationship(let relationship):
+                let count = object.slots[index].referencedIDs.filter { !deletedSet.contains($0) }.count
+                if count == 0 && !relationship.isOptional {
+                    fail(relationship.name, nil, .required, "is required")
+                }
+                if relationship.isToMany && (count > 0 || !relationship.isOptional) {
+                    if let minCount = relationship.minCount, count < minCount {
+                        fail(relationship.name, nil, .minCount, "has \(count) object(s), at least \(minCount) required")
+                    }
+                    if let maxCount = relationship.maxCount, count > maxCount {
+                        fail(relationship.name, nil, .maxCount, "has \(count) object(s), at most \(maxCount) allowed")
+                    }
+                }
+            }
+        }
+        return failures
+    }
+
+    /// Uniqueness constraints of the changed objects' entities (and their ancestors), checked
+    /// against every other object of the constraint's entity tree, saved or not.
+    private func uniquenessFailures(among changed: [ManagedObject]) throws -> [ValidationFailure] {
+        var failures: [ValidationFailure] = []
+        var checkedScopes: Set<String> = []
+        for object in changed {
+            for owner in [object.entity.name] + object.entity.ancestorNames {
+                guard let ownerEntity = model.entity(named: owner), !ownerEntity.uniquenessConstraints.isEmpty,
+                    checkedScopes.insert(owner).inserted
+                else { continue }
+                // All objects of the scope with their current values.
+                var candidates: [(ObjectID, [SlotValue])] = []
+                for entity in model.entityAndDescendants(of: owner) {
+                    for id in try savedObjectIDs(ofEntity: entity.name) where !deletedSet.contains(id) {
+                        if let registeredObject = registered[id], !registeredObject.faultState {
+                            candidates.append((id, registeredObject.slots))
+                        } else if let snapshot = try savedSnapshot(for: id) {
+                            candidates.append((id, snapshot.slots))
+                        }
+                    }
+                }
+                for inserted in insertedObjects where inserted.entity.isKind(of: owner) {
+                    candidates.append((inserted.objectID, inserted.slots))
+                }
+                let changedIDs = Set(changed.map(\.objectID))
+                for constraint in ownerEntity.uniquenessConstraints {
+                    let indices = constraint.compactMap { ownerEntity.slot(of: $0) }
+                    var seen: [[SlotValue]: ObjectID] = [:]
+                    // Unchanged objects first, so the changed one is the one blamed.
+                    for (id, slots) in candidates.sorted(by: { !changedIDs.contains($0.0) && changedIDs.contains($1.0) }) {
+                        let key = indices.map { slots[$0] }
+                        if key.contains(where: { $0 == .value(.null) }) { continue }
+                        if let other = seen[key] {
+                            if changedIDs.contains(id) {
+                                let description = zip(constraint, key).map { "\($0.0) = \($0.1.value)" }.joined(separator: ", ")
+                                failures.append(ValidationFailure(
+                                    objectID: id, entityName: id.entityName, key: constraint.joined(separator: ","), value: key.count == 1 ? key[0].value : nil,
+                                    rule: .unique, message: "another \(owner) already has \(description) (\(other))"))
+                            }
+                        } else {
+                            seen[key] = id
+                        }
+                    }
+                }
+            }
+        }
+        return failures
+    }
+}

@@ -1,0 +1,276 @@
+import Foundation
+import ObjectStoreModel
+
+/// Tracks the objects of a model: inserts, edits, deletes, undo, validation at save,
+/// inverse maintenance, delete rules, faulting and change notifications.
+///
+/// A context is not Sendable: use it on one thread (or actor). Work elsewhere happens in
+/// another context of the same ``PersistentStoreCoordinator``; pass ``ObjectID``s between
+/// them. A context whose ``parent`` is another context saves into its parent instead of
+/// the store (an editor's "cancel" is simply discarding the child).
+///
+/// ```swift
+/// let context = ManagedObjectContext(coordinator: coordinator)
+/// let task = try context.insertObject(entityName: "Task")
+/// try task.setValue("Buy milk", forKey: "text")
+/// try context.save()
+/// context.undo()
+/// ```
+public final class ManagedObjectContext {
+    /// The coordinator whose store this context (or its root ancestor) saves to.
+    public let coordinator: PersistentStoreCoordinator
+    /// The parent context, for a child context.
+    public let parent: ManagedObjectContext?
+    /// Identifies the context in save notifications.
+    public let identifier = UUID()
+    /// The model of the coordinator.
+    public var model: ManagedObjectModel { coordinator.model }
+
+    /// Objects registered in the context, by ID. Each ID has at most one object here.
+    var registered: [ObjectID: ManagedObject] = [:]
+    /// Inserted objects in insertion order.
+    var insertedOrder: [ObjectID] = []
+    var deletedSet: Set<ObjectID> = []
+    /// Objects deleted whose delete rules have not run yet.
+    var pendingDeletes: [ManagedObject] = []
+    /// Objects whose slots were set since they were last saved or loaded.
+    var touched: Set<ObjectID> = []
+
+    /// Changes since the last objects-did-change notification.
+    var pendingChanges = ObjectChanges()
+    var observers: [UUID: (ContextEvent) -> Void] = [:]
+
+    /// The undo stack; `nil` disables undo (for bulk imports).
+    public var undoManager: UndoStack? = UndoStack()
+    /// What a save does when the store changed since objects were loaded.
+    public var mergePolicy: MergePolicy = .error
+
+    /// A context that saves to the coordinator's store.
+    public init(coordinator: PersistentStoreCoordinator) {
+        self.coordinator = coordinator
+        self.parent = nil
+    }
+
+    /// A child context: it reads its parent's current (unsaved) state and its save pushes
+    /// its changes into the parent, not the store. Use it on the parent's thread.
+    public init(parent: ManagedObjectContext) {
+        self.coordinator = parent.coordinator
+        self.parent = parent
+    }
+
+    var storeIdentifier: String { coordinator.store.identifier }
+
+    // MARK: Object lookup
+
+    /// The object for an ID, registering a fault when it is not registered yet. Its values
+    /// load on first access, which throws when the object does not exist.
+    public func object(with id: ObjectID) throws -> ManagedObject {
+        if let object = registered[id] { return object }
+        guard let entity = model.entity(named: id.entityName) else {
+            throw ObjectStoreError.unknownEntity(id.entityName, suggestion: nil)
+        }
+        let object = coordinator.objectClass(for: entity).init(entity: entity, objectID: id)
+        object.managedObjectContext = self
+        object.faultState = true
+        registered[id] = object
+        return object
+    }
+
+    /// The object for an ID, loaded now: throws ``ObjectStoreError/objectNotFound(_:)`` when
+    /// it does not exist (or is deleted in this context).
+    public func existingObject(with id: ObjectID) throws -> ManagedObject {
+        if deletedSet.contains(id) { throw ObjectStoreError.objectNotFound(id) }
+        let object = try object(with: id)
+        do {
+            try object.fireFault()
+        } catch {
+            if registered[id] === object && object.faultState { registered[id] = nil }
+            throw error
+        }
+        return object
+    }
+
+    /// The registered object for an ID, if any, without creating a fault.
+    public func registeredObject(for id: ObjectID) -> ManagedObject? {
+        registered[id]
+    }
+
+    /// Every object registered in the context.
+    public var registeredObjects: [ManagedObject] { Array(registered.values) }
+
+    /// Loads a fault's values from the parent context or the store.
+    func fulfillFault(_ object: ManagedObject) throws {
+        guard let snapshot = try savedSnapshot(for: object.objectID) else {
+            throw ObjectStoreError.objectNotFound(object.objectID)
+        }
+        object.slots = snapshot.slots
+        object.committedSlots = snapshot.slots
+        object.committedVersion = snapshot.version
+        object.faultState = false
+        object.awakeFromFetch()
+    }
+
+    /// The state of an object one level down: the parent's current values for a child
+    /// context, the store's row otherwise. `nil` when the object does not exist there.
+    func savedSnapshot(for id: ObjectID) throws -> (slots: [SlotValue], version: Int64)? {
+        if let parent {
+            if parent.deletedSet.contains(id) { return nil }
+            guard let object = parent.registered[id] ?? (id.isTemporary ? nil : try? parent.object(with: id)) else { return nil }
+            do { try object.fireFault() } catch { return nil }
+            return (object.slots, object.committedVersion)
+        }
+        guard !id.isTemporary, id.storeIdentifier == storeIdentifier, let entity = model.entity(named: id.entityName),
+            let row = try coordinator.store.row(for: id)
+        else { return nil }
+        var slots = row.slots
+        // Transient slots are not stored: they start from their defaults.
+        if slots.count != entity.properties.count {
+            slots = entity.properties.map(SlotValue.initial(for:))
+        }
+        for (index, property) in entity.properties.enumerated() {
+            if let attribute = property.attribute, !attribute.isStored { slots[index] = .initial(for: property) }
+        }
+        return (slots, row.version)
+    }
+
+    // MARK: Inserting
+
+    /// Inserts a new object of an entity: model defaults applied, then ``ManagedObject/awakeFromInsert()``.
+    ///
+    /// - Throws: ``ObjectStoreError/unknownEntity(_:suggestion:)``, ``ObjectStoreError/abstractEntity(_:)``.
+    @discardableResult
+    public func insertObject(entityName: String) throws -> ManagedObject {
+        guard let entity = model.entity(named: entityName) else {
+            throw ObjectStoreError.unknownEntity(entityName, suggestion: NameSuggestion.closest(to: entityName, in: model.entities.map(\.name)))
+        }
+        guard !entity.isAbstract else { throw ObjectStoreError.abstractEntity(entityName) }
+        let id = ObjectID(entityName: entity.name, storeIdentifier: storeIdentifier, key: .temporary(UUID()))
+        let object = coordinator.objectClass(for: entity).init(entity: entity, objectID: id)
+        object.managedObjectContext = self
+        object.slots = entity.properties.map(SlotValue.initial(for:))
+        object.insertedState = true
+        registerInsert(object)
+        object.awakeFromInsert()
+        return object
+    }
+
+    /// Inserts a new object of a registered subclass.
+    ///
+    /// ```swift
+    /// try coordinator.register(Task.self, forEntityName: "Task")
+    /// let task = try context.insert(Task.self)
+    /// task.text = "Buy milk"
+    /// ```
+    public func insert<T: ManagedObject>(_ type: T.Type) throws -> T {
+        guard let name = coordinator.entityName(for: type) else { throw ObjectStoreError.unregisteredClass(String(describing: type)) }
+        guard let object = try insertObject(entityName: name) as? T else { throw ObjectStoreError.unregisteredClass(String(describing: type)) }
+        return object
+    }
+
+    func registerInsert(_ object: ManagedObject) {
+        registered[object.objectID] = object
+        insertedOrder.append(object.objectID)
+        pendingChanges.inserted.insert(object.objectID)
+        undoManager?.record(.insert(object))
+    }
+
+    // MARK: Changes
+
+    /// Objects inserted since the last save, in insertion order.
+    public var insertedObjects: [ManagedObject] {
+        insertedOrder.compactMap { registered[$0] }.filter { !$0.deletedState }
+    }
+
+    /// Saved objects with unsaved changes.
+    public var updatedObjects: [ManagedObject] {
+        touched.compactMap { registered[$0] }.filter(\.isUpdated)
+    }
+
+    /// Saved objects marked for deletion.
+    public var deletedObjects: [ManagedObject] {
+        deletedSet.compactMap { registered[$0] }.filter { !$0.insertedState }
+    }
+
+    /// Whether anything would be written by ``save()``.
+    public var hasChanges: Bool {
+        !insertedObjects.isEmpty || !deletedObjects.isEmpty || !updatedObjects.isEmpty
+    }
+
+    /// Sets one slot, recording undo and change tracking. Relationship inverses are the
+    /// caller's business (see ``relate(_:_:_:)``).
+    func setSlot(_ object: ManagedObject, _ index: Int, _ value: SlotValue) throws {
+        try object.fireFault()
+        let old = object.slots[index]
+        guard old != value else { return }
+        object.slots[index] = value
+        touched.insert(object.objectID)
+        if !object.insertedState { pendingChanges.updated.insert(object.objectID) }
+        undoManager?.record(.slot(object, index, old: old, new: value))
+    }
+
+    // MARK: Fetching
+
+    /// The objects a fetch request matches: saved objects (from the store or the parent
+    /// context) overlaid with this context's inserts and deletes, then filtered, sorted,
+    /// offset and limited.
+    public func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
+        try FetchExecutor(context: self, request: request).objects()
+    }
+
+    /// How many objects a fetch request matches.
+    public func count(for request: FetchRequest) throws -> Int {
+        try FetchExecutor(context: self, request: request).count()
+    }
+
+    /// IDs of the saved objects of exactly this entity, as the level below sees them.
+    func savedObjectIDs(ofEntity name: String) throws -> [ObjectID] {
+        if let parent {
+            var ids = try parent.savedObjectIDs(ofEntity: name).filter { !parent.deletedSet.contains($0) }
+            ids.append(contentsOf: parent.insertedObjects.filter { $0.entity.name == name }.map(\.objectID))
+            return ids
+        }
+        return try coordinator.store.objectIDs(ofEntity: name)
+    }
+
+    // MARK: Permanent IDs
+
+    /// Gives inserted objects their permanent IDs now rather than at save, so their IDs can
+    /// be handed to other contexts (which see them once saved). Keys come from the store, also
+    /// for a child context, so an ID never changes again.
+    public func obtainPermanentIDs(for objects: [ManagedObject]) throws {
+        let temporary = objects.filter { $0.objectID.isTemporary }
+        guard !temporary.isEmpty else { return }
+        let keys = try coordinator.store.allocateKeys(count: temporary.count)
+        var mapping: [ObjectID: ObjectID] = [:]
+        for (object, key) in zip(temporary, keys) {
+            mapping[object.objectID] = ObjectID(entityName: object.entity.name, storeIdentifier: storeIdentifier, key: .permanent(key))
+        }
+        remapIDs(mapping)
+    }
+
+    /// Replaces IDs everywhere in the context: registrations, slots, snapshots, change sets.
+    func remapIDs(_ mapping: [ObjectID: ObjectID]) {
+        guard !mapping.isEmpty else { return }
+        func map(_ id: ObjectID) -> ObjectID { mapping[id] ?? id }
+        func map(_ slot: SlotValue) -> SlotValue {
+            switch slot {
+            case .value: return slot
+            case .toOne(let id): return .toOne(id.map(map))
+            case .toMany(let ids): return .toMany(ids.map(map))
+            }
+        }
+        var newRegistered: [ObjectID: ManagedObject] = [:]
+        for (id, object) in registered {
+            object.objectID = map(id)
+            object.slots = object.slots.map(map)
+            object.committedSlots = object.committedSlots?.map(map)
+            newRegistered[object.objectID] = object
+        }
+        registered = newRegistered
+        insertedOrder = insertedOrder.map(map)
+        deletedSet = Set(deletedSet.map(map))
+        touched = Set(touched.map(map))
+        pendingChanges = pendingChanges.mapped(map)
+        undoManager?.remap(map)
+    }
+}

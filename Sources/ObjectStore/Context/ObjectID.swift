@@ -1,0 +1,79 @@
+import Foundation
+import ObjectStoreModel
+
+/// The identity of a managed object: entity, store and key. A Sendable value, so it can
+/// cross threads where objects cannot.
+///
+/// An object inserted into a context has a temporary ID until it is saved (or until
+/// ``ManagedObjectContext/obtainPermanentIDs(for:)``); afterwards its ID is permanent and
+/// stays the same for the object's whole life.
+///
+/// ```swift
+/// let id = task.objectID
+/// Task.detached { try await container.performBackgroundTask { ctx in try ctx.existingObject(with: id) } }
+/// print(id.uriRepresentation)   // x-objectstore://6F9619FF-.../Task/p42
+/// ```
+public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
+    /// The key that tells objects of an entity apart.
+    public enum Key: Sendable, Hashable {
+        /// Assigned at insert, replaced at save.
+        case temporary(UUID)
+        /// Assigned by the store; never reused.
+        case permanent(Int64)
+    }
+
+    /// The entity of the object (its most specific entity).
+    public let entityName: String
+    /// The identifier of the store the object belongs to (the store's UUID).
+    public let storeIdentifier: String
+    /// The key within the store.
+    public let key: Key
+
+    public init(entityName: String, storeIdentifier: String, key: Key) {
+        self.entityName = entityName
+        self.storeIdentifier = storeIdentifier
+        self.key = key
+    }
+
+    /// Whether the ID will change when the object is saved.
+    public var isTemporary: Bool {
+        if case .temporary = key { return true }
+        return false
+    }
+
+    /// The store key of a permanent ID.
+    public var primaryKey: Int64? {
+        if case .permanent(let k) = key { return k }
+        return nil
+    }
+
+    /// A stable URI: `x-objectstore://STORE/ENTITY/pKEY` (temporary IDs use `tUUID`).
+    public var uriRepresentation: URL {
+        let keyText: String
+        switch key {
+        case .temporary(let uuid): keyText = "t" + uuid.uuidString
+        case .permanent(let k): keyText = "p" + String(k)
+        }
+        return URL(string: "x-objectstore://\(storeIdentifier)/\(entityName)/\(keyText)") ?? URL(fileURLWithPath: "/")
+    }
+
+    /// Parses a URI made by ``uriRepresentation``.
+    public init?(uri: URL) {
+        guard uri.scheme == "x-objectstore", let host = uri.host else { return nil }
+        let parts = uri.path.split(separator: "/").map(String.init)
+        guard parts.count == 2, let tag = parts[1].first else { return nil }
+        let body = String(parts[1].dropFirst())
+        switch tag {
+        case "p":
+            guard let k = Int64(body) else { return nil }
+            self.init(entityName: parts[0], storeIdentifier: host, key: .permanent(k))
+        case "t":
+            guard let uuid = UUID(uuidString: body) else { return nil }
+            self.init(entityName: parts[0], storeIdentifier: host, key: .temporary(uuid))
+        default:
+            return nil
+        }
+    }
+
+    public var description: String { uriRepresentation.absoluteString }
+}

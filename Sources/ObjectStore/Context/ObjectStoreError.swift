@@ -1,0 +1,42 @@
+import ObjectStoreModel
+
+/// A misuse of the object graph that a caller can fix: an unknown entity or key, a value of
+/// the wrong type, an object that does not exist. Messages name the entity and key.
+public enum ObjectStoreError: Error, Sendable, Hashable, CustomStringConvertible {
+    case unknownEntity(String, suggestion: String?)
+    case abstractEntity(String)
+    case unknownKey(entity: String, key: String, suggestion: String?)
+    case wrongType(entity: String, key: String, expected: String, given: String)
+    case readOnly(entity: String, key: String)
+    case wrongDestination(entity: String, key: String, expected: String, given: String)
+    case objectNotFound(ObjectID)
+    case foreignObject(ObjectID)
+    case classMismatch(entity: String, problems: [String])
+    case unregisteredClass(String)
+
+    public var description: String {
+        func hint(_ s: String?) -> String { s.map { " (did you mean '\($0)'?)" } ?? "" }
+        switch self {
+        case .unknownEntity(let name, let suggestion):
+            return "unknown entity '\(name)'\(hint(suggestion))"
+        case .abstractEntity(let name):
+            return "entity \(name) is abstract: insert one of its sub-entities instead"
+        case .unknownKey(let entity, let key, let suggestion):
+            return "\(entity) has no property '\(key)'\(hint(suggestion))"
+        case .wrongType(let entity, let key, let expected, let given):
+            return "\(entity).\(key) expects \(expected), got \(given)"
+        case .readOnly(let entity, let key):
+            return "\(entity).\(key) is derived and cannot be set"
+        case .wrongDestination(let entity, let key, let expected, let given):
+            return "\(entity).\(key) relates to \(expected) objects, got a \(given)"
+        case .objectNotFound(let id):
+            return "no object with ID \(id): it was deleted or never saved"
+        case .foreignObject(let id):
+            return "object \(id) belongs to another context"
+        case .classMismatch(let entity, let problems):
+            return "class does not match entity \(entity): " + problems.joined(separator: "; ")
+        case .unregisteredClass(let name):
+            return "class \(name) is not registered with the coordinator (call register(_:forEntityName:))"
+        }
+    }
+}

@@ -1,0 +1,33 @@
+import ObjectStoreModel
+
+/// What one slot of an object holds: an attribute value, a to-one reference or a to-many
+/// collection of references. Relationships hold object IDs, never objects, so inverses make
+/// no retain cycles.
+public enum SlotValue: Sendable, Hashable {
+    case value(Value)
+    case toOne(ObjectID?)
+    case toMany([ObjectID])
+
+    /// The empty slot for a property: the default value, no object, or no objects.
+    static func initial(for property: PropertyDescription) -> SlotValue {
+        switch property {
+        case .attribute(let attribute): return .value(attribute.defaultValue)
+        case .relationship(let relationship): return relationship.isToMany ? .toMany([]) : .toOne(nil)
+        }
+    }
+
+    /// The attribute value, or null for a relationship slot.
+    var value: Value {
+        if case .value(let v) = self { return v }
+        return .null
+    }
+
+    /// The IDs this slot refers to.
+    var referencedIDs: [ObjectID] {
+        switch self {
+        case .value: return []
+        case .toOne(let id): return id.map { [$0] } ?? []
+        case .toMany(let ids): return ids
+        }
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+import ObjectStoreModel
+
+/// A store that keeps rows in memory only: for tests and scratch work.
+///
+/// ```swift
+/// let coordinator = PersistentStoreCoordinator(model: model, store: InMemoryStore(model: model))
+/// ```
+public final class InMemoryStore: PersistentStore, @unchecked Sendable {
+    public let identifier: String
+    public let model: ManagedObjectModel
+    private let lock = NSLock()
+    private var rows: [ObjectID: StoredRow] = [:]
+    private var idsByEntity: [String: [Int64: ObjectID]] = [:]
+    private var nextKey: Int64 = 1
+
+    public init(model: ManagedObjectModel, identifier: String = UUID().uuidString) {
+        self.model = model
+        self.identifier = identifier
+    }
+
+    public func row(for id: ObjectID) throws -> StoredRow? {
+        lock.withLock { rows[id] }
+    }
+
+    public func objectIDs(ofEntity entityName: String) throws -> [ObjectID] {
+        lock.withLock {
+            (idsByEntity[entityName] ?? [:]).sorted { $0.key < $1.key }.map(\.value)
+        }
+    }
+
+    public func allocateKeys(count: Int) throws -> [Int64] {
+        lock.withLock {
+            let keys = (0..<Int64(count)).map { nextKey + $0 }
+            nextKey += Int64(count)
+            return keys
+        }
+    }
+
+    public func save(_ changes: StoreChanges) throws {
+        try lock.withLock {
+            try checkVersions(changes, current: { rows[$0]?.version })
+            for row in changes.inserted + changes.updated.map(\.row) {
+                rows[row.objectID] = row
+                if let key = row.objectID.primaryKey { idsByEntity[row.objectID.entityName, default: [:]][key] = row.objectID }
+            }
+            for (id, _) in changes.deleted {
+                rows[id] = nil
+                if let key = id.primaryKey { idsByEntity[id.entityName]?[key] = nil }
+            }
+        }
+    }
+}
+
+/// Checks the expected versions of a save against a store's current ones.
+func checkVersions(_ changes: StoreChanges, current: (ObjectID) -> Int64?) throws {
+    var conflicts: [StoreConflictError.Conflict] = []
+    for (row, expected) in changes.updated {
+        let stored = current(row.objectID)
+        if stored != expected {
+            conflicts.append(.init(objectID: row.objectID, expectedVersion: expected, storedVersion: stored, keys: []))
+        }
+    }
+    for (id, expected) in changes.deleted {
+        let stored = current(id)
+        if stored != nil && stored != expected {
+            conflicts.append(.init(objectID: id, expectedVersion: expected, storedVersion: stored, keys: []))
+        }
+    }
+    if !conflicts.isEmpty { throw StoreConflictError(conflicts: conflicts) }
+}

@@ -1,0 +1,79 @@
+import Foundation
+import ObjectStoreModel
+
+/// The saved state of one object: its permanent ID, a version that grows with every saved
+/// change, and its slots in the entity's layout.
+public struct StoredRow: Sendable, Hashable {
+    public var objectID: ObjectID
+    /// Incremented by each save that changes the row; used for optimistic locking.
+    public var version: Int64
+    /// One entry per property of the entity, in slot order. Transient and derived slots hold
+    /// their initial values; stores do not write them.
+    public var slots: [SlotValue]
+
+    public init(objectID: ObjectID, version: Int64, slots: [SlotValue]) {
+        self.objectID = objectID
+        self.version = version
+        self.slots = slots
+    }
+}
+
+/// What one save writes: whole rows for inserted and updated objects, IDs for deleted ones.
+public struct StoreChanges: Sendable {
+    /// New rows (version 1).
+    public var inserted: [StoredRow] = []
+    /// Changed rows with their new version; `expectedVersion` is the version the context
+    /// loaded, so a store can detect that someone else saved the row since.
+    public var updated: [(row: StoredRow, expectedVersion: Int64)] = []
+    /// Deleted objects with the version the context loaded.
+    public var deleted: [(id: ObjectID, expectedVersion: Int64)] = []
+
+    public init() {}
+
+    public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
+}
+
+/// A place objects are saved: in memory, a JSON file or a binary file. Every store keeps its
+/// rows behind this one protocol, so they share one conformance test suite.
+///
+/// Stores are called by a ``PersistentStoreCoordinator``, which serialises saves.
+public protocol PersistentStore: AnyObject, Sendable {
+    /// The store's UUID, part of every object ID it hands out.
+    var identifier: String { get }
+    /// The model the store holds objects of.
+    var model: ManagedObjectModel { get }
+    /// The saved row of an object, or `nil` when the store has none.
+    func row(for id: ObjectID) throws -> StoredRow?
+    /// IDs of the saved objects of exactly this entity (not its sub-entities), in key order.
+    func objectIDs(ofEntity entityName: String) throws -> [ObjectID]
+    /// Reserves `count` new primary keys.
+    func allocateKeys(count: Int) throws -> [Int64]
+    /// Writes one save atomically: all of it or none. Throws ``StoreConflictError`` when a
+    /// row's version is not the expected one.
+    func save(_ changes: StoreChanges) throws
+}
+
+/// A save that found rows changed or deleted by someone else since they were loaded.
+public struct StoreConflictError: Error, Sendable, CustomStringConvertible {
+    /// One conflicting object.
+    public struct Conflict: Sendable {
+        public var objectID: ObjectID
+        /// The version the context loaded.
+        public var expectedVersion: Int64
+        /// The version in the store, `nil` when the row was deleted.
+        public var storedVersion: Int64?
+        /// The keys whose stored value differs from what the context had loaded (empty when unknown).
+        public var keys: [String]
+    }
+
+    public var conflicts: [Conflict]
+
+    public var description: String {
+        let lines = conflicts.map { c in
+            c.storedVersion == nil
+                ? "\(c.objectID) was deleted by another save"
+                : "\(c.objectID) was changed by another save (version \(c.expectedVersion) -> \(c.storedVersion ?? 0))\(c.keys.isEmpty ? "" : ": " + c.keys.joined(separator: ", "))"
+        }
+        return "save conflict: " + lines.joined(separator: "; ")
+    }
+}

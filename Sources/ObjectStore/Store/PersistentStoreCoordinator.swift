@@ -1,0 +1,140 @@
+import Foundation
+import ObjectStoreModel
+
+/// Owns the model and the store, serialises saves and tells observers about them. Sendable:
+/// every context of one coordinator, on any thread, sees the same saved state.
+///
+/// ```swift
+/// let coordinator = PersistentStoreCoordinator(model: model, store: InMemoryStore(model: model))
+/// let context = ManagedObjectContext(coordinator: coordinator)
+/// let ids = try await coordinator.performBackgroundTask { context in
+///     let task = try context.insertObject(entityName: "Task")
+///     try task.setValue("Imported", forKey: "text")
+///     try context.save()
+///     return task.objectID
+/// }
+/// ```
+public final class PersistentStoreCoordinator: @unchecked Sendable {
+    /// The model of every object in the store.
+    public let model: ManagedObjectModel
+    /// The store objects are saved to.
+    public let store: any PersistentStore
+    private let lock = NSLock()
+    private let saveLock = NSLock()
+    private var classes: [String: ManagedObject.Type] = [:]
+    private var saveObservers: [UUID: @Sendable (SaveNotification) -> Void] = [:]
+
+    public init(model: ManagedObjectModel, store: any PersistentStore) {
+        self.model = model
+        self.store = store
+    }
+
+    // MARK: Classes
+
+    /// Registers a Swift subclass for an entity: objects of the entity (and of sub-entities
+    /// without a class of their own) are instances of it. The subclass's typed properties are
+    /// checked against the entity.
+    ///
+    /// - Throws: ``ObjectStoreError/unknownEntity(_:suggestion:)`` or
+    ///   ``ObjectStoreError/classMismatch(entity:problems:)``.
+    public func register(_ type: ManagedObject.Type, forEntityName name: String) throws {
+        guard let entity = model.entity(named: name) else {
+            throw ObjectStoreError.unknownEntity(name, suggestion: NameSuggestion.closest(to: name, in: model.entities.map(\.name)))
+        }
+        let problems = TypedPropertyRegistry.check(type, against: entity)
+        guard problems.isEmpty else { throw ObjectStoreError.classMismatch(entity: name, problems: problems) }
+        lock.withLock { classes[name] = type }
+    }
+
+    /// The class objects of an entity are made with.
+    func objectClass(for entity: EntityDescription) -> ManagedObject.Type {
+        lock.withLock {
+            if let type = classes[entity.name] { return type }
+            for ancestor in entity.ancestorNames { if let type = classes[ancestor] { return type } }
+            return ManagedObject.self
+        }
+    }
+
+    /// The entity a class was registered for.
+    func entityName(for type: ManagedObject.Type) -> String? {
+        lock.withLock { classes.first { $0.value == type }?.key }
+    }
+
+    // MARK: Saving
+
+    /// Writes one save; serialised so that concurrent contexts never interleave.
+    func save(_ changes: StoreChanges) throws {
+        try saveLock.withLock { try store.save(changes) }
+    }
+
+    /// Saves that need the lock for longer (allocate keys, check, write) run here.
+    func withSaveLock<T>(_ body: () throws -> T) rethrows -> T {
+        try saveLock.withLock(body)
+    }
+
+    /// Tells every observer about a save. Observers run on the saving thread.
+    func post(_ notification: SaveNotification) {
+        let observers = lock.withLock { Array(saveObservers.values) }
+        for observer in observers { observer(notification) }
+    }
+
+    /// Calls `handler` after every save of any context of this coordinator, on the saving
+    /// thread. Keep the token; the observation ends when it is cancelled or released.
+    public func addSaveObserver(_ handler: @escaping @Sendable (SaveNotification) -> Void) -> ObservationToken {
+        let id = UUID()
+        lock.withLock { saveObservers[id] = handler }
+        return ObservationToken { [weak self] in
+            guard let self else { return }
+            _ = self.lock.withLock { self.saveObservers.removeValue(forKey: id) }
+        }
+    }
+
+    // MARK: Background work
+
+    /// Runs `body` with a new context on a background thread and returns its result. Objects
+    /// stay on that thread; return object IDs (Sendable) to use them elsewhere.
+    public func performBackgroundTask<T: Sendable>(_ body: @escaping @Sendable (ManagedObjectContext) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                let context = ManagedObjectContext(coordinator: self)
+                do {
+                    continuation.resume(returning: try body(context))
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
+        }
+    }
+}
+
+/// What a save changed, by object ID: posted to the saving context's observers and to every
+/// save observer of the coordinator; another context merges it with
+/// ``ManagedObjectContext/mergeChanges(from:)``.
+public struct SaveNotification: Sendable {
+    public var inserted: Set<ObjectID>
+    public var updated: Set<ObjectID>
+    public var deleted: Set<ObjectID>
+    /// Identifies the context that saved.
+    public var contextIdentifier: UUID
+}
+
+/// Keeps an observation alive; the observation ends when the token is cancelled or released.
+public final class ObservationToken: @unchecked Sendable {
+    private let lock = NSLock()
+    private var onCancel: (() -> Void)?
+
+    init(_ onCancel: @escaping () -> Void) {
+        self.onCancel = onCancel
+    }
+
+    /// Ends the observation.
+    public func cancel() {
+        let action = lock.withLock { () -> (() -> Void)? in
+            defer { onCancel = nil }
+            return onCancel
+        }
+        action?()
+    }
+
+    deinit { cancel() }
+}

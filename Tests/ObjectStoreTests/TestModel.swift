@@ -1,0 +1,111 @@
+import Foundation
+import ObjectStore
+import ObjectStoreModel
+
+/// The model the object-graph tests run against, and helpers to make contexts of it.
+enum TestModel {
+    static let schema = #"""
+    {
+      "entities": [
+        { "name": "Task",
+          "attributes": [
+            { "name": "text", "type": "string", "optional": false, "minLength": 1, "maxLength": 20 },
+            { "name": "priority", "type": "int16", "optional": false, "default": 0, "min": 0, "max": 3 },
+            { "name": "dueDate", "type": "date" },
+            { "name": "code", "type": "string", "pattern": "[A-Z]{3}" },
+            { "name": "status", "type": "string", "default": "open", "allowedValues": ["open", "done"] },
+            { "name": "estimate", "type": "decimal" },
+            { "name": "ratio", "type": "double" },
+            { "name": "scratch", "type": "string", "transient": true }
+          ],
+          "relationships": [
+            { "name": "location", "destination": "Location", "inverse": "tasks" },
+            { "name": "tags", "destination": "Tag", "inverse": "tasks", "toMany": true },
+            { "name": "subtasks", "destination": "Task", "inverse": "parent", "toMany": true, "ordered": true,
+              "deleteRule": "cascade", "maxCount": 3 },
+            { "name": "parent", "destination": "Task", "inverse": "subtasks" },
+            { "name": "notes", "destination": "Note", "inverse": "task", "toMany": true, "deleteRule": "cascade" }
+          ]
+        },
+        { "name": "Location",
+          "attributes": [{ "name": "name", "type": "string", "optional": false }],
+          "relationships": [{ "name": "tasks", "destination": "Task", "inverse": "location", "toMany": true }],
+          "uniquenessConstraints": [["name"]]
+        },
+        { "name": "Tag",
+          "attributes": [{ "name": "label", "type": "string", "optional": false }],
+          "relationships": [{ "name": "tasks", "destination": "Task", "inverse": "tags", "toMany": true }]
+        },
+        { "name": "Note",
+          "attributes": [{ "name": "body", "type": "string" }],
+          "relationships": [
+            { "name": "task", "destination": "Task", "inverse": "notes" },
+            { "name": "attachments", "destination": "Attachment", "inverse": "note", "toMany": true, "deleteRule": "cascade" }
+          ]
+        },
+        { "name": "Attachment",
+          "attributes": [{ "name": "name", "type": "string" }],
+          "relationships": [{ "name": "note", "destination": "Note", "inverse": "attachments", "deleteRule": "cascade" }]
+        },
+        { "name": "Project",
+          "attributes": [{ "name": "name", "type": "string" }],
+          "relationships": [
+            { "name": "members", "destination": "Person", "inverse": "project", "toMany": true, "deleteRule": "deny" },
+            { "name": "lead", "destination": "Person", "deleteRule": "noAction" }
+          ]
+        },
+        { "name": "Person",
+          "attributes": [{ "name": "name", "type": "string" }],
+          "relationships": [
+            { "name": "project", "destination": "Project", "inverse": "members" },
+            { "name": "spouse", "destination": "Person", "inverse": "spouse" }
+          ]
+        },
+        { "name": "Shape", "abstract": true,
+          "attributes": [{ "name": "label", "type": "string" }] },
+        { "name": "Circle", "parent": "Shape",
+          "attributes": [{ "name": "radius", "type": "double", "default": 1.0 }] }
+      ]
+    }
+    """#
+
+    static let model: ManagedObjectModel = {
+        do {
+            return try ManagedObjectModel(schema: schema, file: "TestModel")
+        } catch {
+            preconditionFailure("the test model must load: \(error)")
+        }
+    }()
+
+    /// A new in-memory coordinator.
+    static func coordinator() -> PersistentStoreCoordinator {
+        PersistentStoreCoordinator(model: model, store: InMemoryStore(model: model))
+    }
+
+    /// A context of a new in-memory coordinator.
+    static func context() -> ManagedObjectContext {
+        ManagedObjectContext(coordinator: coordinator())
+    }
+}
+
+extension ManagedObjectContext {
+    /// Inserts a task with text (and optionally other values) for tests.
+    @discardableResult
+    func task(_ text: String, priority: Int64 = 0) throws -> ManagedObject {
+        let task = try insertObject(entityName: "Task")
+        try task.setValue(.string(text), forKey: "text")
+        try task.setValue(.integer(priority), forKey: "priority")
+        return task
+    }
+
+    @discardableResult
+    func location(_ name: String) throws -> ManagedObject {
+        let location = try insertObject(entityName: "Location")
+        try location.setValue(.string(name), forKey: "name")
+        return location
+    }
+
+    func all(_ entity: String) throws -> [ManagedObject] {
+        try fetch(FetchRequest(entityName: entity))
+    }
+}
