@@ -69,7 +69,59 @@ enum SchemaLoader {
             throw SchemaError(file: file, diagnostics: log.items)
         }
         let text = String(decoding: bytes, as: UTF8.self)
-        return ManagedObjectModel(versionName: versionName, entities: Array(entities.values), fetchRequestTemplates: templates.map(\.0), schemaText: text)
+        let model = ManagedObjectModel(versionName: versionName, entities: Array(entities.values), fetchRequestTemplates: templates.map(\.0), schemaText: text)
+        // Predicates and derivations are checked once the entities they refer to exist.
+        checkExpressions(raws, templates: templates, model: model, log: &log)
+        if !log.items.isEmpty {
+            throw SchemaError(file: file, diagnostics: log.items)
+        }
+        return model
+    }
+
+    private static func checkExpressions(_ raws: [RawEntity], templates: [(FetchRequestTemplate, path: String, location: SourceLocation)], model: ManagedObjectModel, log: inout DiagnosticLog) {
+        let checker = PredicateTypeChecker(model: model)
+        for raw in raws {
+            for (attribute, path, location) in raw.attributes {
+                guard let derivation = attribute.derivation else { continue }
+                let where_ = "\(raw.name).\(attribute.name)"
+                do {
+                    let type: PredicateType
+                    switch try Derivation(derivation) {
+                    case .predicate(let predicate):
+                        try checker.check(predicate, on: raw.name)
+                        type = .bool
+                    case .expression(let expression):
+                        type = try checker.type(of: expression, on: raw.name)
+                    }
+                    let expected = PredicateType(attribute.type)
+                    if ![expected, .unknown, .null].contains(type) && !(expected == .number && type == .bool) {
+                        log.add(path + ".derived", location, "\(where_): the derivation gives \(type), but the attribute is \(attribute.type.rawValue)")
+                    }
+                } catch let error as PredicateSyntaxError {
+                    log.add(path + ".derived", location, "\(where_): bad derivation at column \(error.column): \(error.message)")
+                } catch {
+                    log.add(path + ".derived", location, "\(where_): \(error)")
+                }
+            }
+            for (fetched, path, location) in raw.fetchedProperties {
+                var sourceChecker = checker
+                sourceChecker.variables["FETCH_SOURCE"] = .object(raw.name)
+                check(fetched.predicate, on: fetched.destinationEntityName, checker: sourceChecker, what: "\(raw.name).\(fetched.name)", path: path + ".predicate", location: location, log: &log)
+            }
+        }
+        for (template, path, location) in templates {
+            check(template.predicate, on: template.entityName, checker: checker, what: "fetch request \(template.name)", path: path + ".predicate", location: location, log: &log)
+        }
+    }
+
+    private static func check(_ text: String, on entity: String, checker: PredicateTypeChecker, what: String, path: String, location: SourceLocation, log: inout DiagnosticLog) {
+        do {
+            try checker.check(try ObjectPredicate(text), on: entity)
+        } catch let error as PredicateSyntaxError {
+            log.add(path, location, "\(what): bad predicate at column \(error.column): \(error.message)")
+        } catch {
+            log.add(path, location, "\(what): \(error)")
+        }
     }
 
     // MARK: Reading

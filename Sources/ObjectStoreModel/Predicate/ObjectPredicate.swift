@@ -1,0 +1,247 @@
+import Foundation
+
+/// A parsed predicate in Core Data's predicate format language.
+///
+/// ```swift
+/// let predicate = try ObjectPredicate("priority >= 2 AND location.name ==[c] 'home'")
+/// print(predicate)   // priority >= 2 AND location.name ==[c] "home"
+/// let bound = try ObjectPredicate(format: "dueDate < %@ AND %K == %d", .date(now), "priority", 3)
+/// ```
+///
+/// (`Predicate` and `NSPredicate` are Foundation's names; this one is ours.) The grammar is
+/// in docs/predicates.md. Parsing a predicate's ``description`` gives the same predicate.
+public indirect enum ObjectPredicate: Sendable, Hashable {
+    /// `TRUEPREDICATE` or `FALSEPREDICATE`.
+    case constant(Bool)
+    case not(ObjectPredicate)
+    case and(ObjectPredicate, ObjectPredicate)
+    case or(ObjectPredicate, ObjectPredicate)
+    case comparison(PredicateComparison)
+
+    /// Parses predicate text. `$VARIABLES` stay in the predicate until
+    /// ``substituting(_:)``.
+    public init(_ text: String) throws(PredicateSyntaxError) {
+        self = try PredicateParser.parsePredicate(text, arguments: [])
+    }
+
+    /// Parses predicate text with format arguments: `%@` (a value), `%K` (a key path, given
+    /// as a string value), `%d`/`%i` (an integer), `%f` (a double).
+    public init(format: String, _ arguments: Value...) throws(PredicateSyntaxError) {
+        self = try PredicateParser.parsePredicate(format, arguments: arguments)
+    }
+
+    /// Parses predicate text with an array of format arguments.
+    public init(format: String, arguments: [Value]) throws(PredicateSyntaxError) {
+        self = try PredicateParser.parsePredicate(format, arguments: arguments)
+    }
+
+    /// Replaces `$VARIABLES` with values.
+    ///
+    /// - Throws: ``PredicateVariableError`` naming a variable that has no value.
+    public func substituting(_ variables: [String: Value]) throws(PredicateVariableError) -> ObjectPredicate {
+        switch self {
+        case .constant: return self
+        case .not(let p): return .not(try p.substituting(variables))
+        case .and(let a, let b): return .and(try a.substituting(variables), try b.substituting(variables))
+        case .or(let a, let b): return .or(try a.substituting(variables), try b.substituting(variables))
+        case .comparison(var c):
+            c.lhs = try c.lhs.substituting(variables, bound: [])
+            c.rhs = try c.rhs.substituting(variables, bound: [])
+            return .comparison(c)
+        }
+    }
+
+    /// The `$VARIABLES` the predicate uses (not counting SUBQUERY's own variables).
+    public var variableNames: Set<String> {
+        switch self {
+        case .constant: return []
+        case .not(let p): return p.variableNames
+        case .and(let a, let b), .or(let a, let b): return a.variableNames.union(b.variableNames)
+        case .comparison(let c): return c.lhs.variableNames(bound: []).union(c.rhs.variableNames(bound: []))
+        }
+    }
+}
+
+/// One comparison: `lhs op rhs`, optionally with ANY/ALL/NONE and string options.
+public struct PredicateComparison: Sendable, Hashable {
+    /// The comparison operators.
+    public enum Operator: String, Sendable, Hashable, CaseIterable {
+        case equal = "==", notEqual = "!=", less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
+        case between = "BETWEEN", `in` = "IN", contains = "CONTAINS", beginsWith = "BEGINSWITH", endsWith = "ENDSWITH"
+        case like = "LIKE", matches = "MATCHES"
+
+        /// Whether the operator compares strings (and so takes `[cdn]` options).
+        public var isStringOperator: Bool {
+            switch self {
+            case .contains, .beginsWith, .endsWith, .like, .matches: return true
+            default: return false
+            }
+        }
+    }
+
+    /// How the left side's collection is quantified.
+    public enum Quantifier: String, Sendable, Hashable {
+        case direct = "", any = "ANY", all = "ALL", none = "NONE"
+    }
+
+    /// `[c]` case-insensitive, `[d]` diacritic-insensitive, `[n]` normalized (no
+    /// transformation: the strings are compared as given, which our comparisons do anyway).
+    public struct Options: OptionSet, Sendable, Hashable {
+        public let rawValue: Int
+        public init(rawValue: Int) { self.rawValue = rawValue }
+        public static let caseInsensitive = Options(rawValue: 1)
+        public static let diacriticInsensitive = Options(rawValue: 2)
+        public static let normalized = Options(rawValue: 4)
+    }
+
+    public var quantifier: Quantifier
+    public var lhs: PredicateExpression
+    public var op: Operator
+    public var options: Options
+    public var rhs: PredicateExpression
+
+    public init(_ lhs: PredicateExpression, _ op: Operator, _ rhs: PredicateExpression, quantifier: Quantifier = .direct, options: Options = []) {
+        self.lhs = lhs
+        self.op = op
+        self.rhs = rhs
+        self.quantifier = quantifier
+        self.options = options
+    }
+}
+
+/// An expression of the predicate language: constants, key paths, variables, arithmetic,
+/// functions, aggregates and subqueries.
+public indirect enum PredicateExpression: Sendable, Hashable {
+    case constant(Value)
+    /// `{a, b, c}`.
+    case array([PredicateExpression])
+    /// `SELF`: the object evaluated.
+    case evaluatedObject
+    /// `$NAME`.
+    case variable(String)
+    /// A key path followed from a base expression (`SELF` for a bare key path). Components
+    /// may be collection operators such as `@count`.
+    case keyPath(PredicateExpression, [String])
+    /// `+ - * / **`.
+    case arithmetic(ArithmeticOperator, PredicateExpression, PredicateExpression)
+    /// Unary minus.
+    case negate(PredicateExpression)
+    /// `name(args)`: `now()`, `abs(x)`, `lowercase(s)`...
+    case function(String, [PredicateExpression])
+    /// `collection[FIRST]`, `[LAST]`, `[SIZE]` or `[n]`.
+    case index(PredicateExpression, PredicateIndex)
+    /// `SUBQUERY(collection, $x, predicate)`.
+    case subquery(PredicateExpression, variable: String, ObjectPredicate)
+    /// `CAST(expr, 'NSDate')`: numbers as seconds since 2001-01-01 (Core Data's reference date).
+    case cast(PredicateExpression, String)
+
+    /// The arithmetic operators.
+    public enum ArithmeticOperator: String, Sendable, Hashable {
+        case add = "+", subtract = "-", multiply = "*", divide = "/", power = "**"
+    }
+
+    func substituting(_ variables: [String: Value], bound: Set<String>) throws(PredicateVariableError) -> PredicateExpression {
+        switch self {
+        case .constant, .evaluatedObject: return self
+        case .variable(let name):
+            if bound.contains(name) || name == "FETCH_SOURCE" || name == "source" { return self }
+            guard let value = variables[name] else { throw PredicateVariableError(name: name, known: variables.keys.sorted()) }
+            return .constant(value)
+        case .array(let items):
+            var result: [PredicateExpression] = []
+            for item in items { result.append(try item.substituting(variables, bound: bound)) }
+            return .array(result)
+        case .keyPath(let base, let path): return .keyPath(try base.substituting(variables, bound: bound), path)
+        case .arithmetic(let op, let a, let b): return .arithmetic(op, try a.substituting(variables, bound: bound), try b.substituting(variables, bound: bound))
+        case .negate(let e): return .negate(try e.substituting(variables, bound: bound))
+        case .function(let name, let args):
+            var result: [PredicateExpression] = []
+            for arg in args { result.append(try arg.substituting(variables, bound: bound)) }
+            return .function(name, result)
+        case .index(let e, let i):
+            if case .expression(let ix) = i { return .index(try e.substituting(variables, bound: bound), .expression(try ix.substituting(variables, bound: bound))) }
+            return .index(try e.substituting(variables, bound: bound), i)
+        case .subquery(let collection, let variable, let predicate):
+            let inner = try predicate.substitutingInSubquery(variables, bound: bound.union([variable]))
+            return .subquery(try collection.substituting(variables, bound: bound), variable: variable, inner)
+        case .cast(let e, let type): return .cast(try e.substituting(variables, bound: bound), type)
+        }
+    }
+
+    func variableNames(bound: Set<String>) -> Set<String> {
+        switch self {
+        case .constant, .evaluatedObject: return []
+        case .variable(let name): return bound.contains(name) ? [] : [name]
+        case .array(let items): return items.reduce(into: []) { $0.formUnion($1.variableNames(bound: bound)) }
+        case .keyPath(let base, _), .negate(let base), .cast(let base, _): return base.variableNames(bound: bound)
+        case .arithmetic(_, let a, let b): return a.variableNames(bound: bound).union(b.variableNames(bound: bound))
+        case .function(_, let args): return args.reduce(into: []) { $0.formUnion($1.variableNames(bound: bound)) }
+        case .index(let e, let i):
+            if case .expression(let ix) = i { return e.variableNames(bound: bound).union(ix.variableNames(bound: bound)) }
+            return e.variableNames(bound: bound)
+        case .subquery(let collection, let variable, let predicate):
+            return collection.variableNames(bound: bound).union(predicate.variableNames(bound: bound.union([variable])))
+        }
+    }
+}
+
+/// An index into a collection: `[FIRST]`, `[LAST]`, `[SIZE]` or `[expression]`.
+public enum PredicateIndex: Sendable, Hashable {
+    case first, last, size
+    case expression(PredicateExpression)
+}
+
+extension ObjectPredicate {
+    func substitutingInSubquery(_ variables: [String: Value], bound: Set<String>) throws(PredicateVariableError) -> ObjectPredicate {
+        switch self {
+        case .constant: return self
+        case .not(let p): return .not(try p.substitutingInSubquery(variables, bound: bound))
+        case .and(let a, let b): return .and(try a.substitutingInSubquery(variables, bound: bound), try b.substitutingInSubquery(variables, bound: bound))
+        case .or(let a, let b): return .or(try a.substitutingInSubquery(variables, bound: bound), try b.substitutingInSubquery(variables, bound: bound))
+        case .comparison(var c):
+            c.lhs = try c.lhs.substituting(variables, bound: bound)
+            c.rhs = try c.rhs.substituting(variables, bound: bound)
+            return .comparison(c)
+        }
+    }
+
+    func variableNames(bound: Set<String>) -> Set<String> {
+        switch self {
+        case .constant: return []
+        case .not(let p): return p.variableNames(bound: bound)
+        case .and(let a, let b), .or(let a, let b): return a.variableNames(bound: bound).union(b.variableNames(bound: bound))
+        case .comparison(let c): return c.lhs.variableNames(bound: bound).union(c.rhs.variableNames(bound: bound))
+        }
+    }
+}
+
+/// A `$VARIABLE` with no value when a predicate was used.
+public struct PredicateVariableError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var name: String
+    public var known: [String]
+    public var description: String {
+        "no value for the variable $\(name)" + (known.isEmpty ? "" : " (given: " + known.map { "$" + $0 }.joined(separator: ", ") + ")")
+    }
+}
+
+/// Predicate text that does not parse: where, what was found and what was expected.
+public struct PredicateSyntaxError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The whole predicate text.
+    public var text: String
+    /// The 1-based column (in characters) of the problem.
+    public var column: Int
+    /// What was wrong and what was expected.
+    public var message: String
+
+    public init(text: String, column: Int, message: String) {
+        self.text = text
+        self.column = column
+        self.message = message
+    }
+
+    /// Three lines: the message with its column, the text, and a caret under the column.
+    public var description: String {
+        let caret = String(repeating: " ", count: max(0, column - 1)) + "^"
+        return "column \(column): \(message)\n  \(text)\n  \(caret)"
+    }
+}
