@@ -1,8 +1,26 @@
 import ObjectStoreModel
 
-/// Computes derived attributes from their expressions.
+/// Computes derived attributes from their expressions, compiled once per context and
+/// entity.
 enum DerivedAttributes {
     static func evaluate(_ derivation: String, of object: ManagedObject, attribute: AttributeDescription) throws -> Value {
-        throw ObjectStoreError.readOnly(entity: object.entity.name, key: attribute.name)
+        guard let context = object.managedObjectContext else { throw ObjectStoreError.objectNotFound(object.objectID) }
+        let key = object.entity.name + "." + attribute.name
+        let closure: ExpressionClosure
+        if let cached = context.compiledDerivations[key] {
+            closure = cached
+        } else {
+            switch try Derivation(derivation) {
+            case .predicate(let predicate):
+                let test = context.compiler.compile(predicate, entity: object.entity)
+                closure = { object, scope in .value(.bool(try test(object, scope))) }
+            case .expression(let expression):
+                closure = context.compiler.compile(expression, entity: object.entity)
+            }
+            context.compiledDerivations[key] = closure
+        }
+        try object.fireFault()
+        let value = try closure(object, context.evaluationScope()).sortValue
+        return (try? ManagedObject.coerce(value, to: attribute, entity: object.entity.name)) ?? value
     }
 }

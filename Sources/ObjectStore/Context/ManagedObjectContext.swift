@@ -40,6 +40,10 @@ public final class ManagedObjectContext {
     var pendingChanges = ObjectChanges()
     var observers: [UUID: (ContextEvent) -> Void] = [:]
 
+    /// Compiled predicates and derivations, per (predicate, entity).
+    var compiledPredicates: [CompiledKey: PredicateClosure] = [:]
+    var compiledDerivations: [String: ExpressionClosure] = [:]
+
     /// The undo stack; `nil` disables undo (for bulk imports).
     public var undoManager: UndoStack? = UndoStack()
     /// What a save does when the store changed since objects were loaded.
@@ -209,18 +213,6 @@ public final class ManagedObjectContext {
     }
 
     // MARK: Fetching
-
-    /// The objects a fetch request matches: saved objects (from the store or the parent
-    /// context) overlaid with this context's inserts and deletes, then filtered, sorted,
-    /// offset and limited.
-    public func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
-        try FetchExecutor(context: self, request: request).objects()
-    }
-
-    /// How many objects a fetch request matches.
-    public func count(for request: FetchRequest) throws -> Int {
-        try FetchExecutor(context: self, request: request).count()
-    }
 
     /// IDs of the saved objects of exactly this entity, as the level below sees them.
     func savedObjectIDs(ofEntity name: String) throws -> [ObjectID] {

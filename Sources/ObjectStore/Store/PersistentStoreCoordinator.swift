@@ -24,9 +24,14 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     private var classes: [String: ManagedObject.Type] = [:]
     private var saveObservers: [UUID: @Sendable (SaveNotification) -> Void] = [:]
 
-    public init(model: ManagedObjectModel, store: any PersistentStore) {
+    /// The clock `now()` reads in predicates and derived attributes; a fixed one makes
+    /// derived values such as `isOverdue` testable.
+    public let clock: @Sendable () -> Date
+
+    public init(model: ManagedObjectModel, store: any PersistentStore, clock: @escaping @Sendable () -> Date = { Date() }) {
         self.model = model
         self.store = store
+        self.clock = clock
     }
 
     // MARK: Classes

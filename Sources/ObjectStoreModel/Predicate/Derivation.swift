@@ -2,7 +2,7 @@
 /// `dueDate != nil AND dueDate < now()`) or an expression (such as `priority * 2`).
 public enum Derivation: Sendable, Hashable {
     case predicate(ObjectPredicate)
-    case expression(PredicateExpression)
+    case expression(ObjectExpression)
 
     /// Parses derivation text: as a predicate when it is one, else as an expression. When
     /// neither parses, the error is the one that got further into the text.
@@ -15,7 +15,7 @@ public enum Derivation: Sendable, Hashable {
             asPredicate = error
         }
         do {
-            self = .expression(try PredicateExpression(text))
+            self = .expression(try ObjectExpression(text))
         } catch {
             throw error.column >= asPredicate.column ? error : asPredicate
         }

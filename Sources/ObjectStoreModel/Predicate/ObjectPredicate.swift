@@ -95,12 +95,12 @@ public struct PredicateComparison: Sendable, Hashable {
     }
 
     public var quantifier: Quantifier
-    public var lhs: PredicateExpression
+    public var lhs: ObjectExpression
     public var op: Operator
     public var options: Options
-    public var rhs: PredicateExpression
+    public var rhs: ObjectExpression
 
-    public init(_ lhs: PredicateExpression, _ op: Operator, _ rhs: PredicateExpression, quantifier: Quantifier = .direct, options: Options = []) {
+    public init(_ lhs: ObjectExpression, _ op: Operator, _ rhs: ObjectExpression, quantifier: Quantifier = .direct, options: Options = []) {
         self.lhs = lhs
         self.op = op
         self.rhs = rhs
@@ -111,36 +111,36 @@ public struct PredicateComparison: Sendable, Hashable {
 
 /// An expression of the predicate language: constants, key paths, variables, arithmetic,
 /// functions, aggregates and subqueries.
-public indirect enum PredicateExpression: Sendable, Hashable {
+public indirect enum ObjectExpression: Sendable, Hashable {
     case constant(Value)
     /// `{a, b, c}`.
-    case array([PredicateExpression])
+    case array([ObjectExpression])
     /// `SELF`: the object evaluated.
     case evaluatedObject
     /// `$NAME`.
     case variable(String)
     /// A key path followed from a base expression (`SELF` for a bare key path). Components
     /// may be collection operators such as `@count`.
-    case keyPath(PredicateExpression, [String])
+    case keyPath(ObjectExpression, [String])
     /// `+ - * / **`.
-    case arithmetic(ArithmeticOperator, PredicateExpression, PredicateExpression)
+    case arithmetic(ArithmeticOperator, ObjectExpression, ObjectExpression)
     /// Unary minus.
-    case negate(PredicateExpression)
+    case negate(ObjectExpression)
     /// `name(args)`: `now()`, `abs(x)`, `lowercase(s)`...
-    case function(String, [PredicateExpression])
+    case function(String, [ObjectExpression])
     /// `collection[FIRST]`, `[LAST]`, `[SIZE]` or `[n]`.
-    case index(PredicateExpression, PredicateIndex)
+    case index(ObjectExpression, PredicateIndex)
     /// `SUBQUERY(collection, $x, predicate)`.
-    case subquery(PredicateExpression, variable: String, ObjectPredicate)
+    case subquery(ObjectExpression, variable: String, ObjectPredicate)
     /// `CAST(expr, 'NSDate')`: numbers as seconds since 2001-01-01 (Core Data's reference date).
-    case cast(PredicateExpression, String)
+    case cast(ObjectExpression, String)
 
     /// The arithmetic operators.
     public enum ArithmeticOperator: String, Sendable, Hashable {
         case add = "+", subtract = "-", multiply = "*", divide = "/", power = "**"
     }
 
-    func substituting(_ variables: [String: Value], bound: Set<String>) throws(PredicateVariableError) -> PredicateExpression {
+    func substituting(_ variables: [String: Value], bound: Set<String>) throws(PredicateVariableError) -> ObjectExpression {
         switch self {
         case .constant, .evaluatedObject: return self
         case .variable(let name):
@@ -148,14 +148,14 @@ public indirect enum PredicateExpression: Sendable, Hashable {
             guard let value = variables[name] else { throw PredicateVariableError(name: name, known: variables.keys.sorted()) }
             return .constant(value)
         case .array(let items):
-            var result: [PredicateExpression] = []
+            var result: [ObjectExpression] = []
             for item in items { result.append(try item.substituting(variables, bound: bound)) }
             return .array(result)
         case .keyPath(let base, let path): return .keyPath(try base.substituting(variables, bound: bound), path)
         case .arithmetic(let op, let a, let b): return .arithmetic(op, try a.substituting(variables, bound: bound), try b.substituting(variables, bound: bound))
         case .negate(let e): return .negate(try e.substituting(variables, bound: bound))
         case .function(let name, let args):
-            var result: [PredicateExpression] = []
+            var result: [ObjectExpression] = []
             for arg in args { result.append(try arg.substituting(variables, bound: bound)) }
             return .function(name, result)
         case .index(let e, let i):
@@ -188,7 +188,7 @@ public indirect enum PredicateExpression: Sendable, Hashable {
 /// An index into a collection: `[FIRST]`, `[LAST]`, `[SIZE]` or `[expression]`.
 public enum PredicateIndex: Sendable, Hashable {
     case first, last, size
-    case expression(PredicateExpression)
+    case expression(ObjectExpression)
 }
 
 extension ObjectPredicate {

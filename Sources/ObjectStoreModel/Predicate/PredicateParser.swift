@@ -25,7 +25,7 @@ struct PredicateParser {
         return predicate
     }
 
-    static func parseExpression(_ text: String) throws(PredicateSyntaxError) -> PredicateExpression {
+    static func parseExpression(_ text: String) throws(PredicateSyntaxError) -> ObjectExpression {
         var parser = PredicateParser(text: text, tokens: try PredicateLexer.tokenize(text), arguments: [])
         if parser.current.kind == .end { throw parser.error("expected an expression, found nothing") }
         let expression = try parser.parseExpression()
@@ -221,33 +221,33 @@ struct PredicateParser {
 
     // MARK: Expressions
 
-    private mutating func parseExpression() throws(PredicateSyntaxError) -> PredicateExpression {
+    private mutating func parseExpression() throws(PredicateSyntaxError) -> ObjectExpression {
         try enter()
         defer { depth -= 1 }
         return try parseAdditive()
     }
 
-    private mutating func parseAdditive() throws(PredicateSyntaxError) -> PredicateExpression {
+    private mutating func parseAdditive() throws(PredicateSyntaxError) -> ObjectExpression {
         var result = try parseMultiplicative()
         while isSymbol("+") || isSymbol("-") {
-            let op: PredicateExpression.ArithmeticOperator = isSymbol("+") ? .add : .subtract
+            let op: ObjectExpression.ArithmeticOperator = isSymbol("+") ? .add : .subtract
             advance()
             result = .arithmetic(op, result, try parseMultiplicative())
         }
         return result
     }
 
-    private mutating func parseMultiplicative() throws(PredicateSyntaxError) -> PredicateExpression {
+    private mutating func parseMultiplicative() throws(PredicateSyntaxError) -> ObjectExpression {
         var result = try parsePower()
         while isSymbol("*") || isSymbol("/") {
-            let op: PredicateExpression.ArithmeticOperator = isSymbol("*") ? .multiply : .divide
+            let op: ObjectExpression.ArithmeticOperator = isSymbol("*") ? .multiply : .divide
             advance()
             result = .arithmetic(op, result, try parsePower())
         }
         return result
     }
 
-    private mutating func parsePower() throws(PredicateSyntaxError) -> PredicateExpression {
+    private mutating func parsePower() throws(PredicateSyntaxError) -> ObjectExpression {
         let base = try parseUnary()
         if isSymbol("**") {
             advance()
@@ -256,7 +256,7 @@ struct PredicateParser {
         return base
     }
 
-    private mutating func parseUnary() throws(PredicateSyntaxError) -> PredicateExpression {
+    private mutating func parseUnary() throws(PredicateSyntaxError) -> ObjectExpression {
         if isSymbol("-") {
             advance()
             try enter()
@@ -269,7 +269,7 @@ struct PredicateParser {
         return try parsePostfix()
     }
 
-    private mutating func parsePostfix() throws(PredicateSyntaxError) -> PredicateExpression {
+    private mutating func parsePostfix() throws(PredicateSyntaxError) -> ObjectExpression {
         var result = try parsePrimary()
         while true {
             if isSymbol(".") {
@@ -336,7 +336,7 @@ struct PredicateParser {
         return path.split(separator: ".").map(String.init)
     }
 
-    private mutating func parsePrimary() throws(PredicateSyntaxError) -> PredicateExpression {
+    private mutating func parsePrimary() throws(PredicateSyntaxError) -> ObjectExpression {
         let token = current
         switch token.kind {
         case .integer(let i):
@@ -387,7 +387,7 @@ struct PredicateParser {
             return inner
         case .symbol("{"):
             advance()
-            var items: [PredicateExpression] = []
+            var items: [ObjectExpression] = []
             if !isSymbol("}") {
                 items.append(try parseExpression())
                 while isSymbol(",") {
@@ -413,7 +413,7 @@ struct PredicateParser {
             advance()
             if isSymbol("(") {
                 advance()
-                var args: [PredicateExpression] = []
+                var args: [ObjectExpression] = []
                 if !isSymbol(")") {
                     args.append(try parseExpression())
                     while isSymbol(",") {
@@ -438,7 +438,7 @@ struct PredicateParser {
         }
     }
 
-    private mutating func parseSubquery() throws(PredicateSyntaxError) -> PredicateExpression {
+    private mutating func parseSubquery() throws(PredicateSyntaxError) -> ObjectExpression {
         advance()
         try expectSymbol("(", "after SUBQUERY")
         let collection = try parseExpression()
@@ -453,7 +453,7 @@ struct PredicateParser {
         return .subquery(collection, variable: variable, predicate)
     }
 
-    private mutating func parseCast() throws(PredicateSyntaxError) -> PredicateExpression {
+    private mutating func parseCast() throws(PredicateSyntaxError) -> ObjectExpression {
         advance()
         try expectSymbol("(", "after CAST")
         let value = try parseExpression()
@@ -479,7 +479,7 @@ struct PredicateParser {
     }
 }
 
-extension PredicateExpression {
+extension ObjectExpression {
     /// Parses an expression on its own (derived attributes, mapping expressions).
     public init(_ text: String) throws(PredicateSyntaxError) {
         self = try PredicateParser.parseExpression(text)

@@ -45,7 +45,7 @@ extension PredicateComparison: CustomStringConvertible {
     }
 }
 
-extension PredicateExpression: CustomStringConvertible {
+extension ObjectExpression: CustomStringConvertible {
     public var description: String {
         switch self {
         case .constant(let value): return Self.literal(value)
@@ -75,7 +75,7 @@ extension PredicateExpression: CustomStringConvertible {
         }
     }
 
-    private static func wrapped(_ e: PredicateExpression) -> String {
+    private static func wrapped(_ e: ObjectExpression) -> String {
         switch e {
         case .arithmetic, .negate: return "(" + e.description + ")"
         case .constant(.integer(let i)) where i < 0: return "(" + e.description + ")"

@@ -103,7 +103,7 @@ public struct PredicateTypeChecker: Sendable {
     }
 
     /// The type of `expression` evaluated against objects of `entityName`.
-    public func type(of expression: PredicateExpression, on entityName: String) throws(PredicateTypeError) -> PredicateType {
+    public func type(of expression: ObjectExpression, on entityName: String) throws(PredicateTypeError) -> PredicateType {
         try type(of: expression, self: .object(entityName), variables: variables)
     }
 
@@ -171,7 +171,7 @@ public struct PredicateTypeChecker: Sendable {
         }
     }
 
-    private func type(of expression: PredicateExpression, self selfType: PredicateType, variables: [String: PredicateType]) throws(PredicateTypeError) -> PredicateType {
+    private func type(of expression: ObjectExpression, self selfType: PredicateType, variables: [String: PredicateType]) throws(PredicateTypeError) -> PredicateType {
         switch expression {
         case .constant(let value): return PredicateType(value)
         case .array(let items):

@@ -1,0 +1,167 @@
+import Foundation
+import ObjectStoreModel
+
+/// Runs a fetch request in a context: the saved objects one level down (store or parent),
+/// overlaid with the context's own inserts, updates and deletes; then filtered by the
+/// compiled predicate, sorted, offset and limited.
+struct FetchExecutor {
+    let context: ManagedObjectContext
+    let request: FetchRequest
+
+    private var model: ManagedObjectModel { context.model }
+
+    func entity() throws -> EntityDescription {
+        guard let entity = model.entity(named: request.entityName) else {
+            throw ObjectStoreError.unknownEntity(request.entityName, suggestion: NameSuggestion.closest(to: request.entityName, in: model.entities.map(\.name)))
+        }
+        return entity
+    }
+
+    /// IDs of every candidate object before filtering.
+    func candidateIDs() throws -> [ObjectID] {
+        let entity = try entity()
+        context.processPendingChanges()
+        let entities = request.includesSubentities ? model.entityAndDescendants(of: entity.name) : [entity]
+        let names = Set(entities.map(\.name))
+        var ids: [ObjectID] = []
+        for entity in entities {
+            for id in try context.savedObjectIDs(ofEntity: entity.name) {
+                if request.includesPendingChanges && context.deletedSet.contains(id) { continue }
+                ids.append(id)
+            }
+        }
+        if request.includesPendingChanges {
+            ids.append(contentsOf: context.insertedObjects.filter { names.contains($0.entity.name) }.map(\.objectID))
+        }
+        return ids
+    }
+
+    /// The matching objects, sorted and limited.
+    func objects() throws -> [ManagedObject] {
+        let entity = try entity()
+        var objects = try candidateIDs().map { try context.object(with: $0) }
+        if let predicate = request.predicate {
+            let test = context.compiled(predicate, entity: entity)
+            let scope = context.evaluationScope()
+            objects = try objects.filter { object in
+                // A row deleted elsewhere since it was listed simply does not match.
+                guard (try? object.fireFault()) != nil else { return false }
+                return try test(object, scope)
+            }
+        }
+        objects = try sorted(objects, entity: entity)
+        if request.fetchOffset > 0 { objects = Array(objects.dropFirst(request.fetchOffset)) }
+        if request.fetchLimit > 0 { objects = Array(objects.prefix(request.fetchLimit)) }
+        return objects
+    }
+
+    func sorted(_ objects: [ManagedObject], entity: EntityDescription) throws -> [ManagedObject] {
+        let keys = request.sortDescriptors
+        guard !keys.isEmpty else {
+            return objects.sorted { ObjectID.tieBreak($0.objectID, $1.objectID) }
+        }
+        let scope = context.evaluationScope()
+        let readers = try keys.map { key -> ExpressionClosure in
+            let expression = try ObjectExpression(key.keyPath)
+            return context.compiler.compile(expression, entity: entity)
+        }
+        // Read every key once per object, then sort the rows.
+        var rows: [(object: ManagedObject, values: [Value])] = []
+        rows.reserveCapacity(objects.count)
+        for object in objects {
+            rows.append((object, try readers.map { try $0(object, scope).sortValue }))
+        }
+        rows.sort { a, b in
+            for (index, key) in keys.enumerated() {
+                let order = key.compare(a.values[index], b.values[index])
+                if order == .orderedSame { continue }
+                return key.ascending ? order == .orderedAscending : order == .orderedDescending
+            }
+            return ObjectID.tieBreak(a.object.objectID, b.object.objectID)
+        }
+        return rows.map(\.object)
+    }
+}
+
+extension ManagedObjectContext {
+    /// The compiler for this context's model.
+    var compiler: PredicateCompiler { PredicateCompiler(model: model) }
+
+    /// Variables and clock for evaluating predicates now.
+    func evaluationScope(variables: [String: Operand] = [:]) -> EvaluationScope {
+        EvaluationScope(now: coordinator.clock(), variables: variables)
+    }
+
+    /// A compiled predicate, cached per (predicate, entity).
+    func compiled(_ predicate: ObjectPredicate, entity: EntityDescription) -> PredicateClosure {
+        let key = CompiledKey(predicate: predicate, entity: entity.name)
+        if let closure = compiledPredicates[key] { return closure }
+        let closure = compiler.compile(predicate, entity: entity)
+        if compiledPredicates.count > 256 { compiledPredicates.removeAll() }
+        compiledPredicates[key] = closure
+        return closure
+    }
+
+    /// The objects a fetch request matches.
+    public func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
+        try FetchExecutor(context: self, request: request).objects()
+    }
+
+    /// The IDs of the objects a fetch request matches.
+    public func fetchObjectIDs(_ request: FetchRequest) throws -> [ObjectID] {
+        if request.predicate == nil && request.sortDescriptors.isEmpty {
+            let ids = try FetchExecutor(context: self, request: request).candidateIDs().sorted(by: ObjectID.tieBreak)
+            let offset = ids.dropFirst(request.fetchOffset)
+            return Array(request.fetchLimit > 0 ? offset.prefix(request.fetchLimit) : offset)
+        }
+        return try fetch(request).map(\.objectID)
+    }
+
+    /// How many objects a fetch request matches. Without a predicate no object is made;
+    /// with one, objects this count had to load are let go again afterwards.
+    public func count(for request: FetchRequest) throws -> Int {
+        let executor = FetchExecutor(context: self, request: request)
+        guard let predicate = request.predicate else {
+            let total = try executor.candidateIDs().count - request.fetchOffset
+            return max(0, request.fetchLimit > 0 ? min(total, request.fetchLimit) : total)
+        }
+        let entity = try executor.entity()
+        let test = compiled(predicate, entity: entity)
+        let scope = evaluationScope()
+        var count = 0
+        for id in try executor.candidateIDs() {
+            let wasRegistered = registered[id] != nil
+            let object = try self.object(with: id)
+            if (try? object.fireFault()) != nil, try test(object, scope) { count += 1 }
+            if !wasRegistered && !object.hasChanges { registered[id] = nil }
+        }
+        let afterOffset = max(0, count - request.fetchOffset)
+        return request.fetchLimit > 0 ? min(afterOffset, request.fetchLimit) : afterOffset
+    }
+
+    /// The objects of a fetched property of `object`: evaluated lazily, cached until the
+    /// object is refreshed.
+    public func fetchedPropertyObjects(_ property: FetchedPropertyDescription, of object: ManagedObject) throws -> [ManagedObject] {
+        if let cached = object.fetchedPropertyCache[property.name] {
+            return cached.compactMap { try? self.object(with: $0) }
+        }
+        guard let destination = model.entity(named: property.destinationEntityName) else { return [] }
+        var compiler = self.compiler
+        compiler.variableEntities["FETCH_SOURCE"] = object.entity
+        let test = compiler.compile(try ObjectPredicate(property.predicate), entity: destination)
+        let scope = evaluationScope(variables: ["FETCH_SOURCE": .object(object)])
+        let candidates = try FetchExecutor(context: self, request: FetchRequest(entityName: destination.name)).candidateIDs().map { try self.object(with: $0) }
+        let matches = try candidates.filter { candidate in
+            guard (try? candidate.fireFault()) != nil else { return false }
+            return try test(candidate, scope)
+        }.sorted { ObjectID.tieBreak($0.objectID, $1.objectID) }
+        object.fetchedPropertyCache[property.name] = matches.map(\.objectID)
+        return matches
+    }
+}
+
+/// The cache key of a compiled predicate.
+struct CompiledKey: Hashable {
+    var predicate: ObjectPredicate
+    var entity: String
+}

@@ -1,0 +1,48 @@
+import ObjectStoreModel
+
+/// What to fetch: an entity (with its sub-entities unless turned off), a predicate, sort
+/// keys, offset and limit.
+///
+/// ```swift
+/// var request = FetchRequest(entityName: "Task", predicate: try ObjectPredicate("priority >= 2"))
+/// request.sortDescriptors = [SortKey("dueDate")]
+/// request.fetchLimit = 10
+/// let tasks = try context.fetch(request)
+/// ```
+public struct FetchRequest: Sendable, Hashable {
+    /// The entity to fetch.
+    public var entityName: String
+    /// Which objects match; all when `nil`. `$VARIABLES` must be substituted first.
+    public var predicate: ObjectPredicate?
+    /// Sort keys, applied in order; remaining ties keep object-ID order, so results are
+    /// deterministic.
+    public var sortDescriptors: [SortKey] = []
+    /// Whether objects of sub-entities are included (default `true`).
+    public var includesSubentities = true
+    /// Whether this context's unsaved inserts, updates and deletes are taken into account
+    /// (default `true`).
+    public var includesPendingChanges = true
+    /// Results to skip.
+    public var fetchOffset = 0
+    /// The most results returned (`0`: no limit).
+    public var fetchLimit = 0
+
+    public init(entityName: String, predicate: ObjectPredicate? = nil, sortDescriptors: [SortKey] = []) {
+        self.entityName = entityName
+        self.predicate = predicate
+        self.sortDescriptors = sortDescriptors
+    }
+
+    /// A request from a model's fetch request template, with its `$VARIABLES` substituted.
+    ///
+    /// ```swift
+    /// let request = try FetchRequest(template: "tasksDueSooner", in: model, variables: ["DUE_DATE": .date(friday)])
+    /// ```
+    public init(template name: String, in model: ManagedObjectModel, variables: [String: Value] = [:]) throws {
+        guard let template = model.fetchRequestTemplate(named: name) else {
+            throw ObjectStoreError.unknownEntity("fetch request template '\(name)'", suggestion: NameSuggestion.closest(to: name, in: model.fetchRequestTemplates.map(\.name)))
+        }
+        self.init(entityName: template.entityName, predicate: try ObjectPredicate(template.predicate).substituting(variables))
+        sortDescriptors = template.sortDescriptors.map { SortKey($0.keyPath, ascending: $0.ascending) }
+    }
+}
