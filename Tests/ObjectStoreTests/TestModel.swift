@@ -16,7 +16,9 @@ enum TestModel {
             { "name": "status", "type": "string", "default": "open", "allowedValues": ["open", "done"] },
             { "name": "estimate", "type": "decimal" },
             { "name": "ratio", "type": "double" },
-            { "name": "scratch", "type": "string", "transient": true }
+            { "name": "scratch", "type": "string", "transient": true },
+            { "name": "isOverdue", "type": "boolean", "derived": "dueDate != nil AND dueDate < now()" },
+            { "name": "doubled", "type": "int32", "derived": "priority * 2" }
           ],
           "relationships": [
             { "name": "location", "destination": "Location", "inverse": "tasks" },
@@ -30,6 +32,9 @@ enum TestModel {
         { "name": "Location",
           "attributes": [{ "name": "name", "type": "string", "optional": false }],
           "relationships": [{ "name": "tasks", "destination": "Task", "inverse": "location", "toMany": true }],
+          "fetchedProperties": [
+            { "name": "highPriTasks", "destination": "Task", "predicate": "location == $FETCH_SOURCE AND priority == 3" }
+          ],
           "uniquenessConstraints": [["name"]]
         },
         { "name": "Tag",
@@ -65,6 +70,9 @@ enum TestModel {
           "attributes": [{ "name": "label", "type": "string" }] },
         { "name": "Circle", "parent": "Shape",
           "attributes": [{ "name": "radius", "type": "double", "default": 1.0 }] }
+      ],
+      "fetchRequests": [
+        { "name": "tasksDueSooner", "entity": "Task", "predicate": "dueDate < $DUE_DATE", "sort": [{ "key": "dueDate" }] }
       ]
     }
     """#
@@ -77,9 +85,12 @@ enum TestModel {
         }
     }()
 
-    /// A new in-memory coordinator.
+    /// The fixed "now" of every test: 2026-11-22T12:00:00Z.
+    static let now = Date(timeIntervalSince1970: 1_795_348_800)
+
+    /// A new in-memory coordinator whose clock reads ``now``.
     static func coordinator() -> PersistentStoreCoordinator {
-        PersistentStoreCoordinator(model: model, store: InMemoryStore(model: model))
+        PersistentStoreCoordinator(model: model, store: InMemoryStore(model: model), clock: { now })
     }
 
     /// A context of a new in-memory coordinator.

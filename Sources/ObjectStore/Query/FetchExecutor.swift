@@ -46,13 +46,24 @@ struct FetchExecutor {
             objects = try objects.filter { object in
                 // A row deleted elsewhere since it was listed simply does not match.
                 guard (try? object.fireFault()) != nil else { return false }
-                return try test(object, scope)
+                return try test(savedState(of: object), scope)
             }
         }
         objects = try sorted(objects, entity: entity)
         if request.fetchOffset > 0 { objects = Array(objects.dropFirst(request.fetchOffset)) }
         if request.fetchLimit > 0 { objects = Array(objects.prefix(request.fetchLimit)) }
         return objects
+    }
+
+    /// The object to test: itself, or when pending changes are excluded, a detached copy
+    /// holding its saved values.
+    func savedState(of object: ManagedObject) -> ManagedObject {
+        guard !request.includesPendingChanges, object.isUpdated, let committed = object.committedSlots else { return object }
+        let copy = ManagedObject(entity: object.entity, objectID: object.objectID)
+        copy.managedObjectContext = context
+        copy.slots = committed
+        copy.committedSlots = committed
+        return copy
     }
 
     func sorted(_ objects: [ManagedObject], entity: EntityDescription) throws -> [ManagedObject] {
@@ -132,7 +143,7 @@ extension ManagedObjectContext {
         for id in try executor.candidateIDs() {
             let wasRegistered = registered[id] != nil
             let object = try self.object(with: id)
-            if (try? object.fireFault()) != nil, try test(object, scope) { count += 1 }
+            if (try? object.fireFault()) != nil, try test(executor.savedState(of: object), scope) { count += 1 }
             if !wasRegistered && !object.hasChanges { registered[id] = nil }
         }
         let afterOffset = max(0, count - request.fetchOffset)

@@ -132,13 +132,28 @@ struct PredicateParser {
             // predicate first and fall back when a comparison follows the parenthesis.
             let saved = (position, argumentIndex)
             advance()
-            if let inner = try? parseOr(), isSymbol(")") {
-                advance()
-                if !startsComparisonOperator() && !isArithmeticOperator() {
-                    return inner
+            var asPredicate: PredicateSyntaxError
+            do {
+                let inner = try parseOr()
+                if isSymbol(")") {
+                    advance()
+                    if !startsComparisonOperator() && !isArithmeticOperator() {
+                        return inner
+                    }
+                    asPredicate = error("unexpected \(describe(current)) after ')'")
+                } else {
+                    asPredicate = error("expected ')' to close the parenthesis, found \(describe(current))")
                 }
+            } catch {
+                asPredicate = error
             }
             (position, argumentIndex) = saved
+            do {
+                return .comparison(try parseComparison())
+            } catch {
+                // Report whichever reading got further into the text.
+                throw error.column >= asPredicate.column ? error : asPredicate
+            }
         }
         return .comparison(try parseComparison())
     }

@@ -1,0 +1,170 @@
+import Foundation
+import Testing
+import ObjectStore
+import ObjectStoreModel
+
+/// Evaluation of every construct against a small fixed graph, on saved (store) objects.
+@Suite struct PredicateEvaluationTests {
+    static let day: TimeInterval = 86_400
+
+    /// Five tasks in three locations:
+    ///   Milk     p3 due now-1d  Home   tags: errand, food
+    ///   Mom      p2 due now+2d  —      tags: phone
+    ///   Report   p1 due now+7d  Work   subtasks: Outline, Draft
+    ///   Outline  p0 no due      Work
+    ///   Draft    p3 no due      Work   code ABC, estimate 2.50, ratio 0.25
+    static func graph() throws -> ManagedObjectContext {
+        let coordinator = TestModel.coordinator()
+        let setup = ManagedObjectContext(coordinator: coordinator)
+        let home = try setup.location("Home"), work = try setup.location("Work")
+        _ = try setup.location("Café")
+        let errand = try setup.insertObject(entityName: "Tag"), food = try setup.insertObject(entityName: "Tag"), phone = try setup.insertObject(entityName: "Tag")
+        try errand.setValue("errand", forKey: "label")
+        try food.setValue("food", forKey: "label")
+        try phone.setValue("phone", forKey: "label")
+        let milk = try setup.task("Milk", priority: 3)
+        try milk.setValue(.date(TestModel.now - day), forKey: "dueDate")
+        try milk.setObject(home, forKey: "location")
+        try milk.setObjects([errand, food], forKey: "tags")
+        let mom = try setup.task("Mom", priority: 2)
+        try mom.setValue(.date(TestModel.now + 2 * day), forKey: "dueDate")
+        try mom.setObjects([phone], forKey: "tags")
+        let report = try setup.task("Report", priority: 1)
+        try report.setValue(.date(TestModel.now + 7 * day), forKey: "dueDate")
+        try report.setObject(work, forKey: "location")
+        let outline = try setup.task("Outline", priority: 0)
+        let draft = try setup.task("Draft", priority: 3)
+        try draft.setValue("ABC", forKey: "code")
+        try draft.setValue(.decimal(Decimal(string: "2.50")!), forKey: "estimate")
+        try draft.setValue(0.25, forKey: "ratio")
+        for sub in [outline, draft] { try sub.setObject(work, forKey: "location") }
+        try report.setObjects([outline, draft], forKey: "subtasks")
+        try setup.save()
+        return ManagedObjectContext(coordinator: coordinator)
+    }
+
+    private func texts(_ context: ManagedObjectContext, _ predicate: String, entity: String = "Task") throws -> [String] {
+        let request = FetchRequest(entityName: entity, predicate: try ObjectPredicate(predicate), sortDescriptors: [SortKey(entity == "Task" ? "text" : "name")])
+        return try context.fetch(request).map { object in
+            if case .string(let s) = object[entity == "Task" ? "text" : "name"] { return s }
+            return "?"
+        }
+    }
+
+    @Test(arguments: [
+        // Comparisons and numbers across integer, double and decimal.
+        ("priority == 3", ["Draft", "Milk"]),
+        ("priority = 3.0", ["Draft", "Milk"]),
+        ("priority != 3", ["Mom", "Outline", "Report"]),
+        ("priority <> 3", ["Mom", "Outline", "Report"]),
+        ("priority < 2", ["Outline", "Report"]),
+        ("priority <= 1", ["Outline", "Report"]),
+        ("priority =< 1", ["Outline", "Report"]),
+        ("priority > 2", ["Draft", "Milk"]),
+        ("priority >= 2", ["Draft", "Milk", "Mom"]),
+        ("priority => 2", ["Draft", "Milk", "Mom"]),
+        ("priority BETWEEN {1, 2}", ["Mom", "Report"]),
+        ("priority IN {0, 3}", ["Draft", "Milk", "Outline"]),
+        ("estimate == 2.5", ["Draft"]),
+        ("estimate > 2", ["Draft"]),
+        ("ratio < CAST('0.5', 'NSDecimalNumber')", ["Draft"]),
+        // nil equals only nil; ordering with nil is false.
+        ("dueDate == nil", ["Draft", "Outline"]),
+        ("dueDate != nil", ["Milk", "Mom", "Report"]),
+        ("code < 'ZZZ'", ["Draft"]),
+        ("NOT code < 'ZZZ'", ["Milk", "Mom", "Outline", "Report"]),
+        // Strings and their options.
+        ("text CONTAINS 'o'", ["Mom", "Report"]),
+        ("text CONTAINS[c] 'm'", ["Milk", "Mom"]),
+        ("text BEGINSWITH 'M'", ["Milk", "Mom"]),
+        ("text ENDSWITH[c] 'T'", ["Draft", "Report"]),
+        ("text LIKE 'M*'", ["Milk", "Mom"]),
+        ("text LIKE '?om'", ["Mom"]),
+        ("text LIKE[c] 'd*T'", ["Draft"]),
+        ("text MATCHES 'M[a-z]{2}'", ["Mom"]),
+        ("text MATCHES '[A-Z][a-z]+'", ["Draft", "Milk", "Mom", "Outline", "Report"]),
+        ("text MATCHES[c] 'mil.'", ["Milk"]),
+        ("'il' IN text", ["Milk"]),
+        ("text IN {'Mom', 'Milk'}", ["Milk", "Mom"]),
+        ("text ==[c] 'MILK'", ["Milk"]),
+        ("location.name ==[cd] 'cafe' OR location.name ==[c] 'home'", ["Milk"]),
+        // Logic and precedence.
+        ("priority == 3 OR priority == 2 AND text == 'Milk'", ["Draft", "Milk"]),
+        ("(priority == 3 OR priority == 2) AND text BEGINSWITH 'M'", ["Milk", "Mom"]),
+        ("NOT priority == 3 AND dueDate != nil", ["Mom", "Report"]),
+        ("TRUEPREDICATE", ["Draft", "Milk", "Mom", "Outline", "Report"]),
+        ("FALSEPREDICATE", []),
+        // Relationships and aggregates.
+        ("location.name == 'Work'", ["Draft", "Outline", "Report"]),
+        ("location == nil", ["Mom"]),
+        ("ANY tags.label == 'food'", ["Milk"]),
+        ("ALL tags.label BEGINSWITH 'e' ", ["Draft", "Outline", "Report"]),
+        ("NONE tags.label == 'phone'", ["Draft", "Milk", "Outline", "Report"]),
+        ("tags.label == 'phone'", ["Mom"]),
+        ("tags.@count == 2", ["Milk"]),
+        ("subtasks.@count > 0", ["Report"]),
+        ("subtasks.@sum.priority == 3", ["Report"]),
+        ("subtasks.@avg.priority == 1.5", ["Report"]),
+        ("subtasks.@max.priority == 3 AND subtasks.@min.priority == 0", ["Report"]),
+        ("parent.text == 'Report'", ["Draft", "Outline"]),
+        ("subtasks[FIRST].text == 'Outline'", ["Report"]),
+        ("subtasks[LAST].text == 'Draft'", ["Report"]),
+        ("subtasks[SIZE] == 2", ["Report"]),
+        ("subtasks[1].text == 'Draft'", ["Report"]),
+        ("SUBQUERY(subtasks, $s, $s.priority == 3).@count == 1", ["Report"]),
+        ("SUBQUERY(tags, $t, $t.label BEGINSWITH 'e' OR $t.label == 'food').@count == 2", ["Milk"]),
+        // Arithmetic, functions, dates and derived attributes.
+        ("priority * 2 + 1 == 7", ["Draft", "Milk"]),
+        ("priority ** 2 == 9", ["Draft", "Milk"]),
+        ("-priority == -1", ["Report"]),
+        ("priority / 2 == 1.5", ["Draft", "Milk"]),
+        ("abs(priority - 3) == 3", ["Outline"]),
+        ("dueDate < now()", ["Milk"]),
+        ("dueDate < daysFromNow(3)", ["Milk", "Mom"]),
+        ("dueDate > now() + 86400 * 3", ["Report"]),
+        ("isOverdue == TRUE", ["Milk"]),
+        ("doubled == 6", ["Draft", "Milk"]),
+        ("length(text) == 3 AND uppercase(text) == 'MOM'", ["Mom"]),
+        ("lowercase(concat(text, '!')) == 'milk!'", ["Milk"]),
+        ("max(priority, 2) == 2", ["Mom", "Outline", "Report"]),
+    ])
+    func evaluatesEveryConstruct(predicate: String, expected: [String]) throws {
+        let context = try Self.graph()
+        #expect(try texts(context, predicate) == expected, "\(predicate)")
+    }
+
+    @Test func emptyCollectionsFollowTheQuantifierRules() throws {
+        let context = try Self.graph()
+        // Outline has no tags: ANY false, ALL true, NONE true.
+        #expect(try texts(context, "text == 'Outline' AND ANY tags.label == 'x'").isEmpty)
+        #expect(try texts(context, "text == 'Outline' AND ALL tags.label == 'x'") == ["Outline"])
+        #expect(try texts(context, "text == 'Outline' AND NONE tags.label == 'x'") == ["Outline"])
+    }
+
+    @Test func selfAndVariablesAndFormatArguments() throws {
+        let context = try Self.graph()
+        let milk = try #require(context.fetch(FetchRequest(entityName: "Task", predicate: try ObjectPredicate("text == 'Milk'"))).first)
+        let home = try #require(try milk.object(forKey: "location"))
+        let bySelf = FetchRequest(entityName: "Location", predicate: try ObjectPredicate("SELF == $L").substituting(["L": .uri(home.objectID.uriRepresentation)]))
+        #expect(try context.fetch(bySelf).map(\.objectID) == [home.objectID])
+        #expect(try texts(context, "ANY tasks.priority == 3", entity: "Location") == ["Home", "Work"])
+        let formatted = FetchRequest(entityName: "Task", predicate: try ObjectPredicate(format: "%K == %@ AND priority >= %d", "location.name", "Work", 1))
+        #expect(try context.fetch(formatted).count == 2)
+        let unbound = FetchRequest(entityName: "Task", predicate: try ObjectPredicate("priority == $P"))
+        #expect(throws: PredicateEvaluationError.self) { try context.fetch(unbound) }
+    }
+
+    @Test func pendingChangesAreOverlaid() throws {
+        let context = try Self.graph()
+        let milk = try #require(context.fetch(FetchRequest(entityName: "Task", predicate: try ObjectPredicate("text == 'Milk'"))).first)
+        try milk.setValue(0, forKey: "priority")
+        try context.task("Eggs", priority: 3)
+        let draft = try #require(context.fetch(FetchRequest(entityName: "Task", predicate: try ObjectPredicate("text == 'Draft'"))).first)
+        context.delete(draft)
+        #expect(try texts(context, "priority == 3") == ["Eggs"])
+        var saved = FetchRequest(entityName: "Task", predicate: try ObjectPredicate("priority == 3"))
+        saved.includesPendingChanges = false
+        #expect(try context.count(for: saved) == 2, "the store still has Draft and Milk at 3")
+        #expect(try context.count(for: FetchRequest(entityName: "Task", predicate: try ObjectPredicate("priority == 3"))) == 1)
+    }
+}
