@@ -41,19 +41,21 @@ public struct SortKey: Sendable, Hashable {
         case (false, true): return .orderedDescending
         default: break
         }
-        if case .string(let x) = a, case .string(let y) = b {
+        if case .string(let x) = a, case .string(let y) = b, comparison != .exact {
+            let order: ComparisonResult
             switch comparison {
-            case .exact: break
-            case .caseInsensitive:
-                return Value.string(x.lowercased()).compare(to: .string(y.lowercased())) ?? .orderedSame
+            case .exact, .caseInsensitive:
+                order = Value.string(x.lowercased()).compare(to: .string(y.lowercased())) ?? .orderedSame
             case .localized:
                 let fx = StringMatching.fold(x, [.caseInsensitive, .diacriticInsensitive])
                 let fy = StringMatching.fold(y, [.caseInsensitive, .diacriticInsensitive])
-                return Value.string(fx).compare(to: .string(fy)) ?? .orderedSame
+                order = Value.string(fx).compare(to: .string(fy)) ?? .orderedSame
             case .natural:
-                return StringMatching.naturalCompare(
+                order = StringMatching.naturalCompare(
                     StringMatching.fold(x, [.diacriticInsensitive]), StringMatching.fold(y, [.diacriticInsensitive]))
             }
+            // Strings equal but for case or accents still sort the same way every time.
+            if order != .orderedSame { return order }
         }
         if let order = a.compare(to: b) { return order }
         // Values of different kinds: order by kind name so the result is still deterministic.

@@ -1,0 +1,82 @@
+import ObjectStoreModel
+
+/// An aggregate column of a grouped fetch: `count`, `sum`, `average`, `min` or `max` of a
+/// key path, named as the result key.
+public struct PropertyAggregate: Sendable, Hashable {
+    public enum Function: String, Sendable, Hashable {
+        case count, sum, average, min, max
+    }
+
+    public var name: String
+    public var function: Function
+    public var keyPath: String
+
+    public init(_ name: String, _ function: Function, of keyPath: String) {
+        self.name = name
+        self.function = function
+        self.keyPath = keyPath
+    }
+}
+
+extension ManagedObjectContext {
+    /// The matching objects as dictionaries of chosen key paths (to-one destinations as
+    /// their ID URIs), optionally without duplicate rows.
+    ///
+    /// ```swift
+    /// let rows = try context.fetchDictionaries(request, properties: ["text", "location.name"], distinct: true)
+    /// ```
+    public func fetchDictionaries(_ request: FetchRequest, properties: [String], distinct: Bool = false) throws -> [[String: Value]] {
+        let executor = FetchExecutor(context: self, request: request)
+        let entity = try executor.entity()
+        let readers = try properties.map { compiler.compile(try ObjectExpression($0), entity: entity) }
+        let scope = evaluationScope()
+        var rows: [[String: Value]] = []
+        var seen = Set<[Value]>()
+        for object in try executor.objects() {
+            let values = try readers.map { try $0(object, scope).sortValue }
+            if distinct && !seen.insert(values).inserted { continue }
+            rows.append(Dictionary(uniqueKeysWithValues: zip(properties, values)))
+        }
+        return rows
+    }
+
+    /// Groups the matching objects by key paths and computes aggregates per group, like
+    /// SQL's GROUP BY. Groups come in order of their first object in the request's sort.
+    ///
+    /// ```swift
+    /// let perLocation = try context.fetchGroups(FetchRequest(entityName: "Task"), groupBy: ["location.name"],
+    ///                                           aggregates: [PropertyAggregate("n", .count, of: "text")])
+    /// // [["location.name": "Home", "n": 2], ...]
+    /// ```
+    public func fetchGroups(_ request: FetchRequest, groupBy: [String], aggregates: [PropertyAggregate]) throws -> [[String: Value]] {
+        let executor = FetchExecutor(context: self, request: request)
+        let entity = try executor.entity()
+        let keys = try groupBy.map { compiler.compile(try ObjectExpression($0), entity: entity) }
+        let columns = try aggregates.map { compiler.compile(try ObjectExpression($0.keyPath), entity: entity) }
+        let scope = evaluationScope()
+        var order: [[Value]] = []
+        var groups: [[Value]: [[Operand]]] = [:]
+        for object in try executor.objects() {
+            let key = try keys.map { try $0(object, scope).sortValue }
+            if groups[key] == nil { order.append(key) }
+            groups[key, default: []].append(try columns.map { try $0(object, scope) })
+        }
+        return try order.map { key in
+            var row = Dictionary(uniqueKeysWithValues: zip(groupBy, key))
+            let members = groups[key] ?? []
+            for (index, aggregate) in aggregates.enumerated() {
+                let values = members.map { $0[index] }
+                let result: Operand
+                switch aggregate.function {
+                case .count: result = .value(.integer(Int64(values.filter { !$0.isNull }.count)))
+                case .sum: result = try CollectionOperators.apply("@sum", values) { $0 }
+                case .average: result = try CollectionOperators.apply("@avg", values) { $0 }
+                case .min: result = try CollectionOperators.apply("@min", values) { $0 }
+                case .max: result = try CollectionOperators.apply("@max", values) { $0 }
+                }
+                row[aggregate.name] = result.sortValue
+            }
+            return row
+        }
+    }
+}

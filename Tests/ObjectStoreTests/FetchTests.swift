@@ -1,0 +1,172 @@
+import Foundation
+import Testing
+import ObjectStore
+import ObjectStoreModel
+
+@Suite struct FetchTests {
+    private func names(_ objects: [ManagedObject], _ key: String = "text") -> [String] {
+        objects.map { if case .string(let s) = $0[key] { return s } else { return "nil" } }
+    }
+
+    @Test func sortKeysOrderByEachKeyInTurnWithNilFirstAscending() throws {
+        let context = try PredicateEvaluationTests.graph()
+        let byDue = FetchRequest(entityName: "Task", sortDescriptors: [SortKey("dueDate"), SortKey("text")])
+        #expect(names(try context.fetch(byDue)) == ["Draft", "Outline", "Milk", "Mom", "Report"])
+        let byDueDescending = FetchRequest(entityName: "Task", sortDescriptors: [SortKey("dueDate", ascending: false), SortKey("text")])
+        #expect(names(try context.fetch(byDueDescending)) == ["Report", "Mom", "Milk", "Draft", "Outline"])
+        let byPriorityThenText = FetchRequest(entityName: "Task", sortDescriptors: [SortKey("priority", ascending: false), SortKey("text", ascending: false)])
+        #expect(names(try context.fetch(byPriorityThenText)) == ["Milk", "Draft", "Mom", "Report", "Outline"])
+        let throughToOne = FetchRequest(entityName: "Task", sortDescriptors: [SortKey("location.name"), SortKey("text")])
+        #expect(names(try context.fetch(throughToOne)) == ["Mom", "Milk", "Draft", "Outline", "Report"])
+    }
+
+    @Test func stringComparisonsForSorting() throws {
+        let context = TestModel.context()
+        for name in ["file10", "File2", "file1", "éclair", "Eclair", "apple"] { try context.location(name) }
+        func sorted(_ comparison: SortKey.Comparison) throws -> [String] {
+            names(try context.fetch(FetchRequest(entityName: "Location", sortDescriptors: [SortKey("name", comparison: comparison)])), "name")
+        }
+        #expect(try sorted(.exact) == ["Eclair", "File2", "apple", "file1", "file10", "éclair"])
+        #expect(try sorted(.caseInsensitive) == ["apple", "Eclair", "file1", "file10", "File2", "éclair"])
+        #expect(try sorted(.localized).prefix(3) == ["apple", "Eclair", "éclair"])
+        #expect(try sorted(.natural) == ["apple", "Eclair", "éclair", "file1", "File2", "file10"])
+    }
+
+    @Test func tiesAreBrokenDeterministically() throws {
+        let context = try PredicateEvaluationTests.graph()
+        let request = FetchRequest(entityName: "Task", sortDescriptors: [SortKey("priority")])
+        let first = try context.fetch(request).map(\.objectID)
+        let again = try ManagedObjectContext(coordinator: context.coordinator).fetch(request).map(\.objectID)
+        #expect(first == again)
+    }
+
+    @Test func limitAndOffset() throws {
+        let context = try PredicateEvaluationTests.graph()
+        var request = FetchRequest(entityName: "Task", sortDescriptors: [SortKey("text")])
+        request.fetchOffset = 1
+        request.fetchLimit = 2
+        #expect(names(try context.fetch(request)) == ["Milk", "Mom"])
+        #expect(try context.count(for: request) == 2)
+        #expect(try context.fetchObjectIDs(request).count == 2)
+        request.fetchOffset = 10
+        #expect(try context.fetch(request).isEmpty)
+        #expect(try context.count(for: request) == 0)
+    }
+
+    @Test func subEntitiesAreIncludedUnlessTurnedOff() throws {
+        let context = TestModel.context()
+        try context.insertObject(entityName: "Circle")
+        var request = FetchRequest(entityName: "Shape")
+        #expect(try context.fetch(request).count == 1)
+        request.includesSubentities = false
+        #expect(try context.fetch(request).isEmpty)
+        #expect(throws: ObjectStoreError.self) { try context.fetch(FetchRequest(entityName: "Shap")) }
+    }
+
+    @Test func countsAndIDsWithoutKeepingObjects() throws {
+        let context = try PredicateEvaluationTests.graph()
+        #expect(try context.count(for: FetchRequest(entityName: "Task")) == 5)
+        #expect(try context.count(for: FetchRequest(entityName: "Task", predicate: try ObjectPredicate("priority == 3"))) == 2)
+        #expect(context.registeredObjects.isEmpty, "counting leaves nothing registered")
+        #expect(try context.fetchObjectIDs(FetchRequest(entityName: "Task")).count == 5)
+    }
+
+    @Test func dictionariesWithChosenPropertiesAndDistinctRows() throws {
+        let context = try PredicateEvaluationTests.graph()
+        let request = FetchRequest(entityName: "Task", predicate: try ObjectPredicate("location != nil"), sortDescriptors: [SortKey("text")])
+        let rows = try context.fetchDictionaries(request, properties: ["text", "location.name"])
+        #expect(rows.first == ["text": "Draft", "location.name": "Work"])
+        let distinct = try context.fetchDictionaries(request, properties: ["location.name"], distinct: true)
+        #expect(distinct == [["location.name": "Work"], ["location.name": "Home"]])
+    }
+
+    @Test func groupByWithAggregates() throws {
+        let context = try PredicateEvaluationTests.graph()
+        let request = FetchRequest(entityName: "Task", sortDescriptors: [SortKey("location.name")])
+        let groups = try context.fetchGroups(request, groupBy: ["location.name"], aggregates: [
+            PropertyAggregate("n", .count, of: "text"), PropertyAggregate("total", .sum, of: "priority"),
+            PropertyAggregate("top", .max, of: "priority"), PropertyAggregate("mean", .average, of: "priority"),
+        ])
+        #expect(groups == [
+            ["location.name": .null, "n": 1, "total": 2, "top": 2, "mean": 2.0],
+            ["location.name": "Home", "n": 1, "total": 3, "top": 3, "mean": 3.0],
+            ["location.name": "Work", "n": 3, "total": 4, "top": 3, "mean": .double(4.0 / 3.0)],
+        ])
+    }
+
+    @Test func templatesSubstituteTheirVariables() throws {
+        let context = try PredicateEvaluationTests.graph()
+        let request = try FetchRequest(template: "tasksDueSooner", in: TestModel.model, variables: ["DUE_DATE": .date(TestModel.now + 3 * 86_400)])
+        #expect(names(try context.fetch(request)) == ["Milk", "Mom"])
+        #expect(throws: PredicateVariableError.self) { try FetchRequest(template: "tasksDueSooner", in: TestModel.model) }
+        #expect(throws: ObjectStoreError.self) { try FetchRequest(template: "nope", in: TestModel.model) }
+    }
+
+    @Test func fetchedPropertiesEvaluateLazilyAndCacheUntilRefresh() throws {
+        let context = try PredicateEvaluationTests.graph()
+        let work = try #require(context.fetch(FetchRequest(entityName: "Location", predicate: try ObjectPredicate("name == 'Work'"))).first)
+        let property = try #require(work.entity.fetchedProperty(named: "highPriTasks"))
+        #expect(names(try context.fetchedPropertyObjects(property, of: work)) == ["Draft"])
+        // Through a key path too.
+        #expect(try work.value(forKeyPath: "highPriTasks.@count").value == 1)
+        let outline = try #require(context.fetch(FetchRequest(entityName: "Task", predicate: try ObjectPredicate("text == 'Outline'"))).first)
+        try outline.setValue(3, forKey: "priority")
+        #expect(try context.fetchedPropertyObjects(property, of: work).count == 1, "cached")
+        context.refresh(work, mergeChanges: true)
+        #expect(try context.fetchedPropertyObjects(property, of: work).count == 2)
+    }
+
+    @Test func derivedAttributesFollowTheClock() throws {
+        let late = Date(timeIntervalSince1970: 2_000_000_000)
+        let model = TestModel.model
+        let coordinator = PersistentStoreCoordinator(model: model, store: InMemoryStore(model: model), clock: { late })
+        let context = ManagedObjectContext(coordinator: coordinator)
+        let task = try context.task("Mom", priority: 2)
+        try task.setValue(.date(TestModel.now), forKey: "dueDate")
+        #expect(task["isOverdue"] == true)
+        #expect(task["doubled"] == 4)
+        #expect(throws: ObjectStoreError.readOnly(entity: "Task", key: "isOverdue")) { try task.setValue(false, forKey: "isOverdue") }
+        let early = ManagedObjectContext(coordinator: TestModel.coordinator())
+        let other = try early.task("Mom")
+        try other.setValue(.date(TestModel.now + 1), forKey: "dueDate")
+        #expect(other["isOverdue"] == false)
+    }
+
+    @Test func groupedResultsTrackInsertsDeletesMovesAndUpdates() throws {
+        let context = try PredicateEvaluationTests.graph()
+        let request = FetchRequest(entityName: "Task", predicate: try ObjectPredicate("location != nil"), sortDescriptors: [SortKey("location.name"), SortKey("text")])
+        let results = FetchedResultsController(request: request, context: context, sectionKeyPath: "location.name")
+        var changes: [FetchedResultsController.Change] = []
+        results.onChange = { changes.append($0) }
+        try results.performFetch()
+        #expect(results.sections.map(\.name) == ["Home", "Work"])
+        #expect(results.sections.map(\.count) == [1, 3])
+        #expect(names(results.sections[1].objects) == ["Draft", "Outline", "Report"])
+
+        // Insert into a new section.
+        let cafe = try #require(context.fetch(FetchRequest(entityName: "Location", predicate: try ObjectPredicate("name == 'Café'"))).first)
+        let tea = try context.task("Tea")
+        try tea.setObject(cafe, forKey: "location")
+        context.processPendingChanges()
+        #expect(results.sections.map(\.name) == ["Café", "Home", "Work"])
+        #expect(changes.last?.insertedSections == [0])
+        #expect(changes.last?.inserted == [.init(section: 0, row: 0)])
+
+        // Rename so the row moves within its section; an edit in place is an update.
+        let outline = try #require(results.object(at: .init(section: 2, row: 1)))
+        try outline.setValue("Zebra", forKey: "text")
+        context.processPendingChanges()
+        #expect(changes.last?.moved.map { "\($0.from)>\($0.to)" } == ["2.1>2.2"], "one row moved: Outline, renamed Zebra")
+        let draft = try #require(results.object(at: .init(section: 2, row: 0)))
+        try draft.setValue(2, forKey: "priority")
+        context.processPendingChanges()
+        #expect(changes.last?.updated == [.init(section: 2, row: 0)])
+
+        // Delete.
+        context.delete(tea)
+        context.processPendingChanges()
+        #expect(changes.last?.deletedSections == [0])
+        #expect(changes.last?.deleted == [.init(section: 0, row: 0)])
+        #expect(results.sections.map(\.name) == ["Home", "Work"])
+    }
+}
