@@ -34,19 +34,11 @@ extension ManagedObjectContext {
         let store = coordinator.store
 
         let mapping: [ObjectID: ObjectID] = try coordinator.withSaveLock {
-            let temporary = inserted.filter { $0.objectID.isTemporary }
-            let keys = try store.allocateKeys(count: temporary.count)
-            var mapping: [ObjectID: ObjectID] = [:]
-            for (object, key) in zip(temporary, keys) {
-                mapping[object.objectID] = ObjectID(entityName: object.entity.name, storeIdentifier: storeIdentifier, key: .permanent(key))
-            }
             var attempt = 0
             while true {
                 attempt += 1
-                let changes = storeChanges(inserted: inserted, updated: updated, deleted: deleted, mapping: mapping)
                 do {
-                    try store.save(changes)
-                    return mapping
+                    return try store.save(storeChanges(inserted: inserted, updated: updated, deleted: deleted))
                 } catch let conflict as StoreConflictError {
                     guard attempt == 1 else { throw conflict }
                     updated = try resolve(conflict, updated: updated)
@@ -76,9 +68,9 @@ extension ManagedObjectContext {
         coordinator.post(notification)
     }
 
-    /// Rows for a save: stored slots only, temporary IDs replaced by permanent ones.
-    private func storeChanges(inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject], mapping: [ObjectID: ObjectID]) -> StoreChanges {
-        func map(_ id: ObjectID) -> ObjectID { mapping[id] ?? id }
+    /// Rows for a save: stored slots only, references to deleted objects dropped. The store
+    /// replaces temporary IDs.
+    private func storeChanges(inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject]) -> StoreChanges {
         func row(_ object: ManagedObject, version: Int64) -> StoredRow {
             var slots = object.slots
             for (index, property) in object.entity.properties.enumerated() {
@@ -86,13 +78,13 @@ extension ManagedObjectContext {
                 case .value:
                     if let attribute = property.attribute, !attribute.isStored { slots[index] = .initial(for: property) }
                 case .toOne(let id):
-                    if let id, deletedSet.contains(id) { slots[index] = .toOne(nil) } else { slots[index] = .toOne(id.map(map)) }
+                    if let id, deletedSet.contains(id) { slots[index] = .toOne(nil) }
                 case .toMany(let ids):
-                    slots[index] = .toMany(ids.filter { !deletedSet.contains($0) }.map(map))
+                    slots[index] = .toMany(ids.filter { !deletedSet.contains($0) })
                 }
                 if property.relationship?.isTransient == true { slots[index] = .initial(for: property) }
             }
-            return StoredRow(objectID: map(object.objectID), version: version, slots: slots)
+            return StoredRow(objectID: object.objectID, version: version, slots: slots)
         }
         var changes = StoreChanges()
         changes.inserted = inserted.map { row($0, version: 1) }

@@ -37,9 +37,15 @@ public final class InMemoryStore: PersistentStore, @unchecked Sendable {
         }
     }
 
-    public func save(_ changes: StoreChanges) throws {
+    public var metadata: StoreMetadata? {
+        lock.withLock { StoreMetadata(storeIdentifier: identifier, model: model, nextKey: nextKey) }
+    }
+
+    public func save(_ changes: StoreChanges) throws -> [ObjectID: ObjectID] {
         try lock.withLock {
             try checkVersions(changes, current: { rows[$0]?.version })
+            let (changes, mapping, next) = changes.assigningKeys(from: nextKey)
+            nextKey = next
             for row in changes.inserted + changes.updated.map(\.row) {
                 rows[row.objectID] = row
                 if let key = row.objectID.primaryKey { idsByEntity[row.objectID.entityName, default: [:]][key] = row.objectID }
@@ -48,6 +54,7 @@ public final class InMemoryStore: PersistentStore, @unchecked Sendable {
                 rows[id] = nil
                 if let key = id.primaryKey { idsByEntity[id.entityName]?[key] = nil }
             }
+            return mapping
         }
     }
 }

@@ -48,9 +48,12 @@ public protocol PersistentStore: AnyObject, Sendable {
     func objectIDs(ofEntity entityName: String) throws -> [ObjectID]
     /// Reserves `count` new primary keys.
     func allocateKeys(count: Int) throws -> [Int64]
-    /// Writes one save atomically: all of it or none. Throws ``StoreConflictError`` when a
-    /// row's version is not the expected one.
-    func save(_ changes: StoreChanges) throws
+    /// Writes one save atomically: all of it or none. Inserted rows may carry temporary IDs:
+    /// the store gives them permanent keys (unique across processes) and returns the
+    /// mapping. Throws ``StoreConflictError`` when a row's version is not the expected one.
+    func save(_ changes: StoreChanges) throws -> [ObjectID: ObjectID]
+    /// The store's identity and the model it was written with.
+    var metadata: StoreMetadata? { get }
 }
 
 /// A save that found rows changed or deleted by someone else since they were loaded.

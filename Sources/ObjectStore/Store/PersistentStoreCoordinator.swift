@@ -34,6 +34,25 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         self.clock = clock
     }
 
+    /// Opens (or creates) the store file at `url` for `model`: a JSON store for a `.json`
+    /// path, a binary store otherwise, unless `type` says.
+    ///
+    /// ```swift
+    /// let coordinator = try PersistentStoreCoordinator(model: model, storeURL: URL(fileURLWithPath: "tasks.store"))
+    /// ```
+    ///
+    /// - Throws: ``StoreError``: a foreign, corrupt or newer file, or one written with a model
+    ///   whose entities differ (named in the error). The file is left untouched.
+    public convenience init(model: ManagedObjectModel, storeURL: URL, type: StoreType? = nil, readOnly: Bool = false, clock: @escaping @Sendable () -> Date = { Date() }) throws {
+        let store: any PersistentStore
+        switch type ?? StoreType.forFile(storeURL) {
+        case .binary: store = try BinaryStore(url: storeURL, model: model, readOnly: readOnly)
+        case .json: store = try JSONStore(url: storeURL, model: model, readOnly: readOnly)
+        case .inMemory: store = InMemoryStore(model: model)
+        }
+        self.init(model: model, store: store, clock: clock)
+    }
+
     // MARK: Classes
 
     /// Registers a Swift subclass for an entity: objects of the entity (and of sub-entities
@@ -66,11 +85,6 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     }
 
     // MARK: Saving
-
-    /// Writes one save; serialised so that concurrent contexts never interleave.
-    func save(_ changes: StoreChanges) throws {
-        try saveLock.withLock { try store.save(changes) }
-    }
 
     /// Saves that need the lock for longer (allocate keys, check, write) run here.
     func withSaveLock<T>(_ body: () throws -> T) rethrows -> T {

@@ -1,0 +1,483 @@
+import Foundation
+import ObjectStoreModel
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The fast store: an append-only binary file of checksummed commits (docs/store-format.md).
+///
+/// A save appends one commit holding only the rows it changed, flushes it, then flips the
+/// header's committed length, so its cost follows the size of the change and a crash at any
+/// point leaves either all of the save or none of it. Opening scans the commits to index the
+/// rows; a row decodes when it is first read. Dead space (old versions of rows) is
+/// reclaimed by ``compact()``, automatically once it outweighs the live rows.
+///
+/// ```swift
+/// let store = try BinaryStore(url: URL(fileURLWithPath: "tasks.store"), model: model)
+/// let coordinator = PersistentStoreCoordinator(model: model, store: store)
+/// ```
+public final class BinaryStore: PersistentStore, @unchecked Sendable {
+    /// The format version this code writes and the newest it reads.
+    public static let formatVersion = 1
+    static let magic: [UInt8] = [0x89, 0x4F, 0x53, 0x54, 0x4F, 0x52, 0x45, 0x0A]  // \x89 O S T O R E \n
+    static let headerSize = 64
+
+    enum RecordTag: UInt8 {
+        case metadata = 1, put = 2, delete = 3, nextKey = 4
+    }
+
+    public let url: URL
+    public let model: ManagedObjectModel
+    public let isReadOnly: Bool
+    private var path: String { url.path }
+    private let lock = NSLock()
+    private let fileLock: FileLock
+
+    private struct Entry {
+        var version: Int64
+        /// The decoded row, once read or written by this process.
+        var row: StoredRow?
+        /// Where the encoded slots start: chunk and offset.
+        var chunk: Int
+        var offset: Int
+        var size: Int
+    }
+
+    private var state = State()
+
+    private struct State {
+        var metadata: StoreMetadata?
+        var codec: RowCodec?
+        var entries: [ObjectID: Entry] = [:]
+        var keysByEntity: [String: Set<Int64>] = [:]
+        var chunks: [[UInt8]] = []
+        var committedLength = 0
+        var commitCount: UInt64 = 0
+        var fingerprint: [Int64]?
+        var liveBytes = 0
+        var deadBytes = 0
+    }
+
+    /// Dead bytes above which a save compacts the file (when they also outweigh live bytes).
+    public var compactionThreshold = 1 << 20
+
+    /// Opens the store at `url`, creating it when absent (unless read-only).
+    ///
+    /// - Throws: ``StoreError`` for a foreign, corrupt or newer file, or one written with a
+    ///   different model (naming the entities that differ). The file is never modified then.
+    public init(url: URL, model: ManagedObjectModel, readOnly: Bool = false) throws {
+        self.url = url
+        self.model = model
+        self.isReadOnly = readOnly
+        self.fileLock = FileLock(storePath: url.path)
+        if !FileIO.exists(url.path) {
+            guard !readOnly else { throw StoreError.io(path: url.path, reason: "no such store") }
+            try fileLock.withLock {
+                if !FileIO.exists(url.path) { try create() }
+            }
+        }
+        try lock.withLock { try reload() }
+        if let metadata = state.metadata {
+            let differing = metadata.incompatibleEntities(with: model)
+            if !differing.isEmpty { throw StoreError.incompatibleModel(path: url.path, entities: differing) }
+        }
+    }
+
+    /// Reads a store file's metadata without opening it for a model (to pick a migration).
+    public static func metadata(at url: URL) throws -> StoreMetadata {
+        var state = State()
+        try parse(FileIO.read(url.path), path: url.path, into: &state, chunk: 0, from: nil)
+        guard let metadata = state.metadata else { throw StoreError.corrupt(path: url.path, reason: "no metadata record") }
+        return metadata
+    }
+
+    public var identifier: String { lock.withLock { state.metadata?.storeIdentifier ?? "" } }
+
+    /// The store's metadata as of the last read.
+    public var metadata: StoreMetadata? { lock.withLock { state.metadata } }
+
+    /// Bytes in the file (committed), and how many of them hold superseded rows.
+    public var sizes: (total: Int, dead: Int) { lock.withLock { (state.committedLength, state.deadBytes) } }
+
+    // MARK: Creating and reading
+
+    private func create() throws {
+        let identifier = UUID().uuidString
+        let metadata = StoreMetadata(storeIdentifier: identifier, model: model)
+        var payload = ByteWriter()
+        Self.writeMetadata(metadata, entityNames: model.entities.map(\.name), into: &payload)
+        let frame = Self.frame(payload.bytes)
+        let header = Self.header(committedLength: Self.headerSize + frame.count, commitCount: 1)
+        try FileIO.writeAtomically(header + frame, to: path)
+    }
+
+    static func writeMetadata(_ metadata: StoreMetadata, entityNames: [String], into writer: inout ByteWriter) {
+        writer.u8(RecordTag.metadata.rawValue)
+        writer.string(metadata.storeIdentifier)
+        writer.string(metadata.modelVersionName ?? "")
+        writer.string(metadata.schemaText)
+        writer.varint(UInt64(entityNames.count))
+        for name in entityNames {
+            writer.string(name)
+            writer.bytes.append(contentsOf: metadata.entityVersionHashes[name]?.bytes ?? [UInt8](repeating: 0, count: 32))
+        }
+        writer.signed(metadata.nextKey)
+    }
+
+    static func header(committedLength: Int, commitCount: UInt64) -> [UInt8] {
+        var tail = ByteWriter()
+        tail.u64(UInt64(committedLength))
+        tail.u64(commitCount)
+        tail.bytes.append(contentsOf: [UInt8](repeating: 0, count: headerSize - 16 - 16))
+        var header = ByteWriter()
+        header.bytes = magic
+        header.u32(UInt32(formatVersion))
+        header.u32(CRC32.checksum(tail.bytes))
+        header.bytes.append(contentsOf: tail.bytes)
+        return header.bytes
+    }
+
+    static func frame(_ payload: [UInt8]) -> [UInt8] {
+        var writer = ByteWriter()
+        writer.u32(UInt32(payload.count))
+        writer.u32(CRC32.checksum(payload))
+        writer.bytes.append(contentsOf: payload)
+        return writer.bytes
+    }
+
+    /// Reads the whole file again.
+    private func reload() throws {
+        try FileIO.requireRegularFile(path)
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw StoreError.io(path: path, reason: "cannot open: \(FileIO.errorText())") }
+        defer { close(fd) }
+        let fingerprint = FileIO.fingerprint(path)
+        var fresh = State()
+        try Self.parse(try FileIO.readAll(fd, path: path, from: 0), path: path, into: &fresh, chunk: 0, from: nil)
+        fresh.fingerprint = fingerprint
+        state = fresh
+    }
+
+    /// Picks up commits another process appended (or a compaction that replaced the file).
+    private func refreshIfChanged() throws {
+        let now = FileIO.fingerprint(path)
+        guard now != state.fingerprint else { return }
+        guard let now, let before = state.fingerprint, now[0] == before[0], now[1] == before[1] else {
+            try reload()
+            return
+        }
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw StoreError.io(path: path, reason: "cannot open: \(FileIO.errorText())") }
+        defer { close(fd) }
+        let head = try FileIO.read(fd, count: Self.headerSize, at: 0, path: path)
+        let (committed, count) = try Self.parseHeader(head, path: path, fileSize: Int(now[2]))
+        guard committed > state.committedLength else {
+            if committed < state.committedLength { try reload() } else { state.fingerprint = now }
+            return
+        }
+        let tail = try FileIO.read(fd, count: committed - state.committedLength, at: state.committedLength, path: path)
+        try Self.parse(tail, path: path, into: &state, chunk: state.chunks.count, from: 0, upTo: tail.count, base: state.committedLength)
+        state.commitCount = count
+        state.fingerprint = now
+    }
+
+    private static func parseHeader(_ bytes: [UInt8], path: String, fileSize: Int) throws -> (committedLength: Int, commitCount: UInt64) {
+        if bytes.isEmpty { throw StoreError.foreignFile(path: path, reason: "the file is empty") }
+        guard bytes.count >= headerSize, Array(bytes[0..<8]) == magic else {
+            if bytes.first == UInt8(ascii: "{") { throw StoreError.foreignFile(path: path, reason: "it looks like JSON; name JSON stores *.json") }
+            throw StoreError.foreignFile(path: path, reason: "the file does not start with the ObjectStore signature")
+        }
+        var reader = ByteReader(bytes, from: 8, to: headerSize)
+        do {
+            let version = Int(try reader.u32())
+            guard version <= formatVersion else { throw StoreError.newerFormat(path: path, version: version, supported: formatVersion) }
+            guard version >= 1 else { throw StoreError.corrupt(path: path, reason: "format version \(version) is not valid") }
+            let crc = try reader.u32()
+            guard CRC32.checksum(bytes[16..<headerSize]) == crc else { throw StoreError.corrupt(path: path, reason: "the header checksum does not match") }
+            let committed = try reader.u64()
+            let count = try reader.u64()
+            guard committed >= UInt64(headerSize), committed <= UInt64(fileSize) else {
+                throw StoreError.corrupt(path: path, reason: "the file is truncated: \(committed) bytes committed, \(fileSize) present")
+            }
+            return (Int(committed), count)
+        } catch is ByteReader.Truncated {
+            throw StoreError.corrupt(path: path, reason: "the header is truncated")
+        }
+    }
+
+    /// Parses commits from `start` (the header when `nil`) up to the committed length.
+    /// `base` is the file offset of `bytes[0]`, for messages and the committed length.
+    private static func parse(_ bytes: [UInt8], path: String, into state: inout State, chunk: Int, from start: Int?, upTo limit: Int? = nil, base: Int = 0) throws {
+        var position: Int
+        var end: Int
+        if let start {
+            position = start
+            end = limit ?? bytes.count
+            guard end <= bytes.count else { throw StoreError.corrupt(path: path, reason: "the file is truncated") }
+        } else {
+            let header = try parseHeader(bytes, path: path, fileSize: bytes.count)
+            position = headerSize
+            end = header.committedLength
+            state.commitCount = header.commitCount
+        }
+        state.chunks.append(bytes)
+        var commit = 0
+        while position < end {
+            commit += 1
+            var reader = ByteReader(bytes, from: position, to: end)
+            let length: Int, crc: UInt32
+            do {
+                length = Int(try reader.u32())
+                crc = try reader.u32()
+            } catch {
+                throw StoreError.corrupt(path: path, reason: "commit at byte \(base + position) is truncated")
+            }
+            let payloadStart = position + 8
+            guard length <= end - payloadStart else {
+                throw StoreError.corrupt(path: path, reason: "commit at byte \(base + position) claims \(length) bytes past the committed end")
+            }
+            guard CRC32.checksum(bytes[payloadStart..<payloadStart + length]) == crc else {
+                throw StoreError.corrupt(path: path, reason: "checksum mismatch in the commit at byte \(base + position)")
+            }
+            do {
+                try parseRecords(bytes, from: payloadStart, to: payloadStart + length, chunk: chunk, state: &state, path: path)
+            } catch let error as StoreError {
+                throw error
+            } catch {
+                throw StoreError.corrupt(path: path, reason: "unreadable record in the commit at byte \(base + position)")
+            }
+            position = payloadStart + length
+        }
+        if state.metadata == nil { throw StoreError.corrupt(path: path, reason: "no metadata record") }
+        state.committedLength = base + end
+    }
+
+    private static func parseRecords(_ bytes: [UInt8], from start: Int, to end: Int, chunk: Int, state: inout State, path: String) throws {
+        var reader = ByteReader(bytes, from: start, to: end)
+        while !reader.isAtEnd {
+            let recordStart = reader.position
+            guard let tag = RecordTag(rawValue: try reader.u8()) else { throw ByteReader.Truncated() }
+            switch tag {
+            case .metadata:
+                let identifier = try reader.string()
+                let versionName = try reader.string()
+                let schema = try reader.string()
+                let count = try reader.count()
+                var names: [String] = []
+                var hashes: [String: VersionHash] = [:]
+                for _ in 0..<count {
+                    let name = try reader.string()
+                    var hash: [UInt8] = []
+                    for _ in 0..<32 { hash.append(try reader.u8()) }
+                    names.append(name)
+                    hashes[name] = VersionHash(bytes: hash)
+                }
+                let nextKey = try reader.signed()
+                state.metadata = StoreMetadata(storeIdentifier: identifier, modelVersionName: versionName.isEmpty ? nil : versionName, entityVersionHashes: hashes, schemaText: schema, nextKey: nextKey)
+                state.codec = RowCodec(entityNames: names, storeIdentifier: identifier)
+            case .put:
+                guard let codec = state.codec else { throw ByteReader.Truncated() }
+                let id = try codec.reference(from: &reader)
+                let version = try reader.signed()
+                let slotsStart = reader.position
+                _ = try codec.decode(from: &reader)  // validates the record; rows are decoded again lazily
+                let size = reader.position - recordStart
+                if let old = state.entries[id] {
+                    state.deadBytes += old.size
+                    state.liveBytes -= old.size
+                }
+                state.entries[id] = Entry(version: version, row: nil, chunk: chunk, offset: slotsStart, size: size)
+                state.liveBytes += size
+                if let key = id.primaryKey { state.keysByEntity[id.entityName, default: []].insert(key) }
+            case .delete:
+                guard let codec = state.codec else { throw ByteReader.Truncated() }
+                let id = try codec.reference(from: &reader)
+                if let old = state.entries.removeValue(forKey: id) {
+                    state.deadBytes += old.size
+                    state.liveBytes -= old.size
+                }
+                state.deadBytes += reader.position - recordStart
+                if let key = id.primaryKey { state.keysByEntity[id.entityName]?.remove(key) }
+            case .nextKey:
+                let next = try reader.signed()
+                let current = state.metadata?.nextKey ?? 1
+                state.metadata?.nextKey = max(current, next)
+                state.deadBytes += reader.position - recordStart
+            }
+        }
+    }
+
+    // MARK: PersistentStore
+
+    public func row(for id: ObjectID) throws -> StoredRow? {
+        try lock.withLock {
+            guard var entry = state.entries[id] else { return nil }
+            if let row = entry.row { return row }
+            guard let codec = state.codec, entry.chunk < state.chunks.count else { return nil }
+            var reader = ByteReader(state.chunks[entry.chunk], from: entry.offset)
+            let slots: [SlotValue]
+            do {
+                slots = try codec.decode(from: &reader)
+            } catch {
+                throw StoreError.corrupt(path: path, reason: "unreadable row \(id)")
+            }
+            let row = StoredRow(objectID: id, version: entry.version, slots: slots)
+            entry.row = row
+            state.entries[id] = entry
+            return row
+        }
+    }
+
+    public func objectIDs(ofEntity entityName: String) throws -> [ObjectID] {
+        try lock.withLock {
+            try refreshIfChanged()
+            let identifier = state.metadata?.storeIdentifier ?? ""
+            return (state.keysByEntity[entityName] ?? []).sorted().map {
+                ObjectID(entityName: entityName, storeIdentifier: identifier, key: .permanent($0))
+            }
+        }
+    }
+
+    public func allocateKeys(count: Int) throws -> [Int64] {
+        guard count > 0 else { return [] }
+        guard !isReadOnly else { throw StoreError.readOnly(path: path) }
+        return try fileLock.withLock {
+            try lock.withLock {
+                try refreshIfChanged()
+                let first = state.metadata?.nextKey ?? 1
+                var payload = ByteWriter()
+                payload.u8(RecordTag.nextKey.rawValue)
+                payload.signed(first + Int64(count))
+                try append(payload.bytes)
+                state.metadata?.nextKey = first + Int64(count)
+                return (0..<Int64(count)).map { first + $0 }
+            }
+        }
+    }
+
+    public func save(_ changes: StoreChanges) throws -> [ObjectID: ObjectID] {
+        guard !changes.isEmpty else { return [:] }
+        guard !isReadOnly else { throw StoreError.readOnly(path: path) }
+        return try fileLock.withLock {
+            try lock.withLock {
+                try refreshIfChanged()
+                try checkVersions(changes, current: { state.entries[$0]?.version })
+                guard let codec = state.codec else { throw StoreError.corrupt(path: path, reason: "no metadata record") }
+                let (keyed, mapping, nextKey) = changes.assigningKeys(from: state.metadata?.nextKey ?? 1)
+                var payload = ByteWriter()
+                var written: [(StoredRow, Int)] = []
+                for row in keyed.inserted + keyed.updated.map(\.row) {
+                    let start = payload.bytes.count
+                    payload.u8(RecordTag.put.rawValue)
+                    try writeReference(row.objectID, codec: codec, into: &payload)
+                    payload.signed(row.version)
+                    do {
+                        try codec.encode(row.slots, into: &payload)
+                    } catch {
+                        throw StoreError.io(path: path, reason: "cannot write \(row.objectID): it refers to an object of an entity this store does not have")
+                    }
+                    written.append((row, payload.bytes.count - start))
+                }
+                for (id, _) in keyed.deleted {
+                    payload.u8(RecordTag.delete.rawValue)
+                    try writeReference(id, codec: codec, into: &payload)
+                }
+                if nextKey != state.metadata?.nextKey {
+                    payload.u8(RecordTag.nextKey.rawValue)
+                    payload.signed(nextKey)
+                }
+                try append(payload.bytes)
+                state.metadata?.nextKey = nextKey
+                for (row, size) in written {
+                    if let old = state.entries[row.objectID] {
+                        state.deadBytes += old.size
+                        state.liveBytes -= old.size
+                    }
+                    state.entries[row.objectID] = Entry(version: row.version, row: row, chunk: -1, offset: 0, size: size)
+                    state.liveBytes += size
+                    if let key = row.objectID.primaryKey { state.keysByEntity[row.objectID.entityName, default: []].insert(key) }
+                }
+                for (id, _) in keyed.deleted {
+                    if let old = state.entries.removeValue(forKey: id) {
+                        state.deadBytes += old.size
+                        state.liveBytes -= old.size
+                    }
+                    if let key = id.primaryKey { state.keysByEntity[id.entityName]?.remove(key) }
+                }
+                if state.deadBytes > compactionThreshold && state.deadBytes > state.liveBytes {
+                    try compactLocked()
+                }
+                return mapping
+            }
+        }
+    }
+
+    private func writeReference(_ id: ObjectID, codec: RowCodec, into writer: inout ByteWriter) throws {
+        guard let index = codec.entityIndex[id.entityName], let key = id.primaryKey else {
+            throw StoreError.io(path: path, reason: "cannot write \(id): unknown entity or temporary ID")
+        }
+        writer.varint(UInt64(index))
+        writer.signed(key)
+    }
+
+    /// Appends one commit and moves the committed length past it. Caller holds both locks.
+    private func append(_ payload: [UInt8]) throws {
+        let frame = Self.frame(payload)
+        let fd = open(path, O_RDWR | O_CLOEXEC)
+        guard fd >= 0 else { throw StoreError.io(path: path, reason: "cannot open for writing: \(FileIO.errorText())") }
+        defer { close(fd) }
+        let end = state.committedLength + frame.count
+        // The commit goes where the last one ended; a torn tail from a crash is overwritten.
+        try FileIO.write(fd, frame, at: state.committedLength, path: path)
+        guard ftruncate(fd, off_t(end)) == 0 else { throw StoreError.io(path: path, reason: "cannot set the file size: \(FileIO.errorText())") }
+        try FileIO.sync(fd, path: path)
+        let header = Self.header(committedLength: end, commitCount: state.commitCount + 1)
+        try FileIO.write(fd, Array(header[12...]), at: 12, path: path)
+        try FileIO.sync(fd, path: path)
+        state.committedLength = end
+        state.commitCount += 1
+        state.fingerprint = FileIO.fingerprint(path)
+    }
+
+    // MARK: Compaction
+
+    /// Rewrites the file with only the live rows, reclaiming the space of superseded and
+    /// deleted ones. Atomic: a crash leaves the old file or the new one.
+    public func compact() throws {
+        guard !isReadOnly else { throw StoreError.readOnly(path: path) }
+        try fileLock.withLock {
+            try lock.withLock {
+                try refreshIfChanged()
+                try compactLocked()
+            }
+        }
+    }
+
+    private func compactLocked() throws {
+        guard let metadata = state.metadata, let codec = state.codec else { return }
+        var payload = ByteWriter()
+        Self.writeMetadata(metadata, entityNames: codec.entityNames, into: &payload)
+        for id in state.entries.keys.sorted(by: ObjectID.tieBreak) {
+            guard let entry = state.entries[id] else { continue }
+            let row: StoredRow
+            if let cached = entry.row {
+                row = cached
+            } else {
+                var reader = ByteReader(state.chunks[entry.chunk], from: entry.offset)
+                row = StoredRow(objectID: id, version: entry.version, slots: try codec.decode(from: &reader))
+            }
+            payload.u8(RecordTag.put.rawValue)
+            try writeReference(id, codec: codec, into: &payload)
+            payload.signed(row.version)
+            try codec.encode(row.slots, into: &payload)
+        }
+        let frame = Self.frame(payload.bytes)
+        let header = Self.header(committedLength: Self.headerSize + frame.count, commitCount: state.commitCount + 1)
+        try FileIO.writeAtomically(header + frame, to: path)
+        try reload()
+    }
+}

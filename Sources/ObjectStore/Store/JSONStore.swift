@@ -1,0 +1,285 @@
+import Foundation
+import ObjectStoreModel
+
+/// The readable store: one JSON file with stable key order, one line per object, objects
+/// grouped by entity and sorted by key, so a change shows up as a small diff
+/// (docs/store-format.md). Every save rewrites the file atomically: a temporary file in the
+/// same directory, flushed, then renamed over the old one.
+///
+/// ```swift
+/// let store = try JSONStore(url: URL(fileURLWithPath: "tasks.json"), model: model)
+/// ```
+public final class JSONStore: PersistentStore, @unchecked Sendable {
+    /// The format version this code writes and the newest it reads.
+    public static let formatVersion = 1
+    static let formatName = "ObjectStore JSON store"
+
+    public let url: URL
+    public let model: ManagedObjectModel
+    public let isReadOnly: Bool
+    private var path: String { url.path }
+    private let lock = NSLock()
+    private let fileLock: FileLock
+
+    private var storedMetadata: StoreMetadata?
+    private var rows: [ObjectID: StoredRow] = [:]
+    private var fingerprint: [Int64]?
+
+    /// Opens the store at `url`, creating it when absent (unless read-only).
+    ///
+    /// - Throws: ``StoreError`` for invalid JSON or values (with line and column), a foreign or
+    ///   newer file, or one written with a different model. The file is never modified then.
+    public init(url: URL, model: ManagedObjectModel, readOnly: Bool = false) throws {
+        self.url = url
+        self.model = model
+        self.isReadOnly = readOnly
+        self.fileLock = FileLock(storePath: url.path)
+        if !FileIO.exists(url.path) {
+            guard !readOnly else { throw StoreError.io(path: url.path, reason: "no such store") }
+            try fileLock.withLock {
+                if !FileIO.exists(url.path) {
+                    let metadata = StoreMetadata(storeIdentifier: UUID().uuidString, model: model)
+                    try FileIO.writeAtomically(Array(Self.render(metadata, rows: [:], model: model).utf8), to: url.path)
+                }
+            }
+        }
+        try lock.withLock { try reload() }
+        if let metadata = storedMetadata {
+            let differing = metadata.incompatibleEntities(with: model)
+            if !differing.isEmpty { throw StoreError.incompatibleModel(path: url.path, entities: differing) }
+        }
+    }
+
+    /// Reads a store file's metadata without opening it for a model (to pick a migration).
+    public static func metadata(at url: URL) throws -> StoreMetadata {
+        let root = try parseRoot(FileIO.read(url.path), path: url.path)
+        return try readMetadata(root, path: url.path)
+    }
+
+    public var identifier: String { lock.withLock { storedMetadata?.storeIdentifier ?? "" } }
+    public var metadata: StoreMetadata? { lock.withLock { storedMetadata } }
+
+    // MARK: Reading
+
+    private static func parseRoot(_ bytes: [UInt8], path: String) throws -> JSONNode {
+        if bytes.isEmpty { throw StoreError.foreignFile(path: path, reason: "the file is empty") }
+        if bytes.starts(with: BinaryStore.magic) { throw StoreError.foreignFile(path: path, reason: "it is a binary store; name binary stores without .json") }
+        do {
+            return try JSONParser.parse(bytes)
+        } catch {
+            throw StoreError.corrupt(path: path, reason: "invalid JSON at line \(error.location.line), column \(error.location.column): \(error.message)")
+        }
+    }
+
+    private static func readMetadata(_ root: JSONNode, path: String) throws -> StoreMetadata {
+        func bad(_ node: JSONNode?, _ message: String) -> StoreError {
+            let location = node.map { " (line \($0.location.line), column \($0.location.column))" } ?? ""
+            return .corrupt(path: path, reason: message + location)
+        }
+        guard root.members != nil, root["format"]?.stringValue == formatName else {
+            throw StoreError.foreignFile(path: path, reason: "no \"format\": \"\(formatName)\" key at the top")
+        }
+        guard let versionText = root["formatVersion"]?.numberText, let version = Int(versionText) else {
+            throw bad(root["formatVersion"] ?? root, "\"formatVersion\" must be an integer")
+        }
+        guard version <= formatVersion else { throw StoreError.newerFormat(path: path, version: version, supported: formatVersion) }
+        guard let identifier = root["storeUUID"]?.stringValue, UUID(uuidString: identifier) != nil else {
+            throw bad(root["storeUUID"] ?? root, "\"storeUUID\" must be a UUID string")
+        }
+        guard let schema = root["model"]?.stringValue else { throw bad(root["model"] ?? root, "\"model\" must hold the schema text") }
+        guard let nextText = root["nextKey"]?.numberText, let nextKey = Int64(nextText), nextKey >= 1 else {
+            throw bad(root["nextKey"] ?? root, "\"nextKey\" must be a positive integer")
+        }
+        var hashes: [String: VersionHash] = [:]
+        for member in root["entityVersionHashes"]?.members ?? [] {
+            guard let text = member.value.stringValue, let hash = VersionHash(hex: text) else {
+                throw bad(member.value, "entity version hash of \(member.key) must be 64 hex digits")
+            }
+            hashes[member.key] = hash
+        }
+        return StoreMetadata(storeIdentifier: identifier, modelVersionName: root["modelVersion"]?.stringValue, entityVersionHashes: hashes, schemaText: schema, nextKey: nextKey)
+    }
+
+    /// Reads the whole file: metadata, then every object, checking each value against the
+    /// model the store was written with.
+    private func reload() throws {
+        let now = FileIO.fingerprint(path)
+        let root = try Self.parseRoot(FileIO.read(path), path: path)
+        let metadata = try Self.readMetadata(root, path: path)
+        // Values are decoded with the model the file was written with.
+        let storedModel: ManagedObjectModel
+        if metadata.incompatibleEntities(with: model).isEmpty {
+            storedModel = model
+        } else {
+            do {
+                storedModel = try metadata.storedModel()
+            } catch {
+                throw StoreError.corrupt(path: path, reason: "the stored model does not load: \(error)")
+            }
+        }
+        var loaded: [ObjectID: StoredRow] = [:]
+        for block in root["objects"]?.members ?? [] {
+            guard let entity = storedModel.entity(named: block.key) else {
+                throw StoreError.corrupt(path: path, reason: "unknown entity \"\(block.key)\" (line \(block.keyLocation.line))")
+            }
+            guard let objects = block.value.elements else {
+                throw StoreError.corrupt(path: path, reason: "objects of \(block.key) must be an array (line \(block.value.location.line))")
+            }
+            for object in objects {
+                let row = try Self.decodeRow(object, entity: entity, storeIdentifier: metadata.storeIdentifier, model: storedModel, path: path)
+                loaded[row.objectID] = row
+            }
+        }
+        storedMetadata = metadata
+        rows = loaded
+        fingerprint = now
+    }
+
+    private static func decodeRow(_ node: JSONNode, entity: EntityDescription, storeIdentifier: String, model: ManagedObjectModel, path: String) throws -> StoredRow {
+        func bad(_ at: JSONNode, _ message: String) -> StoreError {
+            .corrupt(path: path, reason: "\(message) (line \(at.location.line), column \(at.location.column))")
+        }
+        guard let members = node.members else { throw bad(node, "an object of \(entity.name) must be a JSON object") }
+        guard let keyText = node["key"]?.numberText, let key = Int64(keyText) else { throw bad(node, "an object of \(entity.name) has no integer \"key\"") }
+        guard let versionText = node["version"]?.numberText, let version = Int64(versionText) else { throw bad(node, "\(entity.name) \(key) has no integer \"version\"") }
+        var slots = entity.properties.map(SlotValue.initial(for:))
+        for (index, property) in entity.properties.enumerated() {
+            if case .value = slots[index] { slots[index] = .value(.null) }
+            if let attribute = property.attribute, !attribute.isStored { slots[index] = .initial(for: property) }
+        }
+        func reference(_ value: JSONNode) throws -> ObjectID {
+            guard let text = value.stringValue, let slash = text.lastIndex(of: "/"), let key = Int64(text[text.index(after: slash)...]),
+                model.entity(named: String(text[..<slash])) != nil
+            else { throw bad(value, "a reference must be written \"Entity/key\"") }
+            return ObjectID(entityName: String(text[..<slash]), storeIdentifier: storeIdentifier, key: .permanent(key))
+        }
+        for member in members where member.key != "key" && member.key != "version" {
+            guard let index = entity.slot(of: member.key) else {
+                throw bad(member.value, "\(entity.name) has no property \"\(member.key)\"")
+            }
+            switch entity.properties[index] {
+            case .attribute(let attribute):
+                switch JSONText.decode(member.value, as: attribute.type) {
+                case .success(let value): slots[index] = .value(value)
+                case .failure(let problem): throw bad(member.value, "\(entity.name).\(member.key) of \(key): \(problem.message)")
+                }
+            case .relationship(let relationship):
+                if relationship.isToMany {
+                    guard let items = member.value.elements else { throw bad(member.value, "\(entity.name).\(member.key) must be an array of references") }
+                    slots[index] = .toMany(try items.map(reference))
+                } else if case .null = member.value.kind {
+                    slots[index] = .toOne(nil)
+                } else {
+                    slots[index] = .toOne(try reference(member.value))
+                }
+            }
+        }
+        return StoredRow(objectID: ObjectID(entityName: entity.name, storeIdentifier: storeIdentifier, key: .permanent(key)), version: version, slots: slots)
+    }
+
+    private func refreshIfChanged() throws {
+        if FileIO.fingerprint(path) != fingerprint { try reload() }
+    }
+
+    // MARK: Writing
+
+    /// The file's text: fixed key order, one object per line.
+    static func render(_ metadata: StoreMetadata, rows: [ObjectID: StoredRow], model: ManagedObjectModel) -> String {
+        var text = "{\n"
+        text += "  \"format\": \(JSONText.quote(formatName)),\n"
+        text += "  \"formatVersion\": \(formatVersion),\n"
+        text += "  \"storeUUID\": \(JSONText.quote(metadata.storeIdentifier)),\n"
+        text += "  \"modelVersion\": \(metadata.modelVersionName.map(JSONText.quote) ?? "null"),\n"
+        text += "  \"nextKey\": \(metadata.nextKey),\n"
+        text += "  \"entityVersionHashes\": {"
+        text += metadata.entityVersionHashes.keys.sorted().map { "\n    \(JSONText.quote($0)): \"\(metadata.entityVersionHashes[$0]?.hex ?? "")\"" }.joined(separator: ",")
+        text += "\n  },\n"
+        text += "  \"objects\": {"
+        var byEntity: [String: [StoredRow]] = [:]
+        for row in rows.values { byEntity[row.objectID.entityName, default: []].append(row) }
+        var blocks: [String] = []
+        for entity in model.entities {
+            let entityRows = (byEntity[entity.name] ?? []).sorted { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) }
+            guard !entityRows.isEmpty else { continue }
+            let lines = entityRows.map { "      " + renderRow($0, entity: entity) }
+            blocks.append("\n    \(JSONText.quote(entity.name)): [\n" + lines.joined(separator: ",\n") + "\n    ]")
+        }
+        text += blocks.joined(separator: ",")
+        text += blocks.isEmpty ? "},\n" : "\n  },\n"
+        text += "  \"model\": \(JSONText.quote(metadata.schemaText))\n"
+        return text + "}\n"
+    }
+
+    private static func renderRow(_ row: StoredRow, entity: EntityDescription) -> String {
+        var fields = ["\"key\": \(row.objectID.primaryKey ?? 0)", "\"version\": \(row.version)"]
+        for (index, property) in entity.properties.enumerated() where index < row.slots.count {
+            if let attribute = property.attribute, !attribute.isStored { continue }
+            if property.relationship?.isTransient == true { continue }
+            let text: String
+            switch row.slots[index] {
+            case .value(let value): text = JSONText.encode(value)
+            case .toOne(nil): text = "null"
+            case .toOne(let id?): text = JSONText.quote("\(id.entityName)/\(id.primaryKey ?? 0)")
+            case .toMany(let ids): text = "[" + ids.map { JSONText.quote("\($0.entityName)/\($0.primaryKey ?? 0)") }.joined(separator: ", ") + "]"
+            }
+            fields.append("\(JSONText.quote(property.name)): \(text)")
+        }
+        return "{" + fields.joined(separator: ", ") + "}"
+    }
+
+    private func write() throws {
+        guard let metadata = storedMetadata else { return }
+        try FileIO.writeAtomically(Array(Self.render(metadata, rows: rows, model: model).utf8), to: path)
+        fingerprint = FileIO.fingerprint(path)
+    }
+
+    // MARK: PersistentStore
+
+    public func row(for id: ObjectID) throws -> StoredRow? {
+        lock.withLock { rows[id] }
+    }
+
+    public func objectIDs(ofEntity entityName: String) throws -> [ObjectID] {
+        try lock.withLock {
+            try refreshIfChanged()
+            return rows.keys.filter { $0.entityName == entityName }.sorted(by: ObjectID.tieBreak)
+        }
+    }
+
+    public func allocateKeys(count: Int) throws -> [Int64] {
+        guard count > 0 else { return [] }
+        guard !isReadOnly else { throw StoreError.readOnly(path: path) }
+        return try fileLock.withLock {
+            try lock.withLock {
+                try refreshIfChanged()
+                let first = storedMetadata?.nextKey ?? 1
+                storedMetadata?.nextKey = first + Int64(count)
+                try write()
+                return (0..<Int64(count)).map { first + $0 }
+            }
+        }
+    }
+
+    public func save(_ changes: StoreChanges) throws -> [ObjectID: ObjectID] {
+        guard !changes.isEmpty else { return [:] }
+        guard !isReadOnly else { throw StoreError.readOnly(path: path) }
+        return try fileLock.withLock {
+            try lock.withLock {
+                try refreshIfChanged()
+                try checkVersions(changes, current: { rows[$0]?.version })
+                let (keyed, mapping, nextKey) = changes.assigningKeys(from: storedMetadata?.nextKey ?? 1)
+                let before = (rows, storedMetadata)
+                for row in keyed.inserted + keyed.updated.map(\.row) { rows[row.objectID] = row }
+                for (id, _) in keyed.deleted { rows[id] = nil }
+                storedMetadata?.nextKey = nextKey
+                do {
+                    try write()
+                } catch {
+                    (rows, storedMetadata) = before
+                    throw error
+                }
+                return mapping
+            }
+        }
+    }
+}

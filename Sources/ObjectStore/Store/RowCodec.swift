@@ -1,0 +1,124 @@
+import Foundation
+import ObjectStoreModel
+
+/// The binary encoding of slots (docs/store-format.md, "Slots"): one tag byte per slot,
+/// then the value. Relationship targets are written as an entity-table index and a key.
+struct RowCodec {
+    /// Entity names in table order.
+    let entityNames: [String]
+    let entityIndex: [String: Int]
+    let storeIdentifier: String
+
+    init(entityNames: [String], storeIdentifier: String) {
+        self.entityNames = entityNames
+        var index: [String: Int] = [:]
+        for (i, name) in entityNames.enumerated() { index[name] = i }
+        self.entityIndex = index
+        self.storeIdentifier = storeIdentifier
+    }
+
+    enum Tag: UInt8 {
+        case null = 0, falseValue, trueValue, integer, double, decimal, string, date, data, uuid, uri, toOneNil, toOne, toMany
+    }
+
+    struct UnknownEntity: Error { let name: String }
+
+    func encode(_ slots: [SlotValue], into writer: inout ByteWriter) throws {
+        writer.varint(UInt64(slots.count))
+        for slot in slots {
+            switch slot {
+            case .value(let value): encode(value, into: &writer)
+            case .toOne(nil): writer.u8(Tag.toOneNil.rawValue)
+            case .toOne(let id?):
+                writer.u8(Tag.toOne.rawValue)
+                try reference(id, into: &writer)
+            case .toMany(let ids):
+                writer.u8(Tag.toMany.rawValue)
+                writer.varint(UInt64(ids.count))
+                for id in ids { try reference(id, into: &writer) }
+            }
+        }
+    }
+
+    private func reference(_ id: ObjectID, into writer: inout ByteWriter) throws {
+        guard let entity = entityIndex[id.entityName], let key = id.primaryKey else { throw UnknownEntity(name: id.entityName) }
+        writer.varint(UInt64(entity))
+        writer.signed(key)
+    }
+
+    private func encode(_ value: Value, into writer: inout ByteWriter) {
+        switch value {
+        case .null: writer.u8(Tag.null.rawValue)
+        case .bool(let b): writer.u8(b ? Tag.trueValue.rawValue : Tag.falseValue.rawValue)
+        case .integer(let i):
+            writer.u8(Tag.integer.rawValue)
+            writer.signed(i)
+        case .double(let d):
+            writer.u8(Tag.double.rawValue)
+            writer.u64(d.bitPattern)
+        case .decimal(let d):
+            writer.u8(Tag.decimal.rawValue)
+            writer.string(d.description)
+        case .string(let s):
+            writer.u8(Tag.string.rawValue)
+            writer.string(s)
+        case .date(let d):
+            writer.u8(Tag.date.rawValue)
+            writer.u64(d.timeIntervalSinceReferenceDate.bitPattern)
+        case .data(let d):
+            writer.u8(Tag.data.rawValue)
+            writer.blob(Array(d))
+        case .uuid(let u):
+            writer.u8(Tag.uuid.rawValue)
+            withUnsafeBytes(of: u.uuid) { writer.bytes.append(contentsOf: $0) }
+        case .uri(let u):
+            writer.u8(Tag.uri.rawValue)
+            writer.string(u.absoluteString)
+        }
+    }
+
+    func decode(from reader: inout ByteReader) throws -> [SlotValue] {
+        let count = try reader.count()
+        var slots: [SlotValue] = []
+        slots.reserveCapacity(min(count, 4096))
+        for _ in 0..<count {
+            guard let tag = Tag(rawValue: try reader.u8()) else { throw ByteReader.Truncated() }
+            switch tag {
+            case .null: slots.append(.value(.null))
+            case .falseValue: slots.append(.value(.bool(false)))
+            case .trueValue: slots.append(.value(.bool(true)))
+            case .integer: slots.append(.value(.integer(try reader.signed())))
+            case .double: slots.append(.value(.double(Double(bitPattern: try reader.u64()))))
+            case .decimal:
+                guard let d = DecimalText.parse(try reader.string()) else { throw ByteReader.Truncated() }
+                slots.append(.value(.decimal(d)))
+            case .string: slots.append(.value(.string(try reader.string())))
+            case .date: slots.append(.value(.date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try reader.u64())))))
+            case .data: slots.append(.value(.data(Data(try reader.blob()))))
+            case .uuid:
+                var bytes: [UInt8] = []
+                for _ in 0..<16 { bytes.append(try reader.u8()) }
+                let uuid = UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+                slots.append(.value(.uuid(uuid)))
+            case .uri:
+                guard let url = URL(string: try reader.string()) else { throw ByteReader.Truncated() }
+                slots.append(.value(.uri(url)))
+            case .toOneNil: slots.append(.toOne(nil))
+            case .toOne: slots.append(.toOne(try reference(from: &reader)))
+            case .toMany:
+                let n = try reader.count()
+                var ids: [ObjectID] = []
+                ids.reserveCapacity(min(n, 4096))
+                for _ in 0..<n { ids.append(try reference(from: &reader)) }
+                slots.append(.toMany(ids))
+            }
+        }
+        return slots
+    }
+
+    func reference(from reader: inout ByteReader) throws -> ObjectID {
+        let index = try reader.count()
+        guard index < entityNames.count else { throw ByteReader.Truncated() }
+        return ObjectID(entityName: entityNames[index], storeIdentifier: storeIdentifier, key: .permanent(try reader.signed()))
+    }
+}

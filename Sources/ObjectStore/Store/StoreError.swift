@@ -1,0 +1,46 @@
+import Foundation
+
+/// A store file that cannot be used: what is wrong with which file. The file is left exactly
+/// as it was.
+public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The file is damaged: a bad checksum, a truncated record, an unreadable value.
+    case corrupt(path: String, reason: String)
+    /// The file is not a store of this kind (or is empty, or a directory).
+    case foreignFile(path: String, reason: String)
+    /// The file was written by a newer version of the store format.
+    case newerFormat(path: String, version: Int, supported: Int)
+    /// The store was written with a model whose entities differ from this one.
+    case incompatibleModel(path: String, entities: [String])
+    /// The operating system refused: permissions, a full disk, a missing directory.
+    case io(path: String, reason: String)
+    /// The store was opened read-only.
+    case readOnly(path: String)
+
+    public var description: String {
+        switch self {
+        case .corrupt(let path, let reason): return "\(path): the store is damaged: \(reason)"
+        case .foreignFile(let path, let reason): return "\(path): not an ObjectStore store: \(reason)"
+        case .newerFormat(let path, let version, let supported):
+            return "\(path): written by a newer ObjectStore (store format \(version); this version reads up to \(supported))"
+        case .incompatibleModel(let path, let entities):
+            return "\(path): the store was written with a different model; these entities differ: \(entities.joined(separator: ", "))"
+        case .io(let path, let reason): return "\(path): \(reason)"
+        case .readOnly(let path): return "\(path): the store is open read-only"
+        }
+    }
+}
+
+/// How a coordinator stores its objects.
+public enum StoreType: String, Sendable, Hashable {
+    /// The fast, incremental binary format (docs/store-format.md).
+    case binary
+    /// One readable JSON file.
+    case json
+    /// Memory only.
+    case inMemory
+
+    /// `.json` files are JSON stores; anything else is binary.
+    public static func forFile(_ url: URL) -> StoreType {
+        url.pathExtension.lowercased() == "json" ? .json : .binary
+    }
+}

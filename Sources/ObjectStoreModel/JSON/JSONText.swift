@@ -1,0 +1,65 @@
+import Foundation
+
+/// Writing JSON text, and converting attribute values to and from JSON, as the JSON store
+/// and schema files write them (docs/store-format.md, docs/schema.md).
+public enum JSONText {
+    /// A JSON string literal.
+    public static func quote(_ s: String) -> String {
+        var text = "\""
+        for scalar in s.unicodeScalars {
+            switch scalar {
+            case "\"": text += "\\\""
+            case "\\": text += "\\\\"
+            case "\n": text += "\\n"
+            case "\r": text += "\\r"
+            case "\t": text += "\\t"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                text += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: text.unicodeScalars.append(scalar)
+            }
+        }
+        return text + "\""
+    }
+
+    /// The JSON text of a value: numbers exactly (doubles in their shortest round-trip form,
+    /// non-finite ones as "NaN"/"Infinity"), decimals as strings, dates as ISO-8601 when that
+    /// is exact and as seconds since 1970 otherwise, binary as base64.
+    public static func encode(_ value: Value) -> String {
+        switch value {
+        case .null: return "null"
+        case .bool(let b): return b ? "true" : "false"
+        case .integer(let i): return String(i)
+        case .double(let d):
+            if d.isNaN { return "\"NaN\"" }
+            if d.isInfinite { return d > 0 ? "\"Infinity\"" : "\"-Infinity\"" }
+            return String(d)
+        case .decimal(let d): return quote(d.description)
+        case .string(let s): return quote(s)
+        case .date(let d):
+            let iso = ISO8601.format(d)
+            if ISO8601.parse(iso) == d { return quote(iso) }
+            return String(d.timeIntervalSince1970)
+        case .data(let d): return quote(d.base64EncodedString())
+        case .uuid(let u): return quote(u.uuidString)
+        case .uri(let u): return quote(u.absoluteString)
+        }
+    }
+
+    /// Reads a JSON value as a value of an attribute type, or says what was expected.
+    public static func decode(_ node: JSONNode, as type: AttributeType) -> Result<Value, DecodingProblem> {
+        if type == .date, let text = node.numberText {
+            guard let seconds = Double(text) else { return .failure(DecodingProblem(message: "'\(text)' is not a number of seconds")) }
+            return .success(.date(Date(timeIntervalSince1970: seconds)))
+        }
+        switch SchemaValueDecoder.decode(node, as: type) {
+        case .value(let value): return .success(value)
+        case .problem(let message): return .failure(DecodingProblem(message: message))
+        }
+    }
+
+    /// Why a JSON value is not a value of the expected type.
+    public struct DecodingProblem: Error, Sendable, Hashable {
+        public var message: String
+    }
+}
