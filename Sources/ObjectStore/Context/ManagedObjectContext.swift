@@ -232,10 +232,12 @@ public final class ManagedObjectContext {
     public func obtainPermanentIDs(for objects: [ManagedObject]) throws {
         let temporary = objects.filter { $0.objectID.isTemporary }
         guard !temporary.isEmpty else { return }
-        let keys = try coordinator.store.allocateKeys(count: temporary.count)
         var mapping: [ObjectID: ObjectID] = [:]
-        for (object, key) in zip(temporary, keys) {
-            mapping[object.objectID] = ObjectID(entityName: object.entity.name, storeIdentifier: storeIdentifier, key: .permanent(key))
+        for (entityName, objects) in Dictionary(grouping: temporary, by: { $0.entity.name }) {
+            let keys = try coordinator.store.allocateKeys(count: objects.count, entityName: entityName)
+            for (object, key) in zip(objects, keys) {
+                mapping[object.objectID] = ObjectID(entityName: entityName, storeIdentifier: storeIdentifier, key: .permanent(key))
+            }
         }
         remapIDs(mapping)
     }

@@ -124,8 +124,8 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
         for name in entityNames {
             writer.string(name)
             writer.bytes.append(contentsOf: metadata.entityVersionHashes[name]?.bytes ?? [UInt8](repeating: 0, count: 32))
+            writer.signed(metadata.nextKey(for: name))
         }
-        writer.signed(metadata.nextKey)
     }
 
     static func header(committedLength: Int, commitCount: UInt64) -> [UInt8] {
@@ -269,15 +269,16 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
                 let count = try reader.count()
                 var names: [String] = []
                 var hashes: [String: VersionHash] = [:]
+                var nextKeys: [String: Int64] = [:]
                 for _ in 0..<count {
                     let name = try reader.string()
                     var hash: [UInt8] = []
                     for _ in 0..<32 { hash.append(try reader.u8()) }
                     names.append(name)
                     hashes[name] = VersionHash(bytes: hash)
+                    nextKeys[name] = try reader.signed()
                 }
-                let nextKey = try reader.signed()
-                state.metadata = StoreMetadata(storeIdentifier: identifier, modelVersionName: versionName.isEmpty ? nil : versionName, entityVersionHashes: hashes, schemaText: schema, nextKey: nextKey)
+                state.metadata = StoreMetadata(storeIdentifier: identifier, modelVersionName: versionName.isEmpty ? nil : versionName, entityVersionHashes: hashes, schemaText: schema, nextKeys: nextKeys)
                 state.codec = RowCodec(entityNames: names, storeIdentifier: identifier)
             case .put:
                 guard let codec = state.codec else { throw ByteReader.Truncated() }
@@ -303,9 +304,13 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
                 state.deadBytes += reader.position - recordStart
                 if let key = id.primaryKey { state.keysByEntity[id.entityName]?.remove(key) }
             case .nextKey:
+                guard let codec = state.codec else { throw ByteReader.Truncated() }
+                let index = try reader.count()
+                guard index < codec.entityNames.count else { throw ByteReader.Truncated() }
+                let name = codec.entityNames[index]
                 let next = try reader.signed()
-                let current = state.metadata?.nextKey ?? 1
-                state.metadata?.nextKey = max(current, next)
+                let current = state.metadata?.nextKey(for: name) ?? 1
+                state.metadata?.nextKeys[name] = max(current, next)
                 state.deadBytes += reader.position - recordStart
             }
         }
@@ -342,18 +347,22 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
         }
     }
 
-    public func allocateKeys(count: Int) throws -> [Int64] {
+    public func allocateKeys(count: Int, entityName: String) throws -> [Int64] {
         guard count > 0 else { return [] }
         guard !isReadOnly else { throw StoreError.readOnly(path: path) }
         return try fileLock.withLock {
             try lock.withLock {
                 try refreshIfChanged()
-                let first = state.metadata?.nextKey ?? 1
+                guard let index = state.codec?.entityIndex[entityName] else {
+                    throw StoreError.io(path: path, reason: "entity \(entityName) is not in this store")
+                }
+                let first = state.metadata?.nextKey(for: entityName) ?? 1
                 var payload = ByteWriter()
                 payload.u8(RecordTag.nextKey.rawValue)
+                payload.varint(UInt64(index))
                 payload.signed(first + Int64(count))
                 try append(payload.bytes)
-                state.metadata?.nextKey = first + Int64(count)
+                state.metadata?.nextKeys[entityName] = first + Int64(count)
                 return (0..<Int64(count)).map { first + $0 }
             }
         }
@@ -367,7 +376,7 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
                 try refreshIfChanged()
                 try checkVersions(changes, current: { state.entries[$0]?.version })
                 guard let codec = state.codec else { throw StoreError.corrupt(path: path, reason: "no metadata record") }
-                let (keyed, mapping, nextKey) = changes.assigningKeys(from: state.metadata?.nextKey ?? 1)
+                let (keyed, mapping, nextKeys) = changes.assigningKeys(from: state.metadata?.nextKeys ?? [:])
                 var payload = ByteWriter()
                 var written: [(StoredRow, Int)] = []
                 for row in keyed.inserted + keyed.updated.map(\.row) {
@@ -386,12 +395,14 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
                     payload.u8(RecordTag.delete.rawValue)
                     try writeReference(id, codec: codec, into: &payload)
                 }
-                if nextKey != state.metadata?.nextKey {
+                for (name, key) in nextKeys.sorted(by: { $0.key < $1.key }) where key != state.metadata?.nextKeys[name] {
+                    guard let index = codec.entityIndex[name] else { continue }
                     payload.u8(RecordTag.nextKey.rawValue)
-                    payload.signed(nextKey)
+                    payload.varint(UInt64(index))
+                    payload.signed(key)
                 }
                 try append(payload.bytes)
-                state.metadata?.nextKey = nextKey
+                state.metadata?.nextKeys = nextKeys
                 for (row, size) in written {
                     if let old = state.entries[row.objectID] {
                         state.deadBytes += old.size

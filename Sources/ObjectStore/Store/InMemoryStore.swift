@@ -12,7 +12,7 @@ public final class InMemoryStore: PersistentStore, @unchecked Sendable {
     private let lock = NSLock()
     private var rows: [ObjectID: StoredRow] = [:]
     private var idsByEntity: [String: [Int64: ObjectID]] = [:]
-    private var nextKey: Int64 = 1
+    private var nextKeys: [String: Int64] = [:]
 
     public init(model: ManagedObjectModel, identifier: String = UUID().uuidString) {
         self.model = model
@@ -29,23 +29,23 @@ public final class InMemoryStore: PersistentStore, @unchecked Sendable {
         }
     }
 
-    public func allocateKeys(count: Int) throws -> [Int64] {
+    public func allocateKeys(count: Int, entityName: String) throws -> [Int64] {
         lock.withLock {
-            let keys = (0..<Int64(count)).map { nextKey + $0 }
-            nextKey += Int64(count)
-            return keys
+            let first = max(1, nextKeys[entityName] ?? 1)
+            nextKeys[entityName] = first + Int64(count)
+            return (0..<Int64(count)).map { first + $0 }
         }
     }
 
     public var metadata: StoreMetadata? {
-        lock.withLock { StoreMetadata(storeIdentifier: identifier, model: model, nextKey: nextKey) }
+        lock.withLock { StoreMetadata(storeIdentifier: identifier, model: model, nextKeys: nextKeys) }
     }
 
     public func save(_ changes: StoreChanges) throws -> [ObjectID: ObjectID] {
         try lock.withLock {
             try checkVersions(changes, current: { rows[$0]?.version })
-            let (changes, mapping, next) = changes.assigningKeys(from: nextKey)
-            nextKey = next
+            let (changes, mapping, next) = changes.assigningKeys(from: nextKeys)
+            nextKeys = next
             for row in changes.inserted + changes.updated.map(\.row) {
                 rows[row.objectID] = row
                 if let key = row.objectID.primaryKey { idsByEntity[row.objectID.entityName, default: [:]][key] = row.objectID }

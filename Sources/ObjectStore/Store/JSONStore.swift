@@ -87,8 +87,12 @@ public final class JSONStore: PersistentStore, @unchecked Sendable {
             throw bad(root["storeUUID"] ?? root, "\"storeUUID\" must be a UUID string")
         }
         guard let schema = root["model"]?.stringValue else { throw bad(root["model"] ?? root, "\"model\" must hold the schema text") }
-        guard let nextText = root["nextKey"]?.numberText, let nextKey = Int64(nextText), nextKey >= 1 else {
-            throw bad(root["nextKey"] ?? root, "\"nextKey\" must be a positive integer")
+        var nextKeys: [String: Int64] = [:]
+        for member in root["nextKeys"]?.members ?? [] {
+            guard let text = member.value.numberText, let key = Int64(text), key >= 1 else {
+                throw bad(member.value, "next key of \(member.key) must be a positive integer")
+            }
+            nextKeys[member.key] = key
         }
         var hashes: [String: VersionHash] = [:]
         for member in root["entityVersionHashes"]?.members ?? [] {
@@ -97,7 +101,7 @@ public final class JSONStore: PersistentStore, @unchecked Sendable {
             }
             hashes[member.key] = hash
         }
-        return StoreMetadata(storeIdentifier: identifier, modelVersionName: root["modelVersion"]?.stringValue, entityVersionHashes: hashes, schemaText: schema, nextKey: nextKey)
+        return StoreMetadata(storeIdentifier: identifier, modelVersionName: root["modelVersion"]?.stringValue, entityVersionHashes: hashes, schemaText: schema, nextKeys: nextKeys)
     }
 
     /// Reads the whole file: metadata, then every object, checking each value against the
@@ -190,7 +194,7 @@ public final class JSONStore: PersistentStore, @unchecked Sendable {
         text += "  \"formatVersion\": \(formatVersion),\n"
         text += "  \"storeUUID\": \(JSONText.quote(metadata.storeIdentifier)),\n"
         text += "  \"modelVersion\": \(metadata.modelVersionName.map(JSONText.quote) ?? "null"),\n"
-        text += "  \"nextKey\": \(metadata.nextKey),\n"
+        text += "  \"nextKeys\": {" + metadata.nextKeys.keys.sorted().map { "\(JSONText.quote($0)): \(metadata.nextKeys[$0] ?? 1)" }.joined(separator: ", ") + "},\n"
         text += "  \"entityVersionHashes\": {"
         text += metadata.entityVersionHashes.keys.sorted().map { "\n    \(JSONText.quote($0)): \"\(metadata.entityVersionHashes[$0]?.hex ?? "")\"" }.joined(separator: ",")
         text += "\n  },\n"
@@ -246,14 +250,14 @@ public final class JSONStore: PersistentStore, @unchecked Sendable {
         }
     }
 
-    public func allocateKeys(count: Int) throws -> [Int64] {
+    public func allocateKeys(count: Int, entityName: String) throws -> [Int64] {
         guard count > 0 else { return [] }
         guard !isReadOnly else { throw StoreError.readOnly(path: path) }
         return try fileLock.withLock {
             try lock.withLock {
                 try refreshIfChanged()
-                let first = storedMetadata?.nextKey ?? 1
-                storedMetadata?.nextKey = first + Int64(count)
+                let first = storedMetadata?.nextKey(for: entityName) ?? 1
+                storedMetadata?.nextKeys[entityName] = first + Int64(count)
                 try write()
                 return (0..<Int64(count)).map { first + $0 }
             }
@@ -267,11 +271,11 @@ public final class JSONStore: PersistentStore, @unchecked Sendable {
             try lock.withLock {
                 try refreshIfChanged()
                 try checkVersions(changes, current: { rows[$0]?.version })
-                let (keyed, mapping, nextKey) = changes.assigningKeys(from: storedMetadata?.nextKey ?? 1)
+                let (keyed, mapping, nextKeys) = changes.assigningKeys(from: storedMetadata?.nextKeys ?? [:])
                 let before = (rows, storedMetadata)
                 for row in keyed.inserted + keyed.updated.map(\.row) { rows[row.objectID] = row }
                 for (id, _) in keyed.deleted { rows[id] = nil }
-                storedMetadata?.nextKey = nextKey
+                storedMetadata?.nextKeys = nextKeys
                 do {
                     try write()
                 } catch {

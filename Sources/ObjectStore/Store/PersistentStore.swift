@@ -46,8 +46,8 @@ public protocol PersistentStore: AnyObject, Sendable {
     func row(for id: ObjectID) throws -> StoredRow?
     /// IDs of the saved objects of exactly this entity (not its sub-entities), in key order.
     func objectIDs(ofEntity entityName: String) throws -> [ObjectID]
-    /// Reserves `count` new primary keys.
-    func allocateKeys(count: Int) throws -> [Int64]
+    /// Reserves `count` new primary keys of an entity.
+    func allocateKeys(count: Int, entityName: String) throws -> [Int64]
     /// Writes one save atomically: all of it or none. Inserted rows may carry temporary IDs:
     /// the store gives them permanent keys (unique across processes) and returns the
     /// mapping. Throws ``StoreConflictError`` when a row's version is not the expected one.

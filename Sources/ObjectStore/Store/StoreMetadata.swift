@@ -11,24 +11,28 @@ public struct StoreMetadata: Sendable, Hashable {
     public var entityVersionHashes: [String: VersionHash]
     /// The schema text of that model.
     public var schemaText: String
-    /// The next primary key to hand out.
-    public var nextKey: Int64
+    /// The next primary key to hand out, per entity: each entity numbers its objects 1, 2,
+    /// 3... and a key is never reused.
+    public var nextKeys: [String: Int64]
 
-    public init(storeIdentifier: String, model: ManagedObjectModel, nextKey: Int64 = 1) {
+    public init(storeIdentifier: String, model: ManagedObjectModel, nextKeys: [String: Int64] = [:]) {
         self.storeIdentifier = storeIdentifier
         self.modelVersionName = model.versionName
         self.entityVersionHashes = model.entityVersionHashes
         self.schemaText = model.schemaText
-        self.nextKey = nextKey
+        self.nextKeys = nextKeys
     }
 
-    init(storeIdentifier: String, modelVersionName: String?, entityVersionHashes: [String: VersionHash], schemaText: String, nextKey: Int64) {
+    init(storeIdentifier: String, modelVersionName: String?, entityVersionHashes: [String: VersionHash], schemaText: String, nextKeys: [String: Int64]) {
         self.storeIdentifier = storeIdentifier
         self.modelVersionName = modelVersionName
         self.entityVersionHashes = entityVersionHashes
         self.schemaText = schemaText
-        self.nextKey = nextKey
+        self.nextKeys = nextKeys
     }
+
+    /// The next key of an entity.
+    public func nextKey(for entityName: String) -> Int64 { max(1, nextKeys[entityName] ?? 1) }
 
     /// Entities whose hashes differ from `model`'s (added, removed or changed), sorted.
     public func incompatibleEntities(with model: ManagedObjectModel) -> [String] {
@@ -43,17 +47,23 @@ public struct StoreMetadata: Sendable, Hashable {
 }
 
 extension StoreChanges {
-    /// Gives inserted rows with temporary IDs permanent keys from `nextKey` on, and replaces
-    /// those IDs wherever the changes refer to them. Returns the new changes, the mapping
-    /// and the next free key.
-    func assigningKeys(from nextKey: Int64) -> (changes: StoreChanges, mapping: [ObjectID: ObjectID], nextKey: Int64) {
-        var key = nextKey
+    /// Gives inserted rows with temporary IDs permanent keys (per entity, from `nextKeys`),
+    /// and replaces those IDs wherever the changes refer to them. Returns the new changes,
+    /// the mapping and the next free keys.
+    func assigningKeys(from nextKeys: [String: Int64]) -> (changes: StoreChanges, mapping: [ObjectID: ObjectID], nextKeys: [String: Int64]) {
+        var keys = nextKeys
         var mapping: [ObjectID: ObjectID] = [:]
         for row in inserted where row.objectID.isTemporary {
-            mapping[row.objectID] = ObjectID(entityName: row.objectID.entityName, storeIdentifier: row.objectID.storeIdentifier, key: .permanent(key))
-            key += 1
+            let entity = row.objectID.entityName
+            let key = max(1, keys[entity] ?? 1)
+            mapping[row.objectID] = ObjectID(entityName: entity, storeIdentifier: row.objectID.storeIdentifier, key: .permanent(key))
+            keys[entity] = key + 1
         }
-        guard !mapping.isEmpty else { return (self, [:], key) }
+        // Rows inserted with permanent IDs (from obtainPermanentIDs) keep the sequence ahead.
+        for row in inserted where !row.objectID.isTemporary {
+            if let key = row.objectID.primaryKey, key >= (keys[row.objectID.entityName] ?? 1) { keys[row.objectID.entityName] = key + 1 }
+        }
+        guard !mapping.isEmpty else { return (self, [:], keys) }
         func map(_ row: StoredRow) -> StoredRow {
             var copy = row
             copy.objectID = mapping[row.objectID] ?? row.objectID
@@ -69,6 +79,6 @@ extension StoreChanges {
         var result = self
         result.inserted = inserted.map(map)
         result.updated = updated.map { (map($0.row), $0.expectedVersion) }
-        return (result, mapping, key)
+        return (result, mapping, keys)
     }
 }
