@@ -151,6 +151,8 @@ enum PredicateFunctionEvaluator {
         }
         switch name {
         case "now": return .value(.date(now))
+        case "uuid": return .value(.uuid(UUID()))
+        case "coalesce": return args.first { !$0.isNull } ?? .null
         case "abs":
             if case .value(.integer(let i)) = args[0], i != .min { return .value(.integer(abs(i))) }
             if case .value(.decimal(let d)) = args[0] { return .value(.decimal(abs(d))) }

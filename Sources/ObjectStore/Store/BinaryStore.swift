@@ -69,7 +69,13 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
     ///
     /// - Throws: ``StoreError`` for a foreign, corrupt or newer file, or one written with a
     ///   different model (naming the entities that differ). The file is never modified then.
-    public init(url: URL, model: ManagedObjectModel, readOnly: Bool = false) throws {
+    public convenience init(url: URL, model: ManagedObjectModel, readOnly: Bool = false) throws {
+        try self.init(url: url, model: model, readOnly: readOnly, identifier: nil)
+    }
+
+    /// Opens or creates a store; a new store takes `identifier` as its UUID when given (a
+    /// migration keeps the store's identity).
+    init(url: URL, model: ManagedObjectModel, readOnly: Bool, identifier: String?) throws {
         self.url = url
         self.model = model
         self.isReadOnly = readOnly
@@ -77,7 +83,7 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
         if !FileIO.exists(url.path) {
             guard !readOnly else { throw StoreError.io(path: url.path, reason: "no such store") }
             try fileLock.withLock {
-                if !FileIO.exists(url.path) { try create() }
+                if !FileIO.exists(url.path) { try create(identifier: identifier ?? UUID().uuidString) }
             }
         }
         try lock.withLock { try reload() }
@@ -105,8 +111,7 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
 
     // MARK: Creating and reading
 
-    private func create() throws {
-        let identifier = UUID().uuidString
+    private func create(identifier: String) throws {
         let metadata = StoreMetadata(storeIdentifier: identifier, model: model)
         var payload = ByteWriter()
         Self.writeMetadata(metadata, entityNames: model.entities.map(\.name), into: &payload)

@@ -29,7 +29,12 @@ public final class JSONStore: PersistentStore, @unchecked Sendable {
     ///
     /// - Throws: ``StoreError`` for invalid JSON or values (with line and column), a foreign or
     ///   newer file, or one written with a different model. The file is never modified then.
-    public init(url: URL, model: ManagedObjectModel, readOnly: Bool = false) throws {
+    public convenience init(url: URL, model: ManagedObjectModel, readOnly: Bool = false) throws {
+        try self.init(url: url, model: model, readOnly: readOnly, identifier: nil)
+    }
+
+    /// Opens or creates a store; a new store takes `identifier` as its UUID when given.
+    init(url: URL, model: ManagedObjectModel, readOnly: Bool, identifier: String?) throws {
         self.url = url
         self.model = model
         self.isReadOnly = readOnly
@@ -38,7 +43,7 @@ public final class JSONStore: PersistentStore, @unchecked Sendable {
             guard !readOnly else { throw StoreError.io(path: url.path, reason: "no such store") }
             try fileLock.withLock {
                 if !FileIO.exists(url.path) {
-                    let metadata = StoreMetadata(storeIdentifier: UUID().uuidString, model: model)
+                    let metadata = StoreMetadata(storeIdentifier: identifier ?? UUID().uuidString, model: model)
                     try FileIO.writeAtomically(Array(Self.render(metadata, rows: [:], model: model).utf8), to: url.path)
                 }
             }

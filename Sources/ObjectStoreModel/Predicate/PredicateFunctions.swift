@@ -22,6 +22,7 @@ public enum PredicateFunctions {
         Signature(name: "lowercase", arity: 1...1), Signature(name: "uppercase", arity: 1...1), Signature(name: "length", arity: 1...1),
         Signature(name: "trim", arity: 1...1), Signature(name: "concat", arity: 1...Int.max),
         Signature(name: "daysFromNow", arity: 1...1), Signature(name: "startOfDay", arity: 1...1),
+        Signature(name: "uuid", arity: 0...0), Signature(name: "coalesce", arity: 1...Int.max),
     ]
 
     /// Every function name, for error messages and docs/predicates.md.

@@ -203,6 +203,13 @@ public struct PredicateTypeChecker: Sendable {
             switch name {
             case "now", "daysFromNow", "startOfDay": return .date
             case "lowercase", "uppercase", "trim", "concat": return .string
+            case "uuid": return .uuid
+            case "coalesce":
+                for arg in args {
+                    let t = try type(of: arg, self: selfType, variables: variables)
+                    if t != .null && t != .unknown { return t }
+                }
+                return .unknown
             case "min", "max":
                 let t = try type(of: args[0], self: selfType, variables: variables)
                 return args.count == 1 ? t.element : t

@@ -1,42 +1,60 @@
 import Foundation
 
-/// A versioned model: a directory such as `Models/Tasks/` holding one schema file per version
-/// and a `manifest.json` naming the versions in order and the current one (the role of
-/// `.xcdatamodeld` and `.xccurrentversion`).
+/// A versioned model: a directory such as `Models/Tasks/` holding one schema file per
+/// version, a `manifest.json` naming the versions in order and the current one (the role of
+/// `.xcdatamodeld` and `.xccurrentversion`), and custom mapping files between consecutive
+/// versions where inference is not enough.
 ///
 /// ```json
 /// { "versions": ["v1", "v2"], "current": "v2" }
 /// ```
 ///
-/// Version `v1` lives in `v1.json`. Shipped versions never change: stores written with them
-/// are recognised by their version hashes.
+/// Version `v1` lives in `v1.json`; a custom mapping from `v1` to `v2` in
+/// `v1-to-v2.mapping.json` (docs/migration.md). Shipped versions never change: stores
+/// written with them are recognised by their version hashes.
 ///
 /// ```swift
 /// let tasks = try ModelDirectory(url: URL(fileURLWithPath: "Models/Tasks"))
 /// let model = try tasks.currentModel()
 /// ```
 public struct ModelDirectory: Sendable {
-    /// The directory.
-    public let url: URL
+    /// Where the files came from, for messages.
+    public let location: String
     /// Version names, oldest first.
     public let versionNames: [String]
     /// The version new stores are written with.
     public let currentVersionName: String
+    /// File contents by file name.
+    private let files: [String: String]
 
-    /// Reads `manifest.json` of a model directory.
+    /// Reads a model directory from disk.
     public init(url: URL) throws(SchemaError) {
-        self.url = url
-        let manifestURL = url.appendingPathComponent("manifest.json")
-        let file = manifestURL.path
-        let data: Data
+        var files: [String: String] = [:]
+        let names: [String]
         do {
-            data = try Data(contentsOf: manifestURL)
+            names = try FileManager.default.contentsOfDirectory(atPath: url.path)
         } catch {
-            throw SchemaError(file: file, diagnostics: [SchemaDiagnostic(path: "$", message: "cannot read the model manifest: \(error.localizedDescription)")])
+            throw SchemaError(file: url.path, diagnostics: [SchemaDiagnostic(path: "$", message: "cannot read the model directory: \(error.localizedDescription)")])
+        }
+        for name in names where name.hasSuffix(".json") {
+            guard let data = FileManager.default.contents(atPath: url.appendingPathComponent(name).path) else { continue }
+            files[name] = String(decoding: data, as: UTF8.self)
+        }
+        try self.init(location: url.path, files: files)
+    }
+
+    /// A model directory held in memory (for a program that embeds its model files): file
+    /// names (`manifest.json`, `v1.json`, `v1-to-v2.mapping.json`) to contents.
+    public init(location: String, files: [String: String]) throws(SchemaError) {
+        self.location = location
+        self.files = files
+        let file = location + "/manifest.json"
+        guard let manifest = files["manifest.json"] else {
+            throw SchemaError(file: file, diagnostics: [SchemaDiagnostic(path: "$", message: "the model directory has no manifest.json")])
         }
         let root: JSONNode
         do {
-            root = try JSONParser.parse(Array(data))
+            root = try JSONParser.parse(manifest)
         } catch {
             throw SchemaError(file: file, diagnostics: [SchemaDiagnostic(path: "$", location: error.location, message: "malformed JSON: \(error.message)")])
         }
@@ -64,17 +82,15 @@ public struct ModelDirectory: Sendable {
         self.currentVersionName = current
     }
 
-    /// The schema file of a version.
-    public func schemaURL(forVersion name: String) -> URL {
-        url.appendingPathComponent(name + ".json")
-    }
-
     /// Loads one version.
     public func model(version name: String) throws(SchemaError) -> ManagedObjectModel {
         guard versionNames.contains(name) else {
-            throw SchemaError(file: url.appendingPathComponent("manifest.json").path, diagnostics: [SchemaDiagnostic(path: "$.versions", message: "no version named '\(name)'")])
+            throw SchemaError(file: location + "/manifest.json", diagnostics: [SchemaDiagnostic(path: "$.versions", message: "no version named '\(name)'")])
         }
-        return try ManagedObjectModel(contentsOf: schemaURL(forVersion: name), versionName: name)
+        guard let text = files[name + ".json"] else {
+            throw SchemaError(file: location + "/\(name).json", diagnostics: [SchemaDiagnostic(path: "$", message: "the schema file of version '\(name)' is missing")])
+        }
+        return try ManagedObjectModel(schema: text, file: location + "/\(name).json", versionName: name)
     }
 
     /// Loads the current version.
@@ -87,5 +103,15 @@ public struct ModelDirectory: Sendable {
         var models: [ManagedObjectModel] = []
         for name in versionNames { models.append(try model(version: name)) }
         return models
+    }
+
+    /// The text of the custom mapping file from one version to the next, if there is one.
+    public func mappingText(from source: String, to destination: String) -> String? {
+        files["\(source)-to-\(destination).mapping.json"]
+    }
+
+    /// The file name of the custom mapping between two versions.
+    public func mappingFileName(from source: String, to destination: String) -> String {
+        "\(source)-to-\(destination).mapping.json"
     }
 }

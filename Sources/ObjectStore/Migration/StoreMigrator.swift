@@ -1,0 +1,302 @@
+import Foundation
+import ObjectStoreModel
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Migrates a store written with an older version of a model to the current version, step by
+/// step through every version in between, each step inferred or custom (docs/migration.md).
+///
+/// The migration writes new stores beside the old one and swaps the result in with one
+/// rename only when every object has been migrated and validated. The old store is kept as a
+/// backup (named in the result). A failure or a kill at any point leaves the original store
+/// untouched and openable; running again starts over.
+///
+/// ```swift
+/// let migrator = StoreMigrator(models: try ModelDirectory(url: modelsURL))
+/// if let result = try migrator.migrate(storeURL: url, progress: { print($0) }) {
+///     print("migrated; the old store is at \(result.backupURL.path)")
+/// }
+/// ```
+public struct StoreMigrator: Sendable {
+    /// The versions of the model.
+    public let models: ModelDirectory
+    /// Objects read and written per batch; memory stays bounded by it.
+    public var batchSize = 2_000
+
+    public init(models: ModelDirectory) {
+        self.models = models
+    }
+
+    // MARK: Planning
+
+    /// One step of a migration.
+    public struct Step: Sendable, Hashable {
+        /// The source version's name, or "the model stored in the file" when the directory no
+        /// longer has it.
+        public var source: String
+        public var destination: String
+        /// Whether a custom mapping file drives the step.
+        public var usesCustomMapping: Bool
+    }
+
+    /// What a migration would do: its steps and the objects per source entity.
+    public struct Plan: Sendable, Hashable {
+        public var steps: [Step]
+        /// Objects in the store per entity, before migrating.
+        public var objectCounts: [String: Int]
+        /// Whether anything needs doing.
+        public var isNeeded: Bool { !steps.isEmpty }
+    }
+
+    /// Progress of a running migration.
+    public struct Progress: Sendable, Hashable, CustomStringConvertible {
+        public var step: Int
+        public var stepCount: Int
+        public var done: Int
+        public var total: Int
+        public var description: String { "step \(step)/\(stepCount): \(done)/\(total) objects" }
+    }
+
+    /// What a migration did.
+    public struct Result: Sendable, Hashable {
+        public var plan: Plan
+        /// The store as it was before, kept until the caller removes it.
+        public var backupURL: URL
+    }
+
+    /// The models a store must go through, oldest first (the store's own model first).
+    func chain(for metadata: StoreMetadata) throws -> [(name: String, model: ManagedObjectModel)] {
+        let all = try models.allModels()
+        let names = models.versionNames
+        let currentIndex = names.firstIndex(of: models.currentVersionName) ?? names.count - 1
+        if let index = all.firstIndex(where: { $0.entityVersionHashes == metadata.entityVersionHashes }) {
+            guard index <= currentIndex else {
+                throw StoreError.incompatibleModel(path: "the store", entities: ["written with version \(names[index]), newer than the current \(models.currentVersionName)"])
+            }
+            return (index...currentIndex).map { (names[$0], all[$0]) }
+        }
+        // The directory no longer has the store's version: start from the model in the file.
+        return [("the model stored in the file", try metadata.storedModel()), (models.currentVersionName, all[currentIndex])]
+    }
+
+    /// The steps and object counts of migrating the store at `storeURL`, without writing.
+    public func plan(storeURL: URL) throws -> Plan {
+        let metadata = try Self.metadata(at: storeURL)
+        let chain = try self.chain(for: metadata)
+        var steps: [Step] = []
+        for (from, to) in zip(chain, chain.dropFirst()) {
+            steps.append(Step(source: from.name, destination: to.name, usesCustomMapping: models.mappingText(from: from.name, to: to.name) != nil))
+        }
+        // Check every step's mapping now, so a dry run finds what a run would refuse.
+        for (from, to) in zip(chain, chain.dropFirst()) { _ = try mapping(from: from, to: to) }
+        var counts: [String: Int] = [:]
+        if let first = chain.first {
+            let store = try Self.open(storeURL, model: first.model, readOnly: true)
+            for entity in first.model.entities { counts[entity.name] = try store.objectIDs(ofEntity: entity.name).count }
+        }
+        return Plan(steps: steps, objectCounts: counts)
+    }
+
+    private func mapping(from: (name: String, model: ManagedObjectModel), to: (name: String, model: ManagedObjectModel)) throws -> MappingModel {
+        if let text = models.mappingText(from: from.name, to: to.name) {
+            return try MappingModel.custom(text, file: models.location + "/" + models.mappingFileName(from: from.name, to: to.name), from: from.model, to: to.model)
+        }
+        return try MappingModel.infer(from: from.model, to: to.model)
+    }
+
+    static func metadata(at url: URL) throws -> StoreMetadata {
+        switch StoreType.forFile(url) {
+        case .json: return try JSONStore.metadata(at: url)
+        default: return try BinaryStore.metadata(at: url)
+        }
+    }
+
+    static func open(_ url: URL, model: ManagedObjectModel, readOnly: Bool, identifier: String? = nil, type: StoreType? = nil) throws -> any PersistentStore {
+        switch type ?? StoreType.forFile(url) {
+        case .json: return try JSONStore(url: url, model: model, readOnly: readOnly, identifier: identifier)
+        default: return try BinaryStore(url: url, model: model, readOnly: readOnly, identifier: identifier)
+        }
+    }
+
+    // MARK: Running
+
+    /// Migrates the store at `storeURL` to the current version when it needs it; returns `nil`
+    /// when it is already current.
+    ///
+    /// - Parameter destinationURL: write the result there instead of replacing the store (the
+    ///   original is then left as it is); its extension picks the format, so this also
+    ///   converts between binary and JSON stores.
+    @discardableResult
+    public func migrate(storeURL: URL, destinationURL: URL? = nil, progress: ((Progress) -> Void)? = nil) throws -> Result? {
+        let lock = FileLock(storePath: storeURL.path)
+        return try lock.withLock { () throws -> Result? in
+            let metadata = try Self.metadata(at: storeURL)
+            let current = try models.currentModel()
+            Self.removeLeftovers(of: destinationURL ?? storeURL)
+            let chain = try self.chain(for: metadata)
+            let converting = destinationURL.map { StoreType.forFile($0) != StoreType.forFile(storeURL) } ?? false
+            guard chain.count > 1 || converting else { return nil }
+            let plan = try self.plan(storeURL: storeURL)
+            let total = plan.objectCounts.values.reduce(0, +)
+            var input = storeURL
+            var temporaries: [URL] = []
+            let finalURL = destinationURL ?? storeURL
+            defer { for url in temporaries { Self.remove(url) } }
+            _ = current
+            let steps = chain.count > 1 ? Array(zip(chain, chain.dropFirst())) : [(chain[0], chain[0])]
+            for (index, (from, to)) in steps.enumerated() {
+                let mapping = chain.count > 1 ? try self.mapping(from: from, to: to) : try MappingModel.infer(from: from.model, to: to.model)
+                let isLast = index == steps.count - 1
+                let type = isLast ? StoreType.forFile(finalURL) : StoreType.forFile(storeURL)
+                let output = URL(fileURLWithPath: finalURL.path + ".migrating-\(index + 1)-\(UUID().uuidString.prefix(8))" + (type == .json ? ".json" : ""))
+                temporaries.append(output)
+                try runStep(mapping, from: input, to: output, type: type, identifier: metadata.storeIdentifier) { done in
+                    progress?(Progress(step: index + 1, stepCount: steps.count, done: done, total: total))
+                }
+                input = output
+            }
+            let backup: URL
+            if destinationURL == nil {
+                backup = Self.backupURL(for: storeURL, version: chain.first?.name ?? "old")
+                // The backup is a second name for the original; the rename then swaps the
+                // new store in atomically. A crash before the rename leaves the original.
+                guard link(storeURL.path, backup.path) == 0 else {
+                    throw StoreError.io(path: backup.path, reason: "cannot keep a backup: \(FileIO.errorText())")
+                }
+            } else {
+                backup = storeURL
+            }
+            guard rename(input.path, finalURL.path) == 0 else {
+                throw StoreError.io(path: finalURL.path, reason: "cannot put the migrated store in place: \(FileIO.errorText())")
+            }
+            FileIO.syncDirectory(of: finalURL.path)
+            temporaries.removeAll { $0 == input }
+            return Result(plan: plan, backupURL: backup)
+        }
+    }
+
+    static func backupURL(for url: URL, version: String) -> URL {
+        let safe = version.replacingOccurrences(of: " ", with: "-")
+        var candidate = URL(fileURLWithPath: url.path + ".\(safe)-backup")
+        var n = 2
+        while FileIO.exists(candidate.path) {
+            candidate = URL(fileURLWithPath: url.path + ".\(safe)-backup-\(n)")
+            n += 1
+        }
+        return candidate
+    }
+
+    static func remove(_ url: URL) {
+        unlink(url.path)
+        unlink(url.path + ".lock")
+    }
+
+    /// Leftovers of a migration that was killed: temporary stores beside `storeURL`.
+    public static func removeLeftovers(of storeURL: URL) {
+        let directory = storeURL.deletingLastPathComponent()
+        let prefix = storeURL.lastPathComponent + ".migrating-"
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [] where name.hasPrefix(prefix) {
+            unlink(directory.appendingPathComponent(name).path)
+        }
+    }
+
+    // MARK: One step
+
+    private func runStep(_ mapping: MappingModel, from input: URL, to output: URL, type: StoreType, identifier: String, progress: (Int) -> Void) throws {
+        let sourceStore = try Self.open(input, model: mapping.source, readOnly: true)
+        let destinationStore = try Self.open(output, model: mapping.destination, readOnly: false, identifier: identifier, type: type)
+        let sourceCoordinator = PersistentStoreCoordinator(model: mapping.source, store: sourceStore)
+        let context = ManagedObjectContext(coordinator: sourceCoordinator)
+        context.undoManager = nil
+        let compiler = PredicateCompiler(model: mapping.source)
+        var writer = StepWriter(mapping: mapping, store: destinationStore, batchSize: type == .json ? Int.max : batchSize)
+        var done = 0
+
+        // Entities made from distinct values come first, so lookups can find them.
+        let ordered = mapping.entityMappings.filter { $0.distinctBy != nil } + mapping.entityMappings.filter { $0.distinctBy == nil }
+        for entityMapping in ordered {
+            guard let destinationEntity = mapping.destination.entity(named: entityMapping.destinationEntity),
+                let sourceEntity = mapping.source.entity(named: entityMapping.sourceEntity)
+            else { continue }
+            let attributeReaders = entityMapping.attributes.mapValues { value -> ExpressionClosure in
+                switch value {
+                case .copy(let name): return compiler.compile(.keyPath(.evaluatedObject, [name]), entity: sourceEntity)
+                case .expression(let e): return Self.compileWithSource(e, compiler: compiler, entity: sourceEntity)
+                }
+            }
+            let distinct = entityMapping.distinctBy.map { Self.compileWithSource($0, compiler: compiler, entity: sourceEntity) }
+            let ids = try sourceStore.objectIDs(ofEntity: sourceEntity.name)
+            var seen = Set<Value>()
+            for batch in stride(from: 0, to: ids.count, by: batchSize) {
+                for id in ids[batch..<min(batch + batchSize, ids.count)] {
+                    let object = try context.existingObject(with: id)
+                    let scope = EvaluationScope(now: Date(), variables: ["source": .object(object)])
+                    if let distinct {
+                        let key = try distinct(object, scope).sortValue
+                        guard !key.isNull, seen.insert(key).inserted else { continue }
+                    }
+                    var slots = destinationEntity.properties.map(SlotValue.initial(for:))
+                    for (index, property) in destinationEntity.properties.enumerated() {
+                        switch property {
+                        case .attribute(let attribute):
+                            guard attribute.isStored, let reader = attributeReaders[attribute.name] else { continue }
+                            slots[index] = .value(try Self.convert(try reader(object, scope).sortValue, to: attribute, entity: destinationEntity.name))
+                        case .relationship(let relationship):
+                            guard entityMapping.distinctBy == nil, let relationshipMapping = entityMapping.relationships[relationship.name] else { continue }
+                            slots[index] = try writer.relationshipSlot(relationship, relationshipMapping, source: object, scope: scope, compiler: compiler, sourceEntity: sourceEntity)
+                        }
+                    }
+                    let key: Int64? = entityMapping.distinctBy == nil ? id.primaryKey : nil
+                    try writer.add(entity: destinationEntity, key: key, slots: slots)
+                    done += 1
+                }
+                try writer.flush()
+                context.reset()
+                progress(done)
+            }
+        }
+        try writer.finish(sourceMetadata: sourceStore.metadata)
+        let failures = writer.failures
+        if !failures.isEmpty {
+            throw MigrationError.validation(failures: Array(failures.prefix(20)), total: failures.count)
+        }
+    }
+
+    static func compileWithSource(_ expression: ObjectExpression, compiler: PredicateCompiler, entity: EntityDescription) -> ExpressionClosure {
+        var withSource = compiler
+        withSource.variableEntities["source"] = entity
+        return withSource.compile(expression, entity: entity)
+    }
+
+    /// Converts a value to an attribute's type (widening numbers), or throws naming it.
+    static func convert(_ value: Value, to attribute: AttributeDescription, entity: String) throws -> Value {
+        if value.isNull { return attribute.defaultValue.isNull ? .null : (attribute.isOptional ? .null : attribute.defaultValue) }
+        do {
+            return try ManagedObject.coerce(value, to: attribute, entity: entity)
+        } catch {
+            throw MigrationError.conversion(entity: entity, attribute: attribute.name, value: value.description, type: attribute.type.rawValue)
+        }
+    }
+}
+
+/// A migration that could not finish. The original store is untouched.
+public enum MigrationError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// Migrated objects that would not validate with the new model.
+    case validation(failures: [String], total: Int)
+    /// A value that cannot be converted to its new type.
+    case conversion(entity: String, attribute: String, value: String, type: String)
+
+    public var description: String {
+        switch self {
+        case .validation(let failures, let total):
+            return "the migrated objects do not validate (\(total) problem\(total == 1 ? "" : "s")):\n" + failures.map { "  " + $0 }.joined(separator: "\n")
+        case .conversion(let entity, let attribute, let value, let type):
+            return "cannot convert \(value) to \(type) for \(entity).\(attribute)"
+        }
+    }
+}
