@@ -42,6 +42,12 @@ public struct StoreMigrator: Sendable {
         public var destination: String
         /// Whether a custom mapping file drives the step.
         public var usesCustomMapping: Bool
+
+        public init(source: String, destination: String, usesCustomMapping: Bool) {
+            self.source = source
+            self.destination = destination
+            self.usesCustomMapping = usesCustomMapping
+        }
     }
 
     /// What a migration would do: its steps and the objects per source entity.
@@ -175,6 +181,7 @@ public struct StoreMigrator: Sendable {
                 throw StoreError.io(path: finalURL.path, reason: "cannot put the migrated store in place: \(FileIO.errorText())")
             }
             FileIO.syncDirectory(of: finalURL.path)
+            unlink(input.path + ".lock")
             temporaries.removeAll { $0 == input }
             return Result(plan: plan, backupURL: backup)
         }
@@ -298,5 +305,27 @@ public enum MigrationError: Error, Sendable, Hashable, CustomStringConvertible {
         case .conversion(let entity, let attribute, let value, let type):
             return "cannot convert \(value) to \(type) for \(entity).\(attribute)"
         }
+    }
+}
+
+extension StoreMigrator {
+    /// Opens the store at `url` with the current model, creating it when absent and migrating
+    /// it first when it was written with an older version.
+    ///
+    /// ```swift
+    /// let (coordinator, migration) = try StoreMigrator(models: models).openStore(at: url)
+    /// if let migration { print("migrated; backup at \(migration.backupURL.path)") }
+    /// ```
+    public func openStore(at url: URL, readOnly: Bool = false, clock: @escaping @Sendable () -> Date = { Date() }, progress: ((Progress) -> Void)? = nil) throws -> (PersistentStoreCoordinator, Result?) {
+        let current = try models.currentModel()
+        var result: Result?
+        if FileIO.exists(url.path) {
+            let metadata = try Self.metadata(at: url)
+            if !metadata.incompatibleEntities(with: current).isEmpty {
+                guard !readOnly else { throw StoreError.readOnly(path: url.path) }
+                result = try migrate(storeURL: url, progress: progress)
+            }
+        }
+        return (try PersistentStoreCoordinator(model: current, storeURL: url, readOnly: readOnly, clock: clock), result)
     }
 }

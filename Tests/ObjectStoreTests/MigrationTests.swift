@@ -1,0 +1,205 @@
+import Foundation
+import Testing
+import ObjectStore
+import ObjectStoreModel
+
+@Suite struct MigrationTests {
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/Tasks")
+
+    static func tasksDirectory() throws -> ModelDirectory {
+        try ModelDirectory(url: repository.appendingPathComponent("Models/Tasks"))
+    }
+
+    /// Writes the same tasks into a store of a given Tasks version: what a user of that
+    /// version would have. Texts and projects differ per version where the model allows.
+    static func writeStore(version: String, to url: URL) throws {
+        let directory = try tasksDirectory()
+        let model = try directory.model(version: version)
+        let context = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: model, storeURL: url))
+        let titleKey = version == "v1" ? "text" : "title"
+        let home = try context.insertObject(entityName: "Location")
+        try home.setValue("Home", forKey: "name")
+        let work = try context.insertObject(entityName: "Location")
+        try work.setValue("Work", forKey: "name")
+        let rows: [(String, Int64, Double?, ManagedObject?, String?)] = [
+            ("Buy milk", 3, 1_795_300_000, home, "errands"), ("Write report", 2, 1_795_900_000.5, work, "work"),
+            ("Call Zoë ☎", 1, nil, nil, "errands"), ("Read", 0, nil, home, nil),
+        ]
+        var tasks: [ManagedObject] = []
+        for (title, priority, due, location, project) in rows {
+            let task = try context.insertObject(entityName: "Task")
+            try task.setValue(.string(title), forKey: titleKey)
+            try task.setValue(.integer(priority), forKey: "priority")
+            if let due { try task.setValue(.date(Date(timeIntervalSince1970: due)), forKey: "dueDate") }
+            try task.setObject(location, forKey: "location")
+            if version != "v1" {
+                try task.setValue(.uuid(UUID(uuidString: "00000000-0000-4000-8000-00000000000\(tasks.count + 1)")!), forKey: "uuid")
+                if version == "v2", let project { try task.setValue(.string(project), forKey: "project") }
+            }
+            tasks.append(task)
+        }
+        if version != "v1" {
+            let tag = try context.insertObject(entityName: "Tag")
+            try tag.setValue("urgent", forKey: "name")
+            try tag.setObjects([tasks[0], tasks[1]], forKey: "tasks")
+            try tasks[3].setValue("done", forKey: "status")
+        }
+        if version == "v3" {
+            for name in ["errands", "work"] {
+                let project = try context.insertObject(entityName: "Project")
+                try project.setValue(.string(name), forKey: "name")
+                try project.setObjects(zip(tasks, rows).filter { $0.1.4 == name }.map(\.0), forKey: "tasks")
+            }
+        }
+        // A deleted task: its key must never come back.
+        let gone = try context.insertObject(entityName: "Task")
+        try gone.setValue("Gone", forKey: titleKey)
+        if version == "v3" { try gone.setValue(.uuid(UUID()), forKey: "uuid") }
+        try context.save()
+        context.delete(gone)
+        try context.save()
+    }
+
+    /// Checks a store migrated to the current version holds the fixture's tasks.
+    static func checkCurrent(_ url: URL, from version: String) throws {
+        let directory = try tasksDirectory()
+        let context = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: try directory.currentModel(), storeURL: url))
+        let tasks = try context.fetch(FetchRequest(entityName: "Task", sortDescriptors: [SortKey("priority", ascending: false)]))
+        #expect(tasks.map { $0["title"] } == ["Buy milk", "Write report", "Call Zoë ☎", "Read"], "\(version)")
+        #expect(tasks.map { $0.objectID.primaryKey } == [1, 2, 3, 4], "keys are kept (\(version))")
+        #expect(tasks[1]["dueDate"] == .date(Date(timeIntervalSince1970: 1_795_900_000.5)))
+        #expect(try tasks[0].value(forKeyPath: "location.name").value == "Home")
+        #expect(try tasks[2].object(forKey: "location") == nil)
+        let uuids = tasks.map { $0["uuid"] }
+        #expect(uuids.allSatisfy { if case .uuid = $0 { return true } else { return false } })
+        #expect(Set(uuids).count == 4)
+        if version == "v1" {
+            #expect(tasks.allSatisfy { $0["status"] == "pending" })
+            #expect(try context.count(for: FetchRequest(entityName: "Project")) == 0)
+        } else {
+            #expect(uuids[0] == .uuid(UUID(uuidString: "00000000-0000-4000-8000-000000000001")!))
+            #expect(tasks[3]["status"] == "done")
+            #expect(try tasks[0].value(forKeyPath: "tags.name").description == "[\"urgent\"]")
+            #expect(try tasks[0].value(forKeyPath: "project.name").value == "errands")
+            #expect(try tasks[1].value(forKeyPath: "project.name").value == "work")
+            #expect(try tasks[3].object(forKey: "project") == nil)
+            let errands = try #require(context.fetch(FetchRequest(entityName: "Project", predicate: try ObjectPredicate("name == 'errands'"))).first)
+            #expect(try errands.value(forKeyPath: "tasks.@count").value == 2, "the inverse is filled (\(version))")
+        }
+        let location = try #require(context.fetch(FetchRequest(entityName: "Location", predicate: try ObjectPredicate("name == 'Home'"))).first)
+        #expect(try location.value(forKeyPath: "tasks.@count").value == 2)
+        let added = try context.insertObject(entityName: "Task")
+        try added.setValue("New", forKey: "title")
+        try added.setValue(.uuid(UUID()), forKey: "uuid")
+        try context.save()
+        #expect(added.objectID.primaryKey == 6, "the deleted task's key 5 is not reused (\(version))")
+    }
+
+    @Test(arguments: ["v1", "v2", "v3"], ["store", "json"])
+    func theCommittedFixtureOfEveryVersionOpensWithTheCurrentModel(version: String, format: String) throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("tasks.\(format)")
+        let fixture = Self.fixtures.appendingPathComponent("\(version).\(format)")
+        if ProcessInfo.processInfo.environment["OBJECTSTORE_WRITE_FIXTURES"] == "1" {
+            try? FileManager.default.removeItem(at: fixture)
+            try Self.writeStore(version: version, to: fixture)
+            try? FileManager.default.removeItem(at: URL(fileURLWithPath: fixture.path + ".lock"))
+        }
+        try FileManager.default.copyItem(at: fixture, to: url)
+        let migrator = StoreMigrator(models: try Self.tasksDirectory())
+        let (_, result) = try migrator.openStore(at: url)
+        #expect((result == nil) == (version == "v3"))
+        if let result {
+            #expect(result.plan.steps.map(\.destination) == (version == "v1" ? ["v2", "v3"] : ["v3"]))
+            #expect(FileManager.default.fileExists(atPath: result.backupURL.path))
+            #expect(try Data(contentsOf: result.backupURL) == Data(contentsOf: fixture), "the backup is the original")
+        }
+        try Self.checkCurrent(url, from: version)
+    }
+
+    @Test func aDryRunPlansStepsAndCountsWithoutWriting() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("tasks.store")
+        try Self.writeStore(version: "v1", to: url)
+        let before = try Data(contentsOf: url)
+        let plan = try StoreMigrator(models: try Self.tasksDirectory()).plan(storeURL: url)
+        #expect(plan.steps == [.init(source: "v1", destination: "v2", usesCustomMapping: false), .init(source: "v2", destination: "v3", usesCustomMapping: true)])
+        #expect(plan.objectCounts == ["Task": 4, "Location": 2])
+        #expect(try Data(contentsOf: url) == before)
+    }
+
+    @Test func progressIsReported() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("tasks.store")
+        try Self.writeStore(version: "v1", to: url)
+        var migrator = StoreMigrator(models: try Self.tasksDirectory())
+        migrator.batchSize = 2
+        var reports: [StoreMigrator.Progress] = []
+        try migrator.migrate(storeURL: url) { reports.append($0) }
+        #expect(reports.first?.step == 1 && reports.last?.step == 2 && reports.last?.stepCount == 2)
+        #expect(reports.allSatisfy { $0.total == 6 && $0.done <= $0.total })
+    }
+
+    @Test func aFailedMigrationLeavesTheOriginalUntouchedAndARetryWorks() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("tasks.store")
+        try Self.writeStore(version: "v2", to: url)
+        let before = try Data(contentsOf: url)
+        // A mapping file whose result does not validate: titles become empty.
+        var files: [String: String] = [:]
+        let models = Self.repository.appendingPathComponent("Models/Tasks")
+        for name in try FileManager.default.contentsOfDirectory(atPath: models.path) {
+            files[name] = try String(contentsOf: models.appendingPathComponent(name), encoding: .utf8)
+        }
+        var broken = files
+        broken["v2-to-v3.mapping.json"] = files["v2-to-v3.mapping.json"]?.replacingOccurrences(of: #""uuid": "coalesce($source.uuid, uuid())""#, with: #""uuid": "coalesce($source.uuid, uuid())", "title": "''""#)
+        #expect {
+            try StoreMigrator(models: try ModelDirectory(location: "broken", files: broken)).migrate(storeURL: url)
+        } throws: { error in
+            guard case .validation(let failures, let total)? = error as? MigrationError else { return false }
+            return total == 4 && failures.first?.contains("title has 0 characters, at least 1 required") == true
+        }
+        #expect(try Data(contentsOf: url) == before)
+        // A kill would leave temporary stores behind; they are cleaned up by the next run.
+        try Data("half-written".utf8).write(to: URL(fileURLWithPath: url.path + ".migrating-1-deadbeef"))
+        let result = try StoreMigrator(models: try ModelDirectory(location: "good", files: files)).migrate(storeURL: url)
+        #expect(result != nil)
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0.contains(".migrating-") }
+        #expect(leftovers.isEmpty)
+        try Self.checkCurrent(url, from: "v2")
+    }
+
+    @Test func theSourceModelComesFromTheStoreWhenTheDirectoryNoLongerHasIt() throws {
+        let directory = try TemporaryDirectory()
+        let old = #"{"entities": [{"name": "Note", "attributes": [{"name": "body", "type": "string"}, {"name": "stars", "type": "int16"}]}]}"#
+        let new = #"{"entities": [{"name": "Note", "attributes": [{"name": "text", "type": "string", "renamingIdentifier": "body"}, {"name": "stars", "type": "int64"}, {"name": "pinned", "type": "boolean", "optional": false, "default": false}]}]}"#
+        let url = directory.file("notes.store")
+        let context = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: try ManagedObjectModel(schema: old, versionName: "a"), storeURL: url))
+        let note = try context.insertObject(entityName: "Note")
+        try note.setValue("hello", forKey: "body")
+        try note.setValue(4, forKey: "stars")
+        try context.save()
+        // The directory only knows the new version.
+        let models = try ModelDirectory(location: "notes", files: ["manifest.json": #"{"versions": ["b"], "current": "b"}"#, "b.json": new])
+        let (coordinator, result) = try StoreMigrator(models: models).openStore(at: url)
+        #expect(result?.plan.steps.first?.source == "the model stored in the file")
+        let migrated = try ManagedObjectContext(coordinator: coordinator).existingObject(with: note.objectID)
+        #expect(migrated["text"] == "hello" && migrated["stars"] == 4 && migrated["pinned"] == false)
+    }
+
+    @Test func storesConvertBetweenBinaryAndJSON() throws {
+        let directory = try TemporaryDirectory()
+        let binary = directory.file("tasks.store")
+        try Self.writeStore(version: "v1", to: binary)
+        let json = directory.file("tasks.json")
+        let migrator = StoreMigrator(models: try Self.tasksDirectory())
+        try migrator.migrate(storeURL: binary, destinationURL: json)
+        try Self.checkCurrent(json, from: "v1")
+        // And back, now without a version change.
+        let again = directory.file("again.store")
+        #expect(try migrator.migrate(storeURL: json, destinationURL: again) != nil)
+        let context = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: try Self.tasksDirectory().currentModel(), storeURL: again))
+        #expect(try context.count(for: FetchRequest(entityName: "Task")) == 5)
+    }
+}
