@@ -13,7 +13,8 @@ let package = Package(
         .target(name: "ObjectStore", dependencies: ["ObjectStoreModel"]),
         .executableTarget(name: "taskctl", dependencies: ["ObjectStore", "ObjectStoreModel"]),
         .testTarget(name: "ObjectStoreModelTests", dependencies: ["ObjectStoreModel"]),
-        .testTarget(name: "ObjectStoreTests", dependencies: ["ObjectStore", "ObjectStoreModel"]),
+        .testTarget(name: "ObjectStoreTests", dependencies: ["ObjectStore", "ObjectStoreModel"], exclude: ["Fixtures"]),
+        .testTarget(name: "taskctlTests", dependencies: ["taskctl", "ObjectStore", "ObjectStoreModel"], exclude: ["Fixtures"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,5 +1,4 @@
 import Foundation
-import ObjectStoreModel
-for path in CommandLine.arguments.dropFirst() {
-    do { let m = try ManagedObjectModel(contentsOf: URL(fileURLWithPath: path)); print("OK", m.entities.map(\.name)) } catch { print(error) }
-}
+
+let status = TaskCtl.run(arguments: Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
+exit(status)

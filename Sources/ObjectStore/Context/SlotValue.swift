@@ -22,8 +22,8 @@ public enum SlotValue: Sendable, Hashable {
         return .null
     }
 
-    /// The IDs this slot refers to.
-    var referencedIDs: [ObjectID] {
+    /// The IDs this slot refers to (none for an attribute).
+    public var referencedIDs: [ObjectID] {
         switch self {
         case .value: return []
         case .toOne(let id): return id.map { [$0] } ?? []

@@ -1,0 +1,135 @@
+import Foundation
+import ObjectStore
+import ObjectStoreModel
+
+/// What every command needs: the environment, the clock, the terminal and the store.
+final class App {
+    let environment: [String: String]
+    let terminal: Terminal
+    let now: Date
+    let timeZone: TimeZone
+    let dates: DateParser
+    let storeURL: URL
+    var output = Output()
+
+    init(environment: [String: String], storePath: String?) throws {
+        self.environment = environment
+        terminal = Terminal(environment: environment)
+        timeZone = environment["TZ"].flatMap { TimeZone(identifier: $0) } ?? TimeZone.current
+        if let text = environment["TASKCTL_NOW"], !text.isEmpty {
+            guard let fixed = ISO8601.parse(text) else {
+                throw CLIError.usage("TASKCTL_NOW='\(text)' is not an ISO-8601 date such as 2026-11-22T12:00:00Z")
+            }
+            now = fixed
+        } else {
+            now = Date()
+        }
+        dates = DateParser(now: now, timeZone: timeZone)
+        storeURL = App.storeURL(explicit: storePath ?? environment["TASKCTL_STORE"], environment: environment)
+    }
+
+    /// `--store`, then `TASKCTL_STORE`, then `$XDG_DATA_HOME/taskctl/tasks.store`, then
+    /// `~/.local/share/taskctl/tasks.store`.
+    static func storeURL(explicit: String?, environment: [String: String]) -> URL {
+        if let explicit, !explicit.isEmpty { return URL(fileURLWithPath: explicit) }
+        let base: String
+        if let xdg = environment["XDG_DATA_HOME"], !xdg.isEmpty {
+            base = xdg
+        } else {
+            base = (environment["HOME"] ?? NSHomeDirectory()) + "/.local/share"
+        }
+        return URL(fileURLWithPath: base).appendingPathComponent("taskctl").appendingPathComponent("tasks.store")
+    }
+
+    static func modelDirectory() throws -> ModelDirectory {
+        try ModelDirectory(location: "taskctl's Tasks model", files: TasksModelFiles.files)
+    }
+
+    private var opened: (PersistentStoreCoordinator, ManagedObjectContext)?
+
+    /// Opens (creating, or migrating with a notice) the store and returns a context.
+    func context(readOnly: Bool = false) throws -> ManagedObjectContext {
+        if let opened { return opened.1 }
+        let directory = storeURL.deletingLastPathComponent()
+        if !FileManager.default.fileExists(atPath: storeURL.path) {
+            guard !readOnly else { throw CLIError.store("no store at \(storeURL.path) yet; add a task first") }
+            do {
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            } catch {
+                throw CLIError.store("cannot create \(directory.path): \(error.localizedDescription)")
+            }
+        }
+        let migrator = StoreMigrator(models: try App.modelDirectory())
+        let now = self.now
+        var announced = false
+        let terminal = self.terminal
+        let (coordinator, result) = try migrator.openStore(at: storeURL, clock: { now }) { progress in
+            if !announced {
+                FileHandle.standardError.write(Data("taskctl: migrating \(self.storeURL.lastPathComponent) to the current model...\n".utf8))
+                announced = true
+            }
+            if terminal.isTTY && progress.total >= 1_000 {
+                let width = 30
+                let filled = progress.total == 0 ? width : min(width, progress.done * width / max(1, progress.total))
+                let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
+                FileHandle.standardError.write(Data("\r  step \(progress.step)/\(progress.stepCount) [\(bar)] \(progress.done)/\(progress.total)".utf8))
+                if progress.done >= progress.total { FileHandle.standardError.write(Data("\n".utf8)) }
+            }
+        }
+        if let result {
+            output.warn("taskctl: migrated the store (\(result.plan.steps.map { "\($0.source) -> \($0.destination)" }.joined(separator: ", "))); the old store is kept at \(result.backupURL.path)")
+        }
+        let context = ManagedObjectContext(coordinator: coordinator)
+        context.undoManager = nil
+        opened = (coordinator, context)
+        return context
+    }
+
+    // MARK: Lookups
+
+    func tasks(_ context: ManagedObjectContext, where predicate: ObjectPredicate? = nil, sort: [SortKey] = []) throws -> [ManagedObject] {
+        try context.fetch(FetchRequest(entityName: "Task", predicate: predicate, sortDescriptors: sort))
+    }
+
+    /// A task by id, UUID or unique UUID prefix.
+    func task(_ reference: String, in context: ManagedObjectContext) throws -> ManagedObject {
+        if let id = Int64(reference), id > 0 {
+            let objectID = ObjectID(entityName: "Task", storeIdentifier: context.coordinator.store.identifier, key: .permanent(id))
+            if let task = try? context.existingObject(with: objectID) { return task }
+            throw CLIError.usage("no task with id \(id); see taskctl list --all")
+        }
+        let prefix = reference.lowercased()
+        guard prefix.count >= 4, prefix.allSatisfy({ $0.isHexDigit || $0 == "-" }) else {
+            throw CLIError.usage("'\(reference)' is not a task id, UUID or UUID prefix (at least 4 hex digits)")
+        }
+        let matches = try tasks(context).filter { task in
+            if case .uuid(let uuid) = task["uuid"] { return uuid.uuidString.lowercased().hasPrefix(prefix) }
+            return false
+        }
+        guard let first = matches.first else { throw CLIError.usage("no task has a UUID starting with \(reference)") }
+        guard matches.count == 1 else {
+            throw CLIError.usage("\(reference) matches \(matches.count) tasks (ids \(matches.compactMap(\.objectID.primaryKey).map(String.init).joined(separator: ", "))); give more of the UUID")
+        }
+        return first
+    }
+
+    func location(named name: String, in context: ManagedObjectContext, create: Bool) throws -> ManagedObject? {
+        let predicate = try ObjectPredicate(format: "name ==[c] %@", .string(name))
+        if let found = try context.fetch(FetchRequest(entityName: "Location", predicate: predicate)).first { return found }
+        guard create else { return nil }
+        let location = try context.insertObject(entityName: "Location")
+        try location.setValue(.string(name), forKey: "name")
+        return location
+    }
+
+    func named(_ entity: String, _ name: String, in context: ManagedObjectContext, create: Bool) throws -> ManagedObject? {
+        let predicate = try ObjectPredicate(format: "name == %@", .string(name))
+        if let found = try context.fetch(FetchRequest(entityName: entity, predicate: predicate)).first { return found }
+        guard create else { return nil }
+        let object = try context.insertObject(entityName: entity)
+        try object.setValue(.string(name), forKey: "name")
+        return object
+    }
+
+    func parseDate(_ text: String) throws -> Date { try dates.parse(text) }
+}

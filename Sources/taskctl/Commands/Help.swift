@@ -1,0 +1,162 @@
+/// Help for every command: `taskctl help COMMAND` and `taskctl COMMAND --help` print the
+/// same text, which docs/taskctl.md repeats.
+enum Help {
+    static let overview = """
+        taskctl: tasks with priorities, due dates and locations.
+
+        usage: taskctl [--store PATH] COMMAND [OPTIONS]
+
+        commands:
+          add TEXT            add a task and print its id
+          list                list tasks (pending by default)
+          show ID             show one task
+          edit ID             change a task
+          done ID...          mark tasks done
+          reopen ID...        mark done tasks pending again
+          delete ID...        delete tasks
+          undo                revert the last change made by any taskctl command
+          locations           list locations with task counts and high-priority tasks
+          location            add, rename or delete a location
+          import FILE         import taskctl JSON, Taskwarrior JSON or todo.txt
+          export              export tasks (taskctl JSON, Taskwarrior JSON or todo.txt)
+          agenda              the next weeks at a glance (also: stats)
+          store               store info | store check
+          migrate             migrate an older store (--dry-run shows the plan)
+          help [COMMAND]      this help, or a command's
+
+        The store is --store PATH, else $TASKCTL_STORE, else $XDG_DATA_HOME/taskctl/tasks.store
+        (~/.local/share/taskctl/tasks.store); a .json path gives a readable JSON store.
+        TASKCTL_NOW fixes the clock (ISO-8601); TZ sets the time zone; NO_COLOR turns colour off.
+        Exit status: 0 success, 1 usage or validation error, 2 store problem.
+        """
+
+    static let commands: [String: String] = [
+        "add": """
+            usage: taskctl add TEXT [--priority P] [--due DATE] [--location NAME] [--project NAME] [--tag TAG] [--json]
+
+            Adds a pending task and prints its id (the whole task with --json).
+              --priority P     none, low, medium, high (or n, l, m, h, 0-3); default none
+              --due DATE       see 'Dates' in taskctl help dates
+              --location NAME  created when new
+              --project NAME   created when new
+              --tag TAG        a tag; repeat with commas: --tag a,b
+            A high-priority task needs a due date.
+            """,
+        "list": """
+            usage: taskctl list [--all|--done] [--priority P] [--location NAME] [--project NAME] [--tag TAG]
+                                [--overdue] [--due-before DATE] [--due-after DATE] [--where PREDICATE]
+                                [--sort KEYS] [--group-by location|priority|due|project] [--limit N] [--json]
+
+            Lists pending tasks by default; --done lists done ones, --all both.
+              --where PREDICATE  the predicate language over Task, e.g.
+                                 "priority >= 2 AND location.name ==[c] 'home'"
+              --sort KEYS        comma-separated keys, '-' for descending: due,-priority
+                                 (keys: id, text, priority, due, location, project, created, status)
+              --group-by KEY     sections with headers and counts
+              --limit N          at most N tasks
+            Default order: overdue and due soonest first, then by priority (high first), then id.
+            """,
+        "show": """
+            usage: taskctl show ID [--json]
+
+            Shows one task. ID is the task's number, its UUID or a unique UUID prefix.
+            """,
+        "edit": """
+            usage: taskctl edit ID [--text T] [--priority P] [--due DATE | --no-due]
+                                   [--location NAME | --no-location] [--project NAME | --no-project]
+                                   [--tag TAG] [--untag TAG] [--json]
+
+            Changes a task; options not given stay as they are.
+            """,
+        "done": """
+            usage: taskctl done ID... [--json]
+
+            Marks tasks done (recording when).
+            """,
+        "reopen": """
+            usage: taskctl reopen ID... [--json]
+
+            Marks done tasks pending again.
+            """,
+        "delete": """
+            usage: taskctl delete ID...
+
+            Deletes tasks. They keep their ids and can be brought back with 'taskctl undo'.
+            """,
+        "undo": """
+            usage: taskctl undo
+
+            Reverts the last change made by any taskctl command (add, edit, done, reopen,
+            delete, import, location changes), whichever process made it. Repeat to go further back.
+            """,
+        "locations": """
+            usage: taskctl locations [--json]
+
+            Lists locations with their pending task counts and high-priority tasks.
+            """,
+        "location": """
+            usage: taskctl location add NAME
+                   taskctl location rename OLD NEW
+                   taskctl location delete NAME [--with-tasks]
+
+            Location names are unique, compared without regard to case. Deleting a location
+            leaves its tasks without one, or deletes them too with --with-tasks.
+            """,
+        "import": """
+            usage: taskctl import FILE [--format taskctl|taskwarrior|todo.txt] [--json]
+
+            Imports tasks from taskctl's own JSON (taskctl export), Taskwarrior's JSON
+            (task export) or todo.txt; the format is detected unless given. Tasks whose UUID is
+            already in the store are updated. All or nothing: on any error nothing is imported.
+            Fields taskctl does not model are kept, so exporting again loses nothing.
+            """,
+        "export": """
+            usage: taskctl export [--format taskctl|taskwarrior|todo.txt] [--all]
+
+            Prints tasks (pending and done; --all adds deleted ones) in a format to import
+            elsewhere or back into taskctl. The default format is taskctl's JSON, the same as
+            list --json.
+            """,
+        "agenda": """
+            usage: taskctl agenda [--weeks N] [--json]
+                   taskctl stats
+
+            The next weeks as a calendar of tasks due per day, overdue tasks first (in red on a
+            terminal), and counts by priority and location.
+            """,
+        "store": """
+            usage: taskctl store info [--json]
+                   taskctl store check
+
+            info: the store's format, path, model version, objects per entity and size.
+            check: integrity: every reference points at an existing object, inverses agree,
+            checksums match. Exit status 2 when a problem is found.
+            """,
+        "migrate": """
+            usage: taskctl migrate [--dry-run]
+
+            Migrates a store written by an older taskctl to the current model (taskctl does
+            this on its own when it opens such a store). --dry-run prints the steps and the
+            objects each would carry, without writing.
+            """,
+        "dates": """
+            Dates:
+              2026-12-01          the end of that day (23:59:59)
+              2026-12-01T14:30    that time (local; add Z or +02:00 for another zone)
+              today, eod          the end of today
+              tomorrow, yesterday the end of that day
+              monday ... sunday   the end of the next such day (mon, tue, ... work too)
+              eow, eom, eoy       the end of this week (Sunday), month, year
+              3d, +2w, -1d        days or weeks from now, at the end of that day
+              1m, 1y              months or years from now, at the end of that day
+              4h, -2h             hours from now, exactly
+              now                 now
+            Times are in the time zone from TZ; TASKCTL_NOW fixes "now".
+            """,
+    ]
+
+    static func text(for command: String) -> String? {
+        if command == "stats" { return commands["agenda"] }
+        return commands[command]
+    }
+}

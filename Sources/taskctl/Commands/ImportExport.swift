@@ -1,0 +1,332 @@
+import Foundation
+import ObjectStore
+import ObjectStoreModel
+
+/// The fields of a task as read from or written to another format.
+struct TaskRecord {
+    var uuid: UUID?
+    var title: String
+    var priority: Int64 = 0
+    var due: Date?
+    var status = "pending"
+    var created: Date?
+    var completed: Date?
+    var project: String?
+    var location: String?
+    var tags: [String] = []
+    /// Raw JSON members of fields taskctl does not model, kept for round trips.
+    var extras: [(key: String, json: String)] = []
+}
+
+/// Taskwarrior's `task export` JSON and its compact dates (20261122T000000Z).
+enum TaskwarriorFormat {
+    static let modelled: Set<String> = ["uuid", "description", "priority", "due", "status", "entry", "end", "project", "tags", "location"]
+
+    static func parseDate(_ text: String) -> Date? {
+        let digits = Array(text)
+        guard digits.count == 16, digits[8] == "T", digits[15] == "Z" else { return ISO8601.parse(text) }
+        let s = String(digits)
+        let iso = "\(s.prefix(4))-\(s.dropFirst(4).prefix(2))-\(s.dropFirst(6).prefix(2))T\(s.dropFirst(9).prefix(2)):\(s.dropFirst(11).prefix(2)):\(s.dropFirst(13).prefix(2))Z"
+        return ISO8601.parse(iso)
+    }
+
+    static func format(_ date: Date) -> String {
+        let iso = ISO8601.format(Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down)))
+        return iso.replacingOccurrences(of: "-", with: "").replacingOccurrences(of: ":", with: "")
+    }
+
+    static func records(_ root: JSONNode, text: String) throws -> [TaskRecord] {
+        guard let items = root.elements else { throw CLIError.usage("a Taskwarrior export is a JSON array of tasks") }
+        return try items.enumerated().map { index, item in
+            func bad(_ message: String) -> CLIError { .usage("task \(index + 1) (line \(item.location.line)): \(message)") }
+            guard let members = item.members else { throw bad("expected a JSON object") }
+            guard let description = item["description"]?.stringValue, !description.isEmpty else { throw bad("no description") }
+            var record = TaskRecord(title: description)
+            guard let uuidText = item["uuid"]?.stringValue, let uuid = UUID(uuidString: uuidText) else { throw bad("no valid uuid") }
+            record.uuid = uuid
+            switch item["priority"]?.stringValue {
+            case "H": record.priority = 3
+            case "M": record.priority = 2
+            case "L": record.priority = 1
+            case nil: record.priority = 0
+            case let other?: throw bad("unknown priority '\(other)' (H, M or L)")
+            }
+            func date(_ key: String) throws -> Date? {
+                guard let node = item[key] else { return nil }
+                guard let text = node.stringValue, let date = parseDate(text) else { throw bad("\(key) '\(node.stringValue ?? "?")' is not a Taskwarrior date") }
+                return date
+            }
+            record.due = try date("due")
+            record.created = try date("entry")
+            record.completed = try date("end")
+            let status = item["status"]?.stringValue ?? "pending"
+            switch status {
+            case "pending", "waiting": record.status = "pending"
+            case "completed": record.status = "done"
+            case "deleted": record.status = "deleted"
+            case "recurring": record.status = "recurring"
+            default: throw bad("unknown status '\(status)'")
+            }
+            record.project = item["project"]?.stringValue
+            record.location = item["location"]?.stringValue
+            record.tags = (item["tags"]?.elements ?? []).compactMap(\.stringValue)
+            let bytes = Array(text.utf8)
+            for member in members where !modelled.contains(member.key) {
+                record.extras.append((member.key, JSONSlice.text(of: member.value, in: bytes)))
+            }
+            if status == "waiting" { record.extras.append(("status", "\"waiting\"")) }
+            return record
+        }
+    }
+
+    /// One task as Taskwarrior writes it: id first, then its attributes by name, arrays, and urgency.
+    static func export(_ task: ManagedObject, view: TaskView) -> String {
+        var fields: [String: String] = [:]
+        for (key, json) in ExtrasText.decode(task["extras"]) { fields[key] = json }
+        fields["description"] = JSONText.quote(view.text)
+        if fields["status"] == nil || view.status != "pending" {
+            fields["status"] = JSONText.quote(["done": "completed"][view.status] ?? view.status)
+        }
+        fields["uuid"] = view.uuid.map(JSONText.quote)
+        fields["priority"] = view.priority > 0 ? JSONText.quote(["", "L", "M", "H"][Int(min(3, view.priority))]) : nil
+        fields["due"] = view.due.map { JSONText.quote(format($0)) }
+        fields["entry"] = view.created.map { JSONText.quote(format($0)) }
+        fields["end"] = view.completed.map { JSONText.quote(format($0)) }
+        fields["project"] = view.project.map(JSONText.quote)
+        fields["location"] = view.location.map(JSONText.quote)
+        fields["tags"] = view.tags.isEmpty ? nil : "[" + view.tags.map(JSONText.quote).joined(separator: ",") + "]"
+        let arrays: Set<String> = ["annotations", "tags", "depends"]
+        let keys = fields.keys.filter { $0 != "id" && $0 != "urgency" && !arrays.contains($0) }.sorted()
+            + fields.keys.filter { arrays.contains($0) }.sorted() + (fields["urgency"] == nil ? [] : ["urgency"])
+        let id = fields["id"].map { ["\"id\":\($0)"] } ?? []
+        return "{" + (id + keys.compactMap { key in fields[key].map { "\(JSONText.quote(key)):\($0)" } }).joined(separator: ",") + "}"
+    }
+}
+
+/// Extras are stored as one JSON object of raw member texts.
+enum ExtrasText {
+    static func encode(_ extras: [(key: String, json: String)]) -> Value {
+        guard !extras.isEmpty else { return .null }
+        return .string("{" + extras.map { "\(JSONText.quote($0.key)):\($0.json)" }.joined(separator: ",") + "}")
+    }
+
+    static func decode(_ value: Value) -> [(key: String, json: String)] {
+        guard case .string(let text) = value, let root = try? JSONParser.parse(text) else { return [] }
+        let bytes = Array(text.utf8)
+        return (root.members ?? []).map { ($0.key, JSONSlice.text(of: $0.value, in: bytes)) }
+    }
+}
+
+/// The exact source text of a parsed JSON value, so numbers and strings survive unchanged.
+enum JSONSlice {
+    static func text(of node: JSONNode, in bytes: [UInt8]) -> String {
+        switch node.kind {
+        case .null: return "null"
+        case .bool(let b): return b ? "true" : "false"
+        case .number(let n): return n
+        case .string(let s): return JSONText.quote(s)
+        case .array(let items): return "[" + items.map { text(of: $0, in: bytes) }.joined(separator: ",") + "]"
+        case .object(let members): return "{" + members.map { "\(JSONText.quote($0.key)):\(text(of: $0.value, in: bytes))" }.joined(separator: ",") + "}"
+        }
+    }
+}
+
+/// todo.txt (todotxt.org): one task per line.
+enum TodoTxtFormat {
+    static func records(_ text: String, dates: DateParser) throws -> [TaskRecord] {
+        var records: [TaskRecord] = []
+        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = rawLine.trimmingCharacters(in: .whitespaces)
+            guard !line.isEmpty else { continue }
+            var words = line.split(separator: " ").map(String.init)
+            var record = TaskRecord(title: "")
+            func isDate(_ word: String?) -> Date? {
+                guard let word, word.count == 10, word.split(separator: "-").count == 3 else { return nil }
+                return ISO8601.parse(word)
+            }
+            if words.first == "x" {
+                record.status = "done"
+                words.removeFirst()
+                if let date = isDate(words.first) { record.completed = date; words.removeFirst() }
+            }
+            if let first = words.first, first.count == 3, first.hasPrefix("("), first.hasSuffix(")"), let letter = first.dropFirst().first, letter.isUppercase {
+                record.priority = letter == "A" ? 3 : letter == "B" ? 2 : 1
+                words.removeFirst()
+            }
+            if let date = isDate(words.first) { record.created = date; words.removeFirst() }
+            var title: [String] = []
+            for word in words {
+                if word.count > 1, word.hasPrefix("+") {
+                    if record.project == nil { record.project = String(word.dropFirst()) } else { record.tags.append(String(word.dropFirst())) }
+                    title.append(word)
+                } else if word.count > 1, word.hasPrefix("@") {
+                    if record.location == nil { record.location = String(word.dropFirst()) }
+                    title.append(word)
+                } else if let colon = word.firstIndex(of: ":"), colon != word.startIndex, word.index(after: colon) != word.endIndex,
+                    !word.hasPrefix("http"), word[..<colon].allSatisfy({ $0.isLetter })
+                {
+                    let key = String(word[..<colon]), value = String(word[word.index(after: colon)...])
+                    if key == "due" {
+                        guard let date = isDate(value) else { throw CLIError.usage("todo.txt line \(index + 1): due:\(value) is not a date (YYYY-MM-DD)") }
+                        record.due = dates.endOfDay(date.addingTimeInterval(12 * 3600))
+                    }
+                    title.append(word)
+                } else {
+                    title.append(word)
+                }
+            }
+            // The text keeps its +project and @context words, as todo.txt shows them; the
+            // line itself is kept so exporting gives it back unchanged.
+            record.title = title.filter { !($0.hasPrefix("due:")) }.joined(separator: " ")
+            guard !record.title.isEmpty else { throw CLIError.usage("todo.txt line \(index + 1) has no text") }
+            record.extras.append(("todo.txt", JSONText.quote(line)))
+            if record.priority == 3 && record.due == nil { record.due = nil }
+            records.append(record)
+        }
+        return records
+    }
+
+    static func export(_ task: ManagedObject, view: TaskView, timeZone: TimeZone) -> String {
+        let extras = ExtrasText.decode(task["extras"])
+        if let original = extras.first(where: { $0.key == "todo.txt" }), let node = try? JSONParser.parse(original.json), let line = node.stringValue,
+            let parsed = try? records(line, dates: DateParser(now: Date(), timeZone: timeZone)).first,
+            parsed.title == view.text, parsed.priority == view.priority, (parsed.status == "done") == (view.status == "done")
+        {
+            return line
+        }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        func day(_ date: Date) -> String {
+            let c = calendar.dateComponents([.year, .month, .day], from: date)
+            return String(format: "%04d-%02d-%02d", c.year ?? 0, c.month ?? 0, c.day ?? 0)
+        }
+        var words: [String] = []
+        if view.status == "done" {
+            words.append("x")
+            if let completed = view.completed { words.append(day(completed)) }
+        }
+        if view.priority > 0 && view.status != "done" { words.append(["", "(C)", "(B)", "(A)"][Int(min(3, view.priority))]) }
+        if let created = view.created { words.append(day(created)) }
+        words.append(view.text)
+        if let project = view.project, !view.text.contains("+" + project) { words.append("+" + project) }
+        if let location = view.location, !view.text.contains("@" + location) { words.append("@" + location.replacingOccurrences(of: " ", with: "_")) }
+        if let due = view.due { words.append("due:" + day(due)) }
+        return words.joined(separator: " ")
+    }
+}
+
+/// `taskctl import FILE`.
+enum ImportCommand {
+    static func run(_ words: [String], _ app: App) throws {
+        let args = try Arguments(words, valued: ["format"], switches: ["json"], command: "import")
+        guard args.positional.count == 1 else { throw CLIError.usage("usage: taskctl import FILE [--format taskctl|taskwarrior|todo.txt]") }
+        let path = args.positional[0]
+        guard let data = FileManager.default.contents(atPath: path) else { throw CLIError.usage("cannot read \(path)") }
+        guard let text = String(data: data, encoding: .utf8) else { throw CLIError.usage("\(path) is not UTF-8 text") }
+        let records = try parse(text, format: args.value("format"), app: app, path: path)
+
+        let context = try app.context()
+        var recorder = ChangeRecorder(command: "import")
+        var added = 0, updated = 0
+        let existing = try app.tasks(context).reduce(into: [UUID: ManagedObject]()) { map, task in
+            if case .uuid(let u) = task["uuid"] { map[u] = task }
+        }
+        for record in records {
+            let task: ManagedObject
+            if let uuid = record.uuid, let found = existing[uuid] {
+                task = found
+                try recorder.willChange(task: task)
+                updated += 1
+            } else {
+                task = try context.insertObject(entityName: "Task")
+                try task.setValue(.uuid(record.uuid ?? UUID()), forKey: "uuid")
+                added += 1
+            }
+            try task.setValue(.string(record.title), forKey: "title")
+            try task.setValue(.integer(record.priority), forKey: "priority")
+            try task.setValue(record.due.map(Value.date) ?? .null, forKey: "dueDate")
+            try task.setValue(.string(record.status), forKey: "status")
+            try task.setValue(.date(record.created ?? app.now), forKey: "createdAt")
+            try task.setValue(record.completed.map(Value.date) ?? .null, forKey: "completedAt")
+            try task.setValue(ExtrasText.encode(record.extras), forKey: "extras")
+            try task.setObject(try record.location.flatMap { try app.location(named: $0, in: context, create: true) }, forKey: "location")
+            try task.setObject(try record.project.flatMap { try app.named("Project", $0, in: context, create: true) }, forKey: "project")
+            try task.setObjects(try record.tags.compactMap { try app.named("Tag", $0, in: context, create: true) }, forKey: "tags")
+            if task.isInserted { try recorder.willChange(task: task) }
+        }
+        do {
+            try recorder.save(context, journal: UndoJournal(storeURL: app.storeURL))
+        } catch let error as ValidationError {
+            throw CLIError.usage("nothing imported: \(CLIError.from(error).message)")
+        }
+        if args.has("json") {
+            app.output.line("{\"added\": \(added), \"updated\": \(updated)}")
+        } else {
+            app.output.line("imported \(records.count) task\(records.count == 1 ? "" : "s") from \(path): \(added) added, \(updated) updated")
+        }
+    }
+
+    static func parse(_ text: String, format: String?, app: App, path: String) throws -> [TaskRecord] {
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let detected: String
+        if let format {
+            guard ["taskctl", "taskwarrior", "todo.txt"].contains(format) else { throw CLIError.usage("unknown format '\(format)'; use taskctl, taskwarrior or todo.txt") }
+            detected = format
+        } else if trimmed.hasPrefix("[") {
+            detected = trimmed.contains("\"description\"") ? "taskwarrior" : "taskctl"
+        } else {
+            detected = "todo.txt"
+        }
+        if detected == "todo.txt" { return try TodoTxtFormat.records(text, dates: app.dates) }
+        let root: JSONNode
+        do {
+            root = try JSONParser.parse(text)
+        } catch {
+            throw CLIError.usage("\(path): invalid JSON at line \(error.location.line), column \(error.location.column): \(error.message)")
+        }
+        if detected == "taskwarrior" { return try TaskwarriorFormat.records(root, text: text) }
+        guard let items = root.elements else { throw CLIError.usage("\(path): a taskctl export is a JSON array of tasks") }
+        return try items.enumerated().map { index, item in
+            func bad(_ message: String) -> CLIError { .usage("\(path): task \(index + 1) (line \(item.location.line)): \(message)") }
+            guard let title = item["text"]?.stringValue else { throw bad("no \"text\"") }
+            var record = TaskRecord(title: title)
+            record.uuid = item["uuid"]?.stringValue.flatMap(UUID.init(uuidString:))
+            if let p = item["priority"]?.stringValue { record.priority = try Priority.parse(p) }
+            func date(_ key: String) throws -> Date? {
+                guard let node = item[key], node.kind != .null else { return nil }
+                guard let text = node.stringValue, let date = ISO8601.parse(text) else { throw bad("\(key) is not an ISO-8601 date") }
+                return date
+            }
+            record.due = try date("due")
+            record.created = try date("created")
+            record.completed = try date("completed")
+            record.status = item["status"]?.stringValue ?? "pending"
+            guard ["pending", "done", "deleted", "recurring"].contains(record.status) else { throw bad("unknown status '\(record.status)'") }
+            record.location = item["location"]?.stringValue
+            record.project = item["project"]?.stringValue
+            record.tags = (item["tags"]?.elements ?? []).compactMap(\.stringValue)
+            return record
+        }
+    }
+}
+
+/// `taskctl export`.
+enum ExportCommand {
+    static func run(_ words: [String], _ app: App) throws {
+        let args = try Arguments(words, valued: ["format"], switches: ["all"], command: "export")
+        let format = args.value("format") ?? "taskctl"
+        guard ["taskctl", "taskwarrior", "todo.txt"].contains(format) else { throw CLIError.usage("unknown format '\(format)'; use taskctl, taskwarrior or todo.txt") }
+        let context = try app.context(readOnly: true)
+        let predicate = try ObjectPredicate(args.has("all") ? "TRUEPREDICATE" : "status != 'deleted'")
+        let tasks = try app.tasks(context, where: predicate)
+        switch format {
+        case "taskwarrior":
+            let lines = try tasks.map { TaskwarriorFormat.export($0, view: try TaskView($0)) }
+            app.output.line("[\n" + lines.joined(separator: ",\n") + "\n]")
+        case "todo.txt":
+            for task in tasks { app.output.line(TodoTxtFormat.export(task, view: try TaskView(task), timeZone: app.timeZone)) }
+        default:
+            app.output.line(TaskView.jsonArray(try tasks.map(TaskView.init)))
+        }
+    }
+}

@@ -1,0 +1,206 @@
+import Foundation
+import ObjectStore
+import ObjectStoreModel
+
+/// `taskctl list`: filters become one predicate, run by the framework; sorting, grouping and
+/// the table happen here.
+enum ListCommand {
+    static let sortKeys = ["id", "text", "priority", "due", "location", "project", "created", "status"]
+
+    static func run(_ words: [String], _ app: App) throws {
+        let args = try Arguments(words, valued: ["priority", "location", "project", "tag", "due-before", "due-after", "where", "sort", "group-by", "limit"],
+                                 switches: ["all", "done", "overdue", "json"], command: "list")
+        guard args.positional.isEmpty else { throw CLIError.usage("list takes no words; did you mean --where \"...\"? (see taskctl help list)") }
+        var clauses: [ObjectPredicate] = []
+        if args.has("all") {
+            clauses.append(try ObjectPredicate("status IN {'pending', 'done'}"))
+        } else if args.has("done") {
+            clauses.append(try ObjectPredicate("status == 'done'"))
+        } else {
+            clauses.append(try ObjectPredicate("status == 'pending'"))
+        }
+        if let p = args.value("priority") { clauses.append(try ObjectPredicate(format: "priority == %d", .integer(try Priority.parse(p)))) }
+        if let l = args.value("location") { clauses.append(try ObjectPredicate(format: "location.name ==[c] %@", .string(l))) }
+        if let p = args.value("project") { clauses.append(try ObjectPredicate(format: "project.name ==[c] %@", .string(p))) }
+        if let t = args.value("tag") { clauses.append(try ObjectPredicate(format: "ANY tags.name ==[c] %@", .string(t))) }
+        if args.has("overdue") { clauses.append(try ObjectPredicate("isOverdue == TRUE")) }
+        if let d = args.value("due-before") { clauses.append(try ObjectPredicate(format: "dueDate < %@", .date(try app.parseDate(d)))) }
+        if let d = args.value("due-after") { clauses.append(try ObjectPredicate(format: "dueDate > %@", .date(try app.parseDate(d)))) }
+        if let text = args.value("where") { clauses.append(try userPredicate(text, app: app)) }
+        let limit = try args.value("limit").map { text -> Int in
+            guard let n = Int(text), n > 0 else { throw CLIError.usage("--limit needs a positive number, not '\(text)'") }
+            return n
+        }
+        let sort = try args.value("sort").map(parseSort) ?? []
+        let groupBy = args.value("group-by")
+        if let groupBy, !["location", "priority", "due", "project"].contains(groupBy) {
+            throw CLIError.usage("--group-by takes location, priority, due or project, not '\(groupBy)'")
+        }
+
+        let context = try app.context(readOnly: true)
+        let predicate = clauses.dropFirst().reduce(clauses[0]) { .and($0, $1) }
+        var views = try app.tasks(context, where: predicate).map(TaskView.init)
+        views = sorted(views, by: sort)
+        if let limit { views = Array(views.prefix(limit)) }
+
+        if args.has("json") {
+            app.output.line(TaskView.jsonArray(views))
+            return
+        }
+        if views.isEmpty {
+            app.output.line("no tasks")
+            return
+        }
+        if let groupBy {
+            for (title, members) in group(views, by: groupBy, app: app) {
+                app.output.line(app.terminal.paint("\(title) (\(members.count))", .bold))
+                render(members, app: app, indent: "  ")
+                app.output.line()
+            }
+        } else {
+            render(views, app: app, indent: "")
+        }
+    }
+
+    /// The user's predicate, type-checked against Task, with errors pointing at the column.
+    static func userPredicate(_ text: String, app: App) throws -> ObjectPredicate {
+        let predicate: ObjectPredicate
+        do {
+            predicate = try ObjectPredicate(text)
+        } catch {
+            let caret = String(repeating: " ", count: max(0, error.column - 1)) + "^"
+            throw CLIError.usage("bad --where predicate at column \(error.column): \(error.message)\n\(text)\n\(caret)")
+        }
+        do {
+            try PredicateTypeChecker(model: try App.modelDirectory().currentModel()).check(predicate, on: "Task")
+        } catch let error as PredicateTypeError {
+            let column = error.column(in: text)
+            let pointer = column.map { "\n\(text)\n" + String(repeating: " ", count: $0 - 1) + "^" } ?? ""
+            throw CLIError.usage("bad --where predicate: \(error.message)\(pointer)")
+        }
+        return predicate
+    }
+
+    static func parseSort(_ text: String) throws -> [(key: String, descending: Bool)] {
+        try text.split(separator: ",").map { part in
+            var key = part.trimmingCharacters(in: .whitespaces)
+            let descending = key.hasPrefix("-")
+            if descending || key.hasPrefix("+") { key.removeFirst() }
+            guard sortKeys.contains(key) else {
+                let hint = NameHint.closest(to: key, in: sortKeys).map { " (did you mean '\($0)'?)" } ?? ""
+                throw CLIError.usage("unknown sort key '\(key)'\(hint); use \(sortKeys.joined(separator: ", "))")
+            }
+            return (key, descending)
+        }
+    }
+
+    /// Sorts by the keys, then by the default order: due soonest first (no due date last),
+    /// priority high first, id.
+    static func sorted(_ views: [TaskView], by keys: [(key: String, descending: Bool)]) -> [TaskView] {
+        func compare(_ a: TaskView, _ b: TaskView, _ key: String) -> ComparisonResult {
+            func order<T: Comparable>(_ x: T?, _ y: T?) -> ComparisonResult {
+                switch (x, y) {
+                case (nil, nil): return .orderedSame
+                case (nil, _): return .orderedDescending  // missing values last
+                case (_, nil): return .orderedAscending
+                case (let x?, let y?): return x < y ? .orderedAscending : (x > y ? .orderedDescending : .orderedSame)
+                }
+            }
+            switch key {
+            case "id": return order(a.id, b.id)
+            case "text": return order(a.text.lowercased(), b.text.lowercased())
+            case "priority": return order(a.priority, b.priority)
+            case "due": return order(a.due, b.due)
+            case "location": return order(a.location?.lowercased(), b.location?.lowercased())
+            case "project": return order(a.project?.lowercased(), b.project?.lowercased())
+            case "created": return order(a.created, b.created)
+            default: return order(a.status, b.status)
+            }
+        }
+        let all = keys + [("due", false), ("priority", true), ("id", false)]
+        return views.sorted { a, b in
+            for (key, descending) in all {
+                var result = compare(a, b, key)
+                // Descending reverses values but keeps missing ones last.
+                if descending {
+                    let aMissing = (key == "due" && a.due == nil) || (key == "location" && a.location == nil) || (key == "project" && a.project == nil)
+                    let bMissing = (key == "due" && b.due == nil) || (key == "location" && b.location == nil) || (key == "project" && b.project == nil)
+                    if !(aMissing || bMissing) { result = result == .orderedAscending ? .orderedDescending : (result == .orderedDescending ? .orderedAscending : .orderedSame) }
+                }
+                if result != .orderedSame { return result == .orderedAscending }
+            }
+            return false
+        }
+    }
+
+    static func group(_ views: [TaskView], by key: String, app: App) -> [(String, [TaskView])] {
+        var order: [String] = []
+        var groups: [String: [TaskView]] = [:]
+        let calendar = RelativeDate(now: app.now, timeZone: app.timeZone).calendar
+        func bucket(_ view: TaskView) -> String {
+            switch key {
+            case "location": return view.location ?? "No location"
+            case "project": return view.project ?? "No project"
+            case "priority": return Priority.name(view.priority).capitalized
+            default:
+                guard let due = view.due else { return "No due date" }
+                if due < app.now { return "Overdue" }
+                let days = calendar.dateComponents([.day], from: calendar.startOfDay(for: app.now), to: calendar.startOfDay(for: due)).day ?? 0
+                switch days {
+                case 0: return "Today"
+                case 1: return "Tomorrow"
+                case 2...6: return "This week"
+                default: return "Later"
+                }
+            }
+        }
+        for view in views {
+            let name = bucket(view)
+            if groups[name] == nil { order.append(name) }
+            groups[name, default: []].append(view)
+        }
+        // Sections in a meaningful order.
+        let ranks: [String: [String]] = [
+            "priority": ["High", "Medium", "Low", "None"],
+            "due": ["Overdue", "Today", "Tomorrow", "This week", "Later", "No due date"],
+        ]
+        if let rank = ranks[key] {
+            order.sort { (rank.firstIndex(of: $0) ?? 99) < (rank.firstIndex(of: $1) ?? 99) }
+        } else {
+            order.sort { a, b in
+                let missing = ["No location", "No project"]
+                if missing.contains(a) != missing.contains(b) { return missing.contains(b) }
+                return a.lowercased() < b.lowercased()
+            }
+        }
+        return order.map { ($0, groups[$0] ?? []) }
+    }
+
+    static func render(_ views: [TaskView], app: App, indent: String) {
+        let relative = RelativeDate(now: app.now, timeZone: app.timeZone)
+        let showProject = views.contains { $0.project != nil }
+        var headers = ["ID", "Pri", "Due", "Location"]
+        if showProject { headers.append("Project") }
+        headers.append("Text")
+        let rows: [[String]] = views.map { view in
+            var row = [String(view.id), ["", "L", "M", "H"][Int(min(3, max(0, view.priority)))], view.due.map(relative.describe) ?? "", view.location ?? ""]
+            if showProject { row.append(view.project ?? "") }
+            var text = view.text
+            if view.status == "done" { text = "✓ " + text }
+            if !view.tags.isEmpty { text += " " + view.tags.map { "#" + $0 }.joined(separator: " ") }
+            row.append(text)
+            return row
+        }
+        let table = Table(headers: headers, rows: rows, flexible: headers.count - 1)
+        let lines = table.render(width: app.terminal.width - indent.count) { row, column, cell in
+            let view = views[row]
+            if column == 2 && view.overdue { return app.terminal.paint(cell, .red) }
+            if column == 1 && view.priority == 3 { return app.terminal.paint(cell, .yellow) }
+            if view.status == "done" { return app.terminal.paint(cell, .dim) }
+            return cell
+        }
+        for (index, line) in lines.enumerated() {
+            app.output.line(indent + (index == 0 ? app.terminal.paint(line, .bold) : line))
+        }
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+import ObjectStore
+import ObjectStoreModel
+
+/// `taskctl store info|check` and `taskctl migrate`.
+enum StoreCommands {
+    static func run(_ words: [String], _ app: App) throws {
+        let args = try Arguments(words, valued: [], switches: ["json"], command: "store")
+        switch args.positional.first {
+        case "info": try info(args, app)
+        case "check": try check(app)
+        default: throw CLIError.usage("usage: taskctl store info | taskctl store check")
+        }
+    }
+
+    static func info(_ args: Arguments, _ app: App) throws {
+        let context = try app.context(readOnly: true)
+        let store = context.coordinator.store
+        let format = StoreType.forFile(app.storeURL) == .json ? "json" : "binary"
+        let size = (try? FileManager.default.attributesOfItem(atPath: app.storeURL.path)[.size] as? Int) ?? 0
+        let model = context.model
+        var counts: [(String, Int)] = []
+        for entity in model.entities { counts.append((entity.name, try store.objectIDs(ofEntity: entity.name).count)) }
+        let version = store.metadata?.modelVersionName ?? "?"
+        if args.has("json") {
+            app.output.line("{\"path\": \(JSONText.quote(app.storeURL.path)), \"format\": \(JSONText.quote(format)), \"modelVersion\": \(JSONText.quote(version)), "
+                + "\"size\": \(size), \"storeUUID\": \(JSONText.quote(store.identifier)), \"objects\": {\(counts.map { "\(JSONText.quote($0.0)): \($0.1)" }.joined(separator: ", "))}}")
+            return
+        }
+        app.output.line("path:          \(app.storeURL.path)")
+        app.output.line("format:        \(format)")
+        app.output.line("model version: \(version)")
+        app.output.line("store UUID:    \(store.identifier)")
+        app.output.line("size:          \(size) bytes")
+        for (name, count) in counts { app.output.line("\(name.lowercased())s:".padding(toLength: 15, withPad: " ", startingAt: 0) + String(count)) }
+    }
+
+    /// Reads every row and checks every reference and inverse.
+    static func check(_ app: App) throws {
+        let context = try app.context(readOnly: true)
+        let store = context.coordinator.store
+        let model = context.model
+        var problems: [String] = []
+        var rows: [ObjectID: StoredRow] = [:]
+        for entity in model.entities {
+            for id in try store.objectIDs(ofEntity: entity.name) {
+                guard let row = try store.row(for: id) else {
+                    problems.append("\(entity.name) \(id.primaryKey ?? 0) is listed but has no row")
+                    continue
+                }
+                rows[id] = row
+            }
+        }
+        for (id, row) in rows {
+            guard let entity = model.entity(named: id.entityName) else { continue }
+            for (index, property) in entity.properties.enumerated() where index < row.slots.count {
+                guard let relationship = property.relationship else {
+                    if let attribute = property.attribute, attribute.isStored, case .value(let value) = row.slots[index], !value.fits(attribute.type) {
+                        problems.append("\(entity.name) \(id.primaryKey ?? 0): \(attribute.name) holds \(value), not a \(attribute.type.rawValue)")
+                    }
+                    continue
+                }
+                for target in row.slots[index].referencedIDs {
+                    guard let targetRow = rows[target], let targetEntity = model.entity(named: target.entityName) else {
+                        problems.append("\(entity.name) \(id.primaryKey ?? 0).\(relationship.name) points at \(target.entityName) \(target.primaryKey ?? 0), which does not exist")
+                        continue
+                    }
+                    if let inverse = relationship.inverseName, let slot = targetEntity.slot(of: inverse), slot < targetRow.slots.count,
+                        !targetRow.slots[slot].referencedIDs.contains(id)
+                    {
+                        problems.append("\(entity.name) \(id.primaryKey ?? 0).\(relationship.name) -> \(target.entityName) \(target.primaryKey ?? 0), but its \(inverse) does not point back")
+                    }
+                }
+            }
+        }
+        if !problems.isEmpty {
+            throw CLIError.store("the store has \(problems.count) problem(s):\n" + problems.sorted().prefix(50).joined(separator: "\n"))
+        }
+        app.output.line("ok: \(rows.count) objects, every reference and inverse consistent, checksums verified")
+    }
+
+    static func migrate(_ words: [String], _ app: App) throws {
+        let args = try Arguments(words, valued: [], switches: ["dry-run"], command: "migrate")
+        guard FileManager.default.fileExists(atPath: app.storeURL.path) else { throw CLIError.store("no store at \(app.storeURL.path)") }
+        let migrator = StoreMigrator(models: try App.modelDirectory())
+        let plan = try migrator.plan(storeURL: app.storeURL)
+        guard plan.isNeeded else {
+            app.output.line("the store is already at the current model version")
+            return
+        }
+        let counts = plan.objectCounts.keys.sorted().map { "\($0): \(plan.objectCounts[$0] ?? 0)" }.joined(separator: ", ")
+        for step in plan.steps {
+            app.output.line("step: \(step.source) -> \(step.destination) (\(step.usesCustomMapping ? "custom mapping" : "inferred"))")
+        }
+        app.output.line("objects: \(counts)")
+        if args.has("dry-run") {
+            app.output.line("dry run: nothing was written")
+            return
+        }
+        _ = try app.context()
+        app.output.line("migrated")
+    }
+}

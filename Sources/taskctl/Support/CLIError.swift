@@ -1,0 +1,37 @@
+import ObjectStore
+import ObjectStoreModel
+
+/// A failure taskctl reports: one or two lines on stderr and an exit status (1 for usage and
+/// validation, 2 for store problems).
+struct CLIError: Error {
+    var message: String
+    var status: Int32
+
+    static func usage(_ message: String) -> CLIError { CLIError(message: message, status: 1) }
+    static func store(_ message: String) -> CLIError { CLIError(message: message, status: 2) }
+
+    /// Turns any error into what the user reads.
+    static func from(_ error: any Error) -> CLIError {
+        switch error {
+        case let error as CLIError: return error
+        case let error as StoreError: return .store(error.description)
+        case let error as MigrationError: return .store("cannot migrate the store: \(error)")
+        case let error as SchemaError: return .store("the Tasks model does not load: \(error)")
+        case let error as StoreConflictError: return .store("\(error)\nanother taskctl saved the same task at the same time; run the command again")
+        case let error as ValidationError:
+            return .usage(error.failures.map { failure in
+                let key = failure.key.map { displayName(ofKey: $0) } ?? "task"
+                return "\(key): \(failure.message)"
+            }.joined(separator: "\n"))
+        default: return .usage("\(error)")
+        }
+    }
+
+    static func displayName(ofKey key: String) -> String {
+        switch key {
+        case "title": return "text"
+        case "dueDate": return "due"
+        default: return key
+        }
+    }
+}

@@ -1,0 +1,116 @@
+import Foundation
+import ObjectStoreModel
+
+/// Dates as people type them (docs/taskctl.md, "Dates"). A date without a time means the
+/// end of that day (23:59:59) in the time zone from `TZ`.
+struct DateParser {
+    let now: Date
+    let calendar: Calendar
+
+    init(now: Date, timeZone: TimeZone) {
+        self.now = now
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        calendar.firstWeekday = 2  // weeks run Monday to Sunday
+        self.calendar = calendar
+    }
+
+    static let accepted = "2026-12-01, 2026-12-01T14:30, today, tomorrow, yesterday, now, monday..sunday, eod, eow, eom, eoy, 3d, +2w, -1d, 1m, 1y, 4h"
+
+    func parse(_ input: String) throws -> Date {
+        let text = input.trimmingCharacters(in: .whitespaces).lowercased()
+        if let date = parseKeyword(text) ?? parseRelative(text) ?? parseAbsolute(input.trimmingCharacters(in: .whitespaces)) {
+            return date
+        }
+        throw CLIError.usage("bad date '\(input)'; use one of: \(Self.accepted)")
+    }
+
+    func endOfDay(_ date: Date) -> Date {
+        let start = calendar.startOfDay(for: date)
+        return calendar.date(byAdding: DateComponents(day: 1, second: -1), to: start) ?? date
+    }
+
+    private func parseKeyword(_ text: String) -> Date? {
+        switch text {
+        case "now": return now
+        case "today", "eod": return endOfDay(now)
+        case "tomorrow": return calendar.date(byAdding: .day, value: 1, to: now).map(endOfDay)
+        case "yesterday": return calendar.date(byAdding: .day, value: -1, to: now).map(endOfDay)
+        case "eow":
+            // The coming Sunday (today, when today is Sunday).
+            let weekday = calendar.component(.weekday, from: now)  // 1 = Sunday
+            let ahead = (8 - weekday) % 7
+            return calendar.date(byAdding: .day, value: ahead, to: now).map(endOfDay)
+        case "eom":
+            guard let range = calendar.range(of: .day, in: .month, for: now) else { return nil }
+            let day = calendar.component(.day, from: now)
+            return calendar.date(byAdding: .day, value: range.count - day, to: now).map(endOfDay)
+        case "eoy":
+            let year = calendar.component(.year, from: now)
+            return calendar.date(from: DateComponents(year: year, month: 12, day: 31)).map(endOfDay)
+        default:
+            break
+        }
+        let weekdays = ["sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"]
+        if text.count >= 3, let index = weekdays.firstIndex(where: { $0.hasPrefix(text) && (text.count >= 3) }) {
+            let today = calendar.component(.weekday, from: now) - 1
+            var ahead = (index - today + 7) % 7
+            if ahead == 0 { ahead = 7 }  // the next one, not today
+            return calendar.date(byAdding: .day, value: ahead, to: now).map(endOfDay)
+        }
+        return nil
+    }
+
+    private func parseRelative(_ text: String) -> Date? {
+        var body = Substring(text)
+        var sign = 1
+        if body.hasPrefix("+") { body = body.dropFirst() } else if body.hasPrefix("-") { sign = -1; body = body.dropFirst() }
+        let digits = body.prefix { $0.isASCII && $0.isNumber }
+        guard !digits.isEmpty, let amount = Int(digits), amount <= 100_000 else { return nil }
+        let unit = body.dropFirst(digits.count)
+        let n = sign * amount
+        switch unit {
+        case "h", "hour", "hours": return calendar.date(byAdding: .hour, value: n, to: now)
+        case "d", "day", "days": return calendar.date(byAdding: .day, value: n, to: now).map(endOfDay)
+        case "w", "wk", "week", "weeks": return calendar.date(byAdding: .day, value: 7 * n, to: now).map(endOfDay)
+        case "m", "mo", "month", "months": return calendar.date(byAdding: .month, value: n, to: now).map(endOfDay)
+        case "y", "year", "years": return calendar.date(byAdding: .year, value: n, to: now).map(endOfDay)
+        default: return nil
+        }
+    }
+
+    private func parseAbsolute(_ text: String) -> Date? {
+        let parts = text.split(separator: "-")
+        // A bare date: the end of that day, locally.
+        if parts.count == 3, text.count == 10, let y = Int(parts[0]), let m = Int(parts[1]), let d = Int(parts[2]) {
+            guard let date = calendar.date(from: DateComponents(year: y, month: m, day: d)),
+                calendar.component(.day, from: date) == d, calendar.component(.month, from: date) == m
+            else { return nil }
+            return endOfDay(date)
+        }
+        // A date and time: with a zone as written, without one in local time.
+        let hasZone = text.hasSuffix("Z") || text.hasSuffix("z") || text.dropFirst(16).contains("+") || text.dropFirst(16).contains("-")
+        guard let utc = ISO8601.parse(text) else { return nil }
+        if hasZone { return utc }
+        return utc.addingTimeInterval(-Double(calendar.timeZone.secondsFromGMT(for: utc)))
+    }
+}
+
+/// Priorities as people type them: none|low|medium|high, n|l|m|h, 0..3.
+enum Priority {
+    static let names = ["none", "low", "medium", "high"]
+
+    static func parse(_ text: String) throws -> Int64 {
+        switch text.lowercased() {
+        case "none", "n", "0": return 0
+        case "low", "l", "1": return 1
+        case "medium", "m", "med", "2": return 2
+        case "high", "h", "3": return 3
+        default: throw CLIError.usage("bad priority '\(text)'; use none, low, medium or high (or n, l, m, h, 0-3)")
+        }
+    }
+
+    static func name(_ value: Int64) -> String {
+        names.indices.contains(Int(value)) ? names[Int(value)] : String(value)
+    }
+}

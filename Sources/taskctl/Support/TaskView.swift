@@ -1,0 +1,125 @@
+import Foundation
+import ObjectStore
+import ObjectStoreModel
+
+/// A task as taskctl shows it.
+struct TaskView {
+    var id: Int64
+    var uuid: String?
+    var text: String
+    var priority: Int64
+    var due: Date?
+    var location: String?
+    var project: String?
+    var tags: [String]
+    var status: String
+    var overdue: Bool
+    var created: Date?
+    var completed: Date?
+
+    init(_ task: ManagedObject) throws {
+        id = task.objectID.primaryKey ?? 0
+        if case .uuid(let u) = task["uuid"] { uuid = u.uuidString.lowercased() }
+        if case .string(let s) = task["title"] { text = s } else { text = "" }
+        if case .integer(let p) = task["priority"] { priority = p } else { priority = 0 }
+        if case .date(let d) = task["dueDate"] { due = d }
+        if case .string(let s)? = try task.value(forKeyPath: "location.name").value { location = s }
+        if case .string(let s)? = try task.value(forKeyPath: "project.name").value { project = s }
+        tags = try task.objects(forKey: "tags").compactMap { if case .string(let s) = $0["name"] { return s } else { return nil } }.sorted()
+        if case .string(let s) = task["status"] { status = s } else { status = "pending" }
+        overdue = task["isOverdue"] == true
+        if case .date(let d) = task["createdAt"] { created = d }
+        if case .date(let d) = task["completedAt"] { completed = d }
+    }
+
+    /// The stable `--json` form (docs/taskctl.md): fixed keys in a fixed order.
+    var json: String {
+        func date(_ d: Date?) -> String { d.map { JSONText.quote(ISO8601.format($0)) } ?? "null" }
+        func text(_ s: String?) -> String { s.map(JSONText.quote) ?? "null" }
+        let fields = [
+            "\"id\": \(id)", "\"uuid\": \(text(uuid))", "\"text\": \(JSONText.quote(self.text))",
+            "\"priority\": \(JSONText.quote(Priority.name(priority)))", "\"due\": \(date(due))", "\"location\": \(text(location))",
+            "\"project\": \(text(project))", "\"tags\": [\(tags.map(JSONText.quote).joined(separator: ", "))]",
+            "\"status\": \(JSONText.quote(status == "done" ? "done" : status))", "\"overdue\": \(overdue)",
+            "\"created\": \(date(created))", "\"completed\": \(date(completed))",
+        ]
+        return "{" + fields.joined(separator: ", ") + "}"
+    }
+
+    static func jsonArray(_ views: [TaskView]) -> String {
+        views.isEmpty ? "[]" : "[\n" + views.map { "  " + $0.json }.joined(separator: ",\n") + "\n]"
+    }
+}
+
+/// Renders due dates relative to now: "today", "in 2 days", "3 days overdue".
+struct RelativeDate {
+    let now: Date
+    let calendar: Calendar
+
+    init(now: Date, timeZone: TimeZone) {
+        self.now = now
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        self.calendar = calendar
+    }
+
+    func describe(_ date: Date) -> String {
+        let days = calendar.dateComponents([.day], from: calendar.startOfDay(for: now), to: calendar.startOfDay(for: date)).day ?? 0
+        if date < now {
+            if days == 0 {
+                let hours = Int(now.timeIntervalSince(date) / 3600)
+                return hours < 1 ? "just overdue" : "\(hours)h overdue"
+            }
+            return -days == 1 ? "1 day overdue" : "\(-days) days overdue"
+        }
+        switch days {
+        case 0: return "today"
+        case 1: return "tomorrow"
+        case 2..<14: return "in \(days) days"
+        case 14..<60: return "in \(days / 7) weeks"
+        default: return "in \(days / 30) months"
+        }
+    }
+
+    func day(_ date: Date) -> String {
+        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute], from: date)
+        func two(_ v: Int?) -> String { String(format: "%02d", v ?? 0) }
+        let time = (c.hour == 23 && c.minute == 59) ? "" : " \(two(c.hour)):\(two(c.minute))"
+        return "\(c.year ?? 0)-\(two(c.month))-\(two(c.day))\(time)"
+    }
+}
+
+/// A text table sized to the terminal: the widest column (the task text) wraps or is cut
+/// with an ellipsis so the other columns never break.
+struct Table {
+    var headers: [String]
+    var rows: [[String]]
+    /// The index of the column that absorbs the width.
+    var flexible: Int
+
+    func render(width: Int, style: (Int, Int, String) -> String = { _, _, s in s }) -> [String] {
+        guard !headers.isEmpty else { return [] }
+        var widths = headers.map(\.count)
+        for row in rows {
+            for (i, cell) in row.enumerated() where i < widths.count { widths[i] = max(widths[i], cell.count) }
+        }
+        let fixed = widths.enumerated().filter { $0.offset != flexible }.map(\.element).reduce(0, +) + 2 * (headers.count - 1)
+        widths[flexible] = max(10, min(widths[flexible], width - fixed))
+        func pad(_ s: String, _ w: Int) -> String { s.count >= w ? s : s + String(repeating: " ", count: w - s.count) }
+        func cut(_ s: String, _ w: Int) -> String { s.count <= w ? s : String(s.prefix(max(0, w - 1))) + "…" }
+        var lines = [headers.enumerated().map { pad($0.element, widths[$0.offset]) }.joined(separator: "  ").trimmingTrailingSpaces()]
+        for (r, row) in rows.enumerated() {
+            let cells = row.enumerated().map { i, cell in style(r, i, pad(cut(cell, widths[i]), widths[i])) }
+            lines.append(cells.joined(separator: "  ").trimmingTrailingSpaces())
+        }
+        return lines
+    }
+}
+
+extension String {
+    func trimmingTrailingSpaces() -> String {
+        var s = self
+        while s.hasSuffix(" ") { s.removeLast() }
+        return s
+    }
+}

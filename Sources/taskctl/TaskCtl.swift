@@ -1,0 +1,88 @@
+import Foundation
+import ObjectStore
+import ObjectStoreModel
+
+/// The command dispatcher: global options, then one command.
+enum TaskCtl {
+    static let commandNames = ["add", "list", "show", "edit", "done", "reopen", "delete", "undo", "locations", "location", "import", "export", "agenda", "stats", "store", "migrate", "help"]
+
+    static func run(arguments: [String], environment: [String: String]) -> Int32 {
+        var words = arguments
+        var storePath: String?
+        // --store may come before or after the command.
+        if let index = words.firstIndex(where: { $0 == "--store" || $0.hasPrefix("--store=") }) {
+            let word = words[index]
+            if word == "--store" {
+                guard index + 1 < words.count else { return fail(.usage("--store needs a path")) }
+                storePath = words[index + 1]
+                words.removeSubrange(index...index + 1)
+            } else {
+                storePath = String(word.dropFirst("--store=".count))
+                words.remove(at: index)
+            }
+        }
+        guard let command = words.first else {
+            print(Help.overview)
+            return 0
+        }
+        let rest = Array(words.dropFirst())
+        if command == "--help" || command == "-h" || command == "help" {
+            if let topic = rest.first {
+                guard let text = Help.text(for: topic) else { return fail(.usage("no help for '\(topic)'; commands: \(commandNames.joined(separator: ", "))")) }
+                print(text)
+            } else {
+                print(Help.overview)
+            }
+            return 0
+        }
+        guard commandNames.contains(command) else {
+            let hint = NameHint.closest(to: command, in: commandNames).map { " (did you mean '\($0)'?)" } ?? ""
+            return fail(.usage("unknown command '\(command)'\(hint); see taskctl help"))
+        }
+        if rest.contains("--help") || rest.contains("-h") {
+            print(Help.text(for: command) ?? Help.overview)
+            return 0
+        }
+        let app: App
+        do {
+            app = try App(environment: environment, storePath: storePath)
+        } catch {
+            return fail(CLIError.from(error))
+        }
+        do {
+            try dispatch(command, rest, app)
+            FileHandle.standardOutput.write(Data(app.output.out.utf8))
+            FileHandle.standardError.write(Data(app.output.err.utf8))
+            return 0
+        } catch {
+            FileHandle.standardError.write(Data(app.output.err.utf8))
+            return fail(CLIError.from(error))
+        }
+    }
+
+    static func fail(_ error: CLIError) -> Int32 {
+        FileHandle.standardError.write(Data(("taskctl: " + error.message.replacingOccurrences(of: "\n", with: "\n  ") + "\n").utf8))
+        return error.status
+    }
+
+    static func dispatch(_ command: String, _ words: [String], _ app: App) throws {
+        switch command {
+        case "add": try TaskCommands.add(words, app)
+        case "list": try ListCommand.run(words, app)
+        case "show": try TaskCommands.show(words, app)
+        case "edit": try TaskCommands.edit(words, app)
+        case "done": try TaskCommands.setStatus(words, app, command: "done", to: "done")
+        case "reopen": try TaskCommands.setStatus(words, app, command: "reopen", to: "pending")
+        case "delete": try TaskCommands.setStatus(words, app, command: "delete", to: "deleted")
+        case "undo": try UndoCommand.run(words, app)
+        case "locations": try LocationCommands.list(words, app)
+        case "location": try LocationCommands.run(words, app)
+        case "import": try ImportCommand.run(words, app)
+        case "export": try ExportCommand.run(words, app)
+        case "agenda", "stats": try AgendaCommand.run(words, app)
+        case "store": try StoreCommands.run(words, app)
+        case "migrate": try StoreCommands.migrate(words, app)
+        default: throw CLIError.usage("unknown command '\(command)'")
+        }
+    }
+}
