@@ -11,7 +11,11 @@ public enum NameSuggestion {
         }
         guard let best else { return nil }
         let limit = max(2, target.count / 3)
-        return best.distance <= limit ? best.name : nil
+        if best.distance <= limit { return best.name }
+        // An abbreviation: the only candidate that starts with the word.
+        let prefixed = candidates.filter { $0.lowercased().hasPrefix(word.lowercased()) }
+        if target.count >= 3, prefixed.count == 1, let only = prefixed.first { return only }
+        return nil
     }
 
     /// Edit distance counting insertions, deletions, substitutions and transpositions of

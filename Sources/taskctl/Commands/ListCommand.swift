@@ -62,11 +62,15 @@ enum ListCommand {
         }
     }
 
+    /// Names people see in taskctl's output that differ from the model's.
+    static let aliases = ["text": "title", "due": "dueDate"]
+
     /// The user's predicate, type-checked against Task, with errors pointing at the column.
+    /// `text` and `due` may be used for the model's `title` and `dueDate`.
     static func userPredicate(_ text: String, app: App) throws -> ObjectPredicate {
         let predicate: ObjectPredicate
         do {
-            predicate = try ObjectPredicate(text)
+            predicate = aliased(try ObjectPredicate(text))
         } catch {
             let caret = String(repeating: " ", count: max(0, error.column - 1)) + "^"
             throw CLIError.usage("bad --where predicate at column \(error.column): \(error.message)\n\(text)\n\(caret)")
@@ -79,6 +83,36 @@ enum ListCommand {
             throw CLIError.usage("bad --where predicate: \(error.message)\(pointer)")
         }
         return predicate
+    }
+
+    static func aliased(_ predicate: ObjectPredicate) -> ObjectPredicate {
+        switch predicate {
+        case .constant: return predicate
+        case .not(let p): return .not(aliased(p))
+        case .and(let a, let b): return .and(aliased(a), aliased(b))
+        case .or(let a, let b): return .or(aliased(a), aliased(b))
+        case .comparison(var c):
+            c.lhs = aliased(c.lhs)
+            c.rhs = aliased(c.rhs)
+            return .comparison(c)
+        }
+    }
+
+    static func aliased(_ expression: ObjectExpression) -> ObjectExpression {
+        switch expression {
+        case .keyPath(.evaluatedObject, var path):
+            if let first = path.first, let name = aliases[first] { path[0] = name }
+            return .keyPath(.evaluatedObject, path)
+        case .keyPath(let base, let path): return .keyPath(aliased(base), path)
+        case .array(let items): return .array(items.map(aliased))
+        case .arithmetic(let op, let a, let b): return .arithmetic(op, aliased(a), aliased(b))
+        case .negate(let e): return .negate(aliased(e))
+        case .function(let name, let args): return .function(name, args.map(aliased))
+        case .index(let e, let i): return .index(aliased(e), i)
+        case .subquery(let c, let v, let p): return .subquery(aliased(c), variable: v, aliased(p))
+        case .cast(let e, let t): return .cast(aliased(e), t)
+        default: return expression
+        }
     }
 
     static func parseSort(_ text: String) throws -> [(key: String, descending: Bool)] {

@@ -1,0 +1,52 @@
+import Foundation
+import Testing
+import ObjectStoreModel
+@testable import taskctl
+
+@Suite struct DateParserTests {
+    // Sunday 2026-11-22 12:00 UTC.
+    let parser = DateParser(now: ISO8601.parse("2026-11-22T12:00:00Z")!, timeZone: TimeZone(identifier: "UTC")!)
+
+    @Test(arguments: [
+        ("2026-12-01", "2026-12-01T23:59:59Z"),
+        ("2026-12-01T14:30", "2026-12-01T14:30:00Z"),
+        ("2026-12-01T14:30:15Z", "2026-12-01T14:30:15Z"),
+        ("2026-12-01T14:30+02:00", "2026-12-01T12:30:00Z"),
+        ("today", "2026-11-22T23:59:59Z"), ("eod", "2026-11-22T23:59:59Z"), ("TODAY", "2026-11-22T23:59:59Z"),
+        ("tomorrow", "2026-11-23T23:59:59Z"), ("yesterday", "2026-11-21T23:59:59Z"), ("now", "2026-11-22T12:00:00Z"),
+        ("monday", "2026-11-23T23:59:59Z"), ("mon", "2026-11-23T23:59:59Z"), ("friday", "2026-11-27T23:59:59Z"),
+        ("sunday", "2026-11-29T23:59:59Z"),
+        ("eow", "2026-11-22T23:59:59Z"), ("eom", "2026-11-30T23:59:59Z"), ("eoy", "2026-12-31T23:59:59Z"),
+        ("3d", "2026-11-25T23:59:59Z"), ("+2w", "2026-12-06T23:59:59Z"), ("-1d", "2026-11-21T23:59:59Z"),
+        ("1m", "2026-12-22T23:59:59Z"), ("1y", "2027-11-22T23:59:59Z"), ("4h", "2026-11-22T16:00:00Z"), ("-2h", "2026-11-22T10:00:00Z"),
+    ])
+    func everyDateForm(text: String, expected: String) throws {
+        #expect(ISO8601.format(try parser.parse(text)) == expected)
+    }
+
+    @Test func aTimeWithoutAZoneIsLocal() throws {
+        let paris = DateParser(now: ISO8601.parse("2026-11-22T12:00:00Z")!, timeZone: TimeZone(identifier: "Europe/Paris")!)
+        #expect(ISO8601.format(try paris.parse("2026-12-01T14:30")) == "2026-12-01T13:30:00Z")
+        #expect(ISO8601.format(try paris.parse("2026-12-01")) == "2026-12-01T22:59:59Z")
+        #expect(ISO8601.format(try paris.parse("today")) == "2026-11-22T22:59:59Z")
+    }
+
+    @Test(arguments: ["", "soon", "2026-13-01", "2026-02-30", "12/01/2026", "3x", "+", "mo", "99999999d"])
+    func nonsenseIsRefusedListingTheForms(text: String) {
+        #expect {
+            try parser.parse(text)
+        } throws: { error in
+            (error as? CLIError)?.message.contains("use one of: 2026-12-01") == true && (error as? CLIError)?.status == 1
+        }
+    }
+
+    @Test(arguments: [("none", 0), ("N", 0), ("0", 0), ("low", 1), ("l", 1), ("1", 1), ("Medium", 2), ("m", 2), ("2", 2), ("HIGH", 3), ("h", 3), ("3", 3)])
+    func priorities(text: String, value: Int64) throws {
+        #expect(try Priority.parse(text) == value)
+    }
+
+    @Test func badPrioritiesAreRefused() {
+        #expect(throws: CLIError.self) { try Priority.parse("urgent") }
+        #expect(throws: CLIError.self) { try Priority.parse("4") }
+    }
+}
