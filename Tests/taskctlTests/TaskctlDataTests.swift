@@ -1,0 +1,137 @@
+import Foundation
+import Testing
+
+/// Import, export, concurrency, migration and crashes, through the built binary.
+@Suite(.enabled(if: TaskctlRunner.binary != nil, "needs the built taskctl (swift build)"))
+struct TaskctlDataTests {
+    static func json(_ text: String) throws -> Any {
+        try JSONSerialization.jsonObject(with: Data(text.utf8))
+    }
+
+    @Test func aTaskwarriorExportImportsAndRoundTripsLosingNothing() throws {
+        let t = try TaskctlRunner()
+        let file = TaskctlRunner.fixtures.appendingPathComponent("taskwarrior-2.6.2-export.json")
+        #expect(try t.ok("import", file.path) == "imported 13 tasks from \(file.path): 13 added, 0 updated\n")
+        let all = try t.tasks("--all")
+        #expect(all.count == 11, "pending and done; the deleted task and the recurring template are not listed")
+        let milk = try #require(all.first { $0["uuid"] as? String == "97ad9ea4-d25a-45b1-97f6-fa2109037db6" })
+        #expect(milk["text"] as? String == "Buy milk and eggs" && milk["priority"] as? String == "high")
+        #expect(milk["due"] as? String == "2026-11-22T00:00:00Z" && milk["project"] as? String == "home" && milk["tags"] as? [String] == ["shopping"])
+        let done = try #require(all.first { $0["text"] as? String == "Fix bike tyre" })
+        #expect(done["status"] as? String == "done" && done["completed"] as? String == "2026-11-21T21:10:50Z")
+        #expect(all.contains { $0["text"] as? String == "Plan Émilie's birthday — cake, balloons & \"surprise\"" })
+
+        // Exported back, every task is the object Taskwarrior wrote.
+        let exported = try #require(try Self.json(t.ok("export", "--format", "taskwarrior", "--all")) as? [[String: Any]])
+        let original = try #require(try Self.json(String(contentsOf: file, encoding: .utf8)) as? [[String: Any]])
+        #expect(exported.count == original.count)
+        for task in original {
+            let uuid = try #require(task["uuid"] as? String)
+            let back = try #require(exported.first { $0["uuid"] as? String == uuid })
+            #expect(NSDictionary(dictionary: back).isEqual(to: task), "\(uuid) changed in the round trip")
+        }
+
+        // Importing again updates instead of duplicating, all or nothing.
+        #expect(try t.ok("import", file.path).contains("0 added, 13 updated"))
+        let broken = t.directory.appendingPathComponent("broken.json")
+        try Data(#"[{"description": "ok", "uuid": "11111111-1111-4111-8111-111111111111"}, {"description": "no uuid"}]"#.utf8).write(to: broken)
+        let failed = try t.run("import", broken.path)
+        #expect(failed.status == 1 && failed.err.contains("task 2 (line 1): no valid uuid"))
+        #expect(try t.tasks("--all").count == 11, "nothing of a failed import is kept")
+    }
+
+    @Test func todoTxtImportsAndRoundTrips() throws {
+        let t = try TaskctlRunner()
+        let todo = TaskctlRunner.fixtures.appendingPathComponent("todo.txt")
+        let done = TaskctlRunner.fixtures.appendingPathComponent("done.txt")
+        try t.ok("import", todo.path)
+        try t.ok("import", done.path)
+        let tasks = try t.tasks("--all")
+        #expect(tasks.count == 7)
+        let mom = try #require(tasks.first { ($0["text"] as? String)?.hasPrefix("Call Mom") == true })
+        #expect(mom["priority"] as? String == "high" && mom["due"] as? String == "2026-11-23T23:59:59Z")
+        #expect(mom["location"] as? String == "phone" && mom["project"] as? String == "Family" && mom["created"] as? String == "2026-11-21T00:00:00Z")
+        let cleaning = try #require(tasks.first { ($0["text"] as? String)?.hasPrefix("Pick up") == true })
+        #expect(cleaning["status"] as? String == "done")
+        #expect(tasks.contains { $0["text"] as? String == "Email Zoë about the café menu +Party @computer" })
+        let exported = try t.ok("export", "--format", "todo.txt").split(separator: "\n").map(String.init)
+        let expected = try (String(contentsOf: todo, encoding: .utf8) + String(contentsOf: done, encoding: .utf8)).split(separator: "\n").map(String.init)
+        #expect(exported.sorted() == expected.sorted())
+    }
+
+    @Test func taskctlsOwnExportRoundTrips() throws {
+        let t = try TaskctlRunner()
+        try t.ok("add", "One", "--priority", "high", "--due", "friday", "--location", "Home", "--project", "p", "--tag", "a,b")
+        try t.ok("add", "Two")
+        try t.ok("done", "2")
+        let exported = t.directory.appendingPathComponent("export.json")
+        try Data(try t.ok("export").utf8).write(to: exported)
+        let other = try TaskctlRunner()
+        #expect(try other.ok("import", exported.path).contains("2 added"))
+        let strip: ([[String: Any]]) -> [NSDictionary] = { $0.map { var d = $0; d["id"] = nil; return NSDictionary(dictionary: d) } }
+        #expect(strip(try other.tasks("--all")) == strip(try t.tasks("--all")))
+    }
+
+    @Test func concurrentAddsFromSeveralProcessesAllLand() throws {
+        let t = try TaskctlRunner()
+        try t.ok("add", "first")
+        var processes: [(Process, Pipe, Pipe)] = []
+        for worker in 0..<6 {
+            for i in 0..<4 { processes.append(try t.start(["add", "w\(worker) t\(i)"])) }
+        }
+        var ids: [String] = []
+        for (process, out, _) in processes {
+            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0)
+            ids.append(text.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+        #expect(Set(ids).count == 24, "every process got its own id")
+        let texts = try t.texts()
+        #expect(texts.count == 25 && Set(texts).count == 25)
+        #expect(try t.ok("store", "check").hasPrefix("ok:"))
+    }
+
+    @Test func anOldStoreIsMigratedWithANotice() throws {
+        let t = try TaskctlRunner()
+        let fixture = TaskctlRunner.repository.appendingPathComponent("Tests/ObjectStoreTests/Fixtures/Tasks/v1.store")
+        try FileManager.default.copyItem(at: fixture, to: t.store)
+        let plan = try t.ok("migrate", "--dry-run")
+        #expect(plan == "step: v1 -> v2 (inferred)\nstep: v2 -> v3 (custom mapping)\nobjects: Location: 2, Task: 4\ndry run: nothing was written\n")
+        #expect(try Data(contentsOf: t.store) == Data(contentsOf: fixture))
+        let result = try t.run("list")
+        #expect(result.status == 0)
+        #expect(result.err.contains("taskctl: migrating tasks.store to the current model"))
+        #expect(result.err.contains("the old store is kept at \(t.store.path).v1-backup"))
+        #expect(try t.texts().sorted() == ["Buy milk", "Call Zoë ☎", "Read", "Write report"])
+        #expect(try t.run("list").err.isEmpty, "the notice comes once")
+    }
+
+    @Test func killedMidSaveTheStoreStaysWholeAndHoldsEveryConfirmedAdd() throws {
+        let t = try TaskctlRunner()
+        try t.ok("add", "seed")
+        var confirmed: Set<String> = ["seed"]
+        var killed = 0
+        for round in 0..<25 {
+            let text = "round \(round)"
+            let (process, out, _) = try t.start(["add", text, "--location", "L\(round % 3)"])
+            // Kill at a random moment: before, during or after the save.
+            usleep(UInt32.random(in: 0...30_000))
+            kill(process.processIdentifier, SIGKILL)
+            let printed = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            if process.terminationReason == .exit && process.terminationStatus == 0 && !printed.isEmpty {
+                confirmed.insert(text)
+            } else {
+                killed += 1
+            }
+            // After every kill the store opens and checks out.
+            let check = try t.run("store", "check")
+            #expect(check.status == 0, "round \(round): \(check.err)")
+        }
+        let texts = Set(try t.texts())
+        #expect(confirmed.isSubset(of: texts), "every add that returned its id is in the store")
+        #expect(texts.allSatisfy { $0 == "seed" || $0.hasPrefix("round ") })
+        #expect(killed > 0, "at least one process was killed before it finished")
+    }
+}
