@@ -52,7 +52,7 @@ final class App {
         if let opened { return opened.1 }
         let directory = storeURL.deletingLastPathComponent()
         if !FileManager.default.fileExists(atPath: storeURL.path) {
-            guard !readOnly else { throw CLIError.store("no store at \(storeURL.path) yet; add a task first") }
+            // The store is created on first use, by any command.
             do {
                 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             } catch {

@@ -21,10 +21,8 @@ enum TaskCtl {
                 words.remove(at: index)
             }
         }
-        guard let command = words.first else {
-            print(Help.overview)
-            return 0
-        }
+        // With no command, taskctl lists pending tasks (and says how to start when there are none).
+        let command = words.first ?? "list"
         let rest = Array(words.dropFirst())
         if command == "--help" || command == "-h" || command == "help" {
             if let topic = rest.first {

@@ -4,7 +4,7 @@ enum Help {
     static let overview = """
         taskctl: tasks with priorities, due dates and locations.
 
-        usage: taskctl [--store PATH] COMMAND [OPTIONS]
+        usage: taskctl [--store PATH] [COMMAND] [OPTIONS]     (no command: list)
 
         commands:
           add TEXT            add a task and print its id

@@ -48,7 +48,8 @@ enum ListCommand {
             return
         }
         if views.isEmpty {
-            app.output.line("no tasks")
+            let anyTask = try context.count(for: FetchRequest(entityName: "Task")) > 0
+            app.output.line(anyTask ? "no tasks" : "no tasks yet: add one with taskctl add \"Buy milk\" --due tomorrow (taskctl help for more)")
             return
         }
         if let groupBy {
