@@ -233,3 +233,63 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
         #expect(throws: StoreError.readOnly(path: url.path)) { try readOnly.save() }
     }
 }
+
+@Suite struct FaultingTests {
+    private func seeded(_ kind: StoreKind, in directory: TemporaryDirectory, memory: inout InMemoryStore?) throws -> PersistentStoreCoordinator {
+        let coordinator = try kind.open(in: directory, memory: &memory)
+        let context = ManagedObjectContext(coordinator: coordinator)
+        let home = try context.location("Home")
+        for i in 0..<10 {
+            let task = try context.task("T\(i)")
+            try task.setObject(home, forKey: "location")
+        }
+        try context.save()
+        return try kind.open(in: directory, memory: &memory)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func batchesLoadTogether(kind: StoreKind) throws {
+        let directory = try TemporaryDirectory()
+        var memory: InMemoryStore?
+        let context = ManagedObjectContext(coordinator: try seeded(kind, in: directory, memory: &memory))
+        var request = FetchRequest(entityName: "Task")
+        request.fetchBatchSize = 4
+        let tasks = try context.fetch(request)
+        #expect(tasks.count == 10 && tasks.allSatisfy { $0.isFault })
+        _ = tasks[5]["text"]
+        #expect(tasks.map(\.isFault) == [true, true, true, true, false, false, false, false, true, true])
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func prefetchingLoadsRelationshipDestinations(kind: StoreKind) throws {
+        let directory = try TemporaryDirectory()
+        var memory: InMemoryStore?
+        let context = ManagedObjectContext(coordinator: try seeded(kind, in: directory, memory: &memory))
+        var request = FetchRequest(entityName: "Task", predicate: try ObjectPredicate("text == 'T3'"))
+        request.relationshipKeyPathsForPrefetching = ["location.tasks"]
+        let task = try #require(context.fetch(request).first)
+        let home = try #require(context.registeredObject(for: try task.objectIDs(forRelationship: "location")[0]))
+        #expect(!home.isFault)
+        let siblings = try home.objectIDs(forRelationship: "tasks").compactMap { context.registeredObject(for: $0) }
+        #expect(siblings.count == 10 && siblings.allSatisfy { !$0.isFault })
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func cleanObjectsNobodyHoldsAreLetGo(kind: StoreKind) throws {
+        let directory = try TemporaryDirectory()
+        var memory: InMemoryStore?
+        let context = ManagedObjectContext(coordinator: try seeded(kind, in: directory, memory: &memory))
+        context.undoManager = nil  // an undo stack keeps the objects it can undo alive
+        do {
+            let tasks = try context.fetch(FetchRequest(entityName: "Task"))
+            #expect(tasks.allSatisfy { $0["text"] != .null })
+            #expect(context.registeredObjects.count >= 10)
+            try tasks[0].setValue("changed", forKey: "text")
+        }
+        // Only the changed object is kept, until it is saved.
+        #expect(context.registeredObjects.map { $0["text"] } == ["changed"])
+        try context.save()
+        #expect(context.registeredObjects.isEmpty)
+        #expect(try context.fetch(FetchRequest(entityName: "Task", predicate: try ObjectPredicate("text == 'changed'"))).count == 1)
+    }
+}

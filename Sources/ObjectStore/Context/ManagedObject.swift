@@ -37,6 +37,8 @@ open class ManagedObject {
     var insertedState: Bool = false
     /// Cached fetched-property results, dropped when the object is refreshed.
     var fetchedPropertyCache: [String: [ObjectID]] = [:]
+    /// Objects prefetched through this object's relationships, kept alive with it.
+    var prefetched: [ManagedObject] = []
 
     /// Made by contexts only. Subclasses that add stored properties must give them initial
     /// values and keep this initializer.

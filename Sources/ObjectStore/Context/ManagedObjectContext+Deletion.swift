@@ -8,6 +8,7 @@ extension ManagedObjectContext {
         guard object.managedObjectContext === self, !object.deletedState else { return }
         object.deletedState = true
         deletedSet.insert(object.objectID)
+        registered.pin(object)
         pendingDeletes.append(object)
         pendingChanges.deleted.insert(object.objectID)
         undoManager?.record(.delete(object))

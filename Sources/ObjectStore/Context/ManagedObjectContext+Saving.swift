@@ -148,6 +148,7 @@ extension ManagedObjectContext {
         deletedSet.removeAll()
         touched.removeAll()
         pendingChanges = ObjectChanges()
+        registered.unpinClean()
     }
 
     // MARK: Child contexts
@@ -219,11 +220,13 @@ extension ManagedObjectContext {
         touched.removeAll()
         pendingChanges = ObjectChanges()
         undoManager?.removeAll()
+        registered.unpinClean()
         if !changes.isEmpty { post(.objectsDidChange(changes)) }
     }
 
     /// Forgets every object: the context is as new. Objects obtained before must not be used.
     public func reset() {
+        faultBatches.removeAll()
         for object in registered.values { object.managedObjectContext = nil }
         registered.removeAll()
         insertedOrder.removeAll()
@@ -240,6 +243,7 @@ extension ManagedObjectContext {
     public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
         guard object.managedObjectContext === self, !object.insertedState else { return }
         object.fetchedPropertyCache.removeAll()
+        object.prefetched.removeAll()
         if mergeChanges && !object.faultState {
             let mine = object.changedSlotIndices
             let local = object.slots

@@ -27,7 +27,7 @@ public final class ManagedObjectContext {
     public var model: ManagedObjectModel { coordinator.model }
 
     /// Objects registered in the context, by ID. Each ID has at most one object here.
-    var registered: [ObjectID: ManagedObject] = [:]
+    var registered = ObjectRegistry()
     /// Inserted objects in insertion order.
     var insertedOrder: [ObjectID] = []
     var deletedSet: Set<ObjectID> = []
@@ -43,6 +43,8 @@ public final class ManagedObjectContext {
     /// Compiled predicates and derivations, per (predicate, entity).
     var compiledPredicates: [CompiledKey: PredicateClosure] = [:]
     var compiledDerivations: [String: ExpressionClosure] = [:]
+    /// Faults that load together, by the ID of each member.
+    var faultBatches: [ObjectID: [ObjectID]] = [:]
 
     /// The undo stack; `nil` disables undo (for bulk imports).
     public var undoManager: UndoStack? = UndoStack()
@@ -102,8 +104,31 @@ public final class ManagedObjectContext {
     /// Every object registered in the context.
     public var registeredObjects: [ManagedObject] { Array(registered.values) }
 
-    /// Loads a fault's values from the parent context or the store.
+    /// Groups faults into batches that load together (fetchBatchSize, prefetching).
+    func planBatches(_ ids: [ObjectID], size: Int) {
+        guard size > 1 else { return }
+        if faultBatches.count > 200_000 { faultBatches.removeAll() }
+        for start in stride(from: 0, to: ids.count, by: size) {
+            let batch = Array(ids[start..<min(start + size, ids.count)])
+            for id in batch { faultBatches[id] = batch }
+        }
+    }
+
+    /// Loads a fault's values from the parent context or the store, with the rest of its
+    /// batch when it has one.
     func fulfillFault(_ object: ManagedObject) throws {
+        if let batch = faultBatches.removeValue(forKey: object.objectID) {
+            for id in batch where id != object.objectID {
+                faultBatches[id] = nil
+                if let other = registered[id], other.faultState, let snapshot = try? savedSnapshot(for: id) {
+                    other.slots = snapshot.slots
+                    other.committedSlots = snapshot.slots
+                    other.committedVersion = snapshot.version
+                    other.faultState = false
+                    other.awakeFromFetch()
+                }
+            }
+        }
         guard let snapshot = try savedSnapshot(for: object.objectID) else {
             throw ObjectStoreError.objectNotFound(object.objectID)
         }
@@ -208,6 +233,7 @@ public final class ManagedObjectContext {
         guard old != value else { return }
         object.slots[index] = value
         touched.insert(object.objectID)
+        registered.pin(object)
         if !object.insertedState { pendingChanges.updated.insert(object.objectID) }
         undoManager?.record(.slot(object, index, old: old, new: value))
     }
@@ -253,7 +279,7 @@ public final class ManagedObjectContext {
             case .toMany(let ids): return .toMany(ids.map(map))
             }
         }
-        var newRegistered: [ObjectID: ManagedObject] = [:]
+        var newRegistered = ObjectRegistry()
         for (id, object) in registered {
             object.objectID = map(id)
             object.slots = object.slots.map(map)

@@ -52,7 +52,36 @@ struct FetchExecutor {
         objects = try sorted(objects, entity: entity)
         if request.fetchOffset > 0 { objects = Array(objects.dropFirst(request.fetchOffset)) }
         if request.fetchLimit > 0 { objects = Array(objects.prefix(request.fetchLimit)) }
+        if request.fetchBatchSize > 0 {
+            context.planBatches(objects.filter(\.isFault).map(\.objectID), size: request.fetchBatchSize)
+        }
+        try prefetch(objects)
         return objects
+    }
+
+    /// Loads the destinations of the prefetched key paths, level by level, in batches.
+    private func prefetch(_ objects: [ManagedObject]) throws {
+        for keyPath in request.relationshipKeyPathsForPrefetching {
+            var level = objects
+            for key in keyPath.split(separator: ".").map(String.init) {
+                var next: [ObjectID] = []
+                var seen = Set<ObjectID>()
+                var owners: [(ManagedObject, [ObjectID])] = []
+                for object in level {
+                    guard object.entity.relationship(named: key) != nil, (try? object.fireFault()) != nil else { continue }
+                    let ids = try object.objectIDs(forRelationship: key)
+                    owners.append((object, ids))
+                    for id in ids where seen.insert(id).inserted { next.append(id) }
+                }
+                context.planBatches(next, size: max(1, next.count))
+                level = try next.map { try context.object(with: $0) }
+                if let first = level.first { try? first.fireFault() }
+                // Each object keeps what was prefetched for it alive while it lives.
+                for (object, ids) in owners {
+                    object.prefetched.append(contentsOf: ids.compactMap { context.registeredObject(for: $0) })
+                }
+            }
+        }
     }
 
     /// The object to test: itself, or when pending changes are excluded, a detached copy

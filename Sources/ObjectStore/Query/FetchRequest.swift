@@ -26,6 +26,12 @@ public struct FetchRequest: Sendable, Hashable {
     public var fetchOffset = 0
     /// The most results returned (`0`: no limit).
     public var fetchLimit = 0
+    /// When above 0, results come back as faults and touching one loads its whole batch of
+    /// this many objects at once.
+    public var fetchBatchSize = 0
+    /// Relationship key paths (`location`, `location.tasks`) whose destinations are loaded
+    /// with the results, instead of one by one on first access.
+    public var relationshipKeyPathsForPrefetching: [String] = []
 
     public init(entityName: String, predicate: ObjectPredicate? = nil, sortDescriptors: [SortKey] = []) {
         self.entityName = entityName

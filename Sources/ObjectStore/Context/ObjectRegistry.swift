@@ -1,0 +1,53 @@
+/// The objects of a context by ID: objects with unsaved changes are held strongly, clean
+/// ones weakly, so a context does not keep alive objects nobody else references (they come
+/// back as faults when asked for again). One object per ID while it lives.
+struct ObjectRegistry: Sequence {
+    private final class Weak {
+        weak var object: ManagedObject?
+        init(_ object: ManagedObject) { self.object = object }
+    }
+
+    private var weak: [ObjectID: Weak] = [:]
+    private var pinned: [ObjectID: ManagedObject] = [:]
+
+    subscript(id: ObjectID) -> ManagedObject? {
+        get { pinned[id] ?? weak[id]?.object }
+        set {
+            guard let newValue else {
+                weak[id] = nil
+                pinned[id] = nil
+                return
+            }
+            weak[id] = Weak(newValue)
+            if newValue.hasChanges || newValue.insertedState || newValue.deletedState { pinned[id] = newValue } else { pinned[id] = nil }
+        }
+    }
+
+    /// Holds an object strongly: it has (or is about to have) unsaved changes.
+    mutating func pin(_ object: ManagedObject) {
+        pinned[object.objectID] = object
+    }
+
+    /// Lets go of objects without changes, and forgets objects that are gone.
+    mutating func unpinClean() {
+        for (id, object) in pinned where !object.hasChanges && !object.insertedState && !object.deletedState {
+            pinned[id] = nil
+        }
+        weak = weak.filter { $0.value.object != nil }
+    }
+
+    mutating func removeAll() {
+        weak.removeAll()
+        pinned.removeAll()
+    }
+
+    /// The living objects.
+    var values: [ManagedObject] { weak.values.compactMap(\.object) }
+
+    var count: Int { values.count }
+
+    func makeIterator() -> AnyIterator<(key: ObjectID, value: ManagedObject)> {
+        var base = weak.compactMap { entry in entry.value.object.map { (key: entry.key, value: $0) } }.makeIterator()
+        return AnyIterator { base.next() }
+    }
+}
