@@ -76,6 +76,15 @@ extension ManagedObjectContext {
     private func uniquenessFailures(among changed: [ManagedObject]) throws -> [ValidationFailure] {
         var failures: [ValidationFailure] = []
         var checkedScopes: Set<String> = []
+        // Only objects whose constrained values are new can break a constraint; an edit of
+        // other attributes costs nothing here.
+        let changed = changed.filter { object in
+            if object.isInserted { return true }
+            let changedNames = Set(object.changedSlotIndices.map { object.entity.properties[$0].name })
+            return ([object.entity.name] + object.entity.ancestorNames).contains { owner in
+                (model.entity(named: owner)?.uniquenessConstraints ?? []).contains { !changedNames.isDisjoint(with: $0) }
+            }
+        }
         for object in changed {
             for owner in [object.entity.name] + object.entity.ancestorNames {
                 guard let ownerEntity = model.entity(named: owner), !ownerEntity.uniquenessConstraints.isEmpty,

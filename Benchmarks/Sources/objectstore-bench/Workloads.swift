@@ -1,0 +1,360 @@
+import Foundation
+import GRDB
+import ObjectStore
+import ObjectStoreModel
+
+/// The same data for every system: tasks with text, priority, due date (none for one in
+/// seven) and a to-one location among 50.
+struct TaskData {
+    var title: String
+    var priority: Int64
+    var due: Date?
+    var location: Int
+    var uuid: UUID
+
+    static let base = Date(timeIntervalSince1970: 1_795_348_800)
+    /// Fetches ask for priority >= 2 AND due before this.
+    static let cutoff = base.addingTimeInterval(45 * 86_400)
+
+    static func make(_ n: Int) -> [TaskData] {
+        var result: [TaskData] = []
+        result.reserveCapacity(n)
+        for i in 0..<n {
+            let offset: Double = Double(i % 90) * 86_400 + Double(i % 1_000)
+            let due: Date? = i % 7 == 0 ? nil : base.addingTimeInterval(offset)
+            result.append(TaskData(title: "Task number \(i) with some words", priority: Int64(i % 4), due: due, location: i % 50, uuid: UUID()))
+        }
+        return result
+    }
+}
+
+// MARK: ObjectStore
+
+enum OS {
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    static func models() throws -> ModelDirectory { try ModelDirectory(url: repository.appendingPathComponent("Models/Tasks")) }
+
+    static let predicate: ObjectPredicate = {
+        do {
+            return try ObjectPredicate(format: "priority >= 2 AND dueDate < %@", .date(TaskData.cutoff))
+        } catch {
+            preconditionFailure("\(error)")
+        }
+    }()
+
+    /// Inserts the data with the given model version and saves once.
+    static func build(_ url: URL, _ data: [TaskData], version: String = "v3") throws {
+        let model = try models().model(version: version)
+        let coordinator = try PersistentStoreCoordinator(model: model, storeURL: url)
+        let context = ManagedObjectContext(coordinator: coordinator)
+        context.undoManager = nil
+        try insert(data, into: context, v1: version == "v1")
+        try context.save()
+    }
+
+    static func insert(_ data: [TaskData], into context: ManagedObjectContext, v1: Bool = false) throws {
+        var locations: [ManagedObject] = []
+        for i in 0..<50 {
+            let location = try context.insertObject(entityName: "Location")
+            try location.setValue(.string("Location \(i)"), forKey: "name")
+            locations.append(location)
+        }
+        for item in data {
+            let task = try context.insertObject(entityName: "Task")
+            try task.setValue(.string(item.title), forKey: v1 ? "text" : "title")
+            try task.setValue(.integer(item.priority), forKey: "priority")
+            if let due = item.due { try task.setValue(.date(due), forKey: "dueDate") }
+            if !v1 { try task.setValue(.uuid(item.uuid), forKey: "uuid") }
+            try task.setObject(locations[item.location], forKey: "location")
+        }
+    }
+
+    static func open(_ url: URL) throws -> ManagedObjectContext {
+        let context = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: try models().currentModel(), storeURL: url))
+        context.undoManager = nil
+        return context
+    }
+}
+
+// MARK: GRDB
+
+struct GTask: Codable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "task"
+    var id: Int64?
+    var title: String
+    var priority: Int64
+    var dueDate: Date?
+    var locationId: Int64
+    var uuid: String
+    var status: String
+}
+
+enum SQL {
+    static func create(_ url: URL) throws -> DatabaseQueue {
+        let queue = try DatabaseQueue(path: url.path)
+        try queue.write { db in
+            try db.execute(sql: """
+                CREATE TABLE location (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
+                CREATE TABLE task (id INTEGER PRIMARY KEY, title TEXT NOT NULL, priority INTEGER NOT NULL, dueDate DATETIME,
+                                   locationId INTEGER REFERENCES location(id) ON DELETE SET NULL, uuid TEXT NOT NULL, status TEXT NOT NULL);
+                CREATE INDEX task_priority_due ON task(priority, dueDate);
+                CREATE INDEX task_due ON task(dueDate);
+                CREATE INDEX task_location ON task(locationId);
+                """)
+            for i in 0..<50 { try db.execute(sql: "INSERT INTO location (id, name) VALUES (?, ?)", arguments: [i + 1, "Location \(i)"]) }
+        }
+        return queue
+    }
+
+    static func insertRecords(_ queue: DatabaseQueue, _ data: [TaskData]) throws {
+        try queue.write { db in
+            for item in data {
+                try GTask(id: nil, title: item.title, priority: item.priority, dueDate: item.due, locationId: Int64(item.location + 1),
+                          uuid: item.uuid.uuidString, status: "pending").insert(db)
+            }
+        }
+    }
+
+    static func insertPrepared(_ queue: DatabaseQueue, _ data: [TaskData]) throws {
+        try queue.write { db in
+            let statement = try db.makeStatement(sql: "INSERT INTO task (title, priority, dueDate, locationId, uuid, status) VALUES (?, ?, ?, ?, ?, 'pending')")
+            for item in data {
+                try statement.execute(arguments: [item.title, item.priority, item.due, item.location + 1, item.uuid.uuidString])
+            }
+        }
+    }
+}
+
+// MARK: The workloads
+
+struct Workloads {
+    let options: Options
+    var samples: [Sample] = []
+    var notes: [String] = []
+
+    mutating func record(_ workload: String, _ size: Int, _ system: String, _ seconds: [Double]) {
+        samples.append(Sample(workload: workload, size: size, system: system, seconds: seconds))
+        FileHandle.standardError.write(Data("  \(workload) n=\(size) \(system): \(format(Sample(workload: "", size: 0, system: "", seconds: seconds).median))\n".utf8))
+    }
+
+    mutating func runAll() throws {
+        for n in options.sizes {
+            let data = TaskData.make(n)
+            if options.wants("insert") { try insert(n, data) }
+            if options.wants("fetch") { try fetch(n, data) }
+            if options.wants("delete") { try delete(n, data) }
+            if options.wants("count") { try count(n, data) }
+            if options.wants("fault") { try fault(n, data) }
+            if options.wants("migrate") { try migrate(n, data) }
+            if options.wants("memory") { try memory(n, data) }
+            if options.wants("evaluate") { try evaluate(n, data) }
+        }
+        if options.wants("edit") { try edit(options.editSizes ?? options.sizes) }
+    }
+
+    /// 1. Insert N objects and save.
+    mutating func insert(_ n: Int, _ data: [TaskData]) throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var k = 0
+        func fresh(_ ext: String) -> URL { k += 1; return dir.appendingPathComponent("s\(k).\(ext)") }
+        record("1 insert+save", n, "ObjectStore", try measure(options.runs, setup: { fresh("store") }) { try OS.build($0, data) })
+        record("1 insert+save", n, "GRDB records", try measure(options.runs, setup: { try SQL.create(fresh("sqlite")) }) { try SQL.insertRecords($0, data) })
+        record("1 insert+save", n, "GRDB prepared", try measure(options.runs, setup: { try SQL.create(fresh("sqlite")) }) { try SQL.insertPrepared($0, data) })
+    }
+
+    /// 2. Cold open, fetch with a predicate and a sort, touch every result's attributes.
+    mutating func fetch(_ n: Int, _ data: [TaskData]) throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let store = dir.appendingPathComponent("t.store"), sqlite = dir.appendingPathComponent("t.sqlite")
+        try OS.build(store, data)
+        try SQL.insertPrepared(try SQL.create(sqlite), data)
+        var found = 0
+        record("2 open+fetch+sort", n, "ObjectStore", try measure(options.runs, setup: { () }) {
+            let context = try OS.open(store)
+            let tasks = try context.fetch(FetchRequest(entityName: "Task", predicate: OS.predicate, sortDescriptors: [SortKey("dueDate")]))
+            var sum: Int64 = 0
+            for task in tasks {
+                if case .integer(let p) = task["priority"] { sum += p }
+                _ = task["title"]
+                _ = task["dueDate"]
+            }
+            found = tasks.count + Int(sum % 1)
+        })
+        var sqlFound = 0
+        record("2 open+fetch+sort", n, "GRDB", try measure(options.runs, setup: { () }) {
+            let queue = try DatabaseQueue(path: sqlite.path)
+            let tasks = try queue.read { db in
+                try GTask.fetchAll(db, sql: "SELECT * FROM task WHERE priority >= 2 AND dueDate < ? ORDER BY dueDate", arguments: [TaskData.cutoff])
+            }
+            sqlFound = tasks.count
+        })
+        if found != sqlFound { notes.append("fetch n=\(n): ObjectStore found \(found), GRDB \(sqlFound)") }
+    }
+
+    /// 3. Edit 100 objects (and 1%) and save, at several store sizes.
+    mutating func edit(_ sizes: [Int]) throws {
+        for n in sizes {
+            let data = TaskData.make(n)
+            let dir = temporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: dir) }
+            let store = dir.appendingPathComponent("t.store"), sqlite = dir.appendingPathComponent("t.sqlite")
+            try OS.build(store, data)
+            let queue = try SQL.create(sqlite)
+            try SQL.insertPrepared(queue, data)
+            let context = try OS.open(store)
+            let identifier = context.coordinator.store.identifier
+            var round: Int64 = 0
+            for (index, count) in [100, max(1, n / 100)].enumerated() {
+                let label = index == 0 ? "3 edit 100+save" : "3 edit 1%+save"
+                record(label, n, "ObjectStore", try measure(options.runs, setup: { () }) {
+                    round += 1
+                    for key in 1...Int64(count) {
+                        let task = try context.existingObject(with: ObjectID(entityName: "Task", storeIdentifier: identifier, key: .permanent(key * 7 % Int64(n) + 1)))
+                        try task.setValue(.integer((round + key) % 4), forKey: "priority")
+                    }
+                    try context.save()
+                })
+                record(label, n, "GRDB", try measure(options.runs, setup: { () }) {
+                    round += 1
+                    try queue.write { db in
+                        let statement = try db.makeStatement(sql: "UPDATE task SET priority = ? WHERE id = ?")
+                        for key in 1...Int64(count) { try statement.execute(arguments: [(round + key) % 4, key * 7 % Int64(n) + 1]) }
+                    }
+                })
+            }
+        }
+    }
+
+    /// 4. Delete 10% with their relationships and save.
+    mutating func delete(_ n: Int, _ data: [TaskData]) throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var k = 0
+        record("4 delete 10%+save", n, "ObjectStore", try measure(options.runs, setup: { () -> ManagedObjectContext in
+            k += 1
+            let url = dir.appendingPathComponent("d\(k).store")
+            try OS.build(url, data)
+            return try OS.open(url)
+        }) { context in
+            let identifier = context.coordinator.store.identifier
+            for key in stride(from: 10, through: n, by: 10) {
+                context.delete(try context.object(with: ObjectID(entityName: "Task", storeIdentifier: identifier, key: .permanent(Int64(key)))))
+            }
+            try context.save()
+        })
+        record("4 delete 10%+save", n, "GRDB", try measure(options.runs, setup: { () -> DatabaseQueue in
+            k += 1
+            let queue = try SQL.create(dir.appendingPathComponent("d\(k).sqlite"))
+            try SQL.insertPrepared(queue, data)
+            return queue
+        }) { queue in
+            try queue.write { db in try db.execute(sql: "DELETE FROM task WHERE id % 10 = 0") }
+        })
+    }
+
+    /// 5. Count with a predicate (store already open).
+    mutating func count(_ n: Int, _ data: [TaskData]) throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let store = dir.appendingPathComponent("t.store"), sqlite = dir.appendingPathComponent("t.sqlite")
+        try OS.build(store, data)
+        let queue = try SQL.create(sqlite)
+        try SQL.insertPrepared(queue, data)
+        let context = try OS.open(store)
+        var a = 0, b = 0
+        record("5 count", n, "ObjectStore", try measure(options.runs, setup: { () }) {
+            a = try context.count(for: FetchRequest(entityName: "Task", predicate: OS.predicate))
+        })
+        record("5 count", n, "GRDB", try measure(options.runs, setup: { () }) {
+            b = try queue.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM task WHERE priority >= 2 AND dueDate < ?", arguments: [TaskData.cutoff]) ?? 0 }
+        })
+        if a != b { notes.append("count n=\(n): ObjectStore \(a), GRDB \(b)") }
+    }
+
+    /// 6. Fault in every object one by one, and in batches of 1,000.
+    mutating func fault(_ n: Int, _ data: [TaskData]) throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let store = dir.appendingPathComponent("t.store")
+        try OS.build(store, data)
+        for batch in [0, 1_000] {
+            record("6 fault all", n, batch == 0 ? "one by one" : "batches of 1000", try measure(options.runs, setup: { () }) {
+                let context = try OS.open(store)
+                var request = FetchRequest(entityName: "Task")
+                request.fetchBatchSize = batch
+                for task in try context.fetch(request) { _ = task["title"] }
+            })
+        }
+    }
+
+    /// 7. Migrate a v1 store of N tasks to the current model; peak memory measured in a child.
+    mutating func migrate(_ n: Int, _ data: [TaskData]) throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var k = 0
+        record("7 migrate v1->v3", n, "ObjectStore", try measure(options.runs, setup: { () -> URL in
+            k += 1
+            let url = dir.appendingPathComponent("m\(k).store")
+            try OS.build(url, data, version: "v1")
+            return url
+        }) { url in
+            _ = try StoreMigrator(models: try OS.models()).migrate(storeURL: url)
+        })
+        let url = dir.appendingPathComponent("child.store")
+        try OS.build(url, data, version: "v1")
+        let peak = try child(["--child-migrate", url.path])
+        notes.append("7 migrate n=\(n): peak resident memory \(peak / 1_048_576) MiB (store \(((try? FileManager.default.attributesOfItem(atPath: url.path + ".v1-backup")[.size] as? Int) ?? 0) / 1024) KiB)")
+    }
+
+    /// 8. Peak resident memory of a process holding every object loaded.
+    mutating func memory(_ n: Int, _ data: [TaskData]) throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let url = dir.appendingPathComponent("t.store")
+        try OS.build(url, data)
+        let peak = try child(["--child-hold", url.path])
+        let baseline = try child(["--child-baseline"])
+        notes.append("8 hold \(n) loaded objects: peak resident memory \(peak / 1_048_576) MiB (an idle process: \(baseline / 1_048_576) MiB)")
+    }
+
+    /// 9. Predicate evaluation over N in-memory objects vs a hand-written filter.
+    mutating func evaluate(_ n: Int, _ data: [TaskData]) throws {
+        let model = try OS.models().currentModel()
+        let context = ManagedObjectContext(coordinator: PersistentStoreCoordinator(model: model, store: InMemoryStore(model: model)))
+        context.undoManager = nil
+        try OS.insert(data, into: context)
+        try context.save()
+        let objects = try context.fetch(FetchRequest(entityName: "Task"))
+        for object in objects { _ = object["title"] }
+        var a = 0, b = 0, c = 0
+        record("9 filter objects", n, "predicate", try measure(options.runs, setup: { () }) {
+            a = try context.fetch(FetchRequest(entityName: "Task", predicate: OS.predicate)).count
+        })
+        let cutoff = TaskData.cutoff
+        record("9 filter objects", n, "hand-written", measure(options.runs, setup: { () }) {
+            b = objects.filter { task in
+                guard case .integer(let p) = task["priority"], p >= 2, case .date(let d) = task["dueDate"] else { return false }
+                return d < cutoff
+            }.count
+        })
+        record("9 filter objects", n, "plain structs", measure(options.runs, setup: { () }) {
+            c = data.filter { $0.priority >= 2 && ($0.due.map { $0 < cutoff } ?? false) }.count
+        })
+        if a != b || b != c { notes.append("evaluate n=\(n): counts differ \(a) \(b) \(c)") }
+    }
+
+    func child(_ arguments: [String]) throws -> Int {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+    }
+}

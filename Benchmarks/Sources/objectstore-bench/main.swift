@@ -1,0 +1,61 @@
+import Foundation
+import ObjectStore
+import ObjectStoreModel
+
+// objectstore-bench: ObjectStore side by side with GRDB (SQLite), in one run on one machine.
+//
+//   swift run -c release objectstore-bench [--sizes 10000,100000] [--runs 5] [--only insert,fetch,...]
+//                                          [--edit-sizes 10000,100000,1000000] [--json]
+//
+// Workloads: insert, fetch, edit, delete, count, fault, migrate, memory, evaluate.
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+
+// Child modes report one number (peak resident bytes) and exit.
+if arguments.first == "--child-migrate", arguments.count == 2 {
+    _ = try StoreMigrator(models: try OS.models()).migrate(storeURL: URL(fileURLWithPath: arguments[1]))
+    print(peakResidentBytes())
+    exit(0)
+}
+if arguments.first == "--child-hold", arguments.count == 2 {
+    let context = try OS.open(URL(fileURLWithPath: arguments[1]))
+    let tasks = try context.fetch(FetchRequest(entityName: "Task"))
+    var touched = 0
+    for task in tasks where task["title"] != .null { touched += 1 }
+    print(peakResidentBytes())
+    withExtendedLifetime(tasks) {}
+    exit(touched > 0 ? 0 : 1)
+}
+if arguments.first == "--child-baseline" {
+    _ = try OS.models().currentModel()
+    print(peakResidentBytes())
+    exit(0)
+}
+
+let options = Options(arguments)
+var workloads = Workloads(options: options)
+FileHandle.standardError.write(Data("objectstore-bench: sizes \(options.sizes), \(options.runs) runs after a warm-up\n".utf8))
+try workloads.runAll()
+
+// The table: per workload and size, each system's median and spread, and the ratio to the
+// first system of the row group (ObjectStore) against each peer.
+let groups = Dictionary(grouping: workloads.samples) { "\($0.workload)|\($0.size)" }
+let order = workloads.samples.map { "\($0.workload)|\($0.size)" }.reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
+if options.json {
+    var rows: [String] = []
+    for sample in workloads.samples {
+        rows.append("{\"workload\": \"\(sample.workload)\", \"n\": \(sample.size), \"system\": \"\(sample.system)\", \"median\": \(sample.median), \"min\": \(sample.spread.0), \"max\": \(sample.spread.1)}")
+    }
+    print("[\n  " + rows.joined(separator: ",\n  ") + "\n]")
+} else {
+    print("| workload | n | system | median | spread (min-max) | first / this |")
+    print("| --- | ---: | --- | ---: | --- | ---: |")
+    for key in order {
+        guard let members = groups[key], let first = members.first else { continue }
+        for sample in members {
+            let ratio = sample.system == first.system ? "" : String(format: "%.2fx", first.median / sample.median)
+            print("| \(sample.workload) | \(sample.size) | \(sample.system) | \(format(sample.median)) | \(format(sample.spread.0))-\(format(sample.spread.1)) | \(ratio) |")
+        }
+    }
+    for note in workloads.notes { print("\n- \(note)") }
+}
