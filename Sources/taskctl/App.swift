@@ -81,6 +81,8 @@ final class App {
         }
         let context = ManagedObjectContext(coordinator: coordinator)
         context.undoManager = nil
+        // Two taskctl processes editing different fields of one task both keep their edit.
+        context.mergePolicy = .mergeByPropertyMemoryWins
         opened = (coordinator, context)
         return context
     }

@@ -50,3 +50,22 @@ import ObjectStoreModel
         #expect(throws: CLIError.self) { try Priority.parse("4") }
     }
 }
+
+@Suite struct DateParserFuzzTests {
+    @Test func typedDatesNeverTrap() {
+        let parser = DateParser(now: ISO8601.parse("2026-11-22T12:00:00Z")!, timeZone: TimeZone(identifier: "UTC")!)
+        var state: UInt64 = 7
+        func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            return z ^ (z >> 27)
+        }
+        let pieces = ["2026", "-", "12", "01", "T", "14:30", "Z", "+", "d", "w", "m", "y", "h", "monday", "eow", "tomorrow", "99999999999", "-0", ":", " ", "é", "0"]
+        let cases = ProcessInfo.processInfo.environment["OBJECTSTORE_FUZZ_CASES"].flatMap(Int.init) ?? 3_000
+        for _ in 0..<cases {
+            let text = (0..<Int(next() % 6)).map { _ in pieces[Int(next() % UInt64(pieces.count))] }.joined()
+            _ = try? parser.parse(text)
+        }
+    }
+}

@@ -40,7 +40,8 @@ extension ManagedObjectContext {
                 do {
                     return try store.save(storeChanges(inserted: inserted, updated: updated, deleted: deleted))
                 } catch let conflict as StoreConflictError {
-                    guard attempt == 1 else { throw conflict }
+                    // Busy stores can conflict again between resolving and retrying.
+                    guard attempt < 20 else { throw conflict }
                     updated = try resolve(conflict, updated: updated)
                 }
             }

@@ -29,7 +29,12 @@ public final class ManagedObjectContext {
     /// Objects registered in the context, by ID. Each ID has at most one object here.
     var registered = ObjectRegistry()
     /// Inserted objects in insertion order.
-    var insertedOrder: [ObjectID] = []
+    var insertedOrder: [ObjectID] = [] {
+        didSet { if insertedOrder.isEmpty { insertedByEntity.removeAll() } }
+    }
+    /// The same, per entity, so a fetch in the middle of a bulk insert does not walk every
+    /// inserted object.
+    var insertedByEntity: [String: [ObjectID]] = [:]
     var deletedSet: Set<ObjectID> = []
     /// Objects deleted whose delete rules have not run yet.
     var pendingDeletes: [ManagedObject] = []
@@ -199,6 +204,7 @@ public final class ManagedObjectContext {
     func registerInsert(_ object: ManagedObject) {
         registered[object.objectID] = object
         insertedOrder.append(object.objectID)
+        insertedByEntity[object.entity.name, default: []].append(object.objectID)
         pendingChanges.inserted.insert(object.objectID)
         undoManager?.record(.insert(object))
     }
@@ -208,6 +214,11 @@ public final class ManagedObjectContext {
     /// Objects inserted since the last save, in insertion order.
     public var insertedObjects: [ManagedObject] {
         insertedOrder.compactMap { registered[$0] }.filter { !$0.deletedState }
+    }
+
+    /// Inserted objects of the given entities, in insertion order.
+    func insertedObjects(ofEntities names: Set<String>) -> [ManagedObject] {
+        names.flatMap { insertedByEntity[$0] ?? [] }.compactMap { registered[$0] }.filter { !$0.deletedState }
     }
 
     /// Saved objects with unsaved changes.
@@ -288,6 +299,7 @@ public final class ManagedObjectContext {
         }
         registered = newRegistered
         insertedOrder = insertedOrder.map(map)
+        insertedByEntity = insertedByEntity.mapValues { $0.map(map) }
         deletedSet = Set(deletedSet.map(map))
         touched = Set(touched.map(map))
         pendingChanges = pendingChanges.mapped(map)

@@ -143,6 +143,7 @@ extension ManagedObjectContext {
                 object.committedSlots = nil
                 registered[object.objectID] = object
                 insertedOrder.append(object.objectID)
+                insertedByEntity[object.entity.name, default: []].append(object.objectID)
             }
             pendingDeletes.removeAll { $0 === object }
             if object.insertedState { pendingChanges.inserted.insert(object.objectID) } else { pendingChanges.updated.insert(object.objectID) }

@@ -31,7 +31,7 @@ struct FetchExecutor {
             }
         }
         if request.includesPendingChanges {
-            ids.append(contentsOf: context.insertedObjects.filter { names.contains($0.entity.name) }.map(\.objectID))
+            ids.append(contentsOf: context.insertedObjects(ofEntities: names).map(\.objectID))
         }
         return ids
     }

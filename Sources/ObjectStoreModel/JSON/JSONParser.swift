@@ -44,6 +44,26 @@ public struct JSONParser {
         }
     }
 
+    /// Column bookkeeping: the last position whose column is known on the current line, so
+    /// long lines (a whole export on one line) cost linear time, not quadratic.
+    private var knownLineStart = -1
+    private var knownPosition = 0
+    private var knownColumn = 1
+
+    private mutating func currentLocation() -> SourceLocation {
+        if knownLineStart != lineStart || index < knownPosition {
+            knownLineStart = lineStart
+            knownPosition = lineStart
+            knownColumn = 1
+        }
+        while knownPosition < index && knownPosition < bytes.count {
+            if bytes[knownPosition] & 0xC0 != 0x80 { knownColumn += 1 }
+            knownPosition += 1
+        }
+        return SourceLocation(line: line, column: knownColumn)
+    }
+
+    /// The location for an error message (rare, so computed from the line start).
     private var location: SourceLocation {
         SourceLocation(line: line, column: column(of: index))
     }
@@ -80,7 +100,7 @@ public struct JSONParser {
 
     private mutating func parseValue(depth: Int) throws(JSONSyntaxError) -> JSONNode {
         guard index < bytes.count else { throw error("unexpected end of input, expected a value") }
-        let start = location
+        let start = currentLocation()
         switch bytes[index] {
         case UInt8(ascii: "{"):
             return JSONNode(.object(try parseObject(depth: depth + 1)), at: start)
@@ -131,7 +151,7 @@ public struct JSONParser {
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
                 throw error(index < bytes.count ? "expected a string key in double quotes" : "unexpected end of input inside an object")
             }
-            let keyLocation = location
+            let keyLocation = currentLocation()
             let key = try parseString()
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {

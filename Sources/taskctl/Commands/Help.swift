@@ -20,7 +20,7 @@ enum Help {
           import FILE         import taskctl JSON, Taskwarrior JSON or todo.txt
           export              export tasks (taskctl JSON, Taskwarrior JSON or todo.txt)
           agenda              the next weeks at a glance (also: stats)
-          store               store info | store check
+          store               store info | check | compact
           migrate             migrate an older store (--dry-run shows the plan)
           help [COMMAND]      this help, or a command's
 
@@ -127,10 +127,13 @@ enum Help {
         "store": """
             usage: taskctl store info [--json]
                    taskctl store check
+                   taskctl store compact
 
             info: the store's format, path, model version, objects per entity and size.
             check: integrity: every reference points at an existing object, inverses agree,
             checksums match. Exit status 2 when a problem is found.
+            compact: rewrite a binary store without the space of old versions of tasks (also
+            done automatically once that space outweighs the live data).
             """,
         "migrate": """
             usage: taskctl migrate [--dry-run]

@@ -9,7 +9,16 @@ enum StoreCommands {
         switch args.positional.first {
         case "info": try info(args, app)
         case "check": try check(app)
-        default: throw CLIError.usage("usage: taskctl store info | taskctl store check")
+        case "compact":
+            let context = try app.context()
+            guard let store = context.coordinator.store as? BinaryStore else {
+                app.output.line("a JSON store is rewritten whole on every save; nothing to compact")
+                return
+            }
+            let before = store.sizes
+            try store.compact()
+            app.output.line("compacted: \(before.total) -> \(store.sizes.total) bytes")
+        default: throw CLIError.usage("usage: taskctl store info | taskctl store check | taskctl store compact")
         }
     }
 
