@@ -36,16 +36,25 @@ extension ManagedObject {
     /// ```
     public func value(forKeyPath keyPath: String) throws -> KeyPathValue {
         let context = try context()
-        let expression: ObjectExpression
-        do {
-            expression = try ObjectExpression(keyPath)
-        } catch {
-            throw KeyPathError(path: keyPath, message: error.message)
+        let cacheKey = entity.name + "|" + keyPath
+        let reader: ExpressionClosure
+        if let cached = context.compiledKeyPaths[cacheKey] {
+            reader = cached
+        } else {
+            let expression: ObjectExpression
+            do {
+                expression = try ObjectExpression(keyPath)
+            } catch {
+                throw KeyPathError(path: keyPath, message: error.message)
+            }
+            guard case .keyPath = expression else { throw KeyPathError(path: keyPath, message: "not a key path") }
+            reader = context.compiler.compile(expression, entity: entity)
+            if context.compiledKeyPaths.count > 512 { context.compiledKeyPaths.removeAll() }
+            context.compiledKeyPaths[cacheKey] = reader
         }
-        guard case .keyPath = expression else { throw KeyPathError(path: keyPath, message: "not a key path") }
         let operand: Operand
         do {
-            operand = try context.compiler.compile(expression, entity: entity)(self, context.evaluationScope())
+            operand = try reader(self, context.evaluationScope())
         } catch let error as PredicateEvaluationError {
             throw KeyPathError(path: keyPath, message: error.message)
         }

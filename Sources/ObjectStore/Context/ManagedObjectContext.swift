@@ -48,6 +48,7 @@ public final class ManagedObjectContext {
     /// Compiled predicates and derivations, per (predicate, entity).
     var compiledPredicates: [CompiledKey: PredicateClosure] = [:]
     var compiledDerivations: [String: ExpressionClosure] = [:]
+    var compiledKeyPaths: [String: ExpressionClosure] = [:]
     /// Faults that load together, by the ID of each member.
     var faultBatches: [ObjectID: [ObjectID]] = [:]
 

@@ -95,9 +95,25 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
 
     /// Reads a store file's metadata without opening it for a model (to pick a migration).
     public static func metadata(at url: URL) throws -> StoreMetadata {
+        let path = url.path
+        try FileIO.requireRegularFile(path)
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw StoreError.io(path: path, reason: "cannot open: \(FileIO.errorText())") }
+        defer { close(fd) }
+        var info = stat()
+        let size = fstat(fd, &info) == 0 ? Int(info.st_size) : 0
+        // Only the header and the first commit, which holds the metadata record.
+        let header = try FileIO.read(fd, count: headerSize + 8, at: 0, path: path)
+        let (committed, _) = try parseHeader(Array(header.prefix(headerSize)), path: path, fileSize: size)
+        guard header.count == headerSize + 8, committed > headerSize else { throw StoreError.corrupt(path: path, reason: "no metadata record") }
+        var reader = ByteReader(header, from: headerSize)
+        let length = Int((try? reader.u32()) ?? 0)
+        let first = try FileIO.read(fd, count: min(8 + length, committed - headerSize), at: headerSize, path: path)
         var state = State()
-        try parse(FileIO.read(url.path), path: url.path, into: &state, chunk: 0, from: nil)
-        guard let metadata = state.metadata else { throw StoreError.corrupt(path: url.path, reason: "no metadata record") }
+        var bytes = [UInt8](repeating: 0, count: headerSize)
+        bytes.append(contentsOf: first)
+        try parse(bytes, path: path, into: &state, chunk: 0, from: headerSize, upTo: bytes.count)
+        guard let metadata = state.metadata else { throw StoreError.corrupt(path: path, reason: "no metadata record") }
         return metadata
     }
 
@@ -289,8 +305,12 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
                 guard let codec = state.codec else { throw ByteReader.Truncated() }
                 let id = try codec.reference(from: &reader)
                 let version = try reader.signed()
+                // The slots are skipped by their length and decoded when first read; the
+                // commit's checksum already vouches for their bytes.
+                let length = try reader.count()
                 let slotsStart = reader.position
-                _ = try codec.decode(from: &reader)  // validates the record; rows are decoded again lazily
+                guard length <= reader.end - reader.position else { throw ByteReader.Truncated() }
+                reader.position += length
                 let size = reader.position - recordStart
                 if let old = state.entries[id] {
                     state.deadBytes += old.size
@@ -390,7 +410,7 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
                     try writeReference(row.objectID, codec: codec, into: &payload)
                     payload.signed(row.version)
                     do {
-                        try codec.encode(row.slots, into: &payload)
+                        try Self.writeSlots(row.slots, codec: codec, into: &payload)
                     } catch {
                         throw StoreError.io(path: path, reason: "cannot write \(row.objectID): it refers to an object of an entity this store does not have")
                     }
@@ -430,6 +450,13 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
                 return mapping
             }
         }
+    }
+
+    /// Slots with their byte length first, so opening can skip them.
+    private static func writeSlots(_ slots: [SlotValue], codec: RowCodec, into payload: inout ByteWriter) throws {
+        var encoded = ByteWriter()
+        try codec.encode(slots, into: &encoded)
+        payload.blob(encoded.bytes)
     }
 
     private func writeReference(_ id: ObjectID, codec: RowCodec, into writer: inout ByteWriter) throws {
@@ -475,8 +502,10 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
 
     private func compactLocked() throws {
         guard let metadata = state.metadata, let codec = state.codec else { return }
+        // The metadata in a commit of its own, so reading it never reads the rows.
+        var metadataPayload = ByteWriter()
+        Self.writeMetadata(metadata, entityNames: codec.entityNames, into: &metadataPayload)
         var payload = ByteWriter()
-        Self.writeMetadata(metadata, entityNames: codec.entityNames, into: &payload)
         for id in state.entries.keys.sorted(by: ObjectID.tieBreak) {
             guard let entry = state.entries[id] else { continue }
             let row: StoredRow
@@ -489,11 +518,11 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
             payload.u8(RecordTag.put.rawValue)
             try writeReference(id, codec: codec, into: &payload)
             payload.signed(row.version)
-            try codec.encode(row.slots, into: &payload)
+            try Self.writeSlots(row.slots, codec: codec, into: &payload)
         }
-        let frame = Self.frame(payload.bytes)
-        let header = Self.header(committedLength: Self.headerSize + frame.count, commitCount: state.commitCount + 1)
-        try FileIO.writeAtomically(header + frame, to: path)
+        let frames = Self.frame(metadataPayload.bytes) + (payload.bytes.isEmpty ? [] : Self.frame(payload.bytes))
+        let header = Self.header(committedLength: Self.headerSize + frames.count, commitCount: state.commitCount + 1)
+        try FileIO.writeAtomically(header + frames, to: path)
         try reload()
     }
 }

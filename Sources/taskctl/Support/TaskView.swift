@@ -23,8 +23,8 @@ struct TaskView {
         if case .string(let s) = task["title"] { text = s } else { text = "" }
         if case .integer(let p) = task["priority"] { priority = p } else { priority = 0 }
         if case .date(let d) = task["dueDate"] { due = d }
-        if case .string(let s)? = try task.value(forKeyPath: "location.name").value { location = s }
-        if case .string(let s)? = try task.value(forKeyPath: "project.name").value { project = s }
+        if case .string(let s)? = try task.object(forKey: "location")?["name"] { location = s }
+        if case .string(let s)? = try task.object(forKey: "project")?["name"] { project = s }
         tags = try task.objects(forKey: "tags").compactMap { if case .string(let s) = $0["name"] { return s } else { return nil } }.sorted()
         if case .string(let s) = task["status"] { status = s } else { status = "pending" }
         overdue = task["isOverdue"] == true

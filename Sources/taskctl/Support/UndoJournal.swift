@@ -6,7 +6,8 @@ import ObjectStore
 import ObjectStoreModel
 
 /// The last changes made by any taskctl process, kept beside the store
-/// (`STORE.undo.json`), so `taskctl undo` reverts the last change whoever made it.
+/// (`STORE.undo.json`, one JSON object per line), so `taskctl undo` reverts the last change
+/// whoever made it. A command appends its line; undo rewrites the file without it.
 ///
 /// Each entry holds the state of every task and location a command changed, as it was
 /// before: a task's fields, or nothing when the command created it.
@@ -46,15 +47,15 @@ struct UndoJournal {
     }
 
     func read() -> [Entry] {
-        guard let data = FileManager.default.contents(atPath: url.path), let root = try? JSONParser.parse(Array(data)) else { return [] }
+        guard let data = FileManager.default.contents(atPath: url.path) else { return [] }
         func fields(_ node: JSONNode?) -> [String: String]? {
             guard let members = node?.members else { return nil }
             var result: [String: String] = [:]
             for member in members { result[member.key] = member.value.stringValue }
             return result
         }
-        return (root.elements ?? []).compactMap { node in
-            guard let command = node["command"]?.stringValue else { return nil }
+        return data.split(separator: UInt8(ascii: "\n")).compactMap { line in
+            guard let node = try? JSONParser.parse(Array(line)), let command = node["command"]?.stringValue else { return nil }
             let tasks: [(Int64, [String: String]?)] = (node["tasks"]?.elements ?? []).compactMap { t in
                 guard let id = t["id"]?.numberText.flatMap({ Int64($0) }) else { return nil }
                 return (id, fields(t["before"]))
@@ -66,16 +67,19 @@ struct UndoJournal {
         }
     }
 
-    func write(_ entries: [Entry]) throws {
+    static func line(_ entry: Entry) -> String {
         func object(_ fields: [String: String]?) -> String {
             guard let fields else { return "null" }
             return "{" + fields.keys.sorted().map { "\(JSONText.quote($0)): \(JSONText.quote(fields[$0] ?? "null"))" }.joined(separator: ", ") + "}"
         }
-        let text = "[\n" + entries.suffix(Self.limit).map { entry in
-            let tasks = entry.tasks.map { "{\"id\": \($0.id), \"before\": \(object($0.before))}" }.joined(separator: ", ")
-            let locations = entry.locations.map { "{\"after\": \($0.after.map(JSONText.quote) ?? "null"), \"before\": \(object($0.before))}" }.joined(separator: ", ")
-            return "  {\"command\": \(JSONText.quote(entry.command)), \"tasks\": [\(tasks)], \"locations\": [\(locations)]}"
-        }.joined(separator: ",\n") + "\n]\n"
+        let tasks = entry.tasks.map { "{\"id\": \($0.id), \"before\": \(object($0.before))}" }.joined(separator: ", ")
+        let locations = entry.locations.map { "{\"after\": \($0.after.map(JSONText.quote) ?? "null"), \"before\": \(object($0.before))}" }.joined(separator: ", ")
+        return "{\"command\": \(JSONText.quote(entry.command)), \"tasks\": [\(tasks)], \"locations\": [\(locations)]}\n"
+    }
+
+    /// Replaces the journal (atomically) with the last entries.
+    func write(_ entries: [Entry]) throws {
+        let text = entries.suffix(Self.limit).map(Self.line).joined()
         let temporary = url.path + ".tmp-\(ProcessInfo.processInfo.processIdentifier)"
         guard FileManager.default.createFile(atPath: temporary, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600]) else {
             throw CLIError.store("cannot write the undo journal \(url.path)")
@@ -86,9 +90,19 @@ struct UndoJournal {
         }
     }
 
+    /// Appends one entry: one write at the end of the file, whatever the journal's size.
+    /// Now and then the journal is trimmed to its last entries.
     func append(_ entry: Entry) throws {
         guard !entry.tasks.isEmpty || !entry.locations.isEmpty else { return }
-        try write(read() + [entry])
+        let fd = open(url.path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw CLIError.store("cannot write the undo journal \(url.path)") }
+        let bytes = Array(Self.line(entry).utf8)
+        let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+        var info = stat()
+        let size = fstat(fd, &info) == 0 ? Int(info.st_size) : 0
+        close(fd)
+        guard written == bytes.count else { throw CLIError.store("cannot write the undo journal \(url.path)") }
+        if size > 4 << 20 { try write(read()) }
     }
 }
 
