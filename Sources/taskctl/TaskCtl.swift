@@ -41,21 +41,28 @@ enum TaskCtl {
             print(Help.text(for: command) ?? Help.overview)
             return 0
         }
-        let app: App
-        do {
-            app = try App(environment: environment, storePath: storePath)
-        } catch {
-            return fail(CLIError.from(error))
+        // A command that lost a race with another taskctl (a location it created was created
+        // at the same moment elsewhere) runs once more on the fresh state.
+        for attempt in 1...2 {
+            let app: App
+            do {
+                app = try App(environment: environment, storePath: storePath)
+            } catch {
+                return fail(CLIError.from(error))
+            }
+            do {
+                try dispatch(command, rest, app)
+                FileHandle.standardOutput.write(Data(app.output.out.utf8))
+                FileHandle.standardError.write(Data(app.output.err.utf8))
+                return 0
+            } catch let error as ValidationError where attempt == 1 && error.failures.allSatisfy({ $0.rule == .unique }) {
+                continue
+            } catch {
+                FileHandle.standardError.write(Data(app.output.err.utf8))
+                return fail(CLIError.from(error))
+            }
         }
-        do {
-            try dispatch(command, rest, app)
-            FileHandle.standardOutput.write(Data(app.output.out.utf8))
-            FileHandle.standardError.write(Data(app.output.err.utf8))
-            return 0
-        } catch {
-            FileHandle.standardError.write(Data(app.output.err.utf8))
-            return fail(CLIError.from(error))
-        }
+        return 0
     }
 
     static func fail(_ error: CLIError) -> Int32 {

@@ -293,3 +293,25 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
         #expect(try context.fetch(FetchRequest(entityName: "Task", predicate: try ObjectPredicate("text == 'changed'"))).count == 1)
     }
 }
+
+@Suite struct StoreUniquenessTests {
+    @Test(arguments: StoreKind.allCases)
+    func twoWritersCannotBothAddTheSameUniqueValue(kind: StoreKind) throws {
+        let directory = try TemporaryDirectory()
+        var memory: InMemoryStore?
+        let first = ManagedObjectContext(coordinator: try kind.open(in: directory, memory: &memory))
+        let second = ManagedObjectContext(coordinator: try kind.open(in: directory, memory: &memory))
+        first.undoManager = nil
+        second.undoManager = nil
+        try first.location("Office")
+        try second.location("Office")  // validated against what second can see: nothing yet
+        try first.save()
+        #expect {
+            try second.save()
+        } throws: { error in
+            (error as? ValidationError)?.failures.map(\.rule) == [.unique]
+        }
+        #expect(second.hasChanges, "nothing was written; the change is kept to fix")
+        #expect(try ManagedObjectContext(coordinator: try kind.open(in: directory, memory: &memory)).count(for: FetchRequest(entityName: "Location")) == 1)
+    }
+}

@@ -26,7 +26,10 @@ extension ManagedObjectContext {
                 }
             }
         }
-        failures += try uniquenessFailures(among: changed)
+        let unique = try uniquenessFailures(among: changed, includingSaved: false)
+        // When this context's own objects clash, report clashes with saved objects too, so
+        // one failed save lists them all (the store checks those again under its lock).
+        failures += unique.isEmpty ? [] : try uniquenessFailures(among: changed, includingSaved: true)
         return failures
     }
 
@@ -73,7 +76,7 @@ extension ManagedObjectContext {
 
     /// Uniqueness constraints of the changed objects' entities (and their ancestors), checked
     /// against every other object of the constraint's entity tree, saved or not.
-    private func uniquenessFailures(among changed: [ManagedObject]) throws -> [ValidationFailure] {
+    private func uniquenessFailures(among changed: [ManagedObject], includingSaved: Bool) throws -> [ValidationFailure] {
         var failures: [ValidationFailure] = []
         var checkedScopes: Set<String> = []
         // Only objects whose constrained values are new can break a constraint; an edit of
@@ -90,27 +93,39 @@ extension ManagedObjectContext {
                 guard let ownerEntity = model.entity(named: owner), !ownerEntity.uniquenessConstraints.isEmpty,
                     checkedScopes.insert(owner).inserted
                 else { continue }
-                // All objects of the scope with their current values.
+                // Every object of the scope with the current values of the constrained slots:
+                // saved ones read straight from the store (no object made), overlaid with
+                // this context's objects.
+                let slots = Array(Set(ownerEntity.uniquenessConstraints.flatMap { $0.compactMap { ownerEntity.slot(of: $0) } })).sorted()
+                let position = Dictionary(uniqueKeysWithValues: slots.enumerated().map { ($0.element, $0.offset) })
                 var candidates: [(ObjectID, [SlotValue])] = []
                 for entity in model.entityAndDescendants(of: owner) {
+                    if parent == nil && !includingSaved {
+                        // Saved rows are checked by the store itself while it holds its lock
+                        // (so two writers cannot both add a value); here, this context's own.
+                        for object in registered.values where object.entity.name == entity.name && !object.faultState && !object.insertedState && !deletedSet.contains(object.objectID) {
+                            candidates.append((object.objectID, slots.map { object.slots[$0] }))
+                        }
+                        continue
+                    }
                     for id in try savedObjectIDs(ofEntity: entity.name) where !deletedSet.contains(id) {
                         if let registeredObject = registered[id], !registeredObject.faultState {
-                            candidates.append((id, registeredObject.slots))
+                            candidates.append((id, slots.map { registeredObject.slots[$0] }))
                         } else if let snapshot = try savedSnapshot(for: id) {
-                            candidates.append((id, snapshot.slots))
+                            candidates.append((id, slots.map { snapshot.slots[$0] }))
                         }
                     }
                 }
                 for inserted in insertedObjects where inserted.entity.isKind(of: owner) {
-                    candidates.append((inserted.objectID, inserted.slots))
+                    candidates.append((inserted.objectID, slots.map { inserted.slots[$0] }))
                 }
                 let changedIDs = Set(changed.map(\.objectID))
                 for constraint in ownerEntity.uniquenessConstraints {
-                    let indices = constraint.compactMap { ownerEntity.slot(of: $0) }
+                    let indices = constraint.compactMap { ownerEntity.slot(of: $0).flatMap { position[$0] } }
                     var seen: [[SlotValue]: ObjectID] = [:]
                     // Unchanged objects first, so the changed one is the one blamed.
-                    for (id, slots) in candidates.sorted(by: { !changedIDs.contains($0.0) && changedIDs.contains($1.0) }) {
-                        let key = indices.map { slots[$0] }
+                    for (id, values) in candidates.sorted(by: { !changedIDs.contains($0.0) && changedIDs.contains($1.0) }) {
+                        let key = indices.map { values[$0] }
                         if key.contains(where: { $0 == .value(.null) }) { continue }
                         if let other = seen[key] {
                             if changedIDs.contains(id) {

@@ -362,6 +362,37 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
         }
     }
 
+    public func slotValues(ofEntity entityName: String, slots: [Int]) throws -> [(ObjectID, [SlotValue])] {
+        try lock.withLock {
+            try refreshIfChanged()
+            return try slotValuesLocked(ofEntity: entityName, slots: slots)
+        }
+    }
+
+    private func slotValuesLocked(ofEntity entityName: String, slots: [Int]) throws -> [(ObjectID, [SlotValue])] {
+        do {
+            guard let codec = state.codec else { return [] }
+            let identifier = state.metadata?.storeIdentifier ?? ""
+            var result: [(ObjectID, [SlotValue])] = []
+            for key in state.keysByEntity[entityName] ?? [] {
+                let id = ObjectID(entityName: entityName, storeIdentifier: identifier, key: .permanent(key))
+                guard let entry = state.entries[id] else { continue }
+                if let row = entry.row {
+                    result.append((id, slots.map { $0 < row.slots.count ? row.slots[$0] : .value(.null) }))
+                    continue
+                }
+                guard entry.chunk >= 0, entry.chunk < state.chunks.count else { continue }
+                var reader = ByteReader(state.chunks[entry.chunk], from: entry.offset)
+                do {
+                    result.append((id, try codec.decode(slots: slots, from: &reader)))
+                } catch {
+                    throw StoreError.corrupt(path: path, reason: "unreadable row \(id)")
+                }
+            }
+            return result
+        }
+    }
+
     public func objectIDs(ofEntity entityName: String) throws -> [ObjectID] {
         try lock.withLock {
             try refreshIfChanged()
@@ -400,6 +431,8 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
             try lock.withLock {
                 try refreshIfChanged()
                 try checkVersions(changes, current: { state.entries[$0]?.version })
+                let violations = try UniquenessCheck(model: model).failures(changes) { try slotValuesLocked(ofEntity: $0, slots: $1) }
+                if !violations.isEmpty { throw ValidationError(failures: violations) }
                 guard let codec = state.codec else { throw StoreError.corrupt(path: path, reason: "no metadata record") }
                 let (keyed, mapping, nextKeys) = changes.assigningKeys(from: state.metadata?.nextKeys ?? [:])
                 var payload = ByteWriter()

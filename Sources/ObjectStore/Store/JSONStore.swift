@@ -276,6 +276,10 @@ public final class JSONStore: PersistentStore, @unchecked Sendable {
             try lock.withLock {
                 try refreshIfChanged()
                 try checkVersions(changes, current: { rows[$0]?.version })
+                let violations = try UniquenessCheck(model: model).failures(changes) { entity, slots in
+                    rows.values.filter { $0.objectID.entityName == entity }.map { row in (row.objectID, slots.map { $0 < row.slots.count ? row.slots[$0] : .value(.null) }) }
+                }
+                if !violations.isEmpty { throw ValidationError(failures: violations) }
                 let (keyed, mapping, nextKeys) = changes.assigningKeys(from: storedMetadata?.nextKeys ?? [:])
                 let before = (rows, storedMetadata)
                 for row in keyed.inserted + keyed.updated.map(\.row) { rows[row.objectID] = row }

@@ -54,6 +54,18 @@ public protocol PersistentStore: AnyObject, Sendable {
     func save(_ changes: StoreChanges) throws -> [ObjectID: ObjectID]
     /// The store's identity and the model it was written with.
     var metadata: StoreMetadata? { get }
+    /// The values of some slots of every saved object of exactly this entity, without
+    /// making rows or objects (uniqueness checks read only the constrained slots).
+    func slotValues(ofEntity entityName: String, slots: [Int]) throws -> [(ObjectID, [SlotValue])]
+}
+
+extension PersistentStore {
+    public func slotValues(ofEntity entityName: String, slots: [Int]) throws -> [(ObjectID, [SlotValue])] {
+        try objectIDs(ofEntity: entityName).compactMap { id in
+            guard let row = try row(for: id) else { return nil }
+            return (id, slots.map { $0 < row.slots.count ? row.slots[$0] : .value(.null) })
+        }
+    }
 }
 
 /// A save that found rows changed or deleted by someone else since they were loaded.
@@ -78,5 +90,56 @@ public struct StoreConflictError: Error, Sendable, CustomStringConvertible {
                 : "\(c.objectID) was changed by another save (version \(c.expectedVersion) -> \(c.storedVersion ?? 0))\(c.keys.isEmpty ? "" : ": " + c.keys.joined(separator: ", "))"
         }
         return "save conflict: " + lines.joined(separator: "; ")
+    }
+}
+
+/// Uniqueness constraints checked by a store while it holds its lock, so two writers can
+/// never both add the same value: the changed rows against the saved ones.
+struct UniquenessCheck {
+    let model: ManagedObjectModel
+
+    /// - Parameter existing: the constrained slots of every saved object of an entity.
+    func failures(_ changes: StoreChanges, existing: (String, [Int]) throws -> [(ObjectID, [SlotValue])]) throws -> [ValidationFailure] {
+        let rows = changes.inserted + changes.updated.map(\.row)
+        guard !rows.isEmpty else { return [] }
+        let changedIDs = Set(rows.map(\.objectID)).union(changes.deleted.map(\.id))
+        var failures: [ValidationFailure] = []
+        var checked: Set<String> = []
+        for row in rows {
+            guard let entity = model.entity(named: row.objectID.entityName) else { continue }
+            for owner in [entity.name] + entity.ancestorNames {
+                guard let ownerEntity = model.entity(named: owner), !ownerEntity.uniquenessConstraints.isEmpty, checked.insert(owner).inserted else { continue }
+                let slots = Array(Set(ownerEntity.uniquenessConstraints.flatMap { $0.compactMap { ownerEntity.slot(of: $0) } })).sorted()
+                let position = Dictionary(uniqueKeysWithValues: slots.enumerated().map { ($0.element, $0.offset) })
+                let members = rows.filter { model.entity(named: $0.objectID.entityName)?.isKind(of: owner) == true }
+                var saved: [(ObjectID, [SlotValue])] = []
+                for kind in model.entityAndDescendants(of: owner) {
+                    saved += try existing(kind.name, slots).filter { !changedIDs.contains($0.0) }
+                }
+                for constraint in ownerEntity.uniquenessConstraints {
+                    let indices = constraint.compactMap { ownerEntity.slot(of: $0).flatMap { position[$0] } }
+                    var taken: [[SlotValue]: ObjectID] = [:]
+                    for (id, values) in saved {
+                        let key = indices.map { values[$0] }
+                        if !key.contains(.value(.null)) { taken[key] = id }
+                    }
+                    for row in members {
+                        let key = indices.compactMap { index -> SlotValue? in
+                            let slot = slots[index]
+                            return slot < row.slots.count ? row.slots[slot] : nil
+                        }
+                        guard key.count == indices.count, !key.contains(.value(.null)) else { continue }
+                        if let other = taken[key] {
+                            let description = zip(constraint, key).map { "\($0.0) = \($0.1.value)" }.joined(separator: ", ")
+                            failures.append(ValidationFailure(
+                                objectID: row.objectID, entityName: row.objectID.entityName, key: constraint.joined(separator: ","),
+                                value: key.count == 1 ? key[0].value : nil, rule: .unique, message: "another \(owner) already has \(description) (\(other))"))
+                        }
+                        taken[key] = row.objectID
+                    }
+                }
+            }
+        }
+        return failures
     }
 }

@@ -116,6 +116,52 @@ struct RowCodec {
         return slots
     }
 
+    /// Decodes only the wanted slots (sorted indices), skipping the others' bytes without
+    /// making values of them.
+    func decode(slots wanted: [Int], from reader: inout ByteReader) throws -> [SlotValue] {
+        let count = try reader.count()
+        var result: [SlotValue] = []
+        result.reserveCapacity(wanted.count)
+        var next = 0
+        for index in 0..<count {
+            guard next < wanted.count else { break }
+            if index == wanted[next] {
+                var single = ByteWriter()
+                single.varint(1)
+                let start = reader.position
+                try skip(&reader)
+                single.bytes.append(contentsOf: reader.bytes[start..<reader.position])
+                var one = ByteReader(single.bytes)
+                result.append(contentsOf: try decode(from: &one))
+                next += 1
+            } else {
+                try skip(&reader)
+            }
+        }
+        while result.count < wanted.count { result.append(.value(.null)) }
+        return result
+    }
+
+    /// Moves past one slot.
+    private func skip(_ reader: inout ByteReader) throws {
+        guard let tag = Tag(rawValue: try reader.u8()) else { throw ByteReader.Truncated() }
+        switch tag {
+        case .null, .falseValue, .trueValue, .toOneNil: break
+        case .integer: _ = try reader.varint()
+        case .double, .date: _ = try reader.u64()
+        case .decimal, .string, .data, .uri: _ = try reader.blob()
+        case .uuid: for _ in 0..<16 { _ = try reader.u8() }
+        case .toOne:
+            _ = try reader.varint()
+            _ = try reader.varint()
+        case .toMany:
+            for _ in 0..<(try reader.count()) {
+                _ = try reader.varint()
+                _ = try reader.varint()
+            }
+        }
+    }
+
     func reference(from reader: inout ByteReader) throws -> ObjectID {
         let index = try reader.count()
         guard index < entityNames.count else { throw ByteReader.Truncated() }

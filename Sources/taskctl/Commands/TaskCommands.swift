@@ -88,6 +88,9 @@ enum TaskCommands {
         let due = try args.value("due").map(app.parseDate)
         let context = try app.context()
         let task = try app.task(args.positional[0], in: context)
+        if task["status"] == "deleted" {
+            throw CLIError.usage("task \(task.objectID.primaryKey ?? 0) is deleted; 'taskctl undo' brings back a delete")
+        }
         var recorder = ChangeRecorder(command: "edit")
         try recorder.willChange(task: task)
         if let text = args.value("text") {
@@ -122,7 +125,7 @@ enum TaskCommands {
                 app.output.warn("taskctl: task \(task.objectID.primaryKey ?? 0) is already \(status)")
                 continue
             }
-            if status == "pending" && task["status"] == "deleted" && command == "reopen" {
+            if task["status"] == "deleted" {
                 throw CLIError.usage("task \(task.objectID.primaryKey ?? 0) is deleted; 'taskctl undo' brings back a delete")
             }
             try recorder.willChange(task: task)
