@@ -98,6 +98,8 @@ struct FetchExecutor {
     func sorted(_ objects: [ManagedObject], entity: EntityDescription) throws -> [ManagedObject] {
         let keys = request.sortDescriptors
         guard !keys.isEmpty else {
+            // Candidates usually come in key order already; check before sorting.
+            if zip(objects, objects.dropFirst()).allSatisfy({ !ObjectID.tieBreak($1.objectID, $0.objectID) }) { return objects }
             return objects.sorted { ObjectID.tieBreak($0.objectID, $1.objectID) }
         }
         let scope = context.evaluationScope()

@@ -431,7 +431,13 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
             try lock.withLock {
                 try refreshIfChanged()
                 try checkVersions(changes, current: { state.entries[$0]?.version })
-                let violations = try UniquenessCheck(model: model).failures(changes) { try slotValuesLocked(ofEntity: $0, slots: $1) }
+                let violations = try UniquenessCheck(model: model).failures(changes, existing: { try slotValuesLocked(ofEntity: $0, slots: $1) }) { id, slots in
+                    guard let entry = state.entries[id] else { return nil }
+                    if let row = entry.row { return slots.map { $0 < row.slots.count ? row.slots[$0] : .value(.null) } }
+                    guard let codec = state.codec, entry.chunk >= 0, entry.chunk < state.chunks.count else { return nil }
+                    var reader = ByteReader(state.chunks[entry.chunk], from: entry.offset)
+                    return try? codec.decode(slots: slots, from: &reader)
+                }
                 if !violations.isEmpty { throw ValidationError(failures: violations) }
                 guard let codec = state.codec else { throw StoreError.corrupt(path: path, reason: "no metadata record") }
                 let (keyed, mapping, nextKeys) = changes.assigningKeys(from: state.metadata?.nextKeys ?? [:])

@@ -98,9 +98,23 @@ public struct StoreConflictError: Error, Sendable, CustomStringConvertible {
 struct UniquenessCheck {
     let model: ManagedObjectModel
 
-    /// - Parameter existing: the constrained slots of every saved object of an entity.
-    func failures(_ changes: StoreChanges, existing: (String, [Int]) throws -> [(ObjectID, [SlotValue])]) throws -> [ValidationFailure] {
-        let rows = changes.inserted + changes.updated.map(\.row)
+    /// - Parameters:
+    ///   - existing: the constrained slots of every saved object of an entity.
+    ///   - saved: the saved values of some slots of one object, to skip updates that leave
+    ///     constrained values as they were (so an edit costs the size of the edit).
+    func failures(_ changes: StoreChanges, existing: (String, [Int]) throws -> [(ObjectID, [SlotValue])],
+                  saved: (ObjectID, [Int]) throws -> [SlotValue]?) throws -> [ValidationFailure] {
+        var rows = changes.inserted
+        for (row, _) in changes.updated {
+            guard let entity = model.entity(named: row.objectID.entityName) else { continue }
+            let constrained = ([entity.name] + entity.ancestorNames).flatMap { owner in
+                (model.entity(named: owner)?.uniquenessConstraints ?? []).flatMap { $0.compactMap { entity.slot(of: $0) } }
+            }
+            guard !constrained.isEmpty else { continue }
+            let slots = Array(Set(constrained)).sorted()
+            if let before = try saved(row.objectID, slots), before == slots.map({ $0 < row.slots.count ? row.slots[$0] : .value(.null) }) { continue }
+            rows.append(row)
+        }
         guard !rows.isEmpty else { return [] }
         let changedIDs = Set(rows.map(\.objectID)).union(changes.deleted.map(\.id))
         var failures: [ValidationFailure] = []
