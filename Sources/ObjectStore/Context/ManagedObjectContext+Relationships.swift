@@ -11,9 +11,12 @@ extension ManagedObjectContext {
     /// Makes `target` a destination of `source.relationship` and `source` a destination of
     /// the inverse.
     func relate(_ source: ManagedObject, _ relationship: RelationshipDescription, _ target: ManagedObject) throws {
-        try addOneSide(source, relationship, target)
+        let changed = try addOneSide(source, relationship, target)
         if let inverse = inverse(of: relationship) {
-            try addOneSide(target, inverse, source)
+            // When a to-one side changed, the other side cannot already hold it (inverses
+            // agree), so a to-many inverse appends without searching: a bulk insert into one
+            // location stays linear.
+            try addOneSide(target, inverse, source, knownAbsent: changed && !relationship.isToMany)
         }
     }
 
@@ -25,22 +28,42 @@ extension ManagedObjectContext {
         }
     }
 
-    private func addOneSide(_ object: ManagedObject, _ relationship: RelationshipDescription, _ target: ManagedObject) throws {
+    /// Returns whether the slot changed.
+    @discardableResult
+    private func addOneSide(_ object: ManagedObject, _ relationship: RelationshipDescription, _ target: ManagedObject, knownAbsent: Bool = false) throws -> Bool {
         try object.fireFault()
-        guard let index = object.entity.slot(of: relationship.name) else { return }
+        guard let index = object.entity.slot(of: relationship.name) else { return false }
         if relationship.isToMany {
-            guard case .toMany(let ids) = object.slots[index], !ids.contains(target.objectID) else { return }
-            try setSlot(object, index, .toMany(ids + [target.objectID]))
+            guard case .toMany(let ids) = object.slots[index] else { return false }
+            if !knownAbsent && ids.contains(target.objectID) { return false }
+            try appendReference(object, index, target.objectID)
+            return true
         } else {
             let old: ObjectID?
             if case .toOne(let id) = object.slots[index] { old = id } else { old = nil }
-            guard old != target.objectID else { return }
+            guard old != target.objectID else { return false }
             // The displaced partner no longer points back at this object.
             if let old, let inverse = inverse(of: relationship), let oldObject = try? self.object(with: old) {
                 try removeOneSide(oldObject, inverse, object)
             }
             try setSlot(object, index, .toOne(target.objectID))
+            return true
         }
+    }
+
+    /// Appends to a to-many slot in place (amortised O(1)), with change tracking and undo.
+    private func appendReference(_ object: ManagedObject, _ index: Int, _ id: ObjectID) throws {
+        guard case .toMany(var ids) = object.slots[index] else { return }
+        if undoManager != nil {
+            try setSlot(object, index, .toMany(ids + [id]))
+            return
+        }
+        object.slots[index] = .toOne(nil)  // let go of the slot's reference so the append is in place
+        ids.append(id)
+        object.slots[index] = .toMany(ids)
+        touched.insert(object.objectID)
+        registered.pin(object)
+        if !object.insertedState { pendingChanges.updated.insert(object.objectID) }
     }
 
     func removeOneSide(_ object: ManagedObject, _ relationship: RelationshipDescription, _ target: ManagedObject) throws {

@@ -39,8 +39,6 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
 
     private struct Entry {
         var version: Int64
-        /// The decoded row, once read or written by this process.
-        var row: StoredRow?
         /// Where the encoded slots start: chunk and offset.
         var chunk: Int
         var offset: Int
@@ -316,7 +314,7 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
                     state.deadBytes += old.size
                     state.liveBytes -= old.size
                 }
-                state.entries[id] = Entry(version: version, row: nil, chunk: chunk, offset: slotsStart, size: size)
+                state.entries[id] = Entry(version: version, chunk: chunk, offset: slotsStart, size: size)
                 state.liveBytes += size
                 if let key = id.primaryKey { state.keysByEntity[id.entityName, default: []].insert(key) }
             case .delete:
@@ -345,8 +343,7 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
 
     public func row(for id: ObjectID) throws -> StoredRow? {
         try lock.withLock {
-            guard var entry = state.entries[id] else { return nil }
-            if let row = entry.row { return row }
+            guard let entry = state.entries[id] else { return nil }
             guard let codec = state.codec, entry.chunk < state.chunks.count else { return nil }
             var reader = ByteReader(state.chunks[entry.chunk], from: entry.offset)
             let slots: [SlotValue]
@@ -355,10 +352,9 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
             } catch {
                 throw StoreError.corrupt(path: path, reason: "unreadable row \(id)")
             }
-            let row = StoredRow(objectID: id, version: entry.version, slots: slots)
-            entry.row = row
-            state.entries[id] = entry
-            return row
+            // Rows are not kept decoded: the objects made from them hold the values, and the
+            // encoded bytes stay for the next read (memory follows the file, not twice it).
+            return StoredRow(objectID: id, version: entry.version, slots: slots)
         }
     }
 
@@ -377,10 +373,6 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
             for key in state.keysByEntity[entityName] ?? [] {
                 let id = ObjectID(entityName: entityName, storeIdentifier: identifier, key: .permanent(key))
                 guard let entry = state.entries[id] else { continue }
-                if let row = entry.row {
-                    result.append((id, slots.map { $0 < row.slots.count ? row.slots[$0] : .value(.null) }))
-                    continue
-                }
                 guard entry.chunk >= 0, entry.chunk < state.chunks.count else { continue }
                 var reader = ByteReader(state.chunks[entry.chunk], from: entry.offset)
                 do {
@@ -433,7 +425,6 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
                 try checkVersions(changes, current: { state.entries[$0]?.version })
                 let violations = try UniquenessCheck(model: model).failures(changes, existing: { try slotValuesLocked(ofEntity: $0, slots: $1) }) { id, slots in
                     guard let entry = state.entries[id] else { return nil }
-                    if let row = entry.row { return slots.map { $0 < row.slots.count ? row.slots[$0] : .value(.null) } }
                     guard let codec = state.codec, entry.chunk >= 0, entry.chunk < state.chunks.count else { return nil }
                     var reader = ByteReader(state.chunks[entry.chunk], from: entry.offset)
                     return try? codec.decode(slots: slots, from: &reader)
@@ -442,18 +433,22 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
                 guard let codec = state.codec else { throw StoreError.corrupt(path: path, reason: "no metadata record") }
                 let (keyed, mapping, nextKeys) = changes.assigningKeys(from: state.metadata?.nextKeys ?? [:])
                 var payload = ByteWriter()
-                var written: [(StoredRow, Int)] = []
+                var written: [(row: StoredRow, size: Int, slotsOffset: Int)] = []
                 for row in keyed.inserted + keyed.updated.map(\.row) {
                     let start = payload.bytes.count
                     payload.u8(RecordTag.put.rawValue)
                     try writeReference(row.objectID, codec: codec, into: &payload)
                     payload.signed(row.version)
+                    var encoded = ByteWriter()
                     do {
-                        try Self.writeSlots(row.slots, codec: codec, into: &payload)
+                        try codec.encode(row.slots, into: &encoded)
                     } catch {
                         throw StoreError.io(path: path, reason: "cannot write \(row.objectID): it refers to an object of an entity this store does not have")
                     }
-                    written.append((row, payload.bytes.count - start))
+                    payload.varint(UInt64(encoded.bytes.count))
+                    let slotsOffset = payload.bytes.count
+                    payload.bytes.append(contentsOf: encoded.bytes)
+                    written.append((row, payload.bytes.count - start, slotsOffset))
                 }
                 for (id, _) in keyed.deleted {
                     payload.u8(RecordTag.delete.rawValue)
@@ -467,12 +462,15 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
                 }
                 try append(payload.bytes)
                 state.metadata?.nextKeys = nextKeys
-                for (row, size) in written {
+                // The commit's bytes are where its rows are read from from now on.
+                let chunk = state.chunks.count
+                state.chunks.append(payload.bytes)
+                for (row, size, slotsOffset) in written {
                     if let old = state.entries[row.objectID] {
                         state.deadBytes += old.size
                         state.liveBytes -= old.size
                     }
-                    state.entries[row.objectID] = Entry(version: row.version, row: row, chunk: -1, offset: 0, size: size)
+                    state.entries[row.objectID] = Entry(version: row.version, chunk: chunk, offset: slotsOffset, size: size)
                     state.liveBytes += size
                     if let key = row.objectID.primaryKey { state.keysByEntity[row.objectID.entityName, default: []].insert(key) }
                 }
@@ -547,13 +545,8 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
         var payload = ByteWriter()
         for id in state.entries.keys.sorted(by: ObjectID.tieBreak) {
             guard let entry = state.entries[id] else { continue }
-            let row: StoredRow
-            if let cached = entry.row {
-                row = cached
-            } else {
-                var reader = ByteReader(state.chunks[entry.chunk], from: entry.offset)
-                row = StoredRow(objectID: id, version: entry.version, slots: try codec.decode(from: &reader))
-            }
+            var reader = ByteReader(state.chunks[entry.chunk], from: entry.offset)
+            let row = StoredRow(objectID: id, version: entry.version, slots: try codec.decode(from: &reader))
             payload.u8(RecordTag.put.rawValue)
             try writeReference(id, codec: codec, into: &payload)
             payload.signed(row.version)

@@ -276,11 +276,7 @@ public final class JSONStore: PersistentStore, @unchecked Sendable {
             try lock.withLock {
                 try refreshIfChanged()
                 try checkVersions(changes, current: { rows[$0]?.version })
-                let violations = try UniquenessCheck(model: model).failures(changes, existing: { entity, slots in
-                rows.values.filter { $0.objectID.entityName == entity }.map { row in (row.objectID, slots.map { $0 < row.slots.count ? row.slots[$0] : .value(.null) }) }
-            }, saved: { id, slots in
-                rows[id].map { row in slots.map { $0 < row.slots.count ? row.slots[$0] : .value(.null) } }
-            })
+                let violations = try UniquenessCheck(model: model).failures(changes, rows: rows)
                 if !violations.isEmpty { throw ValidationError(failures: violations) }
                 let (keyed, mapping, nextKeys) = changes.assigningKeys(from: storedMetadata?.nextKeys ?? [:])
                 let before = (rows, storedMetadata)

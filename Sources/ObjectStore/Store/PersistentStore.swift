@@ -16,6 +16,11 @@ public struct StoredRow: Sendable, Hashable {
         self.version = version
         self.slots = slots
     }
+
+    /// The values of some slots (nil for a slot the row does not have).
+    func values(at indices: [Int]) -> [SlotValue] {
+        indices.map { $0 < slots.count ? slots[$0] : .value(.null) }
+    }
 }
 
 /// What one save writes: whole rows for inserted and updated objects, IDs for deleted ones.
@@ -63,7 +68,7 @@ extension PersistentStore {
     public func slotValues(ofEntity entityName: String, slots: [Int]) throws -> [(ObjectID, [SlotValue])] {
         try objectIDs(ofEntity: entityName).compactMap { id in
             guard let row = try row(for: id) else { return nil }
-            return (id, slots.map { $0 < row.slots.count ? row.slots[$0] : .value(.null) })
+            return (id, row.values(at: slots))
         }
     }
 }
@@ -112,7 +117,7 @@ struct UniquenessCheck {
             }
             guard !constrained.isEmpty else { continue }
             let slots = Array(Set(constrained)).sorted()
-            if let before = try saved(row.objectID, slots), before == slots.map({ $0 < row.slots.count ? row.slots[$0] : .value(.null) }) { continue }
+            if let before = try saved(row.objectID, slots), before == row.values(at: slots) { continue }
             rows.append(row)
         }
         guard !rows.isEmpty else { return [] }
@@ -155,5 +160,14 @@ struct UniquenessCheck {
             }
         }
         return failures
+    }
+
+    /// The check for a store that keeps its rows in a dictionary.
+    func failures(_ changes: StoreChanges, rows: [ObjectID: StoredRow]) throws -> [ValidationFailure] {
+        try failures(changes, existing: { entity, slots in
+            rows.values.filter { $0.objectID.entityName == entity }.map { ($0.objectID, $0.values(at: slots)) }
+        }, saved: { id, slots in
+            rows[id]?.values(at: slots)
+        })
     }
 }

@@ -194,8 +194,7 @@ enum TodoTxtFormat {
         {
             return line
         }
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = timeZone
+        let calendar = Calendar.taskctl(in: timeZone)
         func day(_ date: Date) -> String {
             let c = calendar.dateComponents([.year, .month, .day], from: date)
             return String(format: "%04d-%02d-%02d", c.year ?? 0, c.month ?? 0, c.day ?? 0)

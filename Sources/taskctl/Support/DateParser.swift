@@ -9,10 +9,7 @@ struct DateParser {
 
     init(now: Date, timeZone: TimeZone) {
         self.now = now
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = timeZone
-        calendar.firstWeekday = 2  // weeks run Monday to Sunday
-        self.calendar = calendar
+        self.calendar = .taskctl(in: timeZone)
     }
 
     static let accepted = "2026-12-01, 2026-12-01T14:30, today, tomorrow, yesterday, now, monday..sunday, eod, eow, eom, eoy, 3d, +2w, -1d, 1m, 1y, 4h"
@@ -93,6 +90,16 @@ struct DateParser {
         guard let utc = ISO8601.parse(text) else { return nil }
         if hasZone { return utc }
         return utc.addingTimeInterval(-Double(calendar.timeZone.secondsFromGMT(for: utc)))
+    }
+}
+
+extension Calendar {
+    /// The calendar taskctl reckons days in: Gregorian, in the user's zone, weeks from Monday.
+    static func taskctl(in timeZone: TimeZone) -> Calendar {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        calendar.firstWeekday = 2
+        return calendar
     }
 }
 

@@ -58,9 +58,7 @@ struct RelativeDate {
 
     init(now: Date, timeZone: TimeZone) {
         self.now = now
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = timeZone
-        self.calendar = calendar
+        self.calendar = .taskctl(in: timeZone)
     }
 
     func describe(_ date: Date) -> String {
