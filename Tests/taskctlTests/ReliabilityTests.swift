@@ -25,6 +25,8 @@ struct ReliabilityTests {
         var expected: [Int: String] = [:]  // id -> text every confirmed edit left
         for i in 1...6 { expected[i] = "task \(i)" }
         var deleted: Set<Int> = []
+        var killed = 0
+        defer { print("kill harness (\(storeName)): \(Self.rounds) rounds, \(killed) killed before finishing, store checked after each") }
         for round in 0..<Self.rounds {
             let id = 1 + round % 6
             let action = round % 4
@@ -36,6 +38,7 @@ struct ReliabilityTests {
             default: arguments = ["delete", String(id)]
             }
             let finished = try Self.runKilled(t, arguments, maxDelay: 40_000)
+            if !finished { killed += 1 }
             if finished && action == 0 { expected[id] = "edited \(round)" }
             if finished && action == 3 { deleted.insert(id) }
             let check = try t.run("store", "check")

@@ -112,7 +112,8 @@ struct TaskctlDataTests {
         try t.ok("add", "seed")
         var confirmed: Set<String> = ["seed"]
         var killed = 0
-        for round in 0..<25 {
+        let rounds = max(25, ReliabilityTests.rounds)
+        for round in 0..<rounds {
             let text = "round \(round)"
             let (process, out, _) = try t.start(["add", text, "--location", "L\(round % 3)"])
             // Kill at a random moment: before, during or after the save.
@@ -133,5 +134,6 @@ struct TaskctlDataTests {
         #expect(confirmed.isSubset(of: texts), "every add that returned its id is in the store")
         #expect(texts.allSatisfy { $0 == "seed" || $0.hasPrefix("round ") })
         #expect(killed > 0, "at least one process was killed before it finished")
+        print("kill harness (adds): \(rounds) rounds, \(killed) killed before finishing, \(confirmed.count) confirmed adds all present")
     }
 }
