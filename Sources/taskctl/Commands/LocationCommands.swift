@@ -48,7 +48,7 @@ enum LocationCommands {
             if try app.location(named: names[0], in: context, create: false) != nil {
                 throw CLIError.usage("there is already a location named \(names[0])")
             }
-            let location = try app.location(named: names[0], in: context, create: true)!
+            guard let location = try app.location(named: names[0], in: context, create: true) else { return }
             try recorder.willChange(location: location)
             try recorder.save(context, journal: UndoJournal(storeURL: app.storeURL))
             app.output.line("added location \(names[0])")

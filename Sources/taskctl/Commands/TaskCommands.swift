@@ -43,7 +43,7 @@ enum TaskCommands {
             try task.setObject(try app.named("Project", trimmed, in: context, create: true), forKey: "project")
         }
         for tag in (args.value("tag") ?? "").split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !tag.isEmpty {
-            try task.addObject(try app.named("Tag", tag, in: context, create: true)!, toKey: "tags")
+            if let object = try app.named("Tag", tag, in: context, create: true) { try task.addObject(object, toKey: "tags") }
         }
     }
 
