@@ -76,4 +76,15 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { uriRepresentation.absoluteString }
+
+    /// Hashes the key and the entity only: the objects a context or store holds share their
+    /// store identifier, and hashing its 36 characters on every dictionary lookup was the
+    /// largest single cost of fetches and saves. Equality still compares everything.
+    public func hash(into hasher: inout Hasher) {
+        switch key {
+        case .permanent(let k): hasher.combine(k)
+        case .temporary(let uuid): hasher.combine(uuid)
+        }
+        hasher.combine(entityName)
+    }
 }
