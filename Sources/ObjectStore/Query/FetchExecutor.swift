@@ -171,11 +171,25 @@ extension ManagedObjectContext {
         let test = compiled(predicate, entity: entity)
         let scope = evaluationScope()
         var count = 0
+        // Objects not registered here are tested through one scratch object per entity that
+        // takes each saved row in turn: nothing is registered or kept.
+        var scratch: [String: ManagedObject] = [:]
         for id in try executor.candidateIDs() {
-            let wasRegistered = registered[id] != nil
-            let object = try self.object(with: id)
-            if (try? object.fireFault()) != nil, try test(executor.savedState(of: object), scope) { count += 1 }
-            if !wasRegistered && !object.hasChanges { registered[id] = nil }
+            if let object = registered[id] {
+                if (try? object.fireFault()) != nil, try test(executor.savedState(of: object), scope) { count += 1 }
+                continue
+            }
+            guard let snapshot = try savedSnapshot(for: id), let rowEntity = model.entity(named: id.entityName) else { continue }
+            let probe = scratch[id.entityName] ?? {
+                let made = ManagedObject(entity: rowEntity, objectID: id)
+                made.managedObjectContext = self
+                scratch[id.entityName] = made
+                return made
+            }()
+            probe.objectID = id
+            probe.slots = snapshot.slots
+            probe.committedSlots = snapshot.slots
+            if try test(probe, scope) { count += 1 }
         }
         let afterOffset = max(0, count - request.fetchOffset)
         return request.fetchLimit > 0 ? min(afterOffset, request.fetchLimit) : afterOffset
