@@ -127,17 +127,18 @@ public final class ManagedObjectContext {
             for id in batch where id != object.objectID {
                 faultBatches[id] = nil
                 if let other = registered[id], other.faultState, let snapshot = try? savedSnapshot(for: id) {
-                    other.slots = snapshot.slots
-                    other.committedSlots = snapshot.slots
-                    other.committedVersion = snapshot.version
-                    other.faultState = false
-                    other.awakeFromFetch()
+                    fill(other, with: snapshot)
                 }
             }
         }
         guard let snapshot = try savedSnapshot(for: object.objectID) else {
             throw ObjectStoreError.objectNotFound(object.objectID)
         }
+        fill(object, with: snapshot)
+    }
+
+    /// Gives a fault its saved values.
+    func fill(_ object: ManagedObject, with snapshot: (slots: [SlotValue], version: Int64)) {
         object.slots = snapshot.slots
         object.committedSlots = snapshot.slots
         object.committedVersion = snapshot.version

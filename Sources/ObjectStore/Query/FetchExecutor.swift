@@ -39,15 +39,20 @@ struct FetchExecutor {
     /// The matching objects, sorted and limited.
     func objects() throws -> [ManagedObject] {
         let entity = try entity()
-        var objects = try candidateIDs().map { try context.object(with: $0) }
+        var objects: [ManagedObject] = []
         if let predicate = request.predicate {
-            let test = context.compiled(predicate, entity: entity)
-            let scope = context.evaluationScope()
-            objects = try objects.filter { object in
-                // A row deleted elsewhere since it was listed simply does not match.
-                guard (try? object.fireFault()) != nil else { return false }
-                return try test(savedState(of: object), scope)
+            try forEachMatch(of: predicate, entity: entity) { id, registered, snapshot in
+                if let registered {
+                    objects.append(registered)
+                } else if let snapshot {
+                    // Only matches become objects, filled from the row already read.
+                    let object = try context.object(with: id)
+                    if object.isFault { context.fill(object, with: snapshot) }
+                    objects.append(object)
+                }
             }
+        } else {
+            objects = try candidateIDs().map { try context.object(with: $0) }
         }
         objects = try sorted(objects, entity: entity)
         if request.fetchOffset > 0 { objects = Array(objects.dropFirst(request.fetchOffset)) }
@@ -81,6 +86,35 @@ struct FetchExecutor {
                     object.prefetched.append(contentsOf: ids.compactMap { context.registeredObject(for: $0) })
                 }
             }
+        }
+    }
+
+    /// Calls `match` for each candidate the predicate accepts: with its registered object, or
+    /// with the saved row of an unregistered one, which is tested through one scratch object
+    /// per entity (nothing is registered or made per row).
+    func forEachMatch(of predicate: ObjectPredicate, entity: EntityDescription,
+                      _ match: (ObjectID, ManagedObject?, (slots: [SlotValue], version: Int64)?) throws -> Void) throws {
+        let test = context.compiled(predicate, entity: entity)
+        let scope = context.evaluationScope()
+        var probes: [String: ManagedObject] = [:]
+        for id in try candidateIDs() {
+            if let object = context.registeredObject(for: id) {
+                // A row deleted elsewhere since it was listed simply does not match.
+                guard (try? object.fireFault()) != nil else { continue }
+                if try test(savedState(of: object), scope) { try match(id, object, nil) }
+                continue
+            }
+            guard let snapshot = try context.savedSnapshot(for: id), let rowEntity = context.model.entity(named: id.entityName) else { continue }
+            let probe = probes[id.entityName] ?? {
+                let made = ManagedObject(entity: rowEntity, objectID: id)
+                made.managedObjectContext = context
+                probes[id.entityName] = made
+                return made
+            }()
+            probe.objectID = id
+            probe.slots = snapshot.slots
+            probe.committedSlots = snapshot.slots
+            if try test(probe, scope) { try match(id, nil, snapshot) }
         }
     }
 
@@ -167,30 +201,8 @@ extension ManagedObjectContext {
             let total = try executor.candidateIDs().count - request.fetchOffset
             return max(0, request.fetchLimit > 0 ? min(total, request.fetchLimit) : total)
         }
-        let entity = try executor.entity()
-        let test = compiled(predicate, entity: entity)
-        let scope = evaluationScope()
         var count = 0
-        // Objects not registered here are tested through one scratch object per entity that
-        // takes each saved row in turn: nothing is registered or kept.
-        var scratch: [String: ManagedObject] = [:]
-        for id in try executor.candidateIDs() {
-            if let object = registered[id] {
-                if (try? object.fireFault()) != nil, try test(executor.savedState(of: object), scope) { count += 1 }
-                continue
-            }
-            guard let snapshot = try savedSnapshot(for: id), let rowEntity = model.entity(named: id.entityName) else { continue }
-            let probe = scratch[id.entityName] ?? {
-                let made = ManagedObject(entity: rowEntity, objectID: id)
-                made.managedObjectContext = self
-                scratch[id.entityName] = made
-                return made
-            }()
-            probe.objectID = id
-            probe.slots = snapshot.slots
-            probe.committedSlots = snapshot.slots
-            if try test(probe, scope) { count += 1 }
-        }
+        try executor.forEachMatch(of: predicate, entity: try executor.entity()) { _, _, _ in count += 1 }
         let afterOffset = max(0, count - request.fetchOffset)
         return request.fetchLimit > 0 ? min(afterOffset, request.fetchLimit) : afterOffset
     }
