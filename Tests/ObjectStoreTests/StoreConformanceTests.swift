@@ -286,9 +286,12 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
             #expect(context.registeredObjects.count >= 10)
             try tasks[0].setValue("changed", forKey: "text")
         }
-        // Only the changed object is kept, until it is saved.
+        // Only the changed object is kept, until it is saved (besides the recently loaded
+        // ones, until they are released).
+        context.releaseCleanObjects()
         #expect(context.registeredObjects.map { $0["text"] } == ["changed"])
         try context.save()
+        context.releaseCleanObjects()
         #expect(context.registeredObjects.isEmpty)
         #expect(try context.fetch(FetchRequest(entityName: "Task", predicate: try ObjectPredicate("text == 'changed'"))).count == 1)
     }

@@ -225,6 +225,14 @@ extension ManagedObjectContext {
         if !changes.isEmpty { post(.objectsDidChange(changes)) }
     }
 
+    /// Lets go of every clean object nobody else references, including the up to 1,024
+    /// recently loaded ones the context keeps so that objects read over and over (a location
+    /// of many tasks) load once. Objects with unsaved changes stay.
+    public func releaseCleanObjects() {
+        registered.forgetRecent()
+        registered.unpinClean()
+    }
+
     /// Forgets every object: the context is as new. Objects obtained before must not be used.
     public func reset() {
         faultBatches.removeAll()
