@@ -78,12 +78,7 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
         self.model = model
         self.isReadOnly = readOnly
         self.fileLock = FileLock(storePath: url.path)
-        if !FileIO.exists(url.path) {
-            guard !readOnly else { throw StoreError.io(path: url.path, reason: "no such store") }
-            try fileLock.withLock {
-                if !FileIO.exists(url.path) { try create(identifier: identifier ?? UUID().uuidString) }
-            }
-        }
+        try fileLock.createIfMissing(readOnly: readOnly) { try create(identifier: identifier ?? UUID().uuidString) }
         try lock.withLock { try reload() }
         if let metadata = state.metadata {
             let differing = metadata.incompatibleEntities(with: model)

@@ -11,10 +11,22 @@ import Darwin
 /// share a store take turns. The lock file is never renamed, unlike the store it guards.
 final class FileLock: @unchecked Sendable {
     private let path: String
+    private let storePath: String
     private let lock = NSLock()
 
     init(storePath: String) {
+        self.storePath = storePath
         self.path = storePath + ".lock"
+    }
+
+    /// Creates a store file with `make` unless it exists (checked again under the lock, so
+    /// two processes opening a missing store at once create it once).
+    func createIfMissing(readOnly: Bool, _ make: () throws -> Void) throws {
+        guard !FileIO.exists(storePath) else { return }
+        guard !readOnly else { throw StoreError.io(path: storePath, reason: "no such store") }
+        try withLock {
+            if !FileIO.exists(storePath) { try make() }
+        }
     }
 
     /// Runs `body` holding both the in-process lock and the file lock.

@@ -39,14 +39,9 @@ public final class JSONStore: PersistentStore, @unchecked Sendable {
         self.model = model
         self.isReadOnly = readOnly
         self.fileLock = FileLock(storePath: url.path)
-        if !FileIO.exists(url.path) {
-            guard !readOnly else { throw StoreError.io(path: url.path, reason: "no such store") }
-            try fileLock.withLock {
-                if !FileIO.exists(url.path) {
-                    let metadata = StoreMetadata(storeIdentifier: identifier ?? UUID().uuidString, model: model)
-                    try FileIO.writeAtomically(Array(Self.render(metadata, rows: [:], model: model).utf8), to: url.path)
-                }
-            }
+        try fileLock.createIfMissing(readOnly: readOnly) {
+            let metadata = StoreMetadata(storeIdentifier: identifier ?? UUID().uuidString, model: model)
+            try FileIO.writeAtomically(Array(Self.render(metadata, rows: [:], model: model).utf8), to: url.path)
         }
         try lock.withLock { try reload() }
         if let metadata = storedMetadata {

@@ -89,20 +89,8 @@ extension ObjectExpression: CustomStringConvertible {
         return PredicateParser.reservedWords.contains(component.uppercased()) ? "#" + component : component
     }
 
-    static func quote(_ s: String) -> String {
-        var text = "\""
-        for c in s {
-            switch c {
-            case "\"": text += "\\\""
-            case "\\": text += "\\\\"
-            case "\n": text += "\\n"
-            case "\t": text += "\\t"
-            case "\r": text += "\\r"
-            default: text.append(c)
-            }
-        }
-        return text + "\""
-    }
+    /// String literals are written as JSON writes them; the lexer reads those escapes.
+    static func quote(_ s: String) -> String { JSONText.quote(s) }
 
     static func literal(_ value: Value) -> String {
         switch value {
