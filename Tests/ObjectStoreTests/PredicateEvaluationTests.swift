@@ -13,8 +13,7 @@ import ObjectStoreModel
     ///   Report   p1 due now+7d  Work   subtasks: Outline, Draft
     ///   Outline  p0 no due      Work
     ///   Draft    p3 no due      Work   code ABC, estimate 2.50, ratio 0.25
-    static func graph() throws -> ManagedObjectContext {
-        let coordinator = TestModel.coordinator()
+    static func graph(_ coordinator: PersistentStoreCoordinator = TestModel.coordinator()) throws -> ManagedObjectContext {
         let setup = ManagedObjectContext(coordinator: coordinator)
         let home = try setup.location("Home"), work = try setup.location("Work")
         _ = try setup.location("Café")
@@ -51,7 +50,7 @@ import ObjectStoreModel
         }
     }
 
-    @Test(arguments: [
+    static let constructs: [(String, [String])] = [
         // Comparisons and numbers across integer, double and decimal.
         ("priority == 3", ["Draft", "Milk"]),
         ("priority = 3.0", ["Draft", "Milk"]),
@@ -127,10 +126,23 @@ import ObjectStoreModel
         ("length(text) == 3 AND uppercase(text) == 'MOM'", ["Mom"]),
         ("lowercase(concat(text, '!')) == 'milk!'", ["Milk"]),
         ("max(priority, 2) == 2", ["Mom", "Outline", "Report"]),
-    ])
+    ]
+
+    @Test(arguments: constructs)
     func evaluatesEveryConstruct(predicate: String, expected: [String]) throws {
         let context = try Self.graph()
         #expect(try texts(context, predicate) == expected, "\(predicate)")
+    }
+
+    @Test(arguments: [StoreKind.json, .binary])
+    func fileStoresGiveTheSameResults(kind: StoreKind) throws {
+        let directory = try TemporaryDirectory()
+        var unused: InMemoryStore?
+        _ = try Self.graph(try kind.open(in: directory, memory: &unused))
+        let context = ManagedObjectContext(coordinator: try kind.open(in: directory, memory: &unused))
+        for (predicate, expected) in Self.constructs {
+            #expect(try texts(context, predicate) == expected, "\(kind): \(predicate)")
+        }
     }
 
     @Test func emptyCollectionsFollowTheQuantifierRules() throws {
