@@ -93,7 +93,10 @@ struct RowCodec {
                 guard let d = DecimalText.parse(try reader.string()) else { throw ByteReader.Truncated() }
                 slots.append(.value(.decimal(d)))
             case .string: slots.append(.value(.string(try reader.string())))
-            case .date: slots.append(.value(.date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try reader.u64())))))
+            case .date:
+                let seconds = Double(bitPattern: try reader.u64())
+                guard seconds.isFinite else { throw ByteReader.Truncated() }  // no date is NaN or infinite
+                slots.append(.value(.date(Date(timeIntervalSinceReferenceDate: seconds))))
             case .data: slots.append(.value(.data(Data(try reader.blob()))))
             case .uuid:
                 var bytes: [UInt8] = []

@@ -49,7 +49,9 @@ public enum JSONText {
     /// Reads a JSON value as a value of an attribute type, or says what was expected.
     public static func decode(_ node: JSONNode, as type: AttributeType) -> Result<Value, DecodingProblem> {
         if type == .date, let text = node.numberText {
-            guard let seconds = Double(text) else { return .failure(DecodingProblem(message: "'\(text)' is not a number of seconds")) }
+            guard let seconds = Double(text), seconds.isFinite, abs(seconds) < 1e12 else {
+                return .failure(DecodingProblem(message: "'\(text)' is not a usable number of seconds since 1970"))
+            }
             return .success(.date(Date(timeIntervalSince1970: seconds)))
         }
         switch SchemaValueDecoder.decode(node, as: type) {
