@@ -113,10 +113,25 @@ import ObjectStoreModel
             return reason.contains("Task.priority of 1: expected an integer") && reason.contains("line 20")
         }
 
+        try task2DueIn(text, url: url)
+
         let binaryURL = directory.file("other.json")
         let (storeURL, _) = try binaryStore(in: directory)
         try FileManager.default.copyItem(at: storeURL, to: binaryURL)
         #expect(throws: StoreError.foreignFile(path: binaryURL.path, reason: "it is a binary store; name binary stores without .json")) { try open(binaryURL) }
+    }
+
+    /// A date that is not a finite number of seconds is refused, with its line.
+    private func task2DueIn(_ text: String, url: URL) throws {
+        let infinite = text.replacingOccurrences(of: "\"dueDate\": null", with: "\"dueDate\": 1e400")
+        #expect(infinite != text)
+        try infinite.write(to: url, atomically: true, encoding: .utf8)
+        #expect {
+            try open(url)
+        } throws: { error in
+            guard case .corrupt(_, let reason) = error as? StoreError else { return false }
+            return reason.contains("'1e400' is not a usable number of seconds") && reason.contains("line 20")
+        }
     }
 
     @Test func savesAppendOnlyWhatChangedAndCompactionReclaimsSpace() throws {
