@@ -73,7 +73,9 @@ extension ManagedObject {
 
 /// A key path that cannot be followed.
 public struct KeyPathError: Error, Sendable, CustomStringConvertible {
+    /// The key path.
     public var path: String
+    /// What is wrong with it.
     public var message: String
     public var description: String { "key path '\(path)': \(message)" }
 }

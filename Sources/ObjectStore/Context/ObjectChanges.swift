@@ -1,13 +1,18 @@
 /// The objects a batch of changes touched, by ID.
 public struct ObjectChanges: Sendable, Hashable {
+    /// Objects inserted.
     public var inserted: Set<ObjectID> = []
+    /// Objects changed.
     public var updated: Set<ObjectID> = []
+    /// Objects deleted.
     public var deleted: Set<ObjectID> = []
     /// Objects whose values were reloaded (by a refresh or a merge).
     public var refreshed: Set<ObjectID> = []
 
+    /// No changes.
     public init() {}
 
+    /// Whether nothing changed.
     public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty && refreshed.isEmpty }
 
     func mapped(_ map: (ObjectID) -> ObjectID) -> ObjectChanges {

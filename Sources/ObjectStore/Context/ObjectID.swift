@@ -29,6 +29,7 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
     /// The key within the store.
     public let key: Key
 
+    /// An ID; contexts and stores make them, and `init?(uri:)` reads one back.
     public init(entityName: String, storeIdentifier: String, key: Key) {
         self.entityName = entityName
         self.storeIdentifier = storeIdentifier

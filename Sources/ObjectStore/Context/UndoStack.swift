@@ -29,6 +29,7 @@ public final class UndoStack {
     /// The most groups kept; older ones are dropped. `nil` keeps everything.
     public var levelsOfUndo: Int?
 
+    /// An empty undo stack.
     public init() {}
 
     /// Whether there is a group to undo (including the open one).

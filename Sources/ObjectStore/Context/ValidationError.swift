@@ -2,12 +2,15 @@ import ObjectStoreModel
 
 /// One broken rule found when saving: which object, which key, what value, which rule.
 public struct ValidationFailure: Sendable, Hashable, CustomStringConvertible {
+    /// The object that broke the rule.
     public var objectID: ObjectID
+    /// The object's entity.
     public var entityName: String
     /// The property, or `nil` for a whole-object rule.
     public var key: String?
     /// The offending value, for attributes.
     public var value: Value?
+    /// The rule broken.
     public var rule: ValidationRules.Rule
     /// A sentence a person can act on.
     public var message: String
@@ -26,6 +29,7 @@ public struct ValidationFailure: Sendable, Hashable, CustomStringConvertible {
 /// }
 /// ```
 public struct ValidationError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// Every broken rule of the save.
     public var failures: [ValidationFailure]
 
     public var description: String {
@@ -44,5 +48,6 @@ public struct ValidationError: Error, Sendable, Hashable, CustomStringConvertibl
 /// ```
 public struct ValidationMessage: Error, Sendable, Hashable, CustomStringConvertible {
     public var description: String
+    /// A failure with this message.
     public init(_ message: String) { self.description = message }
 }

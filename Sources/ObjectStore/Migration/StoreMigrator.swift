@@ -28,6 +28,7 @@ public struct StoreMigrator: Sendable {
     /// Objects read and written per batch; memory stays bounded by it.
     public var batchSize = 2_000
 
+    /// A migrator to the current version of `models`.
     public init(models: ModelDirectory) {
         self.models = models
     }
@@ -39,10 +40,12 @@ public struct StoreMigrator: Sendable {
         /// The source version's name, or "the model stored in the file" when the directory no
         /// longer has it.
         public var source: String
+        /// The destination version's name.
         public var destination: String
         /// Whether a custom mapping file drives the step.
         public var usesCustomMapping: Bool
 
+        /// A step from one version to the next.
         public init(source: String, destination: String, usesCustomMapping: Bool) {
             self.source = source
             self.destination = destination
@@ -52,6 +55,7 @@ public struct StoreMigrator: Sendable {
 
     /// What a migration would do: its steps and the objects per source entity.
     public struct Plan: Sendable, Hashable {
+        /// The steps, oldest version first.
         public var steps: [Step]
         /// Objects in the store per entity, before migrating.
         public var objectCounts: [String: Int]
@@ -61,15 +65,20 @@ public struct StoreMigrator: Sendable {
 
     /// Progress of a running migration.
     public struct Progress: Sendable, Hashable, CustomStringConvertible {
+        /// The running step, from 1.
         public var step: Int
+        /// How many steps the migration has.
         public var stepCount: Int
+        /// Objects migrated so far in this step.
         public var done: Int
+        /// Objects in the store.
         public var total: Int
         public var description: String { "step \(step)/\(stepCount): \(done)/\(total) objects" }
     }
 
     /// What a migration did.
     public struct Result: Sendable, Hashable {
+        /// What was done.
         public var plan: Plan
         /// The store as it was before, kept until the caller removes it.
         public var backupURL: URL

@@ -3,14 +3,19 @@ import ObjectStoreModel
 /// An aggregate column of a grouped fetch: `count`, `sum`, `average`, `min` or `max` of a
 /// key path, named as the result key.
 public struct PropertyAggregate: Sendable, Hashable {
+    /// The aggregate functions.
     public enum Function: String, Sendable, Hashable {
         case count, sum, average, min, max
     }
 
+    /// The key of the result in each group row.
     public var name: String
+    /// What is computed.
     public var function: Function
+    /// The key path aggregated.
     public var keyPath: String
 
+    /// An aggregate column: `PropertyAggregate("n", .count, of: "title")`.
     public init(_ name: String, _ function: Function, of keyPath: String) {
         self.name = name
         self.function = function

@@ -33,6 +33,7 @@ public struct FetchRequest: Sendable, Hashable {
     /// with the results, instead of one by one on first access.
     public var relationshipKeyPathsForPrefetching: [String] = []
 
+    /// A request for objects of an entity, optionally filtered and sorted.
     public init(entityName: String, predicate: ObjectPredicate? = nil, sortDescriptors: [SortKey] = []) {
         self.entityName = entityName
         self.predicate = predicate

@@ -16,8 +16,11 @@ import ObjectStoreModel
 public final class FetchedResultsController {
     /// A position in the sections: section index and row index.
     public struct IndexPath: Hashable, Sendable, Comparable, CustomStringConvertible {
+        /// The section index.
         public var section: Int
+        /// The row within the section.
         public var row: Int
+        /// A position.
         public init(section: Int, row: Int) {
             self.section = section
             self.row = row
@@ -28,14 +31,19 @@ public final class FetchedResultsController {
 
     /// One section: its name (the key path's value as text; empty for nil) and objects.
     public struct Section {
+        /// The section key path's value as text (empty for nil).
         public var name: String
+        /// The section's objects, in the request's order.
         public var objects: [ManagedObject]
+        /// How many objects the section has.
         public var count: Int { objects.count }
     }
 
     /// What one change of the context did to the results.
     public struct Change {
+        /// New positions of sections that appeared.
         public var insertedSections: [Int] = []
+        /// Old positions of sections that went.
         public var deletedSections: [Int] = []
         /// New positions of objects that entered the results.
         public var inserted: [IndexPath] = []
@@ -46,19 +54,24 @@ public final class FetchedResultsController {
         /// Objects that changed in place (new positions).
         public var updated: [IndexPath] = []
 
+        /// Whether nothing changed.
         public var isEmpty: Bool {
             insertedSections.isEmpty && deletedSections.isEmpty && inserted.isEmpty && deleted.isEmpty && moved.isEmpty && updated.isEmpty
         }
     }
 
+    /// The request whose results are tracked.
     public let request: FetchRequest
+    /// The context observed.
     public let context: ManagedObjectContext
+    /// The key path that names sections, if any.
     public let sectionKeyPath: String?
     /// Called after the results changed because the context changed.
     public var onChange: ((Change) -> Void)?
     public private(set) var sections: [Section] = []
     private var token: ObservationToken?
 
+    /// Results of `request` in `context`, in sections by `sectionKeyPath`; call ``performFetch()``.
     public init(request: FetchRequest, context: ManagedObjectContext, sectionKeyPath: String? = nil) {
         self.request = request
         self.context = context

@@ -46,6 +46,7 @@ struct EvaluationScope {
 /// A predicate or expression that could not be evaluated: a missing variable, a bad
 /// argument to a function.
 public struct PredicateEvaluationError: Error, Sendable, CustomStringConvertible {
+    /// What went wrong.
     public var message: String
     public var description: String { message }
 }

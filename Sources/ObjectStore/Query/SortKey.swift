@@ -23,10 +23,14 @@ public struct SortKey: Sendable, Hashable {
         case natural
     }
 
+    /// The key path to sort by, through to-one relationships (`location.name`).
     public var keyPath: String
+    /// Whether smaller values come first (nil first).
     public var ascending: Bool
+    /// How strings compare.
     public var comparison: Comparison
 
+    /// A sort key: `SortKey("dueDate")`, `SortKey("priority", ascending: false)`.
     public init(_ keyPath: String, ascending: Bool = true, comparison: Comparison = .exact) {
         self.keyPath = keyPath
         self.ascending = ascending

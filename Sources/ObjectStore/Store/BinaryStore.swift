@@ -30,8 +30,11 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
         case metadata = 1, put = 2, delete = 3, nextKey = 4
     }
 
+    /// The store file.
     public let url: URL
+    /// The model the store was opened with.
     public let model: ManagedObjectModel
+    /// Whether saves are refused.
     public let isReadOnly: Bool
     private var path: String { url.path }
     private let lock = NSLock()

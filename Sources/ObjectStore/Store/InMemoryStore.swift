@@ -7,13 +7,16 @@ import ObjectStoreModel
 /// let coordinator = PersistentStoreCoordinator(model: model, store: InMemoryStore(model: model))
 /// ```
 public final class InMemoryStore: PersistentStore, @unchecked Sendable {
+    /// The store's UUID.
     public let identifier: String
+    /// The model of the objects kept.
     public let model: ManagedObjectModel
     private let lock = NSLock()
     private var rows: [ObjectID: StoredRow] = [:]
     private var idsByEntity: [String: [Int64: ObjectID]] = [:]
     private var nextKeys: [String: Int64] = [:]
 
+    /// An empty store for a model.
     public init(model: ManagedObjectModel, identifier: String = UUID().uuidString) {
         self.model = model
         self.identifier = identifier

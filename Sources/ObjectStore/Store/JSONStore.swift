@@ -14,8 +14,11 @@ public final class JSONStore: PersistentStore, @unchecked Sendable {
     public static let formatVersion = 1
     static let formatName = "ObjectStore JSON store"
 
+    /// The store file.
     public let url: URL
+    /// The model the store was opened with.
     public let model: ManagedObjectModel
+    /// Whether saves are refused.
     public let isReadOnly: Bool
     private var path: String { url.path }
     private let lock = NSLock()

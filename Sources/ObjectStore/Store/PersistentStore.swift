@@ -4,6 +4,7 @@ import ObjectStoreModel
 /// The saved state of one object: its permanent ID, a version that grows with every saved
 /// change, and its slots in the entity's layout.
 public struct StoredRow: Sendable, Hashable {
+    /// The object's permanent ID.
     public var objectID: ObjectID
     /// Incremented by each save that changes the row; used for optimistic locking.
     public var version: Int64
@@ -11,6 +12,7 @@ public struct StoredRow: Sendable, Hashable {
     /// their initial values; stores do not write them.
     public var slots: [SlotValue]
 
+    /// A row of an object at a version.
     public init(objectID: ObjectID, version: Int64, slots: [SlotValue]) {
         self.objectID = objectID
         self.version = version
@@ -33,8 +35,10 @@ public struct StoreChanges: Sendable {
     /// Deleted objects with the version the context loaded.
     public var deleted: [(id: ObjectID, expectedVersion: Int64)] = []
 
+    /// No changes yet.
     public init() {}
 
+    /// Whether the save writes nothing.
     public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
 }
 
@@ -86,6 +90,7 @@ public struct StoreConflictError: Error, Sendable, CustomStringConvertible {
         public var keys: [String]
     }
 
+    /// Every conflicting object.
     public var conflicts: [Conflict]
 
     public var description: String {

@@ -28,6 +28,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     /// derived values such as `isOverdue` testable.
     public let clock: @Sendable () -> Date
 
+    /// A coordinator over a store you made (an `InMemoryStore`, say), with the clock `now()` reads.
     public init(model: ManagedObjectModel, store: any PersistentStore, clock: @escaping @Sendable () -> Date = { Date() }) {
         self.model = model
         self.store = store
@@ -130,8 +131,11 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
 /// save observer of the coordinator; another context merges it with
 /// ``ManagedObjectContext/mergeChanges(from:)``.
 public struct SaveNotification: Sendable {
+    /// Objects the save inserted (with their permanent IDs).
     public var inserted: Set<ObjectID>
+    /// Objects the save changed.
     public var updated: Set<ObjectID>
+    /// Objects the save deleted.
     public var deleted: Set<ObjectID>
     /// Identifies the context that saved.
     public var contextIdentifier: UUID
