@@ -19,15 +19,20 @@ public struct JSONNode: Sendable, Equatable {
 
     /// One `"key": value` pair of an object, with the position of its key.
     public struct Member: Sendable, Equatable {
+        /// The member's key.
         public var key: String
+        /// Where the key starts.
         public var keyLocation: SourceLocation
+        /// The member's value.
         public var value: JSONNode
     }
 
+    /// What the value is.
     public var kind: Kind
     /// Where the value starts in its text.
     public var location: SourceLocation
 
+    /// A value at a location.
     public init(_ kind: Kind, at location: SourceLocation = SourceLocation(line: 0, column: 0)) {
         self.kind = kind
         self.location = location
@@ -83,9 +88,12 @@ public struct JSONNode: Sendable, Equatable {
 
 /// A line and column (both 1-based) in a text.
 public struct SourceLocation: Sendable, Hashable, CustomStringConvertible {
+    /// The line, from 1.
     public var line: Int
+    /// The column in characters, from 1.
     public var column: Int
 
+    /// A location.
     public init(line: Int, column: Int) {
         self.line = line
         self.column = column

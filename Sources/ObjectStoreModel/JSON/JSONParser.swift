@@ -1,6 +1,8 @@
 /// A malformed JSON text: what was wrong and where.
 public struct JSONSyntaxError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Where the problem is.
     public var location: SourceLocation
+    /// What was found and what was expected.
     public var message: String
 
     public var description: String { "\(location): \(message)" }

@@ -62,6 +62,7 @@ public enum JSONText {
 
     /// Why a JSON value is not a value of the expected type.
     public struct DecodingProblem: Error, Sendable, Hashable {
+        /// What was expected.
         public var message: String
     }
 }

@@ -3,11 +3,14 @@
 /// ``MappingModel/infer(from:to:)`` (lightweight migration), from a custom mapping file, or
 /// both (the file wins for what it names).
 public struct MappingModel: Sendable, Hashable {
+    /// The version the objects come from.
     public let source: ManagedObjectModel
+    /// The version the objects go to.
     public let destination: ManagedObjectModel
     /// One mapping per destination entity that receives objects.
     public var entityMappings: [EntityMapping]
 
+    /// A mapping from its parts; usually made by `infer(from:to:)` or `custom(_:file:from:to:)`.
     public init(source: ManagedObjectModel, destination: ManagedObjectModel, entityMappings: [EntityMapping]) {
         self.source = source
         self.destination = destination
@@ -17,6 +20,7 @@ public struct MappingModel: Sendable, Hashable {
 
 /// Where a destination entity's objects come from.
 public struct EntityMapping: Sendable, Hashable {
+    /// The entity made.
     public var destinationEntity: String
     /// The source entity; each of its objects (of exactly that entity) becomes one
     /// destination object with the same key, unless ``distinctBy`` is set.
@@ -30,6 +34,7 @@ public struct EntityMapping: Sendable, Hashable {
     /// How each destination relationship gets its destinations.
     public var relationships: [String: RelationshipMapping]
 
+    /// An entity mapping from its parts.
     public init(destinationEntity: String, sourceEntity: String, distinctBy: ObjectExpression? = nil, attributes: [String: ValueMapping] = [:], relationships: [String: RelationshipMapping] = [:]) {
         self.destinationEntity = destinationEntity
         self.sourceEntity = sourceEntity
@@ -58,6 +63,7 @@ public enum RelationshipMapping: Sendable, Hashable {
 /// A mapping that cannot be inferred: each problem names entity.property and why; a custom
 /// mapping file is needed.
 public struct MappingInferenceError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// One line per entity.property that needs a custom mapping, with why.
     public var problems: [String]
     public var description: String {
         "cannot infer a mapping (write a custom mapping file for these; see docs/migration.md):\n" + problems.map { "  " + $0 }.joined(separator: "\n")

@@ -27,6 +27,7 @@ public struct AttributeDescription: Sendable, Hashable {
     /// Free-form key/value strings for the application.
     public var userInfo: [String: String] = [:]
 
+    /// An optional, stored attribute without default or rules.
     public init(name: String, type: AttributeType) {
         self.name = name
         self.type = type
@@ -55,6 +56,7 @@ public struct ValidationRules: Sendable, Hashable {
     /// The only values allowed, when set.
     public var allowedValues: [Value]?
 
+    /// No rules.
     public init() {}
 
     /// Whether no rule is set.
@@ -107,7 +109,9 @@ public struct ValidationRules: Sendable, Hashable {
 
     /// One broken rule.
     public struct RuleFailure: Sendable, Hashable {
+        /// Which rule.
         public var rule: Rule
+        /// What is wrong, for a person.
         public var message: String
     }
 

@@ -124,6 +124,7 @@ public struct IndexDescription: Sendable, Hashable {
     /// The indexed property names, in order.
     public var propertyNames: [String]
 
+    /// An index over properties in order.
     public init(name: String, propertyNames: [String]) {
         self.name = name
         self.propertyNames = propertyNames

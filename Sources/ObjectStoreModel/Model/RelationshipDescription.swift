@@ -40,6 +40,7 @@ public struct RelationshipDescription: Sendable, Hashable {
     /// Free-form key/value strings for the application.
     public var userInfo: [String: String] = [:]
 
+    /// An optional to-one relationship without inverse, nullified on delete.
     public init(name: String, destination: String) {
         self.name = name
         self.destinationEntityName = destination

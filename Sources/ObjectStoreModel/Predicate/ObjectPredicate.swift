@@ -94,12 +94,18 @@ public struct PredicateComparison: Sendable, Hashable {
         public static let normalized = Options(rawValue: 4)
     }
 
+    /// ANY, ALL, NONE or none.
     public var quantifier: Quantifier
+    /// The left side.
     public var lhs: ObjectExpression
+    /// The operator.
     public var op: Operator
+    /// String options.
     public var options: Options
+    /// The right side.
     public var rhs: ObjectExpression
 
+    /// A comparison.
     public init(_ lhs: ObjectExpression, _ op: Operator, _ rhs: ObjectExpression, quantifier: Quantifier = .direct, options: Options = []) {
         self.lhs = lhs
         self.op = op
@@ -217,7 +223,9 @@ extension ObjectPredicate {
 
 /// A `$VARIABLE` with no value when a predicate was used.
 public struct PredicateVariableError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The variable without its `$`.
     public var name: String
+    /// The variables that were given.
     public var known: [String]
     public var description: String {
         "no value for the variable $\(name)" + (known.isEmpty ? "" : " (given: " + known.map { "$" + $0 }.joined(separator: ", ") + ")")

@@ -7,6 +7,7 @@ public struct SchemaDiagnostic: Sendable, Hashable, CustomStringConvertible {
     /// What is wrong, naming the entity and property where there is one.
     public var message: String
 
+    /// A diagnostic at a JSON path.
     public init(path: String, location: SourceLocation? = nil, message: String) {
         self.path = path
         self.location = location
@@ -34,6 +35,7 @@ public struct SchemaError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Every problem, in file order.
     public var diagnostics: [SchemaDiagnostic]
 
+    /// An error for a file with its diagnostics.
     public init(file: String, diagnostics: [SchemaDiagnostic]) {
         self.file = file
         self.diagnostics = diagnostics
