@@ -211,6 +211,17 @@ struct TaskctlCommandTests {
         #expect(try t.texts() == ["Readable"])
     }
 
+    @Test func storeCheckFindsDuplicatesOfUniqueValues() throws {
+        let t = try TaskctlRunner(storeName: "tasks.json")
+        try t.ok("add", "a", "--location", "Home")
+        try t.ok("location", "add", "Work")
+        let text = try String(contentsOf: t.store, encoding: .utf8)
+        try text.replacingOccurrences(of: "\"name\": \"Work\"", with: "\"name\": \"Home\"").write(to: t.store, atomically: true, encoding: .utf8)
+        let check = try t.run("store", "check")
+        #expect(check.status == 2)
+        #expect(check.err.contains("Location 2 has the same name as Location 1"))
+    }
+
     @Test func theDefaultStoreFollowsXDG() throws {
         let t = try TaskctlRunner()
         t.extraEnvironment["TASKCTL_STORE"] = ""

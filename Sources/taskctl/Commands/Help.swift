@@ -131,7 +131,8 @@ enum Help {
 
             info: the store's format, path, model version, objects per entity and size.
             check: integrity: every reference points at an existing object, inverses agree,
-            checksums match. Exit status 2 when a problem is found.
+            unique values (location names, task UUIDs) are unique, checksums match. Exit status 2
+            when a problem is found.
             compact: rewrite a binary store without the space of old versions of tasks (also
             done automatically once that space outweighs the live data).
             """,

@@ -82,10 +82,27 @@ enum StoreCommands {
                 }
             }
         }
+        // Uniqueness constraints hold across the whole store.
+        for entity in model.entities {
+            for constraint in entity.uniquenessConstraints {
+                let indices = constraint.compactMap { entity.slot(of: $0) }
+                var seen: [[SlotValue]: ObjectID] = [:]
+                for (id, row) in rows.sorted(by: { ($0.key.primaryKey ?? 0) < ($1.key.primaryKey ?? 0) })
+                where model.entity(named: id.entityName)?.isKind(of: entity.name) == true {
+                    let key = indices.map { $0 < row.slots.count ? row.slots[$0] : .value(.null) }
+                    guard !key.contains(.value(.null)) else { continue }
+                    if let other = seen[key] {
+                        problems.append("\(id.entityName) \(id.primaryKey ?? 0) has the same \(constraint.joined(separator: ", ")) as \(other.entityName) \(other.primaryKey ?? 0)")
+                    } else {
+                        seen[key] = id
+                    }
+                }
+            }
+        }
         if !problems.isEmpty {
             throw CLIError.store("the store has \(problems.count) problem(s):\n" + problems.sorted().prefix(50).joined(separator: "\n"))
         }
-        app.output.line("ok: \(rows.count) objects, every reference and inverse consistent, checksums verified")
+        app.output.line("ok: \(rows.count) objects, every reference and inverse consistent, unique values unique, checksums verified")
     }
 
     static func migrate(_ words: [String], _ app: App) throws {
