@@ -83,10 +83,7 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
         self.fileLock = FileLock(storePath: url.path)
         try fileLock.createIfMissing(readOnly: readOnly) { try create(identifier: identifier ?? UUID().uuidString) }
         try lock.withLock { try reload() }
-        if let metadata = state.metadata {
-            let differing = metadata.incompatibleEntities(with: model)
-            if !differing.isEmpty { throw StoreError.incompatibleModel(path: url.path, entities: differing) }
-        }
+        try state.metadata?.requireCompatible(with: model, path: url.path)
     }
 
     /// Reads a store file's metadata without opening it for a model (to pick a migration).

@@ -47,10 +47,7 @@ public final class JSONStore: PersistentStore, @unchecked Sendable {
             try FileIO.writeAtomically(Array(Self.render(metadata, rows: [:], model: model).utf8), to: url.path)
         }
         try lock.withLock { try reload() }
-        if let metadata = storedMetadata {
-            let differing = metadata.incompatibleEntities(with: model)
-            if !differing.isEmpty { throw StoreError.incompatibleModel(path: url.path, entities: differing) }
-        }
+        try storedMetadata?.requireCompatible(with: model, path: url.path)
     }
 
     /// Reads a store file's metadata without opening it for a model (to pick a migration).

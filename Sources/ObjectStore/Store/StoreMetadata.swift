@@ -40,6 +40,13 @@ public struct StoreMetadata: Sendable, Hashable {
         return Set(mine.keys).union(theirs.keys).filter { mine[$0] != theirs[$0] }.sorted()
     }
 
+    /// Throws ``StoreError/incompatibleModel(path:entities:)`` unless the store was written
+    /// with `model`'s entity hashes.
+    func requireCompatible(with model: ManagedObjectModel, path: String) throws {
+        let differing = incompatibleEntities(with: model)
+        if !differing.isEmpty { throw StoreError.incompatibleModel(path: path, entities: differing) }
+    }
+
     /// The model the store was written with, loaded from the stored schema.
     public func storedModel() throws(SchemaError) -> ManagedObjectModel {
         try ManagedObjectModel(schema: schemaText, file: "<model stored in \(storeIdentifier)>", versionName: modelVersionName)
