@@ -115,6 +115,7 @@ extension ManagedObjectContext {
             }
             let mine = object.changedSlotIndices
             let theirs = Set(conflictKeys.compactMap { object.entity.slot(of: $0) })
+            let base = object.committedSlots ?? row.slots
             switch mergePolicy {
             case .error:
                 break
@@ -122,14 +123,18 @@ extension ManagedObjectContext {
                 object.slots = row.slots
                 result.removeAll { $0 === object }
             case .memoryWins:
-                break
+                // To-many lists merge edge by edge even here: each edge is the other half of
+                // a to-one that some save set, so a whole list would break inverses.
+                for index in mine where theirs.contains(index) && row.slots.indices.contains(index) {
+                    if let edges = Self.mergeEdges(base: base[index], mine: object.slots[index], theirs: row.slots[index]) { object.slots[index] = edges }
+                }
             case .mergeByPropertyMemoryWins:
                 var merged = row.slots
-                for index in mine { merged[index] = object.slots[index] }
+                for index in mine { merged[index] = Self.mergeEdges(base: base[index], mine: object.slots[index], theirs: row.slots[index]) ?? object.slots[index] }
                 object.slots = merged
             case .mergeByPropertyStoreWins:
                 var merged = object.slots
-                for index in theirs { merged[index] = row.slots[index] }
+                for index in theirs { merged[index] = Self.mergeEdges(base: base[index], mine: object.slots[index], theirs: row.slots[index]) ?? row.slots[index] }
                 object.slots = merged
             }
             object.committedSlots = row.slots
@@ -137,6 +142,21 @@ extension ManagedObjectContext {
         }
         if mergePolicy == .error { throw StoreConflictError(conflicts: detailed) }
         return result
+    }
+
+    /// A to-many list changed on both sides, merged per edge: the other save's list, less
+    /// the objects this context removed, plus the ones it added (in its order). Two
+    /// processes adding tasks to one location both keep theirs. `nil` for other slots.
+    static func mergeEdges(base: SlotValue, mine: SlotValue, theirs: SlotValue) -> SlotValue? {
+        guard case .toMany(let mineIDs) = mine, case .toMany(let theirIDs) = theirs else { return nil }
+        let baseIDs: [ObjectID]
+        if case .toMany(let ids) = base { baseIDs = ids } else { baseIDs = [] }
+        let before = Set(baseIDs), after = Set(mineIDs)
+        let removed = before.subtracting(after)
+        var merged = theirIDs.filter { !removed.contains($0) }
+        var present = Set(merged)
+        for id in mineIDs where !before.contains(id) && present.insert(id).inserted { merged.append(id) }
+        return .toMany(merged)
     }
 
     /// Clears the change state after a save.

@@ -149,13 +149,19 @@ public struct StoreMigrator: Sendable {
     @discardableResult
     public func migrate(storeURL: URL, destinationURL: URL? = nil, progress: ((Progress) -> Void)? = nil) throws -> Result? {
         let lock = FileLock(storePath: storeURL.path)
-        return try lock.withLock { () throws -> Result? in
+        return try lock.withLock { (_: Int32, realPath: String) throws -> Result? in
+            // The new store goes beside the real file, so a symbolic link to it stays one.
+            let storeURL = URL(fileURLWithPath: realPath)
             let metadata = try Self.metadata(at: storeURL)
             let current = try models.currentModel()
             Self.removeLeftovers(of: destinationURL ?? storeURL)
             let chain = try self.chain(for: metadata)
             let converting = destinationURL.map { StoreType.forFile($0) != StoreType.forFile(storeURL) } ?? false
             guard chain.count > 1 || converting else { return nil }
+            var info = stat()
+            if destinationURL == nil, stat(storeURL.path, &info) == 0, info.st_nlink > 1 {
+                throw StoreError.io(path: storeURL.path, reason: "the store has \(info.st_nlink) hard links, and migrating it would leave the others behind; use a symbolic link to share a store")
+            }
             let plan = try self.plan(storeURL: storeURL)
             let total = plan.objectCounts.values.reduce(0, +)
             var input = storeURL
@@ -190,7 +196,6 @@ public struct StoreMigrator: Sendable {
                 throw StoreError.io(path: finalURL.path, reason: "cannot put the migrated store in place: \(FileIO.errorText())")
             }
             FileIO.syncDirectory(of: finalURL.path)
-            unlink(input.path + ".lock")
             temporaries.removeAll { $0 == input }
             return Result(plan: plan, backupURL: backup)
         }
@@ -209,7 +214,6 @@ public struct StoreMigrator: Sendable {
 
     static func remove(_ url: URL) {
         unlink(url.path)
-        unlink(url.path + ".lock")
     }
 
     /// Leftovers of a migration that was killed: temporary stores beside `storeURL`.

@@ -49,6 +49,14 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
     }
 
     private var state = State()
+    /// The file the state was read from, kept open: while it is, its inode cannot be reused,
+    /// so "the path names the same file" reliably means "no compaction or migration replaced
+    /// it" (a closed file's inode number can come back for its replacement).
+    private var held: (fd: Int32, identity: FileIdentity)?
+    /// Why the last automatic compaction failed, if it did. The save that ran it had
+    /// committed; compaction is housekeeping, so its failure does not fail the save.
+    public var housekeepingWarning: String? { lock.withLock { lastHousekeepingWarning } }
+    private var lastHousekeepingWarning: String?
 
     private struct State {
         var metadata: StoreMetadata?
@@ -58,7 +66,6 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
         var chunks: [[UInt8]] = []
         var committedLength = 0
         var commitCount: UInt64 = 0
-        var fingerprint: [Int64]?
         var liveBytes = 0
         var deadBytes = 0
     }
@@ -81,18 +88,21 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
         self.model = model
         self.isReadOnly = readOnly
         self.fileLock = FileLock(storePath: url.path)
-        try fileLock.createIfMissing(readOnly: readOnly) { try create(identifier: identifier ?? UUID().uuidString) }
-        try lock.withLock { try reload() }
+        try fileLock.createIfMissing(readOnly: readOnly) { create(identifier: identifier ?? UUID().uuidString) }
+        try fileLock.withLock(exclusive: false) { fd, _ in try lock.withLock { try reload(fd) } }
         try state.metadata?.requireCompatible(with: model, path: url.path)
+    }
+
+    deinit {
+        if let held { close(held.fd) }
     }
 
     /// Reads a store file's metadata without opening it for a model (to pick a migration).
     public static func metadata(at url: URL) throws -> StoreMetadata {
-        let path = url.path
-        try FileIO.requireRegularFile(path)
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw StoreError.io(path: path, reason: "cannot open: \(FileIO.errorText())") }
-        defer { close(fd) }
+        try FileLock(storePath: url.path).withLock(exclusive: false) { fd, _ in try metadata(fd, path: url.path) }
+    }
+
+    private static func metadata(_ fd: Int32, path: String) throws -> StoreMetadata {
         var info = stat()
         let size = fstat(fd, &info) == 0 ? Int(info.st_size) : 0
         // Only the header and the first commit, which holds the metadata record.
@@ -120,13 +130,13 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
 
     // MARK: Creating and reading
 
-    private func create(identifier: String) throws {
+    private func create(identifier: String) -> [UInt8] {
         let metadata = StoreMetadata(storeIdentifier: identifier, model: model)
         var payload = ByteWriter()
         Self.writeMetadata(metadata, entityNames: model.entities.map(\.name), into: &payload)
         let frame = Self.frame(payload.bytes)
         let header = Self.header(committedLength: Self.headerSize + frame.count, commitCount: 1)
-        try FileIO.writeAtomically(header + frame, to: path)
+        return header + frame
     }
 
     static func writeMetadata(_ metadata: StoreMetadata, entityNames: [String], into writer: inout ByteWriter) {
@@ -163,40 +173,39 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
         return writer.bytes
     }
 
-    /// Reads the whole file again.
-    private func reload() throws {
-        try FileIO.requireRegularFile(path)
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw StoreError.io(path: path, reason: "cannot open: \(FileIO.errorText())") }
-        defer { close(fd) }
-        let fingerprint = FileIO.fingerprint(path)
+    /// Reads the whole file again, from a descriptor of the locked file.
+    private func reload(_ fd: Int32) throws {
         var fresh = State()
         try Self.parse(try FileIO.readAll(fd, path: path, from: 0), path: path, into: &fresh, chunk: 0, from: nil)
-        fresh.fingerprint = fingerprint
         state = fresh
+        try hold(fd)
     }
 
-    /// Picks up commits another process appended (or a compaction that replaced the file).
-    private func refreshIfChanged() throws {
-        let now = FileIO.fingerprint(path)
-        guard now != state.fingerprint else { return }
-        guard let now, let before = state.fingerprint, now[0] == before[0], now[1] == before[1] else {
-            try reload()
-            return
-        }
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw StoreError.io(path: path, reason: "cannot open: \(FileIO.errorText())") }
-        defer { close(fd) }
+    /// Keeps a descriptor of the file the state came from.
+    private func hold(_ fd: Int32) throws {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw StoreError.io(path: path, reason: "cannot read: \(FileIO.errorText())") }
+        let copy = dup(fd)
+        guard copy >= 0 else { throw StoreError.io(path: path, reason: "cannot keep the file open: \(FileIO.errorText())") }
+        if let held { close(held.fd) }
+        held = (copy, FileIdentity(info))
+    }
+
+    /// Picks up commits another process appended, or reads the file anew when it was
+    /// replaced (a compaction, a migration). `fd` is the locked file. The header is read
+    /// under the lock and the file's size after it, so a healthy store never looks truncated.
+    private func refresh(_ fd: Int32) throws {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw StoreError.io(path: path, reason: "cannot read: \(FileIO.errorText())") }
+        guard let held, held.identity == FileIdentity(info) else { return try reload(fd) }
         let head = try FileIO.read(fd, count: Self.headerSize, at: 0, path: path)
-        let (committed, count) = try Self.parseHeader(head, path: path, fileSize: Int(now[2]))
-        guard committed > state.committedLength else {
-            if committed < state.committedLength { try reload() } else { state.fingerprint = now }
-            return
-        }
+        guard fstat(fd, &info) == 0 else { throw StoreError.io(path: path, reason: "cannot read: \(FileIO.errorText())") }
+        let (committed, count) = try Self.parseHeader(head, path: path, fileSize: Int(info.st_size))
+        if committed == state.committedLength && count == state.commitCount { return }
+        guard committed > state.committedLength, count > state.commitCount else { return try reload(fd) }
         let tail = try FileIO.read(fd, count: committed - state.committedLength, at: state.committedLength, path: path)
         try Self.parse(tail, path: path, into: &state, chunk: state.chunks.count, from: 0, upTo: tail.count, base: state.committedLength)
         state.commitCount = count
-        state.fingerprint = now
     }
 
     private static func parseHeader(_ bytes: [UInt8], path: String, fileSize: Int) throws -> (committedLength: Int, commitCount: UInt64) {
@@ -354,9 +363,11 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
     }
 
     public func slotValues(ofEntity entityName: String, slots: [Int]) throws -> [(ObjectID, [SlotValue])] {
-        try lock.withLock {
-            try refreshIfChanged()
-            return try slotValuesLocked(ofEntity: entityName, slots: slots)
+        try fileLock.withLock(exclusive: false) { fd, _ in
+            try lock.withLock {
+                try refresh(fd)
+                return try slotValuesLocked(ofEntity: entityName, slots: slots)
+            }
         }
     }
 
@@ -381,11 +392,13 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
     }
 
     public func objectIDs(ofEntity entityName: String) throws -> [ObjectID] {
-        try lock.withLock {
-            try refreshIfChanged()
-            let identifier = state.metadata?.storeIdentifier ?? ""
-            return (state.keysByEntity[entityName] ?? []).sorted().map {
-                ObjectID(entityName: entityName, storeIdentifier: identifier, key: .permanent($0))
+        try fileLock.withLock(exclusive: false) { fd, _ in
+            try lock.withLock {
+                try refresh(fd)
+                let identifier = state.metadata?.storeIdentifier ?? ""
+                return (state.keysByEntity[entityName] ?? []).sorted().map {
+                    ObjectID(entityName: entityName, storeIdentifier: identifier, key: .permanent($0))
+                }
             }
         }
     }
@@ -393,9 +406,9 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
     public func allocateKeys(count: Int, entityName: String) throws -> [Int64] {
         guard count > 0 else { return [] }
         guard !isReadOnly else { throw StoreError.readOnly(path: path) }
-        return try fileLock.withLock {
+        return try fileLock.withLock { fd, _ in
             try lock.withLock {
-                try refreshIfChanged()
+                try refresh(fd)
                 guard let index = state.codec?.entityIndex[entityName] else {
                     throw StoreError.io(path: path, reason: "entity \(entityName) is not in this store")
                 }
@@ -404,7 +417,7 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
                 payload.u8(RecordTag.nextKey.rawValue)
                 payload.varint(UInt64(index))
                 payload.signed(first + Int64(count))
-                try append(payload.bytes)
+                try append(payload.bytes, fd: fd)
                 state.metadata?.nextKeys[entityName] = first + Int64(count)
                 return (0..<Int64(count)).map { first + $0 }
             }
@@ -414,9 +427,9 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
     public func save(_ changes: StoreChanges) throws -> [ObjectID: ObjectID] {
         guard !changes.isEmpty else { return [:] }
         guard !isReadOnly else { throw StoreError.readOnly(path: path) }
-        return try fileLock.withLock {
+        return try fileLock.withLock { fd, realPath in
             try lock.withLock {
-                try refreshIfChanged()
+                try refresh(fd)
                 try checkVersions(changes, current: { state.entries[$0]?.version })
                 let violations = try UniquenessCheck(model: model).failures(changes, existing: { try slotValuesLocked(ofEntity: $0, slots: $1) }) { id, slots in
                     guard let entry = state.entries[id] else { return nil }
@@ -455,7 +468,7 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
                     payload.varint(UInt64(index))
                     payload.signed(key)
                 }
-                try append(payload.bytes)
+                try append(payload.bytes, fd: fd)
                 state.metadata?.nextKeys = nextKeys
                 // The commit's bytes are where its rows are read from from now on.
                 let chunk = state.chunks.count
@@ -477,7 +490,13 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
                     if let key = id.primaryKey { state.keysByEntity[id.entityName]?.remove(key) }
                 }
                 if state.deadBytes > compactionThreshold && state.deadBytes > state.liveBytes {
-                    try compactLocked()
+                    // The save is durable already: a compaction that fails leaves a warning.
+                    do {
+                        try compactLocked(path: realPath)
+                        lastHousekeepingWarning = nil
+                    } catch {
+                        lastHousekeepingWarning = "the store was saved, but compacting it failed: \(error)"
+                    }
                 }
                 return mapping
             }
@@ -500,11 +519,8 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
     }
 
     /// Appends one commit and moves the committed length past it. Caller holds both locks.
-    private func append(_ payload: [UInt8]) throws {
+    private func append(_ payload: [UInt8], fd: Int32) throws {
         let frame = Self.frame(payload)
-        let fd = open(path, O_RDWR | O_CLOEXEC)
-        guard fd >= 0 else { throw StoreError.io(path: path, reason: "cannot open for writing: \(FileIO.errorText())") }
-        defer { close(fd) }
         let end = state.committedLength + frame.count
         // The commit goes where the last one ended; a torn tail from a crash is overwritten.
         try FileIO.write(fd, frame, at: state.committedLength, path: path)
@@ -515,7 +531,14 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
         try FileIO.sync(fd, path: path)
         state.committedLength = end
         state.commitCount += 1
-        state.fingerprint = FileIO.fingerprint(path)
+    }
+
+    public func withExclusiveAccess<T>(_ body: () throws -> T) throws -> T {
+        guard !isReadOnly else { throw StoreError.readOnly(path: path) }
+        return try fileLock.withLock { fd, _ in
+            try lock.withLock { try refresh(fd) }
+            return try body()
+        }
     }
 
     // MARK: Compaction
@@ -524,15 +547,15 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
     /// deleted ones. Atomic: a crash leaves the old file or the new one.
     public func compact() throws {
         guard !isReadOnly else { throw StoreError.readOnly(path: path) }
-        try fileLock.withLock {
+        try fileLock.withLock { fd, realPath in
             try lock.withLock {
-                try refreshIfChanged()
-                try compactLocked()
+                try refresh(fd)
+                try compactLocked(path: realPath)
             }
         }
     }
 
-    private func compactLocked() throws {
+    private func compactLocked(path realPath: String) throws {
         guard let metadata = state.metadata, let codec = state.codec else { return }
         // The metadata in a commit of its own, so reading it never reads the rows.
         var metadataPayload = ByteWriter()
@@ -549,7 +572,9 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
         }
         let frames = Self.frame(metadataPayload.bytes) + (payload.bytes.isEmpty ? [] : Self.frame(payload.bytes))
         let header = Self.header(committedLength: Self.headerSize + frames.count, commitCount: state.commitCount + 1)
-        try FileIO.writeAtomically(header + frames, to: path)
-        try reload()
+        // Beside the real file, so a symbolic link to the store stays one.
+        let fd = try FileIO.replace(realPath, with: header + frames)
+        defer { close(fd) }
+        try reload(fd)
     }
 }

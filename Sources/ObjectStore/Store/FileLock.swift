@@ -7,39 +7,120 @@ import Musl
 import Darwin
 #endif
 
-/// An exclusive lock on a side file (`STORE.lock`) held around every save, so processes that
-/// share a store take turns. The lock file is never renamed, unlike the store it guards.
+/// Which file a descriptor or path refers to, whatever its name: device and inode.
+struct FileIdentity: Hashable {
+    var device: UInt64
+    var inode: UInt64
+
+    init(_ info: stat) {
+        device = UInt64(truncatingIfNeeded: info.st_dev)
+        inode = UInt64(truncatingIfNeeded: info.st_ino)
+    }
+}
+
+/// The lock every process sharing a store takes: `flock` on the store file itself, so every
+/// name of the file (the real path, a symbolic link, a hard link) shares one lock, where a
+/// side file per path string would give each name its own.
+///
+/// A store file can be replaced by a rename (a JSON save, a compaction, a migration) while
+/// others wait for its lock; a waiter that then finds its path naming another file retries
+/// on the new one. Saves hold the lock exclusively; readers share it, so they never see a
+/// commit half written. Within one process a per-file recursive lock serialises threads
+/// and lets a thread that holds the lock take it again (a migration opens the store it
+/// holds), since `flock` would make two descriptors of one process wait for each other.
 final class FileLock: @unchecked Sendable {
-    private let path: String
-    private let storePath: String
-    private let lock = NSLock()
+    /// The path as given (a symbolic link stays one; see ``resolvedPath``).
+    let storePath: String
 
     init(storePath: String) {
         self.storePath = storePath
-        self.path = storePath + ".lock"
     }
 
-    /// Creates a store file with `make` unless it exists (checked again under the lock, so
-    /// two processes opening a missing store at once create it once).
-    func createIfMissing(readOnly: Bool, _ make: () throws -> Void) throws {
-        guard !FileIO.exists(storePath) else { return }
+    /// The file the path names now: symbolic links followed, also to a file that does not
+    /// exist yet. Files are written beside this path, so a link keeps pointing at the store.
+    var resolvedPath: String { FileIO.resolve(storePath) }
+
+    /// Creates a store file with the bytes `make` returns unless it exists. The new file is
+    /// written whole under a temporary name and linked in place, which fails when another
+    /// process created it first: the store is created once, complete, without a lock.
+    func createIfMissing(readOnly: Bool, _ make: () throws -> [UInt8]) throws {
+        let path = resolvedPath
+        guard !FileIO.exists(path) else { return }
         guard !readOnly else { throw StoreError.io(path: storePath, reason: "no such store") }
-        try withLock {
-            if !FileIO.exists(storePath) { try make() }
+        try FileIO.createExclusively(try make(), at: path)
+    }
+
+    private final class Holder: @unchecked Sendable {
+        let lock = NSRecursiveLock()
+        /// Nesting depth of the thread that holds `lock`.
+        var depth = 0
+    }
+
+    nonisolated(unsafe) private static var holders: [FileIdentity: Holder] = [:]
+    private static let holdersLock = NSLock()
+
+    private static func holder(for identity: FileIdentity) -> Holder {
+        holdersLock.withLock {
+            if let holder = holders[identity] { return holder }
+            let holder = Holder()
+            holders[identity] = holder
+            return holder
         }
     }
 
-    /// Runs `body` holding both the in-process lock and the file lock.
-    func withLock<T>(_ body: () throws -> T) throws -> T {
-        try lock.withLock {
-            let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-            guard fd >= 0 else { throw StoreError.io(path: path, reason: "cannot open the lock file: \(String(cString: strerror(errno)))") }
-            defer { close(fd) }
-            while flock(fd, LOCK_EX) != 0 {
-                guard errno == EINTR else { throw StoreError.io(path: path, reason: "cannot lock: \(String(cString: strerror(errno)))") }
+    /// Runs `body` holding the lock: exclusive for writers, shared for readers. `body` gets
+    /// a descriptor of the locked file (open for writing when exclusive) and its resolved path.
+    ///
+    /// - Throws: ``StoreError/readOnly(path:)`` when writing to a file nobody may write (mode
+    ///   0444, say): a save would otherwise replace it with a writable one.
+    func withLock<T>(exclusive: Bool = true, _ body: (_ fd: Int32, _ path: String) throws -> T) throws -> T {
+        var attempts = 0
+        while true {
+            attempts += 1
+            let path = resolvedPath
+            try FileIO.requireRegularFile(path)
+            let fd = open(path, (exclusive ? O_RDWR : O_RDONLY) | O_CLOEXEC)
+            if fd < 0 && exclusive && (errno == EACCES || errno == EROFS) { throw StoreError.readOnly(path: storePath) }
+            guard fd >= 0 else { throw StoreError.io(path: storePath, reason: "cannot open: \(FileIO.errorText())") }
+            var info = stat()
+            guard fstat(fd, &info) == 0 else {
+                close(fd)
+                throw StoreError.io(path: storePath, reason: "cannot read: \(FileIO.errorText())")
             }
-            defer { _ = flock(fd, LOCK_UN) }
-            return try body()
+            if exclusive && (info.st_mode & 0o222) == 0 {
+                close(fd)
+                throw StoreError.readOnly(path: storePath)
+            }
+            let identity = FileIdentity(info)
+            let holder = Self.holder(for: identity)
+            holder.lock.lock()
+            defer { holder.lock.unlock() }
+            // A thread that holds the lock already (through another descriptor) nests.
+            let outermost = holder.depth == 0
+            if outermost {
+                while flock(fd, exclusive ? LOCK_EX : LOCK_SH) != 0 {
+                    guard errno == EINTR else {
+                        let reason = FileIO.errorText()
+                        close(fd)
+                        throw StoreError.io(path: storePath, reason: "cannot lock: \(reason)")
+                    }
+                }
+            }
+            // The file may have been replaced while we waited: lock the one the path names.
+            var now = stat()
+            guard !outermost || (stat(path, &now) == 0 && FileIdentity(now) == identity) else {
+                flock(fd, LOCK_UN)
+                close(fd)
+                guard attempts < 1_000 else { throw StoreError.io(path: storePath, reason: "the file keeps being replaced; cannot lock it") }
+                continue
+            }
+            holder.depth += 1
+            defer {
+                holder.depth -= 1
+                if outermost { flock(fd, LOCK_UN) }
+                close(fd)
+            }
+            return try body(fd, path)
         }
     }
 }
@@ -123,14 +204,53 @@ enum FileIO {
         close(fd)
     }
 
-    /// Replaces a file atomically: a temporary file (0600) in the same directory, flushed,
-    /// then renamed over the target.
-    static func writeAtomically(_ bytes: [UInt8], to path: String) throws {
+    /// Replaces a file atomically: a temporary file in the same directory, flushed, then
+    /// renamed over the target. The new file keeps the old one's permissions. A file with
+    /// several hard links is refused: the rename would give only one of its names the new
+    /// contents, and the names would go separate ways.
+    ///
+    /// - Returns: a descriptor of the new file (the caller closes it), so the caller reads
+    ///   back exactly what it wrote even if someone replaces the file again at once.
+    static func replace(_ path: String, with bytes: [UInt8]) throws -> Int32 {
+        var info = stat()
+        var mode: mode_t = 0o600
+        if stat(path, &info) == 0 {
+            guard info.st_nlink <= 1 else {
+                throw StoreError.io(path: path, reason: "the file has \(info.st_nlink) hard links, and rewriting it would leave the others behind; use a symbolic link to share a store")
+            }
+            mode = info.st_mode & 0o7777
+        }
+        let temporary = try writeTemporary(bytes, beside: path, mode: mode)
+        let fd = open(temporary, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0, rename(temporary, path) == 0 else {
+            let reason = errorText()
+            if fd >= 0 { close(fd) }
+            unlink(temporary)
+            throw StoreError.io(path: path, reason: "cannot replace the file: \(reason)")
+        }
+        syncDirectory(of: path)
+        return fd
+    }
+
+    /// Creates `path` with `bytes` unless it exists (then does nothing): the file is written
+    /// and flushed under a temporary name, then linked in, so nobody sees it half written.
+    static func createExclusively(_ bytes: [UInt8], at path: String) throws {
+        let temporary = try writeTemporary(bytes, beside: path, mode: 0o600)
+        defer { unlink(temporary) }
+        if link(temporary, path) != 0 {
+            if errno == EEXIST { return }
+            throw StoreError.io(path: path, reason: "cannot create the store: \(errorText())")
+        }
+        syncDirectory(of: path)
+    }
+
+    private static func writeTemporary(_ bytes: [UInt8], beside path: String, mode: mode_t) throws -> String {
         let temporary = path + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw StoreError.io(path: path, reason: "cannot create \(temporary): \(errorText())") }
         do {
             try write(fd, bytes, at: 0, path: temporary)
+            _ = fchmod(fd, mode)
             try sync(fd, path: temporary)
             close(fd)
         } catch {
@@ -138,19 +258,42 @@ enum FileIO {
             unlink(temporary)
             throw error
         }
-        guard rename(temporary, path) == 0 else {
-            let reason = errorText()
-            unlink(temporary)
-            throw StoreError.io(path: path, reason: "cannot replace the file: \(reason)")
-        }
-        syncDirectory(of: path)
+        return temporary
     }
 
-    /// Identity and size of a file, to notice that another process changed it.
-    static func fingerprint(_ path: String) -> [Int64]? {
+    /// `path` with symbolic links followed: the real file, or where a dangling link points.
+    static func resolve(_ path: String) -> String {
+        if let real = realpath(path, nil) {
+            defer { free(real) }
+            return String(cString: real)
+        }
+        // A missing file (not created yet), perhaps behind a link: follow links by hand.
+        var current = path
+        for _ in 0..<40 {
+            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            let n = readlink(current, &buffer, buffer.count - 1)
+            guard n > 0 else { break }
+            let target = String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            current = target.hasPrefix("/") ? target : ((current as NSString).deletingLastPathComponent as NSString).appendingPathComponent(target)
+        }
+        let directory = (current as NSString).deletingLastPathComponent
+        if !directory.isEmpty, let real = realpath(directory, nil) {
+            defer { free(real) }
+            return (String(cString: real) as NSString).appendingPathComponent((current as NSString).lastPathComponent)
+        }
+        return current
+    }
+
+    /// Identity, size and modification time of an open file, to notice a change made in place.
+    static func fingerprint(_ fd: Int32) -> [Int64]? {
         var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        return [Int64(info.st_dev), Int64(info.st_ino), Int64(info.st_size), Int64(info.st_mtim.tv_sec), Int64(info.st_mtim.tv_nsec)]
+        guard fstat(fd, &info) == 0 else { return nil }
+        #if canImport(Darwin)
+        let time = info.st_mtimespec
+        #else
+        let time = info.st_mtim
+        #endif
+        return [Int64(truncatingIfNeeded: info.st_dev), Int64(truncatingIfNeeded: info.st_ino), Int64(info.st_size), Int64(time.tv_sec), Int64(time.tv_nsec)]
     }
 
     static func exists(_ path: String) -> Bool {

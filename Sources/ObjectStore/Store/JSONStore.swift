@@ -26,7 +26,10 @@ public final class JSONStore: PersistentStore, @unchecked Sendable {
 
     private var storedMetadata: StoreMetadata?
     private var rows: [ObjectID: StoredRow] = [:]
-    private var fingerprint: [Int64]?
+    /// The file the rows were read from, kept open (so its inode cannot be reused by a
+    /// replacement), and its identity, size and time then: the file is unchanged while the
+    /// locked file's fingerprint is the same.
+    private var held: (fd: Int32, fingerprint: [Int64])?
 
     /// Opens the store at `url`, creating it when absent (unless read-only).
     ///
@@ -44,16 +47,22 @@ public final class JSONStore: PersistentStore, @unchecked Sendable {
         self.fileLock = FileLock(storePath: url.path)
         try fileLock.createIfMissing(readOnly: readOnly) {
             let metadata = StoreMetadata(storeIdentifier: identifier ?? UUID().uuidString, model: model)
-            try FileIO.writeAtomically(Array(Self.render(metadata, rows: [:], model: model).utf8), to: url.path)
+            return Array(Self.render(metadata, rows: [:], model: model).utf8)
         }
-        try lock.withLock { try reload() }
+        try fileLock.withLock(exclusive: false) { fd, _ in try lock.withLock { try reload(fd) } }
         try storedMetadata?.requireCompatible(with: model, path: url.path)
+    }
+
+    deinit {
+        if let held { close(held.fd) }
     }
 
     /// Reads a store file's metadata without opening it for a model (to pick a migration).
     public static func metadata(at url: URL) throws -> StoreMetadata {
-        let root = try parseRoot(FileIO.read(url.path), path: url.path)
-        return try readMetadata(root, path: url.path)
+        try FileLock(storePath: url.path).withLock(exclusive: false) { fd, _ in
+            let root = try parseRoot(FileIO.readAll(fd, path: url.path, from: 0), path: url.path)
+            return try readMetadata(root, path: url.path)
+        }
     }
 
     public var identifier: String { lock.withLock { storedMetadata?.storeIdentifier ?? "" } }
@@ -106,9 +115,8 @@ public final class JSONStore: PersistentStore, @unchecked Sendable {
 
     /// Reads the whole file: metadata, then every object, checking each value against the
     /// model the store was written with.
-    private func reload() throws {
-        let now = FileIO.fingerprint(path)
-        let root = try Self.parseRoot(FileIO.read(path), path: path)
+    private func reload(_ fd: Int32) throws {
+        let root = try Self.parseRoot(FileIO.readAll(fd, path: path, from: 0), path: path)
         let metadata = try Self.readMetadata(root, path: path)
         // Values are decoded with the model the file was written with.
         let storedModel: ManagedObjectModel
@@ -136,7 +144,15 @@ public final class JSONStore: PersistentStore, @unchecked Sendable {
         }
         storedMetadata = metadata
         rows = loaded
-        fingerprint = now
+        try hold(fd)
+    }
+
+    private func hold(_ fd: Int32) throws {
+        guard let fingerprint = FileIO.fingerprint(fd) else { throw StoreError.io(path: path, reason: "cannot read: \(FileIO.errorText())") }
+        let copy = dup(fd)
+        guard copy >= 0 else { throw StoreError.io(path: path, reason: "cannot keep the file open: \(FileIO.errorText())") }
+        if let held { close(held.fd) }
+        held = (copy, fingerprint)
     }
 
     private static func decodeRow(_ node: JSONNode, entity: EntityDescription, storeIdentifier: String, model: ManagedObjectModel, path: String) throws -> StoredRow {
@@ -181,8 +197,9 @@ public final class JSONStore: PersistentStore, @unchecked Sendable {
         return StoredRow(objectID: ObjectID(entityName: entity.name, storeIdentifier: storeIdentifier, key: .permanent(key)), version: version, slots: slots)
     }
 
-    private func refreshIfChanged() throws {
-        if FileIO.fingerprint(path) != fingerprint { try reload() }
+    /// Reads the file again unless the locked file `fd` is the one read last, unchanged.
+    private func refresh(_ fd: Int32) throws {
+        if held == nil || FileIO.fingerprint(fd) != held?.fingerprint { try reload(fd) }
     }
 
     // MARK: Writing
@@ -231,10 +248,12 @@ public final class JSONStore: PersistentStore, @unchecked Sendable {
         return "{" + fields.joined(separator: ", ") + "}"
     }
 
-    private func write() throws {
+    /// Replaces the real file (a symbolic link to it stays one).
+    private func write(to realPath: String) throws {
         guard let metadata = storedMetadata else { return }
-        try FileIO.writeAtomically(Array(Self.render(metadata, rows: rows, model: model).utf8), to: path)
-        fingerprint = FileIO.fingerprint(path)
+        let fd = try FileIO.replace(realPath, with: Array(Self.render(metadata, rows: rows, model: model).utf8))
+        defer { close(fd) }
+        try hold(fd)
     }
 
     // MARK: PersistentStore
@@ -244,32 +263,42 @@ public final class JSONStore: PersistentStore, @unchecked Sendable {
     }
 
     public func objectIDs(ofEntity entityName: String) throws -> [ObjectID] {
-        try lock.withLock {
-            try refreshIfChanged()
-            return rows.keys.filter { $0.entityName == entityName }.sorted(by: ObjectID.tieBreak)
+        try fileLock.withLock(exclusive: false) { fd, _ in
+            try lock.withLock {
+                try refresh(fd)
+                return rows.keys.filter { $0.entityName == entityName }.sorted(by: ObjectID.tieBreak)
+            }
         }
     }
 
     public func allocateKeys(count: Int, entityName: String) throws -> [Int64] {
         guard count > 0 else { return [] }
         guard !isReadOnly else { throw StoreError.readOnly(path: path) }
-        return try fileLock.withLock {
+        return try fileLock.withLock { fd, realPath in
             try lock.withLock {
-                try refreshIfChanged()
+                try refresh(fd)
                 let first = storedMetadata?.nextKey(for: entityName) ?? 1
                 storedMetadata?.nextKeys[entityName] = first + Int64(count)
-                try write()
+                try write(to: realPath)
                 return (0..<Int64(count)).map { first + $0 }
             }
+        }
+    }
+
+    public func withExclusiveAccess<T>(_ body: () throws -> T) throws -> T {
+        guard !isReadOnly else { throw StoreError.readOnly(path: path) }
+        return try fileLock.withLock { fd, _ in
+            try lock.withLock { try refresh(fd) }
+            return try body()
         }
     }
 
     public func save(_ changes: StoreChanges) throws -> [ObjectID: ObjectID] {
         guard !changes.isEmpty else { return [:] }
         guard !isReadOnly else { throw StoreError.readOnly(path: path) }
-        return try fileLock.withLock {
+        return try fileLock.withLock { fd, realPath in
             try lock.withLock {
-                try refreshIfChanged()
+                try refresh(fd)
                 try checkVersions(changes, current: { rows[$0]?.version })
                 let violations = try UniquenessCheck(model: model).failures(changes, rows: rows)
                 if !violations.isEmpty { throw ValidationError(failures: violations) }
@@ -279,7 +308,7 @@ public final class JSONStore: PersistentStore, @unchecked Sendable {
                 for (id, _) in keyed.deleted { rows[id] = nil }
                 storedMetadata?.nextKeys = nextKeys
                 do {
-                    try write()
+                    try write(to: realPath)
                 } catch {
                     (rows, storedMetadata) = before
                     throw error

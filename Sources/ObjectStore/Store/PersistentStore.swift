@@ -66,9 +66,20 @@ public protocol PersistentStore: AnyObject, Sendable {
     /// The values of some slots of every saved object of exactly this entity, without
     /// making rows or objects (uniqueness checks read only the constrained slots).
     func slotValues(ofEntity entityName: String, slots: [Int]) throws -> [(ObjectID, [SlotValue])]
+    /// Runs `body` while no other process (and no other thread of this one) can save to the
+    /// store, after reading what others saved before. Saves of this thread inside `body` go
+    /// through. Use it for a read-check-write that must not interleave with other writers,
+    /// such as a save together with a journal kept beside the store.
+    func withExclusiveAccess<T>(_ body: () throws -> T) throws -> T
+    /// A problem with housekeeping after the last save (an automatic compaction that
+    /// failed), or `nil`. The save itself had committed.
+    var housekeepingWarning: String? { get }
 }
 
 extension PersistentStore {
+    public func withExclusiveAccess<T>(_ body: () throws -> T) throws -> T { try body() }
+    public var housekeepingWarning: String? { nil }
+
     public func slotValues(ofEntity entityName: String, slots: [Int]) throws -> [(ObjectID, [SlotValue])] {
         try objectIDs(ofEntity: entityName).compactMap { id in
             guard let row = try row(for: id) else { return nil }

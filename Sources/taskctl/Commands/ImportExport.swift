@@ -254,7 +254,7 @@ enum ImportCommand {
             if task.isInserted { try recorder.willChange(task: task) }
         }
         do {
-            try recorder.save(context, journal: UndoJournal(storeURL: app.storeURL))
+            try recorder.save(context, journal: UndoJournal(storeURL: app.storeURL), app: app)
         } catch let error as ValidationError {
             throw CLIError.usage("nothing imported: \(CLIError.from(error).message)")
         }

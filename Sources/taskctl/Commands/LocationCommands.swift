@@ -50,7 +50,7 @@ enum LocationCommands {
             }
             guard let location = try app.location(named: names[0], in: context, create: true) else { return }
             try recorder.willChange(location: location)
-            try recorder.save(context, journal: UndoJournal(storeURL: app.storeURL))
+            try recorder.save(context, journal: UndoJournal(storeURL: app.storeURL), app: app)
             app.output.line("added location \(names[0])")
         case "rename":
             guard names.count == 2, !names[1].isEmpty else { throw CLIError.usage("usage: taskctl location rename OLD NEW") }
@@ -62,7 +62,7 @@ enum LocationCommands {
             }
             try recorder.willChange(location: location)
             try location.setValue(.string(names[1]), forKey: "name")
-            try recorder.save(context, journal: UndoJournal(storeURL: app.storeURL))
+            try recorder.save(context, journal: UndoJournal(storeURL: app.storeURL), app: app)
             app.output.line("renamed location \(names[0]) to \(names[1])")
         case "delete":
             guard names.count == 1 else { throw CLIError.usage("usage: taskctl location delete NAME [--with-tasks]") }
@@ -79,7 +79,7 @@ enum LocationCommands {
                 }
             }
             context.delete(location)
-            try recorder.save(context, journal: UndoJournal(storeURL: app.storeURL))
+            try recorder.save(context, journal: UndoJournal(storeURL: app.storeURL), app: app)
             let what = args.has("with-tasks") ? "and its \(tasks.count) task(s)" : "(\(tasks.count) task(s) now have no location)"
             app.output.line("deleted location \(names[0]) \(what)")
         default:

@@ -22,7 +22,7 @@ enum TaskCommands {
         try apply(args, to: task, app: app, context: context)
         try recorder.willChange(task: task)
         try checkRules(task)
-        try recorder.save(context, journal: UndoJournal(storeURL: app.storeURL))
+        try recorder.save(context, journal: UndoJournal(storeURL: app.storeURL), app: app)
         if args.has("json") {
             app.output.line(try TaskView(task).json)
         } else {
@@ -108,7 +108,7 @@ enum TaskCommands {
             if let object = try app.named("Tag", tag, in: context, create: false) { try task.removeObject(object, fromKey: "tags") }
         }
         try checkRules(task)
-        try recorder.save(context, journal: UndoJournal(storeURL: app.storeURL))
+        try recorder.save(context, journal: UndoJournal(storeURL: app.storeURL), app: app)
         if args.has("json") { app.output.line(try TaskView(task).json) }
     }
 
@@ -133,7 +133,7 @@ enum TaskCommands {
             try task.setValue(status == "done" ? .date(app.now) : .null, forKey: "completedAt")
             changed.append(task)
         }
-        try recorder.save(context, journal: UndoJournal(storeURL: app.storeURL))
+        try recorder.save(context, journal: UndoJournal(storeURL: app.storeURL), app: app)
         if args.has("json") {
             app.output.line(TaskView.jsonArray(try changed.map(TaskView.init)))
         } else {

@@ -7,23 +7,28 @@ import ObjectStoreModel
 
 /// The last changes made by any taskctl process, kept beside the store
 /// (`STORE.undo.json`, one JSON object per line), so `taskctl undo` reverts the last change
-/// whoever made it. A command appends its line; undo rewrites the file without it.
+/// whoever made it. A command saves and appends its line while it holds the store's lock,
+/// and undo pops its line under the same lock, so the journal's order is the order of the
+/// saves and two undos never take the same entry.
 ///
-/// Each entry holds the state of every task and location a command changed, as it was
-/// before: a task's fields, or nothing when the command created it.
+/// Each entry holds, for every task a command changed, its fields before and after (or no
+/// "before" when the command created it), and for every location its state before.
 struct UndoJournal {
     let url: URL
     static let limit = 50
 
+    /// The journal of the store at `storeURL`, beside the real file (a symbolic link to the
+    /// store shares its journal).
     init(storeURL: URL) {
-        url = URL(fileURLWithPath: storeURL.path + ".undo.json")
+        url = URL(fileURLWithPath: storeURL.resolvingSymlinksInPath().path + ".undo.json")
     }
 
     /// One recorded change.
     struct Entry {
         var command: String
-        /// Task id to its fields before the change (nil: the command created it).
-        var tasks: [(id: Int64, before: [String: String]?)]
+        /// Task id to its fields before the change (nil: the command created it) and after
+        /// it (nil in entries written before taskctl recorded it).
+        var tasks: [(id: Int64, before: [String: String]?, after: [String: String]?)]
         /// Location names before the change (nil: created) with the name after.
         var locations: [(after: String?, before: [String: String]?)]
     }
@@ -56,9 +61,9 @@ struct UndoJournal {
         }
         return data.split(separator: UInt8(ascii: "\n")).compactMap { line in
             guard let node = try? JSONParser.parse(Array(line)), let command = node["command"]?.stringValue else { return nil }
-            let tasks: [(Int64, [String: String]?)] = (node["tasks"]?.elements ?? []).compactMap { t in
+            let tasks: [(Int64, [String: String]?, [String: String]?)] = (node["tasks"]?.elements ?? []).compactMap { t in
                 guard let id = t["id"]?.numberText.flatMap({ Int64($0) }) else { return nil }
-                return (id, fields(t["before"]))
+                return (id, fields(t["before"]), fields(t["after"]))
             }
             let locations: [(String?, [String: String]?)] = (node["locations"]?.elements ?? []).map { l in
                 (l["after"]?.stringValue, fields(l["before"]))
@@ -72,15 +77,15 @@ struct UndoJournal {
             guard let fields else { return "null" }
             return "{" + fields.keys.sorted().map { "\(JSONText.quote($0)): \(JSONText.quote(fields[$0] ?? "null"))" }.joined(separator: ", ") + "}"
         }
-        let tasks = entry.tasks.map { "{\"id\": \($0.id), \"before\": \(object($0.before))}" }.joined(separator: ", ")
+        let tasks = entry.tasks.map { "{\"id\": \($0.id), \"before\": \(object($0.before)), \"after\": \(object($0.after))}" }.joined(separator: ", ")
         let locations = entry.locations.map { "{\"after\": \($0.after.map(JSONText.quote) ?? "null"), \"before\": \(object($0.before))}" }.joined(separator: ", ")
         return "{\"command\": \(JSONText.quote(entry.command)), \"tasks\": [\(tasks)], \"locations\": [\(locations)]}\n"
     }
 
-    /// Replaces the journal (atomically) with the last entries.
+    /// Replaces the journal (atomically) with the last entries. Call it holding the store's lock.
     func write(_ entries: [Entry]) throws {
         let text = entries.suffix(Self.limit).map(Self.line).joined()
-        let temporary = url.path + ".tmp-\(ProcessInfo.processInfo.processIdentifier)"
+        let temporary = url.path + ".tmp-\(ProcessInfo.processInfo.processIdentifier)-\(UInt32.random(in: 0...UInt32.max))"
         guard FileManager.default.createFile(atPath: temporary, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600]) else {
             throw CLIError.store("cannot write the undo journal \(url.path)")
         }
@@ -91,7 +96,7 @@ struct UndoJournal {
     }
 
     /// Appends one entry: one write at the end of the file, whatever the journal's size.
-    /// Now and then the journal is trimmed to its last entries.
+    /// Now and then the journal is trimmed to its last entries. Call it holding the store's lock.
     func append(_ entry: Entry) throws {
         guard !entry.tasks.isEmpty || !entry.locations.isEmpty else { return }
         let fd = open(url.path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
@@ -102,7 +107,8 @@ struct UndoJournal {
         let size = fstat(fd, &info) == 0 ? Int(info.st_size) : 0
         close(fd)
         guard written == bytes.count else { throw CLIError.store("cannot write the undo journal \(url.path)") }
-        if size > 4 << 20 { try write(read()) }
+        // Trimming is housekeeping: the entry is written, the next append tries again.
+        if size > 4 << 20 { try? write(read()) }
     }
 }
 
@@ -125,20 +131,37 @@ struct ChangeRecorder {
         locationBefore[location.objectID] = location.isInserted ? .some(nil) : .some(try UndoJournal.snapshot(location: location))
     }
 
-    /// Saves the context and appends the journal entry (with the tasks' final ids).
-    func save(_ context: ManagedObjectContext, journal: UndoJournal) throws {
-        let tasks = taskBefore.compactMap { id, before in context.registeredObject(for: id).map { ($0, before) } }
+    /// Saves the context and appends the journal entry (with the tasks' final ids), both
+    /// under the store's lock, so the journal lists saves in the order they happened.
+    /// A journal that cannot be written after the save committed is a warning: the change
+    /// is saved, and reporting failure would make the user repeat it.
+    func save(_ context: ManagedObjectContext, journal: UndoJournal, app: App) throws {
+        // The changes as this command made them (before a merge with other processes' saves).
+        context.processPendingChanges()
+        var tasks: [(ManagedObject, [String: String]?, [String: String])] = []
+        for (id, before) in taskBefore {
+            guard let task = context.registeredObject(for: id) else { continue }
+            tasks.append((task, before, try UndoJournal.snapshot(task: task)))
+        }
         let locations = locationBefore.compactMap { id, before -> (String?, [String: String]?)? in
             guard let object = context.registeredObject(for: id) else { return nil }
             if object.isDeleted { return (nil, before) }
             if case .string(let name) = object["name"] { return (name, before) }
             return (nil, before)
         }
-        try context.save()
-        let entry = UndoJournal.Entry(
-            command: command,
-            tasks: tasks.map { ($0.0.objectID.primaryKey ?? 0, $0.1) }.sorted { $0.0 < $1.0 },
-            locations: locations)
-        try journal.append(entry)
+        let store = context.coordinator.store
+        try store.withExclusiveAccess {
+            try context.save()
+            let entry = UndoJournal.Entry(
+                command: command,
+                tasks: tasks.map { ($0.0.objectID.primaryKey ?? 0, $0.1, $0.2) }.sorted { $0.0 < $1.0 },
+                locations: locations)
+            do {
+                try journal.append(entry)
+            } catch {
+                app.output.warn("taskctl: warning: the change is saved, but \(CLIError.from(error).message); it cannot be undone")
+            }
+        }
+        if let warning = store.housekeepingWarning { app.output.warn("taskctl: warning: \(warning)") }
     }
 }
