@@ -102,7 +102,7 @@ struct TaskctlCommandTests {
             (["edit", "1", "--text", " "], 1, "a task's text cannot be empty"),
             (["edit", "1", "--text", String(repeating: "x", count: 501)], 1, "text: has 501 characters, at most 500 allowed"),
             (["location", "delete", "Nowhere"], 1, "no location named Nowhere"),
-            (["undo", "extra"], 0, ""),
+            (["undo", "extra"], 1, "undo takes no arguments"),
         ]
         for (arguments, status, message) in cases where status != 0 {
             let result = try t.run(arguments)

@@ -1,0 +1,137 @@
+import Foundation
+import Testing
+@testable import ObjectStore
+import ObjectStoreModel
+
+/// Two openings of one store file (as two processes have): each must see what the other
+/// saved, whatever happened to the file in between, and never write back stale values.
+@Suite struct SharedStoreTests {
+    static let fileKinds: [StoreKind] = [.json, .binary]
+
+    static func open(_ url: URL) throws -> ManagedObjectContext {
+        let context = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: TestModel.model, storeURL: url, clock: { TestModel.now }))
+        context.undoManager = nil
+        return context
+    }
+
+    static func url(_ kind: StoreKind, in directory: TemporaryDirectory) -> URL {
+        directory.file(kind == .json ? "tasks.json" : "tasks.store")
+    }
+
+    @Test func anEditAfterTwoCompactionsIsNotRevertedByAStaleOpening() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("tasks.store")
+        let setup = try Self.open(url)
+        let task = try setup.task("original")
+        try setup.save()
+        let id = task.objectID
+
+        // A opens the store and reads the task; B then edits it and compacts twice, so the
+        // file is replaced twice (and its inode number may come back).
+        let a = try Self.open(url)
+        let stale = try a.existingObject(with: id)
+        #expect(stale["text"] == "original")
+        let b = try Self.open(url)
+        let edited = try b.existingObject(with: id)
+        try edited.setValue("confirmed edit", forKey: "text")
+        try b.save()
+        for _ in 0..<2 { try (b.coordinator.store as? BinaryStore)?.compact() }
+
+        // A edits another field: the default policy reports the conflict rather than
+        // writing its stale text back.
+        try stale.setValue(2, forKey: "priority")
+        #expect(throws: StoreConflictError.self) { try a.save() }
+        a.mergePolicy = .mergeByPropertyMemoryWins
+        try a.save()
+        let reread = try Self.open(url).existingObject(with: id)
+        #expect(reread["text"] == "confirmed edit")
+        #expect(reread["priority"] == 2)
+    }
+
+    @Test(arguments: fileKinds)
+    func twoOpeningsAddingToOneLocationKeepBothTasks(kind: StoreKind) throws {
+        let directory = try TemporaryDirectory()
+        let url = Self.url(kind, in: directory)
+        let setup = try Self.open(url)
+        let home = try setup.location("Home")
+        try setup.task("seed").setObject(home, forKey: "location")
+        try setup.save()
+
+        let a = try Self.open(url), b = try Self.open(url)
+        for (context, text) in [(a, "from a"), (b, "from b")] {
+            context.mergePolicy = .mergeByPropertyMemoryWins
+            let location = try context.existingObject(with: home.objectID)
+            _ = try location.objects(forKey: "tasks")
+            try context.task(text).setObject(location, forKey: "location")
+        }
+        try a.save()
+        try b.save()  // conflicts on Home.tasks; merges its one new edge into a's list
+
+        let check = try Self.open(url)
+        let tasks = try check.existingObject(with: home.objectID).objects(forKey: "tasks").map { $0["text"] }
+        #expect(Set(tasks) == ["seed", "from a", "from b"])
+        #expect(try check.all("Task").allSatisfy { (try? $0.objectIDs(forRelationship: "location")) == [home.objectID] })
+    }
+
+    @Test func aTaskRemovedOnOneSideAndAddedOnTheOtherMergesEdgeByEdge() throws {
+        let base: SlotValue = .toMany([Self.id(1), Self.id(2), Self.id(3)])
+        let mine: SlotValue = .toMany([Self.id(1), Self.id(3), Self.id(5)])   // removed 2, added 5
+        let theirs: SlotValue = .toMany([Self.id(1), Self.id(2), Self.id(3), Self.id(4)])  // added 4
+        #expect(ManagedObjectContext.mergeEdges(base: base, mine: mine, theirs: theirs) == .toMany([Self.id(1), Self.id(3), Self.id(4), Self.id(5)]))
+    }
+
+    static func id(_ key: Int64) -> ObjectID {
+        ObjectID(entityName: "Task", storeIdentifier: "S", key: .permanent(key))
+    }
+
+    @Test(arguments: fileKinds)
+    func aReadOnlyFileIsRefusedNotReplaced(kind: StoreKind) throws {
+        let directory = try TemporaryDirectory()
+        let url = Self.url(kind, in: directory)
+        let context = try Self.open(url)
+        try context.task("saved")
+        try context.save()
+        chmod(url.path, 0o444)
+        let before = try Data(contentsOf: url)
+        try context.task("refused")
+        #expect(throws: StoreError.readOnly(path: url.path)) { try context.save() }
+        if kind == .binary {
+            #expect(throws: StoreError.readOnly(path: url.path)) { try (context.coordinator.store as? BinaryStore)?.compact() }
+        }
+        #expect(try Data(contentsOf: url) == before)
+        let mode = (try FileManager.default.attributesOfItem(atPath: url.path)[.posixPermissions] as? Int) ?? 0
+        #expect(mode == 0o444)
+    }
+
+    @Test(arguments: fileKinds)
+    func aRewrittenFileKeepsItsPermissions(kind: StoreKind) throws {
+        let directory = try TemporaryDirectory()
+        let url = Self.url(kind, in: directory)
+        let context = try Self.open(url)
+        try context.task("one")
+        try context.save()
+        chmod(url.path, 0o640)
+        try context.task("two")
+        try context.save()
+        try (context.coordinator.store as? BinaryStore)?.compact()
+        let mode = (try FileManager.default.attributesOfItem(atPath: url.path)[.posixPermissions] as? Int) ?? 0
+        #expect(mode == 0o640)
+    }
+
+    @Test(arguments: fileKinds)
+    func savesThroughASymlinkWriteBesideTheRealFile(kind: StoreKind) throws {
+        let directory = try TemporaryDirectory()
+        let real = Self.url(kind, in: directory)
+        let link = directory.file("link-" + real.lastPathComponent)
+        // The link comes first: the store is created where it points.
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: real)
+        let context = try Self.open(link)
+        for i in 0..<3 {
+            try context.task("task \(i)")
+            try context.save()
+            try (context.coordinator.store as? BinaryStore)?.compact()
+        }
+        #expect(try FileManager.default.attributesOfItem(atPath: link.path)[.type] as? FileAttributeType == .typeSymbolicLink)
+        #expect(try Self.open(real).all("Task").count == 3)
+    }
+}

@@ -1,0 +1,233 @@
+import Foundation
+import Testing
+import ObjectStore
+import ObjectStoreModel
+@testable import taskctl
+
+/// Several taskctl processes on one store at once, through several names of the file and
+/// while it is replaced under them: nothing acknowledged is lost, reverted or cross-wired.
+@Suite(.enabled(if: TaskctlRunner.binary != nil, "needs the built taskctl (swift build)"))
+struct ConcurrencyTests {
+    /// Starts every command at once and waits for all; returns (arguments, status, stderr).
+    static func runAll(_ t: TaskctlRunner, _ commands: [[String]], store: URL? = nil) throws -> [([String], Int32, String)] {
+        var started: [([String], Process, Pipe, Pipe)] = []
+        for arguments in commands {
+            let (process, out, err) = try t.start(store.map { ["--store", $0.path] + arguments } ?? arguments)
+            started.append((arguments, process, out, err))
+        }
+        return started.map { arguments, process, out, err in
+            _ = out.fileHandleForReading.readDataToEndOfFile()
+            let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            return (arguments, process.terminationStatus, message)
+        }
+    }
+
+    /// Processes that each run a sequence of commands, all processes at once (a shell loop per
+    /// process, so the commands of different processes interleave).
+    static func runLoops(_ t: TaskctlRunner, _ loops: [[[String]]]) throws -> [(Int32, String)] {
+        guard let binary = TaskctlRunner.binary else { return [] }
+        var started: [(Process, Pipe)] = []
+        for loop in loops {
+            let script = loop.map { words in
+                "\"$0\" " + words.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ") + " >/dev/null || echo \"FAILED $?: \(words.joined(separator: " "))\" >&2"
+            }.joined(separator: "\n")
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", script, binary.path]
+            process.environment = t.environment
+            let err = Pipe()
+            process.standardError = err
+            try process.run()
+            started.append((process, err))
+        }
+        return started.map { process, err in
+            let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            return (process.terminationStatus, message)
+        }
+    }
+
+    @Test(arguments: ["tasks.store", "tasks.json"])
+    func addsThroughASymlinkAHardLinkAndTheRealPathAllLand(storeName: String) throws {
+        let t = try TaskctlRunner(storeName: storeName)
+        try t.ok("add", "first", "--location", "Home")
+        let symlink = t.directory.appendingPathComponent("link-" + storeName)
+        try FileManager.default.createSymbolicLink(at: symlink, withDestinationURL: t.store)
+        var names = [t.store, symlink]
+        if storeName.hasSuffix(".store") {
+            // A JSON store is rewritten on each save, which a hard link cannot follow (refused,
+            // see below); a binary store appends in place.
+            let hardLink = t.directory.appendingPathComponent("hard-" + storeName)
+            try FileManager.default.linkItem(at: t.store, to: hardLink)
+            names.append(hardLink)
+        }
+        var commands: [([String], URL)] = []
+        for (n, name) in names.enumerated() {
+            for i in 0..<12 { commands.append((["add", "n\(n) add \(i)", "--location", "Home"], name)) }
+        }
+        var started: [(Process, Pipe, Pipe, String)] = []
+        for (arguments, name) in commands {
+            let (process, out, err) = try t.start(["--store", name.path] + arguments)
+            started.append((process, out, err, arguments[1]))
+        }
+        var confirmed: [String] = ["first"]
+        for (process, out, err, text) in started {
+            _ = out.fileHandleForReading.readDataToEndOfFile()
+            let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0, "\(text): \(message)")
+            if process.terminationStatus == 0 { confirmed.append(text) }
+        }
+        let tasks = try t.tasks("--all")
+        #expect(tasks.compactMap { $0["text"] as? String }.sorted() == confirmed.sorted())
+        let ids = tasks.compactMap { $0["id"] as? Int }
+        #expect(Set(ids).count == ids.count, "duplicate ids: \(ids.sorted())")
+        #expect(tasks.allSatisfy { $0["location"] as? String == "Home" })
+        let check = try t.run("store", "check")
+        #expect(check.status == 0, "\(check.out) \(check.err)")
+        // The link is still a link, and every name shows the same tasks.
+        let attributes = try FileManager.default.attributesOfItem(atPath: symlink.path)
+        #expect(attributes[.type] as? FileAttributeType == .typeSymbolicLink)
+        for name in names {
+            #expect(try t.run("--store", name.path, "list", "--all", "--json").out == t.run("list", "--all", "--json").out)
+        }
+    }
+
+    @Test func aJSONStoreWithTwoHardLinksIsRefusedNotSplit() throws {
+        let t = try TaskctlRunner(storeName: "tasks.json")
+        try t.ok("add", "first")
+        let hardLink = t.directory.appendingPathComponent("hard.json")
+        try FileManager.default.linkItem(at: t.store, to: hardLink)
+        let before = try Data(contentsOf: t.store)
+        let result = try t.run("add", "second")
+        #expect(result.status == 2, "\(result.err)")
+        #expect(result.err.contains("hard links"), "\(result.err)")
+        #expect(try Data(contentsOf: t.store) == before)
+        #expect(try Data(contentsOf: hardLink) == before)
+    }
+
+    @Test(arguments: ["tasks.store", "tasks.json"])
+    func savesCompactionAndMigrationThroughASymlinkKeepTheLink(storeName: String) throws {
+        let t = try TaskctlRunner(storeName: storeName)
+        let fixture = TaskctlRunner.repository.appendingPathComponent("Tests/ObjectStoreTests/Fixtures/Tasks/v1" + (storeName.hasSuffix(".json") ? ".json" : ".store"))
+        let real = t.directory.appendingPathComponent("data").appendingPathComponent(storeName)
+        try FileManager.default.createDirectory(at: real.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: fixture, to: real)
+        try FileManager.default.createSymbolicLink(at: t.store, withDestinationURL: real)
+        func isLink() throws -> Bool {
+            try FileManager.default.attributesOfItem(atPath: t.store.path)[.type] as? FileAttributeType == .typeSymbolicLink
+        }
+        try t.ok("list")  // migrates v1 -> v3 through the link
+        #expect(try isLink())
+        try t.ok("add", "through the link")
+        if storeName.hasSuffix(".store") { try t.ok("store", "compact") }
+        #expect(try isLink())
+        // The real path sees everything written through the link, and the other way round.
+        let viaReal = try t.run("--store", real.path, "list", "--all", "--json").out
+        #expect(viaReal.contains("through the link"))
+        try t.ok("--store", real.path, "add", "through the real path")
+        #expect(try t.texts("--all").contains("through the real path"))
+        #expect(try isLink())
+    }
+
+    @Test(arguments: ["tasks.store", "tasks.json"])
+    func concurrentAddsSharingALocationTagAndProjectKeepEveryInverse(storeName: String) throws {
+        let t = try TaskctlRunner(storeName: storeName)
+        try t.ok("add", "seed", "--location", "Home", "--tag", "x", "--project", "p")
+        let loops = (0..<4).map { w in
+            (0..<8).map { i in ["add", "w\(w) task \(i)", "--location", "Home", "--tag", "x", "--project", "p"] }
+        }
+        for (status, message) in try Self.runLoops(t, loops) {
+            #expect(status == 0 && message.isEmpty, "\(message)")
+        }
+        let check = try t.run("store", "check")
+        #expect(check.status == 0, "\(check.out) \(check.err)")
+        let locations = try t.ok("locations", "--json")
+        #expect(locations.contains("\"name\": \"Home\", \"pending\": 33"), "the location's own list of tasks: \(locations)")
+        #expect(try t.texts("--where", "location.name == 'Home' AND ANY tags.name == 'x' AND project.name == 'p'").count == 33)
+    }
+
+    @Test(arguments: ["tasks.store", "tasks.json"])
+    func concurrentUndosEachUndoOneChange(storeName: String) throws {
+        let t = try TaskctlRunner(storeName: storeName)
+        for i in 1...10 { try t.ok("add", "task \(i)") }
+        try t.ok("done", "3")
+        let results = try Self.runAll(t, Array(repeating: ["undo"], count: 6))
+        for (_, status, message) in results { #expect(status == 0, "\(message)") }
+        // The done and the last five adds are undone, each once.
+        let texts = try t.texts("--all").sorted()
+        #expect(texts == (1...5).map { "task \($0)" }.sorted())
+        #expect(try t.tasks("--all").allSatisfy { $0["status"] as? String == "pending" })
+        let more = try Self.runAll(t, Array(repeating: ["undo"], count: 7))
+        #expect(more.filter { $0.1 == 0 }.count == 5)
+        #expect(more.filter { $0.1 == 1 && $0.2.contains("nothing to undo") }.count == 2)
+        #expect(try t.texts("--all").isEmpty)
+    }
+
+    /// Opens the store with the Tasks model and runs `change` on task 1, as another program would.
+    static func changeOutsideTaskctl(_ t: TaskctlRunner, _ change: (ManagedObject) throws -> Void) throws {
+        let model = try App.modelDirectory().currentModel()
+        let coordinator = try PersistentStoreCoordinator(model: model, storeURL: t.store)
+        let context = ManagedObjectContext(coordinator: coordinator)
+        let id = ObjectID(entityName: "Task", storeIdentifier: coordinator.store.identifier, key: .permanent(1))
+        try change(try context.existingObject(with: id))
+        try context.save()
+    }
+
+    @Test func undoRevertsOnlyTheFieldsItsCommandChanged() throws {
+        let t = try TaskctlRunner()
+        try t.ok("add", "old text")
+        try t.ok("edit", "1", "--text", "new text")
+        // Another program marks the task done without journaling it.
+        try Self.changeOutsideTaskctl(t) { task in
+            try task.setValue("done", forKey: "status")
+        }
+        try t.ok("undo")
+        let task = try #require(try t.tasks("--all").first)
+        #expect(task["text"] as? String == "old text")
+        #expect(task["status"] as? String == "done", "undoing the edit of the text kept the later done")
+    }
+
+    @Test func undoRefusesWhenTheFieldChangedSince() throws {
+        let t = try TaskctlRunner()
+        try t.ok("add", "old text")
+        try t.ok("edit", "1", "--text", "new text")
+        try Self.changeOutsideTaskctl(t) { task in
+            try task.setValue("someone else's text", forKey: "title")
+        }
+        let result = try t.run("undo")
+        #expect(result.status == 1)
+        #expect(result.err.contains("task 1's text changed since"), "\(result.err)")
+        #expect(try t.texts() == ["someone else's text"])
+    }
+
+    @Test func aJournalThatCannotBeWrittenAfterTheSaveIsAWarning() throws {
+        let t = try TaskctlRunner()
+        try t.ok("add", "first")
+        // The journal's path is taken by a directory: the append fails after the commit.
+        let journal = URL(fileURLWithPath: t.store.path + ".undo.json")
+        try FileManager.default.removeItem(at: journal)
+        try FileManager.default.createDirectory(at: journal, withIntermediateDirectories: false)
+        let result = try t.run("add", "second")
+        #expect(result.status == 0, "a committed add must not report failure: \(result.err)")
+        #expect(result.err.contains("warning: the change is saved"), "\(result.err)")
+        #expect(try t.texts().sorted() == ["first", "second"])
+    }
+
+    @Test(arguments: ["tasks.store", "tasks.json"])
+    func readersDuringWritesAndCompactionsNeverSeeADamagedStore(storeName: String) throws {
+        let t = try TaskctlRunner(storeName: storeName)
+        for i in 1...5 { try t.ok("add", "task \(i)") }
+        var writer: [[String]] = []
+        for round in 0..<10 {
+            writer.append(["edit", String(1 + round % 5), "--text", "round \(round)"])
+            if storeName.hasSuffix(".store") { writer.append(["store", "compact"]) }
+        }
+        let readers = (0..<3).map { _ in Array(repeating: ["list", "--all"], count: 12) }
+        for (status, message) in try Self.runLoops(t, [writer] + readers) {
+            #expect(status == 0 && message.isEmpty, "\(message)")
+        }
+        #expect(try t.run("store", "check").status == 0)
+    }
+}
