@@ -50,6 +50,10 @@ extension ManagedObjectContext {
                     for failure in attribute.validation.failures(for: value) {
                         fail(attribute.name, value, failure.rule, failure.message)
                     }
+                    if case .date(let date) = value, !ISO8601.supportedDates.contains(date) {
+                        let early = date < ISO8601.supportedDates.lowerBound
+                        fail(attribute.name, value, early ? .minimum : .maximum, "is outside the years 0001 to 9999 that stores keep")
+                    }
                 }
                 do {
                     try object.validate(value, forKey: attribute.name)

@@ -13,6 +13,8 @@ public enum ObjectStoreError: Error, Sendable, Hashable, CustomStringConvertible
     case foreignObject(ObjectID)
     case classMismatch(entity: String, problems: [String])
     case unregisteredClass(String)
+    /// A fetch request that cannot run (a negative offset, say).
+    case invalidFetchRequest(String)
 
     public var description: String {
         func hint(_ s: String?) -> String { s.map { " (did you mean '\($0)'?)" } ?? "" }
@@ -37,6 +39,8 @@ public enum ObjectStoreError: Error, Sendable, Hashable, CustomStringConvertible
             return "class does not match entity \(entity): " + problems.joined(separator: "; ")
         case .unregisteredClass(let name):
             return "class \(name) is not registered with the coordinator (call register(_:forEntityName:))"
+        case .invalidFetchRequest(let reason):
+            return "invalid fetch request: \(reason)"
         }
     }
 }

@@ -10,7 +10,11 @@ struct FetchExecutor {
 
     private var model: ManagedObjectModel { context.model }
 
+    /// The request's entity, once the request is known to be valid (every fetch path starts here).
     func entity() throws -> EntityDescription {
+        for (name, value) in [("fetchOffset", request.fetchOffset), ("fetchLimit", request.fetchLimit), ("fetchBatchSize", request.fetchBatchSize)] where value < 0 {
+            throw ObjectStoreError.invalidFetchRequest("\(name) is \(value); it must be 0 or more")
+        }
         guard let entity = model.entity(named: request.entityName) else {
             throw ObjectStoreError.unknownEntity(request.entityName, suggestion: NameSuggestion.closest(to: request.entityName, in: model.entities.map(\.name)))
         }

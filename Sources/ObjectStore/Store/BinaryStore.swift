@@ -299,7 +299,9 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
                     for _ in 0..<32 { hash.append(try reader.u8()) }
                     names.append(name)
                     hashes[name] = VersionHash(bytes: hash)
-                    nextKeys[name] = try reader.signed()
+                    let next = try reader.signed()
+                    guard (1...StoreMetadata.maxKey + 1).contains(next) else { throw ByteReader.Truncated() }
+                    nextKeys[name] = next
                 }
                 state.metadata = StoreMetadata(storeIdentifier: identifier, modelVersionName: versionName.isEmpty ? nil : versionName, entityVersionHashes: hashes, schemaText: schema, nextKeys: nextKeys)
                 state.codec = RowCodec(entityNames: names, storeIdentifier: identifier)
@@ -307,6 +309,8 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
                 guard let codec = state.codec else { throw ByteReader.Truncated() }
                 let id = try codec.reference(from: &reader)
                 let version = try reader.signed()
+                // Keys and versions past the limit would overflow the next save's counting.
+                guard let key = id.primaryKey, (1...StoreMetadata.maxKey).contains(key), (1...StoreMetadata.maxKey).contains(version) else { throw ByteReader.Truncated() }
                 // The slots are skipped by their length and decoded when first read; the
                 // commit's checksum already vouches for their bytes.
                 let length = try reader.count()
@@ -336,6 +340,7 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
                 guard index < codec.entityNames.count else { throw ByteReader.Truncated() }
                 let name = codec.entityNames[index]
                 let next = try reader.signed()
+                guard (1...StoreMetadata.maxKey + 1).contains(next) else { throw ByteReader.Truncated() }
                 let current = state.metadata?.nextKey(for: name) ?? 1
                 state.metadata?.nextKeys[name] = max(current, next)
                 state.deadBytes += reader.position - recordStart

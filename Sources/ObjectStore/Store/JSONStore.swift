@@ -92,14 +92,30 @@ public final class JSONStore: PersistentStore, @unchecked Sendable {
             throw bad(root["formatVersion"] ?? root, "\"formatVersion\" must be an integer")
         }
         guard version <= formatVersion else { throw StoreError.newerFormat(path: path, version: version, supported: formatVersion) }
+        guard version >= 1 else { throw bad(root["formatVersion"], "\"formatVersion\" \(version) is not a valid format version (1 or more)") }
+        // Every key is required and no other may appear: a misspelt "objects" must not read
+        // as an empty store that the next save would write back empty.
+        let required = ["format", "formatVersion", "storeUUID", "modelVersion", "nextKeys", "entityVersionHashes", "objects", "model"]
+        for member in root.members ?? [] where !required.contains(member.key) {
+            let hint = NameSuggestion.closest(to: member.key, in: required).map { " (did you mean \"\($0)\"?)" } ?? ""
+            throw StoreError.corrupt(path: path, reason: "unknown key \"\(member.key)\" at the top\(hint) (line \(member.keyLocation.line), column \(member.keyLocation.column))")
+        }
+        for key in required where root[key] == nil {
+            throw StoreError.corrupt(path: path, reason: "the key \"\(key)\" is missing at the top")
+        }
+        var seen: Set<String> = []
+        for member in root.members ?? [] where !seen.insert(member.key).inserted {
+            throw StoreError.corrupt(path: path, reason: "the key \"\(member.key)\" appears twice at the top (line \(member.keyLocation.line))")
+        }
         guard let identifier = root["storeUUID"]?.stringValue, UUID(uuidString: identifier) != nil else {
             throw bad(root["storeUUID"] ?? root, "\"storeUUID\" must be a UUID string")
         }
         guard let schema = root["model"]?.stringValue else { throw bad(root["model"] ?? root, "\"model\" must hold the schema text") }
         var nextKeys: [String: Int64] = [:]
-        for member in root["nextKeys"]?.members ?? [] {
-            guard let text = member.value.numberText, let key = Int64(text), key >= 1 else {
-                throw bad(member.value, "next key of \(member.key) must be a positive integer")
+        guard let nextKeyMembers = root["nextKeys"]?.members else { throw bad(root["nextKeys"], "\"nextKeys\" must be an object of entity names and keys") }
+        for member in nextKeyMembers {
+            guard let text = member.value.numberText, let key = Int64(text), key >= 1, key <= StoreMetadata.maxKey + 1 else {
+                throw bad(member.value, "next key of \(member.key) must be an integer from 1 to \(StoreMetadata.maxKey + 1)")
             }
             nextKeys[member.key] = key
         }
@@ -130,7 +146,10 @@ public final class JSONStore: PersistentStore, @unchecked Sendable {
             }
         }
         var loaded: [ObjectID: StoredRow] = [:]
-        for block in root["objects"]?.members ?? [] {
+        guard let blocks = root["objects"]?.members else {
+            throw StoreError.corrupt(path: path, reason: "\"objects\" must be an object of entity names and arrays (line \(root["objects"]?.location.line ?? 1))")
+        }
+        for block in blocks {
             guard let entity = storedModel.entity(named: block.key) else {
                 throw StoreError.corrupt(path: path, reason: "unknown entity \"\(block.key)\" (line \(block.keyLocation.line))")
             }
@@ -139,6 +158,15 @@ public final class JSONStore: PersistentStore, @unchecked Sendable {
             }
             for object in objects {
                 let row = try Self.decodeRow(object, entity: entity, storeIdentifier: metadata.storeIdentifier, model: storedModel, path: path)
+                let key = row.objectID.primaryKey ?? 0
+                guard loaded[row.objectID] == nil else {
+                    throw StoreError.corrupt(path: path, reason: "two objects of \(entity.name) have the key \(key) (line \(object.location.line))")
+                }
+                // A key at or past the next one would be handed out again: the next insert
+                // would overwrite this object.
+                guard key < metadata.nextKey(for: entity.name) else {
+                    throw StoreError.corrupt(path: path, reason: "\(entity.name) \(key) is not below the entity's next key \(metadata.nextKey(for: entity.name)) in \"nextKeys\" (line \(object.location.line))")
+                }
                 loaded[row.objectID] = row
             }
         }
@@ -160,8 +188,16 @@ public final class JSONStore: PersistentStore, @unchecked Sendable {
             .corrupt(path: path, reason: "\(message) (line \(at.location.line), column \(at.location.column))")
         }
         guard let members = node.members else { throw bad(node, "an object of \(entity.name) must be a JSON object") }
-        guard let keyText = node["key"]?.numberText, let key = Int64(keyText) else { throw bad(node, "an object of \(entity.name) has no integer \"key\"") }
-        guard let versionText = node["version"]?.numberText, let version = Int64(versionText) else { throw bad(node, "\(entity.name) \(key) has no integer \"version\"") }
+        guard let keyText = node["key"]?.numberText, let key = Int64(keyText), key >= 1, key <= StoreMetadata.maxKey else {
+            throw bad(node, "an object of \(entity.name) needs a \"key\" from 1 to \(StoreMetadata.maxKey)")
+        }
+        guard let versionText = node["version"]?.numberText, let version = Int64(versionText), version >= 1, version <= StoreMetadata.maxKey else {
+            throw bad(node, "\(entity.name) \(key) needs a \"version\" from 1 to \(StoreMetadata.maxKey)")
+        }
+        var names: Set<String> = []
+        for member in members where !names.insert(member.key).inserted {
+            throw bad(member.value, "\(entity.name) \(key) has \"\(member.key)\" twice")
+        }
         var slots = entity.properties.map(SlotValue.initial(for:))
         for (index, property) in entity.properties.enumerated() {
             if case .value = slots[index] { slots[index] = .value(.null) }

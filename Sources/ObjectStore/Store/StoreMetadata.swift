@@ -31,6 +31,11 @@ public struct StoreMetadata: Sendable, Hashable {
         self.nextKeys = nextKeys
     }
 
+    /// The largest primary key or row version a store reads or hands out (2^53 - 1, the
+    /// largest integer every JSON reader keeps exact). A file claiming more is refused when
+    /// read, so that no later save can overflow counting past it.
+    public static let maxKey: Int64 = (1 << 53) - 1
+
     /// The next key of an entity.
     public func nextKey(for entityName: String) -> Int64 { max(1, nextKeys[entityName] ?? 1) }
 

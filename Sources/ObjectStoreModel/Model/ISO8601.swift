@@ -7,6 +7,11 @@ import Foundation
 /// fractional digits as the value needs (up to microseconds), so dates round-trip exactly to
 /// the microsecond.
 public enum ISO8601 {
+    /// The dates a store keeps: years 0001 to 9999 (UTC), the years ISO-8601 text writes in
+    /// four digits. A save of a date outside fails validation, so no store ever holds a date
+    /// its reader would refuse.
+    public static let supportedDates = Date(timeIntervalSince1970: -62_135_596_800)..<Date(timeIntervalSince1970: 253_402_300_800)
+
     /// Parses ISO-8601 text, or returns `nil`.
     public static func parse(_ text: String) -> Date? {
         let scalars = Array(text.unicodeScalars)
