@@ -10,6 +10,8 @@ final class App {
     let timeZone: TimeZone
     let dates: DateParser
     let storeURL: URL
+    /// Whether the store is the default one (no `--store`, no `TASKCTL_STORE`).
+    let isDefaultStore: Bool
     var output = Output()
 
     init(environment: [String: String], storePath: String?) throws {
@@ -25,7 +27,9 @@ final class App {
             now = Date()
         }
         dates = DateParser(now: now, timeZone: timeZone)
-        storeURL = App.storeURL(explicit: storePath ?? environment["TASKCTL_STORE"], environment: environment)
+        let explicit = storePath ?? environment["TASKCTL_STORE"]
+        isDefaultStore = explicit?.isEmpty ?? true
+        storeURL = App.storeURL(explicit: explicit, environment: environment)
     }
 
     /// `--store`, then `TASKCTL_STORE`, then `$XDG_DATA_HOME/taskctl/tasks.store`, then
@@ -47,11 +51,16 @@ final class App {
 
     private var opened: (PersistentStoreCoordinator, ManagedObjectContext)?
 
-    /// Opens (creating, or migrating with a notice) the store and returns a context.
+    /// Opens (creating, or migrating with a notice) the store and returns a context. A
+    /// command that only reads creates the default store, but not one at a path it was given:
+    /// a mistyped `--store` is an error, not a new empty store.
     func context(readOnly: Bool = false) throws -> ManagedObjectContext {
         if let opened { return opened.1 }
         let directory = storeURL.deletingLastPathComponent()
         if !FileManager.default.fileExists(atPath: storeURL.path) {
+            if readOnly && !isDefaultStore {
+                throw CLIError.store("no store at \(storeURL.path); check the path (a command that adds something creates a new store there)")
+            }
             // The store is created on first use, by any command.
             do {
                 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])

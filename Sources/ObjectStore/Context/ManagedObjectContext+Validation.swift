@@ -131,7 +131,8 @@ extension ManagedObjectContext {
                     for (id, values) in candidates.sorted(by: { !changedIDs.contains($0.0) && changedIDs.contains($1.0) }) {
                         let key = indices.map { values[$0] }
                         if key.contains(where: { $0 == .value(.null) }) { continue }
-                        if let other = seen[key] {
+                        let comparable = UniquenessCheck.comparable(key, constraint: constraint, in: ownerEntity)
+                        if let other = seen[comparable] {
                             if changedIDs.contains(id) {
                                 let description = zip(constraint, key).map { "\($0.0) = \($0.1.value)" }.joined(separator: ", ")
                                 failures.append(ValidationFailure(
@@ -139,7 +140,7 @@ extension ManagedObjectContext {
                                     rule: .unique, message: "another \(owner) already has \(description) (\(other))"))
                             }
                         } else {
-                            seen[key] = id
+                            seen[comparable] = id
                         }
                     }
                 }

@@ -156,7 +156,7 @@ struct UniquenessCheck {
                     var taken: [[SlotValue]: ObjectID] = [:]
                     for (id, values) in saved {
                         let key = indices.map { values[$0] }
-                        if !key.contains(.value(.null)) { taken[key] = id }
+                        if !key.contains(.value(.null)) { taken[Self.comparable(key, constraint: constraint, in: ownerEntity)] = id }
                     }
                     for row in members {
                         let key = indices.compactMap { index -> SlotValue? in
@@ -164,18 +164,27 @@ struct UniquenessCheck {
                             return slot < row.slots.count ? row.slots[slot] : nil
                         }
                         guard key.count == indices.count, !key.contains(.value(.null)) else { continue }
-                        if let other = taken[key] {
+                        let comparable = Self.comparable(key, constraint: constraint, in: ownerEntity)
+                        if let other = taken[comparable] {
                             let description = zip(constraint, key).map { "\($0.0) = \($0.1.value)" }.joined(separator: ", ")
                             failures.append(ValidationFailure(
                                 objectID: row.objectID, entityName: row.objectID.entityName, key: constraint.joined(separator: ","),
                                 value: key.count == 1 ? key[0].value : nil, rule: .unique, message: "another \(owner) already has \(description) (\(other))"))
                         }
-                        taken[key] = row.objectID
+                        taken[comparable] = row.objectID
                     }
                 }
             }
         }
         return failures
+    }
+
+    /// The values of a constraint as it compares them: case-insensitive attributes folded.
+    static func comparable(_ key: [SlotValue], constraint: [String], in entity: EntityDescription) -> [SlotValue] {
+        zip(constraint, key).map { name, slot in
+            guard case .value(let value) = slot, let attribute = entity.attribute(named: name) else { return slot }
+            return .value(attribute.uniquenessValue(value))
+        }
     }
 
     /// The check for a store that keeps its rows in a dictionary.

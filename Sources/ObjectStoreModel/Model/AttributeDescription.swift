@@ -26,6 +26,10 @@ public struct AttributeDescription: Sendable, Hashable {
     public var versionHashModifier: String?
     /// Free-form key/value strings for the application.
     public var userInfo: [String: String] = [:]
+    /// Whether uniqueness constraints compare this (string) attribute ignoring case, so
+    /// "Home" and "home" are one value (schema: `"collation": "caseInsensitive"`). It does
+    /// not change what is stored, so it is not part of the version hash.
+    public var isCaseInsensitive: Bool = false
 
     /// An optional, stored attribute without default or rules.
     public init(name: String, type: AttributeType) {
@@ -38,6 +42,13 @@ public struct AttributeDescription: Sendable, Hashable {
 
     /// Whether values of this attribute are written to stores.
     public var isStored: Bool { !isTransient && !isDerived }
+
+    /// The value uniqueness constraints compare: the value itself, or for a case-insensitive
+    /// attribute its case-folded text.
+    public func uniquenessValue(_ value: Value) -> Value {
+        guard isCaseInsensitive, case .string(let text) = value else { return value }
+        return .string(text.folding(options: [.caseInsensitive], locale: nil))
+    }
 }
 
 /// Validation rules of an attribute, checked at save (and against the default when a model

@@ -9,7 +9,7 @@ enum SchemaLoader {
     ]
     static let attributeKeys = [
         "name", "type", "optional", "transient", "default", "min", "max", "minLength", "maxLength", "pattern",
-        "allowedValues", "derived", "renamingIdentifier", "versionHashModifier", "userInfo",
+        "allowedValues", "derived", "renamingIdentifier", "versionHashModifier", "userInfo", "collation",
     ]
     static let relationshipKeys = [
         "name", "destination", "inverse", "toMany", "ordered", "optional", "minCount", "maxCount", "deleteRule",
@@ -283,6 +283,15 @@ enum SchemaLoader {
             log.add(reader.path("minLength"), reader.location("minLength"), "\(qualified): minLength \(minLength) is greater than maxLength \(maxLength)")
         }
         attribute.validation = rules
+        if let collation = reader.string("collation", log: &log) {
+            if type != .string {
+                log.add(reader.path("collation"), reader.location("collation"), "\(qualified): 'collation' applies to strings, not to type \(type.rawValue)")
+            } else if collation == "caseInsensitive" {
+                attribute.isCaseInsensitive = true
+            } else if collation != "exact" {
+                log.add(reader.path("collation"), reader.location("collation"), "\(qualified): collation '\(collation)' is not 'exact' or 'caseInsensitive'")
+            }
+        }
 
         if let defaultNode = reader.value("default"), attribute.derivation == nil {
             switch SchemaValueDecoder.decode(defaultNode, as: type) {

@@ -1,0 +1,62 @@
+import Foundation
+import Testing
+
+/// Bad paths, bad values and hand-edited stores: refused with a message, never stored.
+@Suite(.enabled(if: TaskctlRunner.binary != nil, "needs the built taskctl (swift build)"))
+struct StoreSafetyTests {
+    @Test func locationNamesDifferingOnlyInCaseAreOneLocationEvenConcurrently() throws {
+        let t = try TaskctlRunner()
+        try t.ok("add", "seed")
+        let results = try ConcurrencyTests.runAll(t, [["add", "a", "--location", "Office1"], ["add", "b", "--location", "office1"], ["add", "c", "--location", "OFFICE1"]])
+        for (arguments, status, message) in results { #expect(status == 0, "\(arguments): \(message)") }
+        let tasks = try t.tasks("--where", "location != nil")
+        #expect(tasks.count == 3)
+        #expect(Set(tasks.compactMap { $0["location"] as? String }).count == 1, "\(tasks)")
+        let adds = try ConcurrencyTests.runAll(t, [["location", "add", "Home"], ["location", "add", "HOME"], ["location", "add", "home"]])
+        #expect(adds.filter { $0.1 == 0 }.count == 1, "\(adds)")
+        #expect(adds.filter { $0.1 == 1 && $0.2.contains("already") }.count == 2, "\(adds)")
+        #expect(try t.run("store", "check").status == 0)
+    }
+
+    @Test func storeCheckRunsTheModelsRulesAndChecksDestinations() throws {
+        let t = try TaskctlRunner(storeName: "tasks.json")
+        try t.ok("add", "x", "--location", "Home", "--project", "p")
+        var text = try String(contentsOf: t.store, encoding: .utf8)
+        for (old, new) in [("\"priority\": 0", "\"priority\": 99"), ("\"status\": \"pending\"", "\"status\": \"bogus\""),
+                           ("\"title\": \"x\"", "\"title\": \"\""), ("\"location\": \"Location/1\"", "\"location\": \"Project/1\"")] {
+            #expect(text.contains(old), "\(old)")
+            text = text.replacingOccurrences(of: old, with: new)
+        }
+        try text.write(to: t.store, atomically: true, encoding: .utf8)
+        let check = try t.run("store", "check")
+        #expect(check.status == 2)
+        for expected in ["Task 1.priority: 99 is greater than the maximum 3", "Task 1.status: \"bogus\" is not one of the allowed values",
+                         "Task 1.title: has 0 characters, at least 1 required", "Task 1.location points at Project 1, but it must point at a Location"] {
+            #expect(check.err.contains(expected), "\(expected) missing from: \(check.err)")
+        }
+    }
+
+    @Test func readingCommandsDoNotCreateAStoreAtAMistypedPath() throws {
+        let t = try TaskctlRunner()
+        let missing = t.directory.appendingPathComponent("typo").appendingPathComponent("tasks.store")
+        for command in [["list"], ["show", "1"], ["locations"], ["export"], ["store", "info"], ["store", "check"], ["agenda"]] {
+            let result = try t.run(["--store", missing.path] + command)
+            #expect(result.status == 2, "\(command): \(result.err)")
+            #expect(result.err.contains("no store at"), "\(command): \(result.err)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: missing.deletingLastPathComponent().path))
+        // A writing command creates it.
+        try t.ok("--store", missing.path, "add", "first")
+        #expect(FileManager.default.fileExists(atPath: missing.path))
+    }
+
+    @Test func aDueDateNoStoreCouldReadBackIsRefused() throws {
+        let t = try TaskctlRunner(storeName: "tasks.json")
+        try t.ok("add", "first")
+        let result = try t.run("add", "far", "--due", "40000y")
+        #expect(result.status == 1, "\(result.err)")
+        #expect(result.err.contains("outside the years 0001 to 9999"), "\(result.err)")
+        #expect(try t.texts() == ["first"])
+        #expect(try t.run("store", "check").status == 0)
+    }
+}
