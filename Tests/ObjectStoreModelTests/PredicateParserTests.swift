@@ -214,4 +214,22 @@ import Testing
         #expect(try ObjectPredicate("a=1").description == "a == 1")
         #expect(try ObjectPredicate("name ==[c] 'home'").description == "name ==[c] \"home\"")
     }
+
+    @Test func chainsTooLongToEvaluateSafelyAreRefusedNotOverflowed() throws {
+        let long = "priority" + String(repeating: " + 1", count: 10_000) + " > 2"
+        let path = "location" + String(repeating: ".tasks.location", count: 2_000) + ".name == 'x'"
+        let ands = Array(repeating: "priority == 1", count: 5_000).joined(separator: " AND ")
+        let powers = Array(repeating: "2", count: 5_000).joined(separator: " ** ") + " > 1"
+        for text in [long, path, ands, powers] {
+            #expect {
+                _ = try ObjectPredicate(text)
+            } throws: { error in
+                (error as? PredicateSyntaxError)?.message.contains("too long") == true || (error as? PredicateSyntaxError)?.message.contains("too deeply") == true
+            }
+        }
+        let keyArgument = Array(repeating: "tasks", count: 4_000).joined(separator: ".")
+        #expect(throws: PredicateSyntaxError.self) { _ = try ObjectPredicate(format: "%K == 1", .string(keyArgument)) }
+        // A predicate a person writes is far from the bound.
+        _ = try ObjectPredicate(Array(repeating: "priority == 1", count: 60).joined(separator: " OR "))
+    }
 }

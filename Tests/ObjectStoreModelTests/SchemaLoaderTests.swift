@@ -129,6 +129,8 @@ import Testing
         (#"{"entities": [{"name": "E"}], "fetchRequests": [{"name": "q", "entity": "E", "sort": [{"key": "x"}]}]}"#, "$.fetchRequests[0].sort[0].key", "'x' is not a property of E"),
         (#"{"entities": [{"name": "E", "attributes": [{"name": "d", "type": "boolean", "derived": "true", "default": true}]}]}"#, "$.entities[0].attributes[0].default", "a derived attribute cannot have a default value"),
         (#"{"entities": [{"name": "E", "name": "F"}]}"#, "$.entities[0].name", "duplicate key 'name'"),
+        (#"{"entities": [{"name": "E", "attributes": [{"name": "n", "type": "int32", "collation": "caseInsensitive"}]}]}"#, "$.entities[0].attributes[0].collation", "'collation' applies to strings"),
+        (#"{"entities": [{"name": "E", "attributes": [{"name": "n", "type": "string", "collation": "nocase"}]}]}"#, "$.entities[0].attributes[0].collation", "collation 'nocase' is not 'exact' or 'caseInsensitive'"),
     ])
     func reportsEachClassOfErrorWithItsPath(schema: String, path: String, message: String) {
         let found = diagnostics(schema)
@@ -171,5 +173,28 @@ import Testing
         #expect(throws: SchemaError.self) {
             try ManagedObjectModel(contentsOf: URL(fileURLWithPath: "/nonexistent/model.json"))
         }
+    }
+
+    @Test func derivedAttributesReadingEachOtherInACycleAreRefused() throws {
+        let cycle = #"""
+            {"entities": [
+              {"name": "A", "attributes": [
+                {"name": "x", "type": "int64", "derived": "y + 1"},
+                {"name": "y", "type": "int64", "derived": "x * 2"},
+                {"name": "z", "type": "boolean", "derived": "z"}
+              ],
+               "relationships": [{"name": "b", "destination": "B", "inverse": "a"}]},
+              {"name": "B", "attributes": [{"name": "w", "type": "int64", "derived": "a.v"}],
+               "relationships": [{"name": "a", "destination": "A", "inverse": "b"}]}
+            ]}
+            """#
+        let found = diagnostics(cycle)
+        #expect(found.contains { $0.message.contains("cycle: A.x -> A.y -> A.x") || $0.message.contains("cycle: A.y -> A.x -> A.y") }, "\(found.map(\.description))")
+        #expect(found.contains { $0.message.contains("cycle: A.z -> A.z") }, "\(found.map(\.description))")
+        // Through a relationship, and a chain without a cycle loads.
+        let across = cycle.replacingOccurrences(of: #""derived": "x * 2""#, with: #""derived": "b.w""#).replacingOccurrences(of: #"{"name": "z", "type": "boolean", "derived": "z"}"#, with: #"{"name": "v", "type": "int64", "derived": "x"}"#)
+        #expect(diagnostics(across).contains { $0.message.contains("cycle") }, "\(diagnostics(across).map(\.description))")
+        let chain = #"{"entities": [{"name": "A", "attributes": [{"name": "p", "type": "int64"}, {"name": "x", "type": "int64", "derived": "y + 1"}, {"name": "y", "type": "int64", "derived": "p * 2"}]}]}"#
+        _ = try ManagedObjectModel(schema: chain)
     }
 }

@@ -179,4 +179,13 @@ import ObjectStoreModel
         #expect(try context.count(for: saved) == 2, "the store still has Draft and Milk at 3")
         #expect(try context.count(for: FetchRequest(entityName: "Task", predicate: try ObjectPredicate("priority == 3"))) == 1)
     }
+
+    @Test func keyPathsThroughToManyRelationshipsReachEachObjectOnce() throws {
+        let context = try Self.graph()
+        // Milk has two tags; each step through tags and their tasks would double without
+        // taking each object once (2^60 paths here).
+        let path = "tags" + String(repeating: ".tasks.tags", count: 60) + ".label"
+        #expect(try texts(context, "ANY \(path) == 'food'") == ["Milk"])
+        #expect(try texts(context, "\(path.replacingOccurrences(of: ".label", with: "")).@count == 2") == ["Milk"])
+    }
 }

@@ -59,4 +59,15 @@ struct StoreSafetyTests {
         #expect(try t.texts() == ["first"])
         #expect(try t.run("store", "check").status == 0)
     }
+
+    @Test func hostileFiltersAreRefusedOrBoundedNotCrashes() throws {
+        let t = try TaskctlRunner()
+        try t.ok("add", "x", "--tag", "a,b")
+        let long = try t.run("list", "--where", "priority" + String(repeating: " + 1", count: 10_000) + " > 2")
+        #expect(long.status == 1 && long.err.contains("too long"), "\(long.err)")
+        let deep = try t.run("list", "--where", "location" + String(repeating: ".tasks.location", count: 2_000) + ".name == 'x'")
+        #expect(deep.status == 1 && deep.err.contains("too long"), "\(deep.err)")
+        let wide = try t.run("list", "--where", "ANY tags" + String(repeating: ".tasks.tags", count: 80) + ".name == 'a'")
+        #expect(wide.status == 0 && wide.out.contains("x"), "\(wide.err)")
+    }
 }

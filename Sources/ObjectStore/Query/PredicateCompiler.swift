@@ -294,11 +294,22 @@ struct PredicateCompiler {
             case .object(nil), .value(.null):
                 stepped = .null
             case .collection(let items):
+                // Objects reached through to-many relationships form a set, as in Core Data:
+                // each object once, so `tags.tasks.tags.tasks...` stays as large as the objects
+                // it reaches instead of doubling per step. Attribute values are all kept
+                // (`items.price.@sum` adds every item's price).
                 var results: [Operand] = []
+                var seen: Set<ObjectIdentifier> = []
                 for item in items {
                     guard case .object(let object?) = item else { continue }
                     let value = try step(object)
-                    if case .collection(let inner) = value { results.append(contentsOf: inner) } else { results.append(value) }
+                    for element in (value.isCollection ? value.elementsOrSelf : [value]) {
+                        if case .object(let reached?) = element, !seen.insert(ObjectIdentifier(reached)).inserted { continue }
+                        results.append(element)
+                    }
+                    if results.count > Self.maximumCollection {
+                        throw PredicateEvaluationError(message: "the key path '\(path.joined(separator: "."))' reaches more than \(Self.maximumCollection) values")
+                    }
                 }
                 stepped = .collection(results)
             case .value:
@@ -307,6 +318,9 @@ struct PredicateCompiler {
             return try next(stepped, scope)
         }
     }
+
+    /// The most values a key path may gather from one object.
+    static let maximumCollection = 1_000_000
 
     static func read(_ object: ManagedObject, slot: Int, property: PropertyDescription) throws -> Operand {
         if let attribute = property.attribute, attribute.isDerived {
@@ -330,6 +344,11 @@ struct PredicateCompiler {
 }
 
 extension Operand {
+    var isCollection: Bool {
+        if case .collection = self { return true }
+        return false
+    }
+
     /// A collection's elements, or the operand alone (nil makes an empty collection).
     var elementsOrSelf: [Operand] {
         switch self {

@@ -21,3 +21,47 @@ public enum Derivation: Sendable, Hashable {
         }
     }
 }
+
+extension Derivation {
+    /// The key paths the formula reads from the object it is evaluated on (`dueDate`,
+    /// `location.name`), to find derived attributes that depend on each other in a cycle.
+    var keyPathsFromObject: [[String]] {
+        var paths: [[String]] = []
+        switch self {
+        case .predicate(let predicate): Self.collect(predicate, into: &paths)
+        case .expression(let expression): Self.collect(expression, into: &paths)
+        }
+        return paths
+    }
+
+    private static func collect(_ predicate: ObjectPredicate, into paths: inout [[String]]) {
+        switch predicate {
+        case .constant: break
+        case .not(let inner): collect(inner, into: &paths)
+        case .and(let a, let b), .or(let a, let b):
+            collect(a, into: &paths)
+            collect(b, into: &paths)
+        case .comparison(let comparison):
+            collect(comparison.lhs, into: &paths)
+            collect(comparison.rhs, into: &paths)
+        }
+    }
+
+    private static func collect(_ expression: ObjectExpression, into paths: inout [[String]]) {
+        switch expression {
+        case .constant, .evaluatedObject, .variable: break
+        case .array(let items): for item in items { collect(item, into: &paths) }
+        case .keyPath(.evaluatedObject, let path): paths.append(path)
+        case .keyPath(let base, _): collect(base, into: &paths)
+        case .arithmetic(_, let a, let b):
+            collect(a, into: &paths)
+            collect(b, into: &paths)
+        case .negate(let inner), .cast(let inner, _): collect(inner, into: &paths)
+        case .function(_, let arguments): for argument in arguments { collect(argument, into: &paths) }
+        case .index(let base, let index):
+            collect(base, into: &paths)
+            if case .expression(let inner) = index { collect(inner, into: &paths) }
+        case .subquery(let collection, _, _): collect(collection, into: &paths)
+        }
+    }
+}

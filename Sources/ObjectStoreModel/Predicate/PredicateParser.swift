@@ -10,6 +10,12 @@ struct PredicateParser {
     private var argumentIndex = 0
     private var depth = 0
     private static let maximumDepth = 200
+    /// Operators, key path steps and arguments of the whole predicate: chains such as
+    /// `a + 1 + 1 ...` or `tags.tasks.tags...` build trees as deep as they are long, and
+    /// evaluating, checking or printing those recurses once per level. Bounded, a predicate
+    /// no person writes is refused with a message instead of overflowing the stack.
+    private var nodes = 0
+    static let maximumNodes = 256
 
     static let reservedWords: Set<String> = [
         "AND", "OR", "NOT", "ANY", "ALL", "NONE", "SOME", "IN", "LIKE", "MATCHES", "CONTAINS", "BEGINSWITH", "ENDSWITH",
@@ -86,6 +92,13 @@ struct PredicateParser {
     private mutating func enter() throws(PredicateSyntaxError) {
         depth += 1
         if depth > Self.maximumDepth { throw error("the predicate is nested too deeply (more than \(Self.maximumDepth) levels)") }
+        try count()
+    }
+
+    /// Counts one operator or key path step against ``maximumNodes``.
+    private mutating func count() throws(PredicateSyntaxError) {
+        nodes += 1
+        if nodes > Self.maximumNodes { throw error("the predicate is too long (more than \(Self.maximumNodes) operators and key path steps)") }
     }
 
     // MARK: Predicates
@@ -93,6 +106,7 @@ struct PredicateParser {
     private mutating func parseOr() throws(PredicateSyntaxError) -> ObjectPredicate {
         var result = try parseAnd()
         while isKeyword("OR") || isSymbol("||") {
+            try count()
             advance()
             result = .or(result, try parseAnd())
         }
@@ -102,6 +116,7 @@ struct PredicateParser {
     private mutating func parseAnd() throws(PredicateSyntaxError) -> ObjectPredicate {
         var result = try parseNot()
         while isKeyword("AND") || isSymbol("&&") {
+            try count()
             advance()
             result = .and(result, try parseNot())
         }
@@ -246,6 +261,7 @@ struct PredicateParser {
         var result = try parseMultiplicative()
         while isSymbol("+") || isSymbol("-") {
             let op: ObjectExpression.ArithmeticOperator = isSymbol("+") ? .add : .subtract
+            try count()
             advance()
             result = .arithmetic(op, result, try parseMultiplicative())
         }
@@ -256,6 +272,7 @@ struct PredicateParser {
         var result = try parsePower()
         while isSymbol("*") || isSymbol("/") {
             let op: ObjectExpression.ArithmeticOperator = isSymbol("*") ? .multiply : .divide
+            try count()
             advance()
             result = .arithmetic(op, result, try parsePower())
         }
@@ -265,6 +282,8 @@ struct PredicateParser {
     private mutating func parsePower() throws(PredicateSyntaxError) -> ObjectExpression {
         let base = try parseUnary()
         if isSymbol("**") {
+            try enter()
+            defer { depth -= 1 }
             advance()
             return .arithmetic(.power, base, try parsePower())  // right-associative
         }
@@ -288,6 +307,7 @@ struct PredicateParser {
         var result = try parsePrimary()
         while true {
             if isSymbol(".") {
+                try count()
                 advance()
                 let component = try parseKeyComponent()
                 if case .keyPath(let base, let path) = result {
@@ -296,6 +316,7 @@ struct PredicateParser {
                     result = .keyPath(result, [component])
                 }
             } else if isSymbol("[") {
+                try count()
                 advance()
                 let index: PredicateIndex
                 switch current.keyword {
@@ -348,7 +369,9 @@ struct PredicateParser {
             throw error("%K needs a key path given as a string, got \(value)", at: token)
         }
         advance()
-        return path.split(separator: ".").map(String.init)
+        let components = path.split(separator: ".").map(String.init)
+        for _ in components { try count() }
+        return components
     }
 
     private mutating func parsePrimary() throws(PredicateSyntaxError) -> ObjectExpression {

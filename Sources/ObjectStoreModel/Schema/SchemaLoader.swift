@@ -78,8 +78,68 @@ enum SchemaLoader {
         return model
     }
 
+    /// Derived attributes that read each other in a cycle (`a` reads `b`, `b` reads `a`, also
+    /// through relationships) would recurse forever when read: refused, naming the cycle.
+    private static func checkDerivationCycles(_ raws: [RawEntity], model: ManagedObjectModel, log: inout DiagnosticLog) {
+        struct Node: Hashable { var entity: String, attribute: String }
+        var edges: [Node: [Node]] = [:]
+        var places: [Node: (path: String, location: SourceLocation)] = [:]
+        for raw in raws {
+            for (attribute, path, location) in raw.attributes {
+                guard let text = attribute.derivation, let derivation = try? Derivation(text) else { continue }
+                let node = Node(entity: raw.name, attribute: attribute.name)
+                places[node] = (path + ".derived", location)
+                for keyPath in derivation.keyPathsFromObject {
+                    var entity = model.entity(named: raw.name)
+                    for component in keyPath {
+                        guard let current = entity else { break }
+                        if let relationship = current.relationship(named: component) {
+                            entity = model.entity(named: relationship.destinationEntityName)
+                            continue
+                        }
+                        if let target = current.attribute(named: component), target.isDerived {
+                            edges[node, default: []].append(Node(entity: current.name, attribute: target.name))
+                        }
+                        break
+                    }
+                }
+            }
+        }
+        // Depth-first search with an explicit stack; a node on the current path seen again is a cycle.
+        var state: [Node: Int] = [:]  // 1: on the path, 2: done
+        var reported: Set<Node> = []
+        for start in edges.keys.sorted(by: { ($0.entity, $0.attribute) < ($1.entity, $1.attribute) }) where state[start] == nil {
+            var stack: [(node: Node, next: Int)] = [(start, 0)]
+            state[start] = 1
+            while let (node, next) = stack.last {
+                let targets = edges[node] ?? []
+                guard next < targets.count else {
+                    state[node] = 2
+                    stack.removeLast()
+                    continue
+                }
+                stack[stack.count - 1].next += 1
+                let target = targets[next]
+                switch state[target] {
+                case nil:
+                    state[target] = 1
+                    stack.append((target, 0))
+                case 1:
+                    let cycle = stack.map(\.node).drop { $0 != target } + [target]
+                    if reported.insert(target).inserted, let place = places[target] {
+                        let names = cycle.map { "\($0.entity).\($0.attribute)" }.joined(separator: " -> ")
+                        log.add(place.path, place.location, "derived attributes refer to each other in a cycle: \(names)")
+                    }
+                default:
+                    break
+                }
+            }
+        }
+    }
+
     private static func checkExpressions(_ raws: [RawEntity], templates: [(FetchRequestTemplate, path: String, location: SourceLocation)], model: ManagedObjectModel, log: inout DiagnosticLog) {
         let checker = PredicateTypeChecker(model: model)
+        checkDerivationCycles(raws, model: model, log: &log)
         for raw in raws {
             for (attribute, path, location) in raw.attributes {
                 guard let derivation = attribute.derivation else { continue }
