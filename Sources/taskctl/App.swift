@@ -17,6 +17,8 @@ final class App {
     init(environment: [String: String], storePath: String?) throws {
         self.environment = environment
         terminal = Terminal(environment: environment)
+        output.sanitizes = terminal.isTTY
+        output.keepsStyles = terminal.useColor
         timeZone = environment["TZ"].flatMap { TimeZone(identifier: $0) } ?? TimeZone.current
         if let text = environment["TASKCTL_NOW"], !text.isEmpty {
             guard let fixed = ISO8601.parse(text) else {

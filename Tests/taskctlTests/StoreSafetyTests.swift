@@ -70,4 +70,28 @@ struct StoreSafetyTests {
         let wide = try t.run("list", "--where", "ANY tags" + String(repeating: ".tasks.tags", count: 80) + ".name == 'a'")
         #expect(wide.status == 0 && wide.out.contains("x"), "\(wide.err)")
     }
+
+    @Test func controlCharactersInTaskTextAreShownNotObeyedOnATerminal() throws {
+        let t = try TaskctlRunner()
+        let hostile = "evil\u{1B}]0;pwned\u{07}\r\nstatus    done\u{9B}2J"
+        try t.ok("add", hostile, "--location", "Home\u{1B}[8m")
+        guard let binary = TaskctlRunner.binary, FileManager.default.isExecutableFile(atPath: "/usr/bin/script") else { return }
+        for command in ["list", "show 1", "locations", "agenda"] {
+            // script(1) gives taskctl a terminal for its standard output.
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+            process.arguments = ["-qec", "\(binary.path) \(command)", "/dev/null"]
+            process.environment = t.environment
+            let out = Pipe()
+            process.standardOutput = out
+            try process.run()
+            let screen = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0, "\(command): \(screen)")
+            #expect(!screen.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{07}" || $0 == "\u{9B}" }, "\(command): \(screen.debugDescription)")
+            #expect(!screen.replacingOccurrences(of: "\r\n", with: "\n").contains("\r"), "\(command): \(screen.debugDescription)")
+        }
+        // The data itself is kept: JSON has it exactly.
+        #expect(try t.texts() == [hostile])
+    }
 }

@@ -42,7 +42,7 @@ enum AgendaCommand {
         let t = app.terminal
         app.output.line(t.paint("\(pending.count) pending, \(overdue.count) overdue", .bold))
         for view in overdue.prefix(10) {
-            app.output.line(t.paint("  ! \(view.id) \(view.text) (\(view.due.map(relative.describe) ?? ""))", .red))
+            app.output.line(t.paint("  ! \(view.id) \(Terminal.visible(view.text)) (\(view.due.map(relative.describe) ?? ""))", .red))
         }
         if overdue.count > 10 { app.output.line(t.paint("  ... and \(overdue.count - 10) more: taskctl list --overdue", .red)) }
         app.output.line()
@@ -64,6 +64,6 @@ enum AgendaCommand {
         }
         app.output.line(t.useColor ? "" : "(* today)")
         app.output.line("by priority: " + byPriority.map { "\($0.0) \($0.1)" }.joined(separator: ", "))
-        app.output.line("by location: " + byLocation.keys.sorted().map { "\($0) \(byLocation[$0] ?? 0)" }.joined(separator: ", "))
+        app.output.line("by location: " + byLocation.keys.sorted().map { "\(Terminal.visible($0)) \(byLocation[$0] ?? 0)" }.joined(separator: ", "))
     }
 }

@@ -54,7 +54,7 @@ enum ListCommand {
         }
         if let groupBy {
             for (title, members) in group(views, by: groupBy, app: app) {
-                app.output.line(app.terminal.paint("\(title) (\(members.count))", .bold))
+                app.output.line(app.terminal.paint("\(Terminal.visible(title)) (\(members.count))", .bold))
                 render(members, app: app, indent: "  ")
                 app.output.line()
             }

@@ -73,6 +73,7 @@ enum TaskCommands {
         if let completed = view.completed { lines.append(("completed", relative.day(completed))) }
         lines.append(("uuid", view.uuid ?? "-"))
         for (key, value) in lines {
+            let value = Terminal.visible(value)
             let shown = key == "due" && view.overdue ? app.terminal.paint(value, .red) : value
             app.output.line(key.padding(toLength: 10, withPad: " ", startingAt: 0) + shown)
         }

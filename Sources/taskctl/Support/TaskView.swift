@@ -97,6 +97,8 @@ struct Table {
 
     func render(width: Int, style: (Int, Int, String) -> String = { _, _, s in s }) -> [String] {
         guard !headers.isEmpty else { return [] }
+        // A line break or escape sequence in a cell would break the table: shown, not obeyed.
+        let rows = rows.map { $0.map { Terminal.visible($0) } }
         var widths = headers.map(\.count)
         for row in rows {
             for (i, cell) in row.enumerated() where i < widths.count { widths[i] = max(widths[i], cell.count) }

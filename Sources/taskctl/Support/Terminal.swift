@@ -36,11 +36,62 @@ struct Terminal {
     }
 }
 
-/// Output collected by a command, written at the end.
+extension Terminal {
+    /// Text with its control characters shown, not obeyed: C0 controls and DEL in caret
+    /// notation (`^[`, `^M`, `^J`), C1 controls as `<U+009B>`. Task text from an import can
+    /// hold escape sequences that would recolour, move the cursor or hide lines.
+    static func visible(_ text: String, keepingNewlines: Bool = false, keepingStyles: Bool = false) -> String {
+        guard text.unicodeScalars.contains(where: isControl) else { return text }
+        var result = String.UnicodeScalarView()
+        let scalars = Array(text.unicodeScalars)
+        var i = 0
+        while i < scalars.count {
+            let scalar = scalars[i]
+            if keepingStyles, scalar == "\u{1B}", let end = styleEnd(scalars, from: i) {
+                result.append(contentsOf: scalars[i...end])
+                i = end + 1
+                continue
+            }
+            if !isControl(scalar) || (keepingNewlines && scalar == "\n") {
+                result.append(scalar)
+            } else if scalar.value < 0x20 || scalar.value == 0x7F {
+                result.append("^")
+                result.append(Unicode.Scalar(UInt8(scalar.value == 0x7F ? 0x3F : scalar.value + 0x40)))
+            } else {
+                result.append(contentsOf: "<U+\(String(format: "%04X", scalar.value))>".unicodeScalars)
+            }
+            i += 1
+        }
+        return String(result)
+    }
+
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+    }
+
+    /// The end of one of ``paint(_:_:)``'s own sequences (`ESC [ digits m`) starting at `start`.
+    private static func styleEnd(_ scalars: [Unicode.Scalar], from start: Int) -> Int? {
+        guard start + 2 < scalars.count, scalars[start + 1] == "[" else { return nil }
+        var i = start + 2
+        while i < scalars.count, ("0"..."9").contains(scalars[i]) { i += 1 }
+        guard i < scalars.count, i > start + 2, scalars[i] == "m" else { return nil }
+        let code = String(String.UnicodeScalarView(scalars[(start + 2)..<i]))
+        return code == "0" || Style(rawValue: code) != nil ? i : nil
+    }
+}
+
+/// Output collected by a command, written at the end. On a terminal, control characters
+/// in it (from task text, say) are shown rather than obeyed; the line breaks and colours
+/// taskctl itself writes are kept. Piped output keeps the data as it is.
 struct Output {
     var out = ""
     var err = ""
+    var sanitizes = false
+    /// Whether taskctl paints (so its own colour sequences are kept).
+    var keepsStyles = false
 
-    mutating func line(_ text: String = "") { out += text + "\n" }
+    mutating func line(_ text: String = "") {
+        out += (sanitizes ? Terminal.visible(text, keepingNewlines: true, keepingStyles: keepsStyles) : text) + "\n"
+    }
     mutating func warn(_ text: String) { err += text + "\n" }
 }
