@@ -82,4 +82,32 @@ import ObjectStoreModel
             #expect(throws: ObjectStoreError.self) { _ = try context.fetchObjectIDs(request) }
         }
     }
+
+    @Test(arguments: [StoreKind.json, .binary])
+    func datesRoundTripExactlyToTheLastBit(kind: StoreKind) throws {
+        let directory = try TemporaryDirectory()
+        var memory: InMemoryStore?
+        let context = ManagedObjectContext(coordinator: try kind.open(in: directory, memory: &memory))
+        // Dates as Date holds them (seconds since 2001 in a Double), none a whole millisecond.
+        var dates: [Date] = [Date(timeIntervalSince1970: 123_456_789.1234567), Date(timeIntervalSinceReferenceDate: 0.1), Date(timeIntervalSinceReferenceDate: -1e-9)]
+        var state: UInt64 = 42
+        for _ in 0..<200 {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            dates.append(Date(timeIntervalSinceReferenceDate: Double(Int64(bitPattern: state) % 4_000_000_000_000) / 1_000.0 + 0.000_123_4))
+        }
+        for (i, date) in dates.enumerated() {
+            let task = try context.task("t\(i)")
+            try task.setValue(.date(date), forKey: "dueDate")
+        }
+        try context.save()
+        let reopened = ManagedObjectContext(coordinator: try kind.open(in: directory, memory: &memory))
+        var request = FetchRequest(entityName: "Task")
+        request.sortDescriptors = [SortKey("dueDate")]
+        let read = try reopened.fetch(request).map { $0["dueDate"] }
+        for (a, b) in zip(read, dates.sorted()) where a != .date(b) {
+            Issue.record("\(b.timeIntervalSinceReferenceDate) (\(JSONText.encode(.date(b)))) read back as \(a)")
+            break
+        }
+        #expect(read == dates.sorted().map { Value.date($0) })
+    }
 }

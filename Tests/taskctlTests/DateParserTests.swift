@@ -24,6 +24,28 @@ import ObjectStoreModel
         #expect(ISO8601.format(try parser.parse(text)) == expected)
     }
 
+    @Test(arguments: [
+        // Zones whose clocks skip midnight at the start of summer time.
+        ("America/Santiago", "2026-09-06", "2026-09-07T02:59:59Z"),
+        ("America/Havana", "2026-03-08", "2026-03-09T03:59:59Z"),
+        ("Asia/Beirut", "2026-03-29", "2026-03-29T20:59:59Z"),
+        // Local times right after a transition.
+        ("America/New_York", "2026-03-08T03:30", "2026-03-08T07:30:00Z"),
+        ("America/New_York", "2026-03-08T01:30", "2026-03-08T06:30:00Z"),
+        ("America/New_York", "2026-11-01T03:30", "2026-11-01T08:30:00Z"),
+    ])
+    func daysAndTimesAroundDaylightSavingTransitions(zone: String, text: String, expected: String) throws {
+        let local = DateParser(now: ISO8601.parse("2026-01-15T12:00:00Z")!, timeZone: TimeZone(identifier: zone)!)
+        #expect(ISO8601.format(try local.parse(text)) == expected)
+    }
+
+    @Test func tomorrowOnADayWithoutMidnightEndsThatDay() throws {
+        // Santiago, the day before the clocks skip 2026-09-06 00:00.
+        let parser = DateParser(now: ISO8601.parse("2026-09-05T15:00:00Z")!, timeZone: TimeZone(identifier: "America/Santiago")!)
+        #expect(ISO8601.format(try parser.parse("tomorrow")) == "2026-09-07T02:59:59Z")
+        #expect(ISO8601.format(try parser.parse("today")) == "2026-09-06T03:59:59Z")
+    }
+
     @Test func aTimeWithoutAZoneIsLocal() throws {
         let paris = DateParser(now: ISO8601.parse("2026-11-22T12:00:00Z")!, timeZone: TimeZone(identifier: "Europe/Paris")!)
         #expect(ISO8601.format(try paris.parse("2026-12-01T14:30")) == "2026-12-01T13:30:00Z")

@@ -39,20 +39,37 @@ public enum JSONText {
         case .date(let d):
             let iso = ISO8601.format(d)
             if ISO8601.parse(iso) == d { return quote(iso) }
-            return String(d.timeIntervalSince1970)
+            return secondsSince1970(d)
         case .data(let d): return quote(d.base64EncodedString())
         case .uuid(let u): return quote(u.uuidString)
         case .uri(let u): return quote(u.absoluteString)
         }
     }
 
+    /// The offset of Date's own epoch (2001) from 1970, in seconds.
+    private static let referenceOffset = Decimal(978_307_200)
+
+    /// Seconds since 1970 in decimal, exact: a `Date` holds seconds since 2001 in a Double,
+    /// which the same Double since 1970 cannot always express, so the sum is done in decimal
+    /// (the shortest text of the Double plus the offset) and read back the same way.
+    static func secondsSince1970(_ date: Date) -> String {
+        let sinceReference = date.timeIntervalSinceReferenceDate
+        guard sinceReference.isFinite, let decimal = Decimal(string: String(sinceReference)) else { return String(date.timeIntervalSince1970) }
+        return (decimal + referenceOffset).description
+    }
+
+    static func date(secondsSince1970 text: String) -> Date? {
+        guard let decimal = Decimal(string: text), let sinceReference = Double((decimal - referenceOffset).description) else { return nil }
+        return Date(timeIntervalSinceReferenceDate: sinceReference)
+    }
+
     /// Reads a JSON value as a value of an attribute type, or says what was expected.
     public static func decode(_ node: JSONNode, as type: AttributeType) -> Result<Value, DecodingProblem> {
         if type == .date, let text = node.numberText {
-            guard let seconds = Double(text), seconds.isFinite, abs(seconds) < 1e12 else {
+            guard let seconds = Double(text), seconds.isFinite, abs(seconds) < 1e12, let date = date(secondsSince1970: text) else {
                 return .failure(DecodingProblem(message: "'\(text)' is not a usable number of seconds since 1970"))
             }
-            return .success(.date(Date(timeIntervalSince1970: seconds)))
+            return .success(.date(date))
         }
         switch SchemaValueDecoder.decode(node, as: type) {
         case .value(let value): return .success(value)

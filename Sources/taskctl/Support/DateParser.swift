@@ -22,9 +22,11 @@ struct DateParser {
         throw CLIError.usage("bad date '\(input)'; use one of: \(Self.accepted)")
     }
 
+    /// The last second of the date's day: a second before the next day starts. (Adding a day
+    /// to the start of a day where the clocks skip midnight lands at 01:00 the next day.)
     func endOfDay(_ date: Date) -> Date {
-        let start = calendar.startOfDay(for: date)
-        return calendar.date(byAdding: DateComponents(day: 1, second: -1), to: start) ?? date
+        guard let next = calendar.date(byAdding: .day, value: 1, to: calendar.startOfDay(for: date)) else { return date }
+        return calendar.startOfDay(for: next).addingTimeInterval(-1)
     }
 
     private func parseKeyword(_ text: String) -> Date? {
@@ -80,7 +82,8 @@ struct DateParser {
         let parts = text.split(separator: "-")
         // A bare date: the end of that day, locally.
         if parts.count == 3, text.count == 10, let y = Int(parts[0]), let m = Int(parts[1]), let d = Int(parts[2]) {
-            guard let date = calendar.date(from: DateComponents(year: y, month: m, day: d)),
+            // Noon exists on every day; midnight does not where the clocks skip it.
+            guard let date = calendar.date(from: DateComponents(year: y, month: m, day: d, hour: 12)),
                 calendar.component(.day, from: date) == d, calendar.component(.month, from: date) == m
             else { return nil }
             return endOfDay(date)
@@ -89,7 +92,13 @@ struct DateParser {
         let hasZone = text.hasSuffix("Z") || text.hasSuffix("z") || text.dropFirst(16).contains("+") || text.dropFirst(16).contains("-")
         guard let utc = ISO8601.parse(text) else { return nil }
         if hasZone { return utc }
-        return utc.addingTimeInterval(-Double(calendar.timeZone.secondsFromGMT(for: utc)))
+        // The written wall-clock time, in the zone's offset of that local time (an offset
+        // looked up at the UTC reading is an hour off next to a transition).
+        var utcCalendar = Calendar(identifier: .gregorian)
+        utcCalendar.timeZone = TimeZone(identifier: "UTC") ?? utcCalendar.timeZone
+        var local = utcCalendar.dateComponents([.year, .month, .day, .hour, .minute, .second, .nanosecond], from: utc)
+        local.timeZone = calendar.timeZone
+        return calendar.date(from: local)
     }
 }
 
