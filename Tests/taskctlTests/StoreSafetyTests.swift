@@ -1,5 +1,8 @@
 import Foundation
 import Testing
+import ObjectStore
+import ObjectStoreModel
+@testable import taskctl
 
 /// Bad paths, bad values and hand-edited stores: refused with a message, never stored.
 @Suite(.enabled(if: TaskctlRunner.binary != nil, "needs the built taskctl (swift build)"))
@@ -93,5 +96,32 @@ struct StoreSafetyTests {
         }
         // The data itself is kept: JSON has it exactly.
         #expect(try t.texts() == [hostile])
+    }
+
+    @Test func aMigrationThatCannotValidateFailsClearlyAndTheDryRunSaysSo() throws {
+        let t = try TaskctlRunner()
+        // Valid v2 data that v3 refuses: two tasks with one UUID (v3 makes uuid unique).
+        let v2 = try App.modelDirectory().model(version: "v2")
+        let context = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: v2, storeURL: t.store))
+        let shared = UUID()
+        for title in ["first", "second"] {
+            let task = try context.insertObject(entityName: "Task")
+            try task.setValue(.string(title), forKey: "title")
+            try task.setValue(.uuid(shared), forKey: "uuid")
+        }
+        try context.save()
+        let before = try Data(contentsOf: t.store)
+
+        let dry = try t.run("migrate", "--dry-run")
+        #expect(dry.status == 2, "\(dry.out) \(dry.err)")
+        #expect(dry.err.contains("cannot migrate the store; it was left as it was"), "\(dry.err)")
+        #expect(dry.err.contains("Task 2.uuid: another Task already has uuid"), "\(dry.err)")
+        let run = try t.run("list")
+        #expect(run.status == 2, "\(run.err)")
+        #expect(run.err.components(separatedBy: "migrating").count == 2, "migrated once, not retried: \(run.err)")
+        #expect(run.err.contains("Task 2.uuid: another Task already has uuid"), "\(run.err)")
+        #expect(try Data(contentsOf: t.store) == before)
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: t.directory.path).filter { $0.contains("migrating") }
+        #expect(leftovers.isEmpty, "\(leftovers)")
     }
 }

@@ -148,6 +148,21 @@ public struct StoreMigrator: Sendable {
     ///   converts between binary and JSON stores.
     @discardableResult
     public func migrate(storeURL: URL, destinationURL: URL? = nil, progress: ((Progress) -> Void)? = nil) throws -> Result? {
+        try run(storeURL: storeURL, destinationURL: destinationURL, dryRun: false, progress: progress)
+    }
+
+    /// Runs the whole migration into temporary stores beside the original, with every check a
+    /// real one makes (conversions, validation, uniqueness), then throws the temporary stores
+    /// away: what `migrate` would do, without changing anything. Returns `nil` when the
+    /// store is already current.
+    ///
+    /// - Throws: the ``MigrationError`` the migration would throw, naming the objects.
+    @discardableResult
+    public func dryRun(storeURL: URL, progress: ((Progress) -> Void)? = nil) throws -> Plan? {
+        try run(storeURL: storeURL, destinationURL: nil, dryRun: true, progress: progress)?.plan
+    }
+
+    private func run(storeURL: URL, destinationURL: URL?, dryRun: Bool, progress: ((Progress) -> Void)?) throws -> Result? {
         let lock = FileLock(storePath: storeURL.path)
         return try lock.withLock { (_: Int32, realPath: String) throws -> Result? in
             // The new store goes beside the real file, so a symbolic link to it stays one.
@@ -176,11 +191,19 @@ public struct StoreMigrator: Sendable {
                 let type = isLast ? StoreType.forFile(finalURL) : StoreType.forFile(storeURL)
                 let output = URL(fileURLWithPath: finalURL.path + ".migrating-\(index + 1)-\(UUID().uuidString.prefix(8))" + (type == .json ? ".json" : ""))
                 temporaries.append(output)
-                try runStep(mapping, from: input, to: output, type: type, identifier: metadata.storeIdentifier) { done in
-                    progress?(Progress(step: index + 1, stepCount: steps.count, done: done, total: total))
+                do {
+                    try runStep(mapping, from: input, to: output, type: type, identifier: metadata.storeIdentifier) { done in
+                        progress?(Progress(step: index + 1, stepCount: steps.count, done: done, total: total))
+                    }
+                } catch let error as ValidationError {
+                    // The destination store refused rows (a uniqueness constraint the old
+                    // version did not have): a failed migration, naming them.
+                    let failures = error.failures.map { "\($0.objectID.entityName) \($0.objectID.primaryKey.map(String.init) ?? "(new)")\($0.key.map { ".\($0)" } ?? ""): \($0.message)" }
+                    throw MigrationError.validation(failures: Array(failures.prefix(20)), total: failures.count)
                 }
                 input = output
             }
+            if dryRun { return Result(plan: plan, backupURL: storeURL) }
             let backup: URL
             if destinationURL == nil {
                 backup = Self.backupURL(for: storeURL, version: chain.first?.name ?? "old")

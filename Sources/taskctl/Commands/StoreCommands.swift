@@ -146,7 +146,9 @@ enum StoreCommands {
         }
         app.output.line("objects: \(counts)")
         if args.has("dry-run") {
-            app.output.line("dry run: nothing was written")
+            // The whole migration, checks included, into temporary files that are then removed.
+            try migrator.dryRun(storeURL: app.storeURL)
+            app.output.line("dry run: every object migrates and validates; nothing was written")
             return
         }
         _ = try app.context()

@@ -15,7 +15,7 @@ struct CLIError: Error {
         switch error {
         case let error as CLIError: return error
         case let error as StoreError: return .store(error.description)
-        case let error as MigrationError: return .store("cannot migrate the store: \(error)")
+        case let error as MigrationError: return .store("cannot migrate the store; it was left as it was: \(error)")
         case let error as SchemaError: return .store("the Tasks model does not load: \(error)")
         case let error as StoreConflictError: return .store("\(error)\nanother taskctl saved the same task at the same time; run the command again")
         case let error as ValidationError:
