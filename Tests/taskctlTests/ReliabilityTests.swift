@@ -7,11 +7,33 @@ import Testing
 struct ReliabilityTests {
     static let rounds = ProcessInfo.processInfo.environment["OBJECTSTORE_KILL_ROUNDS"].flatMap(Int.init) ?? 12
 
-    /// Runs a command and kills it with SIGKILL after a random delay; returns whether it
-    /// finished on its own (status 0) first.
-    static func runKilled(_ t: TaskctlRunner, _ arguments: [String], maxDelay: UInt32) throws -> Bool {
+    /// Kill delays spread evenly from 0 to about four times a command's run time on this
+    /// machine, measured first: the short ones kill before or inside the save, the long ones
+    /// let it finish, so every run both kills and confirms (a harness that only ever killed,
+    /// or never did, would prove nothing), whatever the machine's speed.
+    static func killDelays(_ t: TaskctlRunner, probe: [String] = ["list"]) throws -> (Int) -> UInt32 {
+        var durations: [Double] = []
+        for _ in 0..<3 {
+            let start = Date()
+            _ = try t.run(probe)
+            durations.append(Date().timeIntervalSince(start))
+        }
+        let typical = durations.sorted()[1] * 1_000_000
+        return { round in UInt32(min(2_000_000, Double(round % 6) / 5.0 * 4.0 * typical)) }
+    }
+
+    /// Requires both outcomes in a kill harness run: some commands killed, some confirmed.
+    static func expectBothOutcomes(killed: Int, confirmed: Int, rounds: Int, sourceLocation: SourceLocation = #_sourceLocation) {
+        let minimum = max(1, rounds / 6)
+        #expect(killed >= minimum, "only \(killed) of \(rounds) commands were killed before finishing", sourceLocation: sourceLocation)
+        #expect(confirmed >= minimum, "only \(confirmed) of \(rounds) commands confirmed their change: the harness proved nothing", sourceLocation: sourceLocation)
+    }
+
+    /// Runs a command and kills it with SIGKILL after `delay` microseconds; returns whether
+    /// it finished on its own (status 0) first.
+    static func runKilled(_ t: TaskctlRunner, _ arguments: [String], delay: UInt32) throws -> Bool {
         let (process, out, _) = try t.start(arguments)
-        usleep(UInt32.random(in: 0...maxDelay))
+        usleep(delay)
         kill(process.processIdentifier, SIGKILL)
         _ = out.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
@@ -25,8 +47,9 @@ struct ReliabilityTests {
         var expected: [Int: String] = [:]  // id -> text every confirmed edit left
         for i in 1...6 { expected[i] = "task \(i)" }
         var deleted: Set<Int> = []
-        var killed = 0
-        defer { print("kill harness (\(storeName)): \(Self.rounds) rounds, \(killed) killed before finishing, store checked after each") }
+        var killed = 0, confirmed = 0
+        let delay = try Self.killDelays(t)
+        defer { print("kill harness (\(storeName)): \(Self.rounds) rounds, \(killed) killed before finishing, \(confirmed) confirmed, store checked after each") }
         for round in 0..<Self.rounds {
             let id = 1 + round % 6
             let action = round % 4
@@ -37,8 +60,8 @@ struct ReliabilityTests {
             case 2: arguments = ["location", "rename", "L\(round % 3)", "M\(round)"]
             default: arguments = ["delete", String(id)]
             }
-            let finished = try Self.runKilled(t, arguments, maxDelay: 40_000)
-            if !finished { killed += 1 }
+            let finished = try Self.runKilled(t, arguments, delay: delay(round))
+            if finished { confirmed += 1 } else { killed += 1 }
             if finished && action == 0 { expected[id] = "edited \(round)" }
             if finished && action == 3 { deleted.insert(id) }
             let check = try t.run("store", "check")
@@ -57,6 +80,7 @@ struct ReliabilityTests {
             guard let id = task["id"] as? Int else { continue }
             #expect(!deleted.contains(id), "a confirmed delete came back: \(id)")
         }
+        Self.expectBothOutcomes(killed: killed, confirmed: confirmed, rounds: Self.rounds)
     }
 
     @Test func aKilledMigrationLeavesTheOriginalOpenable() throws {
@@ -65,7 +89,7 @@ struct ReliabilityTests {
         for _ in 0..<max(3, Self.rounds / 3) {
             let t = try TaskctlRunner()
             try original.write(to: t.store)
-            let finished = try Self.runKilled(t, ["list"], maxDelay: 60_000)
+            let finished = try Self.runKilled(t, ["list"], delay: UInt32.random(in: 0...60_000))
             let after = try Data(contentsOf: t.store)
             if !finished {
                 // Either untouched, or fully migrated (the rename happened before the kill).
@@ -81,7 +105,7 @@ struct ReliabilityTests {
         for i in 1...5 { try t.ok("add", "task \(i)") }
         for round in 0..<max(4, Self.rounds / 2) {
             for i in 1...5 { try t.ok("edit", String(i), "--text", "round \(round) task \(i)") }
-            _ = try Self.runKilled(t, ["store", "compact"], maxDelay: 20_000)
+            _ = try Self.runKilled(t, ["store", "compact"], delay: UInt32.random(in: 0...20_000))
             #expect(try t.run("store", "check").status == 0)
             #expect(try t.texts().sorted() == (1...5).map { "round \(round) task \($0)" })
         }
