@@ -109,8 +109,15 @@ final class App {
         if let id = Int64(reference), id > 0 {
             let objectID = ObjectID(entityName: "Task", storeIdentifier: context.coordinator.store.identifier, key: .permanent(id))
             if let task = try? context.existingObject(with: objectID) { return task }
+            // A UUID can start with digits only ("12345678-..."): try it as a prefix too.
+            let asPrefix = reference.count >= 4 ? try? task(uuidPrefix: reference, in: context) : nil
+            if let asPrefix { return asPrefix }
             throw CLIError.usage("no task with id \(id); see taskctl list --all")
         }
+        return try task(uuidPrefix: reference, in: context)
+    }
+
+    private func task(uuidPrefix reference: String, in context: ManagedObjectContext) throws -> ManagedObject {
         let prefix = reference.lowercased()
         guard prefix.count >= 4, prefix.allSatisfy({ $0.isHexDigit || $0 == "-" }) else {
             throw CLIError.usage("'\(reference)' is not a task id, UUID or UUID prefix (at least 4 hex digits)")

@@ -124,4 +124,14 @@ struct StoreSafetyTests {
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: t.directory.path).filter { $0.contains("migrating") }
         #expect(leftovers.isEmpty, "\(leftovers)")
     }
+
+    @Test func aUUIDPrefixOfDigitsOnlyFindsItsTask() throws {
+        let t = try TaskctlRunner()
+        try t.ok("add", "numbered")
+        try ConcurrencyTests.changeOutsideTaskctl(t) { task in
+            try task.setValue(.uuid(try #require(UUID(uuidString: "12345678-90AB-4CDE-8F01-234567890ABC"))), forKey: "uuid")
+        }
+        #expect(try t.ok("show", "12345678", "--json").contains("\"text\": \"numbered\""))
+        #expect(try t.run("show", "99").err.contains("no task with id 99"))
+    }
 }
