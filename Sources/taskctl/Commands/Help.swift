@@ -88,6 +88,8 @@ enum Help {
 
             Reverts the last change made by any taskctl command (add, edit, done, reopen,
             delete, import, location changes), whichever process made it. Repeat to go further back.
+            Only the fields that change touched are reverted; if one of them was changed since
+            (by a program that does not journal), undo refuses and changes nothing.
             """,
         "locations": """
             usage: taskctl locations [--json]
@@ -141,7 +143,8 @@ enum Help {
 
             Migrates a store written by an older taskctl to the current model (taskctl does
             this on its own when it opens such a store). --dry-run prints the steps and the
-            objects each would carry, without writing.
+            objects each would carry, and runs the whole migration into temporary files, with
+            every check, without changing the store; objects that would fail are named.
             """,
         "dates": """
             Dates:
