@@ -63,7 +63,7 @@ extension ManagedObjectContext {
         object.slots[index] = .toMany(ids)
         touched.insert(object.objectID)
         registered.pin(object)
-        if !object.insertedState { pendingChanges.updated.insert(object.objectID) }
+        noteUpdate(of: object)
     }
 
     func removeOneSide(_ object: ManagedObject, _ relationship: RelationshipDescription, _ target: ManagedObject) throws {

@@ -247,8 +247,16 @@ public final class ManagedObjectContext {
         object.slots[index] = value
         touched.insert(object.objectID)
         registered.pin(object)
-        if !object.insertedState { pendingChanges.updated.insert(object.objectID) }
+        noteUpdate(of: object)
         undoManager?.record(.slot(object, index, old: old, new: value))
+    }
+
+    /// Counts an object as updated in the pending changes, unless its insertion is still
+    /// pending (then observers see it once, as inserted). An object inserted earlier and
+    /// changed after its insertion was posted is reported as updated, as Core Data does.
+    func noteUpdate(of object: ManagedObject) {
+        if object.insertedState && pendingChanges.inserted.contains(object.objectID) { return }
+        pendingChanges.updated.insert(object.objectID)
     }
 
     // MARK: Fetching

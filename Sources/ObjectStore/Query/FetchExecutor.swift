@@ -98,7 +98,7 @@ struct FetchExecutor {
     /// per entity (nothing is registered or made per row).
     func forEachMatch(of predicate: ObjectPredicate, entity: EntityDescription,
                       _ match: (ObjectID, ManagedObject?, (slots: [SlotValue], version: Int64)?) throws -> Void) throws {
-        let test = context.compiled(predicate, entity: entity)
+        let test = try context.compiled(predicate, entity: entity)
         let scope = context.evaluationScope()
         var probes: [String: ManagedObject] = [:]
         for id in try candidateIDs() {
@@ -173,9 +173,12 @@ extension ManagedObjectContext {
     }
 
     /// A compiled predicate, cached per (predicate, entity).
-    func compiled(_ predicate: ObjectPredicate, entity: EntityDescription) -> PredicateClosure {
+    /// The predicate compiled for an entity, once it type-checks against it: a misspelt key
+    /// throws ``PredicateTypeError`` on an empty store too, not only once rows exist.
+    func compiled(_ predicate: ObjectPredicate, entity: EntityDescription) throws -> PredicateClosure {
         let key = CompiledKey(predicate: predicate, entity: entity.name)
         if let closure = compiledPredicates[key] { return closure }
+        try PredicateTypeChecker(model: model).check(predicate, on: entity.name)
         let closure = compiler.compile(predicate, entity: entity)
         if compiledPredicates.count > 256 { compiledPredicates.removeAll() }
         compiledPredicates[key] = closure

@@ -162,6 +162,8 @@ public struct PredicateTypeChecker: Sendable {
         switch (a, b) {
         case (.unknown, _), (_, .unknown), (.null, _), (_, .null): return true
         case (.number, .bool), (.bool, .number): return true
+        // An object compares with its ID's URI (how objects are passed as arguments).
+        case (.object, .uri), (.uri, .object): return true
         case (.object(let x), .object(let y)):
             guard let ex = model.entity(named: x), let ey = model.entity(named: y) else { return true }
             return ex.isKind(of: y) || ey.isKind(of: x)

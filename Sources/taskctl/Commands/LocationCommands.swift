@@ -48,7 +48,10 @@ enum LocationCommands {
             if try app.location(named: names[0], in: context, create: false) != nil {
                 throw CLIError.usage("there is already a location named \(names[0])")
             }
-            guard let location = try app.location(named: names[0], in: context, create: true) else { return }
+            // Inserted, not looked up again: a location another process added meanwhile must
+            // make this save fail (the store checks names under its lock), not be "added" twice.
+            let location = try context.insertObject(entityName: "Location")
+            try location.setValue(.string(names[0]), forKey: "name")
             try recorder.willChange(location: location)
             try recorder.save(context, journal: UndoJournal(storeURL: app.storeURL), app: app)
             app.output.line("added location \(names[0])")

@@ -150,6 +150,8 @@ struct ChangeRecorder {
             return (nil, before)
         }
         let store = context.coordinator.store
+        // Nothing changed (a value set to what it was): nothing to save or to undo.
+        guard context.hasChanges else { return }
         try store.withExclusiveAccess {
             try context.save()
             let entry = UndoJournal.Entry(
