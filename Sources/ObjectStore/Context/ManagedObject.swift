@@ -39,6 +39,9 @@ open class ManagedObject {
     var fetchedPropertyCache: [String: [ObjectID]] = [:]
     /// Objects prefetched through this object's relationships, kept alive with it.
     var prefetched: [ManagedObject] = []
+    /// The row a fetch read for this fault, so firing it costs no second read (Core Data's
+    /// row cache): the object stays a fault, and `awakeFromFetch` runs, on first use.
+    var fetchedSnapshot: (slots: [SlotValue], version: Int64)?
 
     /// Made by contexts only. Subclasses that add stored properties must give them initial
     /// values and keep this initializer.
@@ -53,7 +56,8 @@ open class ManagedObject {
     public var isFault: Bool { faultState }
     /// Whether the object was inserted and not saved yet.
     public var isInserted: Bool { insertedState && !deletedState }
-    /// Whether the object is marked for deletion at the next save.
+    /// Whether the object is marked for deletion at the next save (false again once the
+    /// deletion is saved, as in Core Data).
     public var isDeleted: Bool { deletedState }
     /// Whether a saved object has unsaved changes to stored properties.
     public var isUpdated: Bool {

@@ -65,6 +65,8 @@ extension ManagedObjectContext {
         }
         finishSave(removing: deletedSet.compactMap { registered[$0] })
         for object in inserted + updated + deleted { object.didSave() }
+        // didSave could still ask isDeleted; after it, a saved deletion is no longer pending.
+        for object in deleted { object.deletedState = false }
         post(.didSave(notification))
         coordinator.post(notification)
     }
@@ -211,7 +213,9 @@ extension ManagedObjectContext {
             object.insertedState = false
             object.committedSlots = object.slots
         }
-        finishSave(removing: deletedSet.compactMap { registered[$0] })
+        let pushedDeletions = deletedSet.compactMap { registered[$0] }
+        finishSave(removing: pushedDeletions)
+        for object in pushedDeletions { object.deletedState = false }
         parent.processPendingChanges()
         post(.didSave(notification))
     }
@@ -284,6 +288,7 @@ extension ManagedObjectContext {
         } else {
             object.slots = []
             object.committedSlots = nil
+            object.fetchedSnapshot = nil
             object.faultState = true
             touched.remove(object.objectID)
         }

@@ -131,6 +131,11 @@ public final class ManagedObjectContext {
                 }
             }
         }
+        if let fetched = object.fetchedSnapshot {
+            object.fetchedSnapshot = nil
+            fill(object, with: fetched)
+            return
+        }
         guard let snapshot = try savedSnapshot(for: object.objectID) else {
             throw ObjectStoreError.objectNotFound(object.objectID)
         }

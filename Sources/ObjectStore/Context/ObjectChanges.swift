@@ -45,10 +45,10 @@ extension ManagedObjectContext {
     ///     if case .didSave(let saved) = event { print(saved.inserted.count, "inserted") }
     /// }
     /// ```
-    public func observe(_ handler: @escaping (ContextEvent) -> Void) -> ObservationToken {
+    public func observe(_ handler: @escaping (ContextEvent) -> Void) -> ContextObservationToken {
         let id = UUID()
         observers[id] = handler
-        return ObservationToken { [weak self] in self?.observers[id] = nil }
+        return ContextObservationToken { [weak self] in self?.observers[id] = nil }
     }
 
     func post(_ event: ContextEvent) {

@@ -26,7 +26,9 @@ public final class UndoStack {
     private var explicitDepth = 0
     /// While undoing or redoing, changes are not recorded.
     var isReplaying = false
-    /// The most groups kept; older ones are dropped. `nil` keeps everything.
+    /// The most groups kept; older ones are dropped. `nil` or `0` keeps everything (as
+    /// `UndoManager.levelsOfUndo`, where 0 means no limit); to keep no history, set the
+    /// context's `undoManager` to `nil`.
     public var levelsOfUndo: Int?
 
     /// An empty undo stack.
@@ -72,7 +74,7 @@ public final class UndoStack {
         guard !open.isEmpty else { return }
         undoGroups.append(open)
         open.removeAll()
-        if let levelsOfUndo, undoGroups.count > levelsOfUndo { undoGroups.removeFirst(undoGroups.count - levelsOfUndo) }
+        if let levelsOfUndo, levelsOfUndo > 0, undoGroups.count > levelsOfUndo { undoGroups.removeFirst(undoGroups.count - levelsOfUndo) }
     }
 
     func popUndo() -> [Operation]? {

@@ -49,9 +49,10 @@ struct FetchExecutor {
                 if let registered {
                     objects.append(registered)
                 } else if let snapshot {
-                    // Only matches become objects, filled from the row already read.
+                    // Only matches become objects: faults (as Core Data fetches them) that
+                    // keep the row already read, so using one reads nothing again.
                     let object = try context.object(with: id)
-                    if object.isFault { context.fill(object, with: snapshot) }
+                    if object.isFault { object.fetchedSnapshot = snapshot }
                     objects.append(object)
                 }
             }
@@ -141,8 +142,14 @@ struct FetchExecutor {
             return objects.sorted { ObjectID.tieBreak($0.objectID, $1.objectID) }
         }
         let scope = context.evaluationScope()
+        let checker = PredicateTypeChecker(model: model)
         let readers = try keys.map { key -> ExpressionClosure in
             let expression = try ObjectExpression(key.keyPath)
+            // As in Core Data, a to-many key has no single value to sort by (it silently
+            // sorted by the count); an aggregate such as tags.@count does.
+            if try checker.type(of: expression, on: entity.name).isCollection {
+                throw ObjectStoreError.invalidFetchRequest("cannot sort by '\(key.keyPath)': it has many values per object (a to-many relationship); sort by an aggregate such as '\(key.keyPath.split(separator: ".").first ?? "").@count'")
+            }
             return context.compiler.compile(expression, entity: entity)
         }
         // Read every key once per object, then sort the rows.

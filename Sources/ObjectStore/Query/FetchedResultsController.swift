@@ -69,7 +69,7 @@ public final class FetchedResultsController {
     /// Called after the results changed because the context changed.
     public var onChange: ((Change) -> Void)?
     public private(set) var sections: [Section] = []
-    private var token: ObservationToken?
+    private var token: ContextObservationToken?
 
     /// Results of `request` in `context`, in sections by `sectionKeyPath`; call ``performFetch()``.
     public init(request: FetchRequest, context: ManagedObjectContext, sectionKeyPath: String? = nil) {

@@ -71,7 +71,11 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
     }
 
     /// Dead bytes above which a save compacts the file (when they also outweigh live bytes).
-    public var compactionThreshold = 1 << 20
+    public var compactionThreshold: Int {
+        get { lock.withLock { threshold } }
+        set { lock.withLock { threshold = newValue } }
+    }
+    private var threshold = 1 << 20
 
     /// Opens the store at `url`, creating it when absent (unless read-only).
     ///
@@ -494,7 +498,7 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
                     }
                     if let key = id.primaryKey { state.keysByEntity[id.entityName]?.remove(key) }
                 }
-                if state.deadBytes > compactionThreshold && state.deadBytes > state.liveBytes {
+                if state.deadBytes > threshold && state.deadBytes > state.liveBytes {
                     // The save is durable already: a compaction that fails leaves a warning.
                     do {
                         try compactLocked(path: realPath)

@@ -141,7 +141,8 @@ public struct SaveNotification: Sendable {
     public var contextIdentifier: UUID
 }
 
-/// Keeps an observation alive; the observation ends when the token is cancelled or released.
+/// Keeps a coordinator's save observation alive; the observation ends when the token is
+/// cancelled or released, on any thread.
 public final class ObservationToken: @unchecked Sendable {
     private let lock = NSLock()
     private var onCancel: (() -> Void)?
@@ -156,6 +157,26 @@ public final class ObservationToken: @unchecked Sendable {
             defer { onCancel = nil }
             return onCancel
         }
+        action?()
+    }
+
+    deinit { cancel() }
+}
+
+/// Keeps an observation of a context alive; the observation ends when the token is
+/// cancelled or released. Like its context it is not Sendable: it is cancelled on the
+/// context's thread, so ending an observation never races with the context posting events.
+public final class ContextObservationToken {
+    private var onCancel: (() -> Void)?
+
+    init(_ onCancel: @escaping () -> Void) {
+        self.onCancel = onCancel
+    }
+
+    /// Ends the observation.
+    public func cancel() {
+        let action = onCancel
+        onCancel = nil
         action?()
     }
 

@@ -40,7 +40,8 @@ public struct Attribute<T: AttributeValue>: TypedPropertyWrapper {
     ) -> T {
         get {
             let key = TypedPropertyRegistry.key(for: object[keyPath: storageKeyPath].site, in: object)
-            guard let value = try? object.value(forKey: key) else { return T.placeholder }
+            // A getter cannot throw: the error (a deleted row, say) goes to lastAccessError.
+            guard let value = object.recordAccessError({ try object.value(forKey: key) }) else { return T.placeholder }
             return T(storedValue: value) ?? T.placeholder
         }
         set {

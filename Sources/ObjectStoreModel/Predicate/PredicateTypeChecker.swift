@@ -38,7 +38,8 @@ public indirect enum PredicateType: Sendable, Hashable, CustomStringConvertible 
         return self
     }
 
-    var isCollection: Bool {
+    /// Whether values of this type are collections (a to-many key path).
+    public var isCollection: Bool {
         if case .collection = self { return true }
         return false
     }

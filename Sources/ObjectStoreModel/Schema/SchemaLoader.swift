@@ -35,6 +35,9 @@ enum SchemaLoader {
         var fetchedProperties: [(FetchedPropertyDescription, path: String, location: SourceLocation)] = []
         var uniquenessConstraints: [(names: [String], path: String, location: SourceLocation)] = []
         var indexes: [(IndexDescription, path: String, location: SourceLocation)] = []
+        /// Names of properties that did not read (a bad type, say), so a duplicate of one is
+        /// still reported along with the property's own problem.
+        var unreadProperties: [(name: String, path: String, location: SourceLocation)] = []
     }
 
     static func load(bytes: [UInt8], file: String, versionName: String?) throws(SchemaError) -> ManagedObjectModel {
@@ -215,12 +218,16 @@ enum SchemaLoader {
             let elementPath = "\(reader.path("attributes"))[\(i)]"
             if let attribute = readAttribute(element, path: elementPath, entity: name, log: &log) {
                 raw.attributes.append((attribute, elementPath, element.location))
+            } else if let propertyName = element["name"]?.stringValue {
+                raw.unreadProperties.append((propertyName, elementPath, element.location))
             }
         }
         for (i, element) in (reader.array("relationships", log: &log) ?? []).enumerated() {
             let elementPath = "\(reader.path("relationships"))[\(i)]"
             if let relationship = readRelationship(element, path: elementPath, entity: name, log: &log) {
                 raw.relationships.append((relationship, elementPath, element.location))
+            } else if let propertyName = element["name"]?.stringValue {
+                raw.unreadProperties.append((propertyName, elementPath, element.location))
             }
         }
         for (i, element) in (reader.array("fetchedProperties", log: &log) ?? []).enumerated() {
@@ -497,6 +504,12 @@ enum SchemaLoader {
             }
             for (relationship, path, location) in raw.relationships where claim(relationship.name, path: path, location: location) {
                 own[relationship.name] = (.relationship(relationship), path, location)
+            }
+            var unread: Set<String> = []
+            for (propertyName, path, location) in raw.unreadProperties {
+                if own[propertyName] != nil || !unread.insert(propertyName).inserted {
+                    log.add(path + ".name", location, "duplicate property name '\(propertyName)' in entity \(name)")
+                }
             }
             for (fetched, path, location) in raw.fetchedProperties where claim(fetched.name, path: path, location: location) {
                 ownFetched.append(fetched)
