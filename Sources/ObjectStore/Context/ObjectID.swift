@@ -9,8 +9,10 @@ import ObjectStoreModel
 /// stays the same for the object's whole life.
 ///
 /// ```swift
-/// let id = task.objectID
-/// Task.detached { try await container.performBackgroundTask { ctx in try ctx.existingObject(with: id) } }
+/// let id = task.objectID                      // Sendable: it may cross threads, objects may not
+/// let title = try await coordinator.performBackgroundTask { context in
+///     try context.existingObject(with: id)["title"]
+/// }
 /// print(id.uriRepresentation)   // x-objectstore://6F9619FF-.../Task/p42
 /// ```
 public struct ObjectID: Sendable, Hashable, CustomStringConvertible {

@@ -1,0 +1,46 @@
+import Foundation
+import ObjectStore
+import ObjectStoreModel
+
+/// What the snippets in README.md and docs/ take for granted: a model, a coordinator,
+/// contexts, a store URL, a fetch request. The generated snippet functions declare these
+/// (as the docs' prose describes them) for the names a snippet uses without declaring.
+enum SnippetEnvironment {
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    static func models() throws -> ModelDirectory {
+        try ModelDirectory(url: repository.appendingPathComponent("Models/Tasks"))
+    }
+
+    static func model() throws -> ManagedObjectModel { try models().currentModel() }
+
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var shared: PersistentStoreCoordinator?
+
+    /// One in-memory coordinator of the Tasks model, so a snippet's context and coordinator
+    /// belong together.
+    static func coordinator() throws -> PersistentStoreCoordinator {
+        try lock.withLock {
+            if let shared { return shared }
+            let model = try model()
+            let coordinator = PersistentStoreCoordinator(model: model, store: InMemoryStore(model: model))
+            shared = coordinator
+            return coordinator
+        }
+    }
+
+    static func context() throws -> ManagedObjectContext { ManagedObjectContext(coordinator: try coordinator()) }
+
+    static func storeURL() -> URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("snippet-\(UUID().uuidString).store")
+    }
+}
+
+/// Classes the snippets name besides the one they declare.
+final class Location: ManagedObject {
+    @Attribute var name: String
+}
+
+final class Tag: ManagedObject {
+    @Attribute var name: String
+}
