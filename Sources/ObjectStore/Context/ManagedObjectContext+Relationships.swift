@@ -13,10 +13,10 @@ extension ManagedObjectContext {
     func relate(_ source: ManagedObject, _ relationship: RelationshipDescription, _ target: ManagedObject) throws {
         let changed = try addOneSide(source, relationship, target)
         if let inverse = inverse(of: relationship) {
-            // When a to-one side changed, the other side cannot already hold it (inverses
-            // agree), so a to-many inverse appends without searching: a bulk insert into one
-            // location stays linear.
-            try addOneSide(target, inverse, source, knownAbsent: changed && !relationship.isToMany)
+            // When this side changed, the other side cannot already hold it (inverses agree),
+            // so a to-many inverse appends without searching: a bulk insert into one location,
+            // or of many tasks with one tag, stays linear.
+            try addOneSide(target, inverse, source, knownAbsent: changed)
         }
     }
 

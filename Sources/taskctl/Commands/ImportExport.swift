@@ -37,6 +37,8 @@ enum TaskwarriorFormat {
 
     static func records(_ root: JSONNode, text: String) throws -> [TaskRecord] {
         guard let items = root.elements else { throw CLIError.usage("a Taskwarrior export is a JSON array of tasks") }
+        // Once for the whole input (made per task, it made importing quadratic).
+        let bytes = Array(text.utf8)
         return try items.enumerated().map { index, item in
             func bad(_ message: String) -> CLIError { .usage("task \(index + 1) (line \(item.location.line)): \(message)") }
             guard let members = item.members else { throw bad("expected a JSON object") }
@@ -70,7 +72,6 @@ enum TaskwarriorFormat {
             record.project = item["project"]?.stringValue
             record.location = item["location"]?.stringValue
             record.tags = (item["tags"]?.elements ?? []).compactMap(\.stringValue)
-            let bytes = Array(text.utf8)
             for member in members where !modelled.contains(member.key) {
                 record.extras.append((member.key, JSONSlice.text(of: member.value, in: bytes)))
             }
@@ -230,6 +231,21 @@ enum ImportCommand {
         let existing = try app.tasks(context).reduce(into: [UUID: ManagedObject]()) { map, task in
             if case .uuid(let u) = task["uuid"] { map[u] = task }
         }
+        // One lookup per name, not per task: a fetch per task and tag made imports slow.
+        var locations: [String: ManagedObject] = [:], projects: [String: ManagedObject] = [:], tags: [String: ManagedObject] = [:]
+        func location(_ name: String) throws -> ManagedObject? {
+            let key = name.folding(options: [.caseInsensitive], locale: nil)
+            if let known = locations[key] { return known }
+            let found = try app.location(named: name, in: context, create: true)
+            locations[key] = found
+            return found
+        }
+        func named(_ entity: String, _ name: String, _ cache: inout [String: ManagedObject]) throws -> ManagedObject? {
+            if let known = cache[name] { return known }
+            let found = try app.named(entity, name, in: context, create: true)
+            cache[name] = found
+            return found
+        }
         for record in records {
             let task: ManagedObject
             if let uuid = record.uuid, let found = existing[uuid] {
@@ -248,9 +264,9 @@ enum ImportCommand {
             try task.setValue(.date(record.created ?? app.now), forKey: "createdAt")
             try task.setValue(record.completed.map(Value.date) ?? .null, forKey: "completedAt")
             try task.setValue(ExtrasText.encode(record.extras), forKey: "extras")
-            try task.setObject(try record.location.flatMap { try app.location(named: $0, in: context, create: true) }, forKey: "location")
-            try task.setObject(try record.project.flatMap { try app.named("Project", $0, in: context, create: true) }, forKey: "project")
-            try task.setObjects(try record.tags.compactMap { try app.named("Tag", $0, in: context, create: true) }, forKey: "tags")
+            try task.setObject(try record.location.flatMap(location), forKey: "location")
+            try task.setObject(try record.project.flatMap { try named("Project", $0, &projects) }, forKey: "project")
+            try task.setObjects(try record.tags.compactMap { try named("Tag", $0, &tags) }, forKey: "tags")
             if task.isInserted { try recorder.willChange(task: task) }
         }
         do {
