@@ -14,9 +14,9 @@ final class App {
     let isDefaultStore: Bool
     var output = Output()
 
-    init(environment: [String: String], storePath: String?) throws {
+    init(environment: [String: String], storePath: String?, color: String = "auto") throws {
         self.environment = environment
-        terminal = Terminal(environment: environment)
+        terminal = Terminal(environment: environment, color: color)
         output.sanitizes = terminal.isTTY
         output.keepsStyles = terminal.useColor
         timeZone = environment["TZ"].flatMap { TimeZone(identifier: $0) } ?? TimeZone.current

@@ -4,6 +4,9 @@ import ObjectStoreModel
 
 /// The command dispatcher: global options, then one command.
 enum TaskCtl {
+    /// taskctl's version (CHANGELOG.md).
+    static let version = "0.2.0"
+
     static let commandNames = ["add", "list", "show", "edit", "done", "reopen", "delete", "undo", "locations", "location", "import", "export", "agenda", "stats", "store", "migrate", "help"]
 
     static func run(arguments: [String], environment: [String: String]) -> Int32 {
@@ -20,6 +23,23 @@ enum TaskCtl {
                 storePath = String(word.dropFirst("--store=".count))
                 words.remove(at: index)
             }
+        }
+        var color = "auto"
+        if let index = words.firstIndex(where: { $0 == "--color" || $0.hasPrefix("--color=") }) {
+            let word = words[index]
+            if word == "--color" {
+                guard index + 1 < words.count else { return fail(.usage("--color needs auto, always or never")) }
+                color = words[index + 1]
+                words.removeSubrange(index...index + 1)
+            } else {
+                color = String(word.dropFirst("--color=".count))
+                words.remove(at: index)
+            }
+            guard ["auto", "always", "never"].contains(color) else { return fail(.usage("--color takes auto, always or never, not '\(color)'")) }
+        }
+        if words.first == "--version" || words.first == "version" {
+            print("taskctl \(version)")
+            return 0
         }
         // With no command, taskctl lists pending tasks (and says how to start when there are none).
         let command = words.first ?? "list"
@@ -46,7 +66,7 @@ enum TaskCtl {
         for attempt in 1...2 {
             let app: App
             do {
-                app = try App(environment: environment, storePath: storePath)
+                app = try App(environment: environment, storePath: storePath, color: color)
             } catch {
                 return fail(CLIError.from(error))
             }

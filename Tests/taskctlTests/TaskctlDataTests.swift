@@ -11,7 +11,7 @@ struct TaskctlDataTests {
     @Test func aTaskwarriorExportImportsAndRoundTripsLosingNothing() throws {
         let t = try TaskctlRunner()
         let file = TaskctlRunner.fixtures.appendingPathComponent("taskwarrior-2.6.2-export.json")
-        #expect(try t.ok("import", file.path) == "imported 13 tasks from \(file.path): 13 added, 0 updated\n")
+        #expect(try t.ok("import", file.path) == "imported 13 tasks from \(file.path) (Taskwarrior JSON): 13 added, 0 updated\n")
         let all = try t.tasks("--all")
         #expect(all.count == 11, "pending and done; the deleted task and the recurring template are not listed")
         let milk = try #require(all.first { $0["uuid"] as? String == "97ad9ea4-d25a-45b1-97f6-fa2109037db6" })

@@ -7,6 +7,7 @@ import ObjectStoreModel
 enum AgendaCommand {
     static func run(_ words: [String], _ app: App) throws {
         let args = try Arguments(words, valued: ["weeks"], switches: ["json"], command: "agenda")
+        try args.allowWords(0, command: "agenda")
         let weeks = try args.value("weeks").map { text -> Int in
             guard let n = Int(text), (1...52).contains(n) else { throw CLIError.usage("--weeks takes 1 to 52, not '\(text)'") }
             return n

@@ -22,11 +22,14 @@ enum Help {
           agenda              the next weeks at a glance (also: stats)
           store               store info | check | compact
           migrate             migrate an older store (--dry-run shows the plan)
-          help [COMMAND]      this help, or a command's
+          help [TOPIC]        this help, a command's, or 'help dates'
+
+        Global options: --store PATH, --color auto|always|never, --version.
 
         The store is --store PATH, else $TASKCTL_STORE, else $XDG_DATA_HOME/taskctl/tasks.store
         (~/.local/share/taskctl/tasks.store); a .json path gives a readable JSON store.
-        TASKCTL_NOW fixes the clock (ISO-8601); TZ sets the time zone; NO_COLOR turns colour off.
+        TASKCTL_NOW fixes the clock (ISO-8601); TZ sets the time zone; a non-empty NO_COLOR turns
+        colour off (as --color never). Output to a pipe is never cut to the terminal's width.
         Exit status: 0 success, 1 usage or validation error, 2 store problem.
         """
 
@@ -41,6 +44,9 @@ enum Help {
               --project NAME   created when new
               --tag TAG        a tag; repeat with commas: --tag a,b
             A high-priority task needs a due date.
+            Taskwarrior's words work too: taskctl add Buy milk +shopping due:tomorrow pri:H
+            (also project:, loc:). Attributes taskctl lacks (wait:, scheduled:, recur:...) are
+            refused, never stored as text; after -- every word is text.
             """,
         "list": """
             usage: taskctl list [--all|--done] [--priority P] [--location NAME] [--project NAME] [--tag TAG]
@@ -55,18 +61,22 @@ enum Help {
               --group-by KEY     sections with headers and counts
               --limit N          at most N tasks
             Default order: overdue and due soonest first, then by priority (high first), then id.
+            Taskwarrior's filters work too: +tag (several: all of them), project:NAME, pri:H, loc:NAME.
             """,
         "show": """
-            usage: taskctl show ID [--json]
+            usage: taskctl show ID [--deleted] [--json]
 
             Shows one task. ID is the task's number, its UUID or a unique UUID prefix.
+            A deleted task is shown only with --deleted (or --all); otherwise it is an error.
             """,
         "edit": """
             usage: taskctl edit ID [--text T] [--priority P] [--due DATE | --no-due]
                                    [--location NAME | --no-location] [--project NAME | --no-project]
                                    [--tag TAG] [--untag TAG] [--json]
 
-            Changes a task; options not given stay as they are.
+            Changes a task; options not given stay as they are. At least one option is
+            needed. Prints the task's id and text (the whole task with --json).
+            Taskwarrior's words work too: +tag, -tag, pri:H, due:friday, project:work, loc:Home.
             """,
         "done": """
             usage: taskctl done ID... [--json]
@@ -76,7 +86,8 @@ enum Help {
         "reopen": """
             usage: taskctl reopen ID... [--json]
 
-            Marks done tasks pending again.
+            Marks done tasks pending again. When no task given changes (all are pending
+            already), it is an error (exit 1); the same holds for done and delete.
             """,
         "delete": """
             usage: taskctl delete ID...
@@ -108,7 +119,8 @@ enum Help {
             usage: taskctl import FILE [--format taskctl|taskwarrior|todo.txt] [--json]
 
             Imports tasks from taskctl's own JSON (taskctl export), Taskwarrior's JSON
-            (task export) or todo.txt; the format is detected unless given. Tasks whose UUID is
+            (task export) or todo.txt; the format is detected unless given (JSON by its content,
+            todo.txt by a .txt name; other files need --format) and said. Tasks whose UUID is
             already in the store are updated. All or nothing: on any error nothing is imported.
             Fields taskctl does not model are kept, so exporting again loses nothing.
             """,
@@ -145,6 +157,12 @@ enum Help {
             this on its own when it opens such a store). --dry-run prints the steps and the
             objects each would carry, and runs the whole migration into temporary files, with
             every check, without changing the store; objects that would fail are named.
+            """,
+        "help": """
+            usage: taskctl help [COMMAND | dates]
+
+            Prints the overview, a command's help (the same as taskctl COMMAND --help),
+            or the date forms taskctl reads (help dates).
             """,
         "dates": """
             Dates:

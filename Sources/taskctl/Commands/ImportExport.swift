@@ -223,7 +223,8 @@ enum ImportCommand {
         let path = args.positional[0]
         guard let data = FileManager.default.contents(atPath: path) else { throw CLIError.usage("cannot read \(path)") }
         guard let text = String(data: data, encoding: .utf8) else { throw CLIError.usage("\(path) is not UTF-8 text") }
-        let records = try parse(text, format: args.value("format"), app: app, path: path)
+        let format = try detectFormat(text, given: args.value("format"), path: path)
+        let records = try parse(text, format: format, app: app, path: path)
 
         let context = try app.context()
         var recorder = ChangeRecorder(command: "import")
@@ -277,21 +278,27 @@ enum ImportCommand {
         if args.has("json") {
             app.output.line("{\"added\": \(added), \"updated\": \(updated)}")
         } else {
-            app.output.line("imported \(records.count) task\(records.count == 1 ? "" : "s") from \(path): \(added) added, \(updated) updated")
+            let name = ["taskwarrior": "Taskwarrior JSON", "taskctl": "taskctl JSON", "todo.txt": "todo.txt"][format] ?? format
+            app.output.line("imported \(records.count) task\(records.count == 1 ? "" : "s") from \(path) (\(name)): \(added) added, \(updated) updated")
         }
     }
 
-    static func parse(_ text: String, format: String?, app: App, path: String) throws -> [TaskRecord] {
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        let detected: String
-        if let format {
-            guard ["taskctl", "taskwarrior", "todo.txt"].contains(format) else { throw CLIError.usage("unknown format '\(format)'; use taskctl, taskwarrior or todo.txt") }
-            detected = format
-        } else if trimmed.hasPrefix("[") {
-            detected = trimmed.contains("\"description\"") ? "taskwarrior" : "taskctl"
-        } else {
-            detected = "todo.txt"
+    /// The format of an import: as given, JSON (Taskwarrior's when its tasks have a
+    /// "description"), or todo.txt for a `*.txt` file. Any other file is refused: lines of
+    /// an arbitrary file (/etc/hosts) are not tasks.
+    static func detectFormat(_ text: String, given: String?, path: String) throws -> String {
+        if let given {
+            guard ["taskctl", "taskwarrior", "todo.txt"].contains(given) else { throw CLIError.usage("unknown format '\(given)'; use taskctl, taskwarrior or todo.txt") }
+            return given
         }
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty else { throw CLIError.usage("\(path) is empty: nothing to import") }
+        if trimmed.hasPrefix("[") { return trimmed.contains("\"description\"") ? "taskwarrior" : "taskctl" }
+        if path.lowercased().hasSuffix(".txt") { return "todo.txt" }
+        throw CLIError.usage("cannot tell what \(path) holds: it is neither a JSON export (taskctl or Taskwarrior) nor a todo.txt file (*.txt); give --format todo.txt to read each line as a task")
+    }
+
+    static func parse(_ text: String, format detected: String, app: App, path: String) throws -> [TaskRecord] {
         if detected == "todo.txt" { return try TodoTxtFormat.records(text, dates: app.dates) }
         let root: JSONNode
         do {
@@ -329,6 +336,7 @@ enum ImportCommand {
 enum ExportCommand {
     static func run(_ words: [String], _ app: App) throws {
         let args = try Arguments(words, valued: ["format"], switches: ["all"], command: "export")
+        try args.allowWords(0, command: "export")
         let format = args.value("format") ?? "taskctl"
         guard ["taskctl", "taskwarrior", "todo.txt"].contains(format) else { throw CLIError.usage("unknown format '\(format)'; use taskctl, taskwarrior or todo.txt") }
         let context = try app.context(readOnly: true)

@@ -9,7 +9,7 @@ enum ListCommand {
 
     static func run(_ words: [String], _ app: App) throws {
         let args = try Arguments(words, valued: ["priority", "location", "project", "tag", "due-before", "due-after", "where", "sort", "group-by", "limit"],
-                                 switches: ["all", "done", "overdue", "json"], command: "list")
+                                 switches: ["all", "done", "overdue", "json"], command: "list", taskwarriorAttributes: true)
         guard args.positional.isEmpty else { throw CLIError.usage("list takes no words; did you mean --where \"...\"? (see taskctl help list)") }
         var clauses: [ObjectPredicate] = []
         if args.has("all") {
@@ -21,8 +21,13 @@ enum ListCommand {
         }
         if let p = args.value("priority") { clauses.append(try ObjectPredicate(format: "priority == %d", .integer(try Priority.parse(p)))) }
         if let l = args.value("location") { clauses.append(try ObjectPredicate(format: "location.name ==[c] %@", .string(l))) }
-        if let p = args.value("project") { clauses.append(try ObjectPredicate(format: "project.name ==[c] %@", .string(p))) }
-        if let t = args.value("tag") { clauses.append(try ObjectPredicate(format: "ANY tags.name ==[c] %@", .string(t))) }
+        if let p = args.value("project") {
+            // Projects are hierarchical, as in Taskwarrior: work includes work.code.
+            clauses.append(try ObjectPredicate(format: "project.name ==[c] %@ OR project.name BEGINSWITH[c] %@", .string(p), .string(p + ".")))
+        }
+        for t in (args.value("tag") ?? "").split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !t.isEmpty {
+            clauses.append(try ObjectPredicate(format: "ANY tags.name ==[c] %@", .string(t)))
+        }
         if args.has("overdue") { clauses.append(try ObjectPredicate("isOverdue == TRUE")) }
         if let d = args.value("due-before") { clauses.append(try ObjectPredicate(format: "dueDate < %@", .date(try app.parseDate(d)))) }
         if let d = args.value("due-after") { clauses.append(try ObjectPredicate(format: "dueDate > %@", .date(try app.parseDate(d)))) }
@@ -218,7 +223,9 @@ enum ListCommand {
         if showProject { headers.append("Project") }
         headers.append("Text")
         let rows: [[String]] = views.map { view in
-            var row = [String(view.id), ["", "L", "M", "H"][Int(min(3, max(0, view.priority)))], view.due.map(relative.describe) ?? "", view.location ?? ""]
+            // A done task is not overdue: its column says when it was done.
+            let when = view.status == "done" ? view.completed.map { "done " + relative.day($0) } ?? "done" : view.due.map(relative.describe) ?? ""
+            var row = [String(view.id), ["", "L", "M", "H"][Int(min(3, max(0, view.priority)))], when, view.location ?? ""]
             if showProject { row.append(view.project ?? "") }
             var text = view.text
             if view.status == "done" { text = "✓ " + text }

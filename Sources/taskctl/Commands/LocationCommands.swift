@@ -6,6 +6,7 @@ import ObjectStoreModel
 enum LocationCommands {
     static func list(_ words: [String], _ app: App) throws {
         let args = try Arguments(words, valued: [], switches: ["json"], command: "locations")
+        try args.allowWords(0, command: "locations")
         let context = try app.context(readOnly: true)
         let locations = try context.fetch(FetchRequest(entityName: "Location", sortDescriptors: [SortKey("name", comparison: .localized)]))
         var rows: [(name: String, pending: Int, high: [TaskView])] = []

@@ -6,6 +6,7 @@ import ObjectStoreModel
 enum StoreCommands {
     static func run(_ words: [String], _ app: App) throws {
         let args = try Arguments(words, valued: [], switches: ["json"], command: "store")
+        try args.allowWords(1, command: "store")
         switch args.positional.first {
         case "info": try info(args, app)
         case "check": try check(app)
@@ -133,6 +134,7 @@ enum StoreCommands {
 
     static func migrate(_ words: [String], _ app: App) throws {
         let args = try Arguments(words, valued: [], switches: ["dry-run"], command: "migrate")
+        try args.allowWords(0, command: "migrate")
         guard FileManager.default.fileExists(atPath: app.storeURL.path) else { throw CLIError.store("no store at \(app.storeURL.path)") }
         let migrator = StoreMigrator(models: try App.modelDirectory())
         let plan = try migrator.plan(storeURL: app.storeURL)

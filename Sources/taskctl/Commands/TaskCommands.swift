@@ -5,7 +5,7 @@ import ObjectStoreModel
 /// add, show, edit, done, reopen, delete.
 enum TaskCommands {
     static func add(_ words: [String], _ app: App) throws {
-        let args = try Arguments(words, valued: ["priority", "due", "location", "project", "tag"], switches: ["json"], command: "add")
+        let args = try Arguments(words, valued: ["priority", "due", "location", "project", "tag"], switches: ["json"], command: "add", taskwarriorAttributes: true)
         let text = args.positional.joined(separator: " ").trimmingCharacters(in: .whitespaces)
         guard !text.isEmpty else { throw CLIError.usage("add needs the task's text: taskctl add \"Buy milk\" [--due tomorrow]") }
         // Check every value before touching the store.
@@ -55,10 +55,13 @@ enum TaskCommands {
     }
 
     static func show(_ words: [String], _ app: App) throws {
-        let args = try Arguments(words, valued: [], switches: ["json"], command: "show")
+        let args = try Arguments(words, valued: [], switches: ["json", "all", "deleted"], command: "show")
         guard args.positional.count == 1 else { throw CLIError.usage("usage: taskctl show ID") }
         let context = try app.context(readOnly: true)
         let view = try TaskView(try app.task(args.positional[0], in: context))
+        if view.status == "deleted" && !args.has("all") && !args.has("deleted") {
+            throw CLIError.usage("task \(view.id) is deleted; 'taskctl show \(view.id) --deleted' shows it, 'taskctl undo' brings a delete back")
+        }
         if args.has("json") {
             app.output.line(view.json)
             return
@@ -81,8 +84,12 @@ enum TaskCommands {
 
     static func edit(_ words: [String], _ app: App) throws {
         let args = try Arguments(words, valued: ["text", "priority", "due", "location", "project", "tag", "untag"],
-                                 switches: ["no-due", "no-location", "no-project", "json"], command: "edit")
+                                 switches: ["no-due", "no-location", "no-project", "json"], command: "edit", taskwarriorAttributes: true)
         guard args.positional.count == 1 else { throw CLIError.usage("usage: taskctl edit ID [--text T] [--priority P] [--due DATE] ...") }
+        let changes = ["text", "priority", "due", "location", "project", "tag", "untag", "no-due", "no-location", "no-project"]
+        guard changes.contains(where: args.has) else {
+            throw CLIError.usage("edit needs something to change: --text, --priority, --due, --location, --project, --tag, --untag (see taskctl help edit)")
+        }
         if args.has("due") && args.has("no-due") { throw CLIError.usage("give --due or --no-due, not both") }
         if args.has("location") && args.has("no-location") { throw CLIError.usage("give --location or --no-location, not both") }
         let priority = try args.value("priority").map(Priority.parse)
@@ -109,8 +116,14 @@ enum TaskCommands {
             if let object = try app.named("Tag", tag, in: context, create: false) { try task.removeObject(object, fromKey: "tags") }
         }
         try checkRules(task)
+        let changed = context.hasChanges
         try recorder.save(context, journal: UndoJournal(storeURL: app.storeURL), app: app)
-        if args.has("json") { app.output.line(try TaskView(task).json) }
+        if args.has("json") {
+            app.output.line(try TaskView(task).json)
+        } else {
+            let title = task["title"].description.trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+            app.output.line(changed ? "edited \(task.objectID.primaryKey ?? 0): \(title)" : "task \(task.objectID.primaryKey ?? 0) already had those values; nothing changed")
+        }
     }
 
     /// done, reopen and delete: change the status of several tasks at once.
@@ -133,6 +146,10 @@ enum TaskCommands {
             try task.setValue(.string(status), forKey: "status")
             try task.setValue(status == "done" ? .date(app.now) : .null, forKey: "completedAt")
             changed.append(task)
+        }
+        if changed.isEmpty {
+            // Every task was in that state already: nothing done is a failure, not a success.
+            throw CLIError.usage("nothing to \(command): every task given is already \(status == "pending" ? "pending" : status)")
         }
         try recorder.save(context, journal: UndoJournal(storeURL: app.storeURL), app: app)
         if args.has("json") {

@@ -6,8 +6,9 @@ struct Arguments {
     private var values: [String: String] = [:]
     private var flags: Set<String> = []
 
-    /// Parses `words`; `valued` options take a value, `switches` are flags.
-    init(_ words: [String], valued: Set<String>, switches: Set<String>, command: String) throws {
+    /// Parses `words`; `valued` options take a value, `switches` are flags. With
+    /// `taskwarriorAttributes`, words such as `+tag` and `due:tomorrow` are options too.
+    init(_ words: [String], valued: Set<String>, switches: Set<String>, command: String, taskwarriorAttributes: Bool = false) throws {
         var i = 0
         var onlyPositional = false
         while i < words.count {
@@ -15,6 +16,7 @@ struct Arguments {
             i += 1
             if onlyPositional || !word.hasPrefix("--") || word == "--" {
                 if word == "--" && !onlyPositional { onlyPositional = true; continue }
+                if !onlyPositional, taskwarriorAttributes, try taskwarriorAttribute(word, valued: valued, command: command) { continue }
                 positional.append(word)
                 continue
             }
@@ -41,6 +43,58 @@ struct Arguments {
                 throw CLIError.usage("unknown option --\(name) for '\(command)'\(hint); see taskctl help \(command)")
             }
         }
+    }
+
+    /// Taskwarrior's attribute words, for its users' habits: `+tag` (and `-tag` where
+    /// `--untag` exists), `due:`, `project:`/`proj:`, `priority:`/`pri:` (H, M, L),
+    /// `location:`/`loc:`, read as the matching option. Attributes taskctl does not have
+    /// are refused with a hint rather than stored as text. `--` ends this: words after it
+    /// are text as written.
+    private mutating func taskwarriorAttribute(_ word: String, valued: Set<String>, command: String) throws -> Bool {
+        func add(_ option: String, _ value: String) throws {
+            guard valued.contains(option) else {
+                throw CLIError.usage("'\(word)' is Taskwarrior's syntax; '\(command)' has no --\(option) (see taskctl help \(command))")
+            }
+            if option == "tag" || option == "untag", let existing = values[option] {
+                values[option] = existing + "," + value
+            } else {
+                values[option] = value
+            }
+        }
+        let isName: (Substring) -> Bool = { !$0.isEmpty && $0.allSatisfy { $0.isLetter || $0.isNumber || "_-.@".contains($0) } }
+        if word.hasPrefix("+"), isName(word.dropFirst()) {
+            try add("tag", String(word.dropFirst()))
+            return true
+        }
+        if word.hasPrefix("-"), isName(word.dropFirst()), word.dropFirst().first?.isLetter == true, valued.contains("untag") {
+            try add("untag", String(word.dropFirst()))
+            return true
+        }
+        guard let colon = word.firstIndex(of: ":"), colon != word.startIndex else { return false }
+        let key = word[..<colon].lowercased()
+        let value = String(word[word.index(after: colon)...])
+        let options = ["due": "due", "project": "project", "proj": "project", "pro": "project", "priority": "priority", "pri": "priority",
+                       "location": "location", "loc": "location"]
+        let missing = ["wait", "scheduled", "sched", "until", "recur", "depends", "start", "end", "entry", "status", "annotation"]
+        if let option = options[key] {
+            guard !value.isEmpty else { throw CLIError.usage("'\(word)' has no value; write \(key):VALUE or --\(option) VALUE") }
+            if command == "list" && option == "due" {
+                throw CLIError.usage("'\(word)': list filters by due date with --due-before DATE and --due-after DATE")
+            }
+            try add(option, value)
+            return true
+        }
+        if missing.contains(key) && !value.isEmpty {
+            throw CLIError.usage("'\(word)' is a Taskwarrior attribute taskctl does not have yet; nothing was changed (put text after -- to keep it as text)")
+        }
+        return false
+    }
+
+    /// Refuses words beyond the `count` a command takes (they were silently ignored).
+    func allowWords(_ count: Int, command: String) throws {
+        guard positional.count > count else { return }
+        let extra = positional.dropFirst(count).joined(separator: " ")
+        throw CLIError.usage("'\(command)' takes \(count == 0 ? "no words" : "\(count) word\(count == 1 ? "" : "s")"), not '\(extra)'; see taskctl help \(command)")
     }
 
     func value(_ name: String) -> String? { values[name] }

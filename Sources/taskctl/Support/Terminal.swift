@@ -14,16 +14,23 @@ struct Terminal {
     let useColor: Bool
     let width: Int
 
-    init(environment: [String: String]) {
+    /// `color`: `auto` (colour on a terminal unless a non-empty `NO_COLOR` is set or
+    /// `TERM=dumb`), `always` or `never`.
+    init(environment: [String: String], color: String = "auto") {
         isTTY = isatty(STDOUT_FILENO) == 1
-        useColor = isTTY && environment["NO_COLOR"] == nil && environment["TERM"] != "dumb"
+        switch color {
+        case "always": useColor = true
+        case "never": useColor = false
+        default: useColor = isTTY && (environment["NO_COLOR"] ?? "").isEmpty && environment["TERM"] != "dumb"
+        }
         var size = winsize()
         if isTTY, ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 {
             width = Int(size.ws_col)
         } else if let columns = environment["COLUMNS"].flatMap(Int.init), columns > 20 {
             width = columns
         } else {
-            width = 100
+            // Piped: no line is cut (grep must see the whole text).
+            width = isTTY ? 100 : Int.max / 4
         }
     }
 

@@ -1,0 +1,85 @@
+import Foundation
+import Testing
+
+/// What Taskwarrior users type, and the small surprises a day of use found.
+@Suite(.enabled(if: TaskctlRunner.binary != nil, "needs the built taskctl (swift build)"))
+struct TaskwarriorHabitsTests {
+    @Test func taskwarriorsAttributeWordsAreOptionsNotText() throws {
+        let t = try TaskctlRunner()
+        try t.ok("add", "Buy", "milk", "+shopping", "+errand", "due:tomorrow", "pri:H", "loc:Shop", "project:home.kitchen")
+        let task = try #require(try t.tasks().first)
+        #expect(task["text"] as? String == "Buy milk")
+        #expect(Set(task["tags"] as? [String] ?? []) == ["shopping", "errand"])
+        #expect(task["priority"] as? String == "high")
+        #expect(task["location"] as? String == "Shop")
+        #expect(task["project"] as? String == "home.kitchen")
+        #expect((task["due"] as? String)?.hasPrefix("2026-11-23") == true)
+        try t.ok("edit", "1", "-errand", "pri:L")
+        let edited = try #require(try t.tasks().first)
+        #expect(edited["tags"] as? [String] == ["shopping"] && edited["priority"] as? String == "low")
+        // Filters, and projects are hierarchical.
+        try t.ok("add", "Other", "project:home")
+        try t.ok("add", "Elsewhere", "project:homework")
+        #expect(try t.texts("+shopping") == ["Buy milk"])
+        #expect(try t.texts("project:home").sorted() == ["Buy milk", "Other"])
+        // What taskctl lacks is refused, never stored as text; after -- words are text.
+        let wait = try t.run("add", "Later", "wait:monday")
+        #expect(wait.status == 1 && wait.err.contains("does not have yet"), "\(wait.err)")
+        try t.ok("add", "--", "Literal", "+plus", "due:text")
+        #expect(try t.texts().contains("Literal +plus due:text"))
+    }
+
+    @Test func commandsThatDoNothingSaySoAndFail() throws {
+        let t = try TaskctlRunner()
+        try t.ok("add", "one")
+        let bare = try t.run("edit", "1")
+        #expect(bare.status == 1 && bare.err.contains("edit needs something to change"), "\(bare.err)")
+        #expect(try t.ok("edit", "1", "--text", "uno") == "edited 1: uno\n")
+        #expect(try t.ok("edit", "1", "--text", "uno").contains("nothing changed"))
+        let reopen = try t.run("reopen", "1")
+        #expect(reopen.status == 1 && reopen.err.contains("already pending"), "\(reopen.err)")
+        try t.ok("delete", "1")
+        let show = try t.run("show", "1")
+        #expect(show.status == 1 && show.err.contains("is deleted"), "\(show.err)")
+        #expect(try t.ok("show", "1", "--deleted").contains("deleted"))
+        // The unchanged edit and the failed reopen left no undo step: undo takes back the delete.
+        #expect(try t.ok("undo") == "undid delete of task 1\n")
+    }
+
+    @Test func importRefusesFilesThatAreNotTasksAndSaysWhatItRead() throws {
+        let t = try TaskctlRunner()
+        try t.ok("add", "seed")
+        let hosts = t.directory.appendingPathComponent("hosts")
+        try "127.0.0.1 localhost\n::1 localhost ip6-localhost\n".write(to: hosts, atomically: true, encoding: .utf8)
+        let refused = try t.run("import", hosts.path)
+        #expect(refused.status == 1 && refused.err.contains("cannot tell what"), "\(refused.err)")
+        #expect(try t.texts() == ["seed"])
+        let todo = t.directory.appendingPathComponent("todo.txt")
+        try "(A) Call Mom +family\n".write(to: todo, atomically: true, encoding: .utf8)
+        #expect(try t.ok("import", todo.path).contains("(todo.txt): 1 added"))
+    }
+
+    @Test func doneTasksShowWhenTheyWereDoneNotOverdue() throws {
+        let t = try TaskctlRunner()
+        try t.ok("add", "old", "--due", "2026-11-19")
+        try t.ok("done", "1")
+        let listed = try t.ok("list", "--done")
+        #expect(listed.contains("done 2026-11-22 12:00") && !listed.contains("overdue"), "\(listed)")
+    }
+
+    @Test func colourVersionHelpAndPipes() throws {
+        let t = try TaskctlRunner()
+        let long = String(repeating: "word ", count: 40) + "END"
+        try t.ok("add", long)
+        // Piped output is not cut to a width: grep sees the whole text.
+        #expect(try t.ok("list").contains("END"))
+        t.extraEnvironment["NO_COLOR"] = ""
+        #expect(!(try t.ok("list")).contains("\u{1B}["), "not a terminal: no colour")
+        #expect(try t.ok("--color=always", "list").contains("\u{1B}["))
+        #expect(try t.run("list", "--color", "sometimes").status == 1)
+        #expect(try t.ok("--version").hasPrefix("taskctl "))
+        #expect(try t.ok("help", "help").contains("usage: taskctl help"))
+        #expect(try t.ok("help", "dates").contains("Dates:"))
+        #expect(try t.run("locations", "extra").status == 1)
+    }
+}
