@@ -31,6 +31,23 @@ enum Snippets {
         context.undo()                                                               // and redo(), rollback()
     }
 
+    /// README.md, line 65.
+    static func readme_65() async throws {
+        let models = try SnippetEnvironment.models()
+
+        final class Note: ManagedObject {
+            @Attribute var title: String
+            @Attribute var priority: Int16
+        }
+
+        let container = try PersistentContainer(name: "Notes", models: ModelDirectory(url: URL(fileURLWithPath: "Models/Notes")))
+        try container.coordinator.register(Note.self, forEntityName: "Note")  // typed objects
+        let note = try container.viewContext.insert(Note.self)
+        note.title = "Call the bank"
+        try container.viewContext.save()
+        let urgent = try container.viewContext.fetch(Note.self, where: "priority >= %d", 2, sortedBy: [SortKey("title")])
+    }
+
     /// docs/context.md, line 6.
     static func context_6() async throws {
         let model = try SnippetEnvironment.model()

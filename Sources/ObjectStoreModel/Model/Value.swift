@@ -63,6 +63,52 @@ public enum Value: Sendable, Hashable {
         }
     }
 
+    /// The text of a string value, else `nil`.
+    ///
+    /// ```swift
+    /// let title = task["title"].stringValue ?? "untitled"
+    /// ```
+    public var stringValue: String? {
+        if case .string(let s) = self { return s }
+        return nil
+    }
+
+    /// The integer of an integer value, else `nil`.
+    public var integerValue: Int64? {
+        if case .integer(let i) = self { return i }
+        return nil
+    }
+
+    /// The truth of a boolean value, else `nil`.
+    public var boolValue: Bool? {
+        if case .bool(let b) = self { return b }
+        return nil
+    }
+
+    /// The date of a date value, else `nil`.
+    public var dateValue: Date? {
+        if case .date(let d) = self { return d }
+        return nil
+    }
+
+    /// The bytes of a binary value, else `nil`.
+    public var dataValue: Data? {
+        if case .data(let d) = self { return d }
+        return nil
+    }
+
+    /// The UUID of a UUID value, else `nil`.
+    public var uuidValue: UUID? {
+        if case .uuid(let u) = self { return u }
+        return nil
+    }
+
+    /// The URL of a URI value, else `nil`.
+    public var uriValue: URL? {
+        if case .uri(let u) = self { return u }
+        return nil
+    }
+
     /// The value as a `Decimal`, for numbers; `nil` for doubles that are not finite.
     public var decimalValue: Decimal? {
         switch self {

@@ -1,0 +1,79 @@
+import Foundation
+import Testing
+import ObjectStore
+import ObjectStoreModel
+
+final class Note: ManagedObject {
+    @Attribute var text: String
+    @Attribute var priority: Int16
+    @Relationship var location: NoteLocation?
+}
+
+final class NoteLocation: ManagedObject {
+    @Attribute var name: String
+}
+
+/// The library as a Swift developer meets it: a container in one line, typed fetches,
+/// Swift values in and out, objects as predicate arguments.
+@Suite struct LibraryUseTests {
+    static let models = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Models/Tasks")
+
+    @Test func aContainerOpensCreatesAndReopensTheStore() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("tasks.store")
+        let container = try PersistentContainer(name: "Tasks", models: ModelDirectory(url: Self.models), storeURL: url)
+        #expect(container.migration == nil)
+        let task = try container.viewContext.insertObject(entityName: "Task")
+        try task.setValue("Buy milk", forKey: "title")
+        try task.setValue(UUID(), forKey: "uuid")
+        try container.viewContext.save()
+        let again = try PersistentContainer(name: "Tasks", models: ModelDirectory(url: Self.models), storeURL: url)
+        #expect(try again.viewContext.fetch(FetchRequest(entityName: "Task")).map { $0["title"].stringValue } == ["Buy milk"])
+        let count = try await again.performBackgroundTask { context in try context.count(for: FetchRequest(entityName: "Task")) }
+        #expect(count == 1)
+    }
+
+    @Test func theDefaultStoreFollowsThePlatformsDataDirectory() {
+        let xdg = PersistentContainer.defaultStoreURL(name: "Notes", environment: ["HOME": "/home/ann", "XDG_DATA_HOME": "/data"])
+        let home = PersistentContainer.defaultStoreURL(name: "Notes", environment: ["HOME": "/home/ann"])
+        #if os(macOS)
+        #expect(home.path == "/home/ann/Library/Application Support/Notes/Notes.store")
+        #else
+        #expect(xdg.path == "/data/Notes/Notes.store")
+        #expect(home.path == "/home/ann/.local/share/Notes/Notes.store")
+        #endif
+    }
+
+    @Test func typedFetchesTakeSwiftValuesAndObjectsAsArguments() throws {
+        let coordinator = TestModel.coordinator()
+        try coordinator.register(Note.self, forEntityName: "Task")
+        try coordinator.register(NoteLocation.self, forEntityName: "Location")
+        let context = ManagedObjectContext(coordinator: coordinator)
+        let home = try context.insert(NoteLocation.self)
+        home.name = "Home"
+        let minimum: Int16 = 2
+        for (title, priority) in [("Milk", 3), ("Bread", 1), ("Tea", 2)] as [(String, Int16)] {
+            let note = try context.insert(Note.self)
+            try note.setValue(title, forKey: "text")   // a Swift String, no Value wrapping
+            note.priority = priority
+            if title != "Bread" { note.location = home }
+        }
+        try context.save()
+        let urgent = try context.fetch(Note.self, where: "priority >= %d", minimum, sortedBy: [SortKey("priority", ascending: false)])
+        #expect(urgent.map(\.priority) == [3, 2])
+        let atHome = try context.fetch(Note.self, where: "location == %@", home, sortedBy: [SortKey("text")])
+        #expect(atHome.map { $0["text"].stringValue } == ["Milk", "Tea"])
+        #expect(try context.fetch(Note.self, where: "location == %@", home.objectID).count == 2)
+        #expect(try context.fetch(Note.self, limit: 1).count == 1)
+        #expect(throws: ObjectStoreError.self) { _ = try context.fetch(TypedTask.self) }
+    }
+
+    @Test func valuesReadAsSwiftValues() {
+        let date = Date(timeIntervalSince1970: 1_000)
+        let uuid = UUID()
+        #expect(Value.string("a").stringValue == "a" && Value.integer(3).stringValue == nil)
+        #expect(Value.integer(3).integerValue == 3 && Value.bool(true).boolValue == true)
+        #expect(Value.date(date).dateValue == date && Value.uuid(uuid).uuidValue == uuid)
+        #expect(Value.data(Data([1])).dataValue == Data([1]) && Value.null.uriValue == nil)
+    }
+}
