@@ -56,8 +56,16 @@ enum Snippets {
         let context = ManagedObjectContext(coordinator: coordinator)
     }
 
-    /// docs/context.md, line 32.
-    static func context_32() async throws {
+    /// docs/context.md, line 14.
+    static func context_14() async throws {
+        let models = try SnippetEnvironment.models()
+        let storeURL = SnippetEnvironment.storeURL()
+        let container = try PersistentContainer(name: "Tasks", models: models, storeURL: storeURL)
+        let tasks = try container.viewContext.fetch(FetchRequest(entityName: "Task"))
+    }
+
+    /// docs/context.md, line 40.
+    static func context_40() async throws {
         let coordinator = try SnippetEnvironment.coordinator()
         let context = try SnippetEnvironment.context()
         final class TaskItem: ManagedObject {      // not "Task", which would hide Swift's Task
@@ -71,10 +79,11 @@ enum Snippets {
         try coordinator.register(TaskItem.self, forEntityName: "Task")
         let task = try context.insert(TaskItem.self)
         task.priority = 3
+        let urgent = try context.fetch(TaskItem.self, where: "priority >= %d", 2)   // [TaskItem]
     }
 
-    /// docs/context.md, line 126.
-    static func context_126() async throws {
+    /// docs/context.md, line 135.
+    static func context_135() async throws {
         let context = try SnippetEnvironment.context()
         let otherContext = try SnippetEnvironment.context()
         let token = context.observe { event in
@@ -86,8 +95,8 @@ enum Snippets {
         }
     }
 
-    /// docs/context.md, line 143.
-    static func context_143() async throws {
+    /// docs/context.md, line 152.
+    static func context_152() async throws {
         let model = try SnippetEnvironment.model()
         let coordinator = try SnippetEnvironment.coordinator()
         let context = try SnippetEnvironment.context()
