@@ -7,7 +7,7 @@ import ObjectStoreModel
 /// Every Swift snippet of the docs, compiled with the tests so none can drift from the API.
 enum Snippets {
     /// README.md, line 22.
-    static func readme_22() async throws {
+    static func readme_1() async throws {
 
         let models = try ModelDirectory(url: URL(fileURLWithPath: "Models/Tasks"))   // every version
         let (coordinator, _) = try StoreMigrator(models: models)
@@ -32,7 +32,7 @@ enum Snippets {
     }
 
     /// README.md, line 65.
-    static func readme_65() async throws {
+    static func readme_2() async throws {
         let models = try SnippetEnvironment.models()
 
         final class Note: ManagedObject {
@@ -49,7 +49,7 @@ enum Snippets {
     }
 
     /// docs/context.md, line 6.
-    static func context_6() async throws {
+    static func context_1() async throws {
         let model = try SnippetEnvironment.model()
         let storeURL = SnippetEnvironment.storeURL()
         let coordinator = try PersistentStoreCoordinator(model: model, storeURL: URL(fileURLWithPath: "tasks.store"))
@@ -57,7 +57,7 @@ enum Snippets {
     }
 
     /// docs/context.md, line 14.
-    static func context_14() async throws {
+    static func context_2() async throws {
         let models = try SnippetEnvironment.models()
         let storeURL = SnippetEnvironment.storeURL()
         let container = try PersistentContainer(name: "Tasks", models: models, storeURL: storeURL)
@@ -65,7 +65,7 @@ enum Snippets {
     }
 
     /// docs/context.md, line 40.
-    static func context_40() async throws {
+    static func context_3() async throws {
         let coordinator = try SnippetEnvironment.coordinator()
         let context = try SnippetEnvironment.context()
         final class TaskItem: ManagedObject {      // not "Task", which would hide Swift's Task
@@ -83,7 +83,7 @@ enum Snippets {
     }
 
     /// docs/context.md, line 135.
-    static func context_135() async throws {
+    static func context_4() async throws {
         let context = try SnippetEnvironment.context()
         let otherContext = try SnippetEnvironment.context()
         let token = context.observe { event in
@@ -96,7 +96,7 @@ enum Snippets {
     }
 
     /// docs/context.md, line 152.
-    static func context_152() async throws {
+    static func context_5() async throws {
         let model = try SnippetEnvironment.model()
         let coordinator = try SnippetEnvironment.coordinator()
         let context = try SnippetEnvironment.context()
@@ -112,14 +112,14 @@ enum Snippets {
     }
 
     /// docs/migration.md, line 14.
-    static func migration_14() async throws {
+    static func migration_1() async throws {
         let storeURL = SnippetEnvironment.storeURL()
         let models = try ModelDirectory(url: URL(fileURLWithPath: "Models/Tasks"))
         let (coordinator, migration) = try StoreMigrator(models: models).openStore(at: storeURL)
     }
 
     /// docs/predicates.md, line 8.
-    static func predicates_8() async throws {
+    static func predicates_1() async throws {
         let context = try SnippetEnvironment.context()
         let predicate = try ObjectPredicate("priority >= 2 AND location.name ==[c] 'home'")
         let request = FetchRequest(entityName: "Task", predicate: predicate, sortDescriptors: [SortKey("dueDate")])
@@ -127,13 +127,13 @@ enum Snippets {
     }
 
     /// docs/predicates.md, line 132.
-    static func predicates_132() async throws {
+    static func predicates_2() async throws {
         var request = FetchRequest(entityName: "Task")
         request.sortDescriptors = [SortKey("dueDate"), SortKey("priority", ascending: false), SortKey("title", comparison: .natural)]
     }
 
     /// docs/schema.md, line 8.
-    static func schema_8() async throws {
+    static func schema_1() async throws {
 
         let model = try ManagedObjectModel(contentsOf: URL(fileURLWithPath: "Models/Tasks/v1.json"))
         let task = model.entity(named: "Task")!
@@ -141,10 +141,18 @@ enum Snippets {
     }
 
     /// docs/schema.md, line 268.
-    static func schema_268() async throws {
+    static func schema_2() async throws {
         let tasks = try ModelDirectory(url: URL(fileURLWithPath: "Models/Tasks"))
         let current = try tasks.currentModel()
         let all = try tasks.allModels()   // oldest first
     }
 
+    /// The snippets that need no file of their own.
+    static let runnable: [(name: String, run: @Sendable () async throws -> Void)] = [
+        ("context_3", context_3),
+        ("context_4", context_4),
+        ("context_5", context_5),
+        ("predicates_1", predicates_1),
+        ("predicates_2", predicates_2),
+    ]
 }
