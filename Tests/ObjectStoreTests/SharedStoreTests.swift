@@ -134,4 +134,22 @@ import ObjectStoreModel
         #expect(try FileManager.default.attributesOfItem(atPath: link.path)[.type] as? FileAttributeType == .typeSymbolicLink)
         #expect(try Self.open(real).all("Task").count == 3)
     }
+
+    @Test func checkIntegrityFindsBrokenInversesAndRuleViolations() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("tasks.json")
+        let context = try Self.open(url)
+        let home = try context.location("Home")
+        try context.task("Milk", priority: 1).setObject(home, forKey: "location")
+        try context.save()
+        #expect(try context.coordinator.checkIntegrity().problems.isEmpty)
+        #expect(try context.coordinator.checkIntegrity().objectCount == 2)
+        // Hand-edited: the location no longer lists its task, the priority breaks its max.
+        var text = try String(contentsOf: url, encoding: .utf8)
+        text = text.replacingOccurrences(of: "\"tasks\": [\"Task/1\"]", with: "\"tasks\": []").replacingOccurrences(of: "\"priority\": 1", with: "\"priority\": 9")
+        try text.write(to: url, atomically: true, encoding: .utf8)
+        let problems = try Self.open(url).coordinator.checkIntegrity().problems
+        #expect(problems.contains { $0.contains("Task 1.location -> Location 1, but its tasks does not point back") }, "\(problems)")
+        #expect(problems.contains { $0.contains("Task 1.priority: 9 is greater than the maximum") }, "\(problems)")
+    }
 }

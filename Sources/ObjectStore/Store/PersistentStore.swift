@@ -71,6 +71,9 @@ public protocol PersistentStore: AnyObject, Sendable {
     /// through. Use it for a read-check-write that must not interleave with other writers,
     /// such as a save together with a journal kept beside the store.
     func withExclusiveAccess<T>(_ body: () throws -> T) throws -> T
+    /// Reclaims the space of superseded and deleted rows, if the store keeps any (the
+    /// binary store does; the others do nothing).
+    func compact() throws
     /// A problem with housekeeping after the last save (an automatic compaction that
     /// failed), or `nil`. The save itself had committed.
     var housekeepingWarning: String? { get }
@@ -79,6 +82,7 @@ public protocol PersistentStore: AnyObject, Sendable {
 extension PersistentStore {
     public func withExclusiveAccess<T>(_ body: () throws -> T) throws -> T { try body() }
     public var housekeepingWarning: String? { nil }
+    public func compact() throws {}
 
     public func slotValues(ofEntity entityName: String, slots: [Int]) throws -> [(ObjectID, [SlotValue])] {
         try objectIDs(ofEntity: entityName).compactMap { id in
