@@ -185,7 +185,7 @@ public final class ManagedObjectContext {
             throw ObjectStoreError.unknownEntity(entityName, suggestion: NameSuggestion.closest(to: entityName, in: model.entities.map(\.name)))
         }
         guard !entity.isAbstract else { throw ObjectStoreError.abstractEntity(entityName) }
-        let id = ObjectID(entityName: entity.name, storeIdentifier: storeIdentifier, key: .temporary(UUID()))
+        let id = ObjectID(entityName: entity.name, storeIdentifier: storeIdentifier, key: .temporary(TemporaryID.next()))
         let object = coordinator.objectClass(for: entity).init(entity: entity, objectID: id)
         object.managedObjectContext = self
         object.slots = entity.properties.map(SlotValue.initial(for:))

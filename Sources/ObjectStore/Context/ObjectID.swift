@@ -91,3 +91,25 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
         hasher.combine(entityName)
     }
 }
+
+/// Temporary IDs: a counter, then a random suffix drawn once per process. Unique within the
+/// process (temporary IDs never leave it), in insertion order, and without reading
+/// /dev/urandom twice per insert as `UUID()` does.
+enum TemporaryID {
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var counter: UInt64 = 0
+    private static let prefix: [UInt8] = withUnsafeBytes(of: UUID().uuid) { Array($0.prefix(8)) }
+
+    static func next() -> UUID {
+        let n = lock.withLock { () -> UInt64 in
+            counter += 1
+            return counter
+        }
+        // The counter first: hashing and comparing UUIDs tells them apart by their first bytes.
+        var bytes: [UInt8] = []
+        for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: n >> UInt64(shift))) }
+        bytes += prefix
+        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+    }
+}
