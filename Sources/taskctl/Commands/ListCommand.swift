@@ -158,7 +158,9 @@ enum ListCommand {
             }
         }
         let all = keys + [("due", false), ("priority", true), ("id", false)]
-        return views.sorted { a, b in
+        // Indices are sorted, not the views: moving a view copies a dozen fields.
+        let order = views.indices.sorted { i, j in
+            let a = views[i], b = views[j]
             for (key, descending) in all {
                 var result = compare(a, b, key)
                 // Descending reverses values but keeps missing ones last.
@@ -171,6 +173,7 @@ enum ListCommand {
             }
             return false
         }
+        return order.map { views[$0] }
     }
 
     static func group(_ views: [TaskView], by key: String, app: App) -> [(String, [TaskView])] {
