@@ -188,4 +188,16 @@ import ObjectStoreModel
         #expect(try texts(context, "ANY \(path) == 'food'") == ["Milk"])
         #expect(try texts(context, "\(path.replacingOccurrences(of: ".label", with: "")).@count == 2") == ["Milk"])
     }
+
+    @Test func aCatastrophicMatchesPatternIsStoppedWithAnError() throws {
+        let context = TestModel.context()
+        try context.task(String(repeating: "a", count: 40) + "!")
+        try context.task("abab")
+        #expect {
+            _ = try context.fetch(FetchRequest(entityName: "Task", predicate: try ObjectPredicate("text MATCHES '(a+)+b'")))
+        } throws: { error in
+            (error as? PredicateEvaluationError)?.message.contains("took more than 100 ms") == true
+        }
+        #expect(try texts(context, "text MATCHES '(ab)+'") == ["abab"])
+    }
 }

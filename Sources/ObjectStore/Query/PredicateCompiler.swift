@@ -119,8 +119,10 @@ struct PredicateCompiler {
                 guard let regex = cache.regex(pattern, caseInsensitive: caseInsensitive) else {
                     throw PredicateEvaluationError(message: "MATCHES: '\(pattern)' is not a valid regular expression")
                 }
-                let range = NSRange(subject.startIndex..<subject.endIndex, in: subject)
-                return regex.firstMatch(in: subject, options: [.anchored], range: range).map { $0.range == range } ?? false
+                guard let matched = RegularExpressionCheck.wholeMatch(regex, subject, budget: Self.matchBudget) else {
+                    throw PredicateEvaluationError(message: "MATCHES '\(pattern)' took more than \(Int(Self.matchBudget * 1000)) ms on one value (\(subject.count) characters); a pattern with nested repetition such as (a+)+ backtracks without end")
+                }
+                return matched
             }
         }
     }
@@ -318,6 +320,9 @@ struct PredicateCompiler {
             return try next(stepped, scope)
         }
     }
+
+    /// The longest one MATCHES may take on one value.
+    static let matchBudget: TimeInterval = 0.1
 
     /// The most values a key path may gather from one object.
     static let maximumCollection = 1_000_000

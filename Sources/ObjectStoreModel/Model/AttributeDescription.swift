@@ -141,6 +141,25 @@ public enum RegularExpressionCheck {
         (try? NSRegularExpression(pattern: pattern)) != nil
     }
 
+    /// Whether `regex` matches all of `string`, giving up after `budget` seconds (a pattern
+    /// such as `(a+)+b` backtracks for seconds on a few dozen characters): `nil` then.
+    public static func wholeMatch(_ regex: NSRegularExpression, _ string: String, budget: TimeInterval) -> Bool? {
+        let range = NSRange(string.startIndex..<string.endIndex, in: string)
+        let start = DispatchTime.now().uptimeNanoseconds
+        let limit = UInt64(max(0, budget) * 1_000_000_000)
+        var result: Bool? = false
+        regex.enumerateMatches(in: string, options: [.anchored, .reportProgress], range: range) { match, _, stop in
+            if let match {
+                result = match.range == range
+                stop.pointee = true
+            } else if DispatchTime.now().uptimeNanoseconds - start > limit {
+                result = nil
+                stop.pointee = true
+            }
+        }
+        return result
+    }
+
     /// Whether `pattern` matches all of `string`; `nil` when the pattern does not compile.
     public static func wholeMatch(_ pattern: String, _ string: String, caseInsensitive: Bool = false) -> Bool? {
         guard let regex = try? NSRegularExpression(pattern: "^(?:" + pattern + ")$", options: caseInsensitive ? [.caseInsensitive] : []) else {
