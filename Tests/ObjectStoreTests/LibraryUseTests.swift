@@ -76,4 +76,27 @@ final class NoteLocation: ManagedObject {
         #expect(Value.date(date).dateValue == date && Value.uuid(uuid).uuidValue == uuid)
         #expect(Value.data(Data([1])).dataValue == Data([1]) && Value.null.uriValue == nil)
     }
+
+    @Test func changesAndSavesArriveAsAsyncSequences() async throws {
+        let coordinator = TestModel.coordinator()
+        let saves = coordinator.saves()
+        let context = ManagedObjectContext(coordinator: coordinator)
+        let events = context.events()
+        let task = try context.task("Milk")
+        try context.save()
+        var seen: [String] = []
+        for await event in events {
+            switch event {
+            case .objectsDidChange(let changes): seen.append("change \(changes.inserted.count)")
+            case .willSave: seen.append("willSave")
+            case .didSave(let saved): seen.append("didSave \(saved.inserted.count)")
+            }
+            if seen.count == 3 { break }
+        }
+        #expect(seen == ["change 1", "willSave", "didSave 1"])
+        for await saved in saves {
+            #expect(saved.inserted == [task.objectID])
+            break
+        }
+    }
 }
