@@ -82,4 +82,30 @@ struct TaskwarriorHabitsTests {
         #expect(try t.ok("help", "dates").contains("Dates:"))
         #expect(try t.run("locations", "extra").status == 1)
     }
+
+    @Test func exportsKeepTagsLineBreaksAndAFreshModifiedTime() throws {
+        let t = try TaskctlRunner()
+        let file = TaskctlRunner.fixtures.appendingPathComponent("taskwarrior-2.6.2-export.json")
+        try t.ok("import", file.path)
+        try t.ok("edit", "1", "--priority", "low")
+        let exported = try t.ok("export", "--format", "taskwarrior")
+        let tasks = try #require(try JSONSerialization.jsonObject(with: Data(exported.utf8)) as? [[String: Any]])
+        let uuid = try #require(try t.tasks("--all").first { $0["id"] as? Int == 1 }?["uuid"] as? String)
+        let first = try #require(tasks.first { ($0["uuid"] as? String)?.lowercased() == uuid })
+        #expect(tasks.contains { $0["modified"] as? String != "20261122T120000Z" }, "the other tasks keep theirs")
+        #expect(first["modified"] as? String == "20261122T120000Z", "an edited task was modified now: \(first)")
+
+        let other = try TaskctlRunner()
+        try other.ok("add", "two\nlines", "+a", "+b", "project:p")
+        let todo = try other.ok("export", "--format", "todo.txt")
+        #expect(todo.split(separator: "\n").count == 1, "one task, one line: \(todo)")
+        #expect(todo.contains("two\\nlines") && todo.contains("+p +a +b"), "\(todo)")
+        let file2 = other.directory.appendingPathComponent("back.txt")
+        try todo.write(to: file2, atomically: true, encoding: .utf8)
+        let third = try TaskctlRunner()
+        try third.ok("import", file2.path)
+        let back = try #require(try third.tasks().first)
+        #expect((back["text"] as? String)?.hasPrefix("two\nlines") == true, "\(back)")
+        #expect(Set(back["tags"] as? [String] ?? []) == ["a", "b"] && back["project"] as? String == "p")
+    }
 }

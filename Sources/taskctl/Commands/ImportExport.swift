@@ -178,7 +178,7 @@ enum TodoTxtFormat {
             }
             // The text keeps its +project and @context words, as todo.txt shows them; the
             // line itself is kept so exporting gives it back unchanged.
-            record.title = title.filter { !($0.hasPrefix("due:")) }.joined(separator: " ")
+            record.title = title.filter { !($0.hasPrefix("due:")) }.joined(separator: " ").replacingOccurrences(of: "\\n", with: "\n")
             guard !record.title.isEmpty else { throw CLIError.usage("todo.txt line \(index + 1) has no text") }
             record.extras.append(("todo.txt", JSONText.quote(line)))
             if record.priority == 3 && record.due == nil { record.due = nil }
@@ -207,8 +207,11 @@ enum TodoTxtFormat {
         }
         if view.priority > 0 && view.status != "done" { words.append(["", "(C)", "(B)", "(A)"][Int(min(3, view.priority))]) }
         if let created = view.created { words.append(day(created)) }
-        words.append(view.text)
+        // One task per line: a line break in the text is written as \n (and read back).
+        words.append(view.text.replacingOccurrences(of: "\r\n", with: "\\n").replacingOccurrences(of: "\n", with: "\\n").replacingOccurrences(of: "\r", with: "\\n"))
         if let project = view.project, !view.text.contains("+" + project) { words.append("+" + project) }
+        // Tags follow the project as +words (todo.txt reads the first +word as the project).
+        for tag in view.tags where !view.text.contains("+" + tag) { words.append("+" + tag) }
         if let location = view.location, !view.text.contains("@" + location) { words.append("@" + location.replacingOccurrences(of: " ", with: "_")) }
         if let due = view.due { words.append("due:" + day(due)) }
         return words.joined(separator: " ")

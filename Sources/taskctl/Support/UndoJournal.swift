@@ -138,6 +138,15 @@ struct ChangeRecorder {
     func save(_ context: ManagedObjectContext, journal: UndoJournal, app: App) throws {
         // The changes as this command made them (before a merge with other processes' saves).
         context.processPendingChanges()
+        // A task imported from Taskwarrior keeps its "modified" time for exports: a change
+        // made here is a modification too.
+        for (id, before) in taskBefore where before != nil {
+            guard let task = context.registeredObject(for: id), task.isUpdated else { continue }
+            var extras = ExtrasText.decode(task["extras"])
+            guard let index = extras.firstIndex(where: { $0.key == "modified" }) else { continue }
+            extras[index].json = JSONText.quote(TaskwarriorFormat.format(app.now))
+            try task.setValue(ExtrasText.encode(extras), forKey: "extras")
+        }
         // A created task is recorded by its id alone (undo deletes it); a changed one with
         // its fields after the change, so undo can tell whether they changed since. An
         // import of 100,000 tasks writes a line of ids, not of 100,000 snapshots.
