@@ -57,4 +57,14 @@ import ObjectStoreModel
         let task = try saved(second, id)
         #expect(task["text"] == "Milk" && task["priority"] == 3)
     }
+
+    @Test func coreDatasPolicyNamesAreTheSamePolicies() throws {
+        #expect(MergePolicy.mergeByPropertyObjectTrump == .mergeByPropertyMemoryWins)
+        #expect(MergePolicy.mergeByPropertyStoreTrump == .mergeByPropertyStoreWins)
+        #expect(MergePolicy.overwrite == .memoryWins && MergePolicy.rollback == .storeWins)
+        let (_, second, id) = try setUp()
+        second.mergePolicy = .mergeByPropertyObjectTrump
+        try second.save()
+        #expect(try saved(second, id)["text"] == "Bread")
+    }
 }
