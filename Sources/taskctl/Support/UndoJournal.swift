@@ -1,6 +1,8 @@
 import Foundation
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 import ObjectStore
 import ObjectStoreModel
@@ -102,7 +104,11 @@ struct UndoJournal {
         let fd = open(url.path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw CLIError.store("cannot write the undo journal \(url.path)") }
         let bytes = Array(Self.line(entry).utf8)
+        #if canImport(Darwin)
+        let written = bytes.withUnsafeBytes { Darwin.write(fd, $0.baseAddress, $0.count) }
+        #else
         let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+        #endif
         var info = stat()
         let size = fstat(fd, &info) == 0 ? Int(info.st_size) : 0
         close(fd)
