@@ -108,4 +108,23 @@ struct TaskwarriorHabitsTests {
         #expect((back["text"] as? String)?.hasPrefix("two\nlines") == true, "\(back)")
         #expect(Set(back["tags"] as? [String] ?? []) == ["a", "b"] && back["project"] as? String == "p")
     }
+
+    @Test func groupsShareColumnsLeaveOutTheirKeyAndCountBeforeTheLimit() throws {
+        let t = try TaskctlRunner()
+        try t.ok("add", "a", "--location", "Home")
+        try t.ok("add", "b", "--location", "Home")
+        try t.ok("add", "a rather longer text at work", "--location", "Work")
+        let grouped = try t.ok("list", "--group-by", "location", "--limit", "2")
+        #expect(grouped.hasPrefix("Home (2)\n"), "\(grouped)")
+        #expect(!grouped.contains("Location"), "the grouped column is the titles: \(grouped)")
+        #expect(!grouped.contains("Work"), "the limit caps rows after grouping: \(grouped)")
+        let all = try t.ok("list", "--group-by", "location")
+        let headers = all.split(separator: "\n").filter { $0.contains("ID") }
+        #expect(headers.count == 2 && Set(headers).count == 1, "one width for every group: \(all)")
+        let json = try t.ok("list", "--group-by", "location", "--json")
+        let groups = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: Any]])
+        #expect(groups.map { $0["group"] as? String } == ["Home", "Work"])
+        #expect(groups.map { $0["count"] as? Int } == [2, 1])
+        #expect((groups.first?["tasks"] as? [[String: Any]])?.count == 2)
+    }
 }

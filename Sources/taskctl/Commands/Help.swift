@@ -58,7 +58,8 @@ enum Help {
                                  "priority >= 2 AND location.name ==[c] 'home'"
               --sort KEYS        comma-separated keys, '-' for descending: due,-priority
                                  (keys: id, text, priority, due, location, project, created, status)
-              --group-by KEY     sections with headers and counts
+              --group-by KEY     sections with headers and counts (of every match, before --limit);
+                                 with --json, [{"group", "count", "tasks"}]
               --limit N          at most N tasks
             Default order: overdue and due soonest first, then by priority (high first), then id.
             Taskwarrior's filters work too: +tag (several: all of them), project:NAME, pri:H, loc:NAME.

@@ -46,10 +46,23 @@ enum ListCommand {
         let predicate = clauses.dropFirst().reduce(clauses[0]) { .and($0, $1) }
         var views = try app.tasks(context, where: predicate).map(TaskView.init)
         views = sorted(views, by: sort)
+        // Groups count every matching task; --limit caps the rows shown, after grouping.
+        let groups = groupBy.map { group(views, by: $0, app: app) }
         if let limit { views = Array(views.prefix(limit)) }
 
         if args.has("json") {
-            app.output.line(TaskView.jsonArray(views))
+            guard let groups else {
+                app.output.line(TaskView.jsonArray(views))
+                return
+            }
+            var budget = limit ?? Int.max
+            var items: [String] = []
+            for (title, members) in groups where budget > 0 {
+                let shown = Array(members.prefix(budget))
+                budget -= shown.count
+                items.append("{\"group\": \(JSONText.quote(title)), \"count\": \(members.count), \"tasks\": \(TaskView.jsonArray(shown))}")
+            }
+            app.output.line(items.isEmpty ? "[]" : "[\n" + items.joined(separator: ",\n") + "\n]")
             return
         }
         if views.isEmpty {
@@ -57,14 +70,28 @@ enum ListCommand {
             app.output.line(anyTask ? "no tasks" : "no tasks yet: add one with taskctl add \"Buy milk\" --due tomorrow (taskctl help for more)")
             return
         }
-        if let groupBy {
-            for (title, members) in group(views, by: groupBy, app: app) {
-                app.output.line(app.terminal.paint("\(Terminal.visible(title)) (\(members.count))", .bold))
-                render(members, app: app, indent: "  ")
+        if let groups, let groupBy {
+            // One table for every group, so columns line up across groups; the grouped
+            // column is the groups' titles, not a column.
+            var budget = limit ?? Int.max
+            var shown: [(title: String, count: Int, views: [TaskView])] = []
+            for (title, members) in groups where budget > 0 {
+                let rows = Array(members.prefix(budget))
+                budget -= rows.count
+                shown.append((title, members.count, rows))
+            }
+            let omitted = ["location": "Location", "project": "Project", "priority": "Pri"][groupBy]
+            let lines = render(shown.flatMap(\.views), app: app, indent: "  ", omitting: omitted)
+            var next = 1
+            for group in shown {
+                app.output.line(app.terminal.paint("\(Terminal.visible(group.title)) (\(group.count))", .bold))
+                app.output.line(lines[0])
+                for line in lines[next..<min(lines.count, next + group.views.count)] { app.output.line(line) }
                 app.output.line()
+                next += group.views.count
             }
         } else {
-            render(views, app: app, indent: "")
+            for line in render(views, app: app, indent: "", omitting: nil) { app.output.line(line) }
         }
     }
 
@@ -219,12 +246,14 @@ enum ListCommand {
         return order.map { ($0, groups[$0] ?? []) }
     }
 
-    static func render(_ views: [TaskView], app: App, indent: String) {
+    /// The table's lines: the header first, then a line per view.
+    static func render(_ views: [TaskView], app: App, indent: String, omitting omitted: String?) -> [String] {
         let relative = RelativeDate(now: app.now, timeZone: app.timeZone)
         let showProject = views.contains { $0.project != nil }
         var headers = ["ID", "Pri", "Due", "Location"]
         if showProject { headers.append("Project") }
         headers.append("Text")
+        let keep = headers.map { $0 != omitted }
         let rows: [[String]] = views.map { view in
             // A done task is not overdue: its column says when it was done.
             let when = view.status == "done" ? view.completed.map { "done " + relative.day($0) } ?? "done" : view.due.map(relative.describe) ?? ""
@@ -234,18 +263,17 @@ enum ListCommand {
             if view.status == "done" { text = "✓ " + text }
             if !view.tags.isEmpty { text += " " + view.tags.map { "#" + $0 }.joined(separator: " ") }
             row.append(text)
-            return row
+            return zip(row, keep).filter(\.1).map(\.0)
         }
-        let table = Table(headers: headers, rows: rows, flexible: headers.count - 1)
+        let names = zip(headers, keep).filter(\.1).map(\.0)
+        let table = Table(headers: names, rows: rows, flexible: names.count - 1)
         let lines = table.render(width: app.terminal.width - indent.count) { row, column, cell in
             let view = views[row]
-            if column == 2 && view.overdue { return app.terminal.paint(cell, .red) }
-            if column == 1 && view.priority == 3 { return app.terminal.paint(cell, .yellow) }
+            if names[column] == "Due" && view.overdue { return app.terminal.paint(cell, .red) }
+            if names[column] == "Pri" && view.priority == 3 { return app.terminal.paint(cell, .yellow) }
             if view.status == "done" { return app.terminal.paint(cell, .dim) }
             return cell
         }
-        for (index, line) in lines.enumerated() {
-            app.output.line(indent + (index == 0 ? app.terminal.paint(line, .bold) : line))
-        }
+        return lines.enumerated().map { index, line in indent + (index == 0 ? app.terminal.paint(line, .bold) : line) }
     }
 }
