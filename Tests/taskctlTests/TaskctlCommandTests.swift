@@ -83,6 +83,11 @@ struct TaskctlCommandTests {
         #expect(lines.count == 2)
         #expect(lines.allSatisfy { $0.count <= 50 })
         #expect(lines[1].hasSuffix("…"))
+        // At 30 columns the location column makes way for the text.
+        t.extraEnvironment["COLUMNS"] = "30"
+        let narrow = try t.ok("list").split(separator: "\n")
+        #expect(narrow.allSatisfy { $0.count <= 30 }, "\(narrow)")
+        #expect(!narrow[0].contains("Location") && narrow[0].contains("Text"), "\(narrow)")
     }
 
     @Test func errorsSayWhatWasWrongWithExitStatusOneOrTwo() throws {

@@ -266,7 +266,9 @@ enum ListCommand {
             return zip(row, keep).filter(\.1).map(\.0)
         }
         let names = zip(headers, keep).filter(\.1).map(\.0)
-        let table = Table(headers: names, rows: rows, flexible: names.count - 1)
+        // On a narrow terminal: project first, then location, then priority make room.
+        let table = Table(headers: names, rows: rows, flexible: names.count - 1,
+                          droppable: ["Project", "Location", "Pri"].compactMap { names.firstIndex(of: $0) })
         let lines = table.render(width: app.terminal.width - indent.count) { row, column, cell in
             let view = views[row]
             if names[column] == "Due" && view.overdue { return app.terminal.paint(cell, .red) }

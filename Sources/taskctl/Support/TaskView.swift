@@ -112,6 +112,9 @@ struct Table {
     var rows: [[String]]
     /// The index of the column that absorbs the width.
     var flexible: Int
+    /// Columns that may go, first to last, when the table cannot fit the width otherwise
+    /// (a narrow terminal); the style closure still gets the columns' original indices.
+    var droppable: [Int] = []
 
     func render(width: Int, style: (Int, Int, String) -> String = { _, _, s in s }) -> [String] {
         guard !headers.isEmpty else { return [] }
@@ -121,13 +124,22 @@ struct Table {
         for row in rows {
             for (i, cell) in row.enumerated() where i < widths.count { widths[i] = max(widths[i], cell.count) }
         }
-        let fixed = widths.enumerated().filter { $0.offset != flexible }.map(\.element).reduce(0, +) + 2 * (headers.count - 1)
-        widths[flexible] = max(10, min(widths[flexible], width - fixed))
+        var shown = Array(headers.indices)
+        func fixedWidth() -> Int {
+            shown.filter { $0 != flexible }.map { widths[$0] }.reduce(0, +) + 2 * (shown.count - 1)
+        }
+        // Drop columns by priority until the flexible one keeps at least 10 characters.
+        var candidates = droppable
+        while fixedWidth() + 10 > width, let next = candidates.first {
+            candidates.removeFirst()
+            shown.removeAll { $0 == next }
+        }
+        widths[flexible] = max(10, min(widths[flexible], width - fixedWidth()))
         func pad(_ s: String, _ w: Int) -> String { s.count >= w ? s : s + String(repeating: " ", count: w - s.count) }
         func cut(_ s: String, _ w: Int) -> String { s.count <= w ? s : String(s.prefix(max(0, w - 1))) + "…" }
-        var lines = [headers.enumerated().map { pad($0.element, widths[$0.offset]) }.joined(separator: "  ").trimmingTrailingSpaces()]
+        var lines = [shown.map { pad(cut(headers[$0], widths[$0]), widths[$0]) }.joined(separator: "  ").trimmingTrailingSpaces()]
         for (r, row) in rows.enumerated() {
-            let cells = row.enumerated().map { i, cell in style(r, i, pad(cut(cell, widths[i]), widths[i])) }
+            let cells = shown.filter { $0 < row.count }.map { i in style(r, i, pad(cut(row[i], widths[i]), widths[i])) }
             lines.append(cells.joined(separator: "  ").trimmingTrailingSpaces())
         }
         return lines
