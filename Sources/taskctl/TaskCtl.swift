@@ -11,32 +11,15 @@ enum TaskCtl {
 
     static func run(arguments: [String], environment: [String: String]) -> Int32 {
         var words = arguments
-        var storePath: String?
-        // --store may come before or after the command.
-        if let index = words.firstIndex(where: { $0 == "--store" || $0.hasPrefix("--store=") }) {
-            let word = words[index]
-            if word == "--store" {
-                guard index + 1 < words.count else { return fail(.usage("--store needs a path")) }
-                storePath = words[index + 1]
-                words.removeSubrange(index...index + 1)
-            } else {
-                storePath = String(word.dropFirst("--store=".count))
-                words.remove(at: index)
-            }
+        // Global options may come before or after the command.
+        let storePath: String?, color: String
+        do {
+            storePath = try takeGlobalOption("store", from: &words, needs: "a path")
+            color = try takeGlobalOption("color", from: &words, needs: "auto, always or never") ?? "auto"
+        } catch {
+            return fail(CLIError.from(error))
         }
-        var color = "auto"
-        if let index = words.firstIndex(where: { $0 == "--color" || $0.hasPrefix("--color=") }) {
-            let word = words[index]
-            if word == "--color" {
-                guard index + 1 < words.count else { return fail(.usage("--color needs auto, always or never")) }
-                color = words[index + 1]
-                words.removeSubrange(index...index + 1)
-            } else {
-                color = String(word.dropFirst("--color=".count))
-                words.remove(at: index)
-            }
-            guard ["auto", "always", "never"].contains(color) else { return fail(.usage("--color takes auto, always or never, not '\(color)'")) }
-        }
+        guard ["auto", "always", "never"].contains(color) else { return fail(.usage("--color takes auto, always or never, not '\(color)'")) }
         if words.first == "--version" || words.first == "version" {
             print("taskctl \(version)")
             return 0
@@ -83,6 +66,19 @@ enum TaskCtl {
             }
         }
         return 0
+    }
+
+    /// Removes `--NAME VALUE` or `--NAME=VALUE` from `words` and returns the value.
+    static func takeGlobalOption(_ name: String, from words: inout [String], needs: String) throws -> String? {
+        guard let index = words.firstIndex(where: { $0 == "--" + name || $0.hasPrefix("--\(name)=") }) else { return nil }
+        let word = words[index]
+        guard word == "--" + name else {
+            words.remove(at: index)
+            return String(word.dropFirst(name.count + 3))
+        }
+        guard index + 1 < words.count else { throw CLIError.usage("--\(name) needs \(needs)") }
+        defer { words.removeSubrange(index...index + 1) }
+        return words[index + 1]
     }
 
     static func fail(_ error: CLIError) -> Int32 {
