@@ -127,4 +127,19 @@ struct TaskwarriorHabitsTests {
         #expect(groups.map { $0["count"] as? Int } == [2, 1])
         #expect((groups.first?["tasks"] as? [[String: Any]])?.count == 2)
     }
+
+    @Test func importedWaitScheduledAndAnnotationsShowAndWaitingTasksWait() throws {
+        let t = try TaskctlRunner()
+        try t.ok("import", TaskctlRunner.fixtures.appendingPathComponent("taskwarrior-2.6.2-export.json").path)
+        #expect(!(try t.texts()).contains("Renew passport"), "waits until 2026-12-01")
+        #expect(try t.texts("--all").contains("Renew passport"))
+        let all = try t.tasks("--all")
+        func id(_ text: String) -> String { String(all.first { $0["text"] as? String == text }?["id"] as? Int ?? 0) }
+        #expect(try t.ok("show", id("Renew passport")).contains("waits     2026-12-01"))
+        #expect(try t.ok("show", id("Write quarterly report")).contains("scheduled 2026-11-23"))
+        let milk = try t.ok("show", id("Buy milk and eggs"))
+        #expect(milk.contains("note      Semi-skimmed, 2 litres") && milk.contains("note      Check the date on the eggs"), "\(milk)")
+        t.now = "2026-12-02T12:00:00Z"
+        #expect(try t.texts().contains("Renew passport"), "after its wait date it is pending like the others")
+    }
 }

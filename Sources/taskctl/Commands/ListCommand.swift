@@ -45,6 +45,8 @@ enum ListCommand {
         let context = try app.context(readOnly: true)
         let predicate = clauses.dropFirst().reduce(clauses[0]) { .and($0, $1) }
         var views = try app.tasks(context, where: predicate).map(TaskView.init)
+        // Waiting tasks (Taskwarrior's wait:) stay out of the pending list until their date.
+        if !args.has("all") && !args.has("done") { views.removeAll { ($0.wait ?? .distantPast) > app.now } }
         views = sorted(views, by: sort)
         // Groups count every matching task; --limit caps the rows shown, after grouping.
         let groups = groupBy.map { group(views, by: $0, app: app) }

@@ -74,6 +74,9 @@ enum TaskCommands {
         lines.append(("tags", view.tags.isEmpty ? "-" : view.tags.joined(separator: ", ")))
         lines.append(("created", view.created.map(relative.day) ?? "-"))
         if let completed = view.completed { lines.append(("completed", relative.day(completed))) }
+        if let wait = view.wait { lines.append(("waits", relative.day(wait) + (wait > app.now ? " (hidden from the list until then)" : ""))) }
+        if let scheduled = view.scheduled { lines.append(("scheduled", relative.day(scheduled))) }
+        for annotation in view.annotations { lines.append(("note", annotation)) }
         lines.append(("uuid", view.uuid ?? "-"))
         for (key, value) in lines {
             let value = Terminal.visible(value)

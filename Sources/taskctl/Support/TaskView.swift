@@ -16,6 +16,11 @@ struct TaskView {
     var overdue: Bool
     var created: Date?
     var completed: Date?
+    /// Kept from a Taskwarrior import (taskctl's model has no such fields yet): until when
+    /// the task waits (hidden from the pending list), when it is scheduled, its annotations.
+    var wait: Date?
+    var scheduled: Date?
+    var annotations: [String] = []
 
     init(_ task: ManagedObject) throws {
         id = task.objectID.primaryKey ?? 0
@@ -30,6 +35,13 @@ struct TaskView {
         overdue = task["isOverdue"] == true
         if case .date(let d) = task["createdAt"] { created = d }
         if case .date(let d) = task["completedAt"] { completed = d }
+        if case .string(let text) = task["extras"], text.contains("\"wait\"") || text.contains("\"scheduled\"") || text.contains("\"annotations\""),
+            let root = try? JSONParser.parse(text)
+        {
+            wait = root["wait"]?.stringValue.flatMap(TaskwarriorFormat.parseDate)
+            scheduled = root["scheduled"]?.stringValue.flatMap(TaskwarriorFormat.parseDate)
+            annotations = (root["annotations"]?.elements ?? []).compactMap { $0["description"]?.stringValue }
+        }
     }
 
     /// The stable `--json` form (docs/taskctl.md): fixed keys in a fixed order.
