@@ -142,4 +142,16 @@ struct TaskwarriorHabitsTests {
         t.now = "2026-12-02T12:00:00Z"
         #expect(try t.texts().contains("Renew passport"), "after its wait date it is pending like the others")
     }
+
+    @Test func oneWeekOfAgendaOnASundayShowsTheComingWeek() throws {
+        let t = try TaskctlRunner()  // TASKCTL_NOW is Sunday 2026-11-22
+        try t.ok("add", "Monday's", "--due", "2026-11-23")
+        try t.ok("add", "Saturday's", "--due", "2026-11-28")
+        let agenda = try t.ok("agenda", "--weeks", "1")
+        let rows = agenda.split(separator: "\n").filter { $0.hasPrefix("11-") }
+        #expect(rows.count == 2, "this week's Sunday and the next week: \(agenda)")
+        #expect(rows.last?.split(separator: " ").filter { $0 == "1" }.count == 2, "\(agenda)")
+        let json = try t.ok("agenda", "--weeks", "1", "--json")
+        #expect(json.contains("\"date\": \"2026-11-23\", \"due\": 1") && json.contains("\"date\": \"2026-11-28\", \"due\": 1"), "\(json)")
+    }
 }

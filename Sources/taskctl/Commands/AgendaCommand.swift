@@ -19,11 +19,14 @@ enum AgendaCommand {
         let today = calendar.startOfDay(for: app.now)
         let weekday = (calendar.component(.weekday, from: today) + 5) % 7  // Monday = 0
         guard let start = calendar.date(byAdding: .day, value: -weekday, to: today) else { return }
+        // Calendar rows from this week's Monday that cover the next `weeks` weeks from today
+        // (on a Sunday, one week is this week's last day and all of the next).
+        let rows = (weekday + weeks * 7 + 6) / 7
         var perDay: [Int: Int] = [:]
         for view in pending {
             guard let due = view.due, due >= app.now else { continue }
             let offset = calendar.dateComponents([.day], from: start, to: calendar.startOfDay(for: due)).day ?? -1
-            if offset >= 0 && offset < weeks * 7 { perDay[offset, default: 0] += 1 }
+            if offset >= 0 && offset < rows * 7 { perDay[offset, default: 0] += 1 }
         }
         let overdue = pending.filter(\.overdue).sorted { ($0.due ?? .distantPast) < ($1.due ?? .distantPast) }
         let byPriority = (0...3).reversed().map { p in (Priority.name(Int64(p)), pending.filter { $0.priority == p }.count) }
@@ -31,7 +34,7 @@ enum AgendaCommand {
         for view in pending { byLocation[view.location ?? "(none)", default: 0] += 1 }
 
         if args.has("json") {
-            let days = (0..<weeks * 7).compactMap { offset -> String? in
+            let days = (0..<rows * 7).compactMap { offset -> String? in
                 guard let count = perDay[offset], let day = calendar.date(byAdding: .day, value: offset, to: start) else { return nil }
                 return "{\"date\": \(JSONText.quote(relative.day(relative.calendar.startOfDay(for: day)).prefix(10).description)), \"due\": \(count)}"
             }
@@ -48,7 +51,7 @@ enum AgendaCommand {
         if overdue.count > 10 { app.output.line(t.paint("  ... and \(overdue.count - 10) more: taskctl list --overdue", .red)) }
         app.output.line()
         app.output.line("          Mon Tue Wed Thu Fri Sat Sun")
-        for week in 0..<weeks {
+        for week in 0..<rows {
             guard let monday = calendar.date(byAdding: .day, value: week * 7, to: start) else { continue }
             let c = calendar.dateComponents([.month, .day], from: monday)
             var line = String(format: "%02d-%02d     ", c.month ?? 0, c.day ?? 0)
