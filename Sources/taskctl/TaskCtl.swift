@@ -7,7 +7,7 @@ enum TaskCtl {
     /// taskctl's version (CHANGELOG.md).
     static let version = "0.2.0"
 
-    static let commandNames = ["add", "list", "show", "edit", "done", "reopen", "delete", "undo", "locations", "location", "import", "export", "agenda", "stats", "store", "migrate", "help"]
+    static let commandNames = ["add", "list", "show", "edit", "done", "reopen", "delete", "undo", "locations", "location", "import", "export", "agenda", "stats", "store", "migrate", "completion", "help"]
 
     static func run(arguments: [String], environment: [String: String]) -> Int32 {
         var words = arguments
@@ -103,6 +103,7 @@ enum TaskCtl {
         case "agenda", "stats": try AgendaCommand.run(words, app)
         case "store": try StoreCommands.run(words, app)
         case "migrate": try StoreCommands.migrate(words, app)
+        case "completion": try CompletionCommand.run(words, app)
         default: throw CLIError.usage("unknown command '\(command)'")
         }
     }

@@ -154,4 +154,58 @@ struct TaskwarriorHabitsTests {
         let json = try t.ok("agenda", "--weeks", "1", "--json")
         #expect(json.contains("\"date\": \"2026-11-23\", \"due\": 1") && json.contains("\"date\": \"2026-11-28\", \"due\": 1"), "\(json)")
     }
+
+    @Test func bashCompletesCommandsOptionsLocationsAndIds() throws {
+        let t = try TaskctlRunner()
+        try t.ok("add", "milk", "--location", "Home", "--tag", "shopping")
+        try t.ok("add", "bread", "--location", "Hall")
+        try t.ok("done", "2")
+        guard let binary = TaskctlRunner.binary, FileManager.default.isExecutableFile(atPath: "/bin/bash") else { return }
+        func complete(_ words: [String]) throws -> [String] {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/bin/bash")
+            let quoted = words.map { "'" + $0 + "'" }.joined(separator: " ")
+            process.arguments = ["-c", "eval \"$(taskctl completion bash)\"; COMP_WORDS=(taskctl \(quoted)); COMP_CWORD=\(words.count); _taskctl; printf '%s\\n' \"${COMPREPLY[@]}\""]
+            var environment = t.environment
+            environment["PATH"] = binary.deletingLastPathComponent().path + ":/usr/bin:/bin"
+            process.environment = environment
+            let out = Pipe()
+            process.standardOutput = out
+            try process.run()
+            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            return text.split(separator: "\n").map(String.init)
+        }
+        #expect(try complete(["lo"]) == ["locations", "location"])
+        #expect(try complete(["add", "x", "--location", "H"]) == ["Hall", "Home"])
+        #expect(try complete(["list", "--gr"]) == ["--group-by"])
+        #expect(try complete(["edit", "1", "--tag", ""]) == ["shopping"])
+        #expect(try complete(["done", ""]).first == "1", "pending ids for done")
+        #expect(try complete(["reopen", ""]).first == "2", "done ids for reopen")
+        #expect(try t.ok("completion", "zsh").contains("compdef _taskctl taskctl"))
+        #expect(try t.ok("completion", "fish").contains("complete -c taskctl"))
+    }
+
+    @Test func theManualPageIsTheHelpInRoff() throws {
+        let t = try TaskctlRunner()
+        let page = try t.ok("help", "man")
+        #expect(page.hasPrefix(".TH TASKCTL 1"))
+        for command in ["add", "list", "undo", "completion", "migrate"] { #expect(page.contains(".SS \(command)\n"), "\(command)") }
+        #expect(page.contains("\\-\\-priority P"), "dashes escaped for roff")
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/groff") else { return }
+        let file = t.directory.appendingPathComponent("taskctl.1")
+        try page.write(to: file, atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/groff")
+        process.arguments = ["-man", "-Tutf8", "-ww", file.path]
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let rendered = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let warnings = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(warnings.isEmpty, "\(warnings)")
+        #expect(rendered.contains("taskctl undo"))
+    }
 }

@@ -22,6 +22,7 @@ enum Help {
           agenda              the next weeks at a glance (also: stats)
           store               store info | check | compact
           migrate             migrate an older store (--dry-run shows the plan)
+          completion SHELL    a completion script for bash, zsh or fish
           help [TOPIC]        this help, a command's, or 'help dates'
 
         Global options: --store PATH, --color auto|always|never, --version.
@@ -159,11 +160,20 @@ enum Help {
             objects each would carry, and runs the whole migration into temporary files, with
             every check, without changing the store; objects that would fail are named.
             """,
+        "completion": """
+            usage: taskctl completion bash|zsh|fish
+
+            Prints a script that completes commands, options, priorities, locations, projects,
+            tags and task ids. bash: eval "$(taskctl completion bash)" in ~/.bashrc; zsh: eval
+            "$(taskctl completion zsh)" in ~/.zshrc; fish: taskctl completion fish >
+            ~/.config/fish/completions/taskctl.fish.
+            """,
         "help": """
-            usage: taskctl help [COMMAND | dates]
+            usage: taskctl help [COMMAND | dates | man]
 
             Prints the overview, a command's help (the same as taskctl COMMAND --help),
-            or the date forms taskctl reads (help dates).
+            the date forms taskctl reads (help dates), or all of it as a manual page in
+            roff (taskctl help man > taskctl.1; man ./taskctl.1).
             """,
         "dates": """
             Dates:
@@ -181,7 +191,29 @@ enum Help {
             """,
     ]
 
+    /// The manual page, in roff, made from the same texts as `taskctl help`:
+    /// `taskctl help man > taskctl.1`.
+    static var manPage: String {
+        func escape(_ text: String) -> String {
+            text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+                let escaped = line.replacingOccurrences(of: "\\", with: "\\e").replacingOccurrences(of: "-", with: "\\-")
+                return escaped.hasPrefix(".") || escaped.hasPrefix("'") ? "\\&" + escaped : escaped
+            }.joined(separator: "\n")
+        }
+        var page = ".TH TASKCTL 1 \"\" \"taskctl \(TaskCtl.version)\" \"User Commands\"\n"
+        page += ".SH NAME\ntaskctl \\- tasks with priorities, due dates and locations\n"
+        page += ".SH SYNOPSIS\n.nf\n" + escape(overview) + "\n.fi\n"
+        page += ".SH COMMANDS\n"
+        for name in TaskCtl.commandNames where name != "stats" {
+            guard let text = commands[name] else { continue }
+            page += ".SS \(name)\n.nf\n" + escape(text) + "\n.fi\n"
+        }
+        if let dates = commands["dates"] { page += ".SH DATES\n.nf\n" + escape(dates) + "\n.fi\n" }
+        return page
+    }
+
     static func text(for command: String) -> String? {
+        if command == "man" { return manPage }
         if command == "stats" { return commands["agenda"] }
         return commands[command]
     }

@@ -1,0 +1,104 @@
+import Foundation
+import ObjectStore
+import ObjectStoreModel
+
+/// `taskctl completion bash|zsh|fish` prints a completion script; the scripts ask
+/// `taskctl completion --next WORDS...` for the candidates of the word after WORDS, so the
+/// logic lives here once: commands, each command's options (read from its help text),
+/// option values (priorities, locations, projects, tags, group keys, formats) and task ids.
+enum CompletionCommand {
+    static func run(_ words: [String], _ app: App) throws {
+        if words.first == "--next" {
+            for candidate in try candidates(after: Array(words.dropFirst()), app) { app.output.line(candidate) }
+            return
+        }
+        let args = try Arguments(words, valued: [], switches: [], command: "completion")
+        try args.allowWords(1, command: "completion")
+        switch args.positional.first {
+        case "bash": app.output.line(bash)
+        case "zsh": app.output.line(zsh)
+        case "fish": app.output.line(fish)
+        default: throw CLIError.usage("usage: taskctl completion bash|zsh|fish")
+        }
+    }
+
+    /// The options a command's help text names.
+    static func options(of command: String) -> [String] {
+        guard let text = Help.text(for: command) else { return [] }
+        var found: [String] = []
+        let scalars = Array(text)
+        var i = 0
+        while i + 2 < scalars.count {
+            if scalars[i] == "-", scalars[i + 1] == "-", scalars[i + 2].isLetter, i == 0 || !(scalars[i - 1].isLetter || scalars[i - 1] == "-") {
+                var j = i + 2
+                while j < scalars.count, scalars[j].isLetter || scalars[j] == "-" { j += 1 }
+                let option = String(scalars[i..<j])
+                if !found.contains(option) { found.append(option) }
+                i = j
+            } else {
+                i += 1
+            }
+        }
+        return found
+    }
+
+    static func candidates(after words: [String], _ app: App) throws -> [String] {
+        let commands = TaskCtl.commandNames
+        guard let command = words.first else { return commands }
+        func names(_ entity: String) throws -> [String] {
+            guard FileManager.default.fileExists(atPath: app.storeURL.path) else { return [] }
+            let context = try app.context(readOnly: true)
+            return try context.fetch(FetchRequest(entityName: entity)).compactMap { $0["name"].stringValue }.sorted()
+        }
+        switch words.last {
+        case "--priority": return Priority.names
+        case "--location": return try names("Location")
+        case "--project": return try names("Project")
+        case "--tag", "--untag": return try names("Tag")
+        case "--group-by": return ["location", "priority", "due", "project"]
+        case "--format": return ["taskctl", "taskwarrior", "todo.txt"]
+        case "--color": return ["auto", "always", "never"]
+        case "--sort": return ListCommand.sortKeys
+        default: break
+        }
+        switch command {
+        case "help": return words.count == 1 ? commands + ["dates"] : []
+        case "completion": return words.count == 1 ? ["bash", "zsh", "fish"] : []
+        case "store": return words.count == 1 ? ["info", "check", "compact"] : options(of: command)
+        case "location": return words.count == 1 ? ["add", "rename", "delete"] : try names("Location") + options(of: command)
+        case "show", "edit", "done", "reopen", "delete":
+            guard FileManager.default.fileExists(atPath: app.storeURL.path) else { return options(of: command) }
+            let status = command == "reopen" ? "done" : "pending"
+            let context = try app.context(readOnly: true)
+            let ids = try app.tasks(context, where: try ObjectPredicate(format: "status == %@", .string(status))).compactMap { $0.objectID.primaryKey }.map(String.init)
+            return ids + options(of: command)
+        default:
+            return commands.contains(command) ? options(of: command) : []
+        }
+    }
+
+    static let bash = """
+        # taskctl completion for bash: eval "$(taskctl completion bash)" in ~/.bashrc
+        _taskctl() {
+            local cur="${COMP_WORDS[COMP_CWORD]}"
+            local IFS=$'\\n'
+            COMPREPLY=($(compgen -W "$(taskctl completion --next "${COMP_WORDS[@]:1:COMP_CWORD-1}" 2>/dev/null)" -- "$cur"))
+        }
+        complete -F _taskctl taskctl
+        """
+
+    static let zsh = """
+        # taskctl completion for zsh: eval "$(taskctl completion zsh)" in ~/.zshrc
+        _taskctl() {
+            local -a candidates
+            candidates=("${(@f)$(taskctl completion --next "${(@)words[2,CURRENT-1]}" 2>/dev/null)}")
+            compadd -a candidates
+        }
+        compdef _taskctl taskctl
+        """
+
+    static let fish = """
+        # taskctl completion for fish: taskctl completion fish > ~/.config/fish/completions/taskctl.fish
+        complete -c taskctl -f -a '(taskctl completion --next (commandline -opc)[2..-1] 2>/dev/null)'
+        """
+}
