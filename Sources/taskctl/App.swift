@@ -10,13 +10,17 @@ final class App {
     let timeZone: TimeZone
     let dates: DateParser
     let storeURL: URL
-    /// Whether the store is the default one (no `--store`, no `TASKCTL_STORE`).
+    /// Whether the store is the default one (no `--store`, no `TASKCTL_STORE`, no `store =`
+    /// in the config file).
     let isDefaultStore: Bool
+    /// The settings file's values (docs/taskctl.md, "Configuration").
+    let config: Config
     var output = Output()
 
-    init(environment: [String: String], storePath: String?, color: String = "auto") throws {
+    init(environment: [String: String], storePath: String?, color: String? = nil, config: Config = Config()) throws {
         self.environment = environment
-        terminal = Terminal(environment: environment, color: color)
+        self.config = config
+        terminal = Terminal(environment: environment, color: color ?? config.color ?? "auto")
         output.sanitizes = terminal.isTTY
         output.keepsStyles = terminal.useColor
         timeZone = environment["TZ"].flatMap { TimeZone(identifier: $0) } ?? TimeZone.current
@@ -29,7 +33,7 @@ final class App {
             now = Date()
         }
         dates = DateParser(now: now, timeZone: timeZone)
-        let explicit = storePath ?? environment["TASKCTL_STORE"]
+        let explicit = storePath ?? environment["TASKCTL_STORE"].flatMap { $0.isEmpty ? nil : $0 } ?? config.store
         isDefaultStore = explicit?.isEmpty ?? true
         storeURL = App.storeURL(explicit: explicit, environment: environment)
     }

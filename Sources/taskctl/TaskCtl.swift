@@ -12,14 +12,14 @@ enum TaskCtl {
     static func run(arguments: [String], environment: [String: String]) -> Int32 {
         var words = arguments
         // Global options may come before or after the command.
-        let storePath: String?, color: String
+        let storePath: String?, color: String?
         do {
             storePath = try takeGlobalOption("store", from: &words, needs: "a path")
-            color = try takeGlobalOption("color", from: &words, needs: "auto, always or never") ?? "auto"
+            color = try takeGlobalOption("color", from: &words, needs: "auto, always or never")
         } catch {
             return fail(CLIError.from(error))
         }
-        guard ["auto", "always", "never"].contains(color) else { return fail(.usage("--color takes auto, always or never, not '\(color)'")) }
+        if let color, !["auto", "always", "never"].contains(color) { return fail(.usage("--color takes auto, always or never, not '\(color)'")) }
         if words.first == "--version" || words.first == "version" {
             print("taskctl \(version)")
             return 0
@@ -49,7 +49,7 @@ enum TaskCtl {
         for attempt in 1...2 {
             let app: App
             do {
-                app = try App(environment: environment, storePath: storePath, color: color)
+                app = try App(environment: environment, storePath: storePath, color: color, config: try Config.load(environment: environment))
             } catch {
                 return fail(CLIError.from(error))
             }

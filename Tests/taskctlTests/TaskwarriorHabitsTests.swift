@@ -208,4 +208,24 @@ struct TaskwarriorHabitsTests {
         #expect(warnings.isEmpty, "\(warnings)")
         #expect(rendered.contains("taskctl undo"))
     }
+
+    @Test func aConfigFileSetsTheStoreSortAndColourAndRefusesWhatItDoesNotKnow() throws {
+        let t = try TaskctlRunner()
+        let config = t.directory.appendingPathComponent(".config/taskctl")
+        try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
+        let other = t.directory.appendingPathComponent("other.store")
+        try "# mine\nstore = \(other.path)\nsort = -text\ncolor = always\n".write(to: config.appendingPathComponent("config"), atomically: true, encoding: .utf8)
+        t.extraEnvironment["TASKCTL_STORE"] = ""
+        try t.ok("add", "alpha")
+        try t.ok("add", "beta")
+        #expect(FileManager.default.fileExists(atPath: other.path), "the config's store")
+        let listed = try t.ok("list")
+        #expect(listed.contains("\u{1B}["), "color = always")
+        let json = try t.tasks()
+        #expect(json.compactMap { $0["text"] as? String } == ["beta", "alpha"], "sort = -text")
+        #expect(try t.texts("--sort", "text") == ["alpha", "beta"], "an option wins")
+        try "store = x\ncolour = never\n".write(to: config.appendingPathComponent("config"), atomically: true, encoding: .utf8)
+        let bad = try t.run("list")
+        #expect(bad.status == 1 && bad.err.contains("config:2: unknown setting 'colour' (did you mean 'color'?)"), "\(bad.err)")
+    }
 }

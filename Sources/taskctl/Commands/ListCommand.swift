@@ -36,7 +36,7 @@ enum ListCommand {
             guard let n = Int(text), n > 0 else { throw CLIError.usage("--limit needs a positive number, not '\(text)'") }
             return n
         }
-        let sort = try args.value("sort").map(parseSort) ?? []
+        let sort = try (args.value("sort") ?? app.config.sort).map(parseSort) ?? []
         let groupBy = args.value("group-by")
         if let groupBy, !["location", "priority", "due", "project"].contains(groupBy) {
             throw CLIError.usage("--group-by takes location, priority, due or project, not '\(groupBy)'")

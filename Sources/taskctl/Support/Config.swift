@@ -1,0 +1,61 @@
+import Foundation
+
+/// taskctl's settings file: `$XDG_CONFIG_HOME/taskctl/config` (or `~/.config/taskctl/config`),
+/// one `key = value` a line, `#` comments:
+///
+///     store = ~/Documents/tasks.store
+///     color = never
+///     sort = due,-priority
+///
+/// Options and environment variables override it. A line taskctl does not understand is an
+/// error with its line number, not silently ignored.
+struct Config {
+    var store: String?
+    var color: String?
+    var sort: String?
+
+    static let keys = ["store", "color", "sort"]
+
+    static func path(environment: [String: String]) -> String {
+        let base: String
+        if let xdg = environment["XDG_CONFIG_HOME"], !xdg.isEmpty {
+            base = xdg
+        } else {
+            base = (environment["HOME"] ?? NSHomeDirectory()) + "/.config"
+        }
+        return base + "/taskctl/config"
+    }
+
+    static func load(environment: [String: String]) throws -> Config {
+        let path = path(environment: environment)
+        guard let data = FileManager.default.contents(atPath: path) else { return Config() }
+        guard let text = String(data: data, encoding: .utf8) else { throw CLIError.usage("\(path) is not UTF-8 text") }
+        var config = Config()
+        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = raw.trimmingCharacters(in: .whitespaces)
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            guard let equals = line.firstIndex(of: "=") else {
+                throw CLIError.usage("\(path):\(index + 1): expected 'key = value', found '\(line)'")
+            }
+            let key = line[..<equals].trimmingCharacters(in: .whitespaces)
+            var value = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            switch key {
+            case "store":
+                if value.hasPrefix("~/") { value = (environment["HOME"] ?? NSHomeDirectory()) + value.dropFirst() }
+                config.store = value
+            case "color":
+                guard ["auto", "always", "never"].contains(value) else {
+                    throw CLIError.usage("\(path):\(index + 1): color takes auto, always or never, not '\(value)'")
+                }
+                config.color = value
+            case "sort":
+                _ = try ListCommand.parseSort(value)
+                config.sort = value
+            default:
+                let hint = NameHint.closest(to: key, in: keys).map { " (did you mean '\($0)'?)" } ?? ""
+                throw CLIError.usage("\(path):\(index + 1): unknown setting '\(key)'\(hint); settings: \(keys.joined(separator: ", "))")
+            }
+        }
+        return config
+    }
+}
