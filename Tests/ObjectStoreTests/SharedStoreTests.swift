@@ -152,4 +152,26 @@ import ObjectStoreModel
         #expect(problems.contains { $0.contains("Task 1.location -> Location 1, but its tasks does not point back") }, "\(problems)")
         #expect(problems.contains { $0.contains("Task 1.priority: 9 is greater than the maximum") }, "\(problems)")
     }
+
+    @Test func aCompactionThatFailsAfterASaveLeavesTheSaveAndAWarning() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("tasks.store")
+        let context = try Self.open(url)
+        let task = try context.task("v0")
+        try context.save()
+        // A second hard link: compaction (a rename) is refused, appends still work.
+        try FileManager.default.linkItem(at: url, to: directory.file("other-name.store"))
+        let store = try #require(context.coordinator.store as? BinaryStore)
+        store.compactionThreshold = 1
+        #expect(store.housekeepingWarning == nil)
+        for i in 1...5 {
+            try task.setValue(.string("v\(i)"), forKey: "text")
+            try context.save()  // each save compacts on its own, and fails to
+        }
+        #expect(store.housekeepingWarning?.contains("hard links") == true, "\(store.housekeepingWarning ?? "no warning")")
+        // Every save landed, through both names, and another opening sees the last one.
+        let otherName = try Self.open(directory.file("other-name.store"))
+        #expect(try otherName.all("Task").first?["text"] == "v5")
+        #expect(try Self.open(url).coordinator.checkIntegrity().problems.isEmpty)
+    }
 }

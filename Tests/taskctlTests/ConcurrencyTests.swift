@@ -32,13 +32,7 @@ struct ConcurrencyTests {
             let script = loop.map { words in
                 "\"$0\" " + words.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ") + " >/dev/null || echo \"FAILED $?: \(words.joined(separator: " "))\" >&2"
             }.joined(separator: "\n")
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/bin/sh")
-            process.arguments = ["-c", script, binary.path]
-            process.environment = t.environment
-            let err = Pipe()
-            process.standardError = err
-            try process.run()
+            let (process, _, err) = try t.start(program: URL(fileURLWithPath: "/bin/sh"), ["-c", script, binary.path])
             started.append((process, err))
         }
         return started.map { process, err in

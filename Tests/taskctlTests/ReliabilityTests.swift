@@ -138,16 +138,9 @@ struct ReliabilityTests {
         // A file-size limit (bash counts KiB) below the store's end: the next save's append
         // cannot be written.
         let limitBlocks = before.count / 1024
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = ["-c", "ulimit -f \(limitBlocks); exec \"$0\" add \"$1\"", binary.path, String(repeating: "long text ", count: 40)]
-        process.environment = t.environment
-        let err = Pipe()
-        process.standardError = err
-        try process.run()
-        let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 2, "\(message)")
+        let result = try t.run(program: "/bin/bash", ["-c", "ulimit -f \(limitBlocks); exec \"$0\" add \"$1\"", binary.path, String(repeating: "long text ", count: 40)])
+        let message = result.err
+        #expect(result.status == 2, "\(message)")
         #expect(message.contains("cannot write") || message.contains("File too large"), "\(message)")
         #expect(try t.texts() == ["before"])
         #expect(try t.run("store", "check").status == 0)

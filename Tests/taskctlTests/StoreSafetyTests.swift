@@ -81,16 +81,9 @@ struct StoreSafetyTests {
         guard let binary = TaskctlRunner.binary, FileManager.default.isExecutableFile(atPath: "/usr/bin/script") else { return }
         for command in ["list", "show 1", "locations", "agenda"] {
             // script(1) gives taskctl a terminal for its standard output.
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
-            process.arguments = ["-qec", "\(binary.path) \(command)", "/dev/null"]
-            process.environment = t.environment
-            let out = Pipe()
-            process.standardOutput = out
-            try process.run()
-            let screen = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 0, "\(command): \(screen)")
+            let result = try t.run(program: "/usr/bin/script", ["-qec", "\(binary.path) \(command)", "/dev/null"])
+            let screen = result.out
+            #expect(result.status == 0, "\(command): \(screen)")
             #expect(!screen.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{07}" || $0 == "\u{9B}" }, "\(command): \(screen.debugDescription)")
             #expect(!screen.replacingOccurrences(of: "\r\n", with: "\n").contains("\r"), "\(command): \(screen.debugDescription)")
         }

@@ -43,9 +43,17 @@ final class TaskctlRunner {
     /// Starts taskctl without waiting.
     func start(_ arguments: [String]) throws -> (Process, Pipe, Pipe) {
         guard let binary = Self.binary else { throw CocoaError(.fileNoSuchFile) }
+        return try start(program: binary, arguments)
+    }
+
+    /// Starts any program (a shell, script(1), groff) with this runner's environment, the
+    /// built taskctl's directory first on PATH.
+    func start(program: URL, _ arguments: [String]) throws -> (Process, Pipe, Pipe) {
         let process = Process()
-        process.executableURL = binary
+        process.executableURL = program
         process.arguments = arguments
+        var environment = self.environment
+        if let binary = Self.binary { environment["PATH"] = binary.deletingLastPathComponent().path + ":" + (environment["PATH"] ?? "") }
         process.environment = environment
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
@@ -54,12 +62,21 @@ final class TaskctlRunner {
         return (process, out, err)
     }
 
+    /// Runs a program to its end (see ``start(program:_:)``).
+    func run(program path: String, _ arguments: [String]) throws -> Result {
+        try finish(try start(program: URL(fileURLWithPath: path), arguments))
+    }
+
     @discardableResult
     func run(_ arguments: String...) throws -> Result { try run(arguments) }
 
     @discardableResult
     func run(_ arguments: [String]) throws -> Result {
-        let (process, out, err) = try start(arguments)
+        try finish(try start(arguments))
+    }
+
+    private func finish(_ started: (Process, Pipe, Pipe)) throws -> Result {
+        let (process, out, err) = started
         let outData = out.fileHandleForReading.readDataToEndOfFile()
         let errData = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()

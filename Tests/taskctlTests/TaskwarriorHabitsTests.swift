@@ -160,21 +160,11 @@ struct TaskwarriorHabitsTests {
         try t.ok("add", "milk", "--location", "Home", "--tag", "shopping")
         try t.ok("add", "bread", "--location", "Hall")
         try t.ok("done", "2")
-        guard let binary = TaskctlRunner.binary, FileManager.default.isExecutableFile(atPath: "/bin/bash") else { return }
+        guard FileManager.default.isExecutableFile(atPath: "/bin/bash") else { return }
         func complete(_ words: [String]) throws -> [String] {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/bin/bash")
             let quoted = words.map { "'" + $0 + "'" }.joined(separator: " ")
-            process.arguments = ["-c", "eval \"$(taskctl completion bash)\"; COMP_WORDS=(taskctl \(quoted)); COMP_CWORD=\(words.count); _taskctl; printf '%s\\n' \"${COMPREPLY[@]}\""]
-            var environment = t.environment
-            environment["PATH"] = binary.deletingLastPathComponent().path + ":/usr/bin:/bin"
-            process.environment = environment
-            let out = Pipe()
-            process.standardOutput = out
-            try process.run()
-            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            return text.split(separator: "\n").map(String.init)
+            let script = "eval \"$(taskctl completion bash)\"; COMP_WORDS=(taskctl \(quoted)); COMP_CWORD=\(words.count); _taskctl; printf '%s\\n' \"${COMPREPLY[@]}\""
+            return try t.run(program: "/bin/bash", ["-c", script]).out.split(separator: "\n").map(String.init)
         }
         #expect(try complete(["lo"]) == ["locations", "location"])
         #expect(try complete(["add", "x", "--location", "H"]) == ["Hall", "Home"])
@@ -195,18 +185,9 @@ struct TaskwarriorHabitsTests {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/groff") else { return }
         let file = t.directory.appendingPathComponent("taskctl.1")
         try page.write(to: file, atomically: true, encoding: .utf8)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/groff")
-        process.arguments = ["-man", "-Tutf8", "-ww", file.path]
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let rendered = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let warnings = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(warnings.isEmpty, "\(warnings)")
-        #expect(rendered.contains("taskctl undo"))
+        let rendered = try t.run(program: "/usr/bin/groff", ["-man", "-Tutf8", "-ww", file.path])
+        #expect(rendered.err.isEmpty, "\(rendered.err)")
+        #expect(rendered.out.contains("taskctl undo"))
     }
 
     @Test func aConfigFileSetsTheStoreSortAndColourAndRefusesWhatItDoesNotKnow() throws {

@@ -137,15 +137,6 @@ enum FileIO {
         if (info.st_mode & S_IFMT) != S_IFREG { throw StoreError.foreignFile(path: path, reason: "it is not a regular file") }
     }
 
-    /// Reads a whole file.
-    static func read(_ path: String) throws -> [UInt8] {
-        try requireRegularFile(path)
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw StoreError.io(path: path, reason: "cannot open: \(errorText())") }
-        defer { close(fd) }
-        return try readAll(fd, path: path, from: 0)
-    }
-
     static func readAll(_ fd: Int32, path: String, from offset: Int) throws -> [UInt8] {
         var result: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 1 << 20)

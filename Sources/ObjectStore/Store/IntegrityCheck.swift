@@ -82,11 +82,8 @@ extension PersistentStoreCoordinator {
                 var seen: [[SlotValue]: ObjectID] = [:]
                 for (id, row) in rows.sorted(by: { ($0.key.primaryKey ?? 0) < ($1.key.primaryKey ?? 0) })
                 where model.entity(named: id.entityName)?.isKind(of: entity.name) == true {
-                    let key = zip(constraint, indices).map { name, index -> SlotValue in
-                        guard index < row.slots.count else { return .value(.null) }
-                        guard case .value(let value) = row.slots[index], let attribute = entity.attribute(named: name) else { return row.slots[index] }
-                        return .value(attribute.uniquenessValue(value))
-                    }
+                    let values = indices.map { $0 < row.slots.count ? row.slots[$0] : .value(.null) }
+                    let key = UniquenessCheck.comparable(values, constraint: constraint, in: entity)
                     guard !key.contains(.value(.null)) else { continue }
                     if let other = seen[key] {
                         problems.append("\(id.entityName) \(id.primaryKey ?? 0) has the same \(constraint.joined(separator: ", ")) as \(other.entityName) \(other.primaryKey ?? 0)")
