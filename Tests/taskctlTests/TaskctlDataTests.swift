@@ -8,6 +8,21 @@ struct TaskctlDataTests {
         try JSONSerialization.jsonObject(with: Data(text.utf8))
     }
 
+    @Test func undoOfALargeImportIsOneShortJournalLineAndRemovesEveryImportedTask() throws {
+        let t = try TaskctlRunner()
+        try t.ok("add", "kept")
+        let tasks = (1...3000).map { #"{"description": "imported \#($0)", "uuid": "\#(UUID().uuidString)"}"# }
+        let file = t.directory.appendingPathComponent("many.json")
+        try Data(("[" + tasks.joined(separator: ",") + "]").utf8).write(to: file)
+        try t.ok("import", file.path)
+        try t.ok("done", "1")
+        let journal = try String(contentsOf: URL(fileURLWithPath: t.store.path + ".undo.json"), encoding: .utf8)
+        #expect(journal.utf8.count < 1000, "created tasks are journaled as ranges of ids, not one object each")
+        #expect(try t.ok("undo") == "undid done of task 1\n")
+        #expect(try t.ok("undo") == "undid import of tasks 2-3001\n")
+        #expect(try t.texts() == ["kept"])
+    }
+
     @Test func aTaskwarriorExportImportsAndRoundTripsLosingNothing() throws {
         let t = try TaskctlRunner()
         let file = TaskctlRunner.fixtures.appendingPathComponent("taskwarrior-2.6.2-export.json")

@@ -40,8 +40,8 @@ enum UndoCommand {
             }
             return entry
         }
-        let ids = entry.tasks.map { String($0.id) }
-        app.output.line("undid \(entry.command)" + (ids.isEmpty ? "" : " of task\(ids.count == 1 ? "" : "s") \(ids.joined(separator: ", "))"))
+        let ids = UndoJournal.ranges(entry.tasks.map(\.id)).map { $0.count == 1 ? "\($0.lowerBound)" : "\($0.lowerBound)-\($0.upperBound)" }
+        app.output.line("undid \(entry.command)" + (ids.isEmpty ? "" : " of task\(entry.tasks.count == 1 ? "" : "s") \(ids.joined(separator: ", "))"))
     }
 
     /// The keys an entry's command changed on a task (every key for an old entry without "after").

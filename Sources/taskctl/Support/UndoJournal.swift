@@ -63,10 +63,17 @@ struct UndoJournal {
         }
         return data.split(separator: UInt8(ascii: "\n")).compactMap { line in
             guard let node = try? JSONParser.parse(Array(line)), let command = node["command"]?.stringValue else { return nil }
-            let tasks: [(Int64, [String: String]?, [String: String]?)] = (node["tasks"]?.elements ?? []).compactMap { t in
+            var tasks: [(Int64, [String: String]?, [String: String]?)] = (node["tasks"]?.elements ?? []).compactMap { t in
                 guard let id = t["id"]?.numberText.flatMap({ Int64($0) }) else { return nil }
                 return (id, fields(t["before"]), fields(t["after"]))
             }
+            for range in node["created"]?.elements ?? [] {
+                guard let bounds = range.elements, bounds.count == 2,
+                      let first = bounds[0].numberText.flatMap({ Int64($0) }), let last = bounds[1].numberText.flatMap({ Int64($0) }),
+                      first <= last, last - first < 100_000_000 else { continue }
+                tasks += (first...last).map { ($0, nil, nil) }
+            }
+            tasks.sort { $0.0 < $1.0 }
             let locations: [(String?, [String: String]?)] = (node["locations"]?.elements ?? []).map { l in
                 (l["after"]?.stringValue, fields(l["before"]))
             }
@@ -79,9 +86,27 @@ struct UndoJournal {
             guard let fields else { return "null" }
             return "{" + fields.keys.sorted().map { "\(JSONText.quote($0)): \(JSONText.quote(fields[$0] ?? "null"))" }.joined(separator: ", ") + "}"
         }
-        let tasks = entry.tasks.map { "{\"id\": \($0.id), \"before\": \(object($0.before)), \"after\": \(object($0.after))}" }.joined(separator: ", ")
+        // Created tasks (no "before", no "after") as ranges of ids: an import of 100,000
+        // tasks is one short line.
+        let created = ranges(entry.tasks.filter { $0.before == nil && $0.after == nil }.map(\.id))
+            .map { "[\($0.lowerBound), \($0.upperBound)]" }.joined(separator: ", ")
+        let tasks = entry.tasks.filter { $0.before != nil || $0.after != nil }
+            .map { "{\"id\": \($0.id), \"before\": \(object($0.before)), \"after\": \(object($0.after))}" }.joined(separator: ", ")
         let locations = entry.locations.map { "{\"after\": \($0.after.map(JSONText.quote) ?? "null"), \"before\": \(object($0.before))}" }.joined(separator: ", ")
-        return "{\"command\": \(JSONText.quote(entry.command)), \"tasks\": [\(tasks)], \"locations\": [\(locations)]}\n"
+        return "{\"command\": \(JSONText.quote(entry.command)), \"created\": [\(created)], \"tasks\": [\(tasks)], \"locations\": [\(locations)]}\n"
+    }
+
+    /// Ids as runs of consecutive ids.
+    static func ranges(_ ids: [Int64]) -> [ClosedRange<Int64>] {
+        var result: [ClosedRange<Int64>] = []
+        for id in Set(ids).sorted() {
+            if let last = result.last, last.upperBound == id - 1 {
+                result[result.count - 1] = last.lowerBound...id
+            } else {
+                result.append(id...id)
+            }
+        }
+        return result
     }
 
     /// Replaces the journal (atomically) with the last entries. Call it holding the store's lock.
@@ -113,8 +138,13 @@ struct UndoJournal {
         let size = fstat(fd, &info) == 0 ? Int(info.st_size) : 0
         close(fd)
         guard written == bytes.count else { throw CLIError.store("cannot write the undo journal \(url.path)") }
-        // Trimming is housekeeping: the entry is written, the next append tries again.
-        if size > 4 << 20 { try? write(read()) }
+        // Trimming is housekeeping: the entry is written, the next append tries again. A
+        // journal that is large because its last entries are (an import that updated many
+        // tasks) is left as it is rather than rewritten by every command.
+        if size > 4 << 20, let data = FileManager.default.contents(atPath: url.path),
+           data.reduce(0, { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }) > Self.limit {
+            try? write(read())
+        }
     }
 }
 
