@@ -16,7 +16,9 @@ final class TemporaryDirectory {
 
 /// The kinds of store every conformance test runs against.
 enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
-    case inMemory, json, binary
+    /// `snapshot` is the binary store compacting whenever its log outgrows an eighth of
+    /// the snapshot, so reads go through a snapshot and a log over it.
+    case inMemory, json, binary, snapshot
     var testDescription: String { rawValue }
 
     /// Opens a coordinator on this kind of store; file stores live in `directory`, and calling
@@ -31,6 +33,10 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
             return try PersistentStoreCoordinator(model: model, storeURL: directory.file("tasks.json"), clock: { TestModel.now })
         case .binary:
             return try PersistentStoreCoordinator(model: model, storeURL: directory.file("tasks.store"), clock: { TestModel.now })
+        case .snapshot:
+            let store = try BinaryStore(url: directory.file("tasks.store"), model: model)
+            store.compactionThreshold = 0
+            return PersistentStoreCoordinator(model: model, store: store, clock: { TestModel.now })
         }
     }
 }

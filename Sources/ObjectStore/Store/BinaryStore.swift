@@ -8,21 +8,25 @@ import Musl
 import Darwin
 #endif
 
-/// The fast store: an append-only binary file of checksummed commits (docs/store-format.md).
+/// The fast store: a snapshot of the rows followed by an append-only log of checksummed
+/// commits (docs/store-format.md).
 ///
 /// A save appends one commit holding only the rows it changed, flushes it, then flips the
 /// header's committed length, so its cost follows the size of the change and a crash at any
-/// point leaves either all of the save or none of it. Opening scans the commits to index the
-/// rows; a row decodes when it is first read. Dead space (old versions of rows) is
-/// reclaimed by ``compact()``, automatically once it outweighs the live rows.
+/// point leaves either all of the save or none of it. Opening reads the header, a small
+/// table of the snapshot and the log since it, not the rows: a row is read (and its checksum
+/// checked) when it is asked for. ``compact()`` writes the live rows as a new snapshot, with
+/// an index per uniqueness constraint, and empties the log; a save does it on its own once
+/// the log outgrows ``compactionThreshold`` and an eighth of the snapshot.
 ///
 /// ```swift
 /// let store = try BinaryStore(url: URL(fileURLWithPath: "tasks.store"), model: model)
 /// let coordinator = PersistentStoreCoordinator(model: model, store: store)
 /// ```
 public final class BinaryStore: PersistentStore, @unchecked Sendable {
-    /// The format version this code writes and the newest it reads.
-    public static let formatVersion = 1
+    /// The format version this code writes and the newest it reads. Format 1 (a log
+    /// without snapshot) is read too, and becomes format 2 at its first compaction.
+    public static let formatVersion = 2
     static let magic: [UInt8] = [0x89, 0x4F, 0x53, 0x54, 0x4F, 0x52, 0x45, 0x0A]  // \x89 O S T O R E \n
     static let headerSize = 64
 
@@ -40,12 +44,12 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
     private let lock = NSLock()
     private let fileLock: FileLock
 
+    /// A row written in the log: where its encoded slots are.
     private struct Entry {
         var version: Int64
-        /// Where the encoded slots start: chunk and offset.
         var chunk: Int
         var offset: Int
-        var size: Int
+        var length: Int
     }
 
     private var state = State()
@@ -61,16 +65,27 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
     private struct State {
         var metadata: StoreMetadata?
         var codec: RowCodec?
+        /// The rows as of the last compaction (nil in a format-1 file).
+        var snapshot: Snapshot?
+        /// Entities whose snapshot directory and rows were read whole, by entity index.
+        var loaded: [Int: Snapshot.Loaded] = [:]
+        /// Rows written in the log, which supersede the snapshot's.
         var entries: [ObjectID: Entry] = [:]
+        /// Keys of rows written in the log and not deleted since, per entity.
         var keysByEntity: [String: Set<Int64>] = [:]
+        /// Keys deleted in the log, per entity (they may be in the snapshot).
+        var removed: [String: Set<Int64>] = [:]
+        /// The log's bytes, as read or written, commit by commit.
         var chunks: [[UInt8]] = []
         var committedLength = 0
         var commitCount: UInt64 = 0
-        var liveBytes = 0
-        var deadBytes = 0
+        /// Where the snapshot is (offset, length; 0 without one) and where the log starts.
+        var snapshotPlace = (offset: 0, length: 0)
+        var logStart = BinaryStore.headerSize
     }
 
-    /// Dead bytes above which a save compacts the file (when they also outweigh live bytes).
+    /// Log bytes above which a save compacts the file (when they are also more than an
+    /// eighth of the snapshot, so compacting costs a fraction of what was appended).
     public var compactionThreshold: Int {
         get { lock.withLock { threshold } }
         set { lock.withLock { threshold = newValue } }
@@ -111,15 +126,13 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
         let size = fstat(fd, &info) == 0 ? Int(info.st_size) : 0
         // Only the header and the first commit, which holds the metadata record.
         let header = try FileIO.read(fd, count: headerSize + 8, at: 0, path: path)
-        let (committed, _) = try parseHeader(Array(header.prefix(headerSize)), path: path, fileSize: size)
+        let committed = try parseHeader(Array(header.prefix(headerSize)), path: path, fileSize: size).committedLength
         guard header.count == headerSize + 8, committed > headerSize else { throw StoreError.corrupt(path: path, reason: "no metadata record") }
         var reader = ByteReader(header, from: headerSize)
         let length = Int((try? reader.u32()) ?? 0)
         let first = try FileIO.read(fd, count: min(8 + length, committed - headerSize), at: headerSize, path: path)
         var state = State()
-        var bytes = [UInt8](repeating: 0, count: headerSize)
-        bytes.append(contentsOf: first)
-        try parse(bytes, path: path, into: &state, chunk: 0, from: headerSize, upTo: bytes.count)
+        try parse(first, path: path, into: &state, base: headerSize)
         guard let metadata = state.metadata else { throw StoreError.corrupt(path: path, reason: "no metadata record") }
         return metadata
     }
@@ -129,8 +142,9 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
     /// The store's metadata as of the last read.
     public var metadata: StoreMetadata? { lock.withLock { state.metadata } }
 
-    /// Bytes in the file (committed), and how many of them hold superseded rows.
-    public var sizes: (total: Int, dead: Int) { lock.withLock { (state.committedLength, state.deadBytes) } }
+    /// Bytes in the file (committed), and how many of them are the log since the last
+    /// compaction (what opening reads besides the header and the snapshot's tables).
+    public var sizes: (total: Int, log: Int) { lock.withLock { (state.committedLength, state.committedLength - state.logStart) } }
 
     // MARK: Creating and reading
 
@@ -139,7 +153,7 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
         var payload = ByteWriter()
         Self.writeMetadata(metadata, entityNames: model.entities.map(\.name), into: &payload)
         let frame = Self.frame(payload.bytes)
-        let header = Self.header(committedLength: Self.headerSize + frame.count, commitCount: 1)
+        let header = Self.header(Header(version: 1, committedLength: Self.headerSize + frame.count, commitCount: 1))
         return header + frame
     }
 
@@ -156,14 +170,26 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
         }
     }
 
-    static func header(committedLength: Int, commitCount: UInt64) -> [UInt8] {
+    /// What the first 64 bytes say.
+    struct Header {
+        var version: Int
+        var committedLength: Int
+        var commitCount: UInt64
+        /// The snapshot's offset and length (format 2), zeros in format 1.
+        var snapshotOffset = 0
+        var snapshotLength = 0
+    }
+
+    static func header(_ fields: Header) -> [UInt8] {
         var tail = ByteWriter()
-        tail.u64(UInt64(committedLength))
-        tail.u64(commitCount)
-        tail.bytes.append(contentsOf: [UInt8](repeating: 0, count: headerSize - 16 - 16))
+        tail.u64(UInt64(fields.committedLength))
+        tail.u64(fields.commitCount)
+        tail.u64(UInt64(fields.snapshotOffset))
+        tail.u64(UInt64(fields.snapshotLength))
+        tail.bytes.append(contentsOf: [UInt8](repeating: 0, count: headerSize - 16 - 32))
         var header = ByteWriter()
         header.bytes = magic
-        header.u32(UInt32(formatVersion))
+        header.u32(UInt32(fields.version))
         header.u32(CRC32.checksum(tail.bytes))
         header.bytes.append(contentsOf: tail.bytes)
         return header.bytes
@@ -177,10 +203,33 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
         return writer.bytes
     }
 
-    /// Reads the whole file again, from a descriptor of the locked file.
+    /// Reads the file again, from a descriptor of the locked file: the header, the metadata,
+    /// the snapshot's tables and the log, not the snapshot's rows.
     private func reload(_ fd: Int32) throws {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw StoreError.io(path: path, reason: "cannot read: \(FileIO.errorText())") }
+        let header = try Self.parseHeader(try FileIO.read(fd, count: Self.headerSize, at: 0, path: path), path: path, fileSize: Int(info.st_size))
         var fresh = State()
-        try Self.parse(try FileIO.readAll(fd, path: path, from: 0), path: path, into: &fresh, chunk: 0, from: nil)
+        fresh.commitCount = header.commitCount
+        if header.snapshotLength > 0 {
+            // The metadata commit, the snapshot, then the log.
+            let head = try FileIO.read(fd, count: header.snapshotOffset - Self.headerSize, at: Self.headerSize, path: path)
+            try Self.parse(head, path: path, into: &fresh, base: Self.headerSize)
+            guard let codec = fresh.codec else { throw StoreError.corrupt(path: path, reason: "no metadata record") }
+            fresh.snapshot = try Snapshot.open(fd, base: header.snapshotOffset, length: header.snapshotLength, entityCount: codec.entityNames.count, path: path)
+            fresh.snapshotPlace = (header.snapshotOffset, header.snapshotLength)
+            fresh.logStart = header.snapshotOffset + header.snapshotLength
+            let log = try FileIO.read(fd, count: header.committedLength - fresh.logStart, at: fresh.logStart, path: path)
+            guard log.count == header.committedLength - fresh.logStart else { throw StoreError.corrupt(path: path, reason: "the file is truncated") }
+            try Self.parse(log, path: path, into: &fresh, base: fresh.logStart)
+        } else {
+            let bytes = try FileIO.read(fd, count: header.committedLength - Self.headerSize, at: Self.headerSize, path: path)
+            guard bytes.count == header.committedLength - Self.headerSize else { throw StoreError.corrupt(path: path, reason: "the file is truncated") }
+            try Self.parse(bytes, path: path, into: &fresh, base: Self.headerSize)
+            // The log of a format-1 file is everything after its metadata commit.
+            var reader = ByteReader(bytes)
+            fresh.logStart = Self.headerSize + 8 + Int((try? reader.u32()) ?? 0)
+        }
         state = fresh
         try hold(fd)
     }
@@ -204,15 +253,18 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
         guard let held, held.identity == FileIdentity(info) else { return try reload(fd) }
         let head = try FileIO.read(fd, count: Self.headerSize, at: 0, path: path)
         guard fstat(fd, &info) == 0 else { throw StoreError.io(path: path, reason: "cannot read: \(FileIO.errorText())") }
-        let (committed, count) = try Self.parseHeader(head, path: path, fileSize: Int(info.st_size))
-        if committed == state.committedLength && count == state.commitCount { return }
-        guard committed > state.committedLength, count > state.commitCount else { return try reload(fd) }
-        let tail = try FileIO.read(fd, count: committed - state.committedLength, at: state.committedLength, path: path)
-        try Self.parse(tail, path: path, into: &state, chunk: state.chunks.count, from: 0, upTo: tail.count, base: state.committedLength)
-        state.commitCount = count
+        let header = try Self.parseHeader(head, path: path, fileSize: Int(info.st_size))
+        if header.committedLength == state.committedLength && header.commitCount == state.commitCount { return }
+        guard header.committedLength > state.committedLength, header.commitCount > state.commitCount,
+              header.snapshotOffset == state.snapshotPlace.offset, header.snapshotLength == state.snapshotPlace.length
+        else { return try reload(fd) }
+        let tail = try FileIO.read(fd, count: header.committedLength - state.committedLength, at: state.committedLength, path: path)
+        guard tail.count == header.committedLength - state.committedLength else { throw StoreError.corrupt(path: path, reason: "the file is truncated") }
+        try Self.parse(tail, path: path, into: &state, base: state.committedLength)
+        state.commitCount = header.commitCount
     }
 
-    private static func parseHeader(_ bytes: [UInt8], path: String, fileSize: Int) throws -> (committedLength: Int, commitCount: UInt64) {
+    private static func parseHeader(_ bytes: [UInt8], path: String, fileSize: Int) throws -> Header {
         if bytes.isEmpty { throw StoreError.foreignFile(path: path, reason: "the file is empty") }
         guard bytes.count >= headerSize, Array(bytes[0..<8]) == magic else {
             if bytes.first == UInt8(ascii: "{") { throw StoreError.foreignFile(path: path, reason: "it looks like JSON; name JSON stores *.json") }
@@ -227,34 +279,32 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
             guard CRC32.checksum(bytes[16..<headerSize]) == crc else { throw StoreError.corrupt(path: path, reason: "the header checksum does not match") }
             let committed = try reader.u64()
             let count = try reader.u64()
+            let snapshotOffset = try reader.u64()
+            let snapshotLength = try reader.u64()
             guard committed >= UInt64(headerSize), committed <= UInt64(fileSize) else {
                 throw StoreError.corrupt(path: path, reason: "the file is truncated: \(committed) bytes committed, \(fileSize) present")
             }
-            return (Int(committed), count)
+            // Format 1 has no snapshot; format 2 has one after the metadata commit, inside
+            // the committed bytes.
+            let snapshotFits = snapshotLength >= UInt64(Snapshot.prefixSize) && snapshotOffset > UInt64(headerSize + 8)
+                && snapshotOffset <= committed && snapshotLength <= committed - snapshotOffset
+            guard version == 1 ? (snapshotOffset == 0 && snapshotLength == 0) : snapshotFits else {
+                throw StoreError.corrupt(path: path, reason: "the header's snapshot place is not valid")
+            }
+            return Header(version: version, committedLength: Int(committed), commitCount: count, snapshotOffset: Int(snapshotOffset), snapshotLength: Int(snapshotLength))
         } catch is ByteReader.Truncated {
             throw StoreError.corrupt(path: path, reason: "the header is truncated")
         }
     }
 
-    /// Parses commits from `start` (the header when `nil`) up to the committed length.
-    /// `base` is the file offset of `bytes[0]`, for messages and the committed length.
-    private static func parse(_ bytes: [UInt8], path: String, into state: inout State, chunk: Int, from start: Int?, upTo limit: Int? = nil, base: Int = 0) throws {
-        var position: Int
-        var end: Int
-        if let start {
-            position = start
-            end = limit ?? bytes.count
-            guard end <= bytes.count else { throw StoreError.corrupt(path: path, reason: "the file is truncated") }
-        } else {
-            let header = try parseHeader(bytes, path: path, fileSize: bytes.count)
-            position = headerSize
-            end = header.committedLength
-            state.commitCount = header.commitCount
-        }
+    /// Parses the commits in `bytes`, which start at file offset `base` and end at the
+    /// committed length or where the next part of the file begins.
+    private static func parse(_ bytes: [UInt8], path: String, into state: inout State, base: Int) throws {
+        var position = 0
+        let end = bytes.count
+        let chunk = state.chunks.count
         state.chunks.append(bytes)
-        var commit = 0
         while position < end {
-            commit += 1
             var reader = ByteReader(bytes, from: position, to: end)
             let length: Int, crc: UInt32
             do {
@@ -286,7 +336,6 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
     private static func parseRecords(_ bytes: [UInt8], from start: Int, to end: Int, chunk: Int, state: inout State, path: String) throws {
         var reader = ByteReader(bytes, from: start, to: end)
         while !reader.isAtEnd {
-            let recordStart = reader.position
             guard let tag = RecordTag(rawValue: try reader.u8()) else { throw ByteReader.Truncated() }
             switch tag {
             case .metadata:
@@ -321,23 +370,16 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
                 let slotsStart = reader.position
                 guard length <= reader.end - reader.position else { throw ByteReader.Truncated() }
                 reader.position += length
-                let size = reader.position - recordStart
-                if let old = state.entries[id] {
-                    state.deadBytes += old.size
-                    state.liveBytes -= old.size
-                }
-                state.entries[id] = Entry(version: version, chunk: chunk, offset: slotsStart, size: size)
-                state.liveBytes += size
-                if let key = id.primaryKey { state.keysByEntity[id.entityName, default: []].insert(key) }
+                state.entries[id] = Entry(version: version, chunk: chunk, offset: slotsStart, length: length)
+                state.keysByEntity[id.entityName, default: []].insert(key)
+                state.removed[id.entityName]?.remove(key)
             case .delete:
                 guard let codec = state.codec else { throw ByteReader.Truncated() }
                 let id = try codec.reference(from: &reader)
-                if let old = state.entries.removeValue(forKey: id) {
-                    state.deadBytes += old.size
-                    state.liveBytes -= old.size
-                }
-                state.deadBytes += reader.position - recordStart
-                if let key = id.primaryKey { state.keysByEntity[id.entityName]?.remove(key) }
+                guard let key = id.primaryKey else { throw ByteReader.Truncated() }
+                state.entries.removeValue(forKey: id)
+                state.keysByEntity[id.entityName]?.remove(key)
+                state.removed[id.entityName, default: []].insert(key)
             case .nextKey:
                 guard let codec = state.codec else { throw ByteReader.Truncated() }
                 let index = try reader.count()
@@ -347,8 +389,68 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
                 guard (1...StoreMetadata.maxKey + 1).contains(next) else { throw ByteReader.Truncated() }
                 let current = state.metadata?.nextKey(for: name) ?? 1
                 state.metadata?.nextKeys[name] = max(current, next)
-                state.deadBytes += reader.position - recordStart
             }
+        }
+    }
+
+    // MARK: Rows
+
+    /// Where a row's encoded slots are: in the log, in a loaded snapshot entity, or read
+    /// from the snapshot for this call. Caller holds `lock`.
+    private func encodedRow(_ id: ObjectID) throws -> (version: Int64, bytes: [UInt8], start: Int)? {
+        if let entry = state.entries[id] { return (entry.version, state.chunks[entry.chunk], entry.offset) }
+        guard let key = id.primaryKey, state.removed[id.entityName]?.contains(key) != true, let snapshot = state.snapshot,
+              id.storeIdentifier == state.metadata?.storeIdentifier, let index = state.codec?.entityIndex[id.entityName]
+        else { return nil }
+        if let loaded = state.loaded[index] {
+            guard let position = loaded.find(key) else { return nil }
+            let (entry, start) = try loaded.row(at: position, path: path)
+            return (entry.version, loaded.bytes, start)
+        }
+        guard let held, let found = try snapshot.find(key: key, entity: index, fd: held.fd, path: path) else { return nil }
+        return (found.entry.version, found.bytes, 0)
+    }
+
+    /// An entity's snapshot part, read whole once. Caller holds `lock`.
+    private func loadedEntity(_ index: Int) throws -> Snapshot.Loaded? {
+        if let loaded = state.loaded[index] { return loaded }
+        guard let snapshot = state.snapshot, let held, index < snapshot.entities.count else { return nil }
+        let loaded = try snapshot.load(entity: index, fd: held.fd, path: path)
+        state.loaded[index] = loaded
+        return loaded
+    }
+
+    /// Every saved row of exactly one entity, in key order. Caller holds `lock`.
+    private func encodedRows(ofEntity name: String) throws -> [(key: Int64, version: Int64, bytes: [UInt8], start: Int)] {
+        let logKeys = state.keysByEntity[name] ?? []
+        let removed = state.removed[name] ?? []
+        var result: [(key: Int64, version: Int64, bytes: [UInt8], start: Int)] = []
+        if let index = state.codec?.entityIndex[name], let loaded = try loadedEntity(index) {
+            result.reserveCapacity(loaded.part.rowCount + logKeys.count)
+            for position in 0..<loaded.part.rowCount {
+                let key = loaded.entry(at: position).key
+                if removed.contains(key) || logKeys.contains(key) { continue }
+                let (entry, start) = try loaded.row(at: position, path: path)
+                result.append((key, entry.version, loaded.bytes, start))
+            }
+        }
+        guard !logKeys.isEmpty else { return result }
+        let identifier = state.metadata?.storeIdentifier ?? ""
+        for key in logKeys {
+            guard let entry = state.entries[ObjectID(entityName: name, storeIdentifier: identifier, key: .permanent(key))] else { continue }
+            result.append((key, entry.version, state.chunks[entry.chunk], entry.offset))
+        }
+        result.sort { $0.key < $1.key }
+        return result
+    }
+
+    private func decode(_ id: ObjectID, _ bytes: [UInt8], from start: Int, slots: [Int]? = nil) throws -> [SlotValue] {
+        guard let codec = state.codec else { throw StoreError.corrupt(path: path, reason: "no metadata record") }
+        var reader = ByteReader(bytes, from: start)
+        do {
+            return try slots.map { try codec.decode(slots: $0, from: &reader) } ?? codec.decode(from: &reader)
+        } catch {
+            throw StoreError.corrupt(path: path, reason: "unreadable row \(id)")
         }
     }
 
@@ -356,18 +458,10 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
 
     public func row(for id: ObjectID) throws -> StoredRow? {
         try lock.withLock {
-            guard let entry = state.entries[id] else { return nil }
-            guard let codec = state.codec, entry.chunk < state.chunks.count else { return nil }
-            var reader = ByteReader(state.chunks[entry.chunk], from: entry.offset)
-            let slots: [SlotValue]
-            do {
-                slots = try codec.decode(from: &reader)
-            } catch {
-                throw StoreError.corrupt(path: path, reason: "unreadable row \(id)")
-            }
+            guard let (version, bytes, start) = try encodedRow(id) else { return nil }
             // Rows are not kept decoded: the objects made from them hold the values, and the
             // encoded bytes stay for the next read (memory follows the file, not twice it).
-            return StoredRow(objectID: id, version: entry.version, slots: slots)
+            return StoredRow(objectID: id, version: version, slots: try decode(id, bytes, from: start))
         }
     }
 
@@ -381,22 +475,14 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
     }
 
     private func slotValuesLocked(ofEntity entityName: String, slots: [Int]) throws -> [(ObjectID, [SlotValue])] {
-        do {
-            guard let codec = state.codec else { return [] }
-            let identifier = state.metadata?.storeIdentifier ?? ""
-            var result: [(ObjectID, [SlotValue])] = []
-            for key in state.keysByEntity[entityName] ?? [] {
-                let id = ObjectID(entityName: entityName, storeIdentifier: identifier, key: .permanent(key))
-                guard let entry = state.entries[id] else { continue }
-                guard entry.chunk >= 0, entry.chunk < state.chunks.count else { continue }
-                var reader = ByteReader(state.chunks[entry.chunk], from: entry.offset)
-                do {
-                    result.append((id, try codec.decode(slots: slots, from: &reader)))
-                } catch {
-                    throw StoreError.corrupt(path: path, reason: "unreadable row \(id)")
-                }
-            }
-            return result
+        let identifier = state.metadata?.storeIdentifier ?? ""
+        // The codec reads slots in ascending order; the caller's order is restored after.
+        let ascending = Array(Set(slots)).sorted()
+        let position = Dictionary(uniqueKeysWithValues: ascending.enumerated().map { ($0.element, $0.offset) })
+        return try encodedRows(ofEntity: entityName).map { row in
+            let id = ObjectID(entityName: entityName, storeIdentifier: identifier, key: .permanent(row.key))
+            let values = try decode(id, row.bytes, from: row.start, slots: ascending)
+            return (id, slots.map { position[$0].map { values[$0] } ?? .value(.null) })
         }
     }
 
@@ -405,9 +491,17 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
             try lock.withLock {
                 try refresh(fd)
                 let identifier = state.metadata?.storeIdentifier ?? ""
-                return (state.keysByEntity[entityName] ?? []).sorted().map {
-                    ObjectID(entityName: entityName, storeIdentifier: identifier, key: .permanent($0))
+                var keys = Array(state.keysByEntity[entityName] ?? [])
+                if let index = state.codec?.entityIndex[entityName], let loaded = try loadedEntity(index) {
+                    let removed = state.removed[entityName] ?? []
+                    let logKeys = state.keysByEntity[entityName] ?? []
+                    for position in 0..<loaded.part.rowCount {
+                        let key = loaded.entry(at: position).key
+                        if !removed.contains(key) && !logKeys.contains(key) { keys.append(key) }
+                    }
                 }
+                keys.sort()
+                return keys.map { ObjectID(entityName: entityName, storeIdentifier: identifier, key: .permanent($0)) }
             }
         }
     }
@@ -433,26 +527,78 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
         }
     }
 
+    /// Who holds a constrained value, for the uniqueness check of one save. With a snapshot
+    /// index, the snapshot is searched by the values' hash and only the log is scanned, so
+    /// a small save costs the same in any size of store; a large one (an import) reads the
+    /// constrained slots of every row once. Caller holds `lock`.
+    private func holders(for changes: StoreChanges, check: UniquenessCheck) -> UniquenessCheck.Holders {
+        let everything = check.scanning { [unowned self] name, slots in try slotValuesLocked(ofEntity: name, slots: slots) }
+        guard let snapshot = state.snapshot, let codec = state.codec, let held,
+              changes.inserted.count + changes.updated.count <= 1000 else { return everything }
+        let logOnly = check.scanning { [unowned self] name, slots in
+            let identifier = state.metadata?.storeIdentifier ?? ""
+            return try (state.keysByEntity[name] ?? []).compactMap { key in
+                let id = ObjectID(entityName: name, storeIdentifier: identifier, key: .permanent(key))
+                guard let entry = state.entries[id] else { return nil }
+                return (id, try decode(id, state.chunks[entry.chunk], from: entry.offset, slots: slots))
+            }
+        }
+        return { [unowned self] owner, number, key in
+            guard let ownerIndex = codec.entityIndex[owner.name],
+                  let candidates = try snapshot.candidates(owner: ownerIndex, constraint: number, signature: Self.signature(of: owner.uniquenessConstraints[number], in: owner),
+                                                           hash: Self.indexHash(key, codec: codec), fd: held.fd, path: path)
+            else { return try everything(owner, number, key) }
+            var result = try logOnly(owner, number, key)
+            let constraint = owner.uniquenessConstraints[number]
+            let slots = constraint.compactMap { owner.slot(of: $0) }
+            for (entity, candidate) in candidates where entity < codec.entityNames.count {
+                let name = codec.entityNames[entity]
+                // A row written in the log since is the log's to answer for.
+                if state.keysByEntity[name]?.contains(candidate) == true || state.removed[name]?.contains(candidate) == true { continue }
+                let id = ObjectID(entityName: name, storeIdentifier: codec.storeIdentifier, key: .permanent(candidate))
+                guard let (_, bytes, start) = try encodedRow(id) else { continue }
+                let ascending = Array(Set(slots)).sorted()
+                let decoded = try decode(id, bytes, from: start, slots: ascending)
+                let values = slots.map { slot in ascending.firstIndex(of: slot).map { decoded[$0] } ?? .value(.null) }
+                if UniquenessCheck.comparable(values, constraint: constraint, in: owner) == key { result.append(id) }
+            }
+            return result
+        }
+    }
+
+    /// The hash an index files a constraint's values under (values as the constraint
+    /// compares them, encoded as in rows).
+    static func indexHash(_ comparable: [SlotValue], codec: RowCodec) -> UInt64 {
+        var writer = ByteWriter()
+        try? codec.encode(comparable, into: &writer)
+        return Snapshot.hash(writer.bytes)
+    }
+
+    /// What an index was built for: the constraint's attributes and how they compare. An
+    /// index whose signature differs (the model changed its constraints) is not used.
+    static func signature(of constraint: [String], in entity: EntityDescription) -> UInt32 {
+        let text = constraint.map { "\($0):\(entity.attribute(named: $0)?.isCaseInsensitive == true ? "ci" : "")" }.joined(separator: ",")
+        return UInt32(truncatingIfNeeded: Snapshot.hash(Array(text.utf8)))
+    }
+
     public func save(_ changes: StoreChanges) throws -> [ObjectID: ObjectID] {
         guard !changes.isEmpty else { return [:] }
         guard !isReadOnly else { throw StoreError.readOnly(path: path) }
         return try fileLock.withLock { fd, realPath in
             try lock.withLock {
                 try refresh(fd)
-                try checkVersions(changes, current: { state.entries[$0]?.version })
-                let violations = try UniquenessCheck(model: model).failures(changes, existing: { try slotValuesLocked(ofEntity: $0, slots: $1) }) { id, slots in
-                    guard let entry = state.entries[id] else { return nil }
-                    guard let codec = state.codec, entry.chunk >= 0, entry.chunk < state.chunks.count else { return nil }
-                    var reader = ByteReader(state.chunks[entry.chunk], from: entry.offset)
-                    return try? codec.decode(slots: slots, from: &reader)
-                }
+                try checkVersions(changes, current: { try encodedRow($0)?.version })
+                let check = UniquenessCheck(model: model)
+                let violations = try check.failures(changes, saved: { id, slots in
+                    guard let (_, bytes, start) = try encodedRow(id) else { return nil }
+                    return try? decode(id, bytes, from: start, slots: slots)
+                }, holders: holders(for: changes, check: check))
                 if !violations.isEmpty { throw ValidationError(failures: violations) }
                 guard let codec = state.codec else { throw StoreError.corrupt(path: path, reason: "no metadata record") }
                 let (keyed, mapping, nextKeys) = changes.assigningKeys(from: state.metadata?.nextKeys ?? [:])
                 var payload = ByteWriter()
-                var written: [(row: StoredRow, size: Int, slotsOffset: Int)] = []
+                var written: [(row: StoredRow, slotsOffset: Int, length: Int)] = []
                 for row in keyed.inserted + keyed.updated.map(\.row) {
-                    let start = payload.bytes.count
                     payload.u8(RecordTag.put.rawValue)
                     try writeReference(row.objectID, codec: codec, into: &payload)
                     payload.signed(row.version)
@@ -465,7 +611,7 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
                     payload.varint(UInt64(encoded.bytes.count))
                     let slotsOffset = payload.bytes.count
                     payload.bytes.append(contentsOf: encoded.bytes)
-                    written.append((row, payload.bytes.count - start, slotsOffset))
+                    written.append((row, slotsOffset, encoded.bytes.count))
                 }
                 for (id, _) in keyed.deleted {
                     payload.u8(RecordTag.delete.rawValue)
@@ -482,23 +628,22 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
                 // The commit's bytes are where its rows are read from from now on.
                 let chunk = state.chunks.count
                 state.chunks.append(payload.bytes)
-                for (row, size, slotsOffset) in written {
-                    if let old = state.entries[row.objectID] {
-                        state.deadBytes += old.size
-                        state.liveBytes -= old.size
+                for (row, slotsOffset, length) in written {
+                    state.entries[row.objectID] = Entry(version: row.version, chunk: chunk, offset: slotsOffset, length: length)
+                    if let key = row.objectID.primaryKey {
+                        state.keysByEntity[row.objectID.entityName, default: []].insert(key)
+                        state.removed[row.objectID.entityName]?.remove(key)
                     }
-                    state.entries[row.objectID] = Entry(version: row.version, chunk: chunk, offset: slotsOffset, size: size)
-                    state.liveBytes += size
-                    if let key = row.objectID.primaryKey { state.keysByEntity[row.objectID.entityName, default: []].insert(key) }
                 }
                 for (id, _) in keyed.deleted {
-                    if let old = state.entries.removeValue(forKey: id) {
-                        state.deadBytes += old.size
-                        state.liveBytes -= old.size
+                    state.entries.removeValue(forKey: id)
+                    if let key = id.primaryKey {
+                        state.keysByEntity[id.entityName]?.remove(key)
+                        state.removed[id.entityName, default: []].insert(key)
                     }
-                    if let key = id.primaryKey { state.keysByEntity[id.entityName]?.remove(key) }
                 }
-                if state.deadBytes > threshold && state.deadBytes > state.liveBytes {
+                let log = state.committedLength - state.logStart
+                if log > threshold && log > state.snapshotPlace.length / 8 {
                     // The save is durable already: a compaction that fails leaves a warning.
                     do {
                         try compactLocked(path: realPath)
@@ -512,19 +657,18 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
         }
     }
 
-    /// Slots with their byte length first, so opening can skip them.
-    private static func writeSlots(_ slots: [SlotValue], codec: RowCodec, into payload: inout ByteWriter) throws {
-        var encoded = ByteWriter()
-        try codec.encode(slots, into: &encoded)
-        payload.blob(encoded.bytes)
-    }
-
     private func writeReference(_ id: ObjectID, codec: RowCodec, into writer: inout ByteWriter) throws {
         guard let index = codec.entityIndex[id.entityName], let key = id.primaryKey else {
             throw StoreError.io(path: path, reason: "cannot write \(id): unknown entity or temporary ID")
         }
         writer.varint(UInt64(index))
         writer.signed(key)
+    }
+
+    /// The header as the state says, for a commit count and committed length.
+    private func currentHeader(committedLength: Int, commitCount: UInt64) -> [UInt8] {
+        Self.header(Header(version: state.snapshot == nil ? 1 : 2, committedLength: committedLength, commitCount: commitCount,
+                           snapshotOffset: state.snapshotPlace.offset, snapshotLength: state.snapshotPlace.length))
     }
 
     /// Appends one commit and moves the committed length past it. Caller holds both locks.
@@ -535,7 +679,7 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
         try FileIO.write(fd, frame, at: state.committedLength, path: path)
         guard ftruncate(fd, off_t(end)) == 0 else { throw StoreError.io(path: path, reason: "cannot set the file size: \(FileIO.errorText())") }
         try FileIO.sync(fd, path: path)
-        let header = Self.header(committedLength: end, commitCount: state.commitCount + 1)
+        let header = currentHeader(committedLength: end, commitCount: state.commitCount + 1)
         try FileIO.write(fd, Array(header[12...]), at: 12, path: path)
         try FileIO.sync(fd, path: path)
         state.committedLength = end
@@ -552,8 +696,9 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
 
     // MARK: Compaction
 
-    /// Rewrites the file with only the live rows, reclaiming the space of superseded and
-    /// deleted ones. Atomic: a crash leaves the old file or the new one.
+    /// Rewrites the file as a snapshot of the live rows (with an index per uniqueness
+    /// constraint) and an empty log, reclaiming the space of superseded and deleted rows.
+    /// Atomic: a crash leaves the old file or the new one.
     public func compact() throws {
         guard !isReadOnly else { throw StoreError.readOnly(path: path) }
         try fileLock.withLock { fd, realPath in
@@ -569,21 +714,56 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
         // The metadata in a commit of its own, so reading it never reads the rows.
         var metadataPayload = ByteWriter()
         Self.writeMetadata(metadata, entityNames: codec.entityNames, into: &metadataPayload)
-        var payload = ByteWriter()
-        for id in state.entries.keys.sorted(by: ObjectID.tieBreak) {
-            guard let entry = state.entries[id] else { continue }
-            var reader = ByteReader(state.chunks[entry.chunk], from: entry.offset)
-            let row = StoredRow(objectID: id, version: entry.version, slots: try codec.decode(from: &reader))
-            payload.u8(RecordTag.put.rawValue)
-            try writeReference(id, codec: codec, into: &payload)
-            payload.signed(row.version)
-            try Self.writeSlots(row.slots, codec: codec, into: &payload)
+        let metadataFrame = Self.frame(metadataPayload.bytes)
+        var rows: [[Snapshot.Row]] = []
+        for name in codec.entityNames {
+            rows.append(try encodedRows(ofEntity: name).map { row in
+                let id = ObjectID(entityName: name, storeIdentifier: codec.storeIdentifier, key: .permanent(row.key))
+                    let length = try rowLength(id, row.bytes, from: row.start)
+                return Snapshot.Row(key: row.key, version: row.version, bytes: row.bytes[row.start..<row.start + length])
+            })
         }
-        let frames = Self.frame(metadataPayload.bytes) + (payload.bytes.isEmpty ? [] : Self.frame(payload.bytes))
-        let header = Self.header(committedLength: Self.headerSize + frames.count, commitCount: state.commitCount + 1)
+        var indexes: [Snapshot.Index] = []
+        for (ownerIndex, ownerName) in codec.entityNames.enumerated() {
+            guard let owner = model.entity(named: ownerName) else { continue }
+            for (number, constraint) in owner.uniquenessConstraints.enumerated() {
+                let slots = constraint.compactMap { owner.slot(of: $0) }
+                guard slots.count == constraint.count else { continue }
+                let ascending = Array(Set(slots)).sorted()
+                var entries: [(hash: UInt64, entity: Int, key: Int64)] = []
+                for kind in model.entityAndDescendants(of: ownerName) {
+                    guard let kindIndex = codec.entityIndex[kind.name] else { continue }
+                    for row in rows[kindIndex] {
+                        let id = ObjectID(entityName: kind.name, storeIdentifier: codec.storeIdentifier, key: .permanent(row.key))
+                        let decoded = try decode(id, Array(row.bytes), from: 0, slots: ascending)
+                        let values = slots.map { slot in ascending.firstIndex(of: slot).map { decoded[$0] } ?? .value(.null) }
+                        guard !values.contains(.value(.null)) else { continue }
+                        let comparable = UniquenessCheck.comparable(values, constraint: constraint, in: owner)
+                        entries.append((Self.indexHash(comparable, codec: codec), kindIndex, row.key))
+                    }
+                }
+                indexes.append(Snapshot.Index(owner: ownerIndex, constraint: number, signature: Self.signature(of: constraint, in: owner), entries: entries))
+            }
+        }
+        let snapshot = Snapshot.bytes(rows: rows, indexes: indexes)
+        let snapshotOffset = Self.headerSize + metadataFrame.count
+        let header = Self.header(Header(version: 2, committedLength: snapshotOffset + snapshot.count, commitCount: state.commitCount + 1,
+                                        snapshotOffset: snapshotOffset, snapshotLength: snapshot.count))
         // Beside the real file, so a symbolic link to the store stays one.
-        let fd = try FileIO.replace(realPath, with: header + frames)
+        let fd = try FileIO.replace(realPath, with: header + metadataFrame + snapshot)
         defer { close(fd) }
         try reload(fd)
+    }
+
+    /// The length of a row's encoded slots.
+    private func rowLength(_ id: ObjectID, _ bytes: [UInt8], from start: Int) throws -> Int {
+        guard let codec = state.codec else { throw StoreError.corrupt(path: path, reason: "no metadata record") }
+        var reader = ByteReader(bytes, from: start)
+        do {
+            try codec.skipRow(&reader)
+        } catch {
+            throw StoreError.corrupt(path: path, reason: "unreadable row \(id)")
+        }
+        return reader.position - start
     }
 }

@@ -6,9 +6,17 @@ enum CRC32 {
         return c
     }
 
-    static func checksum<Bytes: Sequence>(_ bytes: Bytes) -> UInt32 where Bytes.Element == UInt8 {
-        var crc: UInt32 = 0xFFFF_FFFF
-        for byte in bytes { crc = table[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8) }
+    /// The checksum of `bytes`, or of `previous`'s bytes followed by these.
+    static func checksum<Bytes: Sequence>(_ bytes: Bytes, continuing previous: UInt32 = 0) -> UInt32 where Bytes.Element == UInt8 {
+        var crc: UInt32 = previous ^ 0xFFFF_FFFF
+        let done: Void? = bytes.withContiguousStorageIfAvailable { buffer in
+            table.withUnsafeBufferPointer { table in
+                for byte in buffer { crc = table[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8) }
+            }
+        }
+        if done == nil {
+            for byte in bytes { crc = table[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8) }
+        }
         return crc ^ 0xFFFF_FFFF
     }
 }

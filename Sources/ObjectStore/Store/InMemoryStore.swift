@@ -65,16 +65,16 @@ public final class InMemoryStore: PersistentStore, @unchecked Sendable {
 }
 
 /// Checks the expected versions of a save against a store's current ones.
-func checkVersions(_ changes: StoreChanges, current: (ObjectID) -> Int64?) throws {
+func checkVersions(_ changes: StoreChanges, current: (ObjectID) throws -> Int64?) throws {
     var conflicts: [StoreConflictError.Conflict] = []
     for (row, expected) in changes.updated {
-        let stored = current(row.objectID)
+        let stored = try current(row.objectID)
         if stored != expected {
             conflicts.append(.init(objectID: row.objectID, expectedVersion: expected, storedVersion: stored, keys: []))
         }
     }
     for (id, expected) in changes.deleted {
-        let stored = current(id)
+        let stored = try current(id)
         if stored != nil && stored != expected {
             conflicts.append(.init(objectID: id, expectedVersion: expected, storedVersion: stored, keys: []))
         }

@@ -123,12 +123,17 @@ public struct StoreConflictError: Error, Sendable, CustomStringConvertible {
 struct UniquenessCheck {
     let model: ManagedObjectModel
 
+    /// The saved objects (of the owner entity or its sub-entities) whose values of the
+    /// owner's `constraint`-th uniqueness constraint, as the constraint compares them, are
+    /// `key`. They may include objects the save changes or deletes; the check skips those.
+    typealias Holders = (_ owner: EntityDescription, _ constraint: Int, _ key: [SlotValue]) throws -> [ObjectID]
+
     /// - Parameters:
-    ///   - existing: the constrained slots of every saved object of an entity.
     ///   - saved: the saved values of some slots of one object, to skip updates that leave
     ///     constrained values as they were (so an edit costs the size of the edit).
-    func failures(_ changes: StoreChanges, existing: (String, [Int]) throws -> [(ObjectID, [SlotValue])],
-                  saved: (ObjectID, [Int]) throws -> [SlotValue]?) throws -> [ValidationFailure] {
+    ///   - holders: who holds a value already; a store with an index looks it up, others
+    ///     use ``scanning(_:)``.
+    func failures(_ changes: StoreChanges, saved: (ObjectID, [Int]) throws -> [SlotValue]?, holders: Holders) throws -> [ValidationFailure] {
         var rows = changes.inserted
         for (row, _) in changes.updated {
             guard let entity = model.entity(named: row.objectID.entityName) else { continue }
@@ -143,44 +148,57 @@ struct UniquenessCheck {
         guard !rows.isEmpty else { return [] }
         let changedIDs = Set(rows.map(\.objectID)).union(changes.deleted.map(\.id))
         var failures: [ValidationFailure] = []
-        var checked: Set<String> = []
+        // Values the changed rows take, per owner and constraint: two of them may clash too.
+        var taken: [String: [[SlotValue]: ObjectID]] = [:]
         for row in rows {
             guard let entity = model.entity(named: row.objectID.entityName) else { continue }
             for owner in [entity.name] + entity.ancestorNames {
-                guard let ownerEntity = model.entity(named: owner), !ownerEntity.uniquenessConstraints.isEmpty, checked.insert(owner).inserted else { continue }
-                let slots = Array(Set(ownerEntity.uniquenessConstraints.flatMap { $0.compactMap { ownerEntity.slot(of: $0) } })).sorted()
-                let position = Dictionary(uniqueKeysWithValues: slots.enumerated().map { ($0.element, $0.offset) })
-                let members = rows.filter { model.entity(named: $0.objectID.entityName)?.isKind(of: owner) == true }
-                var saved: [(ObjectID, [SlotValue])] = []
-                for kind in model.entityAndDescendants(of: owner) {
-                    saved += try existing(kind.name, slots).filter { !changedIDs.contains($0.0) }
-                }
-                for constraint in ownerEntity.uniquenessConstraints {
-                    let indices = constraint.compactMap { ownerEntity.slot(of: $0).flatMap { position[$0] } }
-                    var taken: [[SlotValue]: ObjectID] = [:]
-                    for (id, values) in saved {
-                        let key = indices.map { values[$0] }
-                        if !key.contains(.value(.null)) { taken[Self.comparable(key, constraint: constraint, in: ownerEntity)] = id }
+                guard let ownerEntity = model.entity(named: owner) else { continue }
+                for (number, constraint) in ownerEntity.uniquenessConstraints.enumerated() {
+                    // A sub-entity's layout extends its parent's: the owner's slots are the row's.
+                    let key = constraint.compactMap { name -> SlotValue? in
+                        guard let slot = ownerEntity.slot(of: name), slot < row.slots.count else { return nil }
+                        return row.slots[slot]
                     }
-                    for row in members {
-                        let key = indices.compactMap { index -> SlotValue? in
-                            let slot = slots[index]
-                            return slot < row.slots.count ? row.slots[slot] : nil
-                        }
-                        guard key.count == indices.count, !key.contains(.value(.null)) else { continue }
-                        let comparable = Self.comparable(key, constraint: constraint, in: ownerEntity)
-                        if let other = taken[comparable] {
-                            let description = zip(constraint, key).map { "\($0.0) = \($0.1.value)" }.joined(separator: ", ")
-                            failures.append(ValidationFailure(
-                                objectID: row.objectID, entityName: row.objectID.entityName, key: constraint.joined(separator: ","),
-                                value: key.count == 1 ? key[0].value : nil, rule: .unique, message: "another \(owner) already has \(description) (\(other))"))
-                        }
-                        taken[comparable] = row.objectID
+                    guard key.count == constraint.count, !key.contains(.value(.null)) else { continue }
+                    let comparable = Self.comparable(key, constraint: constraint, in: ownerEntity)
+                    let bucket = "\(owner)#\(number)"
+                    let other = try taken[bucket]?[comparable]
+                        ?? holders(ownerEntity, number, comparable).first { !changedIDs.contains($0) }
+                    if let other {
+                        let description = zip(constraint, key).map { "\($0.0) = \($0.1.value)" }.joined(separator: ", ")
+                        failures.append(ValidationFailure(
+                            objectID: row.objectID, entityName: row.objectID.entityName, key: constraint.joined(separator: ","),
+                            value: key.count == 1 ? key[0].value : nil, rule: .unique, message: "another \(owner) already has \(description) (\(other))"))
                     }
+                    taken[bucket, default: [:]][comparable] = row.objectID
                 }
             }
         }
         return failures
+    }
+
+    /// Holders found by reading the constrained slots of every saved object, once per
+    /// constraint and check. `existing` gives those slots for every saved object of exactly
+    /// one entity.
+    func scanning(_ existing: @escaping (String, [Int]) throws -> [(ObjectID, [SlotValue])]) -> Holders {
+        final class Cache { var values: [String: [[SlotValue]: [ObjectID]]] = [:] }
+        let cache = Cache()
+        let model = self.model
+        return { owner, number, key in
+            let bucket = "\(owner.name)#\(number)"
+            if let table = cache.values[bucket] { return table[key] ?? [] }
+            let constraint = owner.uniquenessConstraints[number]
+            let slots = constraint.compactMap { owner.slot(of: $0) }
+            var table: [[SlotValue]: [ObjectID]] = [:]
+            for kind in model.entityAndDescendants(of: owner.name) {
+                for (id, values) in try existing(kind.name, slots) where values.count == constraint.count && !values.contains(.value(.null)) {
+                    table[Self.comparable(values, constraint: constraint, in: owner), default: []].append(id)
+                }
+            }
+            cache.values[bucket] = table
+            return table[key] ?? []
+        }
     }
 
     /// The values of a constraint as it compares them: case-insensitive attributes folded.
@@ -193,10 +211,8 @@ struct UniquenessCheck {
 
     /// The check for a store that keeps its rows in a dictionary.
     func failures(_ changes: StoreChanges, rows: [ObjectID: StoredRow]) throws -> [ValidationFailure] {
-        try failures(changes, existing: { entity, slots in
+        try failures(changes, saved: { id, slots in rows[id]?.values(at: slots) }, holders: scanning { entity, slots in
             rows.values.filter { $0.objectID.entityName == entity }.map { ($0.objectID, $0.values(at: slots)) }
-        }, saved: { id, slots in
-            rows[id]?.values(at: slots)
         })
     }
 }

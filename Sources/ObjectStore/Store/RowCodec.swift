@@ -145,6 +145,12 @@ struct RowCodec {
         return result
     }
 
+    /// Moves past a whole row of slots.
+    func skipRow(_ reader: inout ByteReader) throws {
+        let count = try reader.count()
+        for _ in 0..<count { try skip(&reader) }
+    }
+
     /// Moves past one slot.
     private func skip(_ reader: inout ByteReader) throws {
         guard let tag = Tag(rawValue: try reader.u8()) else { throw ByteReader.Truncated() }

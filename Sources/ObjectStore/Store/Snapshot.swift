@@ -1,0 +1,341 @@
+import Foundation
+import ObjectStoreModel
+
+/// The compacted part of a format-2 binary store file: every live row as of the last
+/// compaction, laid out so that opening reads only a small table (docs/store-format.md,
+/// "Snapshot"). A row is read, and its checksum checked, when it is asked for; an entity's
+/// directory and rows are read in one piece when all of them are.
+///
+/// Offsets are relative to the snapshot's first byte. Every integer is little-endian.
+struct Snapshot {
+    static let magic: [UInt8] = [0x4F, 0x53, 0x4E, 0x50]  // O S N P
+    static let prefixSize = 16
+    static let entityPartSize = 40
+    static let indexPartSize = 32
+    static let directoryEntrySize = 32
+    static let indexEntrySize = 24
+
+    /// One entity's rows: a directory of fixed-size entries sorted by key, then the rows.
+    struct EntityPart: Equatable {
+        var rowCount: Int
+        var directoryOffset: Int
+        var rowsOffset: Int
+        var rowsLength: Int
+        /// CRC-32 of the whole directory.
+        var directoryCRC: UInt32
+    }
+
+    /// One uniqueness constraint's index: (hash of the values, entity, key) sorted.
+    struct IndexPart: Equatable {
+        /// The owner's entity-table index, and the constraint's position among its constraints.
+        var owner: Int
+        var constraint: Int
+        var count: Int
+        var offset: Int
+        var crc: UInt32
+        /// What the index was built for (``BinaryStore/signature(of:in:)``).
+        var signature: UInt32
+    }
+
+    /// One directory entry. The checksum covers key, version and the row's bytes, so a
+    /// damaged entry or row is found when it is read.
+    struct Entry: Equatable {
+        var key: Int64
+        var version: Int64
+        var offset: Int
+        var size: Int
+        var crc: UInt32
+    }
+
+    /// Where the snapshot starts in the file.
+    let base: Int
+    let length: Int
+    let entities: [EntityPart]
+    let indexes: [IndexPart]
+
+    // MARK: Reading
+
+    /// Reads and checks the snapshot's tables (not its rows): a few hundred bytes.
+    static func open(_ fd: Int32, base: Int, length: Int, entityCount: Int, path: String) throws -> Snapshot {
+        func corrupt(_ reason: String) -> StoreError { .corrupt(path: path, reason: "snapshot at byte \(base): \(reason)") }
+        let prefix = try FileIO.read(fd, count: prefixSize, at: base, path: path)
+        guard prefix.count == prefixSize, length >= prefixSize, Array(prefix[0..<4]) == magic else { throw corrupt("no snapshot signature") }
+        var reader = ByteReader(prefix, from: 4)
+        let (entityTotal, indexTotal, crc) = try (Int(reader.u32()), Int(reader.u32()), reader.u32())
+        guard entityTotal == entityCount, indexTotal <= 1 << 16 else { throw corrupt("its entity table does not match the store's entities") }
+        let tableSize = entityTotal * entityPartSize + indexTotal * indexPartSize
+        guard tableSize <= length - prefixSize else { throw corrupt("its tables run past its end") }
+        let table = try FileIO.read(fd, count: tableSize, at: base + prefixSize, path: path)
+        guard table.count == tableSize, CRC32.checksum(table) == crc else { throw corrupt("the table checksum does not match") }
+        var entities: [EntityPart] = []
+        var indexes: [IndexPart] = []
+        var tableReader = ByteReader(table)
+        do {
+            for _ in 0..<entityTotal {
+                let part = EntityPart(
+                    rowCount: Int(truncatingIfNeeded: try tableReader.u64()), directoryOffset: Int(truncatingIfNeeded: try tableReader.u64()),
+                    rowsOffset: Int(truncatingIfNeeded: try tableReader.u64()), rowsLength: Int(truncatingIfNeeded: try tableReader.u64()),
+                    directoryCRC: try tableReader.u32())
+                _ = try tableReader.u32()
+                guard part.rowCount >= 0, part.rowCount <= length / directoryEntrySize, part.directoryOffset >= 0,
+                      part.rowsOffset == part.directoryOffset + part.rowCount * directoryEntrySize,
+                      part.rowsLength >= 0, part.rowsOffset <= length, part.rowsLength <= length - part.rowsOffset
+                else { throw corrupt("an entity's rows lie outside it") }
+                entities.append(part)
+            }
+            for _ in 0..<indexTotal {
+                let part = IndexPart(
+                    owner: Int(try tableReader.u32()), constraint: Int(try tableReader.u32()), count: Int(truncatingIfNeeded: try tableReader.u64()),
+                    offset: Int(truncatingIfNeeded: try tableReader.u64()), crc: try tableReader.u32(), signature: try tableReader.u32())
+                guard part.owner < entityTotal, part.count >= 0, part.count <= length / indexEntrySize, part.offset >= 0,
+                      part.offset <= length - part.count * indexEntrySize
+                else { throw corrupt("an index lies outside it") }
+                indexes.append(part)
+            }
+        } catch is ByteReader.Truncated {
+            throw corrupt("its tables are truncated")
+        }
+        return Snapshot(base: base, length: length, entities: entities, indexes: indexes)
+    }
+
+    /// An entity's directory and rows, read in one piece (for fetches that visit every row).
+    struct Loaded {
+        let part: EntityPart
+        /// The directory followed by the rows.
+        let bytes: [UInt8]
+
+        func entry(at index: Int) -> Entry {
+            Snapshot.entry(in: bytes, at: index * Snapshot.directoryEntrySize)
+        }
+
+        /// The directory position of a key.
+        func find(_ key: Int64) -> Int? {
+            var low = 0, high = part.rowCount
+            while low < high {
+                let mid = (low + high) / 2
+                let found = entry(at: mid).key
+                if found == key { return mid }
+                if found < key { low = mid + 1 } else { high = mid }
+            }
+            return nil
+        }
+
+        /// The encoded slots of the row at a directory position, checked against its checksum.
+        func row(at index: Int, path: String) throws -> (entry: Entry, start: Int) {
+            let entry = entry(at: index)
+            let start = entry.offset - part.directoryOffset
+            guard entry.offset >= part.rowsOffset, entry.size >= 0, start <= bytes.count, entry.size <= bytes.count - start,
+                  Snapshot.checksum(entry, bytes[start..<start + entry.size]) == entry.crc
+            else { throw StoreError.corrupt(path: path, reason: "a snapshot row of key \(entry.key) does not match its checksum") }
+            return (entry, start)
+        }
+    }
+
+    /// Reads an entity's directory and rows, checking the directory's checksum and order.
+    func load(entity index: Int, fd: Int32, path: String) throws -> Loaded {
+        let part = entities[index]
+        let count = part.rowsOffset + part.rowsLength - part.directoryOffset
+        let bytes = try FileIO.read(fd, count: count, at: base + part.directoryOffset, path: path)
+        let directoryLength = part.rowCount * Self.directoryEntrySize
+        guard bytes.count == count, CRC32.checksum(bytes[0..<directoryLength]) == part.directoryCRC else {
+            throw StoreError.corrupt(path: path, reason: "snapshot at byte \(base): a directory checksum does not match")
+        }
+        let loaded = Loaded(part: part, bytes: bytes)
+        var previous = Int64.min
+        for i in 0..<part.rowCount {
+            let key = loaded.entry(at: i).key
+            guard key > previous else { throw StoreError.corrupt(path: path, reason: "snapshot at byte \(base): a directory is out of order") }
+            previous = key
+        }
+        return loaded
+    }
+
+    /// Finds one row without reading the entity: a binary search over the directory in the
+    /// file, then one read of the row. Returns its entry and encoded slots.
+    func find(key: Int64, entity index: Int, fd: Int32, path: String) throws -> (entry: Entry, bytes: [UInt8])? {
+        let part = entities[index]
+        var low = 0, high = part.rowCount
+        // Halve with single entries, then read the last few hundred in one go.
+        while high - low > 128 {
+            let mid = (low + high) / 2
+            let bytes = try FileIO.read(fd, count: 8, at: base + part.directoryOffset + mid * Self.directoryEntrySize, path: path)
+            var reader = ByteReader(bytes)
+            let found = Int64(bitPattern: (try? reader.u64()) ?? 0)
+            if found == key { low = mid; high = mid + 1; break }
+            if found < key { low = mid + 1 } else { high = mid }
+        }
+        guard low < high else { return nil }
+        let run = try FileIO.read(fd, count: (high - low) * Self.directoryEntrySize, at: base + part.directoryOffset + low * Self.directoryEntrySize, path: path)
+        guard run.count == (high - low) * Self.directoryEntrySize else { throw StoreError.corrupt(path: path, reason: "snapshot at byte \(base): a directory is truncated") }
+        for i in 0..<(high - low) {
+            let entry = Self.entry(in: run, at: i * Self.directoryEntrySize)
+            guard entry.key == key else { continue }
+            guard entry.offset >= part.rowsOffset, entry.size >= 0, entry.offset <= part.rowsOffset + part.rowsLength,
+                  entry.size <= part.rowsOffset + part.rowsLength - entry.offset else {
+                throw StoreError.corrupt(path: path, reason: "a snapshot row of key \(key) lies outside its entity")
+            }
+            let bytes = try FileIO.read(fd, count: entry.size, at: base + entry.offset, path: path)
+            guard bytes.count == entry.size, Self.checksum(entry, bytes[...]) == entry.crc else {
+                throw StoreError.corrupt(path: path, reason: "a snapshot row of key \(key) does not match its checksum")
+            }
+            return (entry, bytes)
+        }
+        return nil
+    }
+
+    /// The (entity, key) pairs an index lists under a hash.
+    /// `nil` when there is no index for the constraint as the model defines it now.
+    func candidates(owner: Int, constraint: Int, signature: UInt32, hash: UInt64, fd: Int32, path: String) throws -> [(entity: Int, key: Int64)]? {
+        guard let part = indexes.first(where: { $0.owner == owner && $0.constraint == constraint && $0.signature == signature }) else { return nil }
+        func read(_ range: Range<Int>) throws -> [UInt8] {
+            let bytes = try FileIO.read(fd, count: range.count * Self.indexEntrySize, at: base + part.offset + range.lowerBound * Self.indexEntrySize, path: path)
+            guard bytes.count == range.count * Self.indexEntrySize else { throw StoreError.corrupt(path: path, reason: "snapshot at byte \(base): an index is truncated") }
+            return bytes
+        }
+        // The first entry whose hash is not below `hash`.
+        var low = 0, high = part.count
+        while high - low > 128 {
+            let mid = (low + high) / 2
+            var reader = ByteReader(try read(mid..<mid + 1))
+            if (try? reader.u64()) ?? 0 < hash { low = mid + 1 } else { high = mid }
+        }
+        var result: [(Int, Int64)] = []
+        var start = low
+        while start < part.count {
+            let end = min(part.count, start + 128)
+            let bytes = try read(start..<end)
+            var reader = ByteReader(bytes)
+            for _ in start..<end {
+                let (found, entity, _, key) = try (reader.u64(), reader.u32(), reader.u32(), Int64(bitPattern: reader.u64()))
+                if found < hash { continue }
+                if found > hash { return result }
+                result.append((Int(entity), key))
+            }
+            start = end
+        }
+        return result
+    }
+
+    /// Every entry of an index, checked against its checksum (for integrity checks).
+    func indexEntries(_ part: IndexPart, fd: Int32, path: String) throws -> [(hash: UInt64, entity: Int, key: Int64)] {
+        let bytes = try FileIO.read(fd, count: part.count * Self.indexEntrySize, at: base + part.offset, path: path)
+        guard bytes.count == part.count * Self.indexEntrySize, CRC32.checksum(bytes) == part.crc else {
+            throw StoreError.corrupt(path: path, reason: "snapshot at byte \(base): an index checksum does not match")
+        }
+        var reader = ByteReader(bytes)
+        var result: [(UInt64, Int, Int64)] = []
+        for _ in 0..<part.count {
+            let (hash, entity, _, key) = try (reader.u64(), reader.u32(), reader.u32(), Int64(bitPattern: reader.u64()))
+            result.append((hash, Int(entity), key))
+        }
+        return result
+    }
+
+    private static func entry(in bytes: [UInt8], at position: Int) -> Entry {
+        var reader = ByteReader(bytes, from: position)
+        // Callers check that the directory holds the entry; a short read reads zeros.
+        let key = Int64(bitPattern: (try? reader.u64()) ?? 0)
+        let version = Int64(bitPattern: (try? reader.u64()) ?? 0)
+        let offset = Int(truncatingIfNeeded: (try? reader.u64()) ?? 0)
+        let size = Int((try? reader.u32()) ?? 0)
+        let crc = (try? reader.u32()) ?? 0
+        return Entry(key: key, version: version, offset: offset, size: size, crc: crc)
+    }
+
+    static func checksum(_ entry: Entry, _ row: ArraySlice<UInt8>) -> UInt32 {
+        var head = ByteWriter()
+        head.u64(UInt64(bitPattern: entry.key))
+        head.u64(UInt64(bitPattern: entry.version))
+        return CRC32.checksum(row, continuing: CRC32.checksum(head.bytes))
+    }
+
+    /// FNV-1a: a hash that is the same in every process (Swift's `Hasher` is seeded per run).
+    static func hash(_ bytes: [UInt8]) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return hash
+    }
+
+    // MARK: Writing
+
+    /// One row to write: its key, version and encoded slots.
+    struct Row {
+        var key: Int64
+        var version: Int64
+        var bytes: ArraySlice<UInt8>
+    }
+
+    /// One index to write.
+    struct Index {
+        var owner: Int
+        var constraint: Int
+        var signature: UInt32
+        var entries: [(hash: UInt64, entity: Int, key: Int64)]
+    }
+
+    /// The bytes of a snapshot: `rows[i]` are entity i's rows sorted by key.
+    static func bytes(rows: [[Row]], indexes: [Index]) -> [UInt8] {
+        let tableSize = rows.count * entityPartSize + indexes.count * indexPartSize
+        var body = ByteWriter()
+        var offset = prefixSize + tableSize
+        var parts: [EntityPart] = []
+        for entityRows in rows {
+            let directoryOffset = offset
+            let rowsOffset = directoryOffset + entityRows.count * directoryEntrySize
+            var directory = ByteWriter()
+            var rowOffset = rowsOffset
+            for row in entityRows {
+                var entry = Entry(key: row.key, version: row.version, offset: rowOffset, size: row.bytes.count, crc: 0)
+                entry.crc = checksum(entry, row.bytes)
+                directory.u64(UInt64(bitPattern: entry.key))
+                directory.u64(UInt64(bitPattern: entry.version))
+                directory.u64(UInt64(entry.offset))
+                directory.u32(UInt32(entry.size))
+                directory.u32(entry.crc)
+                rowOffset += row.bytes.count
+            }
+            parts.append(EntityPart(rowCount: entityRows.count, directoryOffset: directoryOffset, rowsOffset: rowsOffset,
+                                    rowsLength: rowOffset - rowsOffset, directoryCRC: CRC32.checksum(directory.bytes)))
+            body.bytes += directory.bytes
+            for row in entityRows { body.bytes += row.bytes }
+            offset = rowOffset
+        }
+        var indexParts: [IndexPart] = []
+        for index in indexes {
+            var entries = ByteWriter()
+            for entry in index.entries.sorted(by: { ($0.hash, $0.entity, $0.key) < ($1.hash, $1.entity, $1.key) }) {
+                entries.u64(entry.hash)
+                entries.u32(UInt32(entry.entity))
+                entries.u32(0)
+                entries.u64(UInt64(bitPattern: entry.key))
+            }
+            indexParts.append(IndexPart(owner: index.owner, constraint: index.constraint, count: index.entries.count, offset: offset,
+                                        crc: CRC32.checksum(entries.bytes), signature: index.signature))
+            body.bytes += entries.bytes
+            offset += entries.bytes.count
+        }
+        var table = ByteWriter()
+        for part in parts {
+            table.u64(UInt64(part.rowCount))
+            table.u64(UInt64(part.directoryOffset))
+            table.u64(UInt64(part.rowsOffset))
+            table.u64(UInt64(part.rowsLength))
+            table.u32(part.directoryCRC)
+            table.u32(0)
+        }
+        for part in indexParts {
+            table.u32(UInt32(part.owner))
+            table.u32(UInt32(part.constraint))
+            table.u64(UInt64(part.count))
+            table.u64(UInt64(part.offset))
+            table.u32(part.crc)
+            table.u32(part.signature)
+        }
+        var result = ByteWriter()
+        result.bytes = magic
+        result.u32(UInt32(rows.count))
+        result.u32(UInt32(indexes.count))
+        result.u32(CRC32.checksum(table.bytes))
+        return result.bytes + table.bytes + body.bytes
+    }
+}
