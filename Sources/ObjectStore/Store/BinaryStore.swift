@@ -723,6 +723,31 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
                 return Snapshot.Row(key: row.key, version: row.version, bytes: row.bytes[row.start..<row.start + length])
             })
         }
+        let snapshot = Snapshot.bytes(rows: rows, indexes: try indexes(of: rows, codec: codec))
+        let snapshotOffset = Self.headerSize + metadataFrame.count
+        let header = Self.header(Header(version: 2, committedLength: snapshotOffset + snapshot.count, commitCount: state.commitCount + 1,
+                                        snapshotOffset: snapshotOffset, snapshotLength: snapshot.count))
+        // Beside the real file, so a symbolic link to the store stays one.
+        let fd = try FileIO.replace(realPath, with: header + metadataFrame + snapshot)
+        defer { close(fd) }
+        try reload(fd)
+    }
+
+    /// The index entries of the snapshot's rows (the rows of a snapshot part as read).
+    private func indexes(of snapshot: Snapshot, codec: RowCodec) throws -> [Snapshot.Index] {
+        var rows: [[Snapshot.Row]] = []
+        for index in codec.entityNames.indices {
+            guard let loaded = try loadedEntity(index) else { return [] }
+            rows.append(try (0..<loaded.part.rowCount).map { position in
+                let (entry, start) = try loaded.row(at: position, path: path)
+                return Snapshot.Row(key: entry.key, version: entry.version, bytes: loaded.bytes[start..<start + entry.size])
+            })
+        }
+        return try indexes(of: rows, codec: codec)
+    }
+
+    /// An index per uniqueness constraint of the model over rows (`rows[i]`: entity i's).
+    private func indexes(of rows: [[Snapshot.Row]], codec: RowCodec) throws -> [Snapshot.Index] {
         var indexes: [Snapshot.Index] = []
         for (ownerIndex, ownerName) in codec.entityNames.enumerated() {
             guard let owner = model.entity(named: ownerName) else { continue }
@@ -745,14 +770,33 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
                 indexes.append(Snapshot.Index(owner: ownerIndex, constraint: number, signature: Self.signature(of: constraint, in: owner), entries: entries))
             }
         }
-        let snapshot = Snapshot.bytes(rows: rows, indexes: indexes)
-        let snapshotOffset = Self.headerSize + metadataFrame.count
-        let header = Self.header(Header(version: 2, committedLength: snapshotOffset + snapshot.count, commitCount: state.commitCount + 1,
-                                        snapshotOffset: snapshotOffset, snapshotLength: snapshot.count))
-        // Beside the real file, so a symbolic link to the store stays one.
-        let fd = try FileIO.replace(realPath, with: header + metadataFrame + snapshot)
-        defer { close(fd) }
-        try reload(fd)
+        return indexes
+    }
+
+    /// Every snapshot index checked against its checksum and against the snapshot's rows
+    /// (the rows' own checksums are checked as they are read).
+    public func storageProblems() throws -> [String] {
+        try fileLock.withLock(exclusive: false) { fd, _ in
+            try lock.withLock {
+                try refresh(fd)
+                guard let snapshot = state.snapshot, let codec = state.codec, let held else { return [] }
+                let expected = try indexes(of: snapshot, codec: codec)
+                var problems: [String] = []
+                for part in snapshot.indexes {
+                    let owner = part.owner < codec.entityNames.count ? codec.entityNames[part.owner] : "entity \(part.owner)"
+                    let stored = try snapshot.indexEntries(part, fd: held.fd, path: path)
+                    guard let built = expected.first(where: { $0.owner == part.owner && $0.constraint == part.constraint && $0.signature == part.signature }) else {
+                        problems.append("the snapshot has an index of \(owner) the model does not define (constraint \(part.constraint + 1)); it is not used")
+                        continue
+                    }
+                    let order = { (a: (hash: UInt64, entity: Int, key: Int64), b: (hash: UInt64, entity: Int, key: Int64)) in (a.hash, a.entity, a.key) < (b.hash, b.entity, b.key) }
+                    if !stored.elementsEqual(built.entries.sorted(by: order), by: { $0 == $1 }) {
+                        problems.append("the snapshot index of \(owner) (constraint \(part.constraint + 1)) does not match its rows; compact the store to rebuild it")
+                    }
+                }
+                return problems
+            }
+        }
     }
 
     /// The length of a row's encoded slots.

@@ -93,6 +93,7 @@ extension PersistentStoreCoordinator {
                 }
             }
         }
+        problems += try store.storageProblems()
         return IntegrityReport(objectCount: rows.count, problems: problems.sorted())
     }
 }

@@ -77,12 +77,17 @@ public protocol PersistentStore: AnyObject, Sendable {
     /// A problem with housekeeping after the last save (an automatic compaction that
     /// failed), or `nil`. The save itself had committed.
     var housekeepingWarning: String? { get }
+    /// Checks what the store keeps besides rows (the binary store's snapshot indexes)
+    /// against the rows, one line per problem. Part of
+    /// ``PersistentStoreCoordinator/checkIntegrity()``.
+    func storageProblems() throws -> [String]
 }
 
 extension PersistentStore {
     public func withExclusiveAccess<T>(_ body: () throws -> T) throws -> T { try body() }
     public var housekeepingWarning: String? { nil }
     public func compact() throws {}
+    public func storageProblems() throws -> [String] { [] }
 
     public func slotValues(ofEntity entityName: String, slots: [Int]) throws -> [(ObjectID, [SlotValue])] {
         try objectIDs(ofEntity: entityName).compactMap { id in

@@ -1,0 +1,195 @@
+import Foundation
+import Testing
+import ObjectStore
+import ObjectStoreModel
+
+/// The binary store's format 2: a snapshot (row directories, uniqueness indexes) followed by
+/// the log of the saves since.
+@Suite struct SnapshotTests {
+    static let model: ManagedObjectModel = {
+        let schema = #"""
+        {
+          "entities": [
+            { "name": "Person",
+              "attributes": [
+                { "name": "email", "type": "string", "collation": "caseInsensitive" },
+                { "name": "name", "type": "string" }
+              ],
+              "uniquenessConstraints": [["email"]]
+            },
+            { "name": "Employee", "parent": "Person",
+              "attributes": [{ "name": "badge", "type": "integer 64" }],
+              "uniquenessConstraints": [["badge"]]
+            },
+            { "name": "Note", "attributes": [{ "name": "body", "type": "string" }] }
+          ]
+        }
+        """#
+        do {
+            return try ManagedObjectModel(schema: schema.replacingOccurrences(of: "integer 64", with: "int64"), file: "people")
+        } catch {
+            preconditionFailure("the test model does not load: \(error)")
+        }
+    }()
+
+    private func open(_ url: URL, threshold: Int? = nil) throws -> (ManagedObjectContext, BinaryStore) {
+        let store = try BinaryStore(url: url, model: Self.model)
+        if let threshold { store.compactionThreshold = threshold }
+        let context = ManagedObjectContext(coordinator: PersistentStoreCoordinator(model: Self.model, store: store))
+        context.undoManager = nil
+        return (context, store)
+    }
+
+    @discardableResult
+    private func person(_ context: ManagedObjectContext, _ email: String, entity: String = "Person", badge: Int64? = nil) throws -> ManagedObject {
+        let object = try context.insertObject(entityName: entity)
+        try object.setValue(.string(email), forKey: "email")
+        if let badge { try object.setValue(.integer(badge), forKey: "badge") }
+        return object
+    }
+
+    private func refusesAsDuplicate(_ context: ManagedObjectContext, _ body: () throws -> Void) throws -> Bool {
+        try body()
+        do {
+            try context.save()
+            return false
+        } catch let error as ValidationError {
+            context.rollback()
+            return error.failures.contains { $0.rule == .unique }
+        }
+    }
+
+    @Test func uniquenessHoldsThroughTheSnapshotIndexAndTheLog() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("people.store")
+        let (setup, store) = try open(url, threshold: Int.max)
+        for i in 0..<300 { try person(setup, "person\(i)@example.com") }
+        try person(setup, "boss@example.com", entity: "Employee", badge: 7)
+        try setup.save()
+        try store.compact()
+
+        // Another opener, as another process would: values in the snapshot are taken,
+        // case folded, across the entity and its sub-entity.
+        let (context, _) = try open(url, threshold: Int.max)
+        #expect(try refusesAsDuplicate(context) { try person(context, "PERSON42@example.com") })
+        #expect(try refusesAsDuplicate(context) { try person(context, "person7@example.com", entity: "Employee", badge: 1) })
+        #expect(try refusesAsDuplicate(context) { try person(context, "Boss@Example.com") })
+        #expect(try refusesAsDuplicate(context) { try person(context, "new@example.com", entity: "Employee", badge: 7) })
+
+        // A value changed or deleted in the log is free again; the new one is taken.
+        let people = try context.fetch(FetchRequest(entityName: "Person", predicate: try ObjectPredicate("email IN {'person1@example.com', 'person2@example.com'}")))
+        #expect(people.count == 2)
+        let first = try #require(people.first { $0["email"] == "person1@example.com" })
+        let second = try #require(people.first { $0["email"] == "person2@example.com" })
+        try first.setValue("renamed@example.com", forKey: "email")
+        context.delete(second)
+        try context.save()
+        #expect(try refusesAsDuplicate(context) { try person(context, "Renamed@example.com") })
+        try person(context, "person1@example.com")
+        try person(context, "person2@example.com")
+        try context.save()
+        #expect(try refusesAsDuplicate(context) { try person(context, "PERSON1@example.com") })
+
+        // After another compaction the index is rebuilt from the rows as they are now.
+        try store.compact()
+        let (reopened, reopenedStore) = try open(url)
+        #expect(try refusesAsDuplicate(reopened) { try person(reopened, "renamed@example.com") })
+        #expect(try refusesAsDuplicate(reopened) { try person(reopened, "person2@EXAMPLE.com") })
+        try person(reopened, "person300@example.com")
+        try reopened.save()
+        #expect(try reopened.count(for: FetchRequest(entityName: "Person")) == 303)
+        #expect(try reopenedStore.storageProblems().isEmpty)
+        #expect(try reopened.coordinator.checkIntegrity().problems.isEmpty)
+    }
+
+    @Test func aLargeSaveChecksUniquenessByReadingTheStoreOnce() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("people.store")
+        let (context, store) = try open(url, threshold: Int.max)
+        for i in 0..<100 { try person(context, "p\(i)@example.com") }
+        try context.save()
+        try store.compact()
+        // More than 1,000 rows at once take the scanning path; a clash is still found.
+        for i in 100..<1_200 { try person(context, "p\(i)@example.com") }
+        try person(context, "P5@example.com")
+        #expect(throws: ValidationError.self) { try context.save() }
+    }
+
+    @Test func formatOneFilesAreReadAndBecomeFormatTwoAtTheirFirstCompaction() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("people.store")
+        let (context, _) = try open(url, threshold: Int.max)
+        for i in 0..<20 { try person(context, "p\(i)@example.com").setValue(.string("P \(i)"), forKey: "name") }
+        try context.save()
+        #expect(try Data(contentsOf: url)[8] == 1, "a store without a snapshot is format 1, which older versions read")
+
+        let (reader, store) = try open(url)
+        #expect(try reader.count(for: FetchRequest(entityName: "Person")) == 20)
+        try store.compact()
+        #expect(try Data(contentsOf: url)[8] == 2)
+        let (after, _) = try open(url)
+        let names = try after.fetch(FetchRequest(entityName: "Person", sortDescriptors: [SortKey("name")])).map { $0["name"] }
+        #expect(names.count == 20 && names.first == "P 0")
+    }
+
+    @Test func theCommittedFormatOneFixturesStillOpen() throws {
+        let v3 = try MigrationTests.tasksDirectory().model(version: "v3")
+        let directory = try TemporaryDirectory()
+        let copy = directory.file("v3.store")
+        try FileManager.default.copyItem(at: MigrationTests.fixtures.appendingPathComponent("v3.store"), to: copy)
+        #expect(try Data(contentsOf: copy)[8] == 1)
+        let context = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: v3, storeURL: copy))
+        let before = try context.fetch(FetchRequest(entityName: "Task", sortDescriptors: [SortKey("uuid")])).map { $0["title"] }
+        #expect(!before.isEmpty)
+        try context.coordinator.store.compact()
+        #expect(try Data(contentsOf: copy)[8] == 2)
+        let reopened = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: v3, storeURL: copy))
+        #expect(try reopened.fetch(FetchRequest(entityName: "Task", sortDescriptors: [SortKey("uuid")])).map { $0["title"] } == before)
+        #expect(try reopened.coordinator.checkIntegrity().problems.isEmpty)
+    }
+
+    /// Opens the store, reads every value of every object and checks its integrity; returns
+    /// whether anything was reported.
+    private func damageIsReported(_ url: URL) -> Bool {
+        do {
+            let (context, _) = try open(url)
+            for entity in ["Person", "Note"] {
+                for object in try context.fetch(FetchRequest(entityName: entity)) {
+                    for property in object.entity.properties where property.attribute != nil { _ = try object.value(forKey: property.name) }
+                }
+            }
+            return try !context.coordinator.checkIntegrity().problems.isEmpty
+        } catch is StoreError {
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    @Test func everyFlippedByteOfACompactedStoreIsReportedAndTheFileLeftAlone() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("people.store")
+        let (context, store) = try open(url, threshold: Int.max)
+        for i in 0..<4 { try person(context, "p\(i)@example.com").setValue(.string("P\(i)"), forKey: "name") }
+        try person(context, "e@example.com", entity: "Employee", badge: 3)
+        let note = try context.insertObject(entityName: "Note")
+        try note.setValue("hello", forKey: "body")
+        try context.save()
+        try store.compact()
+        // And a commit in the log over the snapshot.
+        try note.setValue("hello again", forKey: "body")
+        try context.save()
+        let original = Array(try Data(contentsOf: url))
+        #expect(original[8] == 2)
+        #expect(!damageIsReported(url))
+        var unnoticed: [Int] = []
+        for offset in 0..<original.count {
+            var damaged = original
+            damaged[offset] ^= 0x5A
+            try Data(damaged).write(to: url)
+            if !damageIsReported(url) { unnoticed.append(offset) }
+            #expect(Array(try Data(contentsOf: url)) == damaged, "the file must be left untouched")
+        }
+        #expect(unnoticed.isEmpty, "flips at \(unnoticed.prefix(20)) of \(original.count) bytes went unnoticed")
+    }
+}
