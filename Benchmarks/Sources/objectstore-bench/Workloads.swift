@@ -91,8 +91,22 @@ struct GTask: Codable, FetchableRecord, PersistableRecord {
 }
 
 enum SQL {
-    static func create(_ url: URL) throws -> DatabaseQueue {
-        let queue = try DatabaseQueue(path: url.path)
+    /// SQLite's two journals as GRDB opens them: `DatabaseQueue` keeps SQLite's default
+    /// rollback ("delete") journal; `DatabasePool` switches the file to WAL.
+    enum Journal: String, CaseIterable {
+        case delete, wal
+        var system: String { self == .wal ? "GRDB WAL" : "GRDB delete journal" }
+    }
+
+    static func open(_ url: URL, _ journal: Journal) throws -> any DatabaseWriter {
+        switch journal {
+        case .delete: return try DatabaseQueue(path: url.path)
+        case .wal: return try DatabasePool(path: url.path)
+        }
+    }
+
+    static func create(_ url: URL, _ journal: Journal = .delete) throws -> any DatabaseWriter {
+        let queue = try open(url, journal)
         try queue.write { db in
             try db.execute(sql: """
                 CREATE TABLE location (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
@@ -107,7 +121,7 @@ enum SQL {
         return queue
     }
 
-    static func insertRecords(_ queue: DatabaseQueue, _ data: [TaskData]) throws {
+    static func insertRecords(_ queue: any DatabaseWriter, _ data: [TaskData]) throws {
         try queue.write { db in
             for item in data {
                 try GTask(id: nil, title: item.title, priority: item.priority, dueDate: item.due, locationId: Int64(item.location + 1),
@@ -116,7 +130,7 @@ enum SQL {
         }
     }
 
-    static func insertPrepared(_ queue: DatabaseQueue, _ data: [TaskData]) throws {
+    static func insertPrepared(_ queue: any DatabaseWriter, _ data: [TaskData]) throws {
         try queue.write { db in
             let statement = try db.makeStatement(sql: "INSERT INTO task (title, priority, dueDate, locationId, uuid, status) VALUES (?, ?, ?, ?, ?, 'pending')")
             for item in data {
@@ -141,6 +155,7 @@ struct Workloads {
     mutating func runAll() throws {
         for n in options.sizes {
             let data = TaskData.make(n)
+            if options.wants("open") { try open(n, data) }
             if options.wants("insert") { try insert(n, data) }
             if options.wants("fetch") { try fetch(n, data) }
             if options.wants("delete") { try delete(n, data) }
@@ -160,17 +175,44 @@ struct Workloads {
         var k = 0
         func fresh(_ ext: String) -> URL { k += 1; return dir.appendingPathComponent("s\(k).\(ext)") }
         record("1 insert+save", n, "ObjectStore", try measure(options.runs, setup: { fresh("store") }) { try OS.build($0, data) })
-        record("1 insert+save", n, "GRDB records", try measure(options.runs, setup: { try SQL.create(fresh("sqlite")) }) { try SQL.insertRecords($0, data) })
-        record("1 insert+save", n, "GRDB prepared", try measure(options.runs, setup: { try SQL.create(fresh("sqlite")) }) { try SQL.insertPrepared($0, data) })
+        for journal in SQL.Journal.allCases {
+            record("1 insert+save", n, "\(journal.system) records", try measure(options.runs, setup: { try SQL.create(fresh("sqlite"), journal) }) { try SQL.insertRecords($0, data) })
+            record("1 insert+save", n, "\(journal.system) prepared", try measure(options.runs, setup: { try SQL.create(fresh("sqlite"), journal) }) { try SQL.insertPrepared($0, data) })
+        }
+    }
+
+    /// 0. Cold open and read one object by its key: what every taskctl command pays first.
+    mutating func open(_ n: Int, _ data: [TaskData]) throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let store = dir.appendingPathComponent("t.store")
+        try OS.build(store, data)
+        var key: Int64 = 0
+        var titles = 0
+        record("0 open+read one", n, "ObjectStore", try measure(options.runs, setup: { () }) {
+            key = key * 7 % Int64(n) + 1
+            let context = try OS.open(store)
+            let task = try context.existingObject(with: ObjectID(entityName: "Task", storeIdentifier: context.coordinator.store.identifier, key: .permanent(key)))
+            if task["title"] != .null { titles += 1 }
+        })
+        for journal in SQL.Journal.allCases {
+            let sqlite = dir.appendingPathComponent("t-\(journal.rawValue).sqlite")
+            try SQL.insertPrepared(try SQL.create(sqlite, journal), data)
+            record("0 open+read one", n, journal.system, try measure(options.runs, setup: { () }) {
+                key = key * 7 % Int64(n) + 1
+                let queue = try SQL.open(sqlite, journal)
+                if try queue.read({ db in try GTask.fetchOne(db, key: key) }) != nil { titles += 1 }
+            })
+        }
+        if titles != 3 * (options.runs + 1) { notes.append("open n=\(n): \(titles) reads found their row") }
     }
 
     /// 2. Cold open, fetch with a predicate and a sort, touch every result's attributes.
     mutating func fetch(_ n: Int, _ data: [TaskData]) throws {
         let dir = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let store = dir.appendingPathComponent("t.store"), sqlite = dir.appendingPathComponent("t.sqlite")
+        let store = dir.appendingPathComponent("t.store")
         try OS.build(store, data)
-        try SQL.insertPrepared(try SQL.create(sqlite), data)
         var found = 0
         record("2 open+fetch+sort", n, "ObjectStore", try measure(options.runs, setup: { () }) {
             let context = try OS.open(store)
@@ -183,15 +225,19 @@ struct Workloads {
             }
             found = tasks.count + Int(sum % 1)
         })
-        var sqlFound = 0
-        record("2 open+fetch+sort", n, "GRDB", try measure(options.runs, setup: { () }) {
-            let queue = try DatabaseQueue(path: sqlite.path)
-            let tasks = try queue.read { db in
-                try GTask.fetchAll(db, sql: "SELECT * FROM task WHERE priority >= 2 AND dueDate < ? ORDER BY dueDate", arguments: [TaskData.cutoff])
-            }
-            sqlFound = tasks.count
-        })
-        if found != sqlFound { notes.append("fetch n=\(n): ObjectStore found \(found), GRDB \(sqlFound)") }
+        for journal in SQL.Journal.allCases {
+            let sqlite = dir.appendingPathComponent("t-\(journal.rawValue).sqlite")
+            try SQL.insertPrepared(try SQL.create(sqlite, journal), data)
+            var sqlFound = 0
+            record("2 open+fetch+sort", n, journal.system, try measure(options.runs, setup: { () }) {
+                let queue = try SQL.open(sqlite, journal)
+                let tasks = try queue.read { db in
+                    try GTask.fetchAll(db, sql: "SELECT * FROM task WHERE priority >= 2 AND dueDate < ? ORDER BY dueDate", arguments: [TaskData.cutoff])
+                }
+                sqlFound = tasks.count
+            })
+            if found != sqlFound { notes.append("fetch n=\(n): ObjectStore found \(found), \(journal.system) \(sqlFound)") }
+        }
     }
 
     /// 3. Edit 100 objects (and 1%) and save, at several store sizes.
@@ -200,10 +246,14 @@ struct Workloads {
             let data = TaskData.make(n)
             let dir = temporaryDirectory()
             defer { try? FileManager.default.removeItem(at: dir) }
-            let store = dir.appendingPathComponent("t.store"), sqlite = dir.appendingPathComponent("t.sqlite")
+            let store = dir.appendingPathComponent("t.store")
             try OS.build(store, data)
-            let queue = try SQL.create(sqlite)
-            try SQL.insertPrepared(queue, data)
+            var queues: [(SQL.Journal, any DatabaseWriter)] = []
+            for journal in SQL.Journal.allCases {
+                let queue = try SQL.create(dir.appendingPathComponent("t-\(journal.rawValue).sqlite"), journal)
+                try SQL.insertPrepared(queue, data)
+                queues.append((journal, queue))
+            }
             let context = try OS.open(store)
             let identifier = context.coordinator.store.identifier
             var round: Int64 = 0
@@ -217,13 +267,15 @@ struct Workloads {
                     }
                     try context.save()
                 })
-                record(label, n, "GRDB", try measure(options.runs, setup: { () }) {
-                    round += 1
-                    try queue.write { db in
-                        let statement = try db.makeStatement(sql: "UPDATE task SET priority = ? WHERE id = ?")
-                        for key in 1...Int64(count) { try statement.execute(arguments: [(round + key) % 4, key * 7 % Int64(n) + 1]) }
-                    }
-                })
+                for (journal, queue) in queues {
+                    record(label, n, journal.system, try measure(options.runs, setup: { () }) {
+                        round += 1
+                        try queue.write { db in
+                            let statement = try db.makeStatement(sql: "UPDATE task SET priority = ? WHERE id = ?")
+                            for key in 1...Int64(count) { try statement.execute(arguments: [(round + key) % 4, key * 7 % Int64(n) + 1]) }
+                        }
+                    })
+                }
             }
         }
     }
@@ -245,33 +297,38 @@ struct Workloads {
             }
             try context.save()
         })
-        record("4 delete 10%+save", n, "GRDB", try measure(options.runs, setup: { () -> DatabaseQueue in
-            k += 1
-            let queue = try SQL.create(dir.appendingPathComponent("d\(k).sqlite"))
-            try SQL.insertPrepared(queue, data)
-            return queue
-        }) { queue in
-            try queue.write { db in try db.execute(sql: "DELETE FROM task WHERE id % 10 = 0") }
-        })
+        for journal in SQL.Journal.allCases {
+            record("4 delete 10%+save", n, journal.system, try measure(options.runs, setup: { () -> any DatabaseWriter in
+                k += 1
+                let queue = try SQL.create(dir.appendingPathComponent("d\(k).sqlite"), journal)
+                try SQL.insertPrepared(queue, data)
+                return queue
+            }) { queue in
+                try queue.write { db in try db.execute(sql: "DELETE FROM task WHERE id % 10 = 0") }
+            })
+        }
     }
 
     /// 5. Count with a predicate (store already open).
     mutating func count(_ n: Int, _ data: [TaskData]) throws {
         let dir = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let store = dir.appendingPathComponent("t.store"), sqlite = dir.appendingPathComponent("t.sqlite")
+        let store = dir.appendingPathComponent("t.store")
         try OS.build(store, data)
-        let queue = try SQL.create(sqlite)
-        try SQL.insertPrepared(queue, data)
         let context = try OS.open(store)
-        var a = 0, b = 0
+        var a = 0
         record("5 count", n, "ObjectStore", try measure(options.runs, setup: { () }) {
             a = try context.count(for: FetchRequest(entityName: "Task", predicate: OS.predicate))
         })
-        record("5 count", n, "GRDB", try measure(options.runs, setup: { () }) {
-            b = try queue.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM task WHERE priority >= 2 AND dueDate < ?", arguments: [TaskData.cutoff]) ?? 0 }
-        })
-        if a != b { notes.append("count n=\(n): ObjectStore \(a), GRDB \(b)") }
+        for journal in SQL.Journal.allCases {
+            let queue = try SQL.create(dir.appendingPathComponent("t-\(journal.rawValue).sqlite"), journal)
+            try SQL.insertPrepared(queue, data)
+            var b = 0
+            record("5 count", n, journal.system, try measure(options.runs, setup: { () }) {
+                b = try queue.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM task WHERE priority >= 2 AND dueDate < ?", arguments: [TaskData.cutoff]) ?? 0 }
+            })
+            if a != b { notes.append("count n=\(n): ObjectStore \(a), \(journal.system) \(b)") }
+        }
     }
 
     /// 6. Fault in every object one by one, and in batches of 1,000.

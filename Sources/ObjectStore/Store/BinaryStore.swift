@@ -90,7 +90,7 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
         get { lock.withLock { threshold } }
         set { lock.withLock { threshold = newValue } }
     }
-    private var threshold = 1 << 20
+    private var threshold = 256 << 10
 
     /// Opens the store at `url`, creating it when absent (unless read-only).
     ///
