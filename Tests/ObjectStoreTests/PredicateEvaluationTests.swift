@@ -134,7 +134,7 @@ import ObjectStoreModel
         #expect(try texts(context, predicate) == expected, "\(predicate)")
     }
 
-    @Test(arguments: [StoreKind.json, .binary])
+    @Test(arguments: [StoreKind.json, .binary, .snapshot])
     func fileStoresGiveTheSameResults(kind: StoreKind) throws {
         let directory = try TemporaryDirectory()
         var unused: InMemoryStore?
@@ -142,6 +142,39 @@ import ObjectStoreModel
         let context = ManagedObjectContext(coordinator: try kind.open(in: directory, memory: &unused))
         for (predicate, expected) in Self.constructs {
             #expect(try texts(context, predicate) == expected, "\(kind): \(predicate)")
+        }
+    }
+
+    /// The binary store tests rows it hands over in bulk, decoding only what the predicate
+    /// reads; unsaved edits, deletions and inserts must overlay them as they overlay rows
+    /// read one by one (the in-memory store's path), with pending changes and without.
+    @Test(arguments: [StoreKind.binary, .snapshot])
+    func unsavedChangesOverlayTheStoresRowsLikeTheInMemoryStore(kind: StoreKind) throws {
+        let directory = try TemporaryDirectory()
+        var memory: InMemoryStore?
+        func edited(_ context: ManagedObjectContext) throws -> ManagedObjectContext {
+            let tasks = try context.fetch(FetchRequest(entityName: "Task", sortDescriptors: [SortKey("text")]))
+            let byText = Dictionary(uniqueKeysWithValues: tasks.map { ($0["text"].stringValue ?? "", $0) })
+            try byText["Mom"]?.setValue(0, forKey: "priority")
+            try byText["Outline"]?.setValue(.date(TestModel.now - 3 * Self.day), forKey: "dueDate")
+            try byText["Outline"]?.setValue("scratched", forKey: "scratch")
+            if let milk = byText["Milk"] { context.delete(milk) }
+            let fresh = try context.task("Fresh", priority: 3)
+            try fresh.setValue(.date(TestModel.now - Self.day), forKey: "dueDate")
+            return context
+        }
+        let reference = try edited(Self.graph(try StoreKind.inMemory.open(in: directory, memory: &memory)))
+        _ = try Self.graph(try kind.open(in: directory, memory: &memory))
+        let scanned = try edited(ManagedObjectContext(coordinator: try kind.open(in: directory, memory: &memory)))
+        let predicates = Self.constructs.map(\.0) + ["isOverdue == YES", "scratch == 'scratched'", "scratch == nil AND priority == 3", "doubled >= 4"]
+        for pending in [true, false] {
+            for predicate in predicates {
+                var request = FetchRequest(entityName: "Task", predicate: try ObjectPredicate(predicate), sortDescriptors: [SortKey("text")])
+                request.includesPendingChanges = pending
+                let expected = try reference.fetch(request).map { $0["text"] }
+                #expect(try scanned.fetch(request).map { $0["text"] } == expected, "\(kind), pending changes \(pending): \(predicate)")
+                #expect(try scanned.count(for: request) == expected.count, "\(kind), pending changes \(pending): count of \(predicate)")
+            }
         }
     }
 

@@ -52,7 +52,7 @@ struct FetchExecutor {
                     // Only matches become objects: faults (as Core Data fetches them) that
                     // keep the row already read, so using one reads nothing again.
                     let object = try context.object(with: id)
-                    if object.isFault { object.fetchedSnapshot = snapshot }
+                    if object.isFault { object.fetchedSnapshot = try snapshot() }
                     objects.append(object)
                 }
             }
@@ -98,9 +98,12 @@ struct FetchExecutor {
     /// with the saved row of an unregistered one, which is tested through one scratch object
     /// per entity (nothing is registered or made per row).
     func forEachMatch(of predicate: ObjectPredicate, entity: EntityDescription,
-                      _ match: (ObjectID, ManagedObject?, (slots: [SlotValue], version: Int64)?) throws -> Void) throws {
+                      _ match: (ObjectID, ManagedObject?, (() throws -> (slots: [SlotValue], version: Int64))?) throws -> Void) throws {
         let test = try context.compiled(predicate, entity: entity)
         let scope = context.evaluationScope()
+        if context.parent == nil, let scanning = context.coordinator.store as? RowScanning {
+            return try forEachMatch(scanning, test: test, scope: scope, predicate: predicate, entity: entity, match)
+        }
         var probes: [String: ManagedObject] = [:]
         for id in try candidateIDs() {
             if let object = context.registeredObject(for: id) {
@@ -119,7 +122,62 @@ struct FetchExecutor {
             probe.objectID = id
             probe.slots = snapshot.slots
             probe.committedSlots = snapshot.slots
-            if try test(probe, scope) { try match(id, nil, snapshot) }
+            if try test(probe, scope) { try match(id, nil, { snapshot }) }
+        }
+    }
+
+    /// `forEachMatch` over a store's rows of each entity, taken in one go: a row is decoded
+    /// only as far as the predicate reads it, into one scratch object per entity, and fully
+    /// only when it matches.
+    private func forEachMatch(_ scanning: RowScanning, test: PredicateClosure, scope: EvaluationScope, predicate: ObjectPredicate,
+                              entity: EntityDescription,
+                              _ match: (ObjectID, ManagedObject?, (() throws -> (slots: [SlotValue], version: Int64))?) throws -> Void) throws {
+        _ = try self.entity()
+        context.processPendingChanges()
+        let entities = request.includesSubentities ? model.entityAndDescendants(of: entity.name) : [entity]
+        let deleted = request.includesPendingChanges ? context.deletedSet : []
+        let storeIdentifier = context.storeIdentifier
+        let keys = predicate.keysReadFromObject
+        for rowEntity in entities {
+            let scan = try scanning.scanRows(ofEntity: rowEntity.name)
+            guard !scan.rows.isEmpty else { continue }
+            let initial = rowEntity.properties.map(SlotValue.initial(for:))
+            // Stores do not write transient and derived values: they start from their
+            // initial values. A derived attribute may read any value, so it needs them all.
+            let stored = rowEntity.properties.map { $0.attribute?.isStored ?? true }
+            let readsDerived = keys?.contains { rowEntity.attribute(named: $0)?.isDerived == true } ?? true
+            let wanted = rowEntity.properties.indices.map { index in
+                stored[index] && (readsDerived || keys?.contains(rowEntity.properties[index].name) ?? true)
+            }
+            let probe = ManagedObject(entity: rowEntity, objectID: ObjectID(entityName: rowEntity.name, storeIdentifier: storeIdentifier, key: .permanent(0)))
+            probe.managedObjectContext = context
+            probe.slots = initial
+            for index in scan.rows.indices {
+                let row = scan.rows[index]
+                let id = ObjectID(entityName: rowEntity.name, storeIdentifier: storeIdentifier, key: .permanent(row.key))
+                if !deleted.isEmpty && deleted.contains(id) { continue }
+                if let object = context.registeredObject(for: id) {
+                    // A row deleted elsewhere since it was listed simply does not match.
+                    guard (try? object.fireFault()) != nil else { continue }
+                    if try test(savedState(of: object), scope) { try match(id, object, nil) }
+                    continue
+                }
+                probe.objectID = id
+                try scan.decode(index, into: &probe.slots, wanted: wanted)
+                if try test(probe, scope) {
+                    try match(id, nil, {
+                        var slots = try scan.slots(at: index)
+                        if slots.count != initial.count { slots = initial }
+                        for (slot, isStored) in stored.enumerated() where !isStored { slots[slot] = initial[slot] }
+                        return (slots, row.version)
+                    })
+                }
+            }
+        }
+        if request.includesPendingChanges {
+            for object in context.insertedObjects(ofEntities: Set(entities.map(\.name))) where try test(object, scope) {
+                try match(object.objectID, object, nil)
+            }
         }
     }
 

@@ -23,7 +23,7 @@ import Darwin
 /// let store = try BinaryStore(url: URL(fileURLWithPath: "tasks.store"), model: model)
 /// let coordinator = PersistentStoreCoordinator(model: model, store: store)
 /// ```
-public final class BinaryStore: PersistentStore, @unchecked Sendable {
+public final class BinaryStore: PersistentStore, RowScanning, @unchecked Sendable {
     /// The format version this code writes and the newest it reads. Format 1 (a log
     /// without snapshot) is read too, and becomes format 2 at its first compaction.
     public static let formatVersion = 2
@@ -427,9 +427,9 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
         var result: [(key: Int64, version: Int64, bytes: [UInt8], start: Int)] = []
         if let index = state.codec?.entityIndex[name], let loaded = try loadedEntity(index) {
             result.reserveCapacity(loaded.part.rowCount + logKeys.count)
-            for position in 0..<loaded.part.rowCount {
-                let key = loaded.entry(at: position).key
-                if removed.contains(key) || logKeys.contains(key) { continue }
+            let skipping = !removed.isEmpty || !logKeys.isEmpty
+            for (position, key) in loaded.keys.enumerated() {
+                if skipping && (removed.contains(key) || logKeys.contains(key)) { continue }
                 let (entry, start) = try loaded.row(at: position, path: path)
                 result.append((key, entry.version, loaded.bytes, start))
             }
@@ -486,6 +486,16 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
         }
     }
 
+    func scanRows(ofEntity entityName: String) throws -> RowScan {
+        try fileLock.withLock(exclusive: false) { fd, _ in
+            try lock.withLock {
+                try refresh(fd)
+                guard let codec = state.codec else { throw StoreError.corrupt(path: path, reason: "no metadata record") }
+                return RowScan(codec: codec, path: path, rows: try encodedRows(ofEntity: entityName))
+            }
+        }
+    }
+
     public func objectIDs(ofEntity entityName: String) throws -> [ObjectID] {
         try fileLock.withLock(exclusive: false) { fd, _ in
             try lock.withLock {
@@ -495,9 +505,10 @@ public final class BinaryStore: PersistentStore, @unchecked Sendable {
                 if let index = state.codec?.entityIndex[entityName], let loaded = try loadedEntity(index) {
                     let removed = state.removed[entityName] ?? []
                     let logKeys = state.keysByEntity[entityName] ?? []
-                    for position in 0..<loaded.part.rowCount {
-                        let key = loaded.entry(at: position).key
-                        if !removed.contains(key) && !logKeys.contains(key) { keys.append(key) }
+                    if removed.isEmpty && logKeys.isEmpty {
+                        keys += loaded.keys
+                    } else {
+                        keys += loaded.keys.filter { !removed.contains($0) && !logKeys.contains($0) }
                     }
                 }
                 keys.sort()

@@ -221,3 +221,39 @@ struct UniquenessCheck {
         })
     }
 }
+
+/// A store that hands over every row of an entity at once, read under one lock and decoded
+/// on demand: a fetch that tests every row then makes no `StoredRow` (nor an ID lookup in
+/// the store) per row, and decodes only the values its predicate reads.
+protocol RowScanning {
+    func scanRows(ofEntity entityName: String) throws -> RowScan
+}
+
+/// The encoded rows of one entity, in key order.
+struct RowScan {
+    let codec: RowCodec
+    let path: String
+    let rows: [(key: Int64, version: Int64, bytes: [UInt8], start: Int)]
+
+    /// Every slot of a row.
+    func slots(at index: Int) throws -> [SlotValue] {
+        let row = rows[index]
+        var reader = ByteReader(row.bytes, from: row.start)
+        do {
+            return try codec.decode(from: &reader)
+        } catch {
+            throw StoreError.corrupt(path: path, reason: "unreadable row of key \(row.key)")
+        }
+    }
+
+    /// The slots `wanted` marks, decoded into `slots`.
+    func decode(_ index: Int, into slots: inout [SlotValue], wanted: [Bool]) throws {
+        let row = rows[index]
+        var reader = ByteReader(row.bytes, from: row.start)
+        do {
+            try codec.decode(into: &slots, wanted: wanted, from: &reader)
+        } catch {
+            throw StoreError.corrupt(path: path, reason: "unreadable row of key \(row.key)")
+        }
+    }
+}

@@ -81,42 +81,44 @@ struct RowCodec {
         let count = try reader.count()
         var slots: [SlotValue] = []
         slots.reserveCapacity(min(count, 4096))
-        for _ in 0..<count {
-            guard let tag = Tag(rawValue: try reader.u8()) else { throw ByteReader.Truncated() }
-            switch tag {
-            case .null: slots.append(.value(.null))
-            case .falseValue: slots.append(.value(.bool(false)))
-            case .trueValue: slots.append(.value(.bool(true)))
-            case .integer: slots.append(.value(.integer(try reader.signed())))
-            case .double: slots.append(.value(.double(Double(bitPattern: try reader.u64()))))
-            case .decimal:
-                guard let d = DecimalText.parse(try reader.string()) else { throw ByteReader.Truncated() }
-                slots.append(.value(.decimal(d)))
-            case .string: slots.append(.value(.string(try reader.string())))
-            case .date:
-                let seconds = Double(bitPattern: try reader.u64())
-                guard seconds.isFinite else { throw ByteReader.Truncated() }  // no date is NaN or infinite
-                slots.append(.value(.date(Date(timeIntervalSinceReferenceDate: seconds))))
-            case .data: slots.append(.value(.data(Data(try reader.blob()))))
-            case .uuid:
-                var bytes: [UInt8] = []
-                for _ in 0..<16 { bytes.append(try reader.u8()) }
-                let uuid = UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
-                slots.append(.value(.uuid(uuid)))
-            case .uri:
-                guard let url = URL(string: try reader.string()) else { throw ByteReader.Truncated() }
-                slots.append(.value(.uri(url)))
-            case .toOneNil: slots.append(.toOne(nil))
-            case .toOne: slots.append(.toOne(try reference(from: &reader)))
-            case .toMany:
-                let n = try reader.count()
-                var ids: [ObjectID] = []
-                ids.reserveCapacity(min(n, 4096))
-                for _ in 0..<n { ids.append(try reference(from: &reader)) }
-                slots.append(.toMany(ids))
-            }
-        }
+        for _ in 0..<count { slots.append(try slot(from: &reader)) }
         return slots
+    }
+
+    /// One slot's value.
+    private func slot(from reader: inout ByteReader) throws -> SlotValue {
+        guard let tag = Tag(rawValue: try reader.u8()) else { throw ByteReader.Truncated() }
+        switch tag {
+        case .null: return .value(.null)
+        case .falseValue: return .value(.bool(false))
+        case .trueValue: return .value(.bool(true))
+        case .integer: return .value(.integer(try reader.signed()))
+        case .double: return .value(.double(Double(bitPattern: try reader.u64())))
+        case .decimal:
+            guard let d = DecimalText.parse(try reader.string()) else { throw ByteReader.Truncated() }
+            return .value(.decimal(d))
+        case .string: return .value(.string(try reader.string()))
+        case .date:
+            let seconds = Double(bitPattern: try reader.u64())
+            guard seconds.isFinite else { throw ByteReader.Truncated() }  // no date is NaN or infinite
+            return .value(.date(Date(timeIntervalSinceReferenceDate: seconds)))
+        case .data: return .value(.data(Data(try reader.blob())))
+        case .uuid:
+            var bytes: [UInt8] = []
+            for _ in 0..<16 { bytes.append(try reader.u8()) }
+            return .value(.uuid(UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))))
+        case .uri:
+            guard let url = URL(string: try reader.string()) else { throw ByteReader.Truncated() }
+            return .value(.uri(url))
+        case .toOneNil: return .toOne(nil)
+        case .toOne: return .toOne(try reference(from: &reader))
+        case .toMany:
+            let n = try reader.count()
+            var ids: [ObjectID] = []
+            ids.reserveCapacity(min(n, 4096))
+            for _ in 0..<n { ids.append(try reference(from: &reader)) }
+            return .toMany(ids)
+        }
     }
 
     /// Decodes only the wanted slots (sorted indices), skipping the others' bytes without
@@ -129,13 +131,7 @@ struct RowCodec {
         for index in 0..<count {
             guard next < wanted.count else { break }
             if index == wanted[next] {
-                var single = ByteWriter()
-                single.varint(1)
-                let start = reader.position
-                try skip(&reader)
-                single.bytes.append(contentsOf: reader.bytes[start..<reader.position])
-                var one = ByteReader(single.bytes)
-                result.append(contentsOf: try decode(from: &one))
+                result.append(try slot(from: &reader))
                 next += 1
             } else {
                 try skip(&reader)
@@ -143,6 +139,19 @@ struct RowCodec {
         }
         while result.count < wanted.count { result.append(.value(.null)) }
         return result
+    }
+
+    /// Decodes the slots `wanted` marks into `slots` (which has one entry per slot),
+    /// skipping the others; a row with fewer slots leaves the rest as they are.
+    func decode(into slots: inout [SlotValue], wanted: [Bool], from reader: inout ByteReader) throws {
+        let count = try reader.count()
+        for index in 0..<count {
+            if index < wanted.count, wanted[index], index < slots.count {
+                slots[index] = try slot(from: &reader)
+            } else {
+                try skip(&reader)
+            }
+        }
     }
 
     /// Moves past a whole row of slots.

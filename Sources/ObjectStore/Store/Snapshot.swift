@@ -103,6 +103,14 @@ struct Snapshot {
         let part: EntityPart
         /// The directory followed by the rows.
         let bytes: [UInt8]
+        /// The directory's keys, in order.
+        let keys: [Int64]
+
+        init(part: EntityPart, bytes: [UInt8]) {
+            self.part = part
+            self.bytes = bytes
+            keys = (0..<part.rowCount).map { Snapshot.entry(in: bytes, at: $0 * Snapshot.directoryEntrySize).key }
+        }
 
         func entry(at index: Int) -> Entry {
             Snapshot.entry(in: bytes, at: index * Snapshot.directoryEntrySize)
@@ -110,10 +118,10 @@ struct Snapshot {
 
         /// The directory position of a key.
         func find(_ key: Int64) -> Int? {
-            var low = 0, high = part.rowCount
+            var low = 0, high = keys.count
             while low < high {
                 let mid = (low + high) / 2
-                let found = entry(at: mid).key
+                let found = keys[mid]
                 if found == key { return mid }
                 if found < key { low = mid + 1 } else { high = mid }
             }
@@ -142,8 +150,7 @@ struct Snapshot {
         }
         let loaded = Loaded(part: part, bytes: bytes)
         var previous = Int64.min
-        for i in 0..<part.rowCount {
-            let key = loaded.entry(at: i).key
+        for key in loaded.keys {
             guard key > previous else { throw StoreError.corrupt(path: path, reason: "snapshot at byte \(base): a directory is out of order") }
             previous = key
         }
@@ -232,14 +239,14 @@ struct Snapshot {
     }
 
     private static func entry(in bytes: [UInt8], at position: Int) -> Entry {
-        var reader = ByteReader(bytes, from: position)
-        // Callers check that the directory holds the entry; a short read reads zeros.
-        let key = Int64(bitPattern: (try? reader.u64()) ?? 0)
-        let version = Int64(bitPattern: (try? reader.u64()) ?? 0)
-        let offset = Int(truncatingIfNeeded: (try? reader.u64()) ?? 0)
-        let size = Int((try? reader.u32()) ?? 0)
-        let crc = (try? reader.u32()) ?? 0
-        return Entry(key: key, version: version, offset: offset, size: size, crc: crc)
+        // Callers check that the directory holds the entry; a short one reads as zeros.
+        guard position >= 0, bytes.count - position >= directoryEntrySize else { return Entry(key: 0, version: 0, offset: 0, size: 0, crc: 0) }
+        return bytes.withUnsafeBytes { raw in
+            func u64(_ at: Int) -> UInt64 { UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: position + at, as: UInt64.self)) }
+            func u32(_ at: Int) -> UInt32 { UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: position + at, as: UInt32.self)) }
+            return Entry(key: Int64(bitPattern: u64(0)), version: Int64(bitPattern: u64(8)), offset: Int(truncatingIfNeeded: u64(16)),
+                         size: Int(u32(24)), crc: u32(28))
+        }
     }
 
     static func checksum(_ entry: Entry, _ row: ArraySlice<UInt8>) -> UInt32 {

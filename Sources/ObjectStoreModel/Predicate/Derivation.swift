@@ -65,3 +65,41 @@ extension Derivation {
         }
     }
 }
+
+extension ObjectPredicate {
+    /// The first keys of the key paths the predicate reads from the object it is evaluated
+    /// on (`location` for `location.name == 'Home'`), or `nil` when it hands the object
+    /// itself to something (`SELF`) that may read any of its values. Stores use it to
+    /// decode only those values of rows they test.
+    package var keysReadFromObject: Set<String>? {
+        var keys: Set<String> = []
+        return Self.collectKeys(self, into: &keys) ? keys : nil
+    }
+
+    private static func collectKeys(_ predicate: ObjectPredicate, into keys: inout Set<String>) -> Bool {
+        switch predicate {
+        case .constant: return true
+        case .not(let inner): return collectKeys(inner, into: &keys)
+        case .and(let a, let b), .or(let a, let b): return collectKeys(a, into: &keys) && collectKeys(b, into: &keys)
+        case .comparison(let comparison): return collectKeys(comparison.lhs, into: &keys) && collectKeys(comparison.rhs, into: &keys)
+        }
+    }
+
+    private static func collectKeys(_ expression: ObjectExpression, into keys: inout Set<String>) -> Bool {
+        switch expression {
+        case .constant, .variable: return true
+        case .evaluatedObject: return false
+        case .array(let items): return items.allSatisfy { collectKeys($0, into: &keys) }
+        case .keyPath(.evaluatedObject, let path):
+            if let first = path.first { keys.insert(first) }
+            return true
+        case .keyPath(let base, _), .negate(let base), .cast(let base, _): return collectKeys(base, into: &keys)
+        case .arithmetic(_, let a, let b): return collectKeys(a, into: &keys) && collectKeys(b, into: &keys)
+        case .function(_, let arguments): return arguments.allSatisfy { collectKeys($0, into: &keys) }
+        case .index(let base, let index):
+            if case .expression(let inner) = index, !collectKeys(inner, into: &keys) { return false }
+            return collectKeys(base, into: &keys)
+        case .subquery(let collection, _, let predicate): return collectKeys(collection, into: &keys) && collectKeys(predicate, into: &keys)
+        }
+    }
+}
