@@ -16,9 +16,23 @@ lines = [
     "enum TasksModelFiles {",
     "    static let files: [String: String] = [",
 ]
+def swift_string(text):
+    """A Swift string literal of text: Swift has no \\b, \\f or \\uXXXX escapes (JSON's), so
+    every control character is written as \\u{X}."""
+    out = []
+    for ch in text:
+        if ch == "\\": out.append("\\\\")
+        elif ch == '"': out.append('\\"')
+        elif ch == "\n": out.append("\\n")
+        elif ch == "\t": out.append("\\t")
+        elif ch == "\r": out.append("\\r")
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F: out.append("\\u{%X}" % ord(ch))
+        else: out.append(ch)
+    return '"' + "".join(out) + '"'
+
 for name in sorted(os.listdir(src)):
     if name.endswith(".json"):
         text = open(os.path.join(src, name), encoding="utf-8").read()
-        lines.append("        %s: %s," % (json.dumps(name), json.dumps(text, ensure_ascii=False)))
+        lines.append("        %s: %s," % (swift_string(name), swift_string(text)))
 lines += ["    ]", "}", ""]
 open(out, "w", encoding="utf-8").write("\n".join(lines))

@@ -45,17 +45,26 @@ import ObjectStoreModel
             try tag.setObjects([tasks[0], tasks[1]], forKey: "tasks")
             try tasks[3].setValue("done", forKey: "status")
         }
-        if version == "v3" {
+        if version >= "v3" {
             for name in ["errands", "work"] {
                 let project = try context.insertObject(entityName: "Project")
                 try project.setValue(.string(name), forKey: "name")
                 try project.setObjects(zip(tasks, rows).filter { $0.1.4 == name }.map(\.0), forKey: "tasks")
             }
         }
+        if version >= "v4" {
+            let note = try context.insertObject(entityName: "Annotation")
+            try note.setValue("ask for oat milk", forKey: "text")
+            try note.setValue(.date(Date(timeIntervalSince1970: 1_795_200_000)), forKey: "entry")
+            try note.setObject(tasks[0], forKey: "task")
+            try tasks[1].setValue(.date(Date(timeIntervalSince1970: 1_795_800_000)), forKey: "waitUntil")
+            try tasks[1].setValue("weekly", forKey: "recurrence")
+            try tasks[2].setValue(.date(Date(timeIntervalSince1970: 1_795_250_000)), forKey: "startedAt")
+        }
         // A deleted task: its key must never come back.
         let gone = try context.insertObject(entityName: "Task")
         try gone.setValue("Gone", forKey: titleKey)
-        if version == "v3" { try gone.setValue(.uuid(UUID()), forKey: "uuid") }
+        if version >= "v3" { try gone.setValue(.uuid(UUID()), forKey: "uuid") }
         try context.save()
         context.delete(gone)
         try context.save()
@@ -87,6 +96,14 @@ import ObjectStoreModel
             let errands = try #require(context.fetch(FetchRequest(entityName: "Project", predicate: try ObjectPredicate("name == 'errands'"))).first)
             #expect(try errands.value(forKeyPath: "tasks.@count").value == 2, "the inverse is filled (\(version))")
         }
+        if version >= "v4" {
+            #expect(try tasks[0].value(forKeyPath: "annotations.text").description == "[\"ask for oat milk\"]")
+            #expect(tasks[1]["recurrence"] == "weekly" && tasks[1]["waitUntil"] == .date(Date(timeIntervalSince1970: 1_795_800_000)))
+            #expect(tasks[2]["startedAt"] == .date(Date(timeIntervalSince1970: 1_795_250_000)))
+        } else {
+            #expect(tasks.allSatisfy { $0["recurrence"].isNull && $0["waitUntil"].isNull && $0["startedAt"].isNull }, "new attributes start empty (\(version))")
+            #expect(try context.count(for: FetchRequest(entityName: "Annotation")) == 0)
+        }
         let location = try #require(context.fetch(FetchRequest(entityName: "Location", predicate: try ObjectPredicate("name == 'Home'"))).first)
         #expect(try location.value(forKeyPath: "tasks.@count").value == 2)
         let added = try context.insertObject(entityName: "Task")
@@ -96,12 +113,14 @@ import ObjectStoreModel
         #expect(added.objectID.primaryKey == 6, "the deleted task's key 5 is not reused (\(version))")
     }
 
-    @Test(arguments: ["v1", "v2", "v3"], ["store", "json"])
+    @Test(arguments: ["v1", "v2", "v3", "v4"], ["store", "json"])
     func theCommittedFixtureOfEveryVersionOpensWithTheCurrentModel(version: String, format: String) throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("tasks.\(format)")
         let fixture = Self.fixtures.appendingPathComponent("\(version).\(format)")
-        if ProcessInfo.processInfo.environment["OBJECTSTORE_WRITE_FIXTURES"] == "1" {
+        // OBJECTSTORE_WRITE_FIXTURES=v4 writes the fixtures of a new version (once: a
+        // shipped version's fixtures are what that version wrote, never rewritten).
+        if ProcessInfo.processInfo.environment["OBJECTSTORE_WRITE_FIXTURES"] == version {
             try? FileManager.default.removeItem(at: fixture)
             try Self.writeStore(version: version, to: fixture)
             try? FileManager.default.removeItem(at: URL(fileURLWithPath: fixture.path + ".lock"))
@@ -109,9 +128,10 @@ import ObjectStoreModel
         try FileManager.default.copyItem(at: fixture, to: url)
         let migrator = StoreMigrator(models: try Self.tasksDirectory())
         let (_, result) = try migrator.openStore(at: url)
-        #expect((result == nil) == (version == "v3"))
+        #expect((result == nil) == (version == "v4"))
         if let result {
-            #expect(result.plan.steps.map(\.destination) == (version == "v1" ? ["v2", "v3"] : ["v3"]))
+            let versions = ["v1", "v2", "v3", "v4"]
+            #expect(result.plan.steps.map(\.destination) == Array(versions.drop { $0 <= version }))
             #expect(FileManager.default.fileExists(atPath: result.backupURL.path))
             #expect(try Data(contentsOf: result.backupURL) == Data(contentsOf: fixture), "the backup is the original")
         }
@@ -124,7 +144,8 @@ import ObjectStoreModel
         try Self.writeStore(version: "v1", to: url)
         let before = try Data(contentsOf: url)
         let plan = try StoreMigrator(models: try Self.tasksDirectory()).plan(storeURL: url)
-        #expect(plan.steps == [.init(source: "v1", destination: "v2", usesCustomMapping: false), .init(source: "v2", destination: "v3", usesCustomMapping: true)])
+        #expect(plan.steps == [.init(source: "v1", destination: "v2", usesCustomMapping: false), .init(source: "v2", destination: "v3", usesCustomMapping: true),
+                               .init(source: "v3", destination: "v4", usesCustomMapping: false)])
         #expect(plan.objectCounts == ["Task": 4, "Location": 2])
         #expect(try Data(contentsOf: url) == before)
     }
@@ -137,7 +158,7 @@ import ObjectStoreModel
         migrator.batchSize = 2
         var reports: [StoreMigrator.Progress] = []
         try migrator.migrate(storeURL: url) { reports.append($0) }
-        #expect(reports.first?.step == 1 && reports.last?.step == 2 && reports.last?.stepCount == 2)
+        #expect(reports.first?.step == 1 && reports.last?.step == 3 && reports.last?.stepCount == 3)
         #expect(reports.allSatisfy { $0.total == 6 && $0.done <= $0.total })
     }
 

@@ -10,6 +10,6 @@ import Testing
             files[name] = try String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)
         }
         #expect(TasksModelFiles.files == files, "run python3 Models/embed.py after changing Models/Tasks")
-        #expect(try App.modelDirectory().currentModel().versionName == "v3")
+        #expect(try App.modelDirectory().currentModel().versionName == "v4")
     }
 }
