@@ -156,4 +156,6 @@ final class App {
     }
 
     func parseDate(_ text: String) throws -> Date { try dates.parse(text) }
+    /// A date that starts something: a bare day means its start (wait, scheduled).
+    func parseStartDate(_ text: String) throws -> Date { try dates.parseStart(text) }
 }

@@ -7,7 +7,7 @@ enum TaskCtl {
     /// taskctl's version (CHANGELOG.md).
     static let version = "0.2.0"
 
-    static let commandNames = ["add", "list", "show", "edit", "done", "reopen", "delete", "undo", "locations", "location", "import", "export", "agenda", "stats", "store", "migrate", "completion", "help"]
+    static let commandNames = ["add", "list", "show", "edit", "done", "reopen", "delete", "start", "stop", "annotate", "undo", "locations", "location", "import", "export", "agenda", "stats", "store", "migrate", "completion", "help"]
 
     static func run(arguments: [String], environment: [String: String]) -> Int32 {
         var words = arguments
@@ -95,6 +95,9 @@ enum TaskCtl {
         case "done": try TaskCommands.setStatus(words, app, command: "done", to: "done")
         case "reopen": try TaskCommands.setStatus(words, app, command: "reopen", to: "pending")
         case "delete": try TaskCommands.setStatus(words, app, command: "delete", to: "deleted")
+        case "start": try TaskCommands.setStarted(words, app, start: true)
+        case "stop": try TaskCommands.setStarted(words, app, start: false)
+        case "annotate": try TaskCommands.annotate(words, app)
         case "undo": try UndoCommand.run(words, app)
         case "locations": try LocationCommands.list(words, app)
         case "location": try LocationCommands.run(words, app)

@@ -11,7 +11,10 @@ struct TaskctlCommandTests {
         #expect(try t.ok("add", "Read", "--priority=l", "--project", "books") == "3\n")
 
         let tasks = try t.tasks()
-        #expect(tasks.map { $0["text"] as? String } == ["Call Mom", "Buy milk", "Read"], "overdue first, then due soonest")
+        // Most urgent first (Taskwarrior's urgency): high priority due tomorrow beats two
+        // days overdue without priority, which beats low priority without due date.
+        #expect(tasks.map { $0["text"] as? String } == ["Buy milk", "Call Mom", "Read"])
+        #expect(try t.texts("--sort", "due") == ["Call Mom", "Buy milk", "Read"], "overdue first, then due soonest")
         let milk = try #require(tasks.first { $0["id"] as? Int == 1 })
         #expect(milk["priority"] as? String == "high")
         #expect(milk["due"] as? String == "2026-11-23T23:59:59Z")
@@ -20,8 +23,9 @@ struct TaskctlCommandTests {
         #expect(milk["status"] as? String == "pending")
         #expect(milk["overdue"] as? Bool == false)
         #expect((milk["uuid"] as? String)?.count == 36)
-        #expect(tasks.first?["overdue"] as? Bool == true)
-        #expect(Set(tasks.flatMap { $0.keys }) == ["id", "uuid", "text", "priority", "due", "location", "project", "tags", "status", "overdue", "created", "completed"])
+        #expect(tasks[1]["overdue"] as? Bool == true)
+        #expect(Set(tasks.flatMap { $0.keys }) == ["id", "uuid", "text", "priority", "due", "location", "project", "tags", "status", "overdue", "created", "completed",
+                                                    "wait", "scheduled", "started", "recur", "until", "annotations", "urgency"])
 
         let shown = try t.ok("show", "1")
         #expect(shown.contains("text      Buy milk") && shown.contains("due       2026-11-23 (tomorrow)") && shown.contains("location  Home"))
@@ -58,7 +62,7 @@ struct TaskctlCommandTests {
         #expect(try t.texts("--priority", "high") == ["A home high"])
         #expect(try t.texts("--location", "HOME").sorted() == ["A home high", "B home low"], "location names match without case")
         #expect(try t.texts("--overdue") == ["D overdue"])
-        #expect(try t.texts("--due-before", "2026-11-25") == ["D overdue", "A home high"])
+        #expect(try t.texts("--due-before", "2026-11-25") == ["A home high", "D overdue"], "high priority due tomorrow is more urgent")
         #expect(try t.texts("--due-after", "today") == ["A home high", "C work medium"])
         #expect(try t.texts("--project", "chores") == ["D overdue"])
         #expect(try t.texts("--where", "priority >= 2 AND location.name ==[c] 'home'") == ["A home high"])

@@ -23,8 +23,8 @@ struct TaskwarriorHabitsTests {
         #expect(try t.texts("+shopping") == ["Buy milk"])
         #expect(try t.texts("project:home").sorted() == ["Buy milk", "Other"])
         // What taskctl lacks is refused, never stored as text; after -- words are text.
-        let wait = try t.run("add", "Later", "wait:monday")
-        #expect(wait.status == 1 && wait.err.contains("does not have yet"), "\(wait.err)")
+        let depends = try t.run("add", "Later", "depends:1")
+        #expect(depends.status == 1 && depends.err.contains("does not have yet"), "\(depends.err)")
         try t.ok("add", "--", "Literal", "+plus", "due:text")
         #expect(try t.texts().contains("Literal +plus due:text"))
     }
@@ -138,7 +138,7 @@ struct TaskwarriorHabitsTests {
         #expect(try t.ok("show", id("Renew passport")).contains("waits     2026-12-01"))
         #expect(try t.ok("show", id("Write quarterly report")).contains("scheduled 2026-11-23"))
         let milk = try t.ok("show", id("Buy milk and eggs"))
-        #expect(milk.contains("note      Semi-skimmed, 2 litres") && milk.contains("note      Check the date on the eggs"), "\(milk)")
+        #expect(milk.contains("note      2026-11-21 21:10  Semi-skimmed, 2 litres\nnote      2026-11-21 21:10  Check the date on the eggs"), "\(milk)")
         t.now = "2026-12-02T12:00:00Z"
         #expect(try t.texts().contains("Renew passport"), "after its wait date it is pending like the others")
     }

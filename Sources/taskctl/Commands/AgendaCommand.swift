@@ -13,7 +13,7 @@ enum AgendaCommand {
             return n
         } ?? 4
         let context = try app.context(readOnly: true)
-        let pending = try app.tasks(context, where: try ObjectPredicate("status == 'pending'")).map(TaskView.init)
+        let pending = try app.tasks(context, where: try ObjectPredicate("status == 'pending'")).map { try TaskView($0, now: app.now) }
         let relative = RelativeDate(now: app.now, timeZone: app.timeZone)
         let calendar = relative.calendar
         let today = calendar.startOfDay(for: app.now)

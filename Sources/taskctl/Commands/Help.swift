@@ -10,10 +10,12 @@ enum Help {
           add TEXT            add a task and print its id
           list                list tasks (pending by default)
           show ID             show one task
-          edit ID             change a task
-          done ID...          mark tasks done
+          edit ID...          change tasks (or every task --where PREDICATE matches)
+          done ID...          mark tasks done (a recurring task makes its next one)
           reopen ID...        mark done tasks pending again
           delete ID...        delete tasks
+          start ID...         mark tasks as being worked on (stop ID... ends that)
+          annotate ID TEXT    add a dated note to a task
           undo                revert the last change made by any taskctl command
           locations           list locations with task counts and high-priority tasks
           location            add, rename or delete a location
@@ -38,18 +40,24 @@ enum Help {
 
     static let commands: [String: String] = [
         "add": """
-            usage: taskctl add TEXT [--priority P] [--due DATE] [--location NAME] [--project NAME] [--tag TAG] [--json]
+            usage: taskctl add TEXT [--priority P] [--due DATE] [--location NAME] [--project NAME] [--tag TAG]
+                                    [--wait DATE] [--scheduled DATE] [--recur PERIOD [--until DATE]] [--json]
 
             Adds a pending task and prints its id (the whole task with --json).
-              --priority P     none, low, medium, high (or n, l, m, h, 0-3); default none
-              --due DATE       see 'Dates' in taskctl help dates
-              --location NAME  created when new
-              --project NAME   created when new
-              --tag TAG        a tag; repeat with commas: --tag a,b
+              --priority P      none, low, medium, high (or n, l, m, h, 0-3); default none
+              --due DATE        see 'Dates' in taskctl help dates
+              --location NAME   created when new
+              --project NAME    created when new
+              --tag TAG         a tag; repeat with commas: --tag a,b
+              --wait DATE       hidden from the pending list until then (a bare day: its start)
+              --scheduled DATE  when work may start; once it has, the task is more urgent
+              --recur PERIOD    daily, weekly, biweekly, monthly, quarterly, yearly, or 3d, 2w, 6m, 1y:
+                                marking it done adds the next one (needs --due)
+              --until DATE      the last due date the recurrence makes
             A high-priority task needs a due date.
             Taskwarrior's words work too: taskctl add Buy milk +shopping due:tomorrow pri:H
-            (also project:, loc:). Attributes taskctl lacks (wait:, scheduled:, recur:...) are
-            refused, never stored as text; after -- every word is text.
+            (also project:, loc:, wait:, scheduled:, recur:, until:). Attributes taskctl lacks
+            (depends:...) are refused, never stored as text; after -- every word is text.
             """,
         "list": """
             usage: taskctl list [--all|--done] [--priority P] [--location NAME] [--project NAME] [--tag TAG]
@@ -60,11 +68,14 @@ enum Help {
               --where PREDICATE  the predicate language over Task, e.g.
                                  "priority >= 2 AND location.name ==[c] 'home'"
               --sort KEYS        comma-separated keys, '-' for descending: due,-priority
-                                 (keys: id, text, priority, due, location, project, created, status)
+                                 (keys: urgency, id, text, priority, due, location, project,
+                                 created, status; urgency is most urgent first unless +urgency)
               --group-by KEY     sections with headers and counts (of every match, before --limit);
                                  with --json, [{"group", "count", "tasks"}]
               --limit N          at most N tasks
-            Default order: overdue and due soonest first, then by priority (high first), then id.
+            Default order: most urgent first (Taskwarrior's urgency, its default coefficients:
+            due date, priority, started, scheduled, age, tags, annotations, project, waiting),
+            then due soonest, priority (high first), id. Waiting tasks are not listed (--all shows them).
             Taskwarrior's filters work too: +tag (several: all of them), project:NAME, pri:H, loc:NAME.
             """,
         "show": """
@@ -74,18 +85,27 @@ enum Help {
             A deleted task is shown only with --deleted (or --all); otherwise it is an error.
             """,
         "edit": """
-            usage: taskctl edit ID [--text T] [--priority P] [--due DATE | --no-due]
-                                   [--location NAME | --no-location] [--project NAME | --no-project]
-                                   [--tag TAG] [--untag TAG] [--json]
+            usage: taskctl edit ID... [--text T] [--priority P] [--due DATE | --no-due]
+                                      [--location NAME | --no-location] [--project NAME | --no-project]
+                                      [--tag TAG] [--untag TAG] [--wait DATE | --no-wait]
+                                      [--scheduled DATE | --no-scheduled] [--recur PERIOD | --no-recur]
+                                      [--until DATE | --no-until] [--json]
+                   taskctl edit --where PREDICATE [changes as above] [--yes]
 
-            Changes a task; options not given stay as they are. At least one option is
-            needed. Prints the task's id and text (the whole task with --json).
-            Taskwarrior's words work too: +tag, -tag, pri:H, due:friday, project:work, loc:Home.
+            Changes tasks; options not given stay as they are. At least one change is
+            needed. Prints each task's id and text (the whole task with --json).
+            --where changes every pending task the predicate matches (as in list --where).
+            More than 3 tasks at once are confirmed first on a terminal; elsewhere --yes
+            says so. One undo reverts the whole edit.
+            Taskwarrior's words work too: +tag, -tag, pri:H, due:friday, project:work, loc:Home,
+            wait:, scheduled:, recur:, until:.
             """,
         "done": """
             usage: taskctl done ID... [--json]
 
-            Marks tasks done (recording when).
+            Marks tasks done (recording when) and stops started ones. A recurring task makes
+            its next task: the same, due one period after this one (periods already past are
+            skipped), none past its --until; the output names it.
             """,
         "reopen": """
             usage: taskctl reopen ID... [--json]
@@ -98,11 +118,29 @@ enum Help {
 
             Deletes tasks. They keep their ids and can be brought back with 'taskctl undo'.
             """,
+        "start": """
+            usage: taskctl start ID... [--json]
+                   taskctl stop ID... [--json]
+
+            start marks pending tasks as being worked on (recording when: more urgent, and
+            shown); stop ends that. done stops a task too.
+            """,
+        "stop": """
+            usage: taskctl stop ID... [--json]
+
+            Ends what taskctl start began (see taskctl help start).
+            """,
+        "annotate": """
+            usage: taskctl annotate ID TEXT [--json]
+
+            Adds a note, dated now, to a task; show lists a task's notes oldest first, and
+            Taskwarrior's export carries them as annotations.
+            """,
         "undo": """
             usage: taskctl undo
 
             Reverts the last change made by any taskctl command (add, edit, done, reopen,
-            delete, import, location changes), whichever process made it. Repeat to go further back.
+            delete, start, stop, annotate, import, location changes), whichever process made it. Repeat to go further back.
             Only the fields that change touched are reverted; if one of them was changed since
             (by a program that does not journal), undo refuses and changes nothing.
             """,
@@ -151,8 +189,9 @@ enum Help {
             check: integrity: every reference points at an existing object, inverses agree,
             unique values (location names, task UUIDs) are unique, checksums match. Exit status 2
             when a problem is found.
-            compact: rewrite a binary store without the space of old versions of tasks (also
-            done automatically once that space outweighs the live data).
+            compact: rewrite a binary store as a snapshot of its tasks, without the space of
+            old versions (also done automatically once the changes since the last compaction
+            pass 256 KiB and an eighth of the snapshot).
             """,
         "migrate": """
             usage: taskctl migrate [--dry-run]
@@ -189,7 +228,8 @@ enum Help {
               1m, 1y              months or years from now, at the end of that day
               4h, -2h             hours from now, exactly
               now                 now
-            Times are in the time zone from TZ; TASKCTL_NOW fixes "now".
+            Times are in the time zone from TZ; TASKCTL_NOW fixes "now". --wait and --scheduled
+            take a day without a time as the start of that day.
             """,
     ]
 

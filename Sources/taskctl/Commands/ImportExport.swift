@@ -14,13 +14,20 @@ struct TaskRecord {
     var project: String?
     var location: String?
     var tags: [String] = []
+    var wait: Date?
+    var scheduled: Date?
+    var started: Date?
+    var until: Date?
+    var recurrence: String?
+    var annotations: [(entry: Date?, text: String)] = []
     /// Raw JSON members of fields taskctl does not model, kept for round trips.
     var extras: [(key: String, json: String)] = []
 }
 
 /// Taskwarrior's `task export` JSON and its compact dates (20261122T000000Z).
 enum TaskwarriorFormat {
-    static let modelled: Set<String> = ["uuid", "description", "priority", "due", "status", "entry", "end", "project", "tags", "location"]
+    static let modelled: Set<String> = ["uuid", "description", "priority", "due", "status", "entry", "end", "project", "tags", "location",
+                                        "wait", "scheduled", "start", "until", "recur", "annotations"]
 
     static func parseDate(_ text: String) -> Date? {
         let digits = Array(text)
@@ -61,6 +68,23 @@ enum TaskwarriorFormat {
             record.due = try date("due")
             record.created = try date("entry")
             record.completed = try date("end")
+            record.wait = try date("wait")
+            record.scheduled = try date("scheduled")
+            record.started = try date("start")
+            record.until = try date("until")
+            if let recur = item["recur"] {
+                guard let text = recur.stringValue, !text.isEmpty, text.count <= 20 else { throw bad("recur is not a recurrence such as weekly") }
+                record.recurrence = text
+            }
+            for (number, note) in (item["annotations"]?.elements ?? []).enumerated() {
+                guard let text = note["description"]?.stringValue, !text.isEmpty else { throw bad("annotation \(number + 1) has no description") }
+                var entry: Date?
+                if let node = note["entry"] {
+                    guard let value = node.stringValue.flatMap(parseDate) else { throw bad("annotation \(number + 1)'s entry is not a Taskwarrior date") }
+                    entry = value
+                }
+                record.annotations.append((entry, text))
+            }
             let status = item["status"]?.stringValue ?? "pending"
             switch status {
             case "pending", "waiting": record.status = "pending"
@@ -96,6 +120,15 @@ enum TaskwarriorFormat {
         fields["project"] = view.project.map(JSONText.quote)
         fields["location"] = view.location.map(JSONText.quote)
         fields["tags"] = view.tags.isEmpty ? nil : "[" + view.tags.map(JSONText.quote).joined(separator: ",") + "]"
+        // Fields of model v4 (an older store keeps them in the extras, read into the view).
+        fields["wait"] = view.wait.map { JSONText.quote(format($0)) }
+        fields["scheduled"] = view.scheduled.map { JSONText.quote(format($0)) }
+        fields["start"] = view.started.map { JSONText.quote(format($0)) }
+        fields["until"] = view.until.map { JSONText.quote(format($0)) }
+        fields["recur"] = view.recurrence.map(JSONText.quote)
+        fields["annotations"] = view.annotations.isEmpty ? nil : "[" + view.annotations.map { note in
+            "{" + (note.entry.map { "\"entry\":\(JSONText.quote(format($0))),"} ?? "") + "\"description\":\(JSONText.quote(note.text))}"
+        }.joined(separator: ",") + "]"
         let arrays: Set<String> = ["annotations", "tags", "depends"]
         let keys = fields.keys.filter { $0 != "id" && $0 != "urgency" && !arrays.contains($0) }.sorted()
             + fields.keys.filter { arrays.contains($0) }.sorted() + (fields["urgency"] == nil ? [] : ["urgency"])
@@ -271,6 +304,12 @@ enum ImportCommand {
             try task.setObject(try record.location.flatMap(location), forKey: "location")
             try task.setObject(try record.project.flatMap { try named("Project", $0, &projects) }, forKey: "project")
             try task.setObjects(try record.tags.compactMap { try named("Tag", $0, &tags) }, forKey: "tags")
+            try task.setValue(record.wait.map(Value.date) ?? .null, forKey: "waitUntil")
+            try task.setValue(record.scheduled.map(Value.date) ?? .null, forKey: "scheduled")
+            try task.setValue(record.started.map(Value.date) ?? .null, forKey: "startedAt")
+            try task.setValue(record.until.map(Value.date) ?? .null, forKey: "until")
+            try task.setValue(record.recurrence.map(Value.string) ?? .null, forKey: "recurrence")
+            try Annotations.replace(on: task, with: record.annotations, in: context)
             if task.isInserted { try recorder.willChange(task: task) }
         }
         do {
@@ -330,6 +369,23 @@ enum ImportCommand {
             record.location = item["location"]?.stringValue
             record.project = item["project"]?.stringValue
             record.tags = (item["tags"]?.elements ?? []).compactMap(\.stringValue)
+            record.wait = try date("wait")
+            record.scheduled = try date("scheduled")
+            record.started = try date("started")
+            record.until = try date("until")
+            if let recur = item["recur"], recur.kind != .null {
+                guard let text = recur.stringValue, !text.isEmpty, text.count <= 20 else { throw bad("recur is not a recurrence such as weekly") }
+                record.recurrence = text
+            }
+            for (number, note) in (item["annotations"]?.elements ?? []).enumerated() {
+                guard let text = note["text"]?.stringValue, !text.isEmpty else { throw bad("annotation \(number + 1) has no text") }
+                var entry: Date?
+                if let node = note["entry"], node.kind != .null {
+                    guard let value = node.stringValue.flatMap(ISO8601.parse) else { throw bad("annotation \(number + 1)'s entry is not an ISO-8601 date") }
+                    entry = value
+                }
+                record.annotations.append((entry, text))
+            }
             return record
         }
     }
@@ -347,12 +403,12 @@ enum ExportCommand {
         let tasks = try app.tasks(context, where: predicate)
         switch format {
         case "taskwarrior":
-            let lines = try tasks.map { TaskwarriorFormat.export($0, view: try TaskView($0)) }
+            let lines = try tasks.map { TaskwarriorFormat.export($0, view: try TaskView($0, now: app.now)) }
             app.output.line("[\n" + lines.joined(separator: ",\n") + "\n]")
         case "todo.txt":
-            for task in tasks { app.output.line(TodoTxtFormat.export(task, view: try TaskView(task), timeZone: app.timeZone)) }
+            for task in tasks { app.output.line(TodoTxtFormat.export(task, view: try TaskView(task, now: app.now), timeZone: app.timeZone)) }
         default:
-            app.output.line(TaskView.jsonArray(try tasks.map(TaskView.init)))
+            app.output.line(TaskView.jsonArray(try tasks.map { try TaskView($0, now: app.now) }))
         }
     }
 }

@@ -5,7 +5,7 @@ import ObjectStoreModel
 /// `taskctl list`: filters become one predicate, run by the framework; sorting, grouping and
 /// the table happen here.
 enum ListCommand {
-    static let sortKeys = ["id", "text", "priority", "due", "location", "project", "created", "status"]
+    static let sortKeys = ["urgency", "id", "text", "priority", "due", "location", "project", "created", "status"]
 
     static func run(_ words: [String], _ app: App) throws {
         let args = try Arguments(words, valued: ["priority", "location", "project", "tag", "due-before", "due-after", "where", "sort", "group-by", "limit"],
@@ -44,7 +44,7 @@ enum ListCommand {
 
         let context = try app.context(readOnly: true)
         let predicate = clauses.dropFirst().reduce(clauses[0]) { .and($0, $1) }
-        var views = try app.tasks(context, where: predicate).map(TaskView.init)
+        var views = try app.tasks(context, where: predicate).map { try TaskView($0, now: app.now) }
         // Waiting tasks (Taskwarrior's wait:) stay out of the pending list until their date.
         if !args.has("all") && !args.has("done") { views.removeAll { ($0.wait ?? .distantPast) > app.now } }
         views = sorted(views, by: sort)
@@ -153,8 +153,9 @@ enum ListCommand {
     static func parseSort(_ text: String) throws -> [(key: String, descending: Bool)] {
         try text.split(separator: ",").map { part in
             var key = part.trimmingCharacters(in: .whitespaces)
-            let descending = key.hasPrefix("-")
-            if descending || key.hasPrefix("+") { key.removeFirst() }
+            // Urgency reads most urgent first unless +urgency asks otherwise.
+            let descending = key.hasPrefix("-") || key == "urgency"
+            if key.hasPrefix("-") || key.hasPrefix("+") { key.removeFirst() }
             guard sortKeys.contains(key) else {
                 let hint = NameHint.closest(to: key, in: sortKeys).map { " (did you mean '\($0)'?)" } ?? ""
                 throw CLIError.usage("unknown sort key '\(key)'\(hint); use \(sortKeys.joined(separator: ", "))")
@@ -163,8 +164,8 @@ enum ListCommand {
         }
     }
 
-    /// Sorts by the keys, then by the default order: due soonest first (no due date last),
-    /// priority high first, id.
+    /// Sorts by the keys, then by the default order: most urgent first (Taskwarrior's
+    /// urgency), then due soonest (no due date last), priority high first, id.
     static func sorted(_ views: [TaskView], by keys: [(key: String, descending: Bool)]) -> [TaskView] {
         func compare(_ a: TaskView, _ b: TaskView, _ key: String) -> ComparisonResult {
             func order<T: Comparable>(_ x: T?, _ y: T?) -> ComparisonResult {
@@ -183,10 +184,11 @@ enum ListCommand {
             case "location": return order(a.location?.lowercased(), b.location?.lowercased())
             case "project": return order(a.project?.lowercased(), b.project?.lowercased())
             case "created": return order(a.created, b.created)
+            case "urgency": return order(a.urgency, b.urgency)
             default: return order(a.status, b.status)
             }
         }
-        let all = keys + [("due", false), ("priority", true), ("id", false)]
+        let all = keys + [("urgency", true), ("due", false), ("priority", true), ("id", false)]
         // Indices are sorted, not the views: moving a view copies a dozen fields.
         let order = views.indices.sorted { i, j in
             let a = views[i], b = views[j]

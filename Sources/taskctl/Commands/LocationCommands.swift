@@ -16,7 +16,7 @@ enum LocationCommands {
             let pending = try location.objects(forKey: "tasks").filter { $0["status"] == "pending" }
             // The model's fetched property: high-priority tasks of this location.
             let high = try highProperty.map { try context.fetchedPropertyObjects($0, of: location) } ?? []
-            rows.append((name, pending.count, try high.filter { $0["status"] == "pending" }.map(TaskView.init)))
+            rows.append((name, pending.count, try high.filter { $0["status"] == "pending" }.map { try TaskView($0, now: app.now) }))
         }
         if args.has("json") {
             let items = rows.map { row in

@@ -5,12 +5,15 @@ import ObjectStoreModel
 /// add, show, edit, done, reopen, delete.
 enum TaskCommands {
     static func add(_ words: [String], _ app: App) throws {
-        let args = try Arguments(words, valued: ["priority", "due", "location", "project", "tag"], switches: ["json"], command: "add", taskwarriorAttributes: true)
+        let args = try Arguments(words, valued: ["priority", "due", "location", "project", "tag", "wait", "scheduled", "recur", "until"], switches: ["json"],
+                                 command: "add", taskwarriorAttributes: true)
         let text = args.positional.joined(separator: " ").trimmingCharacters(in: .whitespaces)
         guard !text.isEmpty else { throw CLIError.usage("add needs the task's text: taskctl add \"Buy milk\" [--due tomorrow]") }
         // Check every value before touching the store.
         let priority = try args.value("priority").map(Priority.parse) ?? 0
         let due = try args.value("due").map(app.parseDate)
+        let dates = try Dates(args, app: app)
+        if dates.recurrence != nil && due == nil { throw CLIError.usage("a recurring task needs a due date: add --due DATE") }
         let context = try app.context()
         var recorder = ChangeRecorder(command: "add")
         let task = try context.insertObject(entityName: "Task")
@@ -20,11 +23,12 @@ enum TaskCommands {
         try task.setValue(.uuid(UUID()), forKey: "uuid")
         try task.setValue(.date(app.now), forKey: "createdAt")
         try apply(args, to: task, app: app, context: context)
+        try dates.apply(to: task)
         try recorder.willChange(task: task)
         try checkRules(task)
         try recorder.save(context, journal: UndoJournal(storeURL: app.storeURL), app: app)
         if args.has("json") {
-            app.output.line(try TaskView(task).json)
+            app.output.line(try TaskView(task, now: app.now).json)
         } else {
             app.output.line(String(task.objectID.primaryKey ?? 0))
         }
@@ -47,6 +51,46 @@ enum TaskCommands {
         }
     }
 
+    /// --wait, --scheduled, --recur and --until (and their --no- forms for edit), checked
+    /// before the store is touched.
+    struct Dates {
+        var wait: Date??, scheduled: Date??, until: Date??
+        var recurrence: String??
+
+        init(_ args: Arguments, app: App) throws {
+            func date(_ key: String) throws -> Date?? {
+                if args.has("no-" + key) {
+                    if args.has(key) { throw CLIError.usage("give --\(key) or --no-\(key), not both") }
+                    return .some(nil)
+                }
+                return try args.value(key).map { .some(key == "until" ? try app.parseDate($0) : try app.parseStartDate($0)) }
+            }
+            wait = try date("wait")
+            scheduled = try date("scheduled")
+            until = try date("until")
+            if args.has("no-recur") {
+                if args.has("recur") { throw CLIError.usage("give --recur or --no-recur, not both") }
+                recurrence = .some(nil)
+            } else if let text = args.value("recur") {
+                guard Recurrence(text) != nil else { throw CLIError.usage("--recur '\(text)' is not a recurrence; use \(Recurrence.help)") }
+                recurrence = .some(text.lowercased())
+            }
+        }
+
+        func apply(to task: ManagedObject) throws {
+            if let wait { try task.setValue(wait.map(Value.date) ?? .null, forKey: "waitUntil") }
+            if let scheduled { try task.setValue(scheduled.map(Value.date) ?? .null, forKey: "scheduled") }
+            if let until { try task.setValue(until.map(Value.date) ?? .null, forKey: "until") }
+            if let recurrence { try task.setValue(recurrence.map(Value.string) ?? .null, forKey: "recurrence") }
+            if !task["until"].isNull && task["recurrence"].isNull {
+                throw CLIError.usage("--until ends a recurrence: give --recur too (e.g. --recur weekly)")
+            }
+            if !task["recurrence"].isNull && task["dueDate"].isNull {
+                throw CLIError.usage("a recurring task needs a due date: add --due DATE")
+            }
+        }
+    }
+
     /// taskctl's own rule, on top of the model's: a high-priority task needs a due date.
     static func checkRules(_ task: ManagedObject) throws {
         if task["priority"] == 3 && task["dueDate"].isNull && task["status"] == "pending" {
@@ -58,7 +102,7 @@ enum TaskCommands {
         let args = try Arguments(words, valued: [], switches: ["json", "all", "deleted"], command: "show")
         guard args.positional.count == 1 else { throw CLIError.usage("usage: taskctl show ID") }
         let context = try app.context(readOnly: true)
-        let view = try TaskView(try app.task(args.positional[0], in: context))
+        let view = try TaskView(try app.task(args.positional[0], in: context), now: app.now)
         if view.status == "deleted" && !args.has("all") && !args.has("deleted") {
             throw CLIError.usage("task \(view.id) is deleted; 'taskctl show \(view.id) --deleted' shows it, 'taskctl undo' brings a delete back")
         }
@@ -76,7 +120,10 @@ enum TaskCommands {
         if let completed = view.completed { lines.append(("completed", relative.day(completed))) }
         if let wait = view.wait { lines.append(("waits", relative.day(wait) + (wait > app.now ? " (hidden from the list until then)" : ""))) }
         if let scheduled = view.scheduled { lines.append(("scheduled", relative.day(scheduled))) }
-        for annotation in view.annotations { lines.append(("note", annotation)) }
+        if let started = view.started { lines.append(("started", relative.day(started))) }
+        if let recurrence = view.recurrence { lines.append(("recurs", recurrence + (view.until.map { " until " + relative.day($0) } ?? ""))) }
+        for annotation in view.annotations { lines.append(("note", (annotation.entry.map { relative.day($0) + "  " } ?? "") + annotation.text)) }
+        if view.status == "pending" { lines.append(("urgency", Urgency.text(view.urgency))) }
         lines.append(("uuid", view.uuid ?? "-"))
         for (key, value) in lines {
             let value = Terminal.visible(value)
@@ -85,47 +132,94 @@ enum TaskCommands {
         }
     }
 
+    /// Tasks edited at once above which `edit` asks first (Taskwarrior's `bulk`).
+    static let bulkLimit = 3
+
     static func edit(_ words: [String], _ app: App) throws {
-        let args = try Arguments(words, valued: ["text", "priority", "due", "location", "project", "tag", "untag"],
-                                 switches: ["no-due", "no-location", "no-project", "json"], command: "edit", taskwarriorAttributes: true)
-        guard args.positional.count == 1 else { throw CLIError.usage("usage: taskctl edit ID [--text T] [--priority P] [--due DATE] ...") }
-        let changes = ["text", "priority", "due", "location", "project", "tag", "untag", "no-due", "no-location", "no-project"]
+        let args = try Arguments(words, valued: ["text", "priority", "due", "location", "project", "tag", "untag", "wait", "scheduled", "recur", "until", "where"],
+                                 switches: ["no-due", "no-location", "no-project", "no-wait", "no-scheduled", "no-recur", "no-until", "json", "yes"],
+                                 command: "edit", taskwarriorAttributes: true)
+        let filter = args.value("where")
+        guard !args.positional.isEmpty || filter != nil else {
+            throw CLIError.usage("usage: taskctl edit ID... [--text T] [--priority P] [--due DATE] ..., or taskctl edit --where PREDICATE ...")
+        }
+        if filter != nil && !args.positional.isEmpty { throw CLIError.usage("give task ids or --where, not both") }
+        let changes = ["text", "priority", "due", "location", "project", "tag", "untag", "wait", "scheduled", "recur", "until",
+                       "no-due", "no-location", "no-project", "no-wait", "no-scheduled", "no-recur", "no-until"]
         guard changes.contains(where: args.has) else {
-            throw CLIError.usage("edit needs something to change: --text, --priority, --due, --location, --project, --tag, --untag (see taskctl help edit)")
+            throw CLIError.usage("edit needs something to change: --text, --priority, --due, --location, --project, --tag, --untag, --wait, --scheduled, --recur, --until (see taskctl help edit)")
         }
         if args.has("due") && args.has("no-due") { throw CLIError.usage("give --due or --no-due, not both") }
         if args.has("location") && args.has("no-location") { throw CLIError.usage("give --location or --no-location, not both") }
         let priority = try args.value("priority").map(Priority.parse)
         let due = try args.value("due").map(app.parseDate)
+        let dates = try Dates(args, app: app)
+        let predicate = try filter.map { try ListCommand.userPredicate($0, app: app) }
         let context = try app.context()
-        let task = try app.task(args.positional[0], in: context)
-        if task["status"] == "deleted" {
-            throw CLIError.usage("task \(task.objectID.primaryKey ?? 0) is deleted; 'taskctl undo' brings back a delete")
+        let tasks: [ManagedObject]
+        if let predicate {
+            // Pending tasks, as a list without --all shows them.
+            tasks = try app.tasks(context, where: .and(try ObjectPredicate("status == 'pending'"), predicate), sort: [SortKey("title")])
+                .sorted { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) }
+            guard !tasks.isEmpty else { throw CLIError.usage("no pending task matches --where \(filter ?? ""); nothing changed") }
+        } else {
+            var seen = Set<ObjectID>()
+            tasks = try args.positional.map { try app.task($0, in: context) }.filter { seen.insert($0.objectID).inserted }
+        }
+        if tasks.count > bulkLimit && !args.has("yes") {
+            try confirm("edit \(tasks.count) tasks", app: app)
         }
         var recorder = ChangeRecorder(command: "edit")
-        try recorder.willChange(task: task)
-        if let text = args.value("text") {
-            let trimmed = text.trimmingCharacters(in: .whitespaces)
-            guard !trimmed.isEmpty else { throw CLIError.usage("a task's text cannot be empty") }
-            try task.setValue(.string(trimmed), forKey: "title")
+        var changed: [ManagedObject] = []
+        for task in tasks {
+            if task["status"] == "deleted" {
+                throw CLIError.usage("task \(task.objectID.primaryKey ?? 0) is deleted; 'taskctl undo' brings back a delete")
+            }
+            try recorder.willChange(task: task)
+            if let text = args.value("text") {
+                let trimmed = text.trimmingCharacters(in: .whitespaces)
+                guard !trimmed.isEmpty else { throw CLIError.usage("a task's text cannot be empty") }
+                try task.setValue(.string(trimmed), forKey: "title")
+            }
+            if let priority { try task.setValue(.integer(priority), forKey: "priority") }
+            if let due { try task.setValue(.date(due), forKey: "dueDate") }
+            if args.has("no-due") { try task.setValue(.null, forKey: "dueDate") }
+            if args.has("no-location") { try task.setObject(nil, forKey: "location") }
+            if args.has("no-project") { try task.setObject(nil, forKey: "project") }
+            try apply(args, to: task, app: app, context: context)
+            for tag in (args.value("untag") ?? "").split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !tag.isEmpty {
+                if let object = try app.named("Tag", tag, in: context, create: false) { try task.removeObject(object, fromKey: "tags") }
+            }
+            try dates.apply(to: task)
+            try checkRules(task)
+            context.processPendingChanges()
+            if task.hasChanges { changed.append(task) }
         }
-        if let priority { try task.setValue(.integer(priority), forKey: "priority") }
-        if let due { try task.setValue(.date(due), forKey: "dueDate") }
-        if args.has("no-due") { try task.setValue(.null, forKey: "dueDate") }
-        if args.has("no-location") { try task.setObject(nil, forKey: "location") }
-        if args.has("no-project") { try task.setObject(nil, forKey: "project") }
-        try apply(args, to: task, app: app, context: context)
-        for tag in (args.value("untag") ?? "").split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !tag.isEmpty {
-            if let object = try app.named("Tag", tag, in: context, create: false) { try task.removeObject(object, fromKey: "tags") }
-        }
-        try checkRules(task)
-        let changed = context.hasChanges
         try recorder.save(context, journal: UndoJournal(storeURL: app.storeURL), app: app)
         if args.has("json") {
-            app.output.line(try TaskView(task).json)
-        } else {
-            let title = task["title"].description.trimmingCharacters(in: CharacterSet(charactersIn: "\""))
-            app.output.line(changed ? "edited \(task.objectID.primaryKey ?? 0): \(title)" : "task \(task.objectID.primaryKey ?? 0) already had those values; nothing changed")
+            if tasks.count == 1 && predicate == nil {
+                app.output.line(try TaskView(tasks[0], now: app.now).json)
+            } else {
+                app.output.line(TaskView.jsonArray(try tasks.map { try TaskView($0, now: app.now) }))
+            }
+            return
+        }
+        for task in tasks {
+            let title = task["title"].stringValue ?? ""
+            let id = task.objectID.primaryKey ?? 0
+            app.output.line(changed.contains { $0 === task } ? "edited \(id): \(title)" : "task \(id) already had those values; nothing changed")
+        }
+    }
+
+    /// Asks on the terminal before a change to many tasks; refuses without a terminal
+    /// (a script says --yes).
+    static func confirm(_ question: String, app: App) throws {
+        guard isatty(STDIN_FILENO) == 1 else {
+            throw CLIError.usage("\(question)? Nothing changed: give --yes to change more than \(bulkLimit) tasks without asking")
+        }
+        FileHandle.standardError.write(Data("taskctl: \(question)? [y/N] ".utf8))
+        guard let answer = readLine(), ["y", "yes"].contains(answer.lowercased().trimmingCharacters(in: .whitespaces)) else {
+            throw CLIError.usage("nothing changed")
         }
     }
 
@@ -136,6 +230,7 @@ enum TaskCommands {
         let context = try app.context()
         var recorder = ChangeRecorder(command: command)
         var changed: [ManagedObject] = []
+        var spawned: [(done: ManagedObject, next: ManagedObject)] = []
         for reference in args.positional {
             let task = try app.task(reference, in: context)
             if task["status"] == .string(status) {
@@ -148,7 +243,12 @@ enum TaskCommands {
             try recorder.willChange(task: task)
             try task.setValue(.string(status), forKey: "status")
             try task.setValue(status == "done" ? .date(app.now) : .null, forKey: "completedAt")
+            if status != "pending" { try task.setValue(.null, forKey: "startedAt") }
             changed.append(task)
+            if status == "done", let next = try nextOccurrence(of: task, app: app, context: context) {
+                try recorder.willChange(task: next)
+                spawned.append((task, next))
+            }
         }
         if changed.isEmpty {
             // Every task was in that state already: nothing done is a failure, not a success.
@@ -156,12 +256,103 @@ enum TaskCommands {
         }
         try recorder.save(context, journal: UndoJournal(storeURL: app.storeURL), app: app)
         if args.has("json") {
-            app.output.line(TaskView.jsonArray(try changed.map(TaskView.init)))
+            app.output.line(TaskView.jsonArray(try changed.map { try TaskView($0, now: app.now) }))
         } else {
             let verb = ["done": "done", "reopen": "reopened", "delete": "deleted"][command] ?? command
+            let relative = RelativeDate(now: app.now, timeZone: app.timeZone)
             for task in changed {
                 app.output.line("\(verb) \(task.objectID.primaryKey ?? 0): \(task["title"].description.trimmingCharacters(in: CharacterSet(charactersIn: "\"")))")
+                if let next = spawned.first(where: { $0.done === task })?.next, case .date(let due) = next["dueDate"] {
+                    app.output.line("next \(next.objectID.primaryKey ?? 0): due \(relative.day(due)) (\(task["recurrence"].stringValue ?? ""))")
+                }
             }
+        }
+    }
+
+    /// The next task of a recurring one that was just done: the same task due one period
+    /// after its due date (periods that already passed are skipped), its wait and scheduled
+    /// dates moved alike; none past its `until`. Tasks Taskwarrior generated from a template
+    /// (they have a "parent") are left to Taskwarrior.
+    static func nextOccurrence(of task: ManagedObject, app: App, context: ManagedObjectContext) throws -> ManagedObject? {
+        guard let text = task["recurrence"].stringValue, case .date(let due) = task["dueDate"] else { return nil }
+        guard !ExtrasText.decode(task["extras"]).contains(where: { $0.key == "parent" }) else { return nil }
+        guard let recurrence = Recurrence(text) else {
+            app.output.warn("taskctl: task \(task.objectID.primaryKey ?? 0) recurs '\(text)', which taskctl cannot count; no next task was made")
+            return nil
+        }
+        let calendar = Calendar.taskctl(in: app.timeZone)
+        var nextDue = due
+        for _ in 0..<100_000 {
+            guard let moved = recurrence.next(after: nextDue, calendar: calendar) else { return nil }
+            nextDue = moved
+            if nextDue > app.now { break }
+        }
+        if case .date(let until) = task["until"], nextDue > until { return nil }
+        let shift = nextDue.timeIntervalSince(due)
+        let next = try context.insertObject(entityName: "Task")
+        for key in ["title", "priority", "recurrence", "until"] { try next.setValue(task[key], forKey: key) }
+        try next.setValue(.date(nextDue), forKey: "dueDate")
+        for key in ["waitUntil", "scheduled"] {
+            if case .date(let date) = task[key] { try next.setValue(.date(date.addingTimeInterval(shift)), forKey: key) }
+        }
+        try next.setValue(.uuid(UUID()), forKey: "uuid")
+        try next.setValue(.date(app.now), forKey: "createdAt")
+        try next.setObject(try task.object(forKey: "location"), forKey: "location")
+        try next.setObject(try task.object(forKey: "project"), forKey: "project")
+        try next.setObjects(try task.objects(forKey: "tags"), forKey: "tags")
+        return next
+    }
+
+    /// start and stop: mark pending tasks as being worked on (Taskwarrior's start/stop).
+    static func setStarted(_ words: [String], _ app: App, start: Bool) throws {
+        let command = start ? "start" : "stop"
+        let args = try Arguments(words, valued: [], switches: ["json"], command: command)
+        guard !args.positional.isEmpty else { throw CLIError.usage("usage: taskctl \(command) ID...") }
+        let context = try app.context()
+        var recorder = ChangeRecorder(command: command)
+        var changed: [ManagedObject] = []
+        for reference in args.positional {
+            let task = try app.task(reference, in: context)
+            let id = task.objectID.primaryKey ?? 0
+            guard task["status"] == "pending" else { throw CLIError.usage("task \(id) is \(task["status"].stringValue ?? "not pending"); only pending tasks start and stop") }
+            if start != task["startedAt"].isNull {
+                app.output.warn("taskctl: task \(id) is \(start ? "already started" : "not started")")
+                continue
+            }
+            try recorder.willChange(task: task)
+            try task.setValue(start ? .date(app.now) : .null, forKey: "startedAt")
+            changed.append(task)
+        }
+        if changed.isEmpty { throw CLIError.usage("nothing to \(command): every task given is \(start ? "already started" : "not started")") }
+        try recorder.save(context, journal: UndoJournal(storeURL: app.storeURL), app: app)
+        if args.has("json") {
+            app.output.line(TaskView.jsonArray(try changed.map { try TaskView($0, now: app.now) }))
+        } else {
+            for task in changed { app.output.line("\(start ? "started" : "stopped") \(task.objectID.primaryKey ?? 0): \(task["title"].stringValue ?? "")") }
+        }
+    }
+
+    /// `annotate ID TEXT`: a dated note on a task.
+    static func annotate(_ words: [String], _ app: App) throws {
+        let args = try Arguments(words, valued: [], switches: ["json"], command: "annotate")
+        guard args.positional.count >= 2 else { throw CLIError.usage("usage: taskctl annotate ID TEXT") }
+        let text = args.positional.dropFirst().joined(separator: " ").trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !text.isEmpty else { throw CLIError.usage("an annotation needs text") }
+        let context = try app.context()
+        let task = try app.task(args.positional[0], in: context)
+        if task["status"] == "deleted" { throw CLIError.usage("task \(task.objectID.primaryKey ?? 0) is deleted; 'taskctl undo' brings back a delete") }
+        var recorder = ChangeRecorder(command: "annotate")
+        try recorder.willChange(task: task)
+        try Annotations.add(text, entry: app.now, to: task, in: context)
+        do {
+            try recorder.save(context, journal: UndoJournal(storeURL: app.storeURL), app: app)
+        } catch let error as ValidationError {
+            throw CLIError.usage("not annotated: \(CLIError.from(error).message)")
+        }
+        if args.has("json") {
+            app.output.line(try TaskView(task, now: app.now).json)
+        } else {
+            app.output.line("annotated \(task.objectID.primaryKey ?? 0): \(task["title"].stringValue ?? "")")
         }
     }
 }

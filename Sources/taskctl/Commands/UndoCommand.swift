@@ -11,6 +11,7 @@ import ObjectStoreModel
 enum UndoCommand {
     static let taskTypes: [String: AttributeType] = [
         "title": .string, "priority": .int16, "dueDate": .date, "status": .string, "createdAt": .date, "completedAt": .date, "uuid": .uuid, "extras": .string,
+        "waitUntil": .date, "scheduled": .date, "startedAt": .date, "recurrence": .string, "until": .date,
     ]
 
     static func decode(_ text: String?, as type: AttributeType) -> Value {
@@ -46,7 +47,8 @@ enum UndoCommand {
 
     /// The keys an entry's command changed on a task (every key for an old entry without "after").
     static func changedKeys(before: [String: String], after: [String: String]?) -> [String] {
-        let keys = Array(taskTypes.keys) + ["location", "project", "tags"]
+        // Keys an entry does not have (written before taskctl recorded them) are left alone.
+        let keys = (Array(taskTypes.keys) + ["location", "project", "tags", "annotations"]).filter { before[$0] != nil }
         guard let after else { return keys.sorted() }
         return keys.filter { before[$0] != after[$0] }.sorted()
     }
@@ -108,6 +110,8 @@ enum UndoCommand {
                 case "tags":
                     let tagNames = (before["tags"].flatMap { try? JSONParser.parse($0) }?.elements ?? []).compactMap(\.stringValue)
                     try task.setObjects(try tagNames.compactMap { try app.named("Tag", $0, in: context, create: true) }, forKey: "tags")
+                case "annotations":
+                    try Annotations.replace(on: task, with: Annotations.fromJournal(before["annotations"]), in: context)
                 default:
                     guard let type = taskTypes[key] else { continue }
                     try task.setValue(decode(before[key], as: type), forKey: key)

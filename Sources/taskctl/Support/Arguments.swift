@@ -74,12 +74,14 @@ struct Arguments {
         let key = word[..<colon].lowercased()
         let value = String(word[word.index(after: colon)...])
         let options = ["due": "due", "project": "project", "proj": "project", "pro": "project", "priority": "priority", "pri": "priority",
-                       "location": "location", "loc": "location"]
-        let missing = ["wait", "scheduled", "sched", "until", "recur", "depends", "start", "end", "entry", "status", "annotation"]
+                       "location": "location", "loc": "location", "wait": "wait", "scheduled": "scheduled", "sched": "scheduled",
+                       "recur": "recur", "until": "until"]
+        let missing = ["depends", "start", "end", "entry", "status", "annotation"]
         if let option = options[key] {
             guard !value.isEmpty else { throw CLIError.usage("'\(word)' has no value; write \(key):VALUE or --\(option) VALUE") }
-            if command == "list" && option == "due" {
-                throw CLIError.usage("'\(word)': list filters by due date with --due-before DATE and --due-after DATE")
+            if command == "list" && ["due", "wait", "scheduled", "recur", "until"].contains(option) {
+                throw CLIError.usage(option == "due" ? "'\(word)': list filters by due date with --due-before DATE and --due-after DATE"
+                                                     : "'\(word)': list filters by \(option) with --where (e.g. --where \"\(option == "wait" ? "waitUntil" : option == "recur" ? "recurrence" : option) != nil\")")
             }
             try add(option, value)
             return true

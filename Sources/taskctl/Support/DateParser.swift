@@ -22,6 +22,13 @@ struct DateParser {
         throw CLIError.usage("bad date '\(input)'; use one of: \(Self.accepted)")
     }
 
+    /// A date that starts something (wait, scheduled): a day without a time means the start
+    /// of that day, not its end.
+    func parseStart(_ input: String) throws -> Date {
+        let date = try parse(input)
+        return date == endOfDay(date) ? calendar.startOfDay(for: date) : date
+    }
+
     /// The last second of the date's day: a second before the next day starts. (Adding a day
     /// to the start of a day where the clocks skip midnight lands at 01:00 the next day.)
     func endOfDay(_ date: Date) -> Date {

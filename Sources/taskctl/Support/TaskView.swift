@@ -16,13 +16,20 @@ struct TaskView {
     var overdue: Bool
     var created: Date?
     var completed: Date?
-    /// Kept from a Taskwarrior import (taskctl's model has no such fields yet): until when
-    /// the task waits (hidden from the pending list), when it is scheduled, its annotations.
+    /// Until when the task waits (hidden from the pending list), when it is scheduled.
     var wait: Date?
     var scheduled: Date?
-    var annotations: [String] = []
+    /// When `start` was run (the task is active), its recurrence and the recurrence's end.
+    var started: Date?
+    var recurrence: String?
+    var until: Date?
+    /// Annotations, oldest first (the entry date is nil for ones kept from an old import
+    /// without it).
+    var annotations: [(entry: Date?, text: String)] = []
+    /// Taskwarrior's urgency with its default coefficients (``Urgency``), as of `now`.
+    var urgency: Double = 0
 
-    init(_ task: ManagedObject) throws {
+    init(_ task: ManagedObject, now: Date) throws {
         id = task.objectID.primaryKey ?? 0
         if case .uuid(let u) = task["uuid"] { uuid = u.uuidString.lowercased() }
         if case .string(let s) = task["title"] { text = s } else { text = "" }
@@ -35,16 +42,39 @@ struct TaskView {
         overdue = task["isOverdue"] == true
         if case .date(let d) = task["createdAt"] { created = d }
         if case .date(let d) = task["completedAt"] { completed = d }
-        // A byte scan first: most extras have none of these keys, and every listed task passes here.
+        if case .date(let d) = task["waitUntil"] { wait = d }
+        if case .date(let d) = task["scheduled"] { scheduled = d }
+        if case .date(let d) = task["startedAt"] { started = d }
+        if case .string(let s) = task["recurrence"] { recurrence = s }
+        if case .date(let d) = task["until"] { until = d }
+        // Stores written before model v4 keep Taskwarrior's wait, scheduled and annotations
+        // in the extras. A byte scan first: most extras have none of these keys, and every
+        // listed task passes here.
         if case .string(let text) = task["extras"],
             ["\"wait\"", "\"scheduled\"", "\"annotations\""].contains(where: { Self.bytes(of: text, contain: $0) }),
             let root = try? JSONParser.parse(text)
         {
-            wait = root["wait"]?.stringValue.flatMap(TaskwarriorFormat.parseDate)
-            scheduled = root["scheduled"]?.stringValue.flatMap(TaskwarriorFormat.parseDate)
-            annotations = (root["annotations"]?.elements ?? []).compactMap { $0["description"]?.stringValue }
+            wait = wait ?? root["wait"]?.stringValue.flatMap(TaskwarriorFormat.parseDate)
+            scheduled = scheduled ?? root["scheduled"]?.stringValue.flatMap(TaskwarriorFormat.parseDate)
+            annotations = (root["annotations"]?.elements ?? []).compactMap { note in
+                note["description"]?.stringValue.map { (note["entry"]?.stringValue.flatMap(TaskwarriorFormat.parseDate), $0) }
+            }
         }
+        let notes = try task.objects(forKey: "annotations").compactMap { note -> (Date?, String)? in
+            guard case .string(let text) = note["text"] else { return nil }
+            if case .date(let entry) = note["entry"] { return (entry, text) }
+            return (nil, text)
+        }
+        if !notes.isEmpty {
+            annotations = (annotations + notes).enumerated().sorted { a, b in
+                (a.element.entry ?? .distantPast, a.offset) < (b.element.entry ?? .distantPast, b.offset)
+            }.map(\.element)
+        }
+        urgency = Urgency.of(self, now: now)
     }
+
+    /// Whether the task waits until after `now` (hidden from the pending list).
+    func isWaiting(at now: Date) -> Bool { status == "pending" && (wait ?? .distantPast) > now }
 
     /// Whether `needle` occurs in `text`, by a byte search (String's contains goes through
     /// Foundation's locale-aware search, which was a tenth of `list`'s time).
@@ -71,6 +101,10 @@ struct TaskView {
             "\"project\": \(text(project))", "\"tags\": [\(tags.map(JSONText.quote).joined(separator: ", "))]",
             "\"status\": \(JSONText.quote(status == "done" ? "done" : status))", "\"overdue\": \(overdue)",
             "\"created\": \(date(created))", "\"completed\": \(date(completed))",
+            "\"wait\": \(date(wait))", "\"scheduled\": \(date(scheduled))", "\"started\": \(date(started))",
+            "\"recur\": \(text(recurrence))", "\"until\": \(date(until))",
+            "\"annotations\": [\(annotations.map { "{\"entry\": \(date($0.entry)), \"text\": \(JSONText.quote($0.text))}" }.joined(separator: ", "))]",
+            "\"urgency\": \(Urgency.text(urgency))",
         ]
         return "{" + fields.joined(separator: ", ") + "}"
     }
@@ -180,5 +214,49 @@ extension String {
         var s = self
         while s.hasSuffix(" ") { s.removeLast() }
         return s
+    }
+}
+
+/// Taskwarrior's urgency (2.6, its default coefficients): a sum of weighted terms, each
+/// between 0 and 1 (due: 0.2 to 1), so lists sort by what needs doing first.
+enum Urgency {
+    static let next = 15.0, due = 12.0, priorityHigh = 6.0, priorityMedium = 3.9, priorityLow = 1.8
+    static let scheduled = 5.0, active = 4.0, age = 2.0, annotations = 1.0, tags = 1.0, project = 1.0, waiting = -3.0
+    static let ageMaximumDays = 365.0
+
+    static func of(_ view: TaskView, now: Date) -> Double {
+        guard view.status == "pending" else { return 0 }
+        var total = 0.0
+        if view.tags.contains("next") { total += next }
+        if let dueDate = view.due {
+            // Seven days overdue or more: 1; from 14 days ahead to 7 overdue: 0.2 to 1.
+            let overdueDays = now.timeIntervalSince(dueDate) / 86_400
+            total += due * (overdueDays >= 7 ? 1 : overdueDays >= -14 ? (overdueDays + 14) * 0.8 / 21 + 0.2 : 0.2)
+        }
+        total += [0, priorityLow, priorityMedium, priorityHigh][Int(min(3, max(0, view.priority)))]
+        if let scheduledDate = view.scheduled, scheduledDate <= now { total += scheduled }
+        if view.started != nil { total += active }
+        if let created = view.created { total += age * min(1, max(0, now.timeIntervalSince(created) / 86_400 / ageMaximumDays)) }
+        total += annotations * countTerm(view.annotations.count)
+        total += tags * countTerm(view.tags.count)
+        if view.project != nil { total += project }
+        if view.isWaiting(at: now) { total += waiting }
+        return total
+    }
+
+    /// Tags and annotations: 0.8 for one, 0.9 for two, 1 for more.
+    private static func countTerm(_ count: Int) -> Double {
+        switch count {
+        case 0: return 0
+        case 1: return 0.8
+        case 2: return 0.9
+        default: return 1
+        }
+    }
+
+    /// Three decimals, as Taskwarrior shows it.
+    static func text(_ value: Double) -> String {
+        let rounded = (value * 1000).rounded() / 1000
+        return rounded == rounded.rounded() ? String(format: "%.0f", rounded) : String(format: "%g", rounded)
     }
 }

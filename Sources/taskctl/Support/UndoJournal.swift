@@ -38,9 +38,10 @@ struct UndoJournal {
     /// The fields undo restores, as JSON texts.
     static func snapshot(task: ManagedObject) throws -> [String: String] {
         var fields: [String: String] = [:]
-        for key in ["title", "priority", "dueDate", "status", "createdAt", "completedAt", "uuid", "extras"] {
+        for key in UndoCommand.taskTypes.keys {
             fields[key] = JSONText.encode(task[key])
         }
+        fields["annotations"] = try Annotations.journalText(of: task)
         fields["location"] = JSONText.encode(try task.value(forKeyPath: "location.name").value ?? .null)
         fields["project"] = JSONText.encode(try task.value(forKeyPath: "project.name").value ?? .null)
         let tags = try task.objects(forKey: "tags").map { JSONText.encode($0["name"]) }

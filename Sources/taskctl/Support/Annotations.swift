@@ -1,0 +1,49 @@
+import Foundation
+import ObjectStore
+import ObjectStoreModel
+
+/// A task's annotations (model v4): dated notes, `taskctl annotate ID TEXT`.
+enum Annotations {
+    /// Adds one, dated `entry`.
+    static func add(_ text: String, entry: Date, to task: ManagedObject, in context: ManagedObjectContext) throws {
+        let note = try context.insertObject(entityName: "Annotation")
+        try note.setValue(.string(text), forKey: "text")
+        try note.setValue(.date(entry), forKey: "entry")
+        try note.setObject(task, forKey: "task")
+    }
+
+    /// The task's annotations as (entry, text), oldest first.
+    static func list(of task: ManagedObject) throws -> [(entry: Date?, text: String)] {
+        try task.objects(forKey: "annotations").compactMap { note -> (Date?, String)? in
+            guard case .string(let text) = note["text"] else { return nil }
+            if case .date(let entry) = note["entry"] { return (entry, text) }
+            return (nil, text)
+        }.sorted { ($0.0 ?? .distantPast, $0.1) < ($1.0 ?? .distantPast, $1.1) }
+    }
+
+    /// Makes the task's annotations exactly `notes` (an import, an undo); nothing changes
+    /// when they are already.
+    static func replace(on task: ManagedObject, with notes: [(entry: Date?, text: String)], in context: ManagedObjectContext) throws {
+        let current = try list(of: task)
+        guard !current.elementsEqual(notes, by: { $0.entry == $1.entry && $0.text == $1.text }) else { return }
+        for note in try task.objects(forKey: "annotations") { context.delete(note) }
+        // An annotation needs an entry date: one imported without keeps its place by the
+        // task's creation date.
+        let fallback: Date
+        if case .date(let created) = task["createdAt"] { fallback = created } else { fallback = Date(timeIntervalSince1970: 0) }
+        for note in notes { try add(note.text, entry: note.entry ?? fallback, to: task, in: context) }
+    }
+
+    /// The journal's text of a task's annotations: a JSON array of [entry, text] pairs.
+    static func journalText(of task: ManagedObject) throws -> String {
+        "[" + (try list(of: task)).map { "[\(JSONText.quote($0.entry.map(ISO8601.format) ?? "")), \(JSONText.quote($0.text))]" }.joined(separator: ",") + "]"
+    }
+
+    static func fromJournal(_ text: String?) -> [(entry: Date?, text: String)] {
+        guard let text, let root = try? JSONParser.parse(text) else { return [] }
+        return (root.elements ?? []).compactMap { pair in
+            guard let items = pair.elements, items.count == 2, let entry = items[0].stringValue, let text = items[1].stringValue else { return nil }
+            return (ISO8601.parse(entry), text)
+        }
+    }
+}

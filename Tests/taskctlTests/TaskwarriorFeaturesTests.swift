@@ -1,0 +1,144 @@
+import Foundation
+import Testing
+
+/// What Taskwarrior users miss first, on Tasks model v4: annotations, start/stop, wait and
+/// scheduled dates, recurrence, urgency, bulk edits.
+@Suite(.enabled(if: TaskctlRunner.binary != nil, "needs the built taskctl (swift build)"))
+struct TaskwarriorFeaturesTests {
+    func task(_ t: TaskctlRunner, _ id: Int) throws -> [String: Any] {
+        try #require(try t.tasks("--all").first { $0["id"] as? Int == id })
+    }
+
+    @Test func annotationsAreDatedShownExportedAndUndone() throws {
+        let t = try TaskctlRunner()
+        try t.ok("add", "Buy milk")
+        #expect(try t.ok("annotate", "1", "semi-skimmed,", "2 litres") == "annotated 1: Buy milk\n")
+        t.now = "2026-11-22T13:30:00Z"
+        try t.ok("annotate", "1", "check the date")
+        let shown = try t.ok("show", "1")
+        #expect(shown.contains("note      2026-11-22 12:00  semi-skimmed, 2 litres\nnote      2026-11-22 13:30  check the date"), "\(shown)")
+        let notes = try #require(try task(t, 1)["annotations"] as? [[String: Any]])
+        #expect(notes.map { $0["text"] as? String } == ["semi-skimmed, 2 litres", "check the date"])
+        #expect(notes.first?["entry"] as? String == "2026-11-22T12:00:00Z")
+
+        // Taskwarrior's export has them in its own shape, and they come back from it.
+        let exported = try t.ok("export", "--format", "taskwarrior")
+        #expect(exported.contains(#""annotations":[{"entry":"20261122T120000Z","description":"semi-skimmed, 2 litres"},{"entry":"20261122T133000Z","description":"check the date"}]"#), "\(exported)")
+        let other = try TaskctlRunner()
+        let file = other.directory.appendingPathComponent("tw.json")
+        try Data(exported.utf8).write(to: file)
+        try other.ok("import", file.path)
+        #expect(try other.ok("export", "--format", "taskwarrior") == exported)
+
+        #expect(try t.ok("undo") == "undid annotate of task 1\n")
+        #expect((try task(t, 1)["annotations"] as? [[String: Any]])?.count == 1)
+        let empty = try t.run("annotate", "1", " ")
+        #expect(empty.status == 1 && empty.err.contains("needs text"))
+        // Deleting a task deletes its annotations with it (cascade): store check stays clean.
+        try t.ok("delete", "1")
+        #expect(try t.ok("store", "check").hasPrefix("ok:"))
+    }
+
+    @Test func startAndStopMarkWhatIsInProgress() throws {
+        let t = try TaskctlRunner()
+        try t.ok("add", "Write report")
+        try t.ok("add", "Other")
+        #expect(try t.ok("start", "1") == "started 1: Write report\n")
+        #expect(try task(t, 1)["started"] as? String == "2026-11-22T12:00:00Z")
+        #expect(try t.texts().first == "Write report", "an active task is more urgent (+4)")
+        let again = try t.run("start", "1")
+        #expect(again.status == 1 && again.err.contains("already started"))
+        #expect(try t.ok("stop", "1") == "stopped 1: Write report\n")
+        #expect(try task(t, 1)["started"] is NSNull)
+        try t.ok("start", "1")
+        try t.ok("done", "1")
+        #expect(try task(t, 1)["started"] is NSNull, "done stops a task")
+        let doneStart = try t.run("start", "1")
+        #expect(doneStart.status == 1 && doneStart.err.contains("only pending tasks"))
+        try t.ok("undo")
+        #expect(try task(t, 1)["started"] as? String == "2026-11-22T12:00:00Z", "undoing done restarts it")
+    }
+
+    @Test func waitHidesATaskAndScheduledShows() throws {
+        let t = try TaskctlRunner()
+        try t.ok("add", "Renew passport", "wait:2026-12-01", "scheduled:2026-11-25")
+        try t.ok("add", "Now")
+        #expect(try t.texts() == ["Now"])
+        let passport = try task(t, 1)
+        #expect(passport["wait"] as? String == "2026-12-01T00:00:00Z" && passport["scheduled"] as? String == "2026-11-25T00:00:00Z", "a bare day starts at midnight")
+        try t.ok("edit", "1", "--no-wait")
+        #expect(try t.texts().sorted() == ["Now", "Renew passport"])
+        let both = try t.run("edit", "1", "--wait", "friday", "--no-wait")
+        #expect(both.status == 1 && both.err.contains("not both"))
+        // Scheduled in the past adds urgency (+5).
+        t.now = "2026-11-26T12:00:00Z"
+        #expect(try t.texts().first == "Renew passport")
+    }
+
+    @Test func doneOnARecurringTaskMakesTheNextOne() throws {
+        let t = try TaskctlRunner()
+        try t.ok("add", "Water plants", "--recur", "weekly", "--due", "2026-11-22T18:00:00Z", "--tag", "home", "--until", "2026-12-10")
+        #expect(try t.ok("done", "1") == "done 1: Water plants\nnext 2: due 2026-11-29 18:00 (weekly)\n")
+        let next = try task(t, 2)
+        #expect(next["text"] as? String == "Water plants" && next["due"] as? String == "2026-11-29T18:00:00Z")
+        #expect(next["tags"] as? [String] == ["home"] && next["recur"] as? String == "weekly" && next["status"] as? String == "pending")
+        // Done late: periods that passed are skipped.
+        t.now = "2026-12-07T12:00:00Z"
+        try t.ok("done", "2")
+        #expect((try t.tasks("--all")).count == 2, "the next one (Dec 13) would be past --until Dec 10: none is made")
+        // Undo removes the next task and reopens the done one.
+        t.now = "2026-11-22T12:00:00Z"
+        try t.ok("reopen", "2")
+        try t.ok("done", "2")
+        let made = try #require(try t.tasks("--all").map { $0["id"] as? Int ?? 0 }.max())
+        #expect(made == 3)
+        try t.ok("undo")
+        #expect(try t.tasks("--all").count == 2 && (try task(t, 2)["status"] as? String) == "pending")
+
+        let noDue = try t.run("add", "Gym", "recur:daily")
+        #expect(noDue.status == 1 && noDue.err.contains("needs a due date"))
+        let bad = try t.run("add", "Gym", "--recur", "sometimes", "--due", "tomorrow")
+        #expect(bad.status == 1 && bad.err.contains("not a recurrence"))
+        let untilAlone = try t.run("add", "Gym", "--until", "friday")
+        #expect(untilAlone.status == 1 && untilAlone.err.contains("--until ends a recurrence"))
+        try t.ok("add", "Gym", "recur:2d", "due:tomorrow")
+        #expect(try t.ok("done", "4").contains("next 5: due 2026-11-25"))
+    }
+
+    @Test func urgencyFollowsTaskwarriorsCoefficients() throws {
+        let t = try TaskctlRunner()
+        // High priority 6, due in 14 days 0.2 x 12, a project 1, one tag 0.8.
+        try t.ok("add", "Plan", "--priority", "high", "--due", "2026-12-06T12:00:00Z", "--project", "work", "--tag", "q1")
+        #expect(try t.ok("show", "1").contains("urgency   10.2\n"))
+        #expect(try task(t, 1)["urgency"] as? Double == 10.2)
+        // A year old (age 2), two annotations (0.9), a week overdue (12).
+        t.now = "2027-11-30T12:00:00Z"
+        try t.ok("annotate", "1", "one")
+        try t.ok("annotate", "1", "two")
+        #expect(try task(t, 1)["urgency"] as? Double == 6 + 12 + 1 + 0.8 + 2 + 0.9)
+        try t.ok("add", "Small")
+        #expect(try t.texts("--sort", "urgency") == ["Plan", "Small"])
+        #expect(try t.texts("--sort", "+urgency") == ["Small", "Plan"])
+    }
+
+    @Test func editByFilterChangesManyTasksAfterConfirmationAndUndoesAsOne() throws {
+        let t = try TaskctlRunner()
+        for i in 1...5 { try t.ok("add", "Task \(i)", "--project", i <= 4 ? "home" : "work") }
+        let unconfirmed = try t.run("edit", "--where", "project.name == 'home'", "--priority", "low")
+        #expect(unconfirmed.status == 1 && unconfirmed.err.contains("--yes"), "\(unconfirmed.err)")
+        #expect(try t.tasks().allSatisfy { $0["priority"] as? String == "none" }, "nothing changed without confirmation")
+        let edited = try t.ok("edit", "--where", "project.name == 'home'", "--priority", "low", "--yes")
+        #expect(edited == "edited 1: Task 1\nedited 2: Task 2\nedited 3: Task 3\nedited 4: Task 4\n")
+        #expect(try t.texts("--priority", "low").sorted() == ["Task 1", "Task 2", "Task 3", "Task 4"])
+        // A few tasks by id need no confirmation.
+        try t.ok("edit", "1", "5", "+urgent")
+        #expect(try task(t, 5)["tags"] as? [String] == ["urgent"])
+        try t.ok("undo")
+        try t.ok("undo")
+        #expect(try t.tasks().allSatisfy { $0["priority"] as? String == "none" && ($0["tags"] as? [String])?.isEmpty == true })
+        let nothing = try t.run("edit", "--where", "priority == 3", "--priority", "low")
+        #expect(nothing.status == 1 && nothing.err.contains("no pending task matches"))
+        let both = try t.run("edit", "1", "--where", "priority == 0", "--priority", "low")
+        #expect(both.status == 1 && both.err.contains("not both"))
+    }
+}
