@@ -141,4 +141,46 @@ struct TaskwarriorFeaturesTests {
         let both = try t.run("edit", "1", "--where", "priority == 0", "--priority", "low")
         #expect(both.status == 1 && both.err.contains("not both"))
     }
+
+    @Test func agendaListsEachDaysTasksAndAMonthAsACalendar() throws {
+        let t = try TaskctlRunner()  // Sunday 2026-11-22, 12:00 UTC
+        try t.ok("add", "Overdue one", "--due", "yesterday")
+        try t.ok("add", "Soon", "--due", "tomorrow", "--location", "Home")
+        try t.ok("add", "Later", "--due", "2026-11-25T09:30")
+        try t.ok("add", "December", "--due", "2026-12-03")
+        let agenda = try t.ok("agenda")
+        #expect(agenda.contains("Mon 2026-11-23 (tomorrow)\n  2 Soon @Home\nWed 2026-11-25\n  3 09:30 Later\nThu 2026-12-03\n  4 December\n"), "\(agenda)")
+        let month = try t.ok("agenda", "--month")
+        #expect(month.hasPrefix("November 2026: 3 tasks due\nMo    Tu    We    Th    Fr    Sa    Su\n                                     1\n"), "\(month)")
+        #expect(month.contains("16    17    18    19    20    21(1) 22   *\n23(1) 24    25(1) 26    27    28    29\n30\n"), "\(month)")
+        #expect(try t.ok("agenda", "--month", "2026-12", "--json") == "{\"month\": \"2026-12\", \"days\": [{\"date\": \"2026-12-03\", \"due\": 1}]}\n")
+        let bad = try t.run("agenda", "--month", "2026-13")
+        #expect(bad.status == 1 && bad.err.contains("YYYY-MM"))
+    }
+
+    @Test func statsCountWeeksAgesAndGroups() throws {
+        let t = try TaskctlRunner()
+        t.now = "2026-11-02T12:00:00Z"
+        try t.ok("add", "Old", "--project", "home")
+        try t.ok("add", "Done early")
+        t.now = "2026-11-12T12:00:00Z"
+        try t.ok("done", "2")  // ten days after it was added, in the week of Nov 9
+        t.now = "2026-11-22T12:00:00Z"
+        try t.ok("add", "New", "--location", "Desk", "--priority", "low")
+        try t.ok("add", "Third", "--project", "home")
+        try t.ok("done", "4")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(try t.ok("stats", "--json").utf8)) as? [String: Any])
+        #expect(json["pending"] as? Int == 2 && json["done"] as? Int == 2 && json["deleted"] as? Int == 0)
+        let weeks = try #require(json["donePerWeek"] as? [[String: Any]])
+        #expect(weeks.count == 8 && weeks.last?["week"] as? String == "2026-11-16" && weeks.last?["done"] as? Int == 1)
+        #expect(weeks[weeks.count - 2]["week"] as? String == "2026-11-09" && weeks[weeks.count - 2]["done"] as? Int == 1)
+        #expect(json["averagePendingAgeDays"] as? Double == 10, "20 days and 0 days")
+        #expect(json["averageDaysToDone"] as? Double == 5, "10 days and 0 days")
+        #expect(json["oldestPending"] as? Int == 1)
+        #expect((json["byProject"] as? [String: Int]) == ["home": 1, "(none)": 1])
+        #expect((json["byPriority"] as? [String: Int])?["low"] == 1)
+        let text = try t.ok("stats")
+        #expect(text.hasPrefix("2 pending (0 overdue, 0 waiting, 0 started), 2 done, 0 deleted\n"))
+        #expect(text.contains("the oldest is 1 Old (2026-11-02)"))
+    }
 }

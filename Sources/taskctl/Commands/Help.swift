@@ -21,7 +21,8 @@ enum Help {
           location            add, rename or delete a location
           import FILE         import taskctl JSON, Taskwarrior JSON or todo.txt
           export              export tasks (taskctl JSON, Taskwarrior JSON or todo.txt)
-          agenda              the next weeks at a glance (also: stats)
+          agenda              the next weeks at a glance, or a month (--month)
+          stats               counts, tasks done per week, ages, by project and location
           store               store info | check | compact
           migrate             migrate an older store (--dry-run shows the plan)
           completion SHELL    a completion script for bash, zsh or fish
@@ -175,10 +176,20 @@ enum Help {
             """,
         "agenda": """
             usage: taskctl agenda [--weeks N] [--json]
-                   taskctl stats
+                   taskctl agenda --month [YYYY-MM] [--json]
 
-            The next weeks as a calendar of tasks due per day, overdue tasks first (in red on a
-            terminal), and counts by priority and location.
+            Overdue tasks first (in red on a terminal), then the tasks due each day of the
+            next N weeks (default 4), those weeks as a calendar of tasks due per day, and
+            pending tasks by priority and location. --month shows a month (this one, or
+            YYYY-MM) as a calendar with the number of pending tasks due each day.
+            """,
+        "stats": """
+            usage: taskctl stats [--weeks N] [--json]
+
+            Pending (overdue, waiting, started), done and deleted tasks; tasks done per week
+            over the last N weeks (default 8); how old pending tasks are on average and the
+            oldest; how long done tasks took from added to done; pending tasks by project,
+            location and priority.
             """,
         "store": """
             usage: taskctl store info [--json]
@@ -246,7 +257,7 @@ enum Help {
         page += ".SH NAME\ntaskctl \\- tasks with priorities, due dates and locations\n"
         page += ".SH SYNOPSIS\n.nf\n" + escape(overview) + "\n.fi\n"
         page += ".SH COMMANDS\n"
-        for name in TaskCtl.commandNames where name != "stats" {
+        for name in TaskCtl.commandNames {
             guard let text = commands[name] else { continue }
             page += ".SS \(name)\n.nf\n" + escape(text) + "\n.fi\n"
         }
@@ -256,7 +267,6 @@ enum Help {
 
     static func text(for command: String) -> String? {
         if command == "man" { return manPage }
-        if command == "stats" { return commands["agenda"] }
         return commands[command]
     }
 }
