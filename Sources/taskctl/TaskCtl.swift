@@ -57,6 +57,9 @@ enum TaskCtl {
                 try dispatch(command, rest, app)
                 FileHandle.standardOutput.write(Data(app.output.out.utf8))
                 FileHandle.standardError.write(Data(app.output.err.utf8))
+                // The process ends next: freeing every object of a large list one by one
+                // would only delay that.
+                keptUntilExit = app
                 return 0
             } catch let error as ValidationError where attempt == 1 && error.failures.allSatisfy({ $0.rule == .unique }) {
                 continue
@@ -69,6 +72,9 @@ enum TaskCtl {
     }
 
     /// Removes `--NAME VALUE` or `--NAME=VALUE` from `words` and returns the value.
+    /// The last command's app, not freed before the process exits.
+    nonisolated(unsafe) static var keptUntilExit: App?
+
     static func takeGlobalOption(_ name: String, from words: inout [String], needs: String) throws -> String? {
         guard let index = words.firstIndex(where: { $0 == "--" + name || $0.hasPrefix("--\(name)=") }) else { return nil }
         let word = words[index]
