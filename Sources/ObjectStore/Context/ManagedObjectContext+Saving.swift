@@ -15,13 +15,24 @@ extension ManagedObjectContext {
         post(.willSave)
         for object in insertedObjects + updatedObjects + deletedObjects { object.willSave() }
         processPendingChanges()
-        let failures = try validationFailures()
-        guard failures.isEmpty else { throw ValidationError(failures: failures) }
-
-        if let parent {
-            try push(into: parent)
-        } else {
-            try writeToStore()
+        var attempt = 0
+        while true {
+            attempt += 1
+            try resolveUniquenessConflicts()
+            let failures = try validationFailures()
+            guard failures.isEmpty else { throw ValidationError(failures: failures) }
+            do {
+                if let parent {
+                    try push(into: parent)
+                } else {
+                    try writeToStore()
+                }
+                return
+            } catch let error as ValidationError where mergePolicy != .error && attempt < 5 && error.failures.allSatisfy({ $0.rule == .unique }) {
+                // Another process saved one of these values since they were resolved: the
+                // store refused under its lock; resolve against what it has now.
+                continue
+            }
         }
     }
 

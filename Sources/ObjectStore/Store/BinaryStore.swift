@@ -577,6 +577,17 @@ public final class BinaryStore: PersistentStore, RowScanning, @unchecked Sendabl
         }
     }
 
+    public func objectIDs(matching values: [SlotValue], uniquenessConstraint constraint: Int, of owner: String) throws -> [ObjectID] {
+        guard let ownerEntity = model.entity(named: owner), ownerEntity.uniquenessConstraints.indices.contains(constraint) else { return [] }
+        return try fileLock.withLock(exclusive: false) { fd, _ in
+            try lock.withLock {
+                try refresh(fd)
+                let check = UniquenessCheck(model: model)
+                return try holders(for: StoreChanges(), check: check)(ownerEntity, constraint, values)
+            }
+        }
+    }
+
     /// The hash an index files a constraint's values under (values as the constraint
     /// compares them, encoded as in rows).
     static func indexHash(_ comparable: [SlotValue], codec: RowCodec) -> UInt64 {

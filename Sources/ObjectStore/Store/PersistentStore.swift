@@ -77,6 +77,11 @@ public protocol PersistentStore: AnyObject, Sendable {
     /// A problem with housekeeping after the last save (an automatic compaction that
     /// failed), or `nil`. The save itself had committed.
     var housekeepingWarning: String? { get }
+    /// The saved objects of `owner` or its sub-entities whose values of the owner's
+    /// `constraint`-th uniqueness constraint, compared as the constraint compares them
+    /// (case folded for case-insensitive attributes), are `values`. The binary store looks
+    /// them up in its index; the default reads every object's constrained values.
+    func objectIDs(matching values: [SlotValue], uniquenessConstraint constraint: Int, of owner: String) throws -> [ObjectID]
     /// Checks what the store keeps besides rows (the binary store's snapshot indexes)
     /// against the rows, one line per problem. Part of
     /// ``PersistentStoreCoordinator/checkIntegrity()``.
@@ -88,6 +93,12 @@ extension PersistentStore {
     public var housekeepingWarning: String? { nil }
     public func compact() throws {}
     public func storageProblems() throws -> [String] { [] }
+
+    public func objectIDs(matching values: [SlotValue], uniquenessConstraint constraint: Int, of owner: String) throws -> [ObjectID] {
+        guard let ownerEntity = model.entity(named: owner), ownerEntity.uniquenessConstraints.indices.contains(constraint) else { return [] }
+        let check = UniquenessCheck(model: model)
+        return try check.scanning { try self.slotValues(ofEntity: $0, slots: $1) }(ownerEntity, constraint, values)
+    }
 
     public func slotValues(ofEntity entityName: String, slots: [Int]) throws -> [(ObjectID, [SlotValue])] {
         try objectIDs(ofEntity: entityName).compactMap { id in
