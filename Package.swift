@@ -7,11 +7,17 @@ let package = Package(
         .library(name: "ObjectStoreModel", targets: ["ObjectStoreModel"]),
         .library(name: "ObjectStore", targets: ["ObjectStore"]),
         .executable(name: "taskctl", targets: ["taskctl"]),
+        .executable(name: "objectstore-model", targets: ["objectstore-model"]),
+        .plugin(name: "ObjectStoreModelPlugin", targets: ["ObjectStoreModelPlugin"]),
     ],
     targets: [
         .target(name: "ObjectStoreModel"),
         .target(name: "ObjectStore", dependencies: ["ObjectStoreModel"]),
-        .executableTarget(name: "taskctl", dependencies: ["ObjectStore", "ObjectStoreModel"]),
+        // Checks Models/NAME at build time and embeds the files (ObjectStoreModelPlugin).
+        .executableTarget(name: "objectstore-model", dependencies: ["ObjectStoreModel"]),
+        .plugin(name: "ObjectStoreModelPlugin", capability: .buildTool(), dependencies: ["objectstore-model"],
+                path: "Sources/ObjectStoreModelPlugin"),
+        .executableTarget(name: "taskctl", dependencies: ["ObjectStore", "ObjectStoreModel"], plugins: ["ObjectStoreModelPlugin"]),
         .testTarget(name: "ObjectStoreModelTests", dependencies: ["ObjectStoreModel"]),
         .testTarget(name: "ObjectStoreTests", dependencies: ["ObjectStore", "ObjectStoreModel"], exclude: ["Fixtures"]),
         .testTarget(name: "taskctlTests", dependencies: ["taskctl", "ObjectStore", "ObjectStoreModel"], exclude: ["Fixtures"]),

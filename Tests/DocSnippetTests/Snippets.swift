@@ -82,7 +82,7 @@ enum Snippets {
         let urgent = try context.fetch(TaskItem.self, where: "priority >= %d", 2)   // [TaskItem]
     }
 
-    /// docs/context.md, line 135.
+    /// docs/context.md, line 151.
     static func context_4() async throws {
         let context = try SnippetEnvironment.context()
         let otherContext = try SnippetEnvironment.context()
@@ -95,7 +95,7 @@ enum Snippets {
         }
     }
 
-    /// docs/context.md, line 148.
+    /// docs/context.md, line 164.
     static func context_5() async throws {
         let coordinator = try SnippetEnvironment.coordinator()
         let context = try SnippetEnvironment.context()
@@ -107,7 +107,7 @@ enum Snippets {
         }
     }
 
-    /// docs/context.md, line 162.
+    /// docs/context.md, line 178.
     static func context_6() async throws {
         let model = try SnippetEnvironment.model()
         let coordinator = try SnippetEnvironment.coordinator()

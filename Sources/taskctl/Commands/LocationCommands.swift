@@ -50,7 +50,9 @@ enum LocationCommands {
                 throw CLIError.usage("there is already a location named \(names[0])")
             }
             // Inserted, not looked up again: a location another process added meanwhile must
-            // make this save fail (the store checks names under its lock), not be "added" twice.
+            // make this save fail (the store checks names under its lock), not be "added"
+            // twice; so no upsert here (which the merging policy would do).
+            context.mergePolicy = .error
             let location = try context.insertObject(entityName: "Location")
             try location.setValue(.string(names[0]), forKey: "name")
             try recorder.willChange(location: location)
