@@ -24,18 +24,64 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
         case permanent(Int64)
     }
 
-    /// The entity of the object (its most specific entity).
-    public let entityName: String
-    /// The identifier of the store the object belongs to (the store's UUID).
-    public let storeIdentifier: String
+    /// The entity and store, shared by every ID of that entity in that store: an ID is a
+    /// reference and a key (32 bytes, not 56), and comparing or hashing one compares a
+    /// pointer, not an entity name and a 36-character store UUID.
+    let scope: Scope
     /// The key within the store.
     public let key: Key
 
+    /// The entity of the object (its most specific entity).
+    public var entityName: String { scope.entityName }
+    /// The identifier of the store the object belongs to (the store's UUID).
+    public var storeIdentifier: String { scope.storeIdentifier }
+
     /// An ID; contexts and stores make them, and `init?(uri:)` reads one back.
     public init(entityName: String, storeIdentifier: String, key: Key) {
-        self.entityName = entityName
-        self.storeIdentifier = storeIdentifier
+        self.scope = Scope.of(entityName: entityName, storeIdentifier: storeIdentifier)
         self.key = key
+    }
+
+    /// An ID in a scope already looked up (stores and fetches making many IDs of one entity).
+    init(_ scope: Scope, key: Key) {
+        self.scope = scope
+        self.key = key
+    }
+
+    /// One entity of one store. Scopes are unique per (entity, store) pair, so two IDs are
+    /// of the same entity and store exactly when they share the scope.
+    final class Scope: Sendable {
+        let entityName: String
+        let storeIdentifier: String
+
+        private init(entityName: String, storeIdentifier: String) {
+            self.entityName = entityName
+            self.storeIdentifier = storeIdentifier
+        }
+
+        private struct Name: Hashable {
+            var entityName: String
+            var storeIdentifier: String
+        }
+
+        private static let lock = NSLock()
+        nonisolated(unsafe) private static var scopes: [Name: Scope] = [:]
+
+        /// The scope of an entity in a store, made on first use. There are as many as
+        /// entities in the stores a process opens.
+        static func of(entityName: String, storeIdentifier: String) -> Scope {
+            let name = Name(entityName: entityName, storeIdentifier: storeIdentifier)
+            return lock.withLock {
+                if let scope = scopes[name] { return scope }
+                let scope = Scope(entityName: entityName, storeIdentifier: storeIdentifier)
+                scopes[name] = scope
+                return scope
+            }
+        }
+    }
+
+    public static func == (a: ObjectID, b: ObjectID) -> Bool {
+        a.key == b.key && a.scope === b.scope
     }
 
     /// Whether the ID will change when the object is saved.
@@ -80,15 +126,13 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { uriRepresentation.absoluteString }
 
-    /// Hashes the key and the entity only: the objects a context or store holds share their
-    /// store identifier, and hashing its 36 characters on every dictionary lookup was the
-    /// largest single cost of fetches and saves. Equality still compares everything.
+    /// Hashes the key and the scope's identity (no strings).
     public func hash(into hasher: inout Hasher) {
         switch key {
         case .permanent(let k): hasher.combine(k)
         case .temporary(let uuid): hasher.combine(uuid)
         }
-        hasher.combine(entityName)
+        hasher.combine(ObjectIdentifier(scope))
     }
 }
 

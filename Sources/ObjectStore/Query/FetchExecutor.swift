@@ -149,12 +149,13 @@ struct FetchExecutor {
             let wanted = rowEntity.properties.indices.map { index in
                 stored[index] && (readsDerived || keys?.contains(rowEntity.properties[index].name) ?? true)
             }
-            let probe = ManagedObject(entity: rowEntity, objectID: ObjectID(entityName: rowEntity.name, storeIdentifier: storeIdentifier, key: .permanent(0)))
+            let idScope = ObjectID.Scope.of(entityName: rowEntity.name, storeIdentifier: storeIdentifier)
+            let probe = ManagedObject(entity: rowEntity, objectID: ObjectID(idScope, key: .permanent(0)))
             probe.managedObjectContext = context
             probe.slots = initial
             for index in scan.rows.indices {
                 let row = scan.rows[index]
-                let id = ObjectID(entityName: rowEntity.name, storeIdentifier: storeIdentifier, key: .permanent(row.key))
+                let id = ObjectID(idScope, key: .permanent(row.key))
                 if !deleted.isEmpty && deleted.contains(id) { continue }
                 if let object = context.registeredObject(for: id) {
                     // A row deleted elsewhere since it was listed simply does not match.

@@ -435,9 +435,9 @@ public final class BinaryStore: PersistentStore, RowScanning, @unchecked Sendabl
             }
         }
         guard !logKeys.isEmpty else { return result }
-        let identifier = state.metadata?.storeIdentifier ?? ""
+        let scope = ObjectID.Scope.of(entityName: name, storeIdentifier: state.metadata?.storeIdentifier ?? "")
         for key in logKeys {
-            guard let entry = state.entries[ObjectID(entityName: name, storeIdentifier: identifier, key: .permanent(key))] else { continue }
+            guard let entry = state.entries[ObjectID(scope, key: .permanent(key))] else { continue }
             result.append((key, entry.version, state.chunks[entry.chunk], entry.offset))
         }
         result.sort { $0.key < $1.key }
@@ -479,8 +479,9 @@ public final class BinaryStore: PersistentStore, RowScanning, @unchecked Sendabl
         // The codec reads slots in ascending order; the caller's order is restored after.
         let ascending = Array(Set(slots)).sorted()
         let position = Dictionary(uniqueKeysWithValues: ascending.enumerated().map { ($0.element, $0.offset) })
+        let scope = ObjectID.Scope.of(entityName: entityName, storeIdentifier: identifier)
         return try encodedRows(ofEntity: entityName).map { row in
-            let id = ObjectID(entityName: entityName, storeIdentifier: identifier, key: .permanent(row.key))
+            let id = ObjectID(scope, key: .permanent(row.key))
             let values = try decode(id, row.bytes, from: row.start, slots: ascending)
             return (id, slots.map { position[$0].map { values[$0] } ?? .value(.null) })
         }
@@ -512,7 +513,8 @@ public final class BinaryStore: PersistentStore, RowScanning, @unchecked Sendabl
                     }
                 }
                 keys.sort()
-                return keys.map { ObjectID(entityName: entityName, storeIdentifier: identifier, key: .permanent($0)) }
+                let scope = ObjectID.Scope.of(entityName: entityName, storeIdentifier: identifier)
+                return keys.map { ObjectID(scope, key: .permanent($0)) }
             }
         }
     }
@@ -566,7 +568,7 @@ public final class BinaryStore: PersistentStore, RowScanning, @unchecked Sendabl
                 let name = codec.entityNames[entity]
                 // A row written in the log since is the log's to answer for.
                 if state.keysByEntity[name]?.contains(candidate) == true || state.removed[name]?.contains(candidate) == true { continue }
-                let id = ObjectID(entityName: name, storeIdentifier: codec.storeIdentifier, key: .permanent(candidate))
+                let id = codec.objectID(entity: entity, key: candidate)
                 guard let (_, bytes, start) = try encodedRow(id) else { continue }
                 let ascending = Array(Set(slots)).sorted()
                 let decoded = try decode(id, bytes, from: start, slots: ascending)
@@ -740,7 +742,7 @@ public final class BinaryStore: PersistentStore, RowScanning, @unchecked Sendabl
         var rows: [[Snapshot.Row]] = []
         for name in codec.entityNames {
             rows.append(try encodedRows(ofEntity: name).map { row in
-                let id = ObjectID(entityName: name, storeIdentifier: codec.storeIdentifier, key: .permanent(row.key))
+                let id = codec.objectID(entity: name, key: row.key)
                     let length = try rowLength(id, row.bytes, from: row.start)
                 return Snapshot.Row(key: row.key, version: row.version, bytes: row.bytes[row.start..<row.start + length])
             })
@@ -781,7 +783,7 @@ public final class BinaryStore: PersistentStore, RowScanning, @unchecked Sendabl
                 for kind in model.entityAndDescendants(of: ownerName) {
                     guard let kindIndex = codec.entityIndex[kind.name] else { continue }
                     for row in rows[kindIndex] {
-                        let id = ObjectID(entityName: kind.name, storeIdentifier: codec.storeIdentifier, key: .permanent(row.key))
+                        let id = codec.objectID(entity: kindIndex, key: row.key)
                         let decoded = try decode(id, Array(row.bytes), from: 0, slots: ascending)
                         let values = slots.map { slot in ascending.firstIndex(of: slot).map { decoded[$0] } ?? .value(.null) }
                         guard !values.contains(.value(.null)) else { continue }

@@ -8,6 +8,8 @@ struct RowCodec {
     let entityNames: [String]
     let entityIndex: [String: Int]
     let storeIdentifier: String
+    /// The ID scope of each entity, so decoding a reference makes an ID without a lookup.
+    let scopes: [ObjectID.Scope]
 
     init(entityNames: [String], storeIdentifier: String) {
         self.entityNames = entityNames
@@ -15,6 +17,17 @@ struct RowCodec {
         for (i, name) in entityNames.enumerated() { index[name] = i }
         self.entityIndex = index
         self.storeIdentifier = storeIdentifier
+        self.scopes = entityNames.map { ObjectID.Scope.of(entityName: $0, storeIdentifier: storeIdentifier) }
+    }
+
+    /// The ID of an object of the entity at `index` (in the entity table).
+    func objectID(entity index: Int, key: Int64) -> ObjectID {
+        ObjectID(scopes[index], key: .permanent(key))
+    }
+
+    /// The ID of an object of a named entity.
+    func objectID(entity name: String, key: Int64) -> ObjectID {
+        entityIndex[name].map { objectID(entity: $0, key: key) } ?? ObjectID(entityName: name, storeIdentifier: storeIdentifier, key: .permanent(key))
     }
 
     enum Tag: UInt8 {
@@ -183,6 +196,6 @@ struct RowCodec {
     func reference(from reader: inout ByteReader) throws -> ObjectID {
         let index = try reader.count()
         guard index < entityNames.count else { throw ByteReader.Truncated() }
-        return ObjectID(entityName: entityNames[index], storeIdentifier: storeIdentifier, key: .permanent(try reader.signed()))
+        return ObjectID(scopes[index], key: .permanent(try reader.signed()))
     }
 }
