@@ -44,8 +44,9 @@ enum OS {
     }()
 
     /// Inserts the data with the given model version and saves once.
-    static func build(_ url: URL, _ data: [TaskData], version: String = "v3") throws {
-        let model = try models().model(version: version)
+    static func build(_ url: URL, _ data: [TaskData], version: String? = nil) throws {
+        let directory = try models()
+        let model = try directory.model(version: version ?? directory.currentVersionName)
         let coordinator = try PersistentStoreCoordinator(model: model, storeURL: url)
         let context = ManagedObjectContext(coordinator: coordinator)
         context.undoManager = nil
@@ -352,7 +353,7 @@ struct Workloads {
         let dir = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         var k = 0
-        record("7 migrate v1->v3", n, "ObjectStore", try measure(options.runs, setup: { () -> URL in
+        record("7 migrate v1->current", n, "ObjectStore", try measure(options.runs, setup: { () -> URL in
             k += 1
             let url = dir.appendingPathComponent("m\(k).store")
             try OS.build(url, data, version: "v1")
