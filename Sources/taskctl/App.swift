@@ -156,6 +156,13 @@ final class App {
     }
 
     func parseDate(_ text: String) throws -> Date { try dates.parse(text) }
+
+    /// Dates shown relative to now, in the configured format.
+    var relative: RelativeDate {
+        var relative = RelativeDate(now: now, timeZone: timeZone)
+        if let format = config.dateFormat { relative.format = format }
+        return relative
+    }
     /// A date that starts something: a bare day means its start (wait, scheduled).
     func parseStartDate(_ text: String) throws -> Date { try dates.parseStart(text) }
 }

@@ -208,5 +208,13 @@ struct TaskwarriorHabitsTests {
         try "store = x\ncolour = never\n".write(to: config.appendingPathComponent("config"), atomically: true, encoding: .utf8)
         let bad = try t.run("list")
         #expect(bad.status == 1 && bad.err.contains("config:2: unknown setting 'colour' (did you mean 'color'?)"), "\(bad.err)")
+        // Dates shown as the user reads them; --json stays ISO-8601.
+        try "store = \(other.path)\ndateformat = a d.M.y\n".write(to: config.appendingPathComponent("config"), atomically: true, encoding: .utf8)
+        try t.ok("edit", "1", "--due", "2026-12-03T14:30")
+        #expect(try t.ok("show", "1").contains("due       Thu 3.12.26 14:30 (in 11 days)"))
+        #expect(try t.tasks().first { $0["text"] as? String == "alpha" }?["due"] as? String == "2026-12-03T14:30:00Z")
+        try "dateformat = Q-M-D\n".write(to: config.appendingPathComponent("config"), atomically: true, encoding: .utf8)
+        let badFormat = try t.run("list")
+        #expect(badFormat.status == 1 && badFormat.err.contains("config:1: dateformat takes"), "\(badFormat.err)")
     }
 }

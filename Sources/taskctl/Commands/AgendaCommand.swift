@@ -19,7 +19,7 @@ enum AgendaCommand {
         } ?? 4
         let context = try app.context(readOnly: true)
         let pending = try app.tasks(context, where: try ObjectPredicate("status == 'pending'")).map { try TaskView($0, now: app.now) }
-        let relative = RelativeDate(now: app.now, timeZone: app.timeZone)
+        let relative = app.relative
         let calendar = relative.calendar
         let today = calendar.startOfDay(for: app.now)
         let weekday = (calendar.component(.weekday, from: today) + 5) % 7  // Monday = 0
@@ -41,7 +41,7 @@ enum AgendaCommand {
         if args.has("json") {
             let days = (0..<rows * 7).compactMap { offset -> String? in
                 guard let count = perDay[offset], let day = calendar.date(byAdding: .day, value: offset, to: start) else { return nil }
-                return "{\"date\": \(JSONText.quote(relative.day(relative.calendar.startOfDay(for: day)).prefix(10).description)), \"due\": \(count)}"
+                return "{\"date\": \(JSONText.quote(relative.isoDay(day))), \"due\": \(count)}"
             }
             app.output.line("{\"pending\": \(pending.count), \"overdue\": [\(overdue.map { String($0.id) }.joined(separator: ", "))], \"days\": [\(days.joined(separator: ", "))], "
                 + "\"byPriority\": {\(byPriority.map { "\(JSONText.quote($0.0)): \($0.1)" }.joined(separator: ", "))}, "
@@ -65,9 +65,9 @@ enum AgendaCommand {
             guard let day = calendar.date(byAdding: .day, value: offset, to: start), let views = dueByDay[offset] else { continue }
             let name = calendar.shortWeekdaySymbols[(calendar.component(.weekday, from: day) + 6) % 7]
             let label = offset == weekday ? " (today)" : offset == weekday + 1 ? " (tomorrow)" : ""
-            app.output.line(t.paint("\(name) \(relative.day(calendar.startOfDay(for: day)).prefix(10))\(label)", .bold))
+            app.output.line(t.paint("\(name) \(relative.date(day))\(label)", .bold))
             for view in ListCommand.sorted(views, by: [("due", false)]) {
-                let time = view.due.map { relative.day($0) }.map { $0.count > 10 ? String($0.suffix(5)) + " " : "" } ?? ""
+                let time = view.due.flatMap(relative.time).map { $0 + " " } ?? ""
                 let place = view.location.map { " @" + $0 } ?? ""
                 app.output.line("  \(view.id) \(time)\(Terminal.visible(view.text))\(Terminal.visible(place))")
             }
@@ -96,7 +96,7 @@ enum AgendaCommand {
 
     /// `agenda --month [YYYY-MM]`: a month as a calendar, each day with its count of tasks due.
     static func month(_ text: String, json: Bool, _ app: App) throws {
-        let relative = RelativeDate(now: app.now, timeZone: app.timeZone)
+        let relative = app.relative
         let calendar = relative.calendar
         var components = calendar.dateComponents([.year, .month], from: app.now)
         if !text.isEmpty && text != "this" {
@@ -118,7 +118,7 @@ enum AgendaCommand {
             guard case .date(let due) = task["dueDate"] else { continue }
             perDay[calendar.component(.day, from: due), default: 0] += 1
         }
-        let title = String(relative.day(first).prefix(7))
+        let title = String(relative.isoDay(first).prefix(7))
         if json {
             let items = (1...days).compactMap { day in perDay[day].map { "{\"date\": \"\(title)-\(day < 10 ? "0" : "")\(day)\", \"due\": \($0)}" } }
             app.output.line("{\"month\": \"\(title)\", \"days\": [\(items.joined(separator: ", "))]}")

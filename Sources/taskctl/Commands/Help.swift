@@ -32,7 +32,7 @@ enum Help {
 
         The store is --store PATH, else $TASKCTL_STORE, else $XDG_DATA_HOME/taskctl/tasks.store
         (~/.local/share/taskctl/tasks.store); a .json path gives a readable JSON store.
-        Settings (store, color, sort) may also come from $XDG_CONFIG_HOME/taskctl/config
+        Settings (store, color, sort, dateformat) may also come from $XDG_CONFIG_HOME/taskctl/config
         (~/.config/taskctl/config), one 'key = value' a line; options and variables win.
         TASKCTL_NOW fixes the clock (ISO-8601); TZ sets the time zone; a non-empty NO_COLOR turns
         colour off (as --color never). Output to a pipe is never cut to the terminal's width.

@@ -216,7 +216,7 @@ enum ListCommand {
     static func group(_ views: [TaskView], by key: String, app: App) -> [(String, [TaskView])] {
         var order: [String] = []
         var groups: [String: [TaskView]] = [:]
-        let calendar = RelativeDate(now: app.now, timeZone: app.timeZone).calendar
+        let calendar = app.relative.calendar
         func bucket(_ view: TaskView) -> String {
             switch key {
             case "location": return view.location ?? "No location"
@@ -258,7 +258,7 @@ enum ListCommand {
 
     /// The table's lines: the header first, then a line per view.
     static func render(_ views: [TaskView], app: App, indent: String, omitting omitted: String?) -> [String] {
-        let relative = RelativeDate(now: app.now, timeZone: app.timeZone)
+        let relative = app.relative
         let showProject = views.contains { $0.project != nil }
         var headers = ["ID", "Pri", "Due", "Location"]
         if showProject { headers.append("Project") }

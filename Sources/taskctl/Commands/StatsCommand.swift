@@ -46,11 +46,11 @@ enum StatsCommand {
         let started = pending.filter { $0.started != nil }.count
         let deleted = all.filter { $0.status == "deleted" }.count
         func days(_ value: Double?) -> String { value.map { String(format: "%.1f", $0) } ?? "null" }
-        func day(_ date: Date) -> String { String(RelativeDate(now: app.now, timeZone: app.timeZone).day(date).prefix(10)) }
+        func day(_ date: Date) -> String { app.relative.date(date) }
 
         if args.has("json") {
             func object(_ pairs: [(String, Int)]) -> String { "{" + pairs.map { "\(JSONText.quote($0.0)): \($0.1)" }.joined(separator: ", ") + "}" }
-            let weekItems = zip(mondays, perWeek).map { "{\"week\": \(JSONText.quote(day($0))), \"done\": \($1)}" }
+            let weekItems = zip(mondays, perWeek).map { "{\"week\": \(JSONText.quote(app.relative.isoDay($0))), \"done\": \($1)}" }
             app.output.line("{\"pending\": \(pending.count), \"overdue\": \(overdue), \"waiting\": \(waiting), \"started\": \(started), \"done\": \(done.count), \"deleted\": \(deleted), "
                 + "\"donePerWeek\": [\(weekItems.joined(separator: ", "))], \"averagePendingAgeDays\": \(days(averageAge)), "
                 + "\"averageDaysToDone\": \(days(averageDuration)), \"oldestPending\": \(oldest.map { String($0.id) } ?? "null"), "

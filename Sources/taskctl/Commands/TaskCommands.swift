@@ -110,7 +110,7 @@ enum TaskCommands {
             app.output.line(view.json)
             return
         }
-        let relative = RelativeDate(now: app.now, timeZone: app.timeZone)
+        let relative = app.relative
         var lines: [(String, String)] = [("id", String(view.id)), ("text", view.text), ("status", view.status), ("priority", Priority.name(view.priority))]
         lines.append(("due", view.due.map { "\(relative.day($0)) (\(relative.describe($0)))" } ?? "-"))
         lines.append(("location", view.location ?? "-"))
@@ -259,7 +259,7 @@ enum TaskCommands {
             app.output.line(TaskView.jsonArray(try changed.map { try TaskView($0, now: app.now) }))
         } else {
             let verb = ["done": "done", "reopen": "reopened", "delete": "deleted"][command] ?? command
-            let relative = RelativeDate(now: app.now, timeZone: app.timeZone)
+            let relative = app.relative
             for task in changed {
                 app.output.line("\(verb) \(task.objectID.primaryKey ?? 0): \(task["title"].description.trimmingCharacters(in: CharacterSet(charactersIn: "\"")))")
                 if let next = spawned.first(where: { $0.done === task })?.next, case .date(let due) = next["dueDate"] {

@@ -6,6 +6,7 @@ import Foundation
 ///     store = ~/Documents/tasks.store
 ///     color = never
 ///     sort = due,-priority
+///     dateformat = D.M.Y
 ///
 /// Options and environment variables override it. A line taskctl does not understand is an
 /// error with its line number, not silently ignored.
@@ -13,8 +14,10 @@ struct Config {
     var store: String?
     var color: String?
     var sort: String?
+    /// How dates are shown, in Taskwarrior's letters (`Y-M-D`, `D.M.Y`, `M/D/y`, `a b d`).
+    var dateFormat: String?
 
-    static let keys = ["store", "color", "sort"]
+    static let keys = ["store", "color", "sort", "dateformat"]
 
     static func path(environment: [String: String]) -> String {
         let base: String
@@ -51,6 +54,11 @@ struct Config {
             case "sort":
                 _ = try ListCommand.parseSort(value)
                 config.sort = value
+            case "dateformat":
+                guard RelativeDate.isValidFormat(value) else {
+                    throw CLIError.usage("\(path):\(index + 1): dateformat takes Taskwarrior's letters (Y y M m D d b a) and separators, such as Y-M-D or D.M.Y, not '\(value)'")
+                }
+                config.dateFormat = value
             default:
                 let hint = NameHint.closest(to: key, in: keys).map { " (did you mean '\($0)'?)" } ?? ""
                 throw CLIError.usage("\(path):\(index + 1): unknown setting '\(key)'\(hint); settings: \(keys.joined(separator: ", "))")

@@ -118,6 +118,8 @@ struct TaskView {
 struct RelativeDate {
     let now: Date
     let calendar: Calendar
+    /// The date part of ``day(_:)``, in Taskwarrior's letters (the config's `dateformat`).
+    var format = "Y-M-D"
     private let today: Date
     private let daysAway = DayCache()
 
@@ -161,10 +163,58 @@ struct RelativeDate {
     }
 
     func day(_ date: Date) -> String {
-        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute], from: date)
+        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .weekday], from: date)
         func two(_ v: Int?) -> String { String(format: "%02d", v ?? 0) }
         let time = (c.hour == 23 && c.minute == 59) ? "" : " \(two(c.hour)):\(two(c.minute))"
-        return "\(c.year ?? 0)-\(two(c.month))-\(two(c.day))\(time)"
+        return Self.apply(format, year: c.year ?? 0, month: c.month ?? 1, day: c.day ?? 1, weekday: c.weekday ?? 1) + time
+    }
+
+    /// The date alone, in the format.
+    func date(_ date: Date) -> String {
+        let c = calendar.dateComponents([.year, .month, .day, .weekday], from: date)
+        return Self.apply(format, year: c.year ?? 0, month: c.month ?? 1, day: c.day ?? 1, weekday: c.weekday ?? 1)
+    }
+
+    /// The time (HH:MM), or nil for the end of a day (a due date without a time).
+    func time(_ date: Date) -> String? {
+        let c = calendar.dateComponents([.hour, .minute], from: date)
+        return c.hour == 23 && c.minute == 59 ? nil : String(format: "%02d:%02d", c.hour ?? 0, c.minute ?? 0)
+    }
+
+    /// The date in ISO form (YYYY-MM-DD), whatever the format: for --json and exports.
+    func isoDay(_ date: Date) -> String {
+        let c = calendar.dateComponents([.year, .month, .day], from: date)
+        return String(format: "%04d-%02d-%02d", c.year ?? 0, c.month ?? 1, c.day ?? 1)
+    }
+
+    static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+    static let weekdays = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+    static let formatLetters: Set<Character> = ["Y", "y", "M", "m", "D", "d", "b", "a"]
+
+    /// Whether a format has at least a day, a month and a year, and only letters taskctl knows.
+    static func isValidFormat(_ format: String) -> Bool {
+        !format.isEmpty && format.count <= 40
+            && format.allSatisfy { formatLetters.contains($0) || (!$0.isLetter && !$0.isNumber && !$0.isNewline) }
+            && format.contains { "Dd".contains($0) } && format.contains { "Mmb".contains($0) } && format.contains { "Yy".contains($0) }
+    }
+
+    /// Y 2026, y 26, M 03, m 3, D 07, d 7, b Mar, a Sat; anything else as written.
+    static func apply(_ format: String, year: Int, month: Int, day: Int, weekday: Int) -> String {
+        var result = ""
+        for letter in format {
+            switch letter {
+            case "Y": result += String(format: "%04d", year)
+            case "y": result += String(format: "%02d", year % 100)
+            case "M": result += String(format: "%02d", month)
+            case "m": result += String(month)
+            case "D": result += String(format: "%02d", day)
+            case "d": result += String(day)
+            case "b": result += months[(month + 11) % 12]
+            case "a": result += weekdays[(weekday + 6) % 7]
+            default: result.append(letter)
+            }
+        }
+        return result
     }
 }
 
