@@ -5,7 +5,7 @@ import ObjectStoreModel
 /// The command dispatcher: global options, then one command.
 enum TaskCtl {
     /// taskctl's version (CHANGELOG.md).
-    static let version = "0.2.0"
+    static let version = "0.3.0"
 
     static let commandNames = ["add", "list", "show", "edit", "done", "reopen", "delete", "start", "stop", "annotate", "undo", "locations", "location", "import", "export", "agenda", "stats", "store", "migrate", "completion", "help"]
 
