@@ -40,7 +40,8 @@ public final class BinaryStore: PersistentStore, RowScanning, @unchecked Sendabl
     public let model: ManagedObjectModel
     /// Whether saves are refused.
     public let isReadOnly: Bool
-    private var path: String { url.path }
+    /// The file's path (URL.path decodes the URL each time it is asked).
+    private let path: String
     private let lock = NSLock()
     private let fileLock: FileLock
 
@@ -104,6 +105,7 @@ public final class BinaryStore: PersistentStore, RowScanning, @unchecked Sendabl
     /// migration keeps the store's identity).
     init(url: URL, model: ManagedObjectModel, readOnly: Bool, identifier: String?) throws {
         self.url = url
+        self.path = url.path
         self.model = model
         self.isReadOnly = readOnly
         self.fileLock = FileLock(storePath: url.path)

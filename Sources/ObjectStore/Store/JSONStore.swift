@@ -20,7 +20,8 @@ public final class JSONStore: PersistentStore, @unchecked Sendable {
     public let model: ManagedObjectModel
     /// Whether saves are refused.
     public let isReadOnly: Bool
-    private var path: String { url.path }
+    /// The file's path (URL.path decodes the URL each time it is asked).
+    private let path: String
     private let lock = NSLock()
     private let fileLock: FileLock
 
@@ -42,6 +43,7 @@ public final class JSONStore: PersistentStore, @unchecked Sendable {
     /// Opens or creates a store; a new store takes `identifier` as its UUID when given.
     init(url: URL, model: ManagedObjectModel, readOnly: Bool, identifier: String?) throws {
         self.url = url
+        self.path = url.path
         self.model = model
         self.isReadOnly = readOnly
         self.fileLock = FileLock(storePath: url.path)

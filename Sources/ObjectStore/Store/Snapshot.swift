@@ -128,14 +128,22 @@ struct Snapshot {
             return nil
         }
 
-        /// The encoded slots of the row at a directory position, checked against its checksum.
+        /// The encoded slots of the row at a directory position (checked when the entity was
+        /// read: see ``Snapshot/load(entity:fd:path:)``).
         func row(at index: Int, path: String) throws -> (entry: Entry, start: Int) {
             let entry = entry(at: index)
-            let start = entry.offset - part.directoryOffset
-            guard entry.offset >= part.rowsOffset, entry.size >= 0, start <= bytes.count, entry.size <= bytes.count - start,
-                  Snapshot.checksum(entry, bytes[start..<start + entry.size]) == entry.crc
-            else { throw StoreError.corrupt(path: path, reason: "a snapshot row of key \(entry.key) does not match its checksum") }
-            return (entry, start)
+            return (entry, entry.offset - part.directoryOffset)
+        }
+
+        /// Checks every row against its checksum and place, once, when the entity is read.
+        fileprivate func verify(path: String) throws {
+            for index in 0..<part.rowCount {
+                let entry = entry(at: index)
+                let start = entry.offset - part.directoryOffset
+                guard entry.offset >= part.rowsOffset, entry.size >= 0, start <= bytes.count, entry.size <= bytes.count - start,
+                      Snapshot.checksum(entry, bytes[start..<start + entry.size]) == entry.crc
+                else { throw StoreError.corrupt(path: path, reason: "a snapshot row of key \(entry.key) does not match its checksum") }
+            }
         }
     }
 
@@ -154,6 +162,8 @@ struct Snapshot {
             guard key > previous else { throw StoreError.corrupt(path: path, reason: "snapshot at byte \(base): a directory is out of order") }
             previous = key
         }
+        // Every row once, here: later reads of the loaded rows need no check.
+        try loaded.verify(path: path)
         return loaded
     }
 
