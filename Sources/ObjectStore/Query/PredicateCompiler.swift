@@ -274,11 +274,15 @@ struct PredicateCompiler {
         let property = slot.flatMap { entity?.properties[$0] }
         let nextEntity = property?.relationship.flatMap { model.entity(named: $0.destinationEntityName) }
         let next = compileKeyPath(rest, entity: nextEntity)
+        // What a step needs, taken out of the descriptions once (copying a property or an
+        // entity description per object was most of a count's time).
+        let entityName = entity?.name ?? ""
+        let derivedName = property?.attribute.flatMap { $0.isDerived ? $0.name : nil }
         let step: (ManagedObject) throws -> Operand = { object in
             // Objects of a sub-entity share the parent's slots; other objects are looked up
             // by name (a variable of unknown entity).
-            if let slot, let property, object.entity.isKind(of: entity?.name ?? "") {
-                return try Self.read(object, slot: slot, property: property)
+            if let slot, property != nil, object.entityName == entityName || object.entity.isKind(of: entityName) {
+                return try Self.read(object, slot: slot, derivedName: derivedName)
             }
             guard let dynamicSlot = object.entity.slot(of: key) else {
                 if let fetched = object.entity.fetchedProperty(named: key), let context = object.managedObjectContext {
@@ -286,7 +290,8 @@ struct PredicateCompiler {
                 }
                 throw ObjectStoreError.unknownKey(entity: object.entity.name, key: key, suggestion: NameSuggestion.closest(to: key, in: object.entity.properties.map(\.name)))
             }
-            return try Self.read(object, slot: dynamicSlot, property: object.entity.properties[dynamicSlot])
+            let dynamic = object.entity.properties[dynamicSlot].attribute
+            return try Self.read(object, slot: dynamicSlot, derivedName: dynamic.flatMap { $0.isDerived ? $0.name : nil })
         }
         return { operand, scope in
             let stepped: Operand
@@ -327,9 +332,10 @@ struct PredicateCompiler {
     /// The most values a key path may gather from one object.
     static let maximumCollection = 1_000_000
 
-    static func read(_ object: ManagedObject, slot: Int, property: PropertyDescription) throws -> Operand {
-        if let attribute = property.attribute, attribute.isDerived {
-            return .value(try object.value(forKey: attribute.name))
+    /// A slot's value as an operand; `derivedName` names a derived attribute, computed.
+    static func read(_ object: ManagedObject, slot: Int, derivedName: String?) throws -> Operand {
+        if let derivedName {
+            return .value(try object.value(forKey: derivedName))
         }
         do {
             try object.fireFault()
