@@ -253,6 +253,9 @@ public struct StoreMigrator: Sendable {
     private func runStep(_ mapping: MappingModel, from input: URL, to output: URL, type: StoreType, identifier: String, progress: (Int) -> Void) throws {
         let sourceStore = try Self.open(input, model: mapping.source, readOnly: true)
         let destinationStore = try Self.open(output, model: mapping.destination, readOnly: false, identifier: identifier, type: type)
+        // Batches append; one compaction at the end writes the snapshot (compacting as the
+        // log grew rewrote the growing store again and again).
+        (destinationStore as? BinaryStore)?.compactionThreshold = .max
         let sourceCoordinator = PersistentStoreCoordinator(model: mapping.source, store: sourceStore)
         let context = ManagedObjectContext(coordinator: sourceCoordinator)
         context.undoManager = nil
@@ -308,6 +311,7 @@ public struct StoreMigrator: Sendable {
         if !failures.isEmpty {
             throw MigrationError.validation(failures: Array(failures.prefix(20)), total: failures.count)
         }
+        try destinationStore.compact()
     }
 
     static func compileWithSource(_ expression: ObjectExpression, compiler: PredicateCompiler, entity: EntityDescription) -> ExpressionClosure {
