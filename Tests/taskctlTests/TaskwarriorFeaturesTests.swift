@@ -183,4 +183,19 @@ struct TaskwarriorFeaturesTests {
         #expect(text.hasPrefix("2 pending (0 overdue, 0 waiting, 0 started), 2 done, 0 deleted\n"))
         #expect(text.contains("the oldest is 1 Old (2026-11-02)"))
     }
+
+    @Test func importRefusesEmptyAndNonUTF8FilesAndDetectsJSONAfterWhiteSpace() throws {
+        let t = try TaskctlRunner()
+        let empty = t.directory.appendingPathComponent("empty.json")
+        try Data(" \n\t ".utf8).write(to: empty)
+        let refused = try t.run("import", empty.path)
+        #expect(refused.status == 1 && refused.err.contains("is empty: nothing to import"), "\(refused.err)")
+        let latin1 = t.directory.appendingPathComponent("latin1.json")
+        try Data([0x5B, 0x7B, 0x22, 0xE9, 0x22, 0x7D, 0x5D]).write(to: latin1)
+        let notUTF8 = try t.run("import", latin1.path)
+        #expect(notUTF8.status == 1 && notUTF8.err.contains("is not UTF-8 text"), "\(notUTF8.err)")
+        let spaced = t.directory.appendingPathComponent("spaced.json")
+        try Data("\n  [{\"description\": \"Spaced\", \"uuid\": \"\(UUID().uuidString)\"}]\n".utf8).write(to: spaced)
+        #expect(try t.ok("import", spaced.path).contains("(Taskwarrior JSON): 1 added"))
+    }
 }
