@@ -11,36 +11,79 @@
 /// task.attribute(named: "text")?.type // .string
 /// ```
 public struct EntityDescription: Sendable, Hashable {
+    /// The description itself, shared: an entity is one reference (8 bytes) wherever it is
+    /// held, in every managed object among others, and copying it retains one object.
+    private final class Storage: Sendable {
+        let name: String
+        let parentName: String?
+        let isAbstract: Bool
+        let userInfo: [String: String]
+        let renamingIdentifier: String?
+        let versionHashModifier: String?
+        let uniquenessConstraints: [[String]]
+        let indexes: [IndexDescription]
+        let properties: [PropertyDescription]
+        let inheritedPropertyCount: Int
+        let fetchedProperties: [FetchedPropertyDescription]
+        let ancestorNames: [String]
+        let subentityNames: [String]
+        let versionHash: VersionHash
+        let slots: [String: Int]
+
+        init(name: String, parentName: String?, isAbstract: Bool, userInfo: [String: String], renamingIdentifier: String?,
+             versionHashModifier: String?, uniquenessConstraints: [[String]], indexes: [IndexDescription],
+             properties: [PropertyDescription], inheritedPropertyCount: Int, fetchedProperties: [FetchedPropertyDescription],
+             ancestorNames: [String], subentityNames: [String], versionHash: VersionHash, slots: [String: Int]) {
+            self.name = name
+            self.parentName = parentName
+            self.isAbstract = isAbstract
+            self.userInfo = userInfo
+            self.renamingIdentifier = renamingIdentifier
+            self.versionHashModifier = versionHashModifier
+            self.uniquenessConstraints = uniquenessConstraints
+            self.indexes = indexes
+            self.properties = properties
+            self.inheritedPropertyCount = inheritedPropertyCount
+            self.fetchedProperties = fetchedProperties
+            self.ancestorNames = ancestorNames
+            self.subentityNames = subentityNames
+            self.versionHash = versionHash
+            self.slots = slots
+        }
+    }
+
+    private let storage: Storage
+
     /// The entity name, unique within the model.
-    public let name: String
+    public var name: String { storage.name }
     /// The parent entity's name, for a sub-entity.
-    public let parentName: String?
+    public var parentName: String? { storage.parentName }
     /// Whether the entity has no objects of its own (only its sub-entities do).
-    public let isAbstract: Bool
+    public var isAbstract: Bool { storage.isAbstract }
     /// Free-form key/value strings for the application.
-    public let userInfo: [String: String]
+    public var userInfo: [String: String] { storage.userInfo }
     /// The name of this entity in an earlier model version, for inferred migrations.
-    public let renamingIdentifier: String?
+    public var renamingIdentifier: String? { storage.renamingIdentifier }
     /// Folded into the version hash to mark a change the hash would not otherwise see.
-    public let versionHashModifier: String?
+    public var versionHashModifier: String? { storage.versionHashModifier }
     /// Sets of attribute names whose values together must be unique among the entity's objects.
-    public let uniquenessConstraints: [[String]]
+    public var uniquenessConstraints: [[String]] { storage.uniquenessConstraints }
     /// Indexes a store may keep to speed up fetches.
-    public let indexes: [IndexDescription]
+    public var indexes: [IndexDescription] { storage.indexes }
     /// Every property in slot order: the inherited ones first (in the parent's order), then
     /// this entity's own, sorted by name.
-    public let properties: [PropertyDescription]
+    public var properties: [PropertyDescription] { storage.properties }
     /// How many of ``properties`` come from ancestors.
-    public let inheritedPropertyCount: Int
+    public var inheritedPropertyCount: Int { storage.inheritedPropertyCount }
     /// Fetched properties, inherited ones included.
-    public let fetchedProperties: [FetchedPropertyDescription]
+    public var fetchedProperties: [FetchedPropertyDescription] { storage.fetchedProperties }
     /// Ancestors' names, the parent first.
-    public let ancestorNames: [String]
+    public var ancestorNames: [String] { storage.ancestorNames }
     /// Direct sub-entities' names, sorted.
-    public let subentityNames: [String]
+    public var subentityNames: [String] { storage.subentityNames }
     /// The entity's version hash (see docs/schema.md).
-    public let versionHash: VersionHash
-    private let slots: [String: Int]
+    public var versionHash: VersionHash { storage.versionHash }
+    private var slots: [String: Int] { storage.slots }
 
     init(
         name: String, parentName: String?, isAbstract: Bool, userInfo: [String: String], renamingIdentifier: String?,
@@ -48,23 +91,8 @@ public struct EntityDescription: Sendable, Hashable {
         properties: [PropertyDescription], inheritedPropertyCount: Int, fetchedProperties: [FetchedPropertyDescription],
         ancestorNames: [String], subentityNames: [String]
     ) {
-        self.name = name
-        self.parentName = parentName
-        self.isAbstract = isAbstract
-        self.userInfo = userInfo
-        self.renamingIdentifier = renamingIdentifier
-        self.versionHashModifier = versionHashModifier
-        self.uniquenessConstraints = uniquenessConstraints
-        self.indexes = indexes
-        self.properties = properties
-        self.inheritedPropertyCount = inheritedPropertyCount
-        self.fetchedProperties = fetchedProperties
-        self.ancestorNames = ancestorNames
-        self.subentityNames = subentityNames
         var slots: [String: Int] = [:]
         for (index, property) in properties.enumerated() { slots[property.name] = index }
-        self.slots = slots
-
         var encoder = CanonicalEncoder()
         encoder.field("entity")
         encoder.field(name)
@@ -74,7 +102,27 @@ public struct EntityDescription: Sendable, Hashable {
         for property in properties.sorted(by: { $0.name < $1.name }) {
             encoder.field(property.versionHash.bytes)
         }
-        self.versionHash = encoder.digest
+        storage = Storage(
+            name: name, parentName: parentName, isAbstract: isAbstract, userInfo: userInfo, renamingIdentifier: renamingIdentifier,
+            versionHashModifier: versionHashModifier, uniquenessConstraints: uniquenessConstraints, indexes: indexes,
+            properties: properties, inheritedPropertyCount: inheritedPropertyCount, fetchedProperties: fetchedProperties,
+            ancestorNames: ancestorNames, subentityNames: subentityNames, versionHash: encoder.digest, slots: slots)
+    }
+
+    /// Entities are equal when every part of their description is.
+    public static func == (a: EntityDescription, b: EntityDescription) -> Bool {
+        if a.storage === b.storage { return true }
+        let x = a.storage, y = b.storage
+        return x.name == y.name && x.parentName == y.parentName && x.isAbstract == y.isAbstract && x.userInfo == y.userInfo
+            && x.renamingIdentifier == y.renamingIdentifier && x.versionHashModifier == y.versionHashModifier
+            && x.uniquenessConstraints == y.uniquenessConstraints && x.indexes == y.indexes && x.properties == y.properties
+            && x.inheritedPropertyCount == y.inheritedPropertyCount && x.fetchedProperties == y.fetchedProperties
+            && x.ancestorNames == y.ancestorNames && x.subentityNames == y.subentityNames && x.versionHash == y.versionHash
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(storage.name)
+        hasher.combine(storage.versionHash)
     }
 
     /// The slot index of a property, or `nil` when the entity has no property of that name.
