@@ -128,14 +128,16 @@ open class ManagedObject {
     ///   ``ObjectStoreError/objectNotFound(_:)`` for a fault whose row was deleted elsewhere.
     public func value(forKey key: String) throws -> Value {
         let index = try slotIndex(key)
-        guard let attribute = entity.properties[index].attribute else {
+        switch entity.kind(ofSlot: index) {
+        case .attribute:
+            try fireFault()
+            return slots[index].value
+        case .derivedAttribute:
+            guard let attribute = entity.properties[index].attribute, let derivation = attribute.derivation else { return .null }
+            return try DerivedAttributes.evaluate(derivation, of: self, attribute: attribute)
+        case .toOne, .toMany:
             throw ObjectStoreError.wrongType(entity: entity.name, key: key, expected: "an attribute key", given: "relationship '\(key)'; use object(forKey:) or objects(forKey:)")
         }
-        if let derivation = attribute.derivation {
-            return try DerivedAttributes.evaluate(derivation, of: self, attribute: attribute)
-        }
-        try fireFault()
-        return slots[index].value
     }
 
     /// The value of an attribute, or ``Value/null`` for an unknown key or an object that
@@ -147,7 +149,7 @@ open class ManagedObject {
     /// The destination of a to-one relationship.
     public func object(forKey key: String) throws -> ManagedObject? {
         let index = try slotIndex(key)
-        guard let relationship = entity.properties[index].relationship, !relationship.isToMany else {
+        guard entity.kind(ofSlot: index) == .toOne else {
             throw ObjectStoreError.wrongType(entity: entity.name, key: key, expected: "a to-one relationship key", given: "'\(key)'")
         }
         try fireFault()
@@ -158,7 +160,7 @@ open class ManagedObject {
     /// The destinations of a to-many relationship (in order for an ordered one).
     public func objects(forKey key: String) throws -> [ManagedObject] {
         let index = try slotIndex(key)
-        guard let relationship = entity.properties[index].relationship, relationship.isToMany else {
+        guard entity.kind(ofSlot: index) == .toMany else {
             throw ObjectStoreError.wrongType(entity: entity.name, key: key, expected: "a to-many relationship key", given: "'\(key)'")
         }
         try fireFault()

@@ -29,6 +29,7 @@ public struct EntityDescription: Sendable, Hashable {
         let subentityNames: [String]
         let versionHash: VersionHash
         let slots: [String: Int]
+        let kinds: [SlotKind]
 
         init(name: String, parentName: String?, isAbstract: Bool, userInfo: [String: String], renamingIdentifier: String?,
              versionHashModifier: String?, uniquenessConstraints: [[String]], indexes: [IndexDescription],
@@ -49,8 +50,22 @@ public struct EntityDescription: Sendable, Hashable {
             self.subentityNames = subentityNames
             self.versionHash = versionHash
             self.slots = slots
+            self.kinds = properties.map { property in
+                switch property {
+                case .attribute(let attribute): return attribute.isDerived ? .derivedAttribute : .attribute
+                case .relationship(let relationship): return relationship.isToMany ? .toMany : .toOne
+                }
+            }
         }
     }
+
+    /// What a slot holds, without copying its property's description.
+    package enum SlotKind: Sendable {
+        case attribute, derivedAttribute, toOne, toMany
+    }
+
+    /// The kind of the property in a slot (the runtime's hot paths ask this per value).
+    package func kind(ofSlot index: Int) -> SlotKind { storage.kinds[index] }
 
     private let storage: Storage
 
