@@ -31,7 +31,7 @@ enum Snippets {
         context.undo()                                                               // and redo(), rollback()
     }
 
-    /// README.md, line 69.
+    /// README.md, line 72.
     static func readme_2() async throws {
         let models = try SnippetEnvironment.models()
 

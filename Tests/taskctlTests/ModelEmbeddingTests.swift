@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import ObjectStore
 @testable import taskctl
 
 @Suite struct ModelEmbeddingTests {
@@ -35,11 +36,48 @@ import Testing
         let unmappable = try t.run(program: tool.path, ["embed", models.path, output.path])
         #expect(unmappable.status == 1 && unmappable.err.contains("/Notes/v2.json:1:1: error: no mapping from v1 to v2 can be inferred"), "\(unmappable.err)")
 
-        try Data(#"{"entities": [{"name": "Note", "attributes": [{"name": "body", "type": "string"}, {"name": "tab", "type": "string", "default": "a\tb\u0001"}]}]}"#.utf8)
-            .write(to: models.appendingPathComponent("v2.json"))
+        try Data(#"""
+            {"entities": [{"name": "Note", "attributes": [{"name": "body", "type": "string"}, {"name": "tab", "type": "string", "default": "a\tb\u0001"},
+                                                         {"name": "default", "type": "int32", "optional": false, "default": 1}, {"name": "entity", "type": "string"}]},
+                          {"name": "Memo", "parent": "Note", "attributes": [{"name": "due", "type": "date"}]}]}
+            """#.utf8).write(to: models.appendingPathComponent("v2.json"))
         let fine = try t.run(program: tool.path, ["embed", models.path, output.path])
         #expect(fine.status == 0, "\(fine.err)")
         let source = try String(contentsOf: output, encoding: .utf8)
         #expect(source.contains("enum NotesModelFiles {") && source.contains(#""v2.json": "#) && source.contains(#"a\\tb\\u0001"#))
+        // Typed classes: a keyword escaped, a name ManagedObject has renamed with its key, a
+        // parent class open to its sub-entity.
+        for line in ["enum NotesModel {", "    class Note: ManagedObject {", "        @Attribute var `default`: Int32\n",
+                     "        @Attribute(\"entity\") var entity_: String?\n", "    final class Memo: Note {", "        @Attribute var due: Date?\n",
+                     "        try coordinator.register(Memo.self, forEntityName: \"Memo\")"] {
+            #expect(source.contains(line), "\(line) missing from:\n\(source)")
+        }
+    }
+
+    /// The plugin also writes a typed class per entity of the current version.
+    @Test func thePluginsTypedClassesWorkWithTheModel() throws {
+        let model = try App.modelDirectory().currentModel()
+        let now = Date(timeIntervalSince1970: 1_795_348_800)  // 2026-11-22T12:00Z
+        let coordinator = PersistentStoreCoordinator(model: model, store: InMemoryStore(model: model), clock: { now })
+        try TasksModel.register(in: coordinator)
+        let context = ManagedObjectContext(coordinator: coordinator)
+        let home = try context.insert(TasksModel.Location.self)
+        home.name = "Home"
+        let task = try context.insert(TasksModel.Task.self)
+        task.title = "Buy milk"
+        task.uuid = UUID()
+        task.priority = 2
+        task.dueDate = Date(timeIntervalSince1970: 1_795_000_000)
+        task.location = home
+        let note = try context.insert(TasksModel.Annotation.self)
+        note.text = "oat"
+        note.entry = Date(timeIntervalSince1970: 1_795_000_000)
+        note.task = task
+        try context.save()
+        #expect(task.status == "pending", "the model's default")
+        #expect(home.tasks.map(\.objectID) == [task.objectID] && task.annotations.map(\.text) == ["oat"])
+        let found = try context.fetch(TasksModel.Task.self, where: "priority >= %d AND location.name == %@", 2, "Home")
+        #expect(found.map(\.title) == ["Buy milk"])
+        #expect(found.first?.isOverdue == true, "derived, against the coordinator's clock (due 2026-11-18)")
     }
 }
