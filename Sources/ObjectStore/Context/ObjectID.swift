@@ -64,14 +64,13 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
             var storeIdentifier: String
         }
 
-        private static let lock = NSLock()
-        nonisolated(unsafe) private static var scopes: [Name: Scope] = [:]
+        private static let scopes = Locked([Name: Scope]())
 
         /// The scope of an entity in a store, made on first use. There are as many as
         /// entities in the stores a process opens.
         static func of(entityName: String, storeIdentifier: String) -> Scope {
             let name = Name(entityName: entityName, storeIdentifier: storeIdentifier)
-            return lock.withLock {
+            return scopes.withLock { scopes in
                 if let scope = scopes[name] { return scope }
                 let scope = Scope(entityName: entityName, storeIdentifier: storeIdentifier)
                 scopes[name] = scope
@@ -140,12 +139,11 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
 /// process (temporary IDs never leave it), in insertion order, and without reading
 /// /dev/urandom twice per insert as `UUID()` does.
 enum TemporaryID {
-    private static let lock = NSLock()
-    nonisolated(unsafe) private static var counter: UInt64 = 0
+    private static let counter = Locked<UInt64>(0)
     private static let prefix: [UInt8] = withUnsafeBytes(of: UUID().uuid) { Array($0.prefix(8)) }
 
     static func next() -> UUID {
-        let n = lock.withLock { () -> UInt64 in
+        let n = counter.withLock { counter -> UInt64 in
             counter += 1
             return counter
         }

@@ -28,7 +28,7 @@ struct FileIdentity: Hashable {
 /// commit half written. Within one process a per-file recursive lock serialises threads
 /// and lets a thread that holds the lock take it again (a migration opens the store it
 /// holds), since `flock` would make two descriptors of one process wait for each other.
-final class FileLock: @unchecked Sendable {
+final class FileLock: Sendable {
     /// The path as given (a symbolic link stays one; see ``resolvedPath``).
     let storePath: String
 
@@ -50,17 +50,19 @@ final class FileLock: @unchecked Sendable {
         try FileIO.createExclusively(try make(), at: path)
     }
 
+    /// One file's in-process lock. `depth` (of the thread holding `lock`) is read and
+    /// written only by that thread, while it holds `lock`: the recursive lock is what
+    /// protects it, which the compiler cannot see (hence `@unchecked`).
     private final class Holder: @unchecked Sendable {
         let lock = NSRecursiveLock()
         /// Nesting depth of the thread that holds `lock`.
         var depth = 0
     }
 
-    nonisolated(unsafe) private static var holders: [FileIdentity: Holder] = [:]
-    private static let holdersLock = NSLock()
+    private static let holders = Locked([FileIdentity: Holder]())
 
     private static func holder(for identity: FileIdentity) -> Holder {
-        holdersLock.withLock {
+        holders.withLock { holders in
             if let holder = holders[identity] { return holder }
             let holder = Holder()
             holders[identity] = holder

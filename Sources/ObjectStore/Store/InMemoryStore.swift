@@ -6,15 +6,18 @@ import ObjectStoreModel
 /// ```swift
 /// let coordinator = PersistentStoreCoordinator(model: model, store: InMemoryStore(model: model))
 /// ```
-public final class InMemoryStore: PersistentStore, @unchecked Sendable {
+public final class InMemoryStore: PersistentStore, Sendable {
     /// The store's UUID.
     public let identifier: String
     /// The model of the objects kept.
     public let model: ManagedObjectModel
-    private let lock = NSLock()
-    private var rows: [ObjectID: StoredRow] = [:]
-    private var idsByEntity: [String: [Int64: ObjectID]] = [:]
-    private var nextKeys: [String: Int64] = [:]
+
+    private struct State {
+        var rows: [ObjectID: StoredRow] = [:]
+        var idsByEntity: [String: [Int64: ObjectID]] = [:]
+        var nextKeys: [String: Int64] = [:]
+    }
+    private let state = Locked(State())
 
     /// An empty store for a model.
     public init(model: ManagedObjectModel, identifier: String = UUID().uuidString) {
@@ -23,41 +26,41 @@ public final class InMemoryStore: PersistentStore, @unchecked Sendable {
     }
 
     public func row(for id: ObjectID) throws -> StoredRow? {
-        lock.withLock { rows[id] }
+        state.withLock { $0.rows[id] }
     }
 
     public func objectIDs(ofEntity entityName: String) throws -> [ObjectID] {
-        lock.withLock {
-            (idsByEntity[entityName] ?? [:]).sorted { $0.key < $1.key }.map(\.value)
+        state.withLock { state in
+            (state.idsByEntity[entityName] ?? [:]).sorted { $0.key < $1.key }.map(\.value)
         }
     }
 
     public func allocateKeys(count: Int, entityName: String) throws -> [Int64] {
-        lock.withLock {
-            let first = max(1, nextKeys[entityName] ?? 1)
-            nextKeys[entityName] = first + Int64(count)
+        state.withLock { state in
+            let first = max(1, state.nextKeys[entityName] ?? 1)
+            state.nextKeys[entityName] = first + Int64(count)
             return (0..<Int64(count)).map { first + $0 }
         }
     }
 
     public var metadata: StoreMetadata? {
-        lock.withLock { StoreMetadata(storeIdentifier: identifier, model: model, nextKeys: nextKeys) }
+        state.withLock { StoreMetadata(storeIdentifier: identifier, model: model, nextKeys: $0.nextKeys) }
     }
 
     public func save(_ changes: StoreChanges) throws -> [ObjectID: ObjectID] {
-        try lock.withLock {
-            try checkVersions(changes, current: { rows[$0]?.version })
-            let violations = try UniquenessCheck(model: model).failures(changes, rows: rows)
+        try state.withLock { state in
+            try checkVersions(changes, current: { state.rows[$0]?.version })
+            let violations = try UniquenessCheck(model: model).failures(changes, rows: state.rows)
             if !violations.isEmpty { throw ValidationError(failures: violations) }
-            let (changes, mapping, next) = changes.assigningKeys(from: nextKeys)
-            nextKeys = next
+            let (changes, mapping, next) = changes.assigningKeys(from: state.nextKeys)
+            state.nextKeys = next
             for row in changes.inserted + changes.updated.map(\.row) {
-                rows[row.objectID] = row
-                if let key = row.objectID.primaryKey { idsByEntity[row.objectID.entityName, default: [:]][key] = row.objectID }
+                state.rows[row.objectID] = row
+                if let key = row.objectID.primaryKey { state.idsByEntity[row.objectID.entityName, default: [:]][key] = row.objectID }
             }
             for (id, _) in changes.deleted {
-                rows[id] = nil
-                if let key = id.primaryKey { idsByEntity[id.entityName]?[key] = nil }
+                state.rows[id] = nil
+                if let key = id.primaryKey { state.idsByEntity[id.entityName]?[key] = nil }
             }
             return mapping
         }

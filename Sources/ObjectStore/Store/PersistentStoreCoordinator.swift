@@ -14,15 +14,18 @@ import ObjectStoreModel
 ///     return task.objectID
 /// }
 /// ```
-public final class PersistentStoreCoordinator: @unchecked Sendable {
+public final class PersistentStoreCoordinator: Sendable {
     /// The model of every object in the store.
     public let model: ManagedObjectModel
     /// The store objects are saved to.
     public let store: any PersistentStore
-    private let lock = NSLock()
+    /// Serialises the saves of this coordinator's contexts.
     private let saveLock = NSLock()
-    private var classes: [String: ManagedObject.Type] = [:]
-    private var saveObservers: [UUID: @Sendable (SaveNotification) -> Void] = [:]
+    private struct Registrations {
+        var classes: [String: ManagedObject.Type] = [:]
+        var saveObservers: [UUID: @Sendable (SaveNotification) -> Void] = [:]
+    }
+    private let registrations = Locked(Registrations())
 
     /// The clock `now()` reads in predicates and derived attributes; a fixed one makes
     /// derived values such as `isOverdue` testable.
@@ -68,12 +71,13 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         }
         let problems = TypedPropertyRegistry.check(type, against: entity)
         guard problems.isEmpty else { throw ObjectStoreError.classMismatch(entity: name, problems: problems) }
-        lock.withLock { classes[name] = type }
+        registrations.withLock { $0.classes[name] = type }
     }
 
     /// The class objects of an entity are made with.
     func objectClass(for entity: EntityDescription) -> ManagedObject.Type {
-        lock.withLock {
+        registrations.withLock { registrations in
+            let classes = registrations.classes
             if let type = classes[entity.name] { return type }
             for ancestor in entity.ancestorNames { if let type = classes[ancestor] { return type } }
             return ManagedObject.self
@@ -82,7 +86,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
 
     /// The entity a class was registered for.
     func entityName(for type: ManagedObject.Type) -> String? {
-        lock.withLock { classes.first { $0.value == type }?.key }
+        registrations.withLock { $0.classes.first { $0.value == type }?.key }
     }
 
     // MARK: Saving
@@ -94,7 +98,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
 
     /// Tells every observer about a save. Observers run on the saving thread.
     func post(_ notification: SaveNotification) {
-        let observers = lock.withLock { Array(saveObservers.values) }
+        let observers = registrations.withLock { Array($0.saveObservers.values) }
         for observer in observers { observer(notification) }
     }
 
@@ -102,10 +106,10 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     /// thread. Keep the token; the observation ends when it is cancelled or released.
     public func addSaveObserver(_ handler: @escaping @Sendable (SaveNotification) -> Void) -> ObservationToken {
         let id = UUID()
-        lock.withLock { saveObservers[id] = handler }
+        registrations.withLock { $0.saveObservers[id] = handler }
         return ObservationToken { [weak self] in
             guard let self else { return }
-            _ = self.lock.withLock { self.saveObservers.removeValue(forKey: id) }
+            _ = self.registrations.withLock { $0.saveObservers.removeValue(forKey: id) }
         }
     }
 
@@ -143,19 +147,18 @@ public struct SaveNotification: Sendable {
 
 /// Keeps a coordinator's save observation alive; the observation ends when the token is
 /// cancelled or released, on any thread.
-public final class ObservationToken: @unchecked Sendable {
-    private let lock = NSLock()
-    private var onCancel: (() -> Void)?
+public final class ObservationToken: Sendable {
+    private let onCancel: Locked<(@Sendable () -> Void)?>
 
-    init(_ onCancel: @escaping () -> Void) {
-        self.onCancel = onCancel
+    init(_ onCancel: @escaping @Sendable () -> Void) {
+        self.onCancel = Locked(onCancel)
     }
 
     /// Ends the observation.
     public func cancel() {
-        let action = lock.withLock { () -> (() -> Void)? in
-            defer { onCancel = nil }
-            return onCancel
+        let action = onCancel.withLock { action -> (@Sendable () -> Void)? in
+            defer { action = nil }
+            return action
         }
         action?()
     }

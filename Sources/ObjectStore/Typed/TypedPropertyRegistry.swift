@@ -19,21 +19,17 @@ enum TypedPropertyRegistry {
         case relationship(toMany: Bool, destination: ManagedObject.Type)
     }
 
-    private final class Cache: @unchecked Sendable {
-        let lock = NSLock()
-        var names: [ObjectIdentifier: [PropertySite: String]] = [:]
-    }
-
-    private static let cache = Cache()
+    /// Property names by class and declaration site, found once per class by reflection.
+    private static let cache = Locked([ObjectIdentifier: [PropertySite: String]]())
 
     /// The property name of a wrapper declared at `site` in `object`'s class.
     static func key(for site: PropertySite, in object: ManagedObject) -> String {
         if let key = site.key { return key }
         let type = ObjectIdentifier(Swift.type(of: object))
-        if let name = cache.lock.withLock({ cache.names[type]?[site] }) { return name }
+        if let name = cache.withLock({ $0[type]?[site] }) { return name }
         var names: [PropertySite: String] = [:]
         for (name, wrapper) in declarations(of: object) { names[wrapper.site] = name }
-        cache.lock.withLock { cache.names[type] = names }
+        cache.withLock { $0[type] = names }
         return names[site] ?? "?"
     }
 
