@@ -9,7 +9,7 @@ import ObjectStoreModel
 /// ```swift
 /// let store = try JSONStore(url: URL(fileURLWithPath: "tasks.json"), model: model)
 /// ```
-public final class JSONStore: PersistentStore, @unchecked Sendable {
+public final class JSONStore: PersistentStore, Sendable {
     /// The format version this code writes and the newest it reads.
     public static let formatVersion = 1
     static let formatName = "ObjectStore JSON store"
@@ -22,15 +22,17 @@ public final class JSONStore: PersistentStore, @unchecked Sendable {
     public let isReadOnly: Bool
     /// The file's path (URL.path decodes the URL each time it is asked).
     private let path: String
-    private let lock = NSLock()
     private let fileLock: FileLock
 
-    private var storedMetadata: StoreMetadata?
-    private var rows: [ObjectID: StoredRow] = [:]
-    /// The file the rows were read from, kept open (so its inode cannot be reused by a
-    /// replacement), and its identity, size and time then: the file is unchanged while the
-    /// locked file's fingerprint is the same.
-    private var held: (fd: Int32, fingerprint: [Int64])?
+    private struct State {
+        var metadata: StoreMetadata?
+        var rows: [ObjectID: StoredRow] = [:]
+        /// The file the rows were read from, kept open (so its inode cannot be reused by a
+        /// replacement), and its identity, size and time then: the file is unchanged while
+        /// the locked file's fingerprint is the same.
+        var held: (fd: Int32, fingerprint: [Int64])?
+    }
+    private let state = Locked(State())
 
     /// Opens the store at `url`, creating it when absent (unless read-only).
     ///
@@ -51,12 +53,14 @@ public final class JSONStore: PersistentStore, @unchecked Sendable {
             let metadata = StoreMetadata(storeIdentifier: identifier ?? UUID().uuidString, model: model)
             return Array(Self.render(metadata, rows: [:], model: model).utf8)
         }
-        try fileLock.withLock(exclusive: false) { fd, _ in try lock.withLock { try reload(fd) } }
-        try storedMetadata?.requireCompatible(with: model, path: url.path)
+        try fileLock.withLock(exclusive: false) { fd, _ in try state.withLock { try reload(fd, into: &$0) } }
+        try state.withLock { $0.metadata }?.requireCompatible(with: model, path: url.path)
     }
 
     deinit {
-        if let held { close(held.fd) }
+        state.withLock { state in
+            if let held = state.held { close(held.fd) }
+        }
     }
 
     /// Reads a store file's metadata without opening it for a model (to pick a migration).
@@ -67,8 +71,8 @@ public final class JSONStore: PersistentStore, @unchecked Sendable {
         }
     }
 
-    public var identifier: String { lock.withLock { storedMetadata?.storeIdentifier ?? "" } }
-    public var metadata: StoreMetadata? { lock.withLock { storedMetadata } }
+    public var identifier: String { state.withLock { $0.metadata?.storeIdentifier ?? "" } }
+    public var metadata: StoreMetadata? { state.withLock { $0.metadata } }
 
     // MARK: Reading
 
@@ -133,7 +137,7 @@ public final class JSONStore: PersistentStore, @unchecked Sendable {
 
     /// Reads the whole file: metadata, then every object, checking each value against the
     /// model the store was written with.
-    private func reload(_ fd: Int32) throws {
+    private func reload(_ fd: Int32, into state: inout State) throws {
         let root = try Self.parseRoot(FileIO.readAll(fd, path: path, from: 0), path: path)
         let metadata = try Self.readMetadata(root, path: path)
         // Values are decoded with the model the file was written with.
@@ -172,17 +176,17 @@ public final class JSONStore: PersistentStore, @unchecked Sendable {
                 loaded[row.objectID] = row
             }
         }
-        storedMetadata = metadata
-        rows = loaded
-        try hold(fd)
+        state.metadata = metadata
+        state.rows = loaded
+        try hold(fd, in: &state)
     }
 
-    private func hold(_ fd: Int32) throws {
+    private func hold(_ fd: Int32, in state: inout State) throws {
         guard let fingerprint = FileIO.fingerprint(fd) else { throw StoreError.io(path: path, reason: "cannot read: \(FileIO.errorText())") }
         let copy = dup(fd)
         guard copy >= 0 else { throw StoreError.io(path: path, reason: "cannot keep the file open: \(FileIO.errorText())") }
-        if let held { close(held.fd) }
-        held = (copy, fingerprint)
+        if let held = state.held { close(held.fd) }
+        state.held = (copy, fingerprint)
     }
 
     private static func decodeRow(_ node: JSONNode, entity: EntityDescription, storeIdentifier: String, model: ManagedObjectModel, path: String) throws -> StoredRow {
@@ -236,8 +240,8 @@ public final class JSONStore: PersistentStore, @unchecked Sendable {
     }
 
     /// Reads the file again unless the locked file `fd` is the one read last, unchanged.
-    private func refresh(_ fd: Int32) throws {
-        if held == nil || FileIO.fingerprint(fd) != held?.fingerprint { try reload(fd) }
+    private func refresh(_ fd: Int32, _ state: inout State) throws {
+        if state.held == nil || FileIO.fingerprint(fd) != state.held?.fingerprint { try reload(fd, into: &state) }
     }
 
     // MARK: Writing
@@ -287,24 +291,24 @@ public final class JSONStore: PersistentStore, @unchecked Sendable {
     }
 
     /// Replaces the real file (a symbolic link to it stays one).
-    private func write(to realPath: String) throws {
-        guard let metadata = storedMetadata else { return }
-        let fd = try FileIO.replace(realPath, with: Array(Self.render(metadata, rows: rows, model: model).utf8))
+    private func write(to realPath: String, _ state: inout State) throws {
+        guard let metadata = state.metadata else { return }
+        let fd = try FileIO.replace(realPath, with: Array(Self.render(metadata, rows: state.rows, model: model).utf8))
         defer { close(fd) }
-        try hold(fd)
+        try hold(fd, in: &state)
     }
 
     // MARK: PersistentStore
 
     public func row(for id: ObjectID) throws -> StoredRow? {
-        lock.withLock { rows[id] }
+        state.withLock { $0.rows[id] }
     }
 
     public func objectIDs(ofEntity entityName: String) throws -> [ObjectID] {
         try fileLock.withLock(exclusive: false) { fd, _ in
-            try lock.withLock {
-                try refresh(fd)
-                return rows.keys.filter { $0.entityName == entityName }.sorted(by: ObjectID.tieBreak)
+            try state.withLock { state in
+                try refresh(fd, &state)
+                return state.rows.keys.filter { $0.entityName == entityName }.sorted(by: ObjectID.tieBreak)
             }
         }
     }
@@ -313,11 +317,11 @@ public final class JSONStore: PersistentStore, @unchecked Sendable {
         guard count > 0 else { return [] }
         guard !isReadOnly else { throw StoreError.readOnly(path: path) }
         return try fileLock.withLock { fd, realPath in
-            try lock.withLock {
-                try refresh(fd)
-                let first = storedMetadata?.nextKey(for: entityName) ?? 1
-                storedMetadata?.nextKeys[entityName] = first + Int64(count)
-                try write(to: realPath)
+            try state.withLock { state in
+                try refresh(fd, &state)
+                let first = state.metadata?.nextKey(for: entityName) ?? 1
+                state.metadata?.nextKeys[entityName] = first + Int64(count)
+                try write(to: realPath, &state)
                 return (0..<Int64(count)).map { first + $0 }
             }
         }
@@ -326,7 +330,7 @@ public final class JSONStore: PersistentStore, @unchecked Sendable {
     public func withExclusiveAccess<T>(_ body: () throws -> T) throws -> T {
         guard !isReadOnly else { throw StoreError.readOnly(path: path) }
         return try fileLock.withLock { fd, _ in
-            try lock.withLock { try refresh(fd) }
+            try state.withLock { try refresh(fd, &$0) }
             return try body()
         }
     }
@@ -335,20 +339,21 @@ public final class JSONStore: PersistentStore, @unchecked Sendable {
         guard !changes.isEmpty else { return [:] }
         guard !isReadOnly else { throw StoreError.readOnly(path: path) }
         return try fileLock.withLock { fd, realPath in
-            try lock.withLock {
-                try refresh(fd)
-                try checkVersions(changes, current: { rows[$0]?.version })
-                let violations = try UniquenessCheck(model: model).failures(changes, rows: rows)
+            try state.withLock { state in
+                try refresh(fd, &state)
+                try checkVersions(changes, current: { state.rows[$0]?.version })
+                let violations = try UniquenessCheck(model: model).failures(changes, rows: state.rows)
                 if !violations.isEmpty { throw ValidationError(failures: violations) }
-                let (keyed, mapping, nextKeys) = changes.assigningKeys(from: storedMetadata?.nextKeys ?? [:])
-                let before = (rows, storedMetadata)
-                for row in keyed.inserted + keyed.updated.map(\.row) { rows[row.objectID] = row }
-                for (id, _) in keyed.deleted { rows[id] = nil }
-                storedMetadata?.nextKeys = nextKeys
+                let (keyed, mapping, nextKeys) = changes.assigningKeys(from: state.metadata?.nextKeys ?? [:])
+                // The whole file is rewritten: a failed write puts the rows back as they were.
+                let before = (state.rows, state.metadata)
+                for row in keyed.inserted + keyed.updated.map(\.row) { state.rows[row.objectID] = row }
+                for (id, _) in keyed.deleted { state.rows[id] = nil }
+                state.metadata?.nextKeys = nextKeys
                 do {
-                    try write(to: realPath)
+                    try write(to: realPath, &state)
                 } catch {
-                    (rows, storedMetadata) = before
+                    (state.rows, state.metadata) = before
                     throw error
                 }
                 return mapping
