@@ -23,6 +23,11 @@ import Darwin
 /// let store = try BinaryStore(url: URL(fileURLWithPath: "tasks.store"), model: model)
 /// let coordinator = PersistentStoreCoordinator(model: model, store: store)
 /// ```
+///
+/// Thread safety: every member of `state` (and `held`, `threshold`,
+/// `lastHousekeepingWarning`) is read and written only while holding `lock`, taken after
+/// the file's lock; the helpers marked "Caller holds `lock`" rely on it. (The other stores
+/// keep their state in a `Locked` value instead; this one's helpers have not been moved.)
 public final class BinaryStore: PersistentStore, RowScanning, @unchecked Sendable {
     /// The format version this code writes and the newest it reads. Format 1 (a log
     /// without snapshot) is read too, and becomes format 2 at its first compaction.
