@@ -192,4 +192,48 @@ import ObjectStoreModel
         }
         #expect(unnoticed.isEmpty, "flips at \(unnoticed.prefix(20)) of \(original.count) bytes went unnoticed")
     }
+
+    /// CRC-32 (IEEE), to forge checksums the store accepts.
+    private static func crc32(_ bytes: ArraySlice<UInt8>) -> UInt32 {
+        var crc: UInt32 = 0xFFFF_FFFF
+        for byte in bytes {
+            crc ^= UInt32(byte)
+            for _ in 0..<8 { crc = crc & 1 != 0 ? 0xEDB8_8320 ^ (crc >> 1) : crc >> 1 }
+        }
+        return crc ^ 0xFFFF_FFFF
+    }
+
+    @Test func forgedSnapshotTablesWithValidChecksumsAreRefusedNeverTrapped() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("people.store")
+        let (context, store) = try open(url, threshold: Int.max)
+        for i in 0..<3 { try person(context, "p\(i)@example.com") }
+        try context.save()
+        try store.compact()
+        let original = Array(try Data(contentsOf: url))
+        func u64(_ bytes: [UInt8], _ at: Int) -> Int { (0..<8).reduce(0) { $0 | Int(bytes[at + $1]) << (8 * $1) } }
+        let snapshot = u64(original, 32)
+        let entities = Int(original[snapshot + 4]) | Int(original[snapshot + 5]) << 8
+        let indexes = Int(original[snapshot + 8]) | Int(original[snapshot + 9]) << 8
+        let tableEnd = snapshot + 16 + entities * 40 + indexes * 32
+        // Each offset and count of every entity's part and of every index, set to values that
+        // would overflow offset arithmetic, with the table's checksum made to match.
+        var fields: [Int] = []
+        for entity in 0..<entities {
+            for offset in [0, 8, 16, 24] { fields.append(snapshot + 16 + entity * 40 + offset) }
+        }
+        for index in 0..<indexes {
+            for offset in [8, 16] { fields.append(snapshot + 16 + entities * 40 + index * 32 + offset) }
+        }
+        for field in fields {
+            for value in [UInt64(Int64.max - 5), UInt64.max, UInt64(Int64.max / 2)] {
+                var forged = original
+                for i in 0..<8 { forged[field + i] = UInt8(truncatingIfNeeded: value >> UInt64(8 * i)) }
+                let crc = Self.crc32(forged[(snapshot + 16)..<tableEnd])
+                for i in 0..<4 { forged[snapshot + 12 + i] = UInt8(truncatingIfNeeded: crc >> UInt32(8 * i)) }
+                try Data(forged).write(to: url)
+                #expect(damageIsReported(url), "field at \(field - snapshot) = \(value)")
+            }
+        }
+    }
 }

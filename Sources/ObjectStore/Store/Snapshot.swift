@@ -77,8 +77,9 @@ struct Snapshot {
                     rowsOffset: Int(truncatingIfNeeded: try tableReader.u64()), rowsLength: Int(truncatingIfNeeded: try tableReader.u64()),
                     directoryCRC: try tableReader.u32())
                 _ = try tableReader.u32()
+                // Checked in an order that cannot overflow, whatever the (checksummed) table says.
                 guard part.rowCount >= 0, part.rowCount <= length / directoryEntrySize, part.directoryOffset >= 0,
-                      part.rowsOffset == part.directoryOffset + part.rowCount * directoryEntrySize,
+                      part.directoryOffset <= length, part.rowsOffset == part.directoryOffset + part.rowCount * directoryEntrySize,
                       part.rowsLength >= 0, part.rowsOffset <= length, part.rowsLength <= length - part.rowsOffset
                 else { throw corrupt("an entity's rows lie outside it") }
                 entities.append(part)
@@ -139,8 +140,8 @@ struct Snapshot {
         fileprivate func verify(path: String) throws {
             for index in 0..<part.rowCount {
                 let entry = entry(at: index)
-                let start = entry.offset - part.directoryOffset
-                guard entry.offset >= part.rowsOffset, entry.size >= 0, start <= bytes.count, entry.size <= bytes.count - start,
+                let start = entry.offset &- part.directoryOffset
+                guard entry.offset >= part.rowsOffset, start >= 0, entry.size >= 0, start <= bytes.count, entry.size <= bytes.count - start,
                       Snapshot.checksum(entry, bytes[start..<start + entry.size]) == entry.crc
                 else { throw StoreError.corrupt(path: path, reason: "a snapshot row of key \(entry.key) does not match its checksum") }
             }
