@@ -71,7 +71,7 @@ struct UndoJournal {
             for range in node["created"]?.elements ?? [] {
                 guard let bounds = range.elements, bounds.count == 2,
                       let first = bounds[0].numberText.flatMap({ Int64($0) }), let last = bounds[1].numberText.flatMap({ Int64($0) }),
-                      first <= last, last - first < 100_000_000 else { continue }
+                      first >= 1, first <= last, last - first < 100_000_000 else { continue }
                 tasks += (first...last).map { ($0, nil, nil) }
             }
             tasks.sort { $0.0 < $1.0 }
@@ -101,7 +101,7 @@ struct UndoJournal {
     static func ranges(_ ids: [Int64]) -> [ClosedRange<Int64>] {
         var result: [ClosedRange<Int64>] = []
         for id in Set(ids).sorted() {
-            if let last = result.last, last.upperBound == id - 1 {
+            if let last = result.last, last.upperBound == id &- 1 {
                 result[result.count - 1] = last.lowerBound...id
             } else {
                 result.append(id...id)
