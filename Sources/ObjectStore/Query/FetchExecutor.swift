@@ -149,6 +149,8 @@ struct FetchExecutor {
             let wanted = rowEntity.properties.indices.map { index in
                 stored[index] && (readsDerived || keys?.contains(rowEntity.properties[index].name) ?? true)
             }
+            // Comparisons of attributes with constants are tested on the slots directly.
+            let direct = SlotPredicate(predicate, entity: rowEntity)
             let idScope = ObjectID.Scope.of(entityName: rowEntity.name, storeIdentifier: storeIdentifier)
             let probe = ManagedObject(entity: rowEntity, objectID: ObjectID(idScope, key: .permanent(0)))
             probe.managedObjectContext = context
@@ -165,7 +167,7 @@ struct FetchExecutor {
                 }
                 probe.objectID = id
                 try scan.decode(index, into: &probe.slots, wanted: wanted)
-                if try test(probe, scope) {
+                if try direct?.matches(probe.slots) ?? test(probe, scope) {
                     try match(id, nil, {
                         var slots = try scan.slots(at: index)
                         if slots.count != initial.count { slots = initial }
