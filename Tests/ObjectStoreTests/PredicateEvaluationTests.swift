@@ -105,6 +105,11 @@ import ObjectStoreModel
         ("subtasks.@sum.priority == 3", ["Report"]),
         ("subtasks.@avg.priority == 1.5", ["Report"]),
         ("subtasks.@max.priority == 3 AND subtasks.@min.priority == 0", ["Report"]),
+        // Attributes compared with constants, ANDed with what needs objects.
+        ("priority >= 2 AND location.name == 'Home'", ["Milk"]),
+        ("priority == 3 AND ANY tags.label == 'food'", ["Milk"]),
+        ("NOT (priority < 3) AND location != nil", ["Draft", "Milk"]),
+        ("location.name == 'Work' AND priority IN {0, 1}", ["Outline", "Report"]),
         ("parent.text == 'Report'", ["Draft", "Outline"]),
         ("subtasks[FIRST].text == 'Outline'", ["Report"]),
         ("subtasks[LAST].text == 'Draft'", ["Report"]),

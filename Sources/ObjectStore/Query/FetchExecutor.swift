@@ -149,8 +149,10 @@ struct FetchExecutor {
             let wanted = rowEntity.properties.indices.map { index in
                 stored[index] && (readsDerived || keys?.contains(rowEntity.properties[index].name) ?? true)
             }
-            // Comparisons of attributes with constants are tested on the slots directly.
+            // Comparisons of attributes with constants are tested on the slots directly: the
+            // whole predicate when it is made of them, else those of its ANDed parts first.
             let direct = SlotPredicate(predicate, entity: rowEntity)
+            let prefilter = direct == nil ? SlotPredicate.prefilter(predicate, entity: rowEntity) : nil
             let idScope = ObjectID.Scope.of(entityName: rowEntity.name, storeIdentifier: storeIdentifier)
             let probe = ManagedObject(entity: rowEntity, objectID: ObjectID(idScope, key: .permanent(0)))
             probe.managedObjectContext = context
@@ -167,7 +169,15 @@ struct FetchExecutor {
                 }
                 probe.objectID = id
                 try scan.decode(index, into: &probe.slots, wanted: wanted)
-                if try direct?.matches(probe.slots) ?? test(probe, scope) {
+                let matched: Bool
+                if let direct {
+                    matched = try direct.matches(probe.slots)
+                } else if let prefilter, try !prefilter.matches(probe.slots) {
+                    matched = false
+                } else {
+                    matched = try test(probe, scope)
+                }
+                if matched {
                     try match(id, nil, {
                         var slots = try scan.slots(at: index)
                         if slots.count != initial.count { slots = initial }

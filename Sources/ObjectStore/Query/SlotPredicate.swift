@@ -61,6 +61,18 @@ indirect enum SlotPredicate {
         }
     }
 
+    /// The conjuncts of `predicate` (its top-level ANDs) that have this shape, joined: a test
+    /// every match passes, so a row failing it needs no other test. Nil when none has.
+    static func prefilter(_ predicate: ObjectPredicate, entity: EntityDescription) -> SlotPredicate? {
+        func conjuncts(_ p: ObjectPredicate) -> [ObjectPredicate] {
+            if case .and(let a, let b) = p { return conjuncts(a) + conjuncts(b) }
+            return [p]
+        }
+        let usable = conjuncts(predicate).compactMap { SlotPredicate($0, entity: entity) }
+        guard let first = usable.first else { return nil }
+        return usable.dropFirst().reduce(first) { .and($0, $1) }
+    }
+
     /// Whether an object with these slots matches.
     func matches(_ slots: [SlotValue]) throws -> Bool {
         switch self {
