@@ -11,7 +11,7 @@ public struct JSONSyntaxError: Error, Sendable, Equatable, CustomStringConvertib
 /// A strict RFC 8259 JSON parser over UTF-8 bytes that records the position of every value.
 ///
 /// Nesting is limited (``maximumDepth``) so that hostile input cannot exhaust the stack.
-public struct JSONParser {
+package struct JSONParser {
     /// The deepest nesting of arrays and objects accepted.
     public static let maximumDepth = 512
 

@@ -2,7 +2,7 @@ import Foundation
 
 /// Writing JSON text, and converting attribute values to and from JSON, as the JSON store
 /// and schema files write them (docs/store-format.md, docs/schema.md).
-public enum JSONText {
+package enum JSONText {
     /// A JSON string literal.
     public static func quote(_ s: String) -> String {
         var text = "\""

@@ -135,7 +135,7 @@ public struct ValidationRules: Sendable, Hashable {
 
 /// Whole-string regular expression matching with `NSRegularExpression` (ICU syntax, as Core
 /// Data's `MATCHES`).
-public enum RegularExpressionCheck {
+package enum RegularExpressionCheck {
     /// Whether `pattern` compiles.
     public static func isValid(_ pattern: String) -> Bool {
         (try? NSRegularExpression(pattern: pattern)) != nil

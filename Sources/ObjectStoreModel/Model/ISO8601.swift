@@ -6,7 +6,7 @@ import Foundation
 /// offsets (`+02:00`); a date without a zone is UTC. Formatting writes UTC with as many
 /// fractional digits as the value needs (up to microseconds), so dates round-trip exactly to
 /// the microsecond.
-public enum ISO8601 {
+package enum ISO8601 {
     /// The dates a store keeps: years 0001 to 9999 (UTC), the years ISO-8601 text writes in
     /// four digits. A save of a date outside fails validation, so no store ever holds a date
     /// its reader would refuse.

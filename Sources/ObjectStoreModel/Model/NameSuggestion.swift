@@ -1,5 +1,5 @@
 /// Finds the closest name to a misspelt one, for "did you mean" hints in error messages.
-public enum NameSuggestion {
+package enum NameSuggestion {
     /// The candidate closest to `word` by edit distance (case-insensitive), when it is close
     /// enough to be a plausible typo.
     public static func closest<C: Collection>(to word: String, in candidates: C) -> String? where C.Element == String {

@@ -1,7 +1,7 @@
 import Foundation
 
 /// The functions predicate expressions may call, and `CAST` targets.
-public enum PredicateFunctions {
+package enum PredicateFunctions {
     struct Signature {
         var name: String
         var arity: ClosedRange<Int>

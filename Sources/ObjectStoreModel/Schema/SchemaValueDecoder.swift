@@ -65,7 +65,7 @@ enum SchemaValueDecoder {
 
 /// Exact decimal text parsing: `Decimal(string:)` accepts trailing garbage ("1.5abc"), so the
 /// text is checked first.
-public enum DecimalText {
+package enum DecimalText {
     /// Parses `-12.50`, `3`, `1e-3`; `nil` for anything else.
     public static func parse(_ text: String) -> Decimal? {
         var sawDigit = false
