@@ -99,7 +99,9 @@ import ObjectStoreModel
         let request = try FetchRequest(template: "tasksDueSooner", in: TestModel.model, variables: ["DUE_DATE": .date(TestModel.now + 3 * 86_400)])
         #expect(names(try context.fetch(request)) == ["Milk", "Mom"])
         #expect(throws: PredicateVariableError.self) { try FetchRequest(template: "tasksDueSooner", in: TestModel.model) }
-        #expect(throws: ObjectStoreError.self) { try FetchRequest(template: "nope", in: TestModel.model) }
+        #expect(throws: ObjectStoreError.unknownFetchRequestTemplate("tasksDueSoon", suggestion: "tasksDueSooner")) {
+            try FetchRequest(template: "tasksDueSoon", in: TestModel.model)
+        }
     }
 
     @Test func fetchedPropertiesEvaluateLazilyAndCacheUntilRefresh() throws {

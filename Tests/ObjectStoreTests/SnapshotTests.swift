@@ -236,4 +236,12 @@ import ObjectStoreModel
             }
         }
     }
+
+    @Test func askingForAnEntityTheStoreDoesNotHaveIsAnInvalidRequestNotAnIOError() throws {
+        let directory = try TemporaryDirectory()
+        let (_, store) = try open(directory.file("people.store"))
+        #expect(throws: StoreError.invalidRequest(path: directory.file("people.store").path, reason: "entity Nope is not in this store")) {
+            try store.allocateKeys(count: 1, entityName: "Nope")
+        }
+    }
 }

@@ -15,6 +15,8 @@ public enum ObjectStoreError: Error, Sendable, Hashable, CustomStringConvertible
     case unregisteredClass(String)
     /// A fetch request that cannot run (a negative offset, say).
     case invalidFetchRequest(String)
+    /// No fetch request template of that name in the model.
+    case unknownFetchRequestTemplate(String, suggestion: String?)
 
     public var description: String {
         func hint(_ s: String?) -> String { s.map { " (did you mean '\($0)'?)" } ?? "" }
@@ -41,6 +43,8 @@ public enum ObjectStoreError: Error, Sendable, Hashable, CustomStringConvertible
             return "class \(name) is not registered with the coordinator (call register(_:forEntityName:))"
         case .invalidFetchRequest(let reason):
             return "invalid fetch request: \(reason)"
+        case .unknownFetchRequestTemplate(let name, let suggestion):
+            return "the model has no fetch request template '\(name)'\(hint(suggestion))"
         }
     }
 }

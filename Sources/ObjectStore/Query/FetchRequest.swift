@@ -45,9 +45,12 @@ public struct FetchRequest: Sendable, Hashable {
     /// ```swift
     /// let request = try FetchRequest(template: "tasksDueSooner", in: model, variables: ["DUE_DATE": .date(friday)])
     /// ```
+    ///
+    /// - Throws: ``ObjectStoreError/unknownFetchRequestTemplate(_:suggestion:)`` for a name the
+    ///   model does not have; ``PredicateVariableError`` for a variable not given.
     public init(template name: String, in model: ManagedObjectModel, variables: [String: Value] = [:]) throws {
         guard let template = model.fetchRequestTemplate(named: name) else {
-            throw ObjectStoreError.unknownEntity("fetch request template '\(name)'", suggestion: NameSuggestion.closest(to: name, in: model.fetchRequestTemplates.map(\.name)))
+            throw ObjectStoreError.unknownFetchRequestTemplate(name, suggestion: NameSuggestion.closest(to: name, in: model.fetchRequestTemplates.map(\.name)))
         }
         self.init(entityName: template.entityName, predicate: try ObjectPredicate(template.predicate).substituting(variables))
         sortDescriptors = template.sortDescriptors.map { SortKey($0.keyPath, ascending: $0.ascending) }

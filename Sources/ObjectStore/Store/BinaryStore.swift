@@ -533,7 +533,7 @@ public final class BinaryStore: PersistentStore, RowScanning, @unchecked Sendabl
             try lock.withLock {
                 try refresh(fd)
                 guard let index = state.codec?.entityIndex[entityName] else {
-                    throw StoreError.io(path: path, reason: "entity \(entityName) is not in this store")
+                    throw StoreError.invalidRequest(path: path, reason: "entity \(entityName) is not in this store")
                 }
                 let first = state.metadata?.nextKey(for: entityName) ?? 1
                 var payload = ByteWriter()
@@ -637,7 +637,7 @@ public final class BinaryStore: PersistentStore, RowScanning, @unchecked Sendabl
                     do {
                         try codec.encode(row.slots, into: &encoded)
                     } catch {
-                        throw StoreError.io(path: path, reason: "cannot write \(row.objectID): it refers to an object of an entity this store does not have")
+                        throw StoreError.invalidRequest(path: path, reason: "cannot write \(row.objectID): it refers to an object of an entity this store does not have")
                     }
                     payload.varint(UInt64(encoded.bytes.count))
                     let slotsOffset = payload.bytes.count
@@ -690,7 +690,7 @@ public final class BinaryStore: PersistentStore, RowScanning, @unchecked Sendabl
 
     private func writeReference(_ id: ObjectID, codec: RowCodec, into writer: inout ByteWriter) throws {
         guard let index = codec.entityIndex[id.entityName], let key = id.primaryKey else {
-            throw StoreError.io(path: path, reason: "cannot write \(id): unknown entity or temporary ID")
+            throw StoreError.invalidRequest(path: path, reason: "cannot write \(id): unknown entity or temporary ID")
         }
         writer.varint(UInt64(index))
         writer.signed(key)

@@ -15,6 +15,10 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     case io(path: String, reason: String)
     /// The store was opened read-only.
     case readOnly(path: String)
+    /// What was asked of the store cannot be done with it: an entity it does not have, a
+    /// row naming an object of an entity the store does not have (a caller's mistake, not
+    /// the file's or the system's).
+    case invalidRequest(path: String, reason: String)
 
     public var description: String {
         switch self {
@@ -26,6 +30,7 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
             return "\(path): the store was written with a different model; these entities differ: \(entities.joined(separator: ", "))"
         case .io(let path, let reason): return "\(path): \(reason)"
         case .readOnly(let path): return "\(path): the store is open read-only"
+        case .invalidRequest(let path, let reason): return "\(path): \(reason)"
         }
     }
 }
