@@ -24,11 +24,9 @@ import Darwin
 /// let coordinator = PersistentStoreCoordinator(model: model, store: store)
 /// ```
 ///
-/// Thread safety: every member of `state` (and `held`, `threshold`,
-/// `lastHousekeepingWarning`) is read and written only while holding `lock`, taken after
-/// the file's lock; the helpers marked "Caller holds `lock`" rely on it. (The other stores
-/// keep their state in a `Locked` value instead; this one's helpers have not been moved.)
-public final class BinaryStore: PersistentStore, RowScanning, @unchecked Sendable {
+/// Thread safety: everything that changes lives in a `Core` reached only through a
+/// `Locked`, always taken after the file's lock.
+public final class BinaryStore: PersistentStore, RowScanning, Sendable {
     /// The format version this code writes and the newest it reads. Format 1 (a log
     /// without snapshot) is read too, and becomes format 2 at its first compaction.
     public static let formatVersion = 2
@@ -47,28 +45,23 @@ public final class BinaryStore: PersistentStore, RowScanning, @unchecked Sendabl
     public let isReadOnly: Bool
     /// The file's path (URL.path decodes the URL each time it is asked).
     private let path: String
-    private let lock = NSLock()
     private let fileLock: FileLock
 
     /// A row written in the log: where its encoded slots are.
-    private struct Entry {
+    fileprivate struct Entry {
         var version: Int64
         var chunk: Int
         var offset: Int
         var length: Int
     }
 
-    private var state = State()
-    /// The file the state was read from, kept open: while it is, its inode cannot be reused,
-    /// so "the path names the same file" reliably means "no compaction or migration replaced
-    /// it" (a closed file's inode number can come back for its replacement).
-    private var held: (fd: Int32, identity: FileIdentity)?
+    /// What changes, and the code that reads and writes it; one thread at a time.
+    private let core: Locked<Core>
     /// Why the last automatic compaction failed, if it did. The save that ran it had
     /// committed; compaction is housekeeping, so its failure does not fail the save.
-    public var housekeepingWarning: String? { lock.withLock { lastHousekeepingWarning } }
-    private var lastHousekeepingWarning: String?
+    public var housekeepingWarning: String? { core.withLock { $0.lastHousekeepingWarning } }
 
-    private struct State {
+    fileprivate struct State {
         var metadata: StoreMetadata?
         var codec: RowCodec?
         /// The rows as of the last compaction (nil in a format-1 file).
@@ -93,10 +86,9 @@ public final class BinaryStore: PersistentStore, RowScanning, @unchecked Sendabl
     /// Log bytes above which a save compacts the file (when they are also more than an
     /// eighth of the snapshot, so compacting costs a fraction of what was appended).
     public var compactionThreshold: Int {
-        get { lock.withLock { threshold } }
-        set { lock.withLock { threshold = newValue } }
+        get { core.withLock { $0.threshold } }
+        set { core.withLock { $0.threshold = newValue } }
     }
-    private var threshold = 256 << 10
 
     /// Opens the store at `url`, creating it when absent (unless read-only).
     ///
@@ -114,13 +106,16 @@ public final class BinaryStore: PersistentStore, RowScanning, @unchecked Sendabl
         self.model = model
         self.isReadOnly = readOnly
         self.fileLock = FileLock(storePath: url.path)
+        self.core = Locked(Core(path: url.path, model: model))
         try fileLock.createIfMissing(readOnly: readOnly) { create(identifier: identifier ?? UUID().uuidString) }
-        try fileLock.withLock(exclusive: false) { fd, _ in try lock.withLock { try reload(fd) } }
-        try state.metadata?.requireCompatible(with: model, path: url.path)
+        try fileLock.withLock(exclusive: false) { fd, _ in try core.withLock { try $0.reload(fd) } }
+        try core.withLock { $0.state.metadata }?.requireCompatible(with: model, path: url.path)
     }
 
     deinit {
-        if let held { close(held.fd) }
+        core.withLock { core in
+            if let held = core.held { close(held.fd) }
+        }
     }
 
     /// Reads a store file's metadata without opening it for a model (to pick a migration).
@@ -144,14 +139,14 @@ public final class BinaryStore: PersistentStore, RowScanning, @unchecked Sendabl
         return metadata
     }
 
-    public var identifier: String { lock.withLock { state.metadata?.storeIdentifier ?? "" } }
+    public var identifier: String { core.withLock { $0.state.metadata?.storeIdentifier ?? "" } }
 
     /// The store's metadata as of the last read.
-    public var metadata: StoreMetadata? { lock.withLock { state.metadata } }
+    public var metadata: StoreMetadata? { core.withLock { $0.state.metadata } }
 
     /// Bytes in the file (committed), and how many of them are the log since the last
     /// compaction (what opening reads besides the header and the snapshot's tables).
-    public var sizes: (total: Int, log: Int) { lock.withLock { (state.committedLength, state.committedLength - state.logStart) } }
+    public var sizes: (total: Int, log: Int) { core.withLock { ($0.state.committedLength, $0.state.committedLength - $0.state.logStart) } }
 
     // MARK: Creating and reading
 
@@ -210,68 +205,7 @@ public final class BinaryStore: PersistentStore, RowScanning, @unchecked Sendabl
         return writer.bytes
     }
 
-    /// Reads the file again, from a descriptor of the locked file: the header, the metadata,
-    /// the snapshot's tables and the log, not the snapshot's rows.
-    private func reload(_ fd: Int32) throws {
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw StoreError.io(path: path, reason: "cannot read: \(FileIO.errorText())") }
-        let header = try Self.parseHeader(try FileIO.read(fd, count: Self.headerSize, at: 0, path: path), path: path, fileSize: Int(info.st_size))
-        var fresh = State()
-        fresh.commitCount = header.commitCount
-        if header.snapshotLength > 0 {
-            // The metadata commit, the snapshot, then the log.
-            let head = try FileIO.read(fd, count: header.snapshotOffset - Self.headerSize, at: Self.headerSize, path: path)
-            try Self.parse(head, path: path, into: &fresh, base: Self.headerSize)
-            guard let codec = fresh.codec else { throw StoreError.corrupt(path: path, reason: "no metadata record") }
-            fresh.snapshot = try Snapshot.open(fd, base: header.snapshotOffset, length: header.snapshotLength, entityCount: codec.entityNames.count, path: path)
-            fresh.snapshotPlace = (header.snapshotOffset, header.snapshotLength)
-            fresh.logStart = header.snapshotOffset + header.snapshotLength
-            let log = try FileIO.read(fd, count: header.committedLength - fresh.logStart, at: fresh.logStart, path: path)
-            guard log.count == header.committedLength - fresh.logStart else { throw StoreError.corrupt(path: path, reason: "the file is truncated") }
-            try Self.parse(log, path: path, into: &fresh, base: fresh.logStart)
-        } else {
-            let bytes = try FileIO.read(fd, count: header.committedLength - Self.headerSize, at: Self.headerSize, path: path)
-            guard bytes.count == header.committedLength - Self.headerSize else { throw StoreError.corrupt(path: path, reason: "the file is truncated") }
-            try Self.parse(bytes, path: path, into: &fresh, base: Self.headerSize)
-            // The log of a format-1 file is everything after its metadata commit.
-            var reader = ByteReader(bytes)
-            fresh.logStart = Self.headerSize + 8 + Int((try? reader.u32()) ?? 0)
-        }
-        state = fresh
-        try hold(fd)
-    }
-
-    /// Keeps a descriptor of the file the state came from.
-    private func hold(_ fd: Int32) throws {
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw StoreError.io(path: path, reason: "cannot read: \(FileIO.errorText())") }
-        let copy = dup(fd)
-        guard copy >= 0 else { throw StoreError.io(path: path, reason: "cannot keep the file open: \(FileIO.errorText())") }
-        if let held { close(held.fd) }
-        held = (copy, FileIdentity(info))
-    }
-
-    /// Picks up commits another process appended, or reads the file anew when it was
-    /// replaced (a compaction, a migration). `fd` is the locked file. The header is read
-    /// under the lock and the file's size after it, so a healthy store never looks truncated.
-    private func refresh(_ fd: Int32) throws {
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw StoreError.io(path: path, reason: "cannot read: \(FileIO.errorText())") }
-        guard let held, held.identity == FileIdentity(info) else { return try reload(fd) }
-        let head = try FileIO.read(fd, count: Self.headerSize, at: 0, path: path)
-        guard fstat(fd, &info) == 0 else { throw StoreError.io(path: path, reason: "cannot read: \(FileIO.errorText())") }
-        let header = try Self.parseHeader(head, path: path, fileSize: Int(info.st_size))
-        if header.committedLength == state.committedLength && header.commitCount == state.commitCount { return }
-        guard header.committedLength > state.committedLength, header.commitCount > state.commitCount,
-              header.snapshotOffset == state.snapshotPlace.offset, header.snapshotLength == state.snapshotPlace.length
-        else { return try reload(fd) }
-        let tail = try FileIO.read(fd, count: header.committedLength - state.committedLength, at: state.committedLength, path: path)
-        guard tail.count == header.committedLength - state.committedLength else { throw StoreError.corrupt(path: path, reason: "the file is truncated") }
-        try Self.parse(tail, path: path, into: &state, base: state.committedLength)
-        state.commitCount = header.commitCount
-    }
-
-    private static func parseHeader(_ bytes: [UInt8], path: String, fileSize: Int) throws -> Header {
+    fileprivate static func parseHeader(_ bytes: [UInt8], path: String, fileSize: Int) throws -> Header {
         if bytes.isEmpty { throw StoreError.foreignFile(path: path, reason: "the file is empty") }
         guard bytes.count >= headerSize, Array(bytes[0..<8]) == magic else {
             if bytes.first == UInt8(ascii: "{") { throw StoreError.foreignFile(path: path, reason: "it looks like JSON; name JSON stores *.json") }
@@ -306,7 +240,7 @@ public final class BinaryStore: PersistentStore, RowScanning, @unchecked Sendabl
 
     /// Parses the commits in `bytes`, which start at file offset `base` and end at the
     /// committed length or where the next part of the file begins.
-    private static func parse(_ bytes: [UInt8], path: String, into state: inout State, base: Int) throws {
+    fileprivate static func parse(_ bytes: [UInt8], path: String, into state: inout State, base: Int) throws {
         var position = 0
         let end = bytes.count
         let chunk = state.chunks.count
@@ -400,119 +334,45 @@ public final class BinaryStore: PersistentStore, RowScanning, @unchecked Sendabl
         }
     }
 
-    // MARK: Rows
-
-    /// Where a row's encoded slots are: in the log, in a loaded snapshot entity, or read
-    /// from the snapshot for this call. Caller holds `lock`.
-    private func encodedRow(_ id: ObjectID) throws -> (version: Int64, bytes: [UInt8], start: Int)? {
-        if let entry = state.entries[id] { return (entry.version, state.chunks[entry.chunk], entry.offset) }
-        guard let key = id.primaryKey, state.removed[id.entityName]?.contains(key) != true, let snapshot = state.snapshot,
-              id.storeIdentifier == state.metadata?.storeIdentifier, let index = state.codec?.entityIndex[id.entityName]
-        else { return nil }
-        if let loaded = state.loaded[index] {
-            guard let position = loaded.find(key) else { return nil }
-            let (entry, start) = try loaded.row(at: position, path: path)
-            return (entry.version, loaded.bytes, start)
-        }
-        guard let held, let found = try snapshot.find(key: key, entity: index, fd: held.fd, path: path) else { return nil }
-        return (found.entry.version, found.bytes, 0)
-    }
-
-    /// An entity's snapshot part, read whole once. Caller holds `lock`.
-    private func loadedEntity(_ index: Int) throws -> Snapshot.Loaded? {
-        if let loaded = state.loaded[index] { return loaded }
-        guard let snapshot = state.snapshot, let held, index < snapshot.entities.count else { return nil }
-        let loaded = try snapshot.load(entity: index, fd: held.fd, path: path)
-        state.loaded[index] = loaded
-        return loaded
-    }
-
-    /// Every saved row of exactly one entity, in key order. Caller holds `lock`.
-    private func encodedRows(ofEntity name: String) throws -> [(key: Int64, version: Int64, bytes: [UInt8], start: Int)] {
-        let logKeys = state.keysByEntity[name] ?? []
-        let removed = state.removed[name] ?? []
-        var result: [(key: Int64, version: Int64, bytes: [UInt8], start: Int)] = []
-        if let index = state.codec?.entityIndex[name], let loaded = try loadedEntity(index) {
-            result.reserveCapacity(loaded.part.rowCount + logKeys.count)
-            let skipping = !removed.isEmpty || !logKeys.isEmpty
-            for (position, key) in loaded.keys.enumerated() {
-                if skipping && (removed.contains(key) || logKeys.contains(key)) { continue }
-                let (entry, start) = try loaded.row(at: position, path: path)
-                result.append((key, entry.version, loaded.bytes, start))
-            }
-        }
-        guard !logKeys.isEmpty else { return result }
-        let scope = ObjectID.Scope.of(entityName: name, storeIdentifier: state.metadata?.storeIdentifier ?? "")
-        for key in logKeys {
-            guard let entry = state.entries[ObjectID(scope, key: .permanent(key))] else { continue }
-            result.append((key, entry.version, state.chunks[entry.chunk], entry.offset))
-        }
-        result.sort { $0.key < $1.key }
-        return result
-    }
-
-    private func decode(_ id: ObjectID, _ bytes: [UInt8], from start: Int, slots: [Int]? = nil) throws -> [SlotValue] {
-        guard let codec = state.codec else { throw StoreError.corrupt(path: path, reason: "no metadata record") }
-        var reader = ByteReader(bytes, from: start)
-        do {
-            return try slots.map { try codec.decode(slots: $0, from: &reader) } ?? codec.decode(from: &reader)
-        } catch {
-            throw StoreError.corrupt(path: path, reason: "unreadable row \(id)")
-        }
-    }
-
     // MARK: PersistentStore
 
     public func row(for id: ObjectID) throws -> StoredRow? {
-        try lock.withLock {
-            guard let (version, bytes, start) = try encodedRow(id) else { return nil }
+        try core.withLock { core in
+            guard let (version, bytes, start) = try core.encodedRow(id) else { return nil }
             // Rows are not kept decoded: the objects made from them hold the values, and the
             // encoded bytes stay for the next read (memory follows the file, not twice it).
-            return StoredRow(objectID: id, version: version, slots: try decode(id, bytes, from: start))
+            return StoredRow(objectID: id, version: version, slots: try core.decode(id, bytes, from: start))
         }
     }
 
     public func slotValues(ofEntity entityName: String, slots: [Int]) throws -> [(ObjectID, [SlotValue])] {
         try fileLock.withLock(exclusive: false) { fd, _ in
-            try lock.withLock {
-                try refresh(fd)
-                return try slotValuesLocked(ofEntity: entityName, slots: slots)
+            try core.withLock { core in
+                try core.refresh(fd)
+                return try core.slotValuesLocked(ofEntity: entityName, slots: slots)
             }
-        }
-    }
-
-    private func slotValuesLocked(ofEntity entityName: String, slots: [Int]) throws -> [(ObjectID, [SlotValue])] {
-        let identifier = state.metadata?.storeIdentifier ?? ""
-        // The codec reads slots in ascending order; the caller's order is restored after.
-        let ascending = Array(Set(slots)).sorted()
-        let position = Dictionary(uniqueKeysWithValues: ascending.enumerated().map { ($0.element, $0.offset) })
-        let scope = ObjectID.Scope.of(entityName: entityName, storeIdentifier: identifier)
-        return try encodedRows(ofEntity: entityName).map { row in
-            let id = ObjectID(scope, key: .permanent(row.key))
-            let values = try decode(id, row.bytes, from: row.start, slots: ascending)
-            return (id, slots.map { position[$0].map { values[$0] } ?? .value(.null) })
         }
     }
 
     func scanRows(ofEntity entityName: String) throws -> RowScan {
         try fileLock.withLock(exclusive: false) { fd, _ in
-            try lock.withLock {
-                try refresh(fd)
-                guard let codec = state.codec else { throw StoreError.corrupt(path: path, reason: "no metadata record") }
-                return RowScan(codec: codec, path: path, rows: try encodedRows(ofEntity: entityName))
+            try core.withLock { core in
+                try core.refresh(fd)
+                guard let codec = core.state.codec else { throw StoreError.corrupt(path: path, reason: "no metadata record") }
+                return RowScan(codec: codec, path: path, rows: try core.encodedRows(ofEntity: entityName))
             }
         }
     }
 
     public func objectIDs(ofEntity entityName: String) throws -> [ObjectID] {
         try fileLock.withLock(exclusive: false) { fd, _ in
-            try lock.withLock {
-                try refresh(fd)
-                let identifier = state.metadata?.storeIdentifier ?? ""
-                var keys = Array(state.keysByEntity[entityName] ?? [])
-                if let index = state.codec?.entityIndex[entityName], let loaded = try loadedEntity(index) {
-                    let removed = state.removed[entityName] ?? []
-                    let logKeys = state.keysByEntity[entityName] ?? []
+            try core.withLock { core in
+                try core.refresh(fd)
+                let identifier = core.state.metadata?.storeIdentifier ?? ""
+                var keys = Array(core.state.keysByEntity[entityName] ?? [])
+                if let index = core.state.codec?.entityIndex[entityName], let loaded = try core.loadedEntity(index) {
+                    let removed = core.state.removed[entityName] ?? []
+                    let logKeys = core.state.keysByEntity[entityName] ?? []
                     if removed.isEmpty && logKeys.isEmpty {
                         keys += loaded.keys
                     } else {
@@ -530,69 +390,30 @@ public final class BinaryStore: PersistentStore, RowScanning, @unchecked Sendabl
         guard count > 0 else { return [] }
         guard !isReadOnly else { throw StoreError.readOnly(path: path) }
         return try fileLock.withLock { fd, _ in
-            try lock.withLock {
-                try refresh(fd)
-                guard let index = state.codec?.entityIndex[entityName] else {
+            try core.withLock { core in
+                try core.refresh(fd)
+                guard let index = core.state.codec?.entityIndex[entityName] else {
                     throw StoreError.invalidRequest(path: path, reason: "entity \(entityName) is not in this store")
                 }
-                let first = state.metadata?.nextKey(for: entityName) ?? 1
+                let first = core.state.metadata?.nextKey(for: entityName) ?? 1
                 var payload = ByteWriter()
                 payload.u8(RecordTag.nextKey.rawValue)
                 payload.varint(UInt64(index))
                 payload.signed(first + Int64(count))
-                try append(payload.bytes, fd: fd)
-                state.metadata?.nextKeys[entityName] = first + Int64(count)
+                try core.append(payload.bytes, fd: fd)
+                core.state.metadata?.nextKeys[entityName] = first + Int64(count)
                 return (0..<Int64(count)).map { first + $0 }
             }
-        }
-    }
-
-    /// Who holds a constrained value, for the uniqueness check of one save. With a snapshot
-    /// index, the snapshot is searched by the values' hash and only the log is scanned, so
-    /// a small save costs the same in any size of store; a large one (an import) reads the
-    /// constrained slots of every row once. Caller holds `lock`.
-    private func holders(for changes: StoreChanges, check: UniquenessCheck) -> UniquenessCheck.Holders {
-        let everything = check.scanning { [unowned self] name, slots in try slotValuesLocked(ofEntity: name, slots: slots) }
-        guard let snapshot = state.snapshot, let codec = state.codec, let held,
-              changes.inserted.count + changes.updated.count <= 1000 else { return everything }
-        let logOnly = check.scanning { [unowned self] name, slots in
-            let identifier = state.metadata?.storeIdentifier ?? ""
-            return try (state.keysByEntity[name] ?? []).compactMap { key in
-                let id = ObjectID(entityName: name, storeIdentifier: identifier, key: .permanent(key))
-                guard let entry = state.entries[id] else { return nil }
-                return (id, try decode(id, state.chunks[entry.chunk], from: entry.offset, slots: slots))
-            }
-        }
-        return { [unowned self] owner, number, key in
-            guard let ownerIndex = codec.entityIndex[owner.name],
-                  let candidates = try snapshot.candidates(owner: ownerIndex, constraint: number, signature: Self.signature(of: owner.uniquenessConstraints[number], in: owner),
-                                                           hash: Self.indexHash(key, codec: codec), fd: held.fd, path: path)
-            else { return try everything(owner, number, key) }
-            var result = try logOnly(owner, number, key)
-            let constraint = owner.uniquenessConstraints[number]
-            let slots = constraint.compactMap { owner.slot(of: $0) }
-            for (entity, candidate) in candidates where entity < codec.entityNames.count {
-                let name = codec.entityNames[entity]
-                // A row written in the log since is the log's to answer for.
-                if state.keysByEntity[name]?.contains(candidate) == true || state.removed[name]?.contains(candidate) == true { continue }
-                let id = codec.objectID(entity: entity, key: candidate)
-                guard let (_, bytes, start) = try encodedRow(id) else { continue }
-                let ascending = Array(Set(slots)).sorted()
-                let decoded = try decode(id, bytes, from: start, slots: ascending)
-                let values = slots.map { slot in ascending.firstIndex(of: slot).map { decoded[$0] } ?? .value(.null) }
-                if UniquenessCheck.comparable(values, constraint: constraint, in: owner) == key { result.append(id) }
-            }
-            return result
         }
     }
 
     public func objectIDs(matching values: [SlotValue], uniquenessConstraint constraint: Int, of owner: String) throws -> [ObjectID] {
         guard let ownerEntity = model.entity(named: owner), ownerEntity.uniquenessConstraints.indices.contains(constraint) else { return [] }
         return try fileLock.withLock(exclusive: false) { fd, _ in
-            try lock.withLock {
-                try refresh(fd)
+            try core.withLock { core in
+                try core.refresh(fd)
                 let check = UniquenessCheck(model: model)
-                return try holders(for: StoreChanges(), check: check)(ownerEntity, constraint, values)
+                return try core.holders(for: StoreChanges(), check: check)(ownerEntity, constraint, values)
             }
         }
     }
@@ -616,22 +437,22 @@ public final class BinaryStore: PersistentStore, RowScanning, @unchecked Sendabl
         guard !changes.isEmpty else { return [:] }
         guard !isReadOnly else { throw StoreError.readOnly(path: path) }
         return try fileLock.withLock { fd, realPath in
-            try lock.withLock {
-                try refresh(fd)
-                try checkVersions(changes, current: { try encodedRow($0)?.version })
+            try core.withLock { core in
+                try core.refresh(fd)
+                try checkVersions(changes, current: { try core.encodedRow($0)?.version })
                 let check = UniquenessCheck(model: model)
                 let violations = try check.failures(changes, saved: { id, slots in
-                    guard let (_, bytes, start) = try encodedRow(id) else { return nil }
-                    return try? decode(id, bytes, from: start, slots: slots)
-                }, holders: holders(for: changes, check: check))
+                    guard let (_, bytes, start) = try core.encodedRow(id) else { return nil }
+                    return try? core.decode(id, bytes, from: start, slots: slots)
+                }, holders: core.holders(for: changes, check: check))
                 if !violations.isEmpty { throw ValidationError(failures: violations) }
-                guard let codec = state.codec else { throw StoreError.corrupt(path: path, reason: "no metadata record") }
-                let (keyed, mapping, nextKeys) = changes.assigningKeys(from: state.metadata?.nextKeys ?? [:])
+                guard let codec = core.state.codec else { throw StoreError.corrupt(path: path, reason: "no metadata record") }
+                let (keyed, mapping, nextKeys) = changes.assigningKeys(from: core.state.metadata?.nextKeys ?? [:])
                 var payload = ByteWriter()
                 var written: [(row: StoredRow, slotsOffset: Int, length: Int)] = []
                 for row in keyed.inserted + keyed.updated.map(\.row) {
                     payload.u8(RecordTag.put.rawValue)
-                    try writeReference(row.objectID, codec: codec, into: &payload)
+                    try core.writeReference(row.objectID, codec: codec, into: &payload)
                     payload.signed(row.version)
                     var encoded = ByteWriter()
                     do {
@@ -646,41 +467,41 @@ public final class BinaryStore: PersistentStore, RowScanning, @unchecked Sendabl
                 }
                 for (id, _) in keyed.deleted {
                     payload.u8(RecordTag.delete.rawValue)
-                    try writeReference(id, codec: codec, into: &payload)
+                    try core.writeReference(id, codec: codec, into: &payload)
                 }
-                for (name, key) in nextKeys.sorted(by: { $0.key < $1.key }) where key != state.metadata?.nextKeys[name] {
+                for (name, key) in nextKeys.sorted(by: { $0.key < $1.key }) where key != core.state.metadata?.nextKeys[name] {
                     guard let index = codec.entityIndex[name] else { continue }
                     payload.u8(RecordTag.nextKey.rawValue)
                     payload.varint(UInt64(index))
                     payload.signed(key)
                 }
-                try append(payload.bytes, fd: fd)
-                state.metadata?.nextKeys = nextKeys
+                try core.append(payload.bytes, fd: fd)
+                core.state.metadata?.nextKeys = nextKeys
                 // The commit's bytes are where its rows are read from from now on.
-                let chunk = state.chunks.count
-                state.chunks.append(payload.bytes)
+                let chunk = core.state.chunks.count
+                core.state.chunks.append(payload.bytes)
                 for (row, slotsOffset, length) in written {
-                    state.entries[row.objectID] = Entry(version: row.version, chunk: chunk, offset: slotsOffset, length: length)
+                    core.state.entries[row.objectID] = Entry(version: row.version, chunk: chunk, offset: slotsOffset, length: length)
                     if let key = row.objectID.primaryKey {
-                        state.keysByEntity[row.objectID.entityName, default: []].insert(key)
-                        state.removed[row.objectID.entityName]?.remove(key)
+                        core.state.keysByEntity[row.objectID.entityName, default: []].insert(key)
+                        core.state.removed[row.objectID.entityName]?.remove(key)
                     }
                 }
                 for (id, _) in keyed.deleted {
-                    state.entries.removeValue(forKey: id)
+                    core.state.entries.removeValue(forKey: id)
                     if let key = id.primaryKey {
-                        state.keysByEntity[id.entityName]?.remove(key)
-                        state.removed[id.entityName, default: []].insert(key)
+                        core.state.keysByEntity[id.entityName]?.remove(key)
+                        core.state.removed[id.entityName, default: []].insert(key)
                     }
                 }
-                let log = state.committedLength - state.logStart
-                if log > threshold && log > state.snapshotPlace.length / 8 {
+                let log = core.state.committedLength - core.state.logStart
+                if log > core.threshold && log > core.state.snapshotPlace.length / 8 {
                     // The save is durable already: a compaction that fails leaves a warning.
                     do {
-                        try compactLocked(path: realPath)
-                        lastHousekeepingWarning = nil
+                        try core.compactLocked(path: realPath)
+                        core.lastHousekeepingWarning = nil
                     } catch {
-                        lastHousekeepingWarning = "the store was saved, but compacting it failed: \(error)"
+                        core.lastHousekeepingWarning = "the store was saved, but compacting it failed: \(error)"
                     }
                 }
                 return mapping
@@ -688,39 +509,10 @@ public final class BinaryStore: PersistentStore, RowScanning, @unchecked Sendabl
         }
     }
 
-    private func writeReference(_ id: ObjectID, codec: RowCodec, into writer: inout ByteWriter) throws {
-        guard let index = codec.entityIndex[id.entityName], let key = id.primaryKey else {
-            throw StoreError.invalidRequest(path: path, reason: "cannot write \(id): unknown entity or temporary ID")
-        }
-        writer.varint(UInt64(index))
-        writer.signed(key)
-    }
-
-    /// The header as the state says, for a commit count and committed length.
-    private func currentHeader(committedLength: Int, commitCount: UInt64) -> [UInt8] {
-        Self.header(Header(version: state.snapshot == nil ? 1 : 2, committedLength: committedLength, commitCount: commitCount,
-                           snapshotOffset: state.snapshotPlace.offset, snapshotLength: state.snapshotPlace.length))
-    }
-
-    /// Appends one commit and moves the committed length past it. Caller holds both locks.
-    private func append(_ payload: [UInt8], fd: Int32) throws {
-        let frame = Self.frame(payload)
-        let end = state.committedLength + frame.count
-        // The commit goes where the last one ended; a torn tail from a crash is overwritten.
-        try FileIO.write(fd, frame, at: state.committedLength, path: path)
-        guard ftruncate(fd, off_t(end)) == 0 else { throw StoreError.io(path: path, reason: "cannot set the file size: \(FileIO.errorText())") }
-        try FileIO.sync(fd, path: path)
-        let header = currentHeader(committedLength: end, commitCount: state.commitCount + 1)
-        try FileIO.write(fd, Array(header[12...]), at: 12, path: path)
-        try FileIO.sync(fd, path: path)
-        state.committedLength = end
-        state.commitCount += 1
-    }
-
     public func withExclusiveAccess<T>(_ body: () throws -> T) throws -> T {
         guard !isReadOnly else { throw StoreError.readOnly(path: path) }
         return try fileLock.withLock { fd, _ in
-            try lock.withLock { try refresh(fd) }
+            try core.withLock { core in try core.refresh(fd) }
             return try body()
         }
     }
@@ -733,85 +525,21 @@ public final class BinaryStore: PersistentStore, RowScanning, @unchecked Sendabl
     public func compact() throws {
         guard !isReadOnly else { throw StoreError.readOnly(path: path) }
         try fileLock.withLock { fd, realPath in
-            try lock.withLock {
-                try refresh(fd)
-                try compactLocked(path: realPath)
+            try core.withLock { core in
+                try core.refresh(fd)
+                try core.compactLocked(path: realPath)
             }
         }
-    }
-
-    private func compactLocked(path realPath: String) throws {
-        guard let metadata = state.metadata, let codec = state.codec else { return }
-        // The metadata in a commit of its own, so reading it never reads the rows.
-        var metadataPayload = ByteWriter()
-        Self.writeMetadata(metadata, entityNames: codec.entityNames, into: &metadataPayload)
-        let metadataFrame = Self.frame(metadataPayload.bytes)
-        var rows: [[Snapshot.Row]] = []
-        for name in codec.entityNames {
-            rows.append(try encodedRows(ofEntity: name).map { row in
-                let id = codec.objectID(entity: name, key: row.key)
-                    let length = try rowLength(id, row.bytes, from: row.start)
-                return Snapshot.Row(key: row.key, version: row.version, bytes: row.bytes[row.start..<row.start + length])
-            })
-        }
-        let snapshot = Snapshot.bytes(rows: rows, indexes: try indexes(of: rows, codec: codec))
-        let snapshotOffset = Self.headerSize + metadataFrame.count
-        let header = Self.header(Header(version: 2, committedLength: snapshotOffset + snapshot.count, commitCount: state.commitCount + 1,
-                                        snapshotOffset: snapshotOffset, snapshotLength: snapshot.count))
-        // Beside the real file, so a symbolic link to the store stays one.
-        let fd = try FileIO.replace(realPath, with: header + metadataFrame + snapshot)
-        defer { close(fd) }
-        try reload(fd)
-    }
-
-    /// The index entries of the snapshot's rows (the rows of a snapshot part as read).
-    private func indexes(of snapshot: Snapshot, codec: RowCodec) throws -> [Snapshot.Index] {
-        var rows: [[Snapshot.Row]] = []
-        for index in codec.entityNames.indices {
-            guard let loaded = try loadedEntity(index) else { return [] }
-            rows.append(try (0..<loaded.part.rowCount).map { position in
-                let (entry, start) = try loaded.row(at: position, path: path)
-                return Snapshot.Row(key: entry.key, version: entry.version, bytes: loaded.bytes[start..<start + entry.size])
-            })
-        }
-        return try indexes(of: rows, codec: codec)
-    }
-
-    /// An index per uniqueness constraint of the model over rows (`rows[i]`: entity i's).
-    private func indexes(of rows: [[Snapshot.Row]], codec: RowCodec) throws -> [Snapshot.Index] {
-        var indexes: [Snapshot.Index] = []
-        for (ownerIndex, ownerName) in codec.entityNames.enumerated() {
-            guard let owner = model.entity(named: ownerName) else { continue }
-            for (number, constraint) in owner.uniquenessConstraints.enumerated() {
-                let slots = constraint.compactMap { owner.slot(of: $0) }
-                guard slots.count == constraint.count else { continue }
-                let ascending = Array(Set(slots)).sorted()
-                var entries: [(hash: UInt64, entity: Int, key: Int64)] = []
-                for kind in model.entityAndDescendants(of: ownerName) {
-                    guard let kindIndex = codec.entityIndex[kind.name] else { continue }
-                    for row in rows[kindIndex] {
-                        let id = codec.objectID(entity: kindIndex, key: row.key)
-                        let decoded = try decode(id, Array(row.bytes), from: 0, slots: ascending)
-                        let values = slots.map { slot in ascending.firstIndex(of: slot).map { decoded[$0] } ?? .value(.null) }
-                        guard !values.contains(.value(.null)) else { continue }
-                        let comparable = UniquenessCheck.comparable(values, constraint: constraint, in: owner)
-                        entries.append((Self.indexHash(comparable, codec: codec), kindIndex, row.key))
-                    }
-                }
-                indexes.append(Snapshot.Index(owner: ownerIndex, constraint: number, signature: Self.signature(of: constraint, in: owner), entries: entries))
-            }
-        }
-        return indexes
     }
 
     /// Every snapshot index checked against its checksum and against the snapshot's rows
     /// (the rows' own checksums are checked as they are read).
     public func storageProblems() throws -> [String] {
         try fileLock.withLock(exclusive: false) { fd, _ in
-            try lock.withLock {
-                try refresh(fd)
-                guard let snapshot = state.snapshot, let codec = state.codec, let held else { return [] }
-                let expected = try indexes(of: snapshot, codec: codec)
+            try core.withLock { core in
+                try core.refresh(fd)
+                guard let snapshot = core.state.snapshot, let codec = core.state.codec, let held = core.held else { return [] }
+                let expected = try core.indexes(of: snapshot, codec: codec)
                 var problems: [String] = []
                 for part in snapshot.indexes {
                     let owner = part.owner < codec.entityNames.count ? codec.entityNames[part.owner] : "entity \(part.owner)"
@@ -830,8 +558,304 @@ public final class BinaryStore: PersistentStore, RowScanning, @unchecked Sendabl
         }
     }
 
+
+}
+
+
+/// Everything of a binary store that changes, and the code that reads and writes it. The
+/// store reaches it only through its `Locked<Core>`, after taking the file's lock, so one
+/// thread at a time.
+private final class Core {
+    let path: String
+    let model: ManagedObjectModel
+    var state = BinaryStore.State()
+    /// The file the state was read from, kept open: while it is, its inode cannot be reused,
+    /// so "the path names the same file" reliably means "no compaction or migration replaced
+    /// it" (a closed file's inode number can come back for its replacement).
+    var held: (fd: Int32, identity: FileIdentity)?
+    var threshold = 256 << 10
+    var lastHousekeepingWarning: String?
+
+    init(path: String, model: ManagedObjectModel) {
+        self.path = path
+        self.model = model
+    }
+
+    /// Reads the file again, from a descriptor of the locked file: the header, the metadata,
+    /// the snapshot's tables and the log, not the snapshot's rows.
+    func reload(_ fd: Int32) throws {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw StoreError.io(path: path, reason: "cannot read: \(FileIO.errorText())") }
+        let header = try BinaryStore.parseHeader(try FileIO.read(fd, count: BinaryStore.headerSize, at: 0, path: path), path: path, fileSize: Int(info.st_size))
+        var fresh = BinaryStore.State()
+        fresh.commitCount = header.commitCount
+        if header.snapshotLength > 0 {
+            // The metadata commit, the snapshot, then the log.
+            let head = try FileIO.read(fd, count: header.snapshotOffset - BinaryStore.headerSize, at: BinaryStore.headerSize, path: path)
+            try BinaryStore.parse(head, path: path, into: &fresh, base: BinaryStore.headerSize)
+            guard let codec = fresh.codec else { throw StoreError.corrupt(path: path, reason: "no metadata record") }
+            fresh.snapshot = try Snapshot.open(fd, base: header.snapshotOffset, length: header.snapshotLength, entityCount: codec.entityNames.count, path: path)
+            fresh.snapshotPlace = (header.snapshotOffset, header.snapshotLength)
+            fresh.logStart = header.snapshotOffset + header.snapshotLength
+            let log = try FileIO.read(fd, count: header.committedLength - fresh.logStart, at: fresh.logStart, path: path)
+            guard log.count == header.committedLength - fresh.logStart else { throw StoreError.corrupt(path: path, reason: "the file is truncated") }
+            try BinaryStore.parse(log, path: path, into: &fresh, base: fresh.logStart)
+        } else {
+            let bytes = try FileIO.read(fd, count: header.committedLength - BinaryStore.headerSize, at: BinaryStore.headerSize, path: path)
+            guard bytes.count == header.committedLength - BinaryStore.headerSize else { throw StoreError.corrupt(path: path, reason: "the file is truncated") }
+            try BinaryStore.parse(bytes, path: path, into: &fresh, base: BinaryStore.headerSize)
+            // The log of a format-1 file is everything after its metadata commit.
+            var reader = ByteReader(bytes)
+            fresh.logStart = BinaryStore.headerSize + 8 + Int((try? reader.u32()) ?? 0)
+        }
+        state = fresh
+        try hold(fd)
+    }
+
+    /// Keeps a descriptor of the file the state came from.
+    func hold(_ fd: Int32) throws {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw StoreError.io(path: path, reason: "cannot read: \(FileIO.errorText())") }
+        let copy = dup(fd)
+        guard copy >= 0 else { throw StoreError.io(path: path, reason: "cannot keep the file open: \(FileIO.errorText())") }
+        if let held { close(held.fd) }
+        held = (copy, FileIdentity(info))
+    }
+
+    /// Picks up commits another process appended, or reads the file anew when it was
+    /// replaced (a compaction, a migration). `fd` is the locked file. The header is read
+    /// under the lock and the file's size after it, so a healthy store never looks truncated.
+    func refresh(_ fd: Int32) throws {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw StoreError.io(path: path, reason: "cannot read: \(FileIO.errorText())") }
+        guard let held, held.identity == FileIdentity(info) else { return try reload(fd) }
+        let head = try FileIO.read(fd, count: BinaryStore.headerSize, at: 0, path: path)
+        guard fstat(fd, &info) == 0 else { throw StoreError.io(path: path, reason: "cannot read: \(FileIO.errorText())") }
+        let header = try BinaryStore.parseHeader(head, path: path, fileSize: Int(info.st_size))
+        if header.committedLength == state.committedLength && header.commitCount == state.commitCount { return }
+        guard header.committedLength > state.committedLength, header.commitCount > state.commitCount,
+              header.snapshotOffset == state.snapshotPlace.offset, header.snapshotLength == state.snapshotPlace.length
+        else { return try reload(fd) }
+        let tail = try FileIO.read(fd, count: header.committedLength - state.committedLength, at: state.committedLength, path: path)
+        guard tail.count == header.committedLength - state.committedLength else { throw StoreError.corrupt(path: path, reason: "the file is truncated") }
+        try BinaryStore.parse(tail, path: path, into: &state, base: state.committedLength)
+        state.commitCount = header.commitCount
+    }
+
+
+    // MARK: Rows
+
+    /// Where a row's encoded slots are: in the log, in a loaded snapshot entity, or read
+    /// from the snapshot for this call. The store holds the lock.
+    func encodedRow(_ id: ObjectID) throws -> (version: Int64, bytes: [UInt8], start: Int)? {
+        if let entry = state.entries[id] { return (entry.version, state.chunks[entry.chunk], entry.offset) }
+        guard let key = id.primaryKey, state.removed[id.entityName]?.contains(key) != true, let snapshot = state.snapshot,
+              id.storeIdentifier == state.metadata?.storeIdentifier, let index = state.codec?.entityIndex[id.entityName]
+        else { return nil }
+        if let loaded = state.loaded[index] {
+            guard let position = loaded.find(key) else { return nil }
+            let (entry, start) = try loaded.row(at: position, path: path)
+            return (entry.version, loaded.bytes, start)
+        }
+        guard let held, let found = try snapshot.find(key: key, entity: index, fd: held.fd, path: path) else { return nil }
+        return (found.entry.version, found.bytes, 0)
+    }
+
+    /// An entity's snapshot part, read whole once. The store holds the lock.
+    func loadedEntity(_ index: Int) throws -> Snapshot.Loaded? {
+        if let loaded = state.loaded[index] { return loaded }
+        guard let snapshot = state.snapshot, let held, index < snapshot.entities.count else { return nil }
+        let loaded = try snapshot.load(entity: index, fd: held.fd, path: path)
+        state.loaded[index] = loaded
+        return loaded
+    }
+
+    /// Every saved row of exactly one entity, in key order. The store holds the lock.
+    func encodedRows(ofEntity name: String) throws -> [(key: Int64, version: Int64, bytes: [UInt8], start: Int)] {
+        let logKeys = state.keysByEntity[name] ?? []
+        let removed = state.removed[name] ?? []
+        var result: [(key: Int64, version: Int64, bytes: [UInt8], start: Int)] = []
+        if let index = state.codec?.entityIndex[name], let loaded = try loadedEntity(index) {
+            result.reserveCapacity(loaded.part.rowCount + logKeys.count)
+            let skipping = !removed.isEmpty || !logKeys.isEmpty
+            for (position, key) in loaded.keys.enumerated() {
+                if skipping && (removed.contains(key) || logKeys.contains(key)) { continue }
+                let (entry, start) = try loaded.row(at: position, path: path)
+                result.append((key, entry.version, loaded.bytes, start))
+            }
+        }
+        guard !logKeys.isEmpty else { return result }
+        let scope = ObjectID.Scope.of(entityName: name, storeIdentifier: state.metadata?.storeIdentifier ?? "")
+        for key in logKeys {
+            guard let entry = state.entries[ObjectID(scope, key: .permanent(key))] else { continue }
+            result.append((key, entry.version, state.chunks[entry.chunk], entry.offset))
+        }
+        result.sort { $0.key < $1.key }
+        return result
+    }
+
+    func decode(_ id: ObjectID, _ bytes: [UInt8], from start: Int, slots: [Int]? = nil) throws -> [SlotValue] {
+        guard let codec = state.codec else { throw StoreError.corrupt(path: path, reason: "no metadata record") }
+        var reader = ByteReader(bytes, from: start)
+        do {
+            return try slots.map { try codec.decode(slots: $0, from: &reader) } ?? codec.decode(from: &reader)
+        } catch {
+            throw StoreError.corrupt(path: path, reason: "unreadable row \(id)")
+        }
+    }
+
+
+    func slotValuesLocked(ofEntity entityName: String, slots: [Int]) throws -> [(ObjectID, [SlotValue])] {
+        let identifier = state.metadata?.storeIdentifier ?? ""
+        // The codec reads slots in ascending order; the caller's order is restored after.
+        let ascending = Array(Set(slots)).sorted()
+        let position = Dictionary(uniqueKeysWithValues: ascending.enumerated().map { ($0.element, $0.offset) })
+        let scope = ObjectID.Scope.of(entityName: entityName, storeIdentifier: identifier)
+        return try encodedRows(ofEntity: entityName).map { row in
+            let id = ObjectID(scope, key: .permanent(row.key))
+            let values = try decode(id, row.bytes, from: row.start, slots: ascending)
+            return (id, slots.map { position[$0].map { values[$0] } ?? .value(.null) })
+        }
+    }
+
+
+    /// Who holds a constrained value, for the uniqueness check of one save. With a snapshot
+    /// index, the snapshot is searched by the values' hash and only the log is scanned, so
+    /// a small save costs the same in any size of store; a large one (an import) reads the
+    /// constrained slots of every row once. The store holds the lock.
+    func holders(for changes: StoreChanges, check: UniquenessCheck) -> UniquenessCheck.Holders {
+        let everything = check.scanning { [unowned self] name, slots in try slotValuesLocked(ofEntity: name, slots: slots) }
+        guard let snapshot = state.snapshot, let codec = state.codec, let held,
+              changes.inserted.count + changes.updated.count <= 1000 else { return everything }
+        let logOnly = check.scanning { [unowned self] name, slots in
+            let identifier = state.metadata?.storeIdentifier ?? ""
+            return try (state.keysByEntity[name] ?? []).compactMap { key in
+                let id = ObjectID(entityName: name, storeIdentifier: identifier, key: .permanent(key))
+                guard let entry = state.entries[id] else { return nil }
+                return (id, try decode(id, state.chunks[entry.chunk], from: entry.offset, slots: slots))
+            }
+        }
+        return { [unowned self] owner, number, key in
+            guard let ownerIndex = codec.entityIndex[owner.name],
+                  let candidates = try snapshot.candidates(owner: ownerIndex, constraint: number, signature: BinaryStore.signature(of: owner.uniquenessConstraints[number], in: owner),
+                                                           hash: BinaryStore.indexHash(key, codec: codec), fd: held.fd, path: path)
+            else { return try everything(owner, number, key) }
+            var result = try logOnly(owner, number, key)
+            let constraint = owner.uniquenessConstraints[number]
+            let slots = constraint.compactMap { owner.slot(of: $0) }
+            for (entity, candidate) in candidates where entity < codec.entityNames.count {
+                let name = codec.entityNames[entity]
+                // A row written in the log since is the log's to answer for.
+                if state.keysByEntity[name]?.contains(candidate) == true || state.removed[name]?.contains(candidate) == true { continue }
+                let id = codec.objectID(entity: entity, key: candidate)
+                guard let (_, bytes, start) = try encodedRow(id) else { continue }
+                let ascending = Array(Set(slots)).sorted()
+                let decoded = try decode(id, bytes, from: start, slots: ascending)
+                let values = slots.map { slot in ascending.firstIndex(of: slot).map { decoded[$0] } ?? .value(.null) }
+                if UniquenessCheck.comparable(values, constraint: constraint, in: owner) == key { result.append(id) }
+            }
+            return result
+        }
+    }
+
+
+    func writeReference(_ id: ObjectID, codec: RowCodec, into writer: inout ByteWriter) throws {
+        guard let index = codec.entityIndex[id.entityName], let key = id.primaryKey else {
+            throw StoreError.invalidRequest(path: path, reason: "cannot write \(id): unknown entity or temporary ID")
+        }
+        writer.varint(UInt64(index))
+        writer.signed(key)
+    }
+
+    /// The header as the state says, for a commit count and committed length.
+    func currentHeader(committedLength: Int, commitCount: UInt64) -> [UInt8] {
+        BinaryStore.header(BinaryStore.Header(version: state.snapshot == nil ? 1 : 2, committedLength: committedLength, commitCount: commitCount,
+                           snapshotOffset: state.snapshotPlace.offset, snapshotLength: state.snapshotPlace.length))
+    }
+
+    /// Appends one commit and moves the committed length past it. Caller holds both locks.
+    func append(_ payload: [UInt8], fd: Int32) throws {
+        let frame = BinaryStore.frame(payload)
+        let end = state.committedLength + frame.count
+        // The commit goes where the last one ended; a torn tail from a crash is overwritten.
+        try FileIO.write(fd, frame, at: state.committedLength, path: path)
+        guard ftruncate(fd, off_t(end)) == 0 else { throw StoreError.io(path: path, reason: "cannot set the file size: \(FileIO.errorText())") }
+        try FileIO.sync(fd, path: path)
+        let header = currentHeader(committedLength: end, commitCount: state.commitCount + 1)
+        try FileIO.write(fd, Array(header[12...]), at: 12, path: path)
+        try FileIO.sync(fd, path: path)
+        state.committedLength = end
+        state.commitCount += 1
+    }
+
+
+    func compactLocked(path realPath: String) throws {
+        guard let metadata = state.metadata, let codec = state.codec else { return }
+        // The metadata in a commit of its own, so reading it never reads the rows.
+        var metadataPayload = ByteWriter()
+        BinaryStore.writeMetadata(metadata, entityNames: codec.entityNames, into: &metadataPayload)
+        let metadataFrame = BinaryStore.frame(metadataPayload.bytes)
+        var rows: [[Snapshot.Row]] = []
+        for name in codec.entityNames {
+            rows.append(try encodedRows(ofEntity: name).map { row in
+                let id = codec.objectID(entity: name, key: row.key)
+                    let length = try rowLength(id, row.bytes, from: row.start)
+                return Snapshot.Row(key: row.key, version: row.version, bytes: row.bytes[row.start..<row.start + length])
+            })
+        }
+        let snapshot = Snapshot.bytes(rows: rows, indexes: try indexes(of: rows, codec: codec))
+        let snapshotOffset = BinaryStore.headerSize + metadataFrame.count
+        let header = BinaryStore.header(BinaryStore.Header(version: 2, committedLength: snapshotOffset + snapshot.count, commitCount: state.commitCount + 1,
+                                        snapshotOffset: snapshotOffset, snapshotLength: snapshot.count))
+        // Beside the real file, so a symbolic link to the store stays one.
+        let fd = try FileIO.replace(realPath, with: header + metadataFrame + snapshot)
+        defer { close(fd) }
+        try reload(fd)
+    }
+
+    /// The index entries of the snapshot's rows (the rows of a snapshot part as read).
+    func indexes(of snapshot: Snapshot, codec: RowCodec) throws -> [Snapshot.Index] {
+        var rows: [[Snapshot.Row]] = []
+        for index in codec.entityNames.indices {
+            guard let loaded = try loadedEntity(index) else { return [] }
+            rows.append(try (0..<loaded.part.rowCount).map { position in
+                let (entry, start) = try loaded.row(at: position, path: path)
+                return Snapshot.Row(key: entry.key, version: entry.version, bytes: loaded.bytes[start..<start + entry.size])
+            })
+        }
+        return try indexes(of: rows, codec: codec)
+    }
+
+    /// An index per uniqueness constraint of the model over rows (`rows[i]`: entity i's).
+    func indexes(of rows: [[Snapshot.Row]], codec: RowCodec) throws -> [Snapshot.Index] {
+        var indexes: [Snapshot.Index] = []
+        for (ownerIndex, ownerName) in codec.entityNames.enumerated() {
+            guard let owner = model.entity(named: ownerName) else { continue }
+            for (number, constraint) in owner.uniquenessConstraints.enumerated() {
+                let slots = constraint.compactMap { owner.slot(of: $0) }
+                guard slots.count == constraint.count else { continue }
+                let ascending = Array(Set(slots)).sorted()
+                var entries: [(hash: UInt64, entity: Int, key: Int64)] = []
+                for kind in model.entityAndDescendants(of: ownerName) {
+                    guard let kindIndex = codec.entityIndex[kind.name] else { continue }
+                    for row in rows[kindIndex] {
+                        let id = codec.objectID(entity: kindIndex, key: row.key)
+                        let decoded = try decode(id, Array(row.bytes), from: 0, slots: ascending)
+                        let values = slots.map { slot in ascending.firstIndex(of: slot).map { decoded[$0] } ?? .value(.null) }
+                        guard !values.contains(.value(.null)) else { continue }
+                        let comparable = UniquenessCheck.comparable(values, constraint: constraint, in: owner)
+                        entries.append((BinaryStore.indexHash(comparable, codec: codec), kindIndex, row.key))
+                    }
+                }
+                indexes.append(Snapshot.Index(owner: ownerIndex, constraint: number, signature: BinaryStore.signature(of: constraint, in: owner), entries: entries))
+            }
+        }
+        return indexes
+    }
+
+
     /// The length of a row's encoded slots.
-    private func rowLength(_ id: ObjectID, _ bytes: [UInt8], from start: Int) throws -> Int {
+    func rowLength(_ id: ObjectID, _ bytes: [UInt8], from start: Int) throws -> Int {
         guard let codec = state.codec else { throw StoreError.corrupt(path: path, reason: "no metadata record") }
         var reader = ByteReader(bytes, from: start)
         do {
