@@ -47,12 +47,8 @@ open class ManagedObject {
     /// values and keep this initializer.
     public required init(entity: EntityDescription, objectID: ObjectID) {
         self.entity = entity
-        self.entityName = entity.name
         self.objectID = objectID
     }
-
-    /// The entity's name, kept apart so hot paths compare it without copying the entity.
-    let entityName: String
 
     // MARK: State
 

@@ -281,7 +281,7 @@ struct PredicateCompiler {
         let step: (ManagedObject) throws -> Operand = { object in
             // Objects of a sub-entity share the parent's slots; other objects are looked up
             // by name (a variable of unknown entity).
-            if let slot, property != nil, object.entityName == entityName || object.entity.isKind(of: entityName) {
+            if let slot, property != nil, object.entity.name == entityName || object.entity.isKind(of: entityName) {
                 return try Self.read(object, slot: slot, derivedName: derivedName)
             }
             guard let dynamicSlot = object.entity.slot(of: key) else {
