@@ -224,4 +224,31 @@ struct ConcurrencyTests {
         }
         #expect(try t.run("store", "check").status == 0)
     }
+
+    /// On a compacted store (uniqueness answered by the snapshot's index and the log):
+    /// processes at once, some through a symbolic link, one compacting in between, adding
+    /// the same location (one wins, the others are told) and tasks at a new location whose
+    /// inserts merge into one (the merge policy's upsert).
+    @Test func uniqueValuesHoldAcrossProcessesOnACompactedStoreThroughALink() throws {
+        let t = try TaskctlRunner()
+        for i in 1...30 { try t.ok("add", "seed \(i)", "--location", "Place \(i)") }
+        try t.ok("store", "compact")
+        #expect(try Data(contentsOf: t.store)[8] == 2, "a snapshot store")
+        let link = t.directory.appendingPathComponent("link.store")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: t.store)
+        let adds = try Self.runAll(t, [["location", "add", "Garage"], ["location", "add", "garage"], ["store", "compact"],
+                                       ["location", "add", "GARAGE"], ["location", "add", "Place 7"]], store: nil)
+        let linked = try Self.runAll(t, [["location", "add", "gArage"]], store: link)
+        let garages = (adds + linked).filter { $0.0.count == 3 && $0.0[2].lowercased() == "garage" }
+        #expect(garages.filter { $0.1 == 0 }.count == 1, "\(garages)")
+        #expect(garages.filter { $0.1 == 1 && $0.2.contains("already") }.count == 3, "\(garages)")
+        #expect(adds.contains { $0.0 == ["location", "add", "Place 7"] && $0.1 == 1 && $0.2.contains("already") }, "a name in the snapshot is taken")
+        let tasks = try Self.runAll(t, [["add", "a", "--location", "Shed"], ["add", "b", "--location", "shed"], ["store", "compact"],
+                                        ["add", "c", "--location", "SHED"]], store: link)
+        for (arguments, status, message) in tasks { #expect(status == 0, "\(arguments): \(message)") }
+        let inShed = try t.tasks("--location", "shed")
+        #expect(inShed.count == 3 && Set(inShed.compactMap { $0["location"] as? String }).count == 1, "\(inShed)")
+        #expect(try t.run("store", "check").status == 0)
+        #expect(try t.ok("store", "check").hasPrefix("ok:"))
+    }
 }
