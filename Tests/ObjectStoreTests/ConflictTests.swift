@@ -67,4 +67,32 @@ import ObjectStoreModel
         try second.save()
         #expect(try saved(second, id)["text"] == "Bread")
     }
+
+    /// Found by the stress harness: another save deleted a task while this context moved it
+    /// to a location. The task's update is dropped (nothing is left to update), and so must
+    /// be the location's new edge to it, under every merging policy.
+    @Test(arguments: [MergePolicy.memoryWins, .mergeByPropertyMemoryWins, .mergeByPropertyStoreWins, .storeWins])
+    func anEdgeToAnObjectAnotherSaveDeletedIsDropped(policy: MergePolicy) throws {
+        let coordinator = TestModel.coordinator()
+        let setup = ManagedObjectContext(coordinator: coordinator)
+        let task = try setup.task("Milk")
+        let kept = try setup.task("Bread")
+        let home = try setup.location("Home")
+        try setup.save()
+        let deleting = ManagedObjectContext(coordinator: coordinator)
+        let moving = ManagedObjectContext(coordinator: coordinator)
+        moving.mergePolicy = policy
+        let movingTask = try moving.existingObject(with: task.objectID)
+        let movingKept = try moving.existingObject(with: kept.objectID)
+        let movingHome = try moving.existingObject(with: home.objectID)
+        deleting.delete(try deleting.existingObject(with: task.objectID))
+        try deleting.save()
+        try movingTask.setObject(movingHome, forKey: "location")
+        try movingKept.setObject(movingHome, forKey: "location")
+        try moving.save()
+        let fresh = ManagedObjectContext(coordinator: coordinator)
+        #expect(try fresh.existingObject(with: home.objectID).objectIDs(forRelationship: "tasks") == [kept.objectID], "\(policy)")
+        let problems = try coordinator.checkIntegrity().problems
+        #expect(problems.isEmpty, "\(policy): \(problems)")
+    }
 }

@@ -111,6 +111,7 @@ extension ManagedObjectContext {
     private func resolve(_ conflict: StoreConflictError, updated: [ManagedObject]) throws -> [ManagedObject] {
         var result = updated
         var detailed: [StoreConflictError.Conflict] = []
+        var deletedElsewhere = Set<ObjectID>()
         for item in conflict.conflicts {
             guard let object = registered[item.objectID] else { continue }
             let row = try coordinator.store.row(for: item.objectID)
@@ -122,8 +123,9 @@ extension ManagedObjectContext {
             detailed.append(.init(objectID: item.objectID, expectedVersion: item.expectedVersion, storedVersion: item.storedVersion, keys: conflictKeys))
             guard mergePolicy != .error else { continue }
             guard let row else {
-                // Deleted by someone else: there is nothing left to update.
+                // Deleted by someone else: there is nothing left to update, nor to point at.
                 result.removeAll { $0 === object }
+                deletedElsewhere.insert(object.objectID)
                 continue
             }
             let mine = object.changedSlotIndices
@@ -154,6 +156,19 @@ extension ManagedObjectContext {
             object.committedVersion = row.version
         }
         if mergePolicy == .error { throw StoreConflictError(conflicts: detailed) }
+        if !deletedElsewhere.isEmpty {
+            // This save's other objects may have gained edges to them (a task moved to a
+            // location while another process deleted the task): those edges go too.
+            for object in result + insertedObjects {
+                for (index, slot) in object.slots.enumerated() {
+                    switch slot {
+                    case .toOne(let id?) where deletedElsewhere.contains(id): object.slots[index] = .toOne(nil)
+                    case .toMany(let ids) where ids.contains(where: deletedElsewhere.contains): object.slots[index] = .toMany(ids.filter { !deletedElsewhere.contains($0) })
+                    default: break
+                    }
+                }
+            }
+        }
         return result
     }
 
