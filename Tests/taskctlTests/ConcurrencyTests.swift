@@ -233,7 +233,7 @@ struct ConcurrencyTests {
         let t = try TaskctlRunner()
         for i in 1...30 { try t.ok("add", "seed \(i)", "--location", "Place \(i)") }
         try t.ok("store", "compact")
-        #expect(try Data(contentsOf: t.store)[8] == 2, "a snapshot store")
+        #expect(try Data(contentsOf: t.store)[40..<48].contains { $0 != 0 }, "a snapshot store (its header gives the snapshot's length)")
         let link = t.directory.appendingPathComponent("link.store")
         try FileManager.default.createSymbolicLink(at: link, withDestinationURL: t.store)
         let adds = try Self.runAll(t, [["location", "add", "Garage"], ["location", "add", "garage"], ["store", "compact"],

@@ -71,8 +71,8 @@ enum OS {
         }
     }
 
-    static func open(_ url: URL) throws -> ManagedObjectContext {
-        let context = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: try models().currentModel(), storeURL: url))
+    static func open(_ url: URL, durability: BinaryStore.Durability = .full) throws -> ManagedObjectContext {
+        let context = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: try models().currentModel(), storeURL: url, durability: durability))
         context.undoManager = nil
         return context
     }
@@ -255,19 +255,24 @@ struct Workloads {
                 try SQL.insertPrepared(queue, data)
                 queues.append((journal, queue))
             }
-            let context = try OS.open(store)
-            let identifier = context.coordinator.store.identifier
+            // Each durability on its own copy (a .full save would flush the other's commits).
+            let normal = dir.appendingPathComponent("t-normal.store")
+            try FileManager.default.copyItem(at: store, to: normal)
+            let contexts = [("ObjectStore", try OS.open(store)), ("ObjectStore .normal", try OS.open(normal, durability: .normal))]
+            let identifier = contexts[0].1.coordinator.store.identifier
             var round: Int64 = 0
             for (index, count) in [100, max(1, n / 100)].enumerated() {
                 let label = index == 0 ? "3 edit 100+save" : "3 edit 1%+save"
-                record(label, n, "ObjectStore", try measure(options.runs, setup: { () }) {
-                    round += 1
-                    for key in 1...Int64(count) {
-                        let task = try context.existingObject(with: ObjectID(entityName: "Task", storeIdentifier: identifier, key: .permanent(key * 7 % Int64(n) + 1)))
-                        try task.setValue(.integer((round + key) % 4), forKey: "priority")
-                    }
-                    try context.save()
-                })
+                for (system, context) in contexts {
+                    record(label, n, system, try measure(options.runs, setup: { () }) {
+                        round += 1
+                        for key in 1...Int64(count) {
+                            let task = try context.existingObject(with: ObjectID(entityName: "Task", storeIdentifier: identifier, key: .permanent(key * 7 % Int64(n) + 1)))
+                            try task.setValue(.integer((round + key) % 4), forKey: "priority")
+                        }
+                        try context.save()
+                    })
+                }
                 for (journal, queue) in queues {
                     record(label, n, journal.system, try measure(options.runs, setup: { () }) {
                         round += 1

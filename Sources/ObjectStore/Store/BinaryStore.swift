@@ -27,9 +27,11 @@ import Darwin
 /// Thread safety: everything that changes lives in a `Core` reached only through a
 /// `Locked`, always taken after the file's lock.
 public final class BinaryStore: PersistentStore, RowScanning, Sendable {
-    /// The format version this code writes and the newest it reads. Format 1 (a log
-    /// without snapshot) is read too, and becomes format 2 at its first compaction.
-    public static let formatVersion = 2
+    /// The format version this code writes and the newest it reads. Formats 1 (a log
+    /// without snapshot) and 2 (commits only up to the header's committed length) are read
+    /// too; every header this code writes says 3, so an older reader, which would overwrite
+    /// commits past the header's length, refuses the file.
+    public static let formatVersion = 3
     static let magic: [UInt8] = [0x89, 0x4F, 0x53, 0x54, 0x4F, 0x52, 0x45, 0x0A]  // \x89 O S T O R E \n
     static let headerSize = 64
 
@@ -43,6 +45,20 @@ public final class BinaryStore: PersistentStore, RowScanning, Sendable {
     public let model: ManagedObjectModel
     /// Whether saves are refused.
     public let isReadOnly: Bool
+    /// When a save's commit reaches the disk.
+    public let durability: Durability
+
+    /// When a save's commit reaches the disk, against what it costs.
+    public enum Durability: Sendable, Hashable {
+        /// Every save is flushed (one `fdatasync`) before it returns: once `save()` returns,
+        /// the change survives a crash of the process or of the machine. The default.
+        case full
+        /// Saves are not flushed; the system writes them out in its own time (as SQLite's WAL
+        /// with `synchronous=NORMAL`). A crash of the process loses nothing saved, and a
+        /// crash of the machine never damages the store, but may lose the last saves (about
+        /// 64 KiB of commits at most; then a save flushes). For data that can be made again.
+        case normal
+    }
     /// The file's path (URL.path decodes the URL each time it is asked).
     private let path: String
     private let fileLock: FileLock
@@ -76,7 +92,10 @@ public final class BinaryStore: PersistentStore, RowScanning, Sendable {
         var removed: [String: Set<Int64>] = [:]
         /// The log's bytes, as read or written, commit by commit.
         var chunks: [[UInt8]] = []
+        /// The end of the last complete commit, claimed by the header or not.
         var committedLength = 0
+        /// The committed length the header says, as last read or written.
+        var claimedLength = 0
         var commitCount: UInt64 = 0
         /// Where the snapshot is (offset, length; 0 without one) and where the log starts.
         var snapshotPlace = (offset: 0, length: 0)
@@ -94,19 +113,20 @@ public final class BinaryStore: PersistentStore, RowScanning, Sendable {
     ///
     /// - Throws: ``StoreError`` for a foreign, corrupt or newer file, or one written with a
     ///   different model (naming the entities that differ). The file is never modified then.
-    public convenience init(url: URL, model: ManagedObjectModel, readOnly: Bool = false) throws {
-        try self.init(url: url, model: model, readOnly: readOnly, identifier: nil)
+    public convenience init(url: URL, model: ManagedObjectModel, readOnly: Bool = false, durability: Durability = .full) throws {
+        try self.init(url: url, model: model, readOnly: readOnly, durability: durability, identifier: nil)
     }
 
     /// Opens or creates a store; a new store takes `identifier` as its UUID when given (a
     /// migration keeps the store's identity).
-    init(url: URL, model: ManagedObjectModel, readOnly: Bool, identifier: String?) throws {
+    init(url: URL, model: ManagedObjectModel, readOnly: Bool, durability: Durability = .full, identifier: String?) throws {
         self.url = url
         self.path = url.path
         self.model = model
         self.isReadOnly = readOnly
         self.fileLock = FileLock(storePath: url.path)
-        self.core = Locked(Core(path: url.path, model: model))
+        self.durability = durability
+        self.core = Locked(Core(path: url.path, model: model, durability: durability))
         try fileLock.createIfMissing(readOnly: readOnly) { create(identifier: identifier ?? UUID().uuidString) }
         try fileLock.withLock(exclusive: false) { fd, _ in try core.withLock { try $0.reload(fd) } }
         try core.withLock { $0.state.metadata }?.requireCompatible(with: model, path: url.path)
@@ -155,7 +175,7 @@ public final class BinaryStore: PersistentStore, RowScanning, Sendable {
         var payload = ByteWriter()
         Self.writeMetadata(metadata, entityNames: model.entities.map(\.name), into: &payload)
         let frame = Self.frame(payload.bytes)
-        let header = Self.header(Header(version: 1, committedLength: Self.headerSize + frame.count, commitCount: 1))
+        let header = Self.header(Header(version: Self.formatVersion, committedLength: Self.headerSize + frame.count, commitCount: 1))
         return header + frame
     }
 
@@ -226,10 +246,11 @@ public final class BinaryStore: PersistentStore, RowScanning, Sendable {
                 throw StoreError.corrupt(path: path, reason: "the file is truncated: \(committed) bytes committed, \(fileSize) present")
             }
             // Format 1 has no snapshot; format 2 has one after the metadata commit, inside
-            // the committed bytes.
+            // the committed bytes; format 3 has one or none (zeros).
+            let none = snapshotOffset == 0 && snapshotLength == 0
             let snapshotFits = snapshotLength >= UInt64(Snapshot.prefixSize) && snapshotOffset > UInt64(headerSize + 8)
                 && snapshotOffset <= committed && snapshotLength <= committed - snapshotOffset
-            guard version == 1 ? (snapshotOffset == 0 && snapshotLength == 0) : snapshotFits else {
+            guard version == 1 ? none : version == 2 ? snapshotFits : (none || snapshotFits) else {
                 throw StoreError.corrupt(path: path, reason: "the header's snapshot place is not valid")
             }
             return Header(version: version, committedLength: Int(committed), commitCount: count, snapshotOffset: Int(snapshotOffset), snapshotLength: Int(snapshotLength))
@@ -238,29 +259,46 @@ public final class BinaryStore: PersistentStore, RowScanning, Sendable {
         }
     }
 
-    /// Parses the commits in `bytes`, which start at file offset `base` and end at the
-    /// committed length or where the next part of the file begins.
-    fileprivate static func parse(_ bytes: [UInt8], path: String, into state: inout State, base: Int) throws {
+    /// Parses the commits in `bytes`, which start at file offset `base`. The first `claimed`
+    /// bytes are commits the header vouches for: damage there is reported. After them come
+    /// commits no header has claimed yet (a save that synced its commit but was stopped
+    /// before it moved the header, or a `.normal` save): each counts when it is complete
+    /// and its checksum is right, and the first that is not ends the log (a torn tail,
+    /// which the next save overwrites).
+    ///
+    /// - Returns: how many unclaimed commits counted.
+    @discardableResult
+    fileprivate static func parse(_ bytes: [UInt8], path: String, into state: inout State, base: Int, claimed: Int? = nil) throws -> (commits: UInt64, unclaimed: UInt64) {
         var position = 0
-        let end = bytes.count
+        let claimed = min(claimed ?? bytes.count, bytes.count)
         let chunk = state.chunks.count
         state.chunks.append(bytes)
-        while position < end {
+        var commits: UInt64 = 0, unclaimed: UInt64 = 0
+        while position < bytes.count {
+            let vouched = position < claimed
+            // A vouched commit must end where the header says; an unclaimed one by the file's end.
+            let end = vouched ? claimed : bytes.count
             var reader = ByteReader(bytes, from: position, to: end)
             let length: Int, crc: UInt32
             do {
                 length = Int(try reader.u32())
                 crc = try reader.u32()
             } catch {
+                guard vouched else { break }
                 throw StoreError.corrupt(path: path, reason: "commit at byte \(base + position) is truncated")
             }
             let payloadStart = position + 8
             guard length <= end - payloadStart else {
+                guard vouched else { break }
                 throw StoreError.corrupt(path: path, reason: "commit at byte \(base + position) claims \(length) bytes past the committed end")
             }
-            guard CRC32.checksum(bytes[payloadStart..<payloadStart + length]) == crc else {
+            // Every commit has a record; zeros (a file extended but not written) are no commit.
+            guard CRC32.checksum(bytes[payloadStart..<payloadStart + length]) == crc, vouched || length > 0 else {
+                guard vouched else { break }
                 throw StoreError.corrupt(path: path, reason: "checksum mismatch in the commit at byte \(base + position)")
             }
+            commits += 1
+            if !vouched { unclaimed += 1 }
             do {
                 try parseRecords(bytes, from: payloadStart, to: payloadStart + length, chunk: chunk, state: &state, path: path)
             } catch let error as StoreError {
@@ -271,7 +309,10 @@ public final class BinaryStore: PersistentStore, RowScanning, Sendable {
             position = payloadStart + length
         }
         if state.metadata == nil { throw StoreError.corrupt(path: path, reason: "no metadata record") }
-        state.committedLength = base + end
+        // A torn tail alone is not kept (a reader may meet it at every refresh).
+        if commits == 0 { state.chunks.removeLast() }
+        state.committedLength = base + position
+        return (commits, unclaimed)
     }
 
     private static func parseRecords(_ bytes: [UInt8], from start: Int, to end: Int, chunk: Int, state: inout State, path: String) throws {
@@ -575,10 +616,15 @@ private final class Core {
     var held: (fd: Int32, identity: FileIdentity)?
     var threshold = 256 << 10
     var lastHousekeepingWarning: String?
+    let durability: BinaryStore.Durability
+    /// Under `.normal`, unclaimed bytes past which a save flushes and moves the header (what
+    /// a crash of the machine may lose, and where a damaged commit would pass for a torn tail).
+    static let checkpointBytes = 64 << 10
 
-    init(path: String, model: ManagedObjectModel) {
+    init(path: String, model: ManagedObjectModel, durability: BinaryStore.Durability) {
         self.path = path
         self.model = model
+        self.durability = durability
     }
 
     /// Reads the file again, from a descriptor of the locked file: the header, the metadata,
@@ -586,28 +632,31 @@ private final class Core {
     func reload(_ fd: Int32) throws {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw StoreError.io(path: path, reason: "cannot read: \(FileIO.errorText())") }
-        let header = try BinaryStore.parseHeader(try FileIO.read(fd, count: BinaryStore.headerSize, at: 0, path: path), path: path, fileSize: Int(info.st_size))
+        let size = Int(info.st_size)
+        let header = try BinaryStore.parseHeader(try FileIO.read(fd, count: BinaryStore.headerSize, at: 0, path: path), path: path, fileSize: size)
         var fresh = BinaryStore.State()
-        fresh.commitCount = header.commitCount
+        let unclaimed: UInt64
         if header.snapshotLength > 0 {
-            // The metadata commit, the snapshot, then the log.
+            // The metadata commit, the snapshot, then the log, up to the file's end.
             let head = try FileIO.read(fd, count: header.snapshotOffset - BinaryStore.headerSize, at: BinaryStore.headerSize, path: path)
             try BinaryStore.parse(head, path: path, into: &fresh, base: BinaryStore.headerSize)
             guard let codec = fresh.codec else { throw StoreError.corrupt(path: path, reason: "no metadata record") }
             fresh.snapshot = try Snapshot.open(fd, base: header.snapshotOffset, length: header.snapshotLength, entityCount: codec.entityNames.count, path: path)
             fresh.snapshotPlace = (header.snapshotOffset, header.snapshotLength)
             fresh.logStart = header.snapshotOffset + header.snapshotLength
-            let log = try FileIO.read(fd, count: header.committedLength - fresh.logStart, at: fresh.logStart, path: path)
-            guard log.count == header.committedLength - fresh.logStart else { throw StoreError.corrupt(path: path, reason: "the file is truncated") }
-            try BinaryStore.parse(log, path: path, into: &fresh, base: fresh.logStart)
+            let log = try FileIO.read(fd, count: size - fresh.logStart, at: fresh.logStart, path: path)
+            guard log.count >= header.committedLength - fresh.logStart else { throw StoreError.corrupt(path: path, reason: "the file is truncated") }
+            unclaimed = try BinaryStore.parse(log, path: path, into: &fresh, base: fresh.logStart, claimed: header.committedLength - fresh.logStart).unclaimed
         } else {
-            let bytes = try FileIO.read(fd, count: header.committedLength - BinaryStore.headerSize, at: BinaryStore.headerSize, path: path)
-            guard bytes.count == header.committedLength - BinaryStore.headerSize else { throw StoreError.corrupt(path: path, reason: "the file is truncated") }
-            try BinaryStore.parse(bytes, path: path, into: &fresh, base: BinaryStore.headerSize)
-            // The log of a format-1 file is everything after its metadata commit.
+            let bytes = try FileIO.read(fd, count: size - BinaryStore.headerSize, at: BinaryStore.headerSize, path: path)
+            guard bytes.count >= header.committedLength - BinaryStore.headerSize else { throw StoreError.corrupt(path: path, reason: "the file is truncated") }
+            unclaimed = try BinaryStore.parse(bytes, path: path, into: &fresh, base: BinaryStore.headerSize, claimed: header.committedLength - BinaryStore.headerSize).unclaimed
+            // The log of a file without snapshot is everything after its metadata commit.
             var reader = ByteReader(bytes)
             fresh.logStart = BinaryStore.headerSize + 8 + Int((try? reader.u32()) ?? 0)
         }
+        fresh.claimedLength = header.committedLength
+        fresh.commitCount = header.commitCount + unclaimed
         state = fresh
         try hold(fd)
     }
@@ -631,15 +680,21 @@ private final class Core {
         guard let held, held.identity == FileIdentity(info) else { return try reload(fd) }
         let head = try FileIO.read(fd, count: BinaryStore.headerSize, at: 0, path: path)
         guard fstat(fd, &info) == 0 else { throw StoreError.io(path: path, reason: "cannot read: \(FileIO.errorText())") }
-        let header = try BinaryStore.parseHeader(head, path: path, fileSize: Int(info.st_size))
-        if header.committedLength == state.committedLength && header.commitCount == state.commitCount { return }
-        guard header.committedLength > state.committedLength, header.commitCount > state.commitCount,
+        let size = Int(info.st_size)
+        let header = try BinaryStore.parseHeader(head, path: path, fileSize: size)
+        // In one file the header only moves forward and commits are only appended; anything
+        // else is a file changed in place, read anew.
+        guard header.committedLength >= state.claimedLength, size >= state.committedLength,
               header.snapshotOffset == state.snapshotPlace.offset, header.snapshotLength == state.snapshotPlace.length
         else { return try reload(fd) }
-        let tail = try FileIO.read(fd, count: header.committedLength - state.committedLength, at: state.committedLength, path: path)
-        guard tail.count == header.committedLength - state.committedLength else { throw StoreError.corrupt(path: path, reason: "the file is truncated") }
-        try BinaryStore.parse(tail, path: path, into: &state, base: state.committedLength)
-        state.commitCount = header.commitCount
+        state.claimedLength = header.committedLength
+        // Commits appended since, whether the header claims them yet or not.
+        guard size > state.committedLength else { return }
+        let tail = try FileIO.read(fd, count: size - state.committedLength, at: state.committedLength, path: path)
+        guard tail.count == size - state.committedLength else { throw StoreError.corrupt(path: path, reason: "the file is truncated") }
+        let before = state.committedLength
+        let parsed = try BinaryStore.parse(tail, path: path, into: &state, base: before, claimed: max(0, header.committedLength - before))
+        state.commitCount = header.committedLength > before ? header.commitCount + parsed.unclaimed : state.commitCount + parsed.commits
     }
 
 
@@ -769,23 +824,29 @@ private final class Core {
 
     /// The header as the state says, for a commit count and committed length.
     func currentHeader(committedLength: Int, commitCount: UInt64) -> [UInt8] {
-        BinaryStore.header(BinaryStore.Header(version: state.snapshot == nil ? 1 : 2, committedLength: committedLength, commitCount: commitCount,
+        BinaryStore.header(BinaryStore.Header(version: BinaryStore.formatVersion, committedLength: committedLength, commitCount: commitCount,
                            snapshotOffset: state.snapshotPlace.offset, snapshotLength: state.snapshotPlace.length))
     }
 
-    /// Appends one commit and moves the committed length past it. Caller holds both locks.
+    /// Appends one commit. `.full`: flushed (one `fdatasync`), then the header moved past
+    /// it without a flush of its own: the header never claims bytes that are not on disk,
+    /// and a header write lost in a crash only leaves the commit unclaimed, which readers
+    /// recognise by its checksum. `.normal`: not flushed; the header moves (after a flush)
+    /// once the unclaimed commits pass ``Core/checkpointBytes``. Caller holds both locks.
     func append(_ payload: [UInt8], fd: Int32) throws {
         let frame = BinaryStore.frame(payload)
         let end = state.committedLength + frame.count
         // The commit goes where the last one ended; a torn tail from a crash is overwritten.
         try FileIO.write(fd, frame, at: state.committedLength, path: path)
         guard ftruncate(fd, off_t(end)) == 0 else { throw StoreError.io(path: path, reason: "cannot set the file size: \(FileIO.errorText())") }
-        try FileIO.sync(fd, path: path)
-        let header = currentHeader(committedLength: end, commitCount: state.commitCount + 1)
-        try FileIO.write(fd, Array(header[12...]), at: 12, path: path)
-        try FileIO.sync(fd, path: path)
         state.committedLength = end
         state.commitCount += 1
+        if durability == .full || end - state.claimedLength > Core.checkpointBytes {
+            try FileIO.syncData(fd, path: path)
+            let header = currentHeader(committedLength: end, commitCount: state.commitCount)
+            try FileIO.write(fd, Array(header[8...]), at: 8, path: path)
+            state.claimedLength = end
+        }
     }
 
 
@@ -805,7 +866,7 @@ private final class Core {
         }
         let snapshot = Snapshot.bytes(rows: rows, indexes: try indexes(of: rows, codec: codec))
         let snapshotOffset = BinaryStore.headerSize + metadataFrame.count
-        let header = BinaryStore.header(BinaryStore.Header(version: 2, committedLength: snapshotOffset + snapshot.count, commitCount: state.commitCount + 1,
+        let header = BinaryStore.header(BinaryStore.Header(version: BinaryStore.formatVersion, committedLength: snapshotOffset + snapshot.count, commitCount: state.commitCount + 1,
                                         snapshotOffset: snapshotOffset, snapshotLength: snapshot.count))
         // Beside the real file, so a symbolic link to the store stays one.
         let fd = try FileIO.replace(realPath, with: header + metadataFrame + snapshot)

@@ -188,6 +188,15 @@ enum FileIO {
         guard fsync(fd) == 0 else { throw StoreError.io(path: path, reason: "cannot flush to disk: \(errorText())") }
     }
 
+    /// Flushes a file's data and what reading it back needs (its size), not its times.
+    static func syncData(_ fd: Int32, path: String) throws {
+        #if os(Linux)
+        guard fdatasync(fd) == 0 else { throw StoreError.io(path: path, reason: "cannot flush to disk: \(errorText())") }
+        #else
+        try sync(fd, path: path)
+        #endif
+    }
+
     /// Flushes a directory entry (after a rename).
     static func syncDirectory(of path: String) {
         let directory = (path as NSString).deletingLastPathComponent

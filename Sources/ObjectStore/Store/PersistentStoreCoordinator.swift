@@ -45,12 +45,16 @@ public final class PersistentStoreCoordinator: Sendable {
     /// let coordinator = try PersistentStoreCoordinator(model: model, storeURL: URL(fileURLWithPath: "tasks.store"))
     /// ```
     ///
+    /// `durability` is the binary store's (``BinaryStore/Durability``); a JSON store is
+    /// always flushed, an in-memory one never.
+    ///
     /// - Throws: ``StoreError``: a foreign, corrupt or newer file, or one written with a model
     ///   whose entities differ (named in the error). The file is left untouched.
-    public convenience init(model: ManagedObjectModel, storeURL: URL, type: StoreType? = nil, readOnly: Bool = false, clock: @escaping @Sendable () -> Date = { Date() }) throws {
+    public convenience init(model: ManagedObjectModel, storeURL: URL, type: StoreType? = nil, readOnly: Bool = false,
+                            durability: BinaryStore.Durability = .full, clock: @escaping @Sendable () -> Date = { Date() }) throws {
         let store: any PersistentStore
         switch type ?? StoreType.forFile(storeURL) {
-        case .binary: store = try BinaryStore(url: storeURL, model: model, readOnly: readOnly)
+        case .binary: store = try BinaryStore(url: storeURL, model: model, readOnly: readOnly, durability: durability)
         case .json: store = try JSONStore(url: storeURL, model: model, readOnly: readOnly)
         case .inMemory: store = InMemoryStore(model: model)
         }
