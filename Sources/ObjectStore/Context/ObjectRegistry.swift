@@ -56,6 +56,15 @@ struct ObjectRegistry: Sequence {
     /// The living objects.
     var values: [ManagedObject] { weak.values.compactMap(\.object) }
 
+    /// The keys of the registered permanent IDs of one (entity, store) scope.
+    func permanentKeys(in scope: ObjectID.Scope) -> Set<Int64> {
+        var keys = Set<Int64>()
+        for id in weak.keys where id.scope === scope {
+            if let key = id.primaryKey { keys.insert(key) }
+        }
+        return keys
+    }
+
     var count: Int { values.count }
 
     func makeIterator() -> AnyIterator<(key: ObjectID, value: ManagedObject)> {

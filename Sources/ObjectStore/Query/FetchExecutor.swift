@@ -139,7 +139,12 @@ struct FetchExecutor {
         let storeIdentifier = context.storeIdentifier
         let keys = predicate.keysReadFromObject
         for rowEntity in entities {
-            let scan = try scanning.scanRows(ofEntity: rowEntity.name)
+            // Comparisons of attributes with constants are tested on the slots directly: the
+            // whole predicate when it is made of them, else those of its ANDed parts first;
+            // the store decides them for its snapshot's rows from its columns when it can.
+            let direct = SlotPredicate(predicate, entity: rowEntity)
+            let prefilter = direct == nil ? SlotPredicate.prefilter(predicate, entity: rowEntity) : nil
+            let scan = try scanning.scanRows(ofEntity: rowEntity.name, deciding: direct ?? prefilter)
             guard !scan.rows.isEmpty else { continue }
             let initial = rowEntity.properties.map(SlotValue.initial(for:))
             // Stores do not write transient and derived values: they start from their
@@ -149,15 +154,32 @@ struct FetchExecutor {
             let wanted = rowEntity.properties.indices.map { index in
                 stored[index] && (readsDerived || keys?.contains(rowEntity.properties[index].name) ?? true)
             }
-            // Comparisons of attributes with constants are tested on the slots directly: the
-            // whole predicate when it is made of them, else those of its ANDed parts first.
-            let direct = SlotPredicate(predicate, entity: rowEntity)
-            let prefilter = direct == nil ? SlotPredicate.prefilter(predicate, entity: rowEntity) : nil
             let idScope = ObjectID.Scope.of(entityName: rowEntity.name, storeIdentifier: storeIdentifier)
             let probe = ManagedObject(entity: rowEntity, objectID: ObjectID(idScope, key: .permanent(0)))
             probe.managedObjectContext = context
             probe.slots = initial
+            // A row whose object is registered is tested as the object is (its changes, its
+            // deletion); the others may take the store's verdict.
+            let decided = !scan.verdicts.isEmpty
+            let registeredKeys = decided ? context.registered.permanentKeys(in: idScope) : []
+            /// A matching row's saved state, decoded whole when asked for.
+            func saved(_ index: Int) -> () throws -> (slots: [SlotValue], version: Int64) {
+                {
+                    var slots = try scan.slots(at: index)
+                    if slots.count != initial.count { slots = initial }
+                    for (slot, isStored) in stored.enumerated() where !isStored { slots[slot] = initial[slot] }
+                    return (slots, scan.rows[index].version)
+                }
+            }
             for index in scan.rows.indices {
+                if decided, registeredKeys.isEmpty || !registeredKeys.contains(scan.rows[index].key) {
+                    let verdict = scan.verdicts[index]
+                    if verdict == 2 { continue }
+                    if verdict == 1, direct != nil {
+                        try match(ObjectID(idScope, key: .permanent(scan.rows[index].key)), nil, saved(index))
+                        continue
+                    }
+                }
                 let row = scan.rows[index]
                 let id = ObjectID(idScope, key: .permanent(row.key))
                 if !deleted.isEmpty && deleted.contains(id) { continue }
@@ -177,14 +199,7 @@ struct FetchExecutor {
                 } else {
                     matched = try test(probe, scope)
                 }
-                if matched {
-                    try match(id, nil, {
-                        var slots = try scan.slots(at: index)
-                        if slots.count != initial.count { slots = initial }
-                        for (slot, isStored) in stored.enumerated() where !isStored { slots[slot] = initial[slot] }
-                        return (slots, row.version)
-                    })
-                }
+                if matched { try match(id, nil, saved(index)) }
             }
         }
         if request.includesPendingChanges {

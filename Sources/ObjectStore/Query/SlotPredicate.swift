@@ -13,7 +13,7 @@ indirect enum SlotPredicate {
     case and(SlotPredicate, SlotPredicate)
     case or(SlotPredicate, SlotPredicate)
     /// `slot op constant`, or `constant op slot` when `slotOnLeft` is false.
-    case compare(slot: Int, test: (Operand, Operand) throws -> Bool, constant: Operand, slotOnLeft: Bool)
+    case compare(slot: Int, op: PredicateComparison.Operator, test: (Operand, Operand) throws -> Bool, constant: Operand, slotOnLeft: Bool)
 
     /// The predicate in this form for objects of `entity`, or nil when it has another shape.
     init?(_ predicate: ObjectPredicate, entity: EntityDescription) {
@@ -52,9 +52,9 @@ indirect enum SlotPredicate {
             let test = PredicateCompiler.test(for: c.op, options: c.options, constantRight: rightConstant)
             if let index = slot(c.lhs), let value = constant(c.rhs) {
                 // A to-many value on the left would mean ANY; an attribute is never one.
-                self = .compare(slot: index, test: test, constant: value, slotOnLeft: true)
+                self = .compare(slot: index, op: c.op, test: test, constant: value, slotOnLeft: true)
             } else if let value = constant(c.lhs), let index = slot(c.rhs), c.op != .contains, c.op != .in {
-                self = .compare(slot: index, test: test, constant: value, slotOnLeft: false)
+                self = .compare(slot: index, op: c.op, test: test, constant: value, slotOnLeft: false)
             } else {
                 return nil
             }
@@ -80,9 +80,117 @@ indirect enum SlotPredicate {
         case .not(let inner): return try !inner.matches(slots)
         case .and(let a, let b): return try a.matches(slots) && b.matches(slots)
         case .or(let a, let b): return try a.matches(slots) || b.matches(slots)
-        case .compare(let slot, let test, let constant, let slotOnLeft):
+        case .compare(let slot, _, let test, let constant, let slotOnLeft):
             guard slot < slots.count, case .value(let value) = slots[slot] else { return false }
             return slotOnLeft ? try test(.value(value), constant) : try test(constant, .value(value))
+        }
+    }
+}
+
+extension SlotPredicate {
+    /// The slots the predicate compares.
+    var slots: Set<Int> {
+        switch self {
+        case .constant: return []
+        case .not(let inner): return inner.slots
+        case .and(let a, let b), .or(let a, let b): return a.slots.union(b.slots)
+        case .compare(let slot, _, _, _, _): return [slot]
+        }
+    }
+
+    /// The predicate's verdict for every row of a snapshot's columns (`columns[slot]`), or nil
+    /// when a comparison cannot be decided on them: a slot without a column, a constant of
+    /// another type than the column's, or an operator other than =, !=, <, <=, >, >= and IN.
+    /// Rows with nil are decided by the same test as ``matches(_:)``; for the others the
+    /// typed comparison agrees with it (columns hold no NaN; a NaN date constant is refused).
+    func verdicts(_ columns: [Int: Column], rows: Int) throws -> [Bool]? {
+        switch self {
+        case .constant(let value): return [Bool](repeating: value, count: rows)
+        case .not(let inner):
+            guard var result = try inner.verdicts(columns, rows: rows) else { return nil }
+            for i in result.indices { result[i].toggle() }
+            return result
+        case .and(let a, let b), .or(let a, let b):
+            guard var left = try a.verdicts(columns, rows: rows), let right = try b.verdicts(columns, rows: rows) else { return nil }
+            if case .and = self {
+                for i in left.indices { left[i] = left[i] && right[i] }
+            } else {
+                for i in left.indices { left[i] = left[i] || right[i] }
+            }
+            return left
+        case .compare(let slot, let op, let test, let constant, let slotOnLeft):
+            guard let column = columns[slot], column.rows == rows else { return nil }
+            let null = slotOnLeft ? try test(.value(.null), constant) : try test(constant, .value(.null))
+            var result: [Bool]
+            switch constant {
+            case .value(let value):
+                if value.isNull {
+                    // Any value against nil: the same answer whatever the value.
+                    let dummy: Value = column.kind == .integer ? .integer(0) : column.kind == .boolean ? .bool(false) : column.kind == .date ? .date(Date()) : .double(0)
+                    let other = slotOnLeft ? try test(.value(dummy), constant) : try test(constant, .value(dummy))
+                    result = [Bool](repeating: other, count: rows)
+                } else {
+                    guard let bits = Self.bits(value, kind: column.kind), let compare = Self.comparison(op, slotOnLeft: slotOnLeft) else { return nil }
+                    result = compare(column, bits)
+                }
+            case .collection(let items):
+                guard op == .in, slotOnLeft else { return nil }
+                // -0.0 and 0.0 are equal numbers with different bits.
+                let floating = column.kind == .double || column.kind == .date
+                var wanted = Set<UInt64>()
+                for item in items {
+                    guard case .value(let value) = item else { return nil }
+                    if value.isNull { continue }  // decides the nil rows, through `null`
+                    guard let bits = Self.bits(value, kind: column.kind) else { return nil }
+                    wanted.insert(floating && Double(bitPattern: bits) == 0 ? 0 : bits)
+                }
+                result = column.values.map { bits in wanted.contains(floating && Double(bitPattern: bits) == 0 ? 0 : bits) }
+            default:
+                return nil
+            }
+            for i in 0..<rows where column.isNull(i) { result[i] = null }
+            return result
+        }
+    }
+
+    /// A constant as a column of `kind` stores it, nil for another type.
+    private static func bits(_ value: Value, kind: Column.Kind) -> UInt64? {
+        switch (kind, value) {
+        case (.integer, .integer(let x)): return UInt64(bitPattern: x)
+        case (.double, .double(let x)): return x.bitPattern
+        case (.date, .date(let d)) where !d.timeIntervalSinceReferenceDate.isNaN: return d.timeIntervalSinceReferenceDate.bitPattern
+        case (.boolean, .bool(let b)): return b ? 1 : 0
+        default: return nil
+        }
+    }
+
+    /// `column[i] op constant` (or `constant op column[i]`) for every row, typed by the column's kind.
+    private static func comparison(_ op: PredicateComparison.Operator, slotOnLeft: Bool) -> ((Column, UInt64) -> [Bool])? {
+        // With the constant on the left, `k < x` is `x > k`.
+        let flipped: PredicateComparison.Operator
+        switch op {
+        case .equal, .notEqual: flipped = op
+        case .less: flipped = slotOnLeft ? .less : .greater
+        case .lessOrEqual: flipped = slotOnLeft ? .lessOrEqual : .greaterOrEqual
+        case .greater: flipped = slotOnLeft ? .greater : .less
+        case .greaterOrEqual: flipped = slotOnLeft ? .greaterOrEqual : .lessOrEqual
+        default: return nil
+        }
+        func apply<T: Comparable>(_ values: [UInt64], _ k: T, _ convert: (UInt64) -> T) -> [Bool] {
+            switch flipped {
+            case .equal: return values.map { convert($0) == k }
+            case .notEqual: return values.map { convert($0) != k }
+            case .less: return values.map { convert($0) < k }
+            case .lessOrEqual: return values.map { convert($0) <= k }
+            case .greater: return values.map { convert($0) > k }
+            default: return values.map { convert($0) >= k }
+            }
+        }
+        return { column, k in
+            switch column.kind {
+            case .integer, .boolean: return apply(column.values, Int64(bitPattern: k)) { Int64(bitPattern: $0) }
+            case .double, .date: return apply(column.values, Double(bitPattern: k)) { Double(bitPattern: $0) }
+            }
         }
     }
 }

@@ -84,6 +84,8 @@ public final class BinaryStore: PersistentStore, RowScanning, Sendable {
         var snapshot: Snapshot?
         /// Entities whose snapshot directory and rows were read whole, by entity index.
         var loaded: [Int: Snapshot.Loaded] = [:]
+        /// Snapshot columns read, by entity index and slot.
+        var columns: [Int: [Int: Column]] = [:]
         /// Rows written in the log, which supersede the snapshot's.
         var entries: [ObjectID: Entry] = [:]
         /// Keys of rows written in the log and not deleted since, per entity.
@@ -395,12 +397,22 @@ public final class BinaryStore: PersistentStore, RowScanning, Sendable {
         }
     }
 
-    func scanRows(ofEntity entityName: String) throws -> RowScan {
+    func scanRows(ofEntity entityName: String, deciding predicate: SlotPredicate?) throws -> RowScan {
         try fileLock.withLock(exclusive: false) { fd, _ in
             try core.withLock { core in
                 try core.refresh(fd)
                 guard let codec = core.state.codec else { throw StoreError.corrupt(path: path, reason: "no metadata record") }
-                return RowScan(codec: codec, path: path, rows: try core.encodedRows(ofEntity: entityName))
+                var verdicts: [Bool]?
+                if let predicate, let index = codec.entityIndex[entityName], let loaded = try core.loadedEntity(index) {
+                    verdicts = try predicate.verdicts(try core.columns(ofEntity: index, slots: predicate.slots), rows: loaded.part.rowCount)
+                }
+                var positions: [Int]? = verdicts == nil ? nil : []
+                let rows = try core.encodedRows(ofEntity: entityName, positions: &positions)
+                var decided: [UInt8] = []
+                if let verdicts, let positions {
+                    decided = positions.map { $0 < 0 ? 0 : verdicts[$0] ? 1 : 2 }
+                }
+                return RowScan(codec: codec, path: path, rows: rows, verdicts: decided)
             }
         }
     }
@@ -594,6 +606,26 @@ public final class BinaryStore: PersistentStore, RowScanning, Sendable {
                         problems.append("the snapshot index of \(owner) (constraint \(part.constraint + 1)) does not match its rows; compact the store to rebuild it")
                     }
                 }
+                // Every column (its checksum, when read) against its rows' values.
+                for part in snapshot.columns {
+                    let owner = part.entity < codec.entityNames.count ? codec.entityNames[part.entity] : "entity \(part.entity)"
+                    let column = try snapshot.column(part, fd: held.fd, path: path)
+                    guard let loaded = try core.loadedEntity(part.entity), let entity = model.entity(named: owner),
+                          part.slot < entity.properties.count, let attribute = entity.properties[part.slot].attribute,
+                          Column.Kind(attribute.type) == part.kind, attribute.isStored
+                    else {
+                        problems.append("the snapshot has a column of \(owner) (slot \(part.slot)) the model does not define; it is not used")
+                        continue
+                    }
+                    for position in 0..<loaded.part.rowCount {
+                        let (entry, start) = try loaded.row(at: position, path: path)
+                        let id = codec.objectID(entity: part.entity, key: entry.key)
+                        guard try core.decode(id, loaded.bytes, from: start, slots: [part.slot]) == [.value(column.value(at: position))] else {
+                            problems.append("the snapshot column \(owner).\(attribute.name) does not match its rows; compact the store to rebuild it")
+                            break
+                        }
+                    }
+                }
                 return problems
             }
         }
@@ -727,26 +759,77 @@ private final class Core {
 
     /// Every saved row of exactly one entity, in key order. The store holds the lock.
     func encodedRows(ofEntity name: String) throws -> [(key: Int64, version: Int64, bytes: [UInt8], start: Int)] {
+        var positions: [Int]?
+        return try encodedRows(ofEntity: name, positions: &positions)
+    }
+
+    /// An entity's snapshot columns for `slots`, those it has, read once. The store holds the lock.
+    func columns(ofEntity index: Int, slots: Set<Int>) throws -> [Int: Column] {
+        guard let snapshot = state.snapshot, let held, let codec = state.codec, index < codec.entityNames.count,
+              let entity = model.entity(named: codec.entityNames[index]) else { return [:] }
+        var result: [Int: Column] = [:]
+        for part in snapshot.columns where part.entity == index && slots.contains(part.slot) {
+            // Only a column of the kind the model's attribute has (the rows decide otherwise).
+            guard part.slot < entity.properties.count, let attribute = entity.properties[part.slot].attribute, attribute.isStored,
+                  Column.Kind(attribute.type) == part.kind else { continue }
+            if let column = state.columns[index]?[part.slot] {
+                result[part.slot] = column
+                continue
+            }
+            let column = try snapshot.column(part, fd: held.fd, path: path)
+            state.columns[index, default: [:]][part.slot] = column
+            result[part.slot] = column
+        }
+        return result
+    }
+
+    /// ``encodedRows(ofEntity:)``, and when `positions` is not nil, each row's position in
+    /// the snapshot's directory (-1 for a row of the log).
+    func encodedRows(ofEntity name: String, positions: inout [Int]?) throws -> [(key: Int64, version: Int64, bytes: [UInt8], start: Int)] {
         let logKeys = state.keysByEntity[name] ?? []
         let removed = state.removed[name] ?? []
         var result: [(key: Int64, version: Int64, bytes: [UInt8], start: Int)] = []
+        let wantsPositions = positions != nil
+        var snapshotPositions: [Int] = []
         if let index = state.codec?.entityIndex[name], let loaded = try loadedEntity(index) {
             result.reserveCapacity(loaded.part.rowCount + logKeys.count)
+            if wantsPositions { snapshotPositions.reserveCapacity(loaded.part.rowCount) }
             let skipping = !removed.isEmpty || !logKeys.isEmpty
             for (position, key) in loaded.keys.enumerated() {
                 if skipping && (removed.contains(key) || logKeys.contains(key)) { continue }
                 let (entry, start) = try loaded.row(at: position, path: path)
                 result.append((key, entry.version, loaded.bytes, start))
+                if wantsPositions { snapshotPositions.append(position) }
             }
         }
-        guard !logKeys.isEmpty else { return result }
-        let scope = ObjectID.Scope.of(entityName: name, storeIdentifier: state.metadata?.storeIdentifier ?? "")
-        for key in logKeys {
-            guard let entry = state.entries[ObjectID(scope, key: .permanent(key))] else { continue }
-            result.append((key, entry.version, state.chunks[entry.chunk], entry.offset))
+        guard !logKeys.isEmpty else {
+            if wantsPositions { positions = snapshotPositions }
+            return result
         }
-        result.sort { $0.key < $1.key }
-        return result
+        // The log's rows merged in by key (both lists are sorted).
+        let scope = ObjectID.Scope.of(entityName: name, storeIdentifier: state.metadata?.storeIdentifier ?? "")
+        var logRows: [(key: Int64, version: Int64, bytes: [UInt8], start: Int)] = []
+        for key in logKeys.sorted() {
+            guard let entry = state.entries[ObjectID(scope, key: .permanent(key))] else { continue }
+            logRows.append((key, entry.version, state.chunks[entry.chunk], entry.offset))
+        }
+        var merged: [(key: Int64, version: Int64, bytes: [UInt8], start: Int)] = []
+        var mergedPositions: [Int] = []
+        merged.reserveCapacity(result.count + logRows.count)
+        var i = 0, j = 0
+        while i < result.count || j < logRows.count {
+            if j == logRows.count || (i < result.count && result[i].key < logRows[j].key) {
+                merged.append(result[i])
+                if wantsPositions { mergedPositions.append(snapshotPositions[i]) }
+                i += 1
+            } else {
+                merged.append(logRows[j])
+                if wantsPositions { mergedPositions.append(-1) }
+                j += 1
+            }
+        }
+        if wantsPositions { positions = mergedPositions }
+        return merged
     }
 
     func decode(_ id: ObjectID, _ bytes: [UInt8], from start: Int, slots: [Int]? = nil) throws -> [SlotValue] {
@@ -864,7 +947,7 @@ private final class Core {
                 return Snapshot.Row(key: row.key, version: row.version, bytes: row.bytes[row.start..<row.start + length])
             })
         }
-        let snapshot = Snapshot.bytes(rows: rows, indexes: try indexes(of: rows, codec: codec))
+        let snapshot = Snapshot.bytes(rows: rows, indexes: try indexes(of: rows, codec: codec), columns: try columns(of: rows, codec: codec))
         let snapshotOffset = BinaryStore.headerSize + metadataFrame.count
         let header = BinaryStore.header(BinaryStore.Header(version: BinaryStore.formatVersion, committedLength: snapshotOffset + snapshot.count, commitCount: state.commitCount + 1,
                                         snapshotOffset: snapshotOffset, snapshotLength: snapshot.count))
@@ -914,6 +997,30 @@ private final class Core {
         return indexes
     }
 
+
+    /// The columns of every entity's fixed-width stored attributes (`rows[i]`: entity i's),
+    /// except those with a value a column cannot hold.
+    func columns(of rows: [[Snapshot.Row]], codec: RowCodec) throws -> [[(slot: Int, column: Column)]] {
+        try codec.entityNames.enumerated().map { entityIndex, name in
+            guard let entity = model.entity(named: name) else { return [] }
+            let slots = entity.properties.indices.filter { slot in
+                guard entity.kind(ofSlot: slot) == .attribute, let attribute = entity.properties[slot].attribute else { return false }
+                return attribute.isStored && Column.Kind(attribute.type) != nil
+            }
+            guard !slots.isEmpty, !rows[entityIndex].isEmpty else { return [] }
+            var values = [[SlotValue]](repeating: [], count: slots.count)
+            for row in rows[entityIndex] {
+                let id = codec.objectID(entity: entityIndex, key: row.key)
+                let decoded = try decode(id, Array(row.bytes), from: 0, slots: slots)
+                for i in slots.indices { values[i].append(decoded[i]) }
+            }
+            return slots.indices.compactMap { i in
+                guard let attribute = entity.properties[slots[i]].attribute, let kind = Column.Kind(attribute.type),
+                      let column = Column(kind: kind, values: values[i]) else { return nil }
+                return (slots[i], column)
+            }
+        }
+    }
 
     /// The length of a row's encoded slots.
     func rowLength(_ id: ObjectID, _ bytes: [UInt8], from start: Int) throws -> Int {

@@ -237,7 +237,9 @@ struct UniquenessCheck {
 /// on demand: a fetch that tests every row then makes no `StoredRow` (nor an ID lookup in
 /// the store) per row, and decodes only the values its predicate reads.
 protocol RowScanning {
-    func scanRows(ofEntity entityName: String) throws -> RowScan
+    /// The rows of an entity; with a predicate, also its verdicts that the store could decide
+    /// without the rows (from the snapshot's columns).
+    func scanRows(ofEntity entityName: String, deciding predicate: SlotPredicate?) throws -> RowScan
 }
 
 /// The encoded rows of one entity, in key order.
@@ -245,6 +247,9 @@ struct RowScan {
     let codec: RowCodec
     let path: String
     let rows: [(key: Int64, version: Int64, bytes: [UInt8], start: Int)]
+    /// Empty, or per row what the predicate given to the scan says of it: 1 match, 2 no
+    /// match, 0 undecided (a row of the log, or no columns): test it.
+    var verdicts: [UInt8] = []
 
     /// Every slot of a row.
     func slots(at index: Int) throws -> [SlotValue] {

@@ -14,6 +14,7 @@ struct Snapshot {
     static let indexPartSize = 32
     static let directoryEntrySize = 32
     static let indexEntrySize = 24
+    static let columnPartSize = 24
 
     /// One entity's rows: a directory of fixed-size entries sorted by key, then the rows.
     struct EntityPart: Equatable {
@@ -37,6 +38,15 @@ struct Snapshot {
         var signature: UInt32
     }
 
+    /// One column of fixed-width values: where it is (its length follows from the row count).
+    struct ColumnPart: Equatable {
+        var entity: Int
+        var slot: Int
+        var kind: Column.Kind
+        var offset: Int
+        var crc: UInt32
+    }
+
     /// One directory entry. The checksum covers key, version and the row's bytes, so a
     /// damaged entry or row is found when it is read.
     struct Entry: Equatable {
@@ -52,6 +62,7 @@ struct Snapshot {
     let length: Int
     let entities: [EntityPart]
     let indexes: [IndexPart]
+    let columns: [ColumnPart]
 
     // MARK: Reading
 
@@ -63,12 +74,14 @@ struct Snapshot {
         var reader = ByteReader(prefix, from: 4)
         let (entityTotal, indexTotal, crc) = try (Int(reader.u32()), Int(reader.u32()), reader.u32())
         guard entityTotal == entityCount, indexTotal <= 1 << 16 else { throw corrupt("its entity table does not match the store's entities") }
-        let tableSize = entityTotal * entityPartSize + indexTotal * indexPartSize
-        guard tableSize <= length - prefixSize else { throw corrupt("its tables run past its end") }
-        let table = try FileIO.read(fd, count: tableSize, at: base + prefixSize, path: path)
-        guard table.count == tableSize, CRC32.checksum(table) == crc else { throw corrupt("the table checksum does not match") }
+        let headSize = entityTotal * entityPartSize + indexTotal * indexPartSize
+        guard headSize <= length - prefixSize else { throw corrupt("its tables run past its end") }
+        var table = try FileIO.read(fd, count: headSize, at: base + prefixSize, path: path)
+        guard table.count == headSize else { throw corrupt("its tables run past its end") }
         var entities: [EntityPart] = []
+        var columnCounts: [Int] = []
         var indexes: [IndexPart] = []
+        var columns: [ColumnPart] = []
         var tableReader = ByteReader(table)
         do {
             for _ in 0..<entityTotal {
@@ -76,7 +89,10 @@ struct Snapshot {
                     rowCount: Int(truncatingIfNeeded: try tableReader.u64()), directoryOffset: Int(truncatingIfNeeded: try tableReader.u64()),
                     rowsOffset: Int(truncatingIfNeeded: try tableReader.u64()), rowsLength: Int(truncatingIfNeeded: try tableReader.u64()),
                     directoryCRC: try tableReader.u32())
-                _ = try tableReader.u32()
+                // The entity's column count (zero before format 3): its columns follow the indexes.
+                let columnCount = Int(try tableReader.u32())
+                guard columnCount <= 1 << 12 else { throw corrupt("an entity claims \(columnCount) columns") }
+                columnCounts.append(columnCount)
                 // Checked in an order that cannot overflow, whatever the (checksummed) table says.
                 guard part.rowCount >= 0, part.rowCount <= length / directoryEntrySize, part.directoryOffset >= 0,
                       part.directoryOffset <= length, part.rowsOffset == part.directoryOffset + part.rowCount * directoryEntrySize,
@@ -93,10 +109,40 @@ struct Snapshot {
                 else { throw corrupt("an index lies outside it") }
                 indexes.append(part)
             }
+            let columnTotal = columnCounts.reduce(0, +)
+            guard columnTotal * columnPartSize <= length - prefixSize - headSize else { throw corrupt("its tables run past its end") }
+            let columnTable = try FileIO.read(fd, count: columnTotal * columnPartSize, at: base + prefixSize + headSize, path: path)
+            guard columnTable.count == columnTotal * columnPartSize else { throw corrupt("its tables run past its end") }
+            table += columnTable
+            guard CRC32.checksum(table) == crc else { throw corrupt("the table checksum does not match") }
+            tableReader = ByteReader(columnTable)
+            for (entity, count) in columnCounts.enumerated() {
+                for _ in 0..<count {
+                    let slot = Int(try tableReader.u32())
+                    guard let kind = Column.Kind(rawValue: try tableReader.u32()) else { throw corrupt("a column has an unknown kind") }
+                    let offset = Int(truncatingIfNeeded: try tableReader.u64())
+                    let crc = try tableReader.u32()
+                    _ = try tableReader.u32()
+                    let size = Column.byteCount(rows: entities[entity].rowCount)
+                    guard slot < 1 << 16, offset >= 0, offset <= length, size <= length - offset else { throw corrupt("a column lies outside it") }
+                    columns.append(ColumnPart(entity: entity, slot: slot, kind: kind, offset: offset, crc: crc))
+                }
+            }
         } catch is ByteReader.Truncated {
             throw corrupt("its tables are truncated")
         }
-        return Snapshot(base: base, length: length, entities: entities, indexes: indexes)
+        return Snapshot(base: base, length: length, entities: entities, indexes: indexes, columns: columns)
+    }
+
+    /// Reads one column, checked against its checksum.
+    func column(_ part: ColumnPart, fd: Int32, path: String) throws -> Column {
+        let rows = entities[part.entity].rowCount
+        let size = Column.byteCount(rows: rows)
+        let bytes = try FileIO.read(fd, count: size, at: base + part.offset, path: path)
+        guard bytes.count == size, CRC32.checksum(bytes) == part.crc else {
+            throw StoreError.corrupt(path: path, reason: "snapshot at byte \(base): a column checksum does not match")
+        }
+        return Column(kind: part.kind, rows: rows, bytes: bytes)
     }
 
     /// An entity's directory and rows, read in one piece (for fetches that visit every row).
@@ -291,9 +337,11 @@ struct Snapshot {
         var entries: [(hash: UInt64, entity: Int, key: Int64)]
     }
 
-    /// The bytes of a snapshot: `rows[i]` are entity i's rows sorted by key.
-    static func bytes(rows: [[Row]], indexes: [Index]) -> [UInt8] {
-        let tableSize = rows.count * entityPartSize + indexes.count * indexPartSize
+    /// The bytes of a snapshot: `rows[i]` are entity i's rows sorted by key, `columns[i]` its
+    /// columns (in the rows' order).
+    static func bytes(rows: [[Row]], indexes: [Index], columns: [[(slot: Int, column: Column)]]) -> [UInt8] {
+        let columnTotal = columns.reduce(0) { $0 + $1.count }
+        let tableSize = rows.count * entityPartSize + indexes.count * indexPartSize + columnTotal * columnPartSize
         var body = ByteWriter()
         var offset = prefixSize + tableSize
         var parts: [EntityPart] = []
@@ -332,14 +380,23 @@ struct Snapshot {
             body.bytes += entries.bytes
             offset += entries.bytes.count
         }
+        var columnParts: [ColumnPart] = []
+        for (entity, entityColumns) in columns.enumerated() {
+            for (slot, column) in entityColumns {
+                let bytes = column.bytes
+                columnParts.append(ColumnPart(entity: entity, slot: slot, kind: column.kind, offset: offset, crc: CRC32.checksum(bytes)))
+                body.bytes += bytes
+                offset += bytes.count
+            }
+        }
         var table = ByteWriter()
-        for part in parts {
+        for (entity, part) in parts.enumerated() {
             table.u64(UInt64(part.rowCount))
             table.u64(UInt64(part.directoryOffset))
             table.u64(UInt64(part.rowsOffset))
             table.u64(UInt64(part.rowsLength))
             table.u32(part.directoryCRC)
-            table.u32(0)
+            table.u32(UInt32(entity < columns.count ? columns[entity].count : 0))
         }
         for part in indexParts {
             table.u32(UInt32(part.owner))
@@ -348,6 +405,13 @@ struct Snapshot {
             table.u64(UInt64(part.offset))
             table.u32(part.crc)
             table.u32(part.signature)
+        }
+        for part in columnParts {
+            table.u32(UInt32(part.slot))
+            table.u32(part.kind.rawValue)
+            table.u64(UInt64(part.offset))
+            table.u32(part.crc)
+            table.u32(0)
         }
         var result = ByteWriter()
         result.bytes = magic

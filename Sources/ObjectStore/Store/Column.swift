@@ -1,0 +1,92 @@
+import Foundation
+import ObjectStoreModel
+
+/// One fixed-width attribute of every snapshot row of an entity, in directory order: a
+/// bitmap of nils, then one 8-byte value per row (docs/store-format.md, "Columns"). A query
+/// comparing the attribute with a constant reads the column instead of decoding the rows.
+struct Column: Sendable {
+    enum Kind: UInt32, Sendable {
+        /// Int64 (int16, int32, int64 attributes).
+        case integer = 1
+        /// The bits of a Double (double, float).
+        case double = 2
+        /// A date's seconds since 2001-01-01, as Double bits.
+        case date = 3
+        /// 0 or 1.
+        case boolean = 4
+
+        /// The column kind of an attribute type, nil for types without a fixed width.
+        init?(_ type: AttributeType) {
+            switch type {
+            case .int16, .int32, .int64: self = .integer
+            case .double, .float: self = .double
+            case .date: self = .date
+            case .boolean: self = .boolean
+            default: return nil
+            }
+        }
+    }
+
+    let kind: Kind
+    let rows: Int
+    /// Bit i (of byte i / 8) set: row i's value is nil.
+    let nulls: [UInt8]
+    let values: [UInt64]
+
+    static func byteCount(rows: Int) -> Int { (rows + 7) / 8 + rows * 8 }
+
+    /// A column as read from the file (`bytes` holds ``byteCount(rows:)`` bytes).
+    init(kind: Kind, rows: Int, bytes: [UInt8]) {
+        self.kind = kind
+        self.rows = rows
+        let bitmap = (rows + 7) / 8
+        nulls = Array(bytes[0..<bitmap])
+        values = bytes.withUnsafeBytes { raw in
+            (0..<rows).map { UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: bitmap + $0 * 8, as: UInt64.self)) }
+        }
+    }
+
+    /// A column of values, or nil when one does not fit the kind (another type, or a NaN,
+    /// which compares unlike a number): such an attribute gets no column.
+    init?(kind: Kind, values slotValues: [SlotValue]) {
+        self.kind = kind
+        rows = slotValues.count
+        var nulls = [UInt8](repeating: 0, count: (slotValues.count + 7) / 8)
+        var values = [UInt64](repeating: 0, count: slotValues.count)
+        for (i, slot) in slotValues.enumerated() {
+            guard case .value(let value) = slot else { return nil }
+            switch (kind, value) {
+            case (_, .null): nulls[i >> 3] |= 1 << UInt8(i & 7)
+            case (.integer, .integer(let x)): values[i] = UInt64(bitPattern: x)
+            case (.double, .double(let x)) where !x.isNaN: values[i] = x.bitPattern
+            case (.date, .date(let d)) where !d.timeIntervalSinceReferenceDate.isNaN: values[i] = d.timeIntervalSinceReferenceDate.bitPattern
+            case (.boolean, .bool(let b)): values[i] = b ? 1 : 0
+            default: return nil
+            }
+        }
+        self.nulls = nulls
+        self.values = values
+    }
+
+    func isNull(_ i: Int) -> Bool { nulls[i >> 3] & (1 << UInt8(i & 7)) != 0 }
+
+    /// Row i's value.
+    func value(at i: Int) -> Value {
+        if isNull(i) { return .null }
+        switch kind {
+        case .integer: return .integer(Int64(bitPattern: values[i]))
+        case .double: return .double(Double(bitPattern: values[i]))
+        case .date: return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: values[i])))
+        case .boolean: return .bool(values[i] != 0)
+        }
+    }
+
+    /// The encoded column.
+    var bytes: [UInt8] {
+        var writer = ByteWriter()
+        writer.bytes = nulls
+        writer.bytes.reserveCapacity(nulls.count + rows * 8)
+        for value in values { writer.u64(value) }
+        return writer.bytes
+    }
+}
