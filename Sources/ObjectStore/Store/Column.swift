@@ -2,7 +2,8 @@ import Foundation
 import ObjectStoreModel
 
 /// One fixed-width attribute of every snapshot row of an entity, in directory order: a
-/// bitmap of nils, then one 8-byte value per row (docs/store-format.md, "Columns"). A query
+/// bitmap of nils, then an 8-byte value per row that has one (docs/store-format.md,
+/// "Columns"); in memory every row has a slot (zero for nil). A query
 /// comparing the attribute with a constant reads the column instead of decoding the rows.
 struct Column: Sendable {
     enum Kind: UInt32, Sendable {
@@ -33,17 +34,30 @@ struct Column: Sendable {
     let nulls: [UInt8]
     let values: [UInt64]
 
-    static func byteCount(rows: Int) -> Int { (rows + 7) / 8 + rows * 8 }
+    /// The bytes of a column of `rows` rows, `present` of them with a value.
+    static func byteCount(rows: Int, present: Int) -> Int { (rows + 7) / 8 + present * 8 }
 
-    /// A column as read from the file (`bytes` holds ``byteCount(rows:)`` bytes).
-    init(kind: Kind, rows: Int, bytes: [UInt8]) {
+    /// How many rows have a value.
+    var present: Int { nulls.reduce(rows) { $0 - $1.nonzeroBitCount } }
+
+    /// A column as read from the file (`bytes` holds ``byteCount(rows:present:)`` bytes), or
+    /// nil when its bitmap does not leave `present` rows with a value.
+    init?(kind: Kind, rows: Int, present: Int, bytes: [UInt8]) {
         self.kind = kind
         self.rows = rows
         let bitmap = (rows + 7) / 8
         nulls = Array(bytes[0..<bitmap])
-        values = bytes.withUnsafeBytes { raw in
-            (0..<rows).map { UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: bitmap + $0 * 8, as: UInt64.self)) }
+        var values = [UInt64](repeating: 0, count: rows)
+        var next = bitmap
+        for i in 0..<rows where nulls[i >> 3] & (1 << UInt8(i & 7)) == 0 {
+            guard next + 8 <= bytes.count else { return nil }
+            values[i] = bytes.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: next, as: UInt64.self)) }
+            next += 8
         }
+        // Bits past the last row are zero, and every value is used.
+        guard next == bytes.count, rows % 8 == 0 || nulls[bitmap - 1] >> UInt8(rows % 8) == 0 else { return nil }
+        guard present == rows - nulls.reduce(0, { $0 + $1.nonzeroBitCount }) else { return nil }
+        self.values = values
     }
 
     /// A column of values, or nil when one does not fit the kind (another type, or a NaN,
@@ -85,8 +99,8 @@ struct Column: Sendable {
     var bytes: [UInt8] {
         var writer = ByteWriter()
         writer.bytes = nulls
-        writer.bytes.reserveCapacity(nulls.count + rows * 8)
-        for value in values { writer.u64(value) }
+        writer.bytes.reserveCapacity(Column.byteCount(rows: rows, present: present))
+        for (i, value) in values.enumerated() where !isNull(i) { writer.u64(value) }
         return writer.bytes
     }
 }

@@ -45,6 +45,8 @@ struct Snapshot {
         var kind: Column.Kind
         var offset: Int
         var crc: UInt32
+        /// How many rows have a value (the others are nil).
+        var present: Int
     }
 
     /// One directory entry. The checksum covers key, version and the row's bytes, so a
@@ -122,10 +124,11 @@ struct Snapshot {
                     guard let kind = Column.Kind(rawValue: try tableReader.u32()) else { throw corrupt("a column has an unknown kind") }
                     let offset = Int(truncatingIfNeeded: try tableReader.u64())
                     let crc = try tableReader.u32()
-                    _ = try tableReader.u32()
-                    let size = Column.byteCount(rows: entities[entity].rowCount)
-                    guard slot < 1 << 16, offset >= 0, offset <= length, size <= length - offset else { throw corrupt("a column lies outside it") }
-                    columns.append(ColumnPart(entity: entity, slot: slot, kind: kind, offset: offset, crc: crc))
+                    let present = Int(try tableReader.u32())
+                    let rows = entities[entity].rowCount
+                    guard slot < 1 << 16, present <= rows, offset >= 0, offset <= length,
+                          Column.byteCount(rows: rows, present: present) <= length - offset else { throw corrupt("a column lies outside it") }
+                    columns.append(ColumnPart(entity: entity, slot: slot, kind: kind, offset: offset, crc: crc, present: present))
                 }
             }
         } catch is ByteReader.Truncated {
@@ -137,12 +140,13 @@ struct Snapshot {
     /// Reads one column, checked against its checksum.
     func column(_ part: ColumnPart, fd: Int32, path: String) throws -> Column {
         let rows = entities[part.entity].rowCount
-        let size = Column.byteCount(rows: rows)
+        let size = Column.byteCount(rows: rows, present: part.present)
         let bytes = try FileIO.read(fd, count: size, at: base + part.offset, path: path)
-        guard bytes.count == size, CRC32.checksum(bytes) == part.crc else {
+        guard bytes.count == size, CRC32.checksum(bytes) == part.crc,
+              let column = Column(kind: part.kind, rows: rows, present: part.present, bytes: bytes) else {
             throw StoreError.corrupt(path: path, reason: "snapshot at byte \(base): a column checksum does not match")
         }
-        return Column(kind: part.kind, rows: rows, bytes: bytes)
+        return column
     }
 
     /// An entity's directory and rows, read in one piece (for fetches that visit every row).
@@ -384,7 +388,7 @@ struct Snapshot {
         for (entity, entityColumns) in columns.enumerated() {
             for (slot, column) in entityColumns {
                 let bytes = column.bytes
-                columnParts.append(ColumnPart(entity: entity, slot: slot, kind: column.kind, offset: offset, crc: CRC32.checksum(bytes)))
+                columnParts.append(ColumnPart(entity: entity, slot: slot, kind: column.kind, offset: offset, crc: CRC32.checksum(bytes), present: column.present))
                 body.bytes += bytes
                 offset += bytes.count
             }
@@ -411,7 +415,7 @@ struct Snapshot {
             table.u32(part.kind.rawValue)
             table.u64(UInt64(part.offset))
             table.u32(part.crc)
-            table.u32(0)
+            table.u32(UInt32(part.present))
         }
         var result = ByteWriter()
         result.bytes = magic
