@@ -229,6 +229,41 @@ import ObjectStoreModel
         #expect(problems.contains { $0.contains("column Row.i does not match its rows") }, "\(problems)")
     }
 
+    /// Sorting by numbers, dates and booleans (which compares them as plain numbers) gives
+    /// the order the sort keys define: nil first when ascending, -0.0 equal to 0.0, ties
+    /// by the next key and then by the object's key; with a string key too (compared as
+    /// values) the same.
+    @Test func sortingByNumbersDatesAndBooleansFollowsTheSortKeys() throws {
+        let context = ManagedObjectContext(coordinator: PersistentStoreCoordinator(model: Self.model, store: InMemoryStore(model: Self.model)))
+        var g = Generator(state: 0xABCD_EF01_2345_6789)
+        for n in 0..<300 {
+            let row = try context.insertObject(entityName: "Row")
+            try row.setValue(.string("r\(n % 7)"), forKey: "label")
+            // Few distinct values, so ties are common.
+            for (key, value) in Self.values(&g) where key != "d" || g.chance(70) { try row.setValue(value, forKey: key) }
+        }
+        try context.save()
+        func key(_ object: ManagedObject) -> Int64 { if case .permanent(let k) = object.objectID.key { return k } else { return -1 } }
+        func before(_ a: Value, _ b: Value) -> Bool? {
+            if a.isNull != b.isNull { return a.isNull }
+            if a.isNull { return nil }
+            guard let order = a.compare(to: b), order != .orderedSame else { return nil }
+            return order == .orderedAscending
+        }
+        for _ in 0..<60 {
+            var keys = (0..<Int(1 + g.next() % 3)).map { _ in SortKey(g.pick(["i", "s", "d", "t", "b"]), ascending: g.chance(50)) }
+            if g.chance(25) { keys.append(SortKey("label", ascending: g.chance(50))) }
+            let fetched = try context.fetch(FetchRequest(entityName: "Row", sortDescriptors: keys))
+            let expected = fetched.sorted { a, b in
+                for sortKey in keys {
+                    if let first = before(a[sortKey.keyPath], b[sortKey.keyPath]) { return sortKey.ascending ? first : !first }
+                }
+                return key(a) < key(b)
+            }
+            #expect(fetched.map(key) == expected.map(key), "\(keys.map { "\($0.keyPath) \($0.ascending)" })")
+        }
+    }
+
     private func crc32(_ bytes: [UInt8]) -> UInt32 {
         var crc: UInt32 = 0xFFFF_FFFF
         for byte in bytes {

@@ -244,6 +244,7 @@ struct FetchExecutor {
         for object in objects {
             rows.append((object, try readers.map { try $0(object, scope).sortValue }))
         }
+        if let order = Self.typedOrder(rows, keys: keys) { return order.map { rows[$0].object } }
         rows.sort { a, b in
             for (index, key) in keys.enumerated() {
                 let order = key.compare(a.values[index], b.values[index])
@@ -253,6 +254,60 @@ struct FetchExecutor {
             return ObjectID.tieBreak(a.object.objectID, b.object.objectID)
         }
         return rows.map(\.object)
+    }
+
+    /// The sorted order of `rows` by comparing plain numbers, when every key's values are
+    /// nil or of one kind that orders as numbers (integers, non-NaN doubles, dates,
+    /// booleans) and every object is saved: the order ``SortKey/compare(_:_:)`` and
+    /// ``ObjectID/tieBreak(_:_:)`` give, without comparing `Value`s. Nil otherwise.
+    static func typedOrder(_ rows: [(object: ManagedObject, values: [Value])], keys: [SortKey]) -> [Int]? {
+        var tie: [Int64] = []
+        tie.reserveCapacity(rows.count)
+        let entityName = rows.first?.object.entity.name
+        for row in rows {
+            guard case .permanent(let key) = row.object.objectID.key, row.object.entity.name == entityName else { return nil }
+            tie.append(key)
+        }
+        // Per key: nil flags and the values as numbers of one type.
+        var nulls: [[Bool]] = []
+        var integers: [[Int64]?] = []
+        var doubles: [[Double]?] = []
+        for k in keys.indices {
+            var isNull = [Bool](repeating: false, count: rows.count)
+            var ints: [Int64] = [], reals: [Double] = []
+            var kind: Int?  // 0 integers, 1 doubles, 2 dates, 3 booleans
+            for (i, row) in rows.enumerated() {
+                let value = row.values[k], found: Int
+                switch value {
+                case .null: isNull[i] = true; ints.append(0); reals.append(0); continue
+                case .integer(let x): found = 0; ints.append(x); reals.append(0)
+                case .double(let x) where !x.isNaN: found = 1; ints.append(0); reals.append(x)
+                case .date(let d) where !d.timeIntervalSinceReferenceDate.isNaN: found = 2; ints.append(0); reals.append(d.timeIntervalSinceReferenceDate)
+                case .bool(let b): found = 3; ints.append(b ? 1 : 0); reals.append(0)
+                default: return nil
+                }
+                if kind == nil { kind = found } else if kind != found { return nil }
+            }
+            nulls.append(isNull)
+            let integral = kind == 0 || kind == 3
+            integers.append(integral ? ints : nil)
+            doubles.append(integral ? nil : reals)
+        }
+        var order = Array(rows.indices)
+        order.sort { a, b in
+            for (k, key) in keys.enumerated() {
+                let na = nulls[k][a], nb = nulls[k][b]
+                if na != nb { return key.ascending ? na : nb }
+                if na { continue }
+                if let ints = integers[k] {
+                    if ints[a] != ints[b] { return key.ascending ? ints[a] < ints[b] : ints[a] > ints[b] }
+                } else if let reals = doubles[k], reals[a] != reals[b] {
+                    return key.ascending ? reals[a] < reals[b] : reals[a] > reals[b]
+                }
+            }
+            return tie[a] < tie[b]
+        }
+        return order
     }
 }
 
