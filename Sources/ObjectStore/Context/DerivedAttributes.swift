@@ -3,9 +3,15 @@ import ObjectStoreModel
 /// Computes derived attributes from their expressions, compiled once per context and
 /// entity.
 enum DerivedAttributes {
+    /// Which compiled derivation: an entity's attribute (no string is built per read).
+    struct Key: Hashable {
+        var entity: String
+        var attribute: String
+    }
+
     static func evaluate(_ derivation: String, of object: ManagedObject, attribute: AttributeDescription) throws -> Value {
         guard let context = object.managedObjectContext else { throw ObjectStoreError.objectNotFound(object.objectID) }
-        let key = object.entity.name + "." + attribute.name
+        let key = Key(entity: object.entity.name, attribute: attribute.name)
         let closure: ExpressionClosure
         if let cached = context.compiledDerivations[key] {
             closure = cached

@@ -124,11 +124,13 @@ extension ManagedObjectContext {
                     candidates.append((inserted.objectID, slots.map { inserted.slots[$0] }))
                 }
                 let changedIDs = Set(changed.map(\.objectID))
+                // Unchanged objects first, so the changed one is the one blamed (a stable
+                // partition: sorting by membership looked each ID up log n times).
+                let ordered = candidates.filter { !changedIDs.contains($0.0) } + candidates.filter { changedIDs.contains($0.0) }
                 for constraint in ownerEntity.uniquenessConstraints {
                     let indices = constraint.compactMap { ownerEntity.slot(of: $0).flatMap { position[$0] } }
                     var seen: [[SlotValue]: ObjectID] = [:]
-                    // Unchanged objects first, so the changed one is the one blamed.
-                    for (id, values) in candidates.sorted(by: { !changedIDs.contains($0.0) && changedIDs.contains($1.0) }) {
+                    for (id, values) in ordered {
                         let key = indices.map { values[$0] }
                         if key.contains(where: { $0 == .value(.null) }) { continue }
                         let comparable = UniquenessCheck.comparable(key, constraint: constraint, in: ownerEntity)

@@ -47,7 +47,7 @@ public final class ManagedObjectContext {
 
     /// Compiled predicates and derivations, per (predicate, entity).
     var compiledPredicates: [CompiledKey: PredicateClosure] = [:]
-    var compiledDerivations: [String: ExpressionClosure] = [:]
+    var compiledDerivations: [DerivedAttributes.Key: ExpressionClosure] = [:]
     var compiledKeyPaths: [String: ExpressionClosure] = [:]
     /// Faults that load together, by the ID of each member.
     var faultBatches: [ObjectID: [ObjectID]] = [:]
@@ -305,14 +305,39 @@ public final class ManagedObjectContext {
             case .toMany(let ids): return .toMany(ids.map(map))
             }
         }
-        var newRegistered = ObjectRegistry()
-        for (id, object) in registered {
-            object.objectID = map(id)
-            object.slots = object.slots.map(map)
-            object.committedSlots = object.committedSlots?.map(map)
-            newRegistered[object.objectID] = object
+        func mentionsMapped(_ slot: SlotValue) -> Bool {
+            switch slot {
+            case .value: return false
+            case .toOne(let id): return id.map { mapping[$0] != nil } ?? false
+            case .toMany(let ids): return ids.contains { mapping[$0] != nil }
+            }
         }
-        registered = newRegistered
+        // Only relationship slots hold IDs, and only objects whose ID changes move in the
+        // registry: a save of 100,000 new tasks rebuilt every object's slots and the registry.
+        var relationshipSlots: [String: [Int]] = [:]
+        var moved: [(old: ObjectID, object: ManagedObject)] = []
+        for (id, object) in registered {
+            if mapping[id] != nil { moved.append((id, object)) }
+            let entity = object.entity
+            let slots = relationshipSlots[entity.name] ?? {
+                let found = entity.properties.indices.filter { entity.kind(ofSlot: $0) == .toOne || entity.kind(ofSlot: $0) == .toMany }
+                relationshipSlots[entity.name] = found
+                return found
+            }()
+            for index in slots {
+                if index < object.slots.count, mentionsMapped(object.slots[index]) {
+                    object.slots[index] = map(object.slots[index])
+                }
+                if let committed = object.committedSlots, index < committed.count, mentionsMapped(committed[index]) {
+                    object.committedSlots?[index] = map(committed[index])
+                }
+            }
+        }
+        for (old, object) in moved {
+            registered[old] = nil
+            object.objectID = map(old)
+            registered[object.objectID] = object
+        }
         insertedOrder = insertedOrder.map(map)
         insertedByEntity = insertedByEntity.mapValues { $0.map(map) }
         deletedSet = Set(deletedSet.map(map))

@@ -232,10 +232,20 @@ struct Table {
     func render(width: Int, style: (Int, Int, String) -> String = { _, _, s in s }) -> [String] {
         guard !headers.isEmpty else { return [] }
         // A line break or escape sequence in a cell would break the table: shown, not obeyed.
-        let rows = rows.map { $0.map { Terminal.visible($0) } }
+        // Each cell's width is counted once (in characters; printable ASCII by its bytes).
+        var rows = rows
+        var cellWidths: [[Int]] = []
+        cellWidths.reserveCapacity(rows.count)
+        for r in rows.indices {
+            cellWidths.append(rows[r].indices.map { i in
+                if let width = Terminal.printableASCIIWidth(rows[r][i]) { return width }
+                rows[r][i] = Terminal.visible(rows[r][i])
+                return rows[r][i].count
+            })
+        }
         var widths = headers.map(\.count)
-        for row in rows {
-            for (i, cell) in row.enumerated() where i < widths.count { widths[i] = max(widths[i], cell.count) }
+        for row in cellWidths {
+            for (i, width) in row.enumerated() where i < widths.count { widths[i] = max(widths[i], width) }
         }
         var shown = Array(headers.indices)
         func fixedWidth() -> Int {
@@ -248,12 +258,22 @@ struct Table {
             shown.removeAll { $0 == next }
         }
         widths[flexible] = max(10, min(widths[flexible], width - fixedWidth()))
-        func pad(_ s: String, _ w: Int) -> String { s.count >= w ? s : s + String(repeating: " ", count: w - s.count) }
-        func cut(_ s: String, _ w: Int) -> String { s.count <= w ? s : String(s.prefix(max(0, w - 1))) + "…" }
-        var lines = [shown.map { pad(cut(headers[$0], widths[$0]), widths[$0]) }.joined(separator: "  ").trimmingTrailingSpaces()]
+        /// `s` (`count` characters) cut or padded to `w` characters.
+        func fit(_ s: String, _ count: Int, _ w: Int) -> String {
+            if count > w { return String(s.prefix(max(0, w - 1))) + "…" }
+            return count == w ? s : s + String(repeating: " ", count: w - count)
+        }
+        var lines = [shown.map { fit(headers[$0], headers[$0].count, widths[$0]) }.joined(separator: "  ").trimmingTrailingSpaces()]
+        lines.reserveCapacity(rows.count + 1)
         for (r, row) in rows.enumerated() {
-            let cells = shown.filter { $0 < row.count }.map { i in style(r, i, pad(cut(row[i], widths[i]), widths[i])) }
-            lines.append(cells.joined(separator: "  ").trimmingTrailingSpaces())
+            var line = ""
+            var first = true
+            for i in shown where i < row.count {
+                if !first { line += "  " }
+                first = false
+                line += style(r, i, fit(row[i], cellWidths[r][i], widths[i]))
+            }
+            lines.append(line.trimmingTrailingSpaces())
         }
         return lines
     }
