@@ -316,7 +316,9 @@ public final class ManagedObjectContext {
         // registry: a save of 100,000 new tasks rebuilt every object's slots and the registry.
         var relationshipSlots: [String: [Int]] = [:]
         var moved: [(old: ObjectID, object: ManagedObject)] = []
+        var all: [ManagedObject] = []
         for (id, object) in registered {
+            all.append(object)
             if mapping[id] != nil { moved.append((id, object)) }
             let entity = object.entity
             let slots = relationshipSlots[entity.name] ?? {
@@ -333,10 +335,19 @@ public final class ManagedObjectContext {
                 }
             }
         }
-        for (old, object) in moved {
-            registered[old] = nil
-            object.objectID = map(old)
-            registered[object.objectID] = object
+        if moved.count > all.count / 8 {
+            // Many moves: a new registry (deleting most keys of a dictionary one by one
+            // costs more than building it again).
+            for (old, object) in moved { object.objectID = map(old) }
+            var newRegistered = ObjectRegistry()
+            for object in all { newRegistered[object.objectID] = object }
+            registered = newRegistered
+        } else {
+            for (old, object) in moved {
+                registered[old] = nil
+                object.objectID = map(old)
+                registered[object.objectID] = object
+            }
         }
         insertedOrder = insertedOrder.map(map)
         insertedByEntity = insertedByEntity.mapValues { $0.map(map) }
