@@ -138,15 +138,23 @@ import ObjectStoreModel
         try fill([ManagedObjectContext(coordinator: binary), ManagedObjectContext(coordinator: memory)], compacting: store)
         #expect(store.sizes.log > 0, "changes over the snapshot")
 
+        // Contexts holding every object: registered objects are tested on their slots.
+        let heldMemory = ManagedObjectContext(coordinator: memory), heldBinary = ManagedObjectContext(coordinator: binary)
+        let held = try heldMemory.fetch(FetchRequest(entityName: "Row")) + heldBinary.fetch(FetchRequest(entityName: "Row"))
+        #expect(held.count > 700)
+
         var g = Generator(state: 0xC0FF_EE00_1234_5678)
         var matched = 0
         for _ in 0..<400 {
             let (format, arguments) = Self.predicate(&g)
             let predicate = try ObjectPredicate(format: format, arguments: arguments)
-            // Fresh contexts: every row comes from the store, none from registered objects.
+            // Fresh contexts: every row comes from the store, none from registered objects;
+            // the in-memory store's rows go through the compiled predicate.
             let expected = try labels(ManagedObjectContext(coordinator: memory), predicate)
             matched += expected.isEmpty ? 0 : 1
             #expect(try labels(ManagedObjectContext(coordinator: binary), predicate) == expected, "\(format) \(arguments)")
+            #expect(try labels(heldMemory, predicate) == expected, "registered objects: \(format) \(arguments)")
+            #expect(try labels(heldBinary, predicate) == expected, "registered objects: \(format) \(arguments)")
             #expect(try ManagedObjectContext(coordinator: binary).count(for: FetchRequest(entityName: "Row", predicate: predicate)) == expected.count,
                     "count of \(format) \(arguments)")
         }

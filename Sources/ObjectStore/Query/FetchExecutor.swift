@@ -105,11 +105,24 @@ struct FetchExecutor {
             return try forEachMatch(scanning, test: test, scope: scope, predicate: predicate, entity: entity, match)
         }
         var probes: [String: ManagedObject] = [:]
+        // Comparisons of attributes with constants, per entity: tested on the slots.
+        var directs: [String: SlotPredicate?] = [:]
+        func direct(_ entity: EntityDescription) -> SlotPredicate? {
+            if let known = directs[entity.name] { return known }
+            let made = SlotPredicate(predicate, entity: entity)
+            directs[entity.name] = made
+            return made
+        }
         for id in try candidateIDs() {
             if let object = context.registeredObject(for: id) {
                 // A row deleted elsewhere since it was listed simply does not match.
                 guard (try? object.fireFault()) != nil else { continue }
-                if try test(savedState(of: object), scope) { try match(id, object, nil) }
+                let tested = savedState(of: object)
+                if let direct = direct(object.entity) {
+                    if try direct.matches(tested.slots) { try match(id, object, nil) }
+                } else if try test(tested, scope) {
+                    try match(id, object, nil)
+                }
                 continue
             }
             guard let snapshot = try context.savedSnapshot(for: id), let rowEntity = context.model.entity(named: id.entityName) else { continue }
@@ -186,7 +199,12 @@ struct FetchExecutor {
                 if let object = context.registeredObject(for: id) {
                     // A row deleted elsewhere since it was listed simply does not match.
                     guard (try? object.fireFault()) != nil else { continue }
-                    if try test(savedState(of: object), scope) { try match(id, object, nil) }
+                    let tested = savedState(of: object)
+                    if let direct, object.entity.name == rowEntity.name {
+                        if try direct.matches(tested.slots) { try match(id, object, nil) }
+                    } else if try test(tested, scope) {
+                        try match(id, object, nil)
+                    }
                     continue
                 }
                 probe.objectID = id
