@@ -82,8 +82,15 @@ enum Snippets {
         let urgent = try context.fetch(TaskItem.self, where: "priority >= %d", 2)   // [TaskItem]
     }
 
-    /// docs/context.md, line 151.
+    /// docs/context.md, line 110.
     static func context_4() async throws {
+        let model = try SnippetEnvironment.model()
+        let storeURL = SnippetEnvironment.storeURL()
+        let cache = try PersistentStoreCoordinator(model: model, storeURL: URL(fileURLWithPath: "cache.store"), durability: .normal)
+    }
+
+    /// docs/context.md, line 165.
+    static func context_5() async throws {
         let context = try SnippetEnvironment.context()
         let otherContext = try SnippetEnvironment.context()
         let token = context.observe { event in
@@ -95,8 +102,8 @@ enum Snippets {
         }
     }
 
-    /// docs/context.md, line 164.
-    static func context_5() async throws {
+    /// docs/context.md, line 178.
+    static func context_6() async throws {
         let coordinator = try SnippetEnvironment.coordinator()
         let context = try SnippetEnvironment.context()
         for await event in context.events() {          // on the context's thread
@@ -107,8 +114,8 @@ enum Snippets {
         }
     }
 
-    /// docs/context.md, line 178.
-    static func context_6() async throws {
+    /// docs/context.md, line 192.
+    static func context_7() async throws {
         let model = try SnippetEnvironment.model()
         let coordinator = try SnippetEnvironment.coordinator()
         let context = try SnippetEnvironment.context()
@@ -162,8 +169,8 @@ enum Snippets {
     /// The snippets that need no file of their own.
     static let runnable: [(name: String, run: @Sendable () async throws -> Void)] = [
         ("context_3", context_3),
-        ("context_4", context_4),
-        ("context_6", context_6),
+        ("context_5", context_5),
+        ("context_7", context_7),
         ("predicates_1", predicates_1),
         ("predicates_2", predicates_2),
     ]

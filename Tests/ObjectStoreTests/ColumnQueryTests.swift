@@ -81,6 +81,11 @@ import ObjectStoreModel
             let (a, x) = predicate(&g, depth: depth + 1)
             return ("NOT (\(a))", x)
         }
+        if g.chance(12) {
+            // A string has no column: the columns decide the rest of the predicate around it.
+            let label: Value = .string("r\(g.next() % 40)")
+            return (g.pick(["label BEGINSWITH %@", "label == %@", "label != %@", "label < %@"]), [label])
+        }
         let key = g.pick(["i", "s", "d", "f", "t", "b"])
         if g.chance(12) {
             let items = (0..<Int(1 + g.next() % 3)).map { _ in constant(for: key, &g) }

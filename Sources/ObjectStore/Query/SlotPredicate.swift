@@ -98,6 +98,34 @@ extension SlotPredicate {
         }
     }
 
+    /// What the columns decide of every row: 1 matches, 2 does not, 0 undecided (a part of
+    /// the predicate the columns cannot decide, which ``verdicts(_:rows:)`` names, leaves the
+    /// rows it matters for undecided: `a AND b` with only `a` decided is 2 where `a` fails).
+    /// Nil when nothing is decided.
+    func decisions(_ columns: [Int: Column], rows: Int) throws -> [UInt8]? {
+        switch self {
+        case .constant, .compare:
+            return try verdicts(columns, rows: rows).map { $0.map { $0 ? 1 : 2 } }
+        case .not(let inner):
+            return try inner.decisions(columns, rows: rows).map { $0.map { $0 == 0 ? 0 : 3 - $0 } }
+        case .and(let a, let b), .or(let a, let b):
+            let isAnd: Bool
+            if case .and = self { isAnd = true } else { isAnd = false }
+            // The value that decides alone: a failing part of an AND, a matching one of an OR.
+            let decisive: UInt8 = isAnd ? 2 : 1
+            let left = try a.decisions(columns, rows: rows), right = try b.decisions(columns, rows: rows)
+            switch (left, right) {
+            case (nil, nil): return nil
+            case (let one?, nil), (nil, let one?): return one.map { $0 == decisive ? decisive : 0 }
+            case (let x?, let y?):
+                return zip(x, y).map { p, q in
+                    if p == decisive || q == decisive { return decisive }
+                    return p != 0 && p == q ? p : 0
+                }
+            }
+        }
+    }
+
     /// The predicate's verdict for every row of a snapshot's columns (`columns[slot]`), or nil
     /// when a comparison cannot be decided on them: a slot without a column, a constant of
     /// another type than the column's, or an operator other than =, !=, <, <=, >, >= and IN.

@@ -402,15 +402,15 @@ public final class BinaryStore: PersistentStore, RowScanning, Sendable {
             try core.withLock { core in
                 try core.refresh(fd)
                 guard let codec = core.state.codec else { throw StoreError.corrupt(path: path, reason: "no metadata record") }
-                var verdicts: [Bool]?
+                var decisions: [UInt8]?
                 if let predicate, let index = codec.entityIndex[entityName], let loaded = try core.loadedEntity(index) {
-                    verdicts = try predicate.verdicts(try core.columns(ofEntity: index, slots: predicate.slots), rows: loaded.part.rowCount)
+                    decisions = try predicate.decisions(try core.columns(ofEntity: index, slots: predicate.slots), rows: loaded.part.rowCount)
                 }
-                var positions: [Int]? = verdicts == nil ? nil : []
+                var positions: [Int]? = decisions == nil ? nil : []
                 let rows = try core.encodedRows(ofEntity: entityName, positions: &positions)
                 var decided: [UInt8] = []
-                if let verdicts, let positions {
-                    decided = positions.map { $0 < 0 ? 0 : verdicts[$0] ? 1 : 2 }
+                if let decisions, let positions {
+                    decided = positions.map { $0 < 0 ? 0 : decisions[$0] }
                 }
                 return RowScan(codec: codec, path: path, rows: rows, verdicts: decided)
             }
