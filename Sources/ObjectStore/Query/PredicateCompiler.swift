@@ -278,10 +278,13 @@ struct PredicateCompiler {
         // entity description per object was most of a count's time).
         let entityName = entity?.name ?? ""
         let derivedName = property?.attribute.flatMap { $0.isDerived ? $0.name : nil }
+        // The slot, when the key names a property (not the property itself: testing a captured
+        // description for nil copied it per object).
+        let knownSlot = property == nil ? nil : slot
         let step: (ManagedObject) throws -> Operand = { object in
             // Objects of a sub-entity share the parent's slots; other objects are looked up
             // by name (a variable of unknown entity).
-            if let slot, property != nil, object.entity.name == entityName || object.entity.isKind(of: entityName) {
+            if let slot = knownSlot, object.entity.name == entityName || object.entity.isKind(of: entityName) {
                 return try Self.read(object, slot: slot, derivedName: derivedName)
             }
             guard let dynamicSlot = object.entity.slot(of: key) else {
