@@ -277,6 +277,36 @@ import ObjectStoreModel
         }
     }
 
+    /// A snapshot row is checked against its checksum when it is read: a damaged row that a
+    /// query's columns reject is not read (and the query answers); one that is read is
+    /// reported, and so is it by `checkIntegrity()`.
+    @Test func aDamagedRowIsReportedWhenReadAndNotWhenTheColumnsRejectIt() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("rows.store")
+        let store = try BinaryStore(url: url, model: Self.model)
+        let setup = ManagedObjectContext(coordinator: PersistentStoreCoordinator(model: Self.model, store: store))
+        for n in 0..<10 {
+            let row = try setup.insertObject(entityName: "Row")
+            try row.setValue(.string(n == 7 ? "seven-is-here" : "r\(n)"), forKey: "label")
+            try row.setValue(.integer(Int64(n)), forKey: "i")
+        }
+        try setup.save()
+        try store.compact()
+        var bytes = Array(try Data(contentsOf: url))
+        let needle = Array("seven-is-here".utf8)
+        let at = (0...(bytes.count - needle.count)).filter { Array(bytes[$0..<$0 + needle.count]) == needle }
+        #expect(at.count == 1, "the label once, in the snapshot's row")
+        bytes[(at.first ?? 0) + 2] ^= 0x20
+        try Data(bytes).write(to: url)
+
+        func open() throws -> ManagedObjectContext { ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: Self.model, storeURL: url)) }
+        #expect(try labels(try open(), try ObjectPredicate("i < 5")) == ["r0", "r1", "r2", "r3", "r4"])
+        #expect(throws: StoreError.self) { try labels(try open(), try ObjectPredicate("i >= 5")) }
+        let reader = try open()
+        #expect(throws: StoreError.self) { try reader.fetch(FetchRequest(entityName: "Row")).map { try $0.value(forKey: "label") } }
+        #expect(throws: StoreError.self) { try open().coordinator.checkIntegrity() }
+    }
+
     private func crc32(_ bytes: [UInt8]) -> UInt32 {
         var crc: UInt32 = 0xFFFF_FFFF
         for byte in bytes {

@@ -407,7 +407,7 @@ public final class BinaryStore: PersistentStore, RowScanning, Sendable {
                     decisions = try predicate.decisions(try core.columns(ofEntity: index, slots: predicate.slots), rows: loaded.part.rowCount)
                 }
                 var positions: [Int]? = decisions == nil ? nil : []
-                let rows = try core.encodedRows(ofEntity: entityName, positions: &positions)
+                let rows = try core.encodedRows(ofEntity: entityName, positions: &positions, unread: decisions)
                 var decided: [UInt8] = []
                 if let decisions, let positions {
                     decided = positions.map { $0 < 0 ? 0 : decisions[$0] }
@@ -785,7 +785,9 @@ private final class Core {
 
     /// ``encodedRows(ofEntity:)``, and when `positions` is not nil, each row's position in
     /// the snapshot's directory (-1 for a row of the log).
-    func encodedRows(ofEntity name: String, positions: inout [Int]?) throws -> [(key: Int64, version: Int64, bytes: [UInt8], start: Int)] {
+    /// `unread[position] == 2` marks a snapshot row the caller will not read: it is listed
+    /// without checking its checksum.
+    func encodedRows(ofEntity name: String, positions: inout [Int]?, unread: [UInt8]? = nil) throws -> [(key: Int64, version: Int64, bytes: [UInt8], start: Int)] {
         let logKeys = state.keysByEntity[name] ?? []
         let removed = state.removed[name] ?? []
         var result: [(key: Int64, version: Int64, bytes: [UInt8], start: Int)] = []
@@ -797,7 +799,7 @@ private final class Core {
             let skipping = !removed.isEmpty || !logKeys.isEmpty
             for (position, key) in loaded.keys.enumerated() {
                 if skipping && (removed.contains(key) || logKeys.contains(key)) { continue }
-                let (entry, start) = try loaded.row(at: position, path: path)
+                let (entry, start) = try unread?[position] == 2 ? loaded.place(at: position, path: path) : loaded.row(at: position, path: path)
                 result.append((key, entry.version, loaded.bytes, start))
                 if wantsPositions { snapshotPositions.append(position) }
             }

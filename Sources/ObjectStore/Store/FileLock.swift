@@ -157,18 +157,20 @@ enum FileIO {
 
     /// Reads up to `count` bytes at an offset (fewer at the end of the file).
     static func read(_ fd: Int32, count: Int, at offset: Int, path: String) throws -> [UInt8] {
-        var result = [UInt8](repeating: 0, count: count)
-        var done = 0
-        while done < count {
-            let n = result.withUnsafeMutableBytes { pread(fd, $0.baseAddress.map { $0 + done }, count - done, off_t(offset + done)) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw StoreError.io(path: path, reason: "cannot read: \(errorText())")
+        // Not zeroed first: pread fills what it reads, and only that is kept.
+        try [UInt8](unsafeUninitializedCapacity: max(0, count)) { buffer, initialized in
+            var done = 0
+            defer { initialized = done }
+            while done < count {
+                let n = pread(fd, buffer.baseAddress.map { UnsafeMutableRawPointer($0 + done) }, count - done, off_t(offset + done))
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw StoreError.io(path: path, reason: "cannot read: \(errorText())")
+                }
+                if n == 0 { break }
+                done += n
             }
-            if n == 0 { break }
-            done += n
         }
-        return Array(result[0..<done])
     }
 
     /// Writes all bytes at an offset.

@@ -149,6 +149,14 @@ struct Snapshot {
         return column
     }
 
+    /// Which rows of a loaded entity had their checksum checked. Used under the store's lock.
+    final class CheckedRows {
+        private var bits: [UInt64]
+        init(count: Int) { bits = [UInt64](repeating: 0, count: (count + 63) / 64) }
+        func contains(_ i: Int) -> Bool { bits[i >> 6] & (1 << UInt64(i & 63)) != 0 }
+        func insert(_ i: Int) { bits[i >> 6] |= 1 << UInt64(i & 63) }
+    }
+
     /// An entity's directory and rows, read in one piece (for fetches that visit every row).
     struct Loaded {
         let part: EntityPart
@@ -156,11 +164,13 @@ struct Snapshot {
         let bytes: [UInt8]
         /// The directory's keys, in order.
         let keys: [Int64]
+        private let checked: CheckedRows
 
         init(part: EntityPart, bytes: [UInt8]) {
             self.part = part
             self.bytes = bytes
             keys = (0..<part.rowCount).map { Snapshot.entry(in: bytes, at: $0 * Snapshot.directoryEntrySize).key }
+            checked = CheckedRows(count: part.rowCount)
         }
 
         func entry(at index: Int) -> Entry {
@@ -179,22 +189,28 @@ struct Snapshot {
             return nil
         }
 
-        /// The encoded slots of the row at a directory position (checked when the entity was
-        /// read: see ``Snapshot/load(entity:fd:path:)``).
+        /// The row at a directory position: where its encoded slots start, checked against
+        /// its checksum the first time it is asked for (the caller holds the store's lock).
         func row(at index: Int, path: String) throws -> (entry: Entry, start: Int) {
-            let entry = entry(at: index)
-            return (entry, entry.offset - part.directoryOffset)
+            let (entry, start) = try place(at: index, path: path)
+            if !checked.contains(index) {
+                guard Snapshot.checksum(entry, bytes[start..<start + entry.size]) == entry.crc else {
+                    throw StoreError.corrupt(path: path, reason: "a snapshot row of key \(entry.key) does not match its checksum")
+                }
+                checked.insert(index)
+            }
+            return (entry, start)
         }
 
-        /// Checks every row against its checksum and place, once, when the entity is read.
-        fileprivate func verify(path: String) throws {
-            for index in 0..<part.rowCount {
-                let entry = entry(at: index)
-                let start = entry.offset &- part.directoryOffset
-                guard entry.offset >= part.rowsOffset, start >= 0, entry.size >= 0, start <= bytes.count, entry.size <= bytes.count - start,
-                      Snapshot.checksum(entry, bytes[start..<start + entry.size]) == entry.crc
-                else { throw StoreError.corrupt(path: path, reason: "a snapshot row of key \(entry.key) does not match its checksum") }
+        /// The row at a directory position, its place checked but not its bytes: for a row
+        /// the caller lists and will not read (the columns rejected it).
+        func place(at index: Int, path: String) throws -> (entry: Entry, start: Int) {
+            let entry = entry(at: index)
+            let start = entry.offset &- part.directoryOffset
+            guard entry.offset >= part.rowsOffset, start >= 0, entry.size >= 0, start <= bytes.count, entry.size <= bytes.count - start else {
+                throw StoreError.corrupt(path: path, reason: "a snapshot row of key \(entry.key) lies outside its entity")
             }
+            return (entry, start)
         }
     }
 
@@ -213,8 +229,8 @@ struct Snapshot {
             guard key > previous else { throw StoreError.corrupt(path: path, reason: "snapshot at byte \(base): a directory is out of order") }
             previous = key
         }
-        // Every row once, here: later reads of the loaded rows need no check.
-        try loaded.verify(path: path)
+        // Each row is checked the first time it is read (rows a query's columns reject are
+        // never read, nor checked).
         return loaded
     }
 
