@@ -168,15 +168,7 @@ import ObjectStoreModel
 
     @Test func unsavedChangesOverrideTheColumnsVerdicts() throws {
         let directory = try TemporaryDirectory()
-        let store = try BinaryStore(url: directory.file("rows.store"), model: Self.model)
-        let binary = ManagedObjectContext(coordinator: PersistentStoreCoordinator(model: Self.model, store: store))
-        for n in 0..<50 {
-            let row = try binary.insertObject(entityName: "Row")
-            try row.setValue(.string(String(format: "r%02d", n)), forKey: "label")
-            try row.setValue(.integer(Int64(n)), forKey: "i")
-        }
-        try binary.save()
-        try store.compact()
+        let store = try compactedStore(directory.file("rows.store"), rows: 50) { n in (String(format: "r%02d", n), Int64(n)) }
         let context = ManagedObjectContext(coordinator: PersistentStoreCoordinator(model: Self.model, store: store))
         let rows = try context.fetch(FetchRequest(entityName: "Row", sortDescriptors: [SortKey("label")]))
         try rows[3].setValue(.integer(100), forKey: "i")     // the column says no, the object yes
@@ -196,15 +188,7 @@ import ObjectStoreModel
     @Test func queriesReadTheColumnsAndIntegrityChecksThem() throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("rows.store")
-        let store = try BinaryStore(url: url, model: Self.model)
-        let setup = ManagedObjectContext(coordinator: PersistentStoreCoordinator(model: Self.model, store: store))
-        for n in 0..<10 {
-            let row = try setup.insertObject(entityName: "Row")
-            try row.setValue(.string("r\(n)"), forKey: "label")
-            try row.setValue(.integer(1_000 + Int64(n)), forKey: "i")
-        }
-        try setup.save()
-        try store.compact()
+        try compactedStore(url, rows: 10) { n in ("r\(n)", 1_000 + Int64(n)) }
         // Find the column of `i`: ten little-endian values 1000...1009 after a 2-byte bitmap.
         var bytes = Array(try Data(contentsOf: url))
         let needle = (0..<10).flatMap { n in (0..<8).map { UInt8(truncatingIfNeeded: (1_000 + n) >> (8 * $0)) } }
@@ -283,15 +267,7 @@ import ObjectStoreModel
     @Test func aDamagedRowIsReportedWhenReadAndNotWhenTheColumnsRejectIt() throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("rows.store")
-        let store = try BinaryStore(url: url, model: Self.model)
-        let setup = ManagedObjectContext(coordinator: PersistentStoreCoordinator(model: Self.model, store: store))
-        for n in 0..<10 {
-            let row = try setup.insertObject(entityName: "Row")
-            try row.setValue(.string(n == 7 ? "seven-is-here" : "r\(n)"), forKey: "label")
-            try row.setValue(.integer(Int64(n)), forKey: "i")
-        }
-        try setup.save()
-        try store.compact()
+        try compactedStore(url, rows: 10) { n in (n == 7 ? "seven-is-here" : "r\(n)", Int64(n)) }
         var bytes = Array(try Data(contentsOf: url))
         let needle = Array("seven-is-here".utf8)
         let at = (0...(bytes.count - needle.count)).filter { Array(bytes[$0..<$0 + needle.count]) == needle }
@@ -305,6 +281,22 @@ import ObjectStoreModel
         let reader = try open()
         #expect(throws: StoreError.self) { try reader.fetch(FetchRequest(entityName: "Row")).map { try $0.value(forKey: "label") } }
         #expect(throws: StoreError.self) { try open().coordinator.checkIntegrity() }
+    }
+
+    /// A store of `rows` rows with the label and `i` that `row(n)` gives, saved and compacted.
+    @discardableResult
+    private func compactedStore(_ url: URL, rows: Int, _ row: (Int) -> (String, Int64)) throws -> BinaryStore {
+        let store = try BinaryStore(url: url, model: Self.model)
+        let setup = ManagedObjectContext(coordinator: PersistentStoreCoordinator(model: Self.model, store: store))
+        for n in 0..<rows {
+            let (label, i) = row(n)
+            let object = try setup.insertObject(entityName: "Row")
+            try object.setValue(.string(label), forKey: "label")
+            try object.setValue(.integer(i), forKey: "i")
+        }
+        try setup.save()
+        try store.compact()
+        return store
     }
 
     private func crc32(_ bytes: [UInt8]) -> UInt32 {
