@@ -301,6 +301,32 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
         #expect(context.registeredObjects.isEmpty)
         #expect(try context.fetch(FetchRequest(entityName: "Task", predicate: try ObjectPredicate("text == 'changed'"))).count == 1)
     }
+
+    /// Letting go of clean objects never lets go of one the program holds: it stays the
+    /// one object of its ID. And a context that registers many objects nobody keeps does not
+    /// grow without end.
+    @Test func heldObjectsStayOneObjectPerIDAndUnheldOnesAreLetGo() throws {
+        let context = TestModel.context()
+        context.undoManager = nil
+        for i in 0..<6_000 { try context.task("t\(i % 100)") }
+        try context.save()
+        context.releaseCleanObjects()
+        let held = try context.fetch(FetchRequest(entityName: "Task", predicate: try ObjectPredicate("text == 't7'")))
+        #expect(held.count == 60)
+        context.releaseCleanObjects()
+        #expect(context.registeredObjects.count == held.count)
+        let again = try context.fetch(FetchRequest(entityName: "Task", predicate: try ObjectPredicate("text == 't7'")))
+        #expect(zip(held, again).allSatisfy { $0 === $1 }, "the same objects, not second copies")
+        // Every task fetched and dropped, then new objects registered: past its sweep size the
+        // registry lets go of the dropped ones (all but the 1,024 recent) before growing.
+        _ = try context.fetch(FetchRequest(entityName: "Task")).count
+        #expect(context.registeredObjects.count == 6_000)
+        for i in 0..<3_000 { try context.task("new \(i)") }
+        #expect(context.registeredObjects.count < 6_000 + 3_000 - 4_000)
+        context.rollback()
+        context.releaseCleanObjects()
+        #expect(context.registeredObjects.count == held.count)
+    }
 }
 
 @Suite struct StoreUniquenessTests {

@@ -1,28 +1,36 @@
-/// The objects of a context by ID: objects with unsaved changes are held strongly, clean
-/// ones weakly, so a context does not keep alive objects nobody else references (they come
-/// back as faults when asked for again). One object per ID while it lives.
+/// The objects of a context by ID, one object per ID. Objects with unsaved changes are
+/// pinned; clean objects nobody else references are let go by a sweep (they come back as
+/// faults when asked for again): at every save, at `releaseCleanObjects()`, and when the
+/// registry has doubled since the last sweep, so it stays within about twice what the
+/// program holds.
+///
+/// The registry holds its objects strongly and finds the unreferenced ones with
+/// `isKnownUniquelyReferenced`: a weak reference gives an object a side table, and every
+/// retain and release of it then takes the runtime's slow path (a fifth of a fetch's or an
+/// import's time when the registry held weak references).
 struct ObjectRegistry: Sequence {
-    private final class Weak {
-        weak var object: ManagedObject?
-        init(_ object: ManagedObject) { self.object = object }
-    }
-
-    private var weak: [ObjectID: Weak] = [:]
+    private var objects: [ObjectID: ManagedObject] = [:]
     private var pinned: [ObjectID: ManagedObject] = [:]
+    /// The size above which registering an object sweeps first.
+    private var sweepAt = 4_096
     /// The most recently registered objects, held for a while: a location read by each of
     /// 10,000 tasks in turn is loaded once, not 10,000 times.
     private var recent = [ManagedObject?](repeating: nil, count: 1024)
     private var recentIndex = 0
 
     subscript(id: ObjectID) -> ManagedObject? {
-        get { pinned[id] ?? weak[id]?.object }
+        get { objects[id] }
         set {
             guard let newValue else {
-                weak[id] = nil
+                objects[id] = nil
                 pinned[id] = nil
                 return
             }
-            weak[id] = Weak(newValue)
+            if objects.count >= sweepAt && objects[id] == nil {
+                sweep()
+                sweepAt = Swift.max(4_096, 2 * objects.count)
+            }
+            objects[id] = newValue
             recent[recentIndex] = newValue
             recentIndex = (recentIndex + 1) % recent.count
             if newValue.hasChanges || newValue.insertedState || newValue.deletedState { pinned[id] = newValue } else { pinned[id] = nil }
@@ -34,16 +42,24 @@ struct ObjectRegistry: Sequence {
         pinned[object.objectID] = object
     }
 
-    /// Lets go of objects without changes, and forgets objects that are gone.
+    /// Lets go of objects without changes, and of clean objects nobody else holds.
     mutating func unpinClean() {
         for (id, object) in pinned where !object.hasChanges && !object.insertedState && !object.deletedState {
             pinned[id] = nil
         }
-        weak = weak.filter { $0.value.object != nil }
+        sweep()
+    }
+
+    /// Drops the objects only the registry references (pinned and recent ones are
+    /// referenced twice).
+    private mutating func sweep() {
+        for id in Array(objects.keys) where isKnownUniquelyReferenced(&objects[id]!) {
+            objects[id] = nil
+        }
     }
 
     mutating func removeAll() {
-        weak.removeAll()
+        objects.removeAll()
         pinned.removeAll()
         recent = [ManagedObject?](repeating: nil, count: recent.count)
     }
@@ -54,21 +70,21 @@ struct ObjectRegistry: Sequence {
     }
 
     /// The living objects.
-    var values: [ManagedObject] { weak.values.compactMap(\.object) }
+    var values: [ManagedObject] { Array(objects.values) }
 
     /// The keys of the registered permanent IDs of one (entity, store) scope.
     func permanentKeys(in scope: ObjectID.Scope) -> Set<Int64> {
         var keys = Set<Int64>()
-        for id in weak.keys where id.scope === scope {
+        for id in objects.keys where id.scope === scope {
             if let key = id.primaryKey { keys.insert(key) }
         }
         return keys
     }
 
-    var count: Int { values.count }
+    var count: Int { objects.count }
 
     func makeIterator() -> AnyIterator<(key: ObjectID, value: ManagedObject)> {
-        var base = weak.compactMap { entry in entry.value.object.map { (key: entry.key, value: $0) } }.makeIterator()
+        var base = objects.makeIterator()
         return AnyIterator { base.next() }
     }
 }
