@@ -268,7 +268,7 @@ public final class BinaryStore: PersistentStore, RowScanning, Sendable {
     /// and its checksum is right, and the first that is not ends the log (a torn tail,
     /// which the next save overwrites).
     ///
-    /// - Returns: how many unclaimed commits counted.
+    /// - Returns: how many commits counted, and how many of them past the claimed bytes.
     @discardableResult
     fileprivate static func parse(_ bytes: [UInt8], path: String, into state: inout State, base: Int, claimed: Int? = nil) throws -> (commits: UInt64, unclaimed: UInt64) {
         var position = 0
