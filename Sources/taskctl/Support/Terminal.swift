@@ -44,15 +44,15 @@ struct Terminal {
 }
 
 extension Terminal {
-    /// Text with its control characters shown, not obeyed: C0 controls and DEL in caret
-    /// notation (`^[`, `^M`, `^J`), C1 controls as `<U+009B>`. Task text from an import can
-    /// hold escape sequences that would recolour, move the cursor or hide lines.
     /// The width of text made only of printable ASCII (its byte count), nil for other text.
     static func printableASCIIWidth(_ text: String) -> Int? {
         var text = text
         return text.withUTF8 { bytes in bytes.allSatisfy { $0 >= 0x20 && $0 < 0x7F } ? bytes.count : nil }
     }
 
+    /// Text with its control characters shown, not obeyed: C0 controls and DEL in caret
+    /// notation (`^[`, `^M`, `^J`), C1 controls as `<U+009B>`. Task text from an import can
+    /// hold escape sequences that would recolour, move the cursor or hide lines.
     static func visible(_ text: String, keepingNewlines: Bool = false, keepingStyles: Bool = false) -> String {
         guard text.unicodeScalars.contains(where: isControl) else { return text }
         var result = String.UnicodeScalarView()
