@@ -89,7 +89,7 @@ enum Snippets {
         let cache = try PersistentStoreCoordinator(model: model, storeURL: URL(fileURLWithPath: "cache.store"), durability: .normal)
     }
 
-    /// docs/context.md, line 171.
+    /// docs/context.md, line 173.
     static func context_5() async throws {
         let context = try SnippetEnvironment.context()
         let otherContext = try SnippetEnvironment.context()
@@ -102,7 +102,7 @@ enum Snippets {
         }
     }
 
-    /// docs/context.md, line 184.
+    /// docs/context.md, line 186.
     static func context_6() async throws {
         let coordinator = try SnippetEnvironment.coordinator()
         let context = try SnippetEnvironment.context()
@@ -114,7 +114,7 @@ enum Snippets {
         }
     }
 
-    /// docs/context.md, line 198.
+    /// docs/context.md, line 200.
     static func context_7() async throws {
         let model = try SnippetEnvironment.model()
         let coordinator = try SnippetEnvironment.coordinator()

@@ -33,6 +33,23 @@ final class NoteLocation: ManagedObject {
         #expect(count == 1)
     }
 
+    @Test func aContainerTakesTheStoresDurability() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("tasks.store")
+        let container = try PersistentContainer(name: "Tasks", models: ModelDirectory(url: Self.models), storeURL: url, durability: .normal)
+        #expect((container.coordinator.store as? BinaryStore)?.durability == .normal)
+        let claimed = { Int(try Data(contentsOf: url)[16..<24].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }) }
+        let before = try claimed()
+        let task = try container.viewContext.insertObject(entityName: "Task")
+        try task.setValue("Buy milk", forKey: "title")
+        try task.setValue(UUID(), forKey: "uuid")
+        try container.viewContext.save()
+        #expect(try claimed() == before, "a .normal save leaves the header for a later flush")
+        let again = try PersistentContainer(name: "Tasks", models: ModelDirectory(url: Self.models), storeURL: url)
+        #expect((again.coordinator.store as? BinaryStore)?.durability == .full)
+        #expect(try again.viewContext.fetch(FetchRequest(entityName: "Task")).map { $0["title"].stringValue } == ["Buy milk"])
+    }
+
     @Test func theDefaultStoreFollowsThePlatformsDataDirectory() {
         let xdg = PersistentContainer.defaultStoreURL(name: "Notes", environment: ["HOME": "/home/ann", "XDG_DATA_HOME": "/data"])
         let home = PersistentContainer.defaultStoreURL(name: "Notes", environment: ["HOME": "/home/ann"])

@@ -356,7 +356,11 @@ extension StoreMigrator {
     /// let (coordinator, migration) = try StoreMigrator(models: models).openStore(at: url)
     /// if let migration { print("migrated; backup at \(migration.backupURL.path)") }
     /// ```
-    public func openStore(at url: URL, readOnly: Bool = false, clock: @escaping @Sendable () -> Date = { Date() }, progress: ((Progress) -> Void)? = nil) throws -> (PersistentStoreCoordinator, Result?) {
+    ///
+    /// `durability` is the opened binary store's (``BinaryStore/Durability``); a migration
+    /// always flushes what it writes.
+    public func openStore(at url: URL, readOnly: Bool = false, durability: BinaryStore.Durability = .full, clock: @escaping @Sendable () -> Date = { Date() },
+                          progress: ((Progress) -> Void)? = nil) throws -> (PersistentStoreCoordinator, Result?) {
         let current = try models.currentModel()
         var result: Result?
         if FileIO.exists(url.path) {
@@ -366,6 +370,6 @@ extension StoreMigrator {
                 result = try migrate(storeURL: url, progress: progress)
             }
         }
-        return (try PersistentStoreCoordinator(model: current, storeURL: url, readOnly: readOnly, clock: clock), result)
+        return (try PersistentStoreCoordinator(model: current, storeURL: url, readOnly: readOnly, durability: durability, clock: clock), result)
     }
 }

@@ -32,9 +32,11 @@ public final class PersistentContainer {
     ///   - name: the application's name, for the default store location.
     ///   - storeURL: the store file (`.json` for a JSON store); default
     ///     ``defaultStoreURL(name:environment:)``, whose directory is created.
+    ///   - durability: when a binary store's saves reach the disk (``BinaryStore/Durability``).
     ///   - clock: what `now()` reads in predicates and derived attributes.
     /// - Throws: ``SchemaError`` for a bad model, ``StoreError`` and ``MigrationError``.
-    public init(name: String, models: ModelDirectory, storeURL: URL? = nil, readOnly: Bool = false, clock: @escaping @Sendable () -> Date = { Date() }) throws {
+    public init(name: String, models: ModelDirectory, storeURL: URL? = nil, readOnly: Bool = false,
+                durability: BinaryStore.Durability = .full, clock: @escaping @Sendable () -> Date = { Date() }) throws {
         let url = storeURL ?? Self.defaultStoreURL(name: name)
         if storeURL == nil {
             do {
@@ -43,7 +45,7 @@ public final class PersistentContainer {
                 throw StoreError.io(path: url.deletingLastPathComponent().path, reason: "cannot create the store's directory: \(error.localizedDescription)")
             }
         }
-        let (coordinator, migration) = try StoreMigrator(models: models).openStore(at: url, readOnly: readOnly, clock: clock)
+        let (coordinator, migration) = try StoreMigrator(models: models).openStore(at: url, readOnly: readOnly, durability: durability, clock: clock)
         self.models = models
         self.coordinator = coordinator
         self.storeURL = url
