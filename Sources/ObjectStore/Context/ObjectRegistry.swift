@@ -51,10 +51,20 @@ struct ObjectRegistry: Sequence {
     }
 
     /// Drops the objects only the registry references (pinned and recent ones are
-    /// referenced twice).
+    /// referenced twice). Each value is examined in place, through the dictionary's values.
     private mutating func sweep() {
-        for id in Array(objects.keys) where isKnownUniquelyReferenced(&objects[id]!) {
-            objects[id] = nil
+        var gone: Set<ObjectID> = []
+        var index = objects.startIndex
+        while index != objects.endIndex {
+            if isKnownUniquelyReferenced(&objects.values[index]) { gone.insert(objects.keys[index]) }
+            objects.formIndex(after: &index)
+        }
+        guard !gone.isEmpty else { return }
+        // Removing most keys one by one costs more than building the dictionary again.
+        if gone.count > objects.count / 8 {
+            objects = objects.filter { !gone.contains($0.key) }
+        } else {
+            for id in gone { objects[id] = nil }
         }
     }
 
