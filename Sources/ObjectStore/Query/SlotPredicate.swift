@@ -158,7 +158,7 @@ extension SlotPredicate {
                     let other = slotOnLeft ? try test(.value(dummy), constant) : try test(constant, .value(dummy))
                     result = [Bool](repeating: other, count: rows)
                 } else {
-                    guard let bits = Self.bits(value, kind: column.kind), let compare = Self.comparison(op, slotOnLeft: slotOnLeft) else { return nil }
+                    guard let bits = Column.bits(value, kind: column.kind), let compare = Self.comparison(op, slotOnLeft: slotOnLeft) else { return nil }
                     result = compare(column, bits)
                 }
             case .collection(let items):
@@ -169,7 +169,7 @@ extension SlotPredicate {
                 for item in items {
                     guard case .value(let value) = item else { return nil }
                     if value.isNull { continue }  // decides the nil rows, through `null`
-                    guard let bits = Self.bits(value, kind: column.kind) else { return nil }
+                    guard let bits = Column.bits(value, kind: column.kind) else { return nil }
                     wanted.insert(floating && Double(bitPattern: bits) == 0 ? 0 : bits)
                 }
                 result = column.values.map { bits in wanted.contains(floating && Double(bitPattern: bits) == 0 ? 0 : bits) }
@@ -178,17 +178,6 @@ extension SlotPredicate {
             }
             for i in 0..<rows where column.isNull(i) { result[i] = null }
             return result
-        }
-    }
-
-    /// A constant as a column of `kind` stores it, nil for another type.
-    private static func bits(_ value: Value, kind: Column.Kind) -> UInt64? {
-        switch (kind, value) {
-        case (.integer, .integer(let x)): return UInt64(bitPattern: x)
-        case (.double, .double(let x)): return x.bitPattern
-        case (.date, .date(let d)) where !d.timeIntervalSinceReferenceDate.isNaN: return d.timeIntervalSinceReferenceDate.bitPattern
-        case (.boolean, .bool(let b)): return b ? 1 : 0
-        default: return nil
         }
     }
 

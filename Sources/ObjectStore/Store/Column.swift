@@ -69,17 +69,27 @@ struct Column: Sendable {
         var values = [UInt64](repeating: 0, count: slotValues.count)
         for (i, slot) in slotValues.enumerated() {
             guard case .value(let value) = slot else { return nil }
-            switch (kind, value) {
-            case (_, .null): nulls[i >> 3] |= 1 << UInt8(i & 7)
-            case (.integer, .integer(let x)): values[i] = UInt64(bitPattern: x)
-            case (.double, .double(let x)) where !x.isNaN: values[i] = x.bitPattern
-            case (.date, .date(let d)) where !d.timeIntervalSinceReferenceDate.isNaN: values[i] = d.timeIntervalSinceReferenceDate.bitPattern
-            case (.boolean, .bool(let b)): values[i] = b ? 1 : 0
-            default: return nil
+            if value.isNull {
+                nulls[i >> 3] |= 1 << UInt8(i & 7)
+                continue
             }
+            guard let bits = Column.bits(value, kind: kind), kind != .double || !Double(bitPattern: bits).isNaN else { return nil }
+            values[i] = bits
         }
         self.nulls = nulls
         self.values = values
+    }
+
+    /// A value as a column of `kind` stores it, nil for a value of another type (or a NaN
+    /// date, which compares unlike any date). Queries use it for their constants too.
+    static func bits(_ value: Value, kind: Kind) -> UInt64? {
+        switch (kind, value) {
+        case (.integer, .integer(let x)): return UInt64(bitPattern: x)
+        case (.double, .double(let x)): return x.bitPattern
+        case (.date, .date(let d)) where !d.timeIntervalSinceReferenceDate.isNaN: return d.timeIntervalSinceReferenceDate.bitPattern
+        case (.boolean, .bool(let b)): return b ? 1 : 0
+        default: return nil
+        }
     }
 
     func isNull(_ i: Int) -> Bool { nulls[i >> 3] & (1 << UInt8(i & 7)) != 0 }
