@@ -211,7 +211,7 @@ import ObjectStoreModel
         }
         #expect(patched == 1)
         // The tables' own checksum covers that entry: recompute it too (snapshot prefix).
-        let snapshotOffset = Int(bytes[32..<40].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
+        let snapshotOffset = Int(StoreHeader.field(bytes, at: 32))
         let entities = Int(bytes[snapshotOffset + 4]), indexes = Int(bytes[snapshotOffset + 8])
         var columns = 0
         for e in 0..<entities { columns += Int(bytes[snapshotOffset + 16 + e * 40 + 36]) }

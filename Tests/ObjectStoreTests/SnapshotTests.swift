@@ -115,11 +115,6 @@ import ObjectStoreModel
         #expect(throws: ValidationError.self) { try context.save() }
     }
 
-    /// The snapshot's length in a store file's header (zero: no snapshot).
-    static func snapshotLength(_ url: URL) throws -> UInt64 {
-        try Data(contentsOf: url)[40..<48].reversed().reduce(0) { $0 << 8 | UInt64($1) }
-    }
-
     @Test func aStoreGetsItsSnapshotAtItsFirstCompaction() throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("people.store")
@@ -127,13 +122,13 @@ import ObjectStoreModel
         for i in 0..<20 { try person(context, "p\(i)@example.com").setValue(.string("P \(i)"), forKey: "name") }
         try context.save()
         #expect(try Data(contentsOf: url)[8] == 3)
-        #expect(try Self.snapshotLength(url) == 0)
+        #expect(try StoreHeader.snapshotLength(url) == 0)
 
         let (reader, store) = try open(url)
         #expect(try reader.count(for: FetchRequest(entityName: "Person")) == 20)
         try store.compact()
         #expect(try Data(contentsOf: url)[8] == 3)
-        #expect(try Self.snapshotLength(url) > 0)
+        #expect(try StoreHeader.snapshotLength(url) > 0)
         let (after, _) = try open(url)
         let names = try after.fetch(FetchRequest(entityName: "Person", sortDescriptors: [SortKey("name")])).map { $0["name"] }
         #expect(names.count == 20 && names.first == "P 0")
@@ -150,7 +145,7 @@ import ObjectStoreModel
         #expect(!before.isEmpty)
         try context.coordinator.store.compact()
         #expect(try Data(contentsOf: copy)[8] == 3)
-        #expect(try Self.snapshotLength(copy) > 0)
+        #expect(try StoreHeader.snapshotLength(copy) > 0)
         let reopened = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: v3, storeURL: copy))
         #expect(try reopened.fetch(FetchRequest(entityName: "Task", sortDescriptors: [SortKey("uuid")])).map { $0["title"] } == before)
         #expect(try reopened.coordinator.checkIntegrity().problems.isEmpty)
@@ -188,7 +183,7 @@ import ObjectStoreModel
         try note.setValue("hello again", forKey: "body")
         try context.save()
         let original = Array(try Data(contentsOf: url))
-        #expect(try Self.snapshotLength(url) > 0)
+        #expect(try StoreHeader.snapshotLength(url) > 0)
         #expect(!damageIsReported(url))
         var unnoticed: [Int] = []
         for offset in 0..<original.count {

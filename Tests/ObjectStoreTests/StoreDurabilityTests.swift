@@ -17,11 +17,6 @@ import ObjectStoreModel
         try context(url).fetch(FetchRequest(entityName: "Task", sortDescriptors: [SortKey("text")])).compactMap { $0["text"].stringValue }
     }
 
-    /// The committed length the header of a store file claims.
-    private func claimed(_ url: URL) throws -> Int {
-        Int(try Data(contentsOf: url)[16..<24].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
-    }
-
     /// A store with saves "a" and "b", its bytes after them, and its bytes after a third save "c".
     private func threeSaves(_ url: URL) throws -> (afterTwo: [UInt8], afterThree: [UInt8]) {
         let writer = try context(url)
@@ -39,7 +34,7 @@ import ObjectStoreModel
         let directory = try TemporaryDirectory()
         let url = directory.file("tasks.store")
         let (afterTwo, afterThree) = try threeSaves(url)
-        #expect(try claimed(url) == afterThree.count)
+        #expect(try StoreHeader.claimedLength(url) == afterThree.count)
         #expect(afterThree[8] == 3, "format 3")
         #expect(afterTwo.count < afterThree.count)
     }
@@ -50,12 +45,12 @@ import ObjectStoreModel
         let (afterTwo, afterThree) = try threeSaves(url)
         // A crash after the third commit was flushed, before the header was rewritten.
         try Data(Array(afterTwo[0..<64]) + afterThree[64...]).write(to: url)
-        #expect(try claimed(url) == afterTwo.count)
+        #expect(try StoreHeader.claimedLength(url) == afterTwo.count)
         #expect(try texts(url) == ["a", "b", "c"])
         let writer = try context(url)
         try writer.task("d")
         try writer.save()
-        #expect(try claimed(url) == (try Data(contentsOf: url)).count)
+        #expect(try StoreHeader.claimedLength(url) == (try Data(contentsOf: url)).count)
         #expect(try texts(url) == ["a", "b", "c", "d"])
         #expect(try writer.coordinator.checkIntegrity().problems.isEmpty)
     }
@@ -81,7 +76,7 @@ import ObjectStoreModel
             try writer.task("z")
             try writer.save()
             #expect(try texts(url) == ["a", "b", "z"])
-            #expect(try claimed(url) == (try Data(contentsOf: url)).count)
+            #expect(try StoreHeader.claimedLength(url) == (try Data(contentsOf: url)).count)
         }
     }
 
@@ -103,13 +98,13 @@ import ObjectStoreModel
         try writer.task("first")
         try writer.save()
         let reader = try context(url)
-        let header = try claimed(url)
+        let header = try StoreHeader.claimedLength(url)
         #expect(try reader.count(for: FetchRequest(entityName: "Task")) == 1)
         for i in 0..<5 {
             try writer.task("n\(i)")
             try writer.save()
         }
-        #expect(try claimed(url) == header, "a .normal save leaves the header alone")
+        #expect(try StoreHeader.claimedLength(url) == header, "a .normal save leaves the header alone")
         #expect(try reader.count(for: FetchRequest(entityName: "Task")) == 6, "an open store sees unclaimed commits")
         #expect(try texts(url).count == 6, "so does a new one")
         // Past 64 KiB of unclaimed commits, a save flushes and moves the header.
@@ -117,12 +112,12 @@ import ObjectStoreModel
             for j in 0..<200 { try writer.task("m\(i)-\(j)") }
             try writer.save()
         }
-        #expect(try claimed(url) > header)
-        #expect(try (Data(contentsOf: url)).count - claimed(url) <= 64 << 10)
+        #expect(try StoreHeader.claimedLength(url) > header)
+        #expect(try (Data(contentsOf: url)).count - StoreHeader.claimedLength(url) <= 64 << 10)
         // A full save of another store claims everything before it.
         try reader.task("full")
         try reader.save()
-        #expect(try claimed(url) == (try Data(contentsOf: url)).count)
+        #expect(try StoreHeader.claimedLength(url) == (try Data(contentsOf: url)).count)
         #expect(try texts(url).count == 2_007)
         #expect(try reader.coordinator.checkIntegrity().problems.isEmpty)
     }

@@ -120,3 +120,18 @@ extension ManagedObjectContext {
         try fetch(FetchRequest(entityName: entity))
     }
 }
+
+/// Fields of a binary store file's 64-byte header (docs/store-format.md), for tests that
+/// look at the file itself.
+enum StoreHeader {
+    /// The little-endian 8-byte field at `offset`.
+    static func field(_ bytes: some Collection<UInt8>, at offset: Int) -> UInt64 {
+        bytes.dropFirst(offset).prefix(8).reversed().reduce(0) { $0 << 8 | UInt64($1) }
+    }
+
+    /// The committed length the header claims.
+    static func claimedLength(_ url: URL) throws -> Int { Int(field(try Data(contentsOf: url), at: 16)) }
+
+    /// The snapshot's length (zero: no snapshot).
+    static func snapshotLength(_ url: URL) throws -> UInt64 { field(try Data(contentsOf: url), at: 40) }
+}
