@@ -229,6 +229,38 @@ struct ConcurrencyTests {
     /// processes at once, some through a symbolic link, one compacting in between, adding
     /// the same location (one wins, the others are told) and tasks at a new location whose
     /// inserts merge into one (the merge policy's upsert).
+    /// A program that keeps the store open (through a symbolic link) counts with the snapshot's
+    /// columns, which it has read once; taskctl processes meanwhile edit priorities, add
+    /// tasks and compact (replacing the file), some through the link. Every later count agrees
+    /// with a store opened afresh: edits in the log override the columns, and a replaced file's
+    /// columns are read anew.
+    @Test func columnCountsFollowOtherProcessesEditsAndCompactions() throws {
+        let t = try TaskctlRunner()
+        for i in 1...40 { try t.ok("add", "seed \(i)", "--priority", "low") }
+        try t.ok("store", "compact")
+        let link = t.directory.appendingPathComponent("link.store")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: t.store)
+        let model = try App.modelDirectory().currentModel()
+        let kept = try PersistentStoreCoordinator(model: model, storeURL: link)
+        func count(_ coordinator: PersistentStoreCoordinator, _ priority: Int64) throws -> Int {
+            try ManagedObjectContext(coordinator: coordinator).count(for: FetchRequest(entityName: "Task", predicate: try ObjectPredicate(format: "priority == %@", .integer(priority))))
+        }
+        #expect(try count(kept, 1) == 40)
+        for round in 0..<3 {
+            let edits = (1...6).map { ["edit", String(round * 6 + $0), "--priority", "medium"] }
+            let results = try Self.runAll(t, edits + [["store", "compact"], ["add", "new \(round)", "--priority", "low"]])
+                + Self.runAll(t, [["edit", String(30 + round), "--priority", "medium"], ["add", "linked \(round)", "--priority", "low"]], store: link)
+            for (arguments, status, message) in results { #expect(status == 0, "\(arguments): \(message)") }
+            let fresh = try PersistentStoreCoordinator(model: model, storeURL: t.store)
+            for priority: Int64 in [1, 2] {
+                #expect(try count(kept, priority) == (try count(fresh, priority)), "round \(round), priority \(priority)")
+            }
+            #expect(try count(fresh, 2) == 7 * (round + 1))
+            #expect(try count(fresh, 1) == 40 + 2 * (round + 1) - 7 * (round + 1))
+        }
+        #expect(try t.ok("store", "check").hasPrefix("ok:"))
+    }
+
     @Test func uniqueValuesHoldAcrossProcessesOnACompactedStoreThroughALink() throws {
         let t = try TaskctlRunner()
         for i in 1...30 { try t.ok("add", "seed \(i)", "--location", "Place \(i)") }
