@@ -18,7 +18,7 @@ extension ManagedObjectContext {
     /// share a value (a sub-entity's) are not merged: the save fails as under `error`.
     func resolveUniquenessConflicts() throws {
         guard mergePolicy != .error else { return }
-        let inserted = insertedObjects.filter { !$0.deletedState && hasConstraints($0.entity) }
+        let inserted = insertedObjects(ofEntities: constrainedEntityNames())
         guard !inserted.isEmpty else { return }
         var merged = Set<ObjectIdentifier>()
         for owner in Set(inserted.flatMap { [$0.entity.name] + $0.entity.ancestorNames }).sorted() {
@@ -80,8 +80,12 @@ extension ManagedObjectContext {
         values.contains(.value(.null)) ? nil : UniquenessCheck.comparable(values, constraint: constraint, in: entity)
     }
 
-    private func hasConstraints(_ entity: EntityDescription) -> Bool {
-        ([entity.name] + entity.ancestorNames).contains { !(model.entity(named: $0)?.uniquenessConstraints.isEmpty ?? true) }
+    /// The entities with a uniqueness constraint of their own or of an ancestor: only their
+    /// objects are checked (an import's tasks are not, its projects are).
+    func constrainedEntityNames() -> Set<String> {
+        Set(model.entities.filter { entity in
+            ([entity.name] + entity.ancestorNames).contains { !(model.entity(named: $0)?.uniquenessConstraints.isEmpty ?? true) }
+        }.map(\.name))
     }
 
     /// The constrained slots of every saved object of exactly one entity, with this

@@ -85,7 +85,9 @@ extension ManagedObjectContext {
         var checkedScopes: Set<String> = []
         // Only objects whose constrained values are new can break a constraint; an edit of
         // other attributes costs nothing here.
+        let constrained = constrainedEntityNames()
         let changed = changed.filter { object in
+            guard constrained.contains(object.entity.name) else { return false }
             if object.isInserted { return true }
             let changedNames = Set(object.changedSlotIndices.map { object.entity.properties[$0].name })
             return ([object.entity.name] + object.entity.ancestorNames).contains { owner in
@@ -120,7 +122,7 @@ extension ManagedObjectContext {
                         }
                     }
                 }
-                for inserted in insertedObjects where inserted.entity.isKind(of: owner) {
+                for inserted in insertedObjects(ofEntities: Set(model.entityAndDescendants(of: owner).map(\.name))) {
                     candidates.append((inserted.objectID, slots.map { inserted.slots[$0] }))
                 }
                 let changedIDs = Set(changed.map(\.objectID))

@@ -223,9 +223,21 @@ public final class ManagedObjectContext {
         insertedOrder.compactMap { registered[$0] }.filter { !$0.deletedState }
     }
 
-    /// Inserted objects of the given entities, in insertion order.
+    /// Inserted objects of the given entities, in insertion order (only theirs are looked up
+    /// in the registry: an import of 100,000 tasks and 20 projects checks 20 for uniqueness).
     func insertedObjects(ofEntities names: Set<String>) -> [ManagedObject] {
-        names.flatMap { insertedByEntity[$0] ?? [] }.compactMap { registered[$0] }.filter { !$0.deletedState }
+        let ids: [ObjectID]
+        if names.count == 1, let name = names.first {
+            ids = insertedByEntity[name] ?? []
+        } else {
+            let wanted = names.filter { !(insertedByEntity[$0]?.isEmpty ?? true) }
+            if wanted.count <= 1 {
+                ids = wanted.first.flatMap { insertedByEntity[$0] } ?? []
+            } else {
+                ids = insertedOrder.filter { wanted.contains($0.entityName) }
+            }
+        }
+        return ids.compactMap { registered[$0] }.filter { !$0.deletedState }
     }
 
     /// Saved objects with unsaved changes.

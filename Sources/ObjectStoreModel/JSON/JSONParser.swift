@@ -205,14 +205,16 @@ package struct JSONParser {
 
     private mutating func parseString() throws(JSONSyntaxError) -> String {
         index += 1  // opening quote
-        var scalars = String.UnicodeScalarView()
+        // Runs of bytes without escapes are validated and appended whole: a string without
+        // escapes (most of them) is made from its bytes in one step.
+        var scalars = ""
         var runStart = index
-        func flush(_ parser: JSONParser, upTo end: Int, into scalars: inout String.UnicodeScalarView) throws(JSONSyntaxError) {
+        func flush(_ parser: JSONParser, upTo end: Int, into scalars: inout String) throws(JSONSyntaxError) {
             guard runStart < end else { return }
             guard let run = String(validating: parser.bytes[runStart..<end], as: UTF8.self) else {
                 throw parser.error("invalid UTF-8 in a string")
             }
-            scalars.append(contentsOf: run.unicodeScalars)
+            if scalars.isEmpty { scalars = run } else { scalars += run }
         }
         while true {
             guard index < bytes.count else { throw error("unterminated string") }
@@ -220,7 +222,7 @@ package struct JSONParser {
             if byte == UInt8(ascii: "\"") {
                 try flush(self, upTo: index, into: &scalars)
                 index += 1
-                return String(scalars)
+                return scalars
             }
             if byte < 0x20 {
                 throw error("control character \(describe(byte)) in a string; write it as an escape such as \\n")
@@ -256,12 +258,12 @@ package struct JSONParser {
                     }
                     let value = 0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00)
                     guard let scalar = Unicode.Scalar(value) else { throw error("invalid unicode escape") }
-                    scalars.append(scalar)
+                    scalars.unicodeScalars.append(scalar)
                 } else {
                     guard let scalar = Unicode.Scalar(first) else {
                         throw error("unpaired surrogate \\u\(String(first, radix: 16)) in a string")
                     }
-                    scalars.append(scalar)
+                    scalars.unicodeScalars.append(scalar)
                 }
             default:
                 index -= 1

@@ -14,21 +14,26 @@ package enum ISO8601 {
 
     /// Parses ISO-8601 text, or returns `nil`.
     public static func parse(_ text: String) -> Date? {
-        let scalars = Array(text.unicodeScalars)
+        var text = text
+        return text.withUTF8 { parse(bytes: $0) }
+    }
+
+    /// Parses ISO-8601 text given as UTF-8 bytes, or returns `nil`.
+    package static func parse(bytes: UnsafeBufferPointer<UInt8>) -> Date? {
         var i = 0
         func number(_ digits: Int) -> Int? {
-            guard i + digits <= scalars.count else { return nil }
+            guard i + digits <= bytes.count else { return nil }
             var value = 0
             for k in 0..<digits {
-                let v = scalars[i + k].value
+                let v = bytes[i + k]
                 guard (48...57).contains(v) else { return nil }
                 value = value * 10 + Int(v - 48)
             }
             i += digits
             return value
         }
-        func expect(_ c: Character) -> Bool {
-            guard i < scalars.count, Character(scalars[i]) == c else { return false }
+        func expect(_ c: Unicode.Scalar) -> Bool {
+            guard i < bytes.count, UInt32(bytes[i]) == c.value else { return false }
             i += 1
             return true
         }
@@ -36,7 +41,7 @@ package enum ISO8601 {
         var hour = 0, minute = 0, second = 0
         var fraction: Double = 0
         var offsetSeconds = 0
-        if i < scalars.count {
+        if i < bytes.count {
             guard expect("T") || expect(" ") || expect("t") else { return nil }
             guard let h = number(2), expect(":"), let m = number(2) else { return nil }
             hour = h
@@ -45,18 +50,15 @@ package enum ISO8601 {
                 guard let s = number(2) else { return nil }
                 second = s
                 if expect(".") || expect(",") {
-                    var digits = ""
-                    while i < scalars.count, (48...57).contains(scalars[i].value) {
-                        digits.append(Character(scalars[i]))
-                        i += 1
-                    }
-                    guard !digits.isEmpty, let f = Double("0." + digits) else { return nil }
+                    let start = i
+                    while i < bytes.count, (48...57).contains(bytes[i]) { i += 1 }
+                    guard i > start, let f = Double("0." + String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<i]), as: UTF8.self)) else { return nil }
                     fraction = f
                 }
             }
             if expect("Z") || expect("z") {
                 // UTC
-            } else if i < scalars.count {
+            } else if i < bytes.count {
                 let sign: Int
                 if expect("+") { sign = 1 } else if expect("-") { sign = -1 } else { return nil }
                 guard let oh = number(2) else { return nil }
@@ -65,17 +67,27 @@ package enum ISO8601 {
                 offsetSeconds = sign * (oh * 3600 + om * 60)
             }
         }
-        guard i == scalars.count else { return nil }
+        guard i == bytes.count else { return nil }
+        guard let base = date(year: year, month: month, day: day, hour: hour, minute: minute, second: second) else { return nil }
+        return base.addingTimeInterval(fraction - Double(offsetSeconds))
+    }
+
+    /// The UTC date of calendar fields (seconds may be 60, a leap second, which counts as the
+    /// next minute's first), or `nil` for a day the month does not have or a field out of range.
+    package static func date(year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) -> Date? {
         guard (1...12).contains(month), (1...31).contains(day), (0...23).contains(hour), (0...59).contains(minute),
             (0...60).contains(second)
         else { return nil }
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
-        let components = DateComponents(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
-        guard let base = calendar.date(from: components),
-            calendar.component(.day, from: base) == day
-        else { return nil }
-        return base.addingTimeInterval(fraction - Double(offsetSeconds))
+        guard year >= reformYear else {
+            // Before the Gregorian reform Foundation's Gregorian calendar counts Julian
+            // years; those dates stay as they always were read.
+            let components = DateComponents(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
+            guard let base = utcCalendar.date(from: components), utcCalendar.component(.day, from: base) == day else { return nil }
+            return base
+        }
+        guard day <= daysIn(month: month, year: year) else { return nil }
+        let days = daysSinceEpoch(year: year, month: month, day: day)
+        return Date(timeIntervalSince1970: Double(days * 86_400 + hour * 3_600 + minute * 60 + second))
     }
 
     /// Formats a date as ISO-8601 UTC text (`2026-12-01T14:30:00Z`, with fractional seconds when
@@ -89,19 +101,96 @@ package enum ISO8601 {
             micros -= 1_000_000
             wholeSeconds += 1
         }
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
-        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: Date(timeIntervalSince1970: wholeSeconds))
-        func pad(_ v: Int?, _ width: Int) -> String {
-            let s = String(v ?? 0)
-            return String(repeating: "0", count: max(0, width - s.count)) + s
+        let (year, month, day, hour, minute, second) = fields(ofWholeSeconds: Int(wholeSeconds))
+        var text = ""
+        text.reserveCapacity(27)
+        func append(_ value: Int, _ width: Int) {
+            var digits = [UInt8](repeating: 48, count: width)
+            var rest = value
+            for k in stride(from: width - 1, through: 0, by: -1) {
+                digits[k] = UInt8(48 + rest % 10)
+                rest /= 10
+            }
+            text += String(decoding: digits, as: UTF8.self)
         }
-        var text = "\(pad(c.year, 4))-\(pad(c.month, 2))-\(pad(c.day, 2))T\(pad(c.hour, 2)):\(pad(c.minute, 2)):\(pad(c.second, 2))"
+        append(year, 4)
+        text += "-"
+        append(month, 2)
+        text += "-"
+        append(day, 2)
+        text += "T"
+        append(hour, 2)
+        text += ":"
+        append(minute, 2)
+        text += ":"
+        append(second, 2)
         if micros != 0 {
-            var digits = pad(micros, 6)
-            while digits.hasSuffix("0") { digits.removeLast() }
-            text += "." + digits
+            var digits = micros, width = 6
+            while digits % 10 == 0 {
+                digits /= 10
+                width -= 1
+            }
+            text += "."
+            append(digits, width)
         }
         return text + "Z"
+    }
+
+    /// The UTC calendar fields of whole seconds since 1970.
+    package static func fields(ofWholeSeconds seconds: Int) -> (year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) {
+        guard seconds >= reformStart else {
+            let c = utcCalendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: Date(timeIntervalSince1970: Double(seconds)))
+            return (c.year ?? 0, c.month ?? 0, c.day ?? 0, c.hour ?? 0, c.minute ?? 0, c.second ?? 0)
+        }
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let inDay = seconds - days * 86_400
+        let (year, month, day) = civilDate(daysSinceEpoch: days)
+        return (year, month, day, inDay / 3_600, inDay % 3_600 / 60, inDay % 60)
+    }
+
+    /// Years from this one on are counted the same by every Gregorian calendar (Foundation's
+    /// switches from the Julian calendar in October 1582).
+    static let reformYear = 1583
+    /// 1583-01-01T00:00:00Z in seconds since 1970.
+    static let reformStart = daysSinceEpoch(year: reformYear, month: 1, day: 1) * 86_400
+
+    static let utcCalendar: Calendar = {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
+        return calendar
+    }()
+
+    static func isLeap(_ year: Int) -> Bool { year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) }
+
+    static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: return isLeap(year) ? 29 : 28
+        case 4, 6, 9, 11: return 30
+        default: return 31
+        }
+    }
+
+    /// Days from 1970-01-01 to a date of the Gregorian calendar, counting years that start in
+    /// March (so the leap day is the last of its year) in 400-year cycles of 146,097 days.
+    static func daysSinceEpoch(year: Int, month: Int, day: Int) -> Int {
+        let marchYear = month <= 2 ? year - 1 : year
+        let cycle = (marchYear >= 0 ? marchYear : marchYear - 399) / 400
+        let yearOfCycle = marchYear - cycle * 400
+        let dayOfYear = (153 * ((month + 9) % 12) + 2) / 5 + day - 1
+        let dayOfCycle = yearOfCycle * 365 + yearOfCycle / 4 - yearOfCycle / 100 + dayOfYear
+        return cycle * 146_097 + dayOfCycle - 719_468
+    }
+
+    /// The Gregorian date `days` after 1970-01-01 (the inverse of ``daysSinceEpoch(year:month:day:)``).
+    static func civilDate(daysSinceEpoch days: Int) -> (year: Int, month: Int, day: Int) {
+        let shifted = days + 719_468
+        let cycle = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
+        let dayOfCycle = shifted - cycle * 146_097
+        let yearOfCycle = (dayOfCycle - dayOfCycle / 1_460 + dayOfCycle / 36_524 - dayOfCycle / 146_096) / 365
+        let dayOfYear = dayOfCycle - (365 * yearOfCycle + yearOfCycle / 4 - yearOfCycle / 100)
+        let marchMonth = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * marchMonth + 2) / 5 + 1
+        let month = marchMonth < 10 ? marchMonth + 3 : marchMonth - 9
+        return (yearOfCycle + cycle * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 }

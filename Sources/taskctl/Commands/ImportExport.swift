@@ -30,11 +30,24 @@ enum TaskwarriorFormat {
                                         "wait", "scheduled", "start", "until", "recur", "annotations"]
 
     static func parseDate(_ text: String) -> Date? {
-        let digits = Array(text)
-        guard digits.count == 16, digits[8] == "T", digits[15] == "Z" else { return ISO8601.parse(text) }
-        let s = String(digits)
-        let iso = "\(s.prefix(4))-\(s.dropFirst(4).prefix(2))-\(s.dropFirst(6).prefix(2))T\(s.dropFirst(9).prefix(2)):\(s.dropFirst(11).prefix(2)):\(s.dropFirst(13).prefix(2))Z"
-        return ISO8601.parse(iso)
+        var text = text
+        return text.withUTF8 { bytes -> Date? in
+            // Taskwarrior's own form, 20261122T143000Z, read in place (an import reads two
+            // per task); anything else as ISO-8601.
+            guard bytes.count == 16, bytes[8] == UInt8(ascii: "T"), bytes[15] == UInt8(ascii: "Z") else { return ISO8601.parse(bytes: bytes) }
+            func number(_ from: Int, _ count: Int) -> Int? {
+                var value = 0
+                for k in from..<(from + count) {
+                    guard (48...57).contains(bytes[k]) else { return nil }
+                    value = value * 10 + Int(bytes[k] - 48)
+                }
+                return value
+            }
+            guard let year = number(0, 4), let month = number(4, 2), let day = number(6, 2),
+                let hour = number(9, 2), let minute = number(11, 2), let second = number(13, 2)
+            else { return nil }
+            return ISO8601.date(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
+        }
     }
 
     static func format(_ date: Date) -> String {
