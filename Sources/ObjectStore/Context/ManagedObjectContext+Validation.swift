@@ -39,39 +39,43 @@ extension ManagedObjectContext {
         func fail(_ key: String, _ value: Value?, _ rule: ValidationRules.Rule, _ message: String) {
             failures.append(ValidationFailure(objectID: object.objectID, entityName: entity.name, key: key, value: value, rule: rule, message: message))
         }
-        for (index, property) in entity.properties.enumerated() {
-            switch property {
-            case .attribute(let attribute):
-                guard !attribute.isDerived else { continue }
-                let value = object.slots[index].value
+        let supportedDates = ISO8601.supportedDates
+        for check in entity.saveChecks {
+            guard let relationship = check.relationship else {
+                let value = object.slots[check.slot].value
                 if value.isNull {
-                    if !attribute.isOptional { fail(attribute.name, value, .required, "is required") }
+                    if !check.isOptional { fail(check.name, value, .required, "is required") }
                 } else {
-                    for failure in attribute.validation.failures(for: value) {
-                        fail(attribute.name, value, failure.rule, failure.message)
+                    if let rules = check.rules {
+                        for failure in rules.failures(for: value) { fail(check.name, value, failure.rule, failure.message) }
                     }
-                    if case .date(let date) = value, !ISO8601.supportedDates.contains(date) {
-                        let early = date < ISO8601.supportedDates.lowerBound
-                        fail(attribute.name, value, early ? .minimum : .maximum, "is outside the years 0001 to 9999 that stores keep")
+                    if case .date(let date) = value, !supportedDates.contains(date) {
+                        let early = date < supportedDates.lowerBound
+                        fail(check.name, value, early ? .minimum : .maximum, "is outside the years 0001 to 9999 that stores keep")
                     }
                 }
                 do {
-                    try object.validate(value, forKey: attribute.name)
+                    try object.validate(value, forKey: check.name)
                 } catch {
-                    fail(attribute.name, value, .custom, String(describing: error))
+                    fail(check.name, value, .custom, String(describing: error))
                 }
-            case .relationship(let relationship):
-                let count = object.slots[index].referencedIDs.filter { !deletedSet.contains($0) }.count
-                if count == 0 && !relationship.isOptional {
-                    fail(relationship.name, nil, .required, "is required")
+                continue
+            }
+            let count: Int
+            switch object.slots[check.slot] {
+            case .toOne(let id?): count = deletedSet.contains(id) ? 0 : 1
+            case .toMany(let ids): count = deletedSet.isEmpty ? ids.count : ids.filter { !deletedSet.contains($0) }.count
+            default: count = 0
+            }
+            if count == 0 && !check.isOptional {
+                fail(check.name, nil, .required, "is required")
+            }
+            if relationship.isToMany && (count > 0 || !check.isOptional) {
+                if let minCount = relationship.minCount, count < minCount {
+                    fail(check.name, nil, .minCount, "has \(count) object(s), at least \(minCount) required")
                 }
-                if relationship.isToMany && (count > 0 || !relationship.isOptional) {
-                    if let minCount = relationship.minCount, count < minCount {
-                        fail(relationship.name, nil, .minCount, "has \(count) object(s), at least \(minCount) required")
-                    }
-                    if let maxCount = relationship.maxCount, count > maxCount {
-                        fail(relationship.name, nil, .maxCount, "has \(count) object(s), at most \(maxCount) allowed")
-                    }
+                if let maxCount = relationship.maxCount, count > maxCount {
+                    fail(check.name, nil, .maxCount, "has \(count) object(s), at most \(maxCount) allowed")
                 }
             }
         }

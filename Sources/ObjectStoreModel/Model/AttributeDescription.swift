@@ -89,11 +89,14 @@ public struct ValidationRules: Sendable, Hashable {
         if let maximum, let order = value.compare(to: maximum), order == .orderedDescending {
             failures.append(RuleFailure(rule: .maximum, message: "\(value) is greater than the maximum \(maximum)"))
         }
-        let length: Int?
-        switch value {
-        case .string(let s): length = s.count
-        case .data(let d): length = d.count
-        default: length = nil
+        // Counting a string's characters walks it: only when a length rule asks.
+        var length: Int?
+        if minLength != nil || maxLength != nil {
+            switch value {
+            case .string(let s): length = s.count
+            case .data(let d): length = d.count
+            default: length = nil
+            }
         }
         let unit = value.typeName == "string" ? "characters" : "bytes"
         if let length, let minLength, length < minLength {

@@ -30,6 +30,11 @@ public struct EntityDescription: Sendable, Hashable {
         let versionHash: VersionHash
         let slots: [String: Int]
         let kinds: [SlotKind]
+        let saveChecks: [SaveCheck]
+        /// Slot numbers by ``NameTable/hash(_:)`` of the property's name, open addressing
+        /// (-1: empty); the names in slot order, to confirm a hit.
+        let nameTable: [Int32]
+        let names: [String]
 
         init(name: String, parentName: String?, isAbstract: Bool, userInfo: [String: String], renamingIdentifier: String?,
              versionHashModifier: String?, uniquenessConstraints: [[String]], indexes: [IndexDescription],
@@ -50,14 +55,51 @@ public struct EntityDescription: Sendable, Hashable {
             self.subentityNames = subentityNames
             self.versionHash = versionHash
             self.slots = slots
+            self.names = properties.map(\.name)
+            var size = 8
+            while size < properties.count * 4 { size *= 2 }
+            var table = [Int32](repeating: -1, count: size)
+            for (index, property) in properties.enumerated() {
+                var position = NameTable.hash(property.name) & (size - 1)
+                while table[position] >= 0 { position = (position + 1) & (size - 1) }
+                table[position] = Int32(index)
+            }
+            self.nameTable = table
             self.kinds = properties.map { property in
                 switch property {
                 case .attribute(let attribute): return attribute.isDerived ? .derivedAttribute : .attribute
                 case .relationship(let relationship): return relationship.isToMany ? .toMany : .toOne
                 }
             }
+            self.saveChecks = properties.enumerated().compactMap { index, property in
+                switch property {
+                case .attribute(let attribute):
+                    guard !attribute.isDerived else { return nil }
+                    return SaveCheck(slot: index, name: attribute.name, isOptional: attribute.isOptional,
+                                     rules: attribute.validation.isEmpty ? nil : attribute.validation, relationship: nil)
+                case .relationship(let relationship):
+                    return SaveCheck(slot: index, name: relationship.name, isOptional: relationship.isOptional, rules: nil,
+                                     relationship: (relationship.isToMany, relationship.minCount, relationship.maxCount))
+                }
+            }
         }
     }
+
+    /// What a save checks of one stored or transient property of every changed object, made
+    /// once per entity: copying each property's description per object was a tenth of an
+    /// import's work.
+    package struct SaveCheck: Sendable {
+        package let slot: Int
+        package let name: String
+        package let isOptional: Bool
+        /// The attribute's rules, `nil` when it has none (or is a relationship).
+        package let rules: ValidationRules?
+        /// A relationship's cardinality; `nil` for an attribute.
+        package let relationship: (isToMany: Bool, minCount: Int?, maxCount: Int?)?
+    }
+
+    /// The checks of ``SaveCheck``, in slot order (derived attributes have none).
+    package var saveChecks: [SaveCheck] { storage.saveChecks }
 
     /// What a slot holds, without copying its property's description.
     package enum SlotKind: Sendable {
@@ -142,7 +184,17 @@ public struct EntityDescription: Sendable, Hashable {
 
     /// The slot index of a property, or `nil` when the entity has no property of that name.
     public func slot(of propertyName: String) -> Int? {
-        slots[propertyName]
+        // Every value read and written by key asks this: a few bytes hashed and one name
+        // compared, not SipHash over the name and a dictionary probe.
+        let table = storage.nameTable
+        let mask = table.count - 1
+        var position = NameTable.hash(propertyName) & mask
+        while true {
+            let slot = Int(table[position])
+            if slot < 0 { return nil }
+            if storage.names[slot] == propertyName { return slot }
+            position = (position + 1) & mask
+        }
     }
 
     /// The property named `name` (attribute or relationship).
@@ -191,5 +243,18 @@ public struct IndexDescription: Sendable, Hashable {
     public init(name: String, propertyNames: [String]) {
         self.name = name
         self.propertyNames = propertyNames
+    }
+}
+
+/// The hash of property names for ``EntityDescription/slot(of:)``: FNV-1a over the UTF-8
+/// bytes (names are short; no per-process seed is needed for a table of one entity's names).
+enum NameTable {
+    static func hash(_ name: String) -> Int {
+        var name = name
+        return name.withUTF8 { bytes in
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+            return Int(truncatingIfNeeded: hash ^ (hash >> 29))
+        }
     }
 }
