@@ -273,7 +273,7 @@ enum ListCommand {
             if view.status == "done" { text = "✓ " + text }
             if !view.tags.isEmpty { text += " " + view.tags.map { "#" + $0 }.joined(separator: " ") }
             row.append(text)
-            return zip(row, keep).filter(\.1).map(\.0)
+            return omitted == nil ? row : zip(row, keep).filter(\.1).map(\.0)
         }
         let names = zip(headers, keep).filter(\.1).map(\.0)
         // On a narrow terminal: project first, then location, then priority make room.
@@ -282,12 +282,14 @@ enum ListCommand {
         // Per row, what the colours depend on (not a copy of the row's view per cell).
         let overdue = views.map(\.overdue), high = views.map { $0.priority == 3 }, done = views.map { $0.status == "done" }
         let dueColumn = names.firstIndex(of: "Due"), priorityColumn = names.firstIndex(of: "Pri")
-        let lines = table.render(width: app.terminal.width - indent.count) { row, column, cell in
+        let paint: ((Int, Int, String) -> String)? = !app.terminal.useColor ? nil : { row, column, cell in
             if column == dueColumn && overdue[row] { return app.terminal.paint(cell, .red) }
             if column == priorityColumn && high[row] { return app.terminal.paint(cell, .yellow) }
             if done[row] { return app.terminal.paint(cell, .dim) }
             return cell
         }
-        return lines.enumerated().map { index, line in indent + (index == 0 ? app.terminal.paint(line, .bold) : line) }
+        var lines = table.render(width: app.terminal.width - indent.count, style: paint)
+        if !lines.isEmpty { lines[0] = app.terminal.paint(lines[0], .bold) }
+        return indent.isEmpty ? lines : lines.map { indent + $0 }
     }
 }

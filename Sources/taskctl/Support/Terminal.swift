@@ -104,7 +104,8 @@ struct Output {
     var keepsStyles = false
 
     mutating func line(_ text: String = "") {
-        out += (sanitizes ? Terminal.visible(text, keepingNewlines: true, keepingStyles: keepsStyles) : text) + "\n"
+        out += sanitizes ? Terminal.visible(text, keepingNewlines: true, keepingStyles: keepsStyles) : text
+        out += "\n"
     }
     mutating func warn(_ text: String) { err += text + "\n" }
 }
