@@ -247,7 +247,8 @@ public struct IndexDescription: Sendable, Hashable {
 }
 
 /// The hash of property names for ``EntityDescription/slot(of:)``: FNV-1a over the UTF-8
-/// bytes (names are short; no per-process seed is needed for a table of one entity's names).
+/// bytes (names are short; no per-process seed is needed for a table of one entity's names;
+/// measured, this beat iterating `utf8` or reading its count, first and last byte).
 enum NameTable {
     static func hash(_ name: String) -> Int {
         var name = name
