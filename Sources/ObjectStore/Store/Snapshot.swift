@@ -327,10 +327,10 @@ struct Snapshot {
     }
 
     static func checksum(_ entry: Entry, _ row: ArraySlice<UInt8>) -> UInt32 {
-        var head = ByteWriter()
-        head.u64(UInt64(bitPattern: entry.key))
-        head.u64(UInt64(bitPattern: entry.version))
-        return CRC32.checksum(row, continuing: CRC32.checksum(head.bytes))
+        // Key and version little-endian, as ByteWriter writes them, without an array.
+        let head = (UInt64(bitPattern: entry.key).littleEndian, UInt64(bitPattern: entry.version).littleEndian)
+        let headCRC = withUnsafeBytes(of: head) { CRC32.checksum($0) }
+        return CRC32.checksum(row, continuing: headCRC)
     }
 
     /// FNV-1a: a hash that is the same in every process (Swift's `Hasher` is seeded per run).

@@ -106,6 +106,9 @@ public struct EntityDescription: Sendable, Hashable {
         case attribute, derivedAttribute, toOne, toMany
     }
 
+    /// The identity of this description (shared by its copies): a cheap cache key.
+    package var identity: ObjectIdentifier { ObjectIdentifier(storage) }
+
     /// The kind of the property in a slot (the runtime's hot paths ask this per value).
     package func kind(ofSlot index: Int) -> SlotKind { storage.kinds[index] }
 
