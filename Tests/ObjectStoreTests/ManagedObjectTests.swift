@@ -33,6 +33,32 @@ import ObjectStoreModel
         #expect(circle.entity.isKind(of: "Shape"))
     }
 
+    /// Reading by slot is reading by name: every attribute, derived ones and a parent's
+    /// slot on a sub-entity's object included; a slot that is not an attribute's is an error.
+    @Test func valuesBySlotAreValuesByName() throws {
+        let context = TestModel.context()
+        let task = try context.task("Milk", priority: 2)
+        try task.setValue(.date(TestModel.now.addingTimeInterval(-60)), forKey: "dueDate")
+        let circle = try context.insertObject(entityName: "Circle")
+        for object in [task, circle] {
+            for (index, property) in object.entity.properties.enumerated() {
+                if property.attribute != nil {
+                    #expect(try object.value(atSlot: index) == object.value(forKey: property.name), "\(property.name)")
+                } else {
+                    #expect(throws: ObjectStoreError.self) { try object.value(atSlot: index) }
+                }
+            }
+        }
+        let shape = try #require(TestModel.model.entity(named: "Shape"))
+        for attribute in shape.attributes {
+            let slot = try #require(shape.slot(of: attribute.name))
+            #expect(try circle.value(atSlot: slot) == circle.value(forKey: attribute.name))
+        }
+        let count = task.entity.properties.count
+        #expect(throws: ObjectStoreError.unknownKey(entity: "Task", key: "slot \(count)", suggestion: nil)) { try task.value(atSlot: count) }
+        #expect(throws: ObjectStoreError.unknownKey(entity: "Task", key: "slot -1", suggestion: nil)) { try task.value(atSlot: -1) }
+    }
+
     @Test func settingAValueOfTheWrongTypeNamesEntityKeyAndTypes() throws {
         let context = TestModel.context()
         let task = try context.task("Milk")

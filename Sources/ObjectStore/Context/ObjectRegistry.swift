@@ -33,7 +33,11 @@ struct ObjectRegistry: Sequence {
             objects[id] = newValue
             recent[recentIndex] = newValue
             recentIndex = (recentIndex + 1) % recent.count
-            if newValue.hasChanges || newValue.insertedState || newValue.deletedState { pinned[id] = newValue } else { pinned[id] = nil }
+            if newValue.hasChanges || newValue.insertedState || newValue.deletedState {
+                pinned[id] = newValue
+            } else if !pinned.isEmpty {
+                pinned[id] = nil
+            }
         }
     }
 

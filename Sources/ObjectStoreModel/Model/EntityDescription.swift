@@ -106,6 +106,9 @@ public struct EntityDescription: Sendable, Hashable {
         case attribute, derivedAttribute, toOne, toMany
     }
 
+    /// How many slots (properties) the entity has.
+    package var slotCount: Int { storage.kinds.count }
+
     /// The identity of this description (shared by its copies): a cheap cache key.
     package var identity: ObjectIdentifier { ObjectIdentifier(storage) }
 

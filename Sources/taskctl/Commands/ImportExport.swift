@@ -425,7 +425,7 @@ enum ExportCommand {
         case "todo.txt":
             for task in tasks { app.output.line(TodoTxtFormat.export(task, view: try TaskView(task, now: app.now), timeZone: app.timeZone)) }
         default:
-            app.output.line(TaskView.jsonArray(try tasks.map { try TaskView($0, now: app.now) }))
+            app.output.line(TaskView.jsonArray(try TaskView.of(tasks, now: app.now)))
         }
     }
 }

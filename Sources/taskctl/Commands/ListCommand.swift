@@ -44,10 +44,11 @@ enum ListCommand {
 
         let context = try app.context(readOnly: true)
         let predicate = clauses.dropFirst().reduce(clauses[0]) { .and($0, $1) }
-        var views = try app.tasks(context, where: predicate).map { try TaskView($0, now: app.now) }
+        var views = try TaskView.of(app.tasks(context, where: predicate), now: app.now)
         // Waiting tasks (Taskwarrior's wait:) stay out of the pending list until their date.
         if !args.has("all") && !args.has("done") { views.removeAll { ($0.wait ?? .distantPast) > app.now } }
         views = sorted(views, by: sort)
+        app.keptUntilExit.append(views)
         // Groups count every matching task; --limit caps the rows shown, after grouping.
         let groups = groupBy.map { group(views, by: $0, app: app) }
         if let limit { views = Array(views.prefix(limit)) }
@@ -93,7 +94,9 @@ enum ListCommand {
                 next += group.views.count
             }
         } else {
-            for line in render(views, app: app, indent: "", omitting: nil) { app.output.line(line) }
+            let lines = render(views, app: app, indent: "", omitting: nil)
+            for line in lines { app.output.line(line) }
+            app.keptUntilExit.append(lines)
         }
     }
 
@@ -277,6 +280,7 @@ enum ListCommand {
         }
         let names = zip(headers, keep).filter(\.1).map(\.0)
         // On a narrow terminal: project first, then location, then priority make room.
+        app.keptUntilExit.append(rows)
         let table = Table(headers: names, rows: rows, flexible: names.count - 1,
                           droppable: ["Project", "Location", "Pri"].compactMap { names.firstIndex(of: $0) })
         // Per row, what the colours depend on (not a copy of the row's view per cell).

@@ -200,7 +200,7 @@ enum TaskCommands {
             if tasks.count == 1 && predicate == nil {
                 app.output.line(try TaskView(tasks[0], now: app.now).json)
             } else {
-                app.output.line(TaskView.jsonArray(try tasks.map { try TaskView($0, now: app.now) }))
+                app.output.line(TaskView.jsonArray(try TaskView.of(tasks, now: app.now)))
             }
             return
         }
@@ -256,7 +256,7 @@ enum TaskCommands {
         }
         try recorder.save(context, journal: UndoJournal(storeURL: app.storeURL), app: app)
         if args.has("json") {
-            app.output.line(TaskView.jsonArray(try changed.map { try TaskView($0, now: app.now) }))
+            app.output.line(TaskView.jsonArray(try TaskView.of(changed, now: app.now)))
         } else {
             let verb = ["done": "done", "reopen": "reopened", "delete": "deleted"][command] ?? command
             let relative = app.relative
@@ -326,7 +326,7 @@ enum TaskCommands {
         if changed.isEmpty { throw CLIError.usage("nothing to \(command): every task given is \(start ? "already started" : "not started")") }
         try recorder.save(context, journal: UndoJournal(storeURL: app.storeURL), app: app)
         if args.has("json") {
-            app.output.line(TaskView.jsonArray(try changed.map { try TaskView($0, now: app.now) }))
+            app.output.line(TaskView.jsonArray(try TaskView.of(changed, now: app.now)))
         } else {
             for task in changed { app.output.line("\(start ? "started" : "stopped") \(task.objectID.primaryKey ?? 0): \(task["title"].stringValue ?? "")") }
         }

@@ -33,28 +33,57 @@ final class TaskView {
     /// Taskwarrior's urgency with its default coefficients (``Urgency``), as of `now`.
     var urgency: Double = 0
 
-    init(_ task: ManagedObject, now: Date) throws {
+    /// The slots of the attributes a view reads, found once per entity (a list reads them
+    /// for every task).
+    struct Slots {
+        let uuid, title, priority, dueDate, status, isOverdue, createdAt, completedAt: Int?
+        let waitUntil, scheduled, startedAt, recurrence, until, extras: Int?
+
+        init(_ entity: EntityDescription) {
+            uuid = entity.slot(of: "uuid")
+            title = entity.slot(of: "title")
+            priority = entity.slot(of: "priority")
+            dueDate = entity.slot(of: "dueDate")
+            status = entity.slot(of: "status")
+            isOverdue = entity.slot(of: "isOverdue")
+            createdAt = entity.slot(of: "createdAt")
+            completedAt = entity.slot(of: "completedAt")
+            waitUntil = entity.slot(of: "waitUntil")
+            scheduled = entity.slot(of: "scheduled")
+            startedAt = entity.slot(of: "startedAt")
+            recurrence = entity.slot(of: "recurrence")
+            until = entity.slot(of: "until")
+            extras = entity.slot(of: "extras")
+        }
+    }
+
+    init(_ task: ManagedObject, now: Date, slots known: Slots? = nil) throws {
+        let slots = known ?? Slots(task.entity)
+        func value(_ slot: Int?) -> Value {
+            guard let slot else { return .null }
+            return (try? task.value(atSlot: slot)) ?? .null
+        }
         id = task.objectID.primaryKey ?? 0
-        if case .uuid(let u) = task["uuid"] { uuidValue = u }
-        if case .string(let s) = task["title"] { text = s } else { text = "" }
-        if case .integer(let p) = task["priority"] { priority = p } else { priority = 0 }
-        if case .date(let d) = task["dueDate"] { due = d }
+        if case .uuid(let u) = value(slots.uuid) { uuidValue = u }
+        if case .string(let s) = value(slots.title) { text = s } else { text = "" }
+        if case .integer(let p) = value(slots.priority) { priority = p } else { priority = 0 }
+        if case .date(let d) = value(slots.dueDate) { due = d }
         if case .string(let s)? = try task.object(forKey: "location")?["name"] { location = s }
         if case .string(let s)? = try task.object(forKey: "project")?["name"] { project = s }
         tags = try task.objects(forKey: "tags").compactMap { if case .string(let s) = $0["name"] { return s } else { return nil } }.sorted()
-        if case .string(let s) = task["status"] { status = s } else { status = "pending" }
-        overdue = task["isOverdue"] == true
-        if case .date(let d) = task["createdAt"] { created = d }
-        if case .date(let d) = task["completedAt"] { completed = d }
-        if case .date(let d) = task["waitUntil"] { wait = d }
-        if case .date(let d) = task["scheduled"] { scheduled = d }
-        if case .date(let d) = task["startedAt"] { started = d }
-        if case .string(let s) = task["recurrence"] { recurrence = s }
-        if case .date(let d) = task["until"] { until = d }
+        if case .string(let s) = value(slots.status) { status = s } else { status = "pending" }
+        overdue = value(slots.isOverdue) == true
+        if case .date(let d) = value(slots.createdAt) { created = d }
+        if case .date(let d) = value(slots.completedAt) { completed = d }
+        if case .date(let d) = value(slots.waitUntil) { wait = d }
+        if case .date(let d) = value(slots.scheduled) { scheduled = d }
+        if case .date(let d) = value(slots.startedAt) { started = d }
+        if case .string(let s) = value(slots.recurrence) { recurrence = s }
+        if case .date(let d) = value(slots.until) { until = d }
         // Stores written before model v4 keep Taskwarrior's wait, scheduled and annotations
         // in the extras. A byte scan first: most extras have none of these keys, and every
         // listed task passes here.
-        if case .string(let text) = task["extras"],
+        if case .string(let text) = value(slots.extras),
             ["\"wait\"", "\"scheduled\"", "\"annotations\""].contains(where: { Self.bytes(of: text, contain: $0) }),
             let root = try? JSONParser.parse(text)
         {
@@ -75,6 +104,13 @@ final class TaskView {
             }.map(\.element)
         }
         urgency = Urgency.of(self, now: now)
+    }
+
+    /// Views of many tasks, the attributes' slots found once.
+    static func of(_ tasks: [ManagedObject], now: Date) throws -> [TaskView] {
+        guard let first = tasks.first else { return [] }
+        let slots = Slots(first.entity)
+        return try tasks.map { try TaskView($0, now: now, slots: $0.entity.name == first.entity.name ? slots : nil) }
     }
 
     /// Whether the task waits until after `now` (hidden from the pending list).
