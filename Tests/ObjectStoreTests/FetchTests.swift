@@ -134,6 +134,44 @@ import ObjectStoreModel
         #expect(other["isOverdue"] == false)
     }
 
+    /// Derivations made of stored attributes and now() are tested on the slots, made for the
+    /// clock's reading: a clock that moves past a due date must flip the value within one
+    /// context, nil dates never count as past, and edits count before they are saved.
+    @Test func derivedPredicatesFollowAMovingClockAndUnsavedEdits() throws {
+        final class Clock: @unchecked Sendable {
+            private let lock = NSLock()
+            private var value = TestModel.now
+            var now: Date {
+                get { lock.withLock { value } }
+                set { lock.withLock { value = newValue } }
+            }
+        }
+        let clock = Clock()
+        let model = TestModel.model
+        let context = ManagedObjectContext(coordinator: PersistentStoreCoordinator(model: model, store: InMemoryStore(model: model), clock: { clock.now }))
+        var tasks: [ManagedObject] = []
+        for offset in [-7200.0, -1, 0, 1, 7200] {
+            let task = try context.task("t\(offset)")
+            try task.setValue(.date(TestModel.now + offset), forKey: "dueDate")
+            tasks.append(task)
+        }
+        tasks.append(try context.task("no date"))
+        for step in [-10_000.0, -3600, 0, 0.5, 3600, 10_000, 0] {
+            clock.now = TestModel.now + step
+            for task in tasks {
+                let due: Date? = if case .date(let d) = task["dueDate"] { d } else { nil }
+                let expected = due.map { $0 < clock.now } ?? false
+                #expect(task["isOverdue"] == .bool(expected), "due \(String(describing: due)) at \(step)")
+                #expect(task["doubled"] == 0)
+            }
+        }
+        clock.now = TestModel.now
+        try tasks[4].setValue(.date(TestModel.now - 5), forKey: "dueDate")
+        #expect(tasks[4]["isOverdue"] == true)
+        try tasks[0].setValue(.null, forKey: "dueDate")
+        #expect(tasks[0]["isOverdue"] == false)
+    }
+
     @Test func groupedResultsTrackInsertsDeletesMovesAndUpdates() throws {
         let context = try PredicateEvaluationTests.graph()
         let request = FetchRequest(entityName: "Task", predicate: try ObjectPredicate("location != nil"), sortDescriptors: [SortKey("location.name"), SortKey("text")])

@@ -47,7 +47,7 @@ public final class ManagedObjectContext {
 
     /// Compiled predicates and derivations, per (predicate, entity).
     var compiledPredicates: [CompiledKey: PredicateClosure] = [:]
-    var compiledDerivations: [DerivedAttributes.Key: ExpressionClosure] = [:]
+    var compiledDerivations: [DerivedAttributes.Key: DerivedAttributes.Compiled] = [:]
     var compiledKeyPaths: [String: ExpressionClosure] = [:]
     /// Faults that load together, by the ID of each member.
     var faultBatches: [ObjectID: [ObjectID]] = [:]
