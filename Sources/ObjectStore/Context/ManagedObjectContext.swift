@@ -81,7 +81,13 @@ public final class ManagedObjectContext {
         guard let entity = model.entity(named: id.entityName) else {
             throw ObjectStoreError.unknownEntity(id.entityName, suggestion: nil)
         }
-        let object = coordinator.objectClass(for: entity).init(entity: entity, objectID: id)
+        return makeFault(id, entity: entity, objectClass: coordinator.objectClass(for: entity))
+    }
+
+    /// Registers a fault for an ID that has no object yet, of an entity and class already
+    /// looked up (a fetch makes thousands of one entity).
+    func makeFault(_ id: ObjectID, entity: EntityDescription, objectClass: ManagedObject.Type) -> ManagedObject {
+        let object = objectClass.init(entity: entity, objectID: id)
         object.managedObjectContext = self
         object.faultState = true
         registered[id] = object

@@ -45,13 +45,24 @@ struct FetchExecutor {
         let entity = try entity()
         var objects: [ManagedObject] = []
         if let predicate = request.predicate {
+            // The entity and class of the last match's ID, looked up once per entity.
+            var made: (name: String, entity: EntityDescription, objectClass: ManagedObject.Type)?
             try forEachMatch(of: predicate, entity: entity) { id, registered, snapshot in
                 if let registered {
                     objects.append(registered)
                 } else if let snapshot {
                     // Only matches become objects: faults (as Core Data fetches them) that
                     // keep the row already read, so using one reads nothing again.
-                    let object = try context.object(with: id)
+                    let object: ManagedObject
+                    if let known = context.registeredObject(for: id) {
+                        object = known
+                    } else {
+                        if made?.name != id.entityName, let rowEntity = model.entity(named: id.entityName) {
+                            made = (id.entityName, rowEntity, context.coordinator.objectClass(for: rowEntity))
+                        }
+                        guard let made, made.name == id.entityName else { throw ObjectStoreError.unknownEntity(id.entityName, suggestion: nil) }
+                        object = context.makeFault(id, entity: made.entity, objectClass: made.objectClass)
+                    }
                     if object.isFault { object.fetchedSnapshot = try snapshot() }
                     objects.append(object)
                 }
