@@ -91,3 +91,27 @@ import ObjectStoreModel
         }
     }
 }
+
+/// Taskwarrior imports read UUIDs and compact dates in place; both must accept and refuse
+/// exactly what Foundation and the ISO-8601 reader do.
+@Suite struct TaskwarriorFieldTests {
+    @Test func uuidsReadAsFoundationReadsThem() {
+        var texts = ["00000000-0000-0000-0000-000000000001", "6F9619FF-8B86-D011-B42D-00C04FC964FF", "6f9619ff-8b86-d011-b42d-00c04fc964ff",
+                     "6F9619FF8B86-D011-B42D-00C04FC964FF0", "6F9619FF-8B86-D011-B42D-00C04FC964F", "6F9619FF-8B86-D011-B42D-00C04FC964FFF",
+                     "6G9619FF-8B86-D011-B42D-00C04FC964FF", "{6F9619FF-8B86-D011-B42D-00C04FC964FF}", "", "6F9619FF_8B86_D011_B42D_00C04FC964FF"]
+        for _ in 0..<200 { texts.append(UUID().uuidString.lowercased()) }
+        for text in texts {
+            #expect(TaskwarriorFormat.parseUUID(text) == UUID(uuidString: text), "\(text)")
+        }
+    }
+
+    @Test func compactDatesReadAsTheirISOForm() {
+        for (compact, iso) in [("20261122T143000Z", "2026-11-22T14:30:00Z"), ("20240229T000000Z", "2024-02-29T00:00:00Z"), ("15000101T120000Z", "1500-01-01T12:00:00Z")] {
+            #expect(TaskwarriorFormat.parseDate(compact) == ISO8601.parse(iso), "\(compact)")
+            #expect(TaskwarriorFormat.parseDate(compact) != nil)
+        }
+        for bad in ["20230229T000000Z", "20261322T143000Z", "2026112XT143000Z", "20261122T246000Z"] {
+            #expect(TaskwarriorFormat.parseDate(bad) == nil, "\(bad)")
+        }
+    }
+}

@@ -210,12 +210,19 @@ open class ManagedObject {
     ///   attribute.
     public func setValue(_ value: Value, forKey key: String) throws {
         let index = try slotIndex(key)
-        guard let attribute = entity.properties[index].attribute else {
+        switch entity.kind(ofSlot: index) {
+        case .attribute: break
+        case .derivedAttribute: throw ObjectStoreError.readOnly(entity: entity.name, key: key)
+        case .toOne, .toMany:
             throw ObjectStoreError.wrongType(entity: entity.name, key: key, expected: "an attribute key", given: "relationship '\(key)'; use setObject(_:forKey:) or setObjects(_:forKey:)")
         }
-        if attribute.isDerived { throw ObjectStoreError.readOnly(entity: entity.name, key: key) }
-        let coerced = try Self.coerce(value, to: attribute, entity: entity.name)
-        try context().setSlot(self, index, .value(coerced))
+        // A value of the attribute's type as it is; others converted (or refused) by the
+        // attribute's description, copied only then.
+        if let type = entity.attributeType(ofSlot: index), value.fits(type) {
+            try context().setSlot(self, index, .value(value))
+        } else if let attribute = entity.properties[index].attribute {
+            try context().setSlot(self, index, .value(try Self.coerce(value, to: attribute, entity: entity.name)))
+        }
     }
 
     static func coerce(_ value: Value, to attribute: AttributeDescription, entity: String) throws -> Value {

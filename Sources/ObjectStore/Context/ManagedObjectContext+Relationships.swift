@@ -61,8 +61,10 @@ extension ManagedObjectContext {
         object.slots[index] = .toOne(nil)  // let go of the slot's reference so the append is in place
         ids.append(id)
         object.slots[index] = .toMany(ids)
-        touched.insert(object.objectID)
-        registered.pin(object)
+        if !object.insertedState {
+            touched.insert(object.objectID)
+            registered.pin(object)
+        }
         noteUpdate(of: object)
     }
 

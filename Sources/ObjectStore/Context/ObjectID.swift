@@ -148,10 +148,11 @@ enum TemporaryID {
             return counter
         }
         // The counter first: hashing and comparing UUIDs tells them apart by their first bytes.
-        var bytes: [UInt8] = []
-        for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: n >> UInt64(shift))) }
-        bytes += prefix
-        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+        var raw: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &raw) { bytes in
+            for k in 0..<8 { bytes[k] = UInt8(truncatingIfNeeded: n >> UInt64(56 - 8 * k)) }
+            for k in 0..<8 { bytes[8 + k] = prefix[k] }
+        }
+        return UUID(uuid: raw)
     }
 }

@@ -211,9 +211,14 @@ package struct JSONParser {
         var runStart = index
         func flush(_ parser: JSONParser, upTo end: Int, into scalars: inout String) throws(JSONSyntaxError) {
             guard runStart < end else { return }
-            guard let run = String(validating: parser.bytes[runStart..<end], as: UTF8.self) else {
-                throw parser.error("invalid UTF-8 in a string")
+            // ASCII is UTF-8 as it is: made directly (the generic validation went byte by
+            // byte); other text is validated.
+            let start = runStart
+            let run: String? = parser.bytes.withUnsafeBufferPointer { buffer in
+                let bytes = UnsafeBufferPointer(rebasing: buffer[start..<end])
+                return bytes.allSatisfy({ $0 < 0x80 }) ? String(decoding: bytes, as: UTF8.self) : String(validating: bytes, as: UTF8.self)
             }
+            guard let run else { throw parser.error("invalid UTF-8 in a string") }
             if scalars.isEmpty { scalars = run } else { scalars += run }
         }
         while true {

@@ -30,6 +30,8 @@ public struct EntityDescription: Sendable, Hashable {
         let versionHash: VersionHash
         let slots: [String: Int]
         let kinds: [SlotKind]
+        /// Each slot's attribute type (nil for a relationship).
+        let attributeTypes: [AttributeType?]
         let saveChecks: [SaveCheck]
         /// Slot numbers by ``NameTable/hash(_:)`` of the property's name, open addressing
         /// (-1: empty); the names in slot order, to confirm a hit.
@@ -71,6 +73,7 @@ public struct EntityDescription: Sendable, Hashable {
                 case .relationship(let relationship): return relationship.isToMany ? .toMany : .toOne
                 }
             }
+            self.attributeTypes = properties.map { $0.attribute?.type }
             self.saveChecks = properties.enumerated().compactMap { index, property in
                 switch property {
                 case .attribute(let attribute):
@@ -105,6 +108,10 @@ public struct EntityDescription: Sendable, Hashable {
     package enum SlotKind: Sendable {
         case attribute, derivedAttribute, toOne, toMany
     }
+
+    /// The type of the attribute in a slot, nil for a relationship's (without copying the
+    /// attribute's description).
+    package func attributeType(ofSlot index: Int) -> AttributeType? { storage.attributeTypes[index] }
 
     /// How many slots (properties) the entity has.
     package var slotCount: Int { storage.kinds.count }
