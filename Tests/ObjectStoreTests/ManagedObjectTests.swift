@@ -44,8 +44,10 @@ import ObjectStoreModel
             for (index, property) in object.entity.properties.enumerated() {
                 if property.attribute != nil {
                     #expect(try object.value(atSlot: index) == object.value(forKey: property.name), "\(property.name)")
+                    #expect(throws: ObjectStoreError.self) { try object.objectIDs(atSlot: index) }
                 } else {
                     #expect(throws: ObjectStoreError.self) { try object.value(atSlot: index) }
+                    #expect(try object.objectIDs(atSlot: index) == object.objectIDs(forRelationship: property.name), "\(property.name)")
                 }
             }
         }
@@ -54,7 +56,11 @@ import ObjectStoreModel
             let slot = try #require(shape.slot(of: attribute.name))
             #expect(try circle.value(atSlot: slot) == circle.value(forKey: attribute.name))
         }
+        try task.setObject(try context.location("Home"), forKey: "location")
+        let location = try #require(task.entity.slot(of: "location"))
+        #expect(try task.objectIDs(atSlot: location).count == 1)
         let count = task.entity.properties.count
+        #expect(throws: ObjectStoreError.unknownKey(entity: "Task", key: "slot \(count)", suggestion: nil)) { try task.objectIDs(atSlot: count) }
         #expect(throws: ObjectStoreError.unknownKey(entity: "Task", key: "slot \(count)", suggestion: nil)) { try task.value(atSlot: count) }
         #expect(throws: ObjectStoreError.unknownKey(entity: "Task", key: "slot -1", suggestion: nil)) { try task.value(atSlot: -1) }
     }

@@ -187,8 +187,23 @@ open class ManagedObject {
 
     /// The IDs a relationship refers to, without loading the destination objects.
     public func objectIDs(forRelationship key: String) throws -> [ObjectID] {
-        let index = try slotIndex(key)
-        guard entity.properties[index].relationship != nil else {
+        try objectIDs(atSlot: try slotIndex(key))
+    }
+
+    /// The IDs the relationship in a slot refers to (see ``value(atSlot:)``), without loading
+    /// the destination objects.
+    ///
+    /// - Throws: ``ObjectStoreError/unknownKey(entity:key:suggestion:)`` for a slot the entity
+    ///   does not have, ``ObjectStoreError/wrongType(entity:key:expected:given:)`` for an
+    ///   attribute's slot.
+    public func objectIDs(atSlot index: Int) throws -> [ObjectID] {
+        guard index >= 0, index < entity.slotCount else {
+            throw ObjectStoreError.unknownKey(entity: entity.name, key: "slot \(index)", suggestion: nil)
+        }
+        switch entity.kind(ofSlot: index) {
+        case .toOne, .toMany: break
+        case .attribute, .derivedAttribute:
+            let key = entity.properties[index].name
             throw ObjectStoreError.wrongType(entity: entity.name, key: key, expected: "a relationship key", given: "attribute '\(key)'")
         }
         try fireFault()

@@ -200,6 +200,17 @@ enum ListCommand {
                 return (x < y) != descending ? .orderedAscending : .orderedDescending
             }
         }
+        if keys.isEmpty {
+            // The default order, compared on plain arrays (a missing due date is last).
+            let urgency = views.map(\.urgency), priority = views.map(\.priority), id = views.map(\.id)
+            let due = views.map { $0.due?.timeIntervalSinceReferenceDate ?? .infinity }
+            return views.indices.sorted { i, j in
+                if urgency[i] != urgency[j] { return urgency[i] > urgency[j] }
+                if due[i] != due[j] { return due[i] < due[j] }
+                if priority[i] != priority[j] { return priority[i] > priority[j] }
+                return id[i] < id[j]
+            }.map { views[$0] }
+        }
         let all = keys + [("urgency", true), ("due", false), ("priority", true), ("id", false)]
         let columns = all.map { (column($0.key), $0.descending) }
         let order = views.indices.sorted { i, j in

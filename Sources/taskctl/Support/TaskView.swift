@@ -38,8 +38,19 @@ final class TaskView {
     struct Slots {
         let uuid, title, priority, dueDate, status, isOverdue, createdAt, completedAt: Int?
         let waitUntil, scheduled, startedAt, recurrence, until, extras: Int?
+        let location, project, tags, annotations: Int?
+        /// Names of the locations, projects and tags met so far (a list meets a few, many times).
+        let names = Names()
+
+        final class Names {
+            var byID: [ObjectID: String?] = [:]
+        }
 
         init(_ entity: EntityDescription) {
+            location = entity.slot(of: "location")
+            project = entity.slot(of: "project")
+            tags = entity.slot(of: "tags")
+            annotations = entity.slot(of: "annotations")
             uuid = entity.slot(of: "uuid")
             title = entity.slot(of: "title")
             priority = entity.slot(of: "priority")
@@ -68,9 +79,21 @@ final class TaskView {
         if case .string(let s) = value(slots.title) { text = s } else { text = "" }
         if case .integer(let p) = value(slots.priority) { priority = p } else { priority = 0 }
         if case .date(let d) = value(slots.dueDate) { due = d }
-        if case .string(let s)? = try task.object(forKey: "location")?["name"] { location = s }
-        if case .string(let s)? = try task.object(forKey: "project")?["name"] { project = s }
-        tags = try task.objects(forKey: "tags").compactMap { if case .string(let s) = $0["name"] { return s } else { return nil } }.sorted()
+        func ids(_ slot: Int?) throws -> [ObjectID] {
+            guard let slot else { return [] }
+            return try task.objectIDs(atSlot: slot)
+        }
+        /// The `name` of a related object, looked up once per object per list.
+        func name(_ id: ObjectID) throws -> String? {
+            if let known = slots.names.byID[id] { return known }
+            var found: String?
+            if let context = task.managedObjectContext, case .string(let s) = try context.object(with: id)["name"] { found = s }
+            slots.names.byID[id] = found
+            return found
+        }
+        location = try ids(slots.location).first.flatMap(name)
+        project = try ids(slots.project).first.flatMap(name)
+        tags = try ids(slots.tags).compactMap(name).sorted()
         if case .string(let s) = value(slots.status) { status = s } else { status = "pending" }
         overdue = value(slots.isOverdue) == true
         if case .date(let d) = value(slots.createdAt) { created = d }
@@ -93,7 +116,7 @@ final class TaskView {
                 note["description"]?.stringValue.map { (note["entry"]?.stringValue.flatMap(TaskwarriorFormat.parseDate), $0) }
             }
         }
-        let notes = try task.objects(forKey: "annotations").compactMap { note -> (Date?, String)? in
+        let notes = try (ids(slots.annotations).isEmpty ? [] : task.objects(forKey: "annotations")).compactMap { note -> (Date?, String)? in
             guard case .string(let text) = note["text"] else { return nil }
             if case .date(let entry) = note["entry"] { return (entry, text) }
             return (nil, text)
