@@ -60,13 +60,16 @@ enum DerivedAttributes {
         }
     }
 
-    static func evaluate(_ derivation: String, of object: ManagedObject, attribute: AttributeDescription, slot: Int) throws -> Value {
+    /// The value of the derived attribute in `slot` (its description is read only to compile
+    /// it, and to convert a result of another type).
+    static func evaluate(of object: ManagedObject, slot: Int) throws -> Value {
         guard let context = object.managedObjectContext else { throw ObjectStoreError.objectNotFound(object.objectID) }
         let key = Key(entity: object.entity.identity, slot: slot)
         let compiled: Compiled
         if let cached = context.compiledDerivations[key] {
             compiled = cached
         } else {
+            guard let derivation = object.entity.properties[slot].attribute?.derivation else { return .null }
             switch try Derivation(derivation) {
             case .predicate(let predicate):
                 let test = context.compiler.compile(predicate, entity: object.entity)
@@ -84,6 +87,8 @@ enum DerivedAttributes {
         } else {
             value = try compiled.closure(object, scope).sortValue
         }
+        if let type = object.entity.attributeType(ofSlot: slot), value.fits(type) { return value }
+        guard let attribute = object.entity.properties[slot].attribute else { return value }
         return (try? ManagedObject.coerce(value, to: attribute, entity: object.entity.name)) ?? value
     }
 }

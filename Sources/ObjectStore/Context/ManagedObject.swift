@@ -148,8 +148,7 @@ open class ManagedObject {
             try fireFault()
             return slots[index].value
         case .derivedAttribute:
-            guard let attribute = entity.properties[index].attribute, let derivation = attribute.derivation else { return .null }
-            return try DerivedAttributes.evaluate(derivation, of: self, attribute: attribute, slot: index)
+            return try DerivedAttributes.evaluate(of: self, slot: index)
         case .toOne, .toMany:
             let key = entity.properties[index].name
             throw ObjectStoreError.wrongType(entity: entity.name, key: key, expected: "an attribute key", given: "relationship '\(key)'; use object(forKey:) or objects(forKey:)")

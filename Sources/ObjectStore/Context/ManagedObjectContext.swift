@@ -135,7 +135,7 @@ public final class ManagedObjectContext {
     /// Loads a fault's values from the parent context or the store, with the rest of its
     /// batch when it has one.
     func fulfillFault(_ object: ManagedObject) throws {
-        if let batch = faultBatches.removeValue(forKey: object.objectID) {
+        if !faultBatches.isEmpty, let batch = faultBatches.removeValue(forKey: object.objectID) {
             for id in batch where id != object.objectID {
                 faultBatches[id] = nil
                 if let other = registered[id], other.faultState, let snapshot = try? savedSnapshot(for: id) {

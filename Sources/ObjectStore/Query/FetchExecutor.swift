@@ -186,14 +186,11 @@ struct FetchExecutor {
             // deletion); the others may take the store's verdict.
             let decided = !scan.verdicts.isEmpty
             let registeredKeys = decided ? context.registered.permanentKeys(in: idScope) : []
-            /// A matching row's saved state, decoded whole when asked for.
+            /// A matching row's saved state, decoded whole when asked for (the closures share
+            /// one reference to the scan: capturing it, a struct of arrays, copied it per match).
+            let rowsOfEntity = SavedRows(scan: scan, initial: initial, stored: stored)
             func saved(_ index: Int) -> () throws -> (slots: [SlotValue], version: Int64) {
-                {
-                    var slots = try scan.slots(at: index)
-                    if slots.count != initial.count { slots = initial }
-                    for (slot, isStored) in stored.enumerated() where !isStored { slots[slot] = initial[slot] }
-                    return (slots, scan.rows[index].version)
-                }
+                { try rowsOfEntity.state(at: index) }
             }
             for index in scan.rows.indices {
                 if decided, registeredKeys.isEmpty || !registeredKeys.contains(scan.rows[index].key) {
@@ -235,6 +232,31 @@ struct FetchExecutor {
             for object in context.insertedObjects(ofEntities: Set(entities.map(\.name))) where try test(object, scope) {
                 try match(object.objectID, object, nil)
             }
+        }
+    }
+
+    /// The rows of one entity a scan listed, and how a matching one becomes saved state.
+    private final class SavedRows {
+        let scan: RowScan
+        let initial: [SlotValue]
+        /// Per slot, whether stores write it (transient and derived values start initial).
+        let stored: [Bool]
+        let allStored: Bool
+
+        init(scan: RowScan, initial: [SlotValue], stored: [Bool]) {
+            self.scan = scan
+            self.initial = initial
+            self.stored = stored
+            allStored = !stored.contains(false)
+        }
+
+        func state(at index: Int) throws -> (slots: [SlotValue], version: Int64) {
+            var slots = try scan.slots(at: index)
+            if slots.count != initial.count { slots = initial }
+            if !allStored {
+                for (slot, isStored) in stored.enumerated() where !isStored { slots[slot] = initial[slot] }
+            }
+            return (slots, scan.rows[index].version)
         }
     }
 
