@@ -270,6 +270,8 @@ enum ListCommand {
         return order.map { ($0, groups[$0] ?? []) }
     }
 
+    static let priorityLetters = ["", "L", "M", "H"]
+
     /// The table's lines: the header first, then a line per view.
     static func render(_ views: [TaskView], app: App, indent: String, omitting omitted: String?) -> [String] {
         let relative = app.relative
@@ -281,7 +283,8 @@ enum ListCommand {
         let rows: [[String]] = views.map { view in
             // A done task is not overdue: its column says when it was done.
             let when = view.status == "done" ? view.completed.map { "done " + relative.day($0) } ?? "done" : view.due.map(relative.describe) ?? ""
-            var row = [String(view.id), ["", "L", "M", "H"][Int(min(3, max(0, view.priority)))], when, view.location ?? ""]
+            var row = [String(view.id), priorityLetters[Int(min(3, max(0, view.priority)))], when, view.location ?? ""]
+            row.reserveCapacity(6)
             if showProject { row.append(view.project ?? "") }
             var text = view.text
             if view.status == "done" { text = "✓ " + text }

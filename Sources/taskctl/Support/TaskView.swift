@@ -311,18 +311,23 @@ struct Table {
         // A line break or escape sequence in a cell would break the table: shown, not obeyed.
         // Each cell's width is counted once (in characters; printable ASCII by its bytes).
         var rows = rows
-        var cellWidths: [[Int]] = []
-        cellWidths.reserveCapacity(rows.count)
-        for r in rows.indices {
-            cellWidths.append(rows[r].indices.map { i in
-                if let width = Terminal.printableASCIIWidth(rows[r][i]) { return width }
-                rows[r][i] = Terminal.visible(rows[r][i])
-                return rows[r][i].count
-            })
-        }
+        // Cell widths in one flat array, row by row (cells past the headers' count are
+        // never shown).
+        let columns = headers.count
+        var cellWidths = [Int](repeating: 0, count: rows.count * columns)
         var widths = headers.map(\.count)
-        for row in cellWidths {
-            for (i, width) in row.enumerated() where i < widths.count { widths[i] = max(widths[i], width) }
+        for r in rows.indices {
+            for i in 0..<min(columns, rows[r].count) {
+                var width = 0
+                if let ascii = Terminal.printableASCIIWidth(rows[r][i]) {
+                    width = ascii
+                } else {
+                    rows[r][i] = Terminal.visible(rows[r][i])
+                    width = rows[r][i].count
+                }
+                cellWidths[r * columns + i] = width
+                widths[i] = max(widths[i], width)
+            }
         }
         var shown = Array(headers.indices)
         func fixedWidth() -> Int {
@@ -352,9 +357,12 @@ struct Table {
             line.removeAll(keepingCapacity: true)
             var first = true
             for i in shown where i < row.count {
-                if !first { line.append(contentsOf: [0x20, 0x20]) }
+                if !first {
+                    line.append(0x20)
+                    line.append(0x20)
+                }
                 first = false
-                let count = cellWidths[r][i], w = widths[i]
+                let count = cellWidths[r * columns + i], w = widths[i]
                 if let style {
                     line.append(contentsOf: style(r, i, fit(row[i], count, w)).utf8)
                 } else if count > w {
@@ -362,7 +370,7 @@ struct Table {
                     line.append(contentsOf: "…".utf8)
                 } else {
                     line.append(contentsOf: row[i].utf8)
-                    line.append(contentsOf: repeatElement(0x20, count: w - count))
+                    for _ in count..<w { line.append(0x20) }
                 }
             }
             // Trailing spaces go (padding, and a cell's own), as the header's do.
