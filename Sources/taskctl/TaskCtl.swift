@@ -55,8 +55,8 @@ enum TaskCtl {
             }
             do {
                 try dispatch(command, rest, app)
-                FileHandle.standardOutput.write(Data(app.output.out.utf8))
-                FileHandle.standardError.write(Data(app.output.err.utf8))
+                Output.write(app.output.out, to: STDOUT_FILENO)
+                Output.write(app.output.err, to: STDERR_FILENO)
                 // The process ends next: freeing every object of a large list one by one
                 // would only delay that.
                 keptUntilExit = app

@@ -64,7 +64,7 @@ enum Snippets {
         let tasks = try container.viewContext.fetch(FetchRequest(entityName: "Task"))
     }
 
-    /// docs/context.md, line 40.
+    /// docs/context.md, line 46.
     static func context_3() async throws {
         let coordinator = try SnippetEnvironment.coordinator()
         let context = try SnippetEnvironment.context()
@@ -82,14 +82,14 @@ enum Snippets {
         let urgent = try context.fetch(TaskItem.self, where: "priority >= %d", 2)   // [TaskItem]
     }
 
-    /// docs/context.md, line 110.
+    /// docs/context.md, line 116.
     static func context_4() async throws {
         let model = try SnippetEnvironment.model()
         let storeURL = SnippetEnvironment.storeURL()
         let cache = try PersistentStoreCoordinator(model: model, storeURL: URL(fileURLWithPath: "cache.store"), durability: .normal)
     }
 
-    /// docs/context.md, line 173.
+    /// docs/context.md, line 179.
     static func context_5() async throws {
         let context = try SnippetEnvironment.context()
         let otherContext = try SnippetEnvironment.context()
@@ -102,7 +102,7 @@ enum Snippets {
         }
     }
 
-    /// docs/context.md, line 186.
+    /// docs/context.md, line 192.
     static func context_6() async throws {
         let coordinator = try SnippetEnvironment.coordinator()
         let context = try SnippetEnvironment.context()
@@ -114,7 +114,7 @@ enum Snippets {
         }
     }
 
-    /// docs/context.md, line 200.
+    /// docs/context.md, line 206.
     static func context_7() async throws {
         let model = try SnippetEnvironment.model()
         let coordinator = try SnippetEnvironment.coordinator()

@@ -132,8 +132,9 @@ open class ManagedObject {
     /// slot found on an ancestor entity is valid for its sub-entities' objects.
     ///
     /// ```swift
-    /// let title = try #require(taskEntity.slot(of: "title"))
-    /// let titles = try tasks.map { try $0.value(atSlot: title) }
+    /// if let title = taskEntity.slot(of: "title") {
+    ///     let titles = try tasks.map { try $0.value(atSlot: title) }
+    /// }
     /// ```
     ///
     /// - Throws: ``ObjectStoreError/unknownKey(entity:key:suggestion:)`` for a slot the entity

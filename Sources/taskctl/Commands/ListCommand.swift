@@ -94,9 +94,7 @@ enum ListCommand {
                 next += group.views.count
             }
         } else {
-            let lines = render(views, app: app, indent: "", omitting: nil)
-            for line in lines { app.output.line(line) }
-            app.keptUntilExit.append(lines)
+            write(views, app: app)
         }
     }
 
@@ -274,6 +272,21 @@ enum ListCommand {
 
     /// The table's lines: the header first, then a line per view.
     static func render(_ views: [TaskView], app: App, indent: String, omitting omitted: String?) -> [String] {
+        let (table, paint) = table(views, app: app, omitting: omitted)
+        var lines = table.render(width: app.terminal.width - indent.count, style: paint)
+        if !lines.isEmpty { lines[0] = app.terminal.paint(lines[0], .bold) }
+        return indent.isEmpty ? lines : lines.map { indent + $0 }
+    }
+
+    /// The table written straight to the output, line by line.
+    static func write(_ views: [TaskView], app: App) {
+        let (table, paint) = table(views, app: app, omitting: nil)
+        app.output.reserve(lines: views.count + 1, width: 100)
+        table.render(width: app.terminal.width, style: paint, header: { app.output.line(app.terminal.paint($0, .bold)) }, row: { app.output.line(bytes: $0) })
+    }
+
+    /// The table of the views and how its cells are painted.
+    static func table(_ views: [TaskView], app: App, omitting omitted: String?) -> (Table, ((Int, Int, String) -> String)?) {
         let relative = app.relative
         let showProject = views.contains { $0.project != nil }
         var headers = ["ID", "Pri", "Due", "Location"]
@@ -306,8 +319,6 @@ enum ListCommand {
             if done[row] { return app.terminal.paint(cell, .dim) }
             return cell
         }
-        var lines = table.render(width: app.terminal.width - indent.count, style: paint)
-        if !lines.isEmpty { lines[0] = app.terminal.paint(lines[0], .bold) }
-        return indent.isEmpty ? lines : lines.map { indent + $0 }
+        return (table, paint)
     }
 }

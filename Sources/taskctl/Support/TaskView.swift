@@ -307,7 +307,17 @@ struct Table {
     /// The lines, header first. `style` (row, column, padded cell) may paint a cell; without
     /// it cells are copied into each line as they are.
     func render(width: Int, style: ((Int, Int, String) -> String)? = nil) -> [String] {
-        guard !headers.isEmpty else { return [] }
+        var lines: [String] = []
+        lines.reserveCapacity(rows.count + 1)
+        render(width: width, style: style, header: { lines.append($0) }, row: { lines.append(String(decoding: $0, as: UTF8.self)) })
+        return lines
+    }
+
+    /// The lines handed over one by one: the header as a string, each row as its UTF-8
+    /// bytes (valid only during the call), so a long list goes to the output without a
+    /// string per line.
+    func render(width: Int, style: ((Int, Int, String) -> String)? = nil, header: (String) -> Void, row emit: (UnsafeBufferPointer<UInt8>) -> Void) {
+        guard !headers.isEmpty else { return }
         // A line break or escape sequence in a cell would break the table: shown, not obeyed.
         // Each cell's width is counted once (in characters; printable ASCII by its bytes).
         var rows = rows
@@ -345,8 +355,7 @@ struct Table {
             if count > w { return String(s.prefix(max(0, w - 1))) + "…" }
             return count == w ? s : s + String(repeating: " ", count: w - count)
         }
-        var lines = [shown.map { fit(headers[$0], headers[$0].count, widths[$0]) }.joined(separator: "  ").trimmingTrailingSpaces()]
-        lines.reserveCapacity(rows.count + 1)
+        header(shown.map { fit(headers[$0], headers[$0].count, widths[$0]) }.joined(separator: "  ").trimmingTrailingSpaces())
         let lineWidth = shown.map { widths[$0] + 2 }.reduce(0, +)
         // Each line is built as UTF-8 bytes and made a string once: a string per padded
         // cell, then per line, was a fifth of listing 10,000 tasks, and appending to a
@@ -375,9 +384,8 @@ struct Table {
             }
             // Trailing spaces go (padding, and a cell's own), as the header's do.
             while line.last == 0x20 { line.removeLast() }
-            lines.append(String(decoding: line, as: UTF8.self))
+            line.withUnsafeBufferPointer(emit)
         }
-        return lines
     }
 }
 

@@ -108,4 +108,36 @@ struct Output {
         out += "\n"
     }
     mutating func warn(_ text: String) { err += text + "\n" }
+
+    /// A line given as UTF-8 bytes (a table row): appended as it is when not sanitizing.
+    mutating func line(bytes: UnsafeBufferPointer<UInt8>) {
+        let text = String(decoding: bytes, as: UTF8.self)
+        line(text)
+    }
+
+    /// Room for about this many lines of this width, so a long listing grows its output once.
+    mutating func reserve(lines: Int, width: Int) {
+        out.reserveCapacity(out.utf8.count + lines * (width + 1))
+    }
+
+    /// Writes text to a file descriptor from the string's own bytes (a list of 100,000
+    /// tasks is 10 MB: copying it into `Data` first cost as much again in fresh memory).
+    static func write(_ text: String, to descriptor: Int32) {
+        var text = text
+        text.withUTF8 { buffer in
+            guard let base = buffer.baseAddress else { return }
+            var offset = 0
+            while offset < buffer.count {
+                let written = systemWrite(descriptor, base + offset, buffer.count - offset)
+                if written < 0 && errno == EINTR { continue }
+                guard written > 0 else { return }
+                offset += written
+            }
+        }
+    }
+}
+
+/// The C library's `write(2)` (inside `Output`, `write` names its own method).
+private func systemWrite(_ descriptor: Int32, _ bytes: UnsafePointer<UInt8>, _ count: Int) -> Int {
+    write(descriptor, bytes, count)
 }
