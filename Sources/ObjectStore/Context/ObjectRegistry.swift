@@ -78,6 +78,13 @@ struct ObjectRegistry: Sequence {
         recent = [ManagedObject?](repeating: nil, count: recent.count)
     }
 
+    /// Makes room for `count` more objects at once (a fetch about to make many: growing the
+    /// table step by step rehashed it a dozen times on the way to 100,000).
+    mutating func reserveCapacity(forMore count: Int) {
+        guard count > 1_024 else { return }
+        objects.reserveCapacity(objects.count + count)
+    }
+
     /// Lets go of the recently registered objects too (for tests and memory pressure).
     mutating func forgetRecent() {
         recent = [ManagedObject?](repeating: nil, count: recent.count)

@@ -47,7 +47,7 @@ struct FetchExecutor {
         if let predicate = request.predicate {
             // The entity and class of the last match's ID, looked up once per entity.
             var made: (name: String, entity: EntityDescription, objectClass: ManagedObject.Type)?
-            try forEachMatch(of: predicate, entity: entity) { id, registered, snapshot in
+            try forEachMatch(of: predicate, entity: entity, makingObjects: true) { id, registered, snapshot in
                 if let registered {
                     objects.append(registered)
                 } else if let snapshot {
@@ -107,13 +107,14 @@ struct FetchExecutor {
 
     /// Calls `match` for each candidate the predicate accepts: with its registered object, or
     /// with the saved row of an unregistered one, which is tested through one scratch object
-    /// per entity (nothing is registered or made per row).
-    func forEachMatch(of predicate: ObjectPredicate, entity: EntityDescription,
+    /// per entity (nothing is registered or made per row). `makesObjects`: the caller
+    /// registers an object per match (the registry makes room for them at once).
+    func forEachMatch(of predicate: ObjectPredicate, entity: EntityDescription, makingObjects makesObjects: Bool = false,
                       _ match: (ObjectID, ManagedObject?, (() throws -> (slots: [SlotValue], version: Int64))?) throws -> Void) throws {
         let test = try context.compiled(predicate, entity: entity)
         let scope = context.evaluationScope()
         if context.parent == nil, let scanning = context.coordinator.store as? RowScanning {
-            return try forEachMatch(scanning, test: test, scope: scope, predicate: predicate, entity: entity, match)
+            return try forEachMatch(scanning, test: test, scope: scope, predicate: predicate, entity: entity, makingObjects: makesObjects, match)
         }
         var probes: [String: ManagedObject] = [:]
         // Comparisons of attributes with constants, per entity: tested on the slots.
@@ -154,7 +155,7 @@ struct FetchExecutor {
     /// only as far as the predicate reads it, into one scratch object per entity, and fully
     /// only when it matches.
     private func forEachMatch(_ scanning: RowScanning, test: PredicateClosure, scope: EvaluationScope, predicate: ObjectPredicate,
-                              entity: EntityDescription,
+                              entity: EntityDescription, makingObjects makesObjects: Bool,
                               _ match: (ObjectID, ManagedObject?, (() throws -> (slots: [SlotValue], version: Int64))?) throws -> Void) throws {
         _ = try self.entity()
         context.processPendingChanges()
@@ -170,6 +171,10 @@ struct FetchExecutor {
             let prefilter = direct == nil ? SlotPredicate.prefilter(predicate, entity: rowEntity) : nil
             let scan = try scanning.scanRows(ofEntity: rowEntity.name, deciding: direct ?? prefilter)
             guard !scan.rows.isEmpty else { continue }
+            // At most the rows the columns did not reject become objects.
+            if makesObjects {
+                context.registered.reserveCapacity(forMore: scan.verdicts.isEmpty ? scan.rows.count : scan.verdicts.lazy.filter { $0 != 2 }.count)
+            }
             let initial = rowEntity.properties.map(SlotValue.initial(for:))
             // Stores do not write transient and derived values: they start from their
             // initial values. A derived attribute may read any value, so it needs them all.
