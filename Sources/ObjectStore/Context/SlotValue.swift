@@ -17,7 +17,7 @@ public enum SlotValue: Sendable, Hashable {
     }
 
     /// The attribute value, or null for a relationship slot.
-    var value: Value {
+    public var value: Value {
         if case .value(let v) = self { return v }
         return .null
     }
