@@ -46,13 +46,16 @@ extension ManagedObjectContext {
         var rows: [FetchedValues] = []
         // Derived values of a row are computed on a scratch object per entity holding it.
         var probes: [String: ManagedObject] = [:]
-        let derived = slots.contains { entity.kind(ofSlot: $0) == .derivedAttribute }
+        let derivedSlots = slots.filter { entity.kind(ofSlot: $0) == .derivedAttribute }
+        let derived = !derivedSlots.isEmpty
+        // Every property in slot order: a row's decoded slots are the values as they are.
+        let everySlot = slots == Array(0..<entity.slotCount)
         try executor.forEachMatch(of: request.predicate ?? .constant(true), entity: entity) { id, registered, snapshot in
             if let registered {
                 rows.append(FetchedValues(objectID: id, values: try slots.map { try registered.slotValue(at: $0) }))
                 return
             }
-            guard let state = try snapshot?() else { return }
+            guard var state = try snapshot?() else { return }
             var probe: ManagedObject?
             if derived {
                 if let made = probes[id.entityName] {
@@ -65,6 +68,16 @@ extension ManagedObjectContext {
                 }
                 probe?.objectID = id
                 probe?.slots = state.slots
+            }
+            if everySlot, let probe, probe.entity.identity == entity.identity {
+                let computed = try derivedSlots.map { try probe.value(atSlot: $0) }
+                probe.slots = []  // the row's array is the values' now, changed in place
+                for (slot, value) in zip(derivedSlots, computed) where slot < state.slots.count { state.slots[slot] = .value(value) }
+                rows.append(FetchedValues(objectID: id, values: state.slots))
+                return
+            } else if everySlot, !derived, state.slots.count == slots.count {
+                rows.append(FetchedValues(objectID: id, values: state.slots))
+                return
             }
             rows.append(FetchedValues(objectID: id, values: try slots.map { slot in
                 if let probe, probe.entity.kind(ofSlot: slot) == .derivedAttribute {

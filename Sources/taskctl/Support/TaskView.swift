@@ -33,9 +33,13 @@ final class TaskView {
     /// Taskwarrior's urgency with its default coefficients (``Urgency``), as of `now`.
     var urgency: Double = 0
 
-    /// The slots of the attributes a view reads, found once per entity (a list reads them
-    /// for every task).
+    /// Where a view finds each property it reads: slots of the entity (reading objects) or
+    /// positions in ``Slots/names`` (reading ``FetchedValues``), found once per list.
     struct Slots {
+        /// The properties a view reads.
+        static let names = ["uuid", "title", "priority", "dueDate", "status", "isOverdue", "createdAt", "completedAt", "waitUntil",
+                            "scheduled", "startedAt", "recurrence", "until", "extras", "location", "project", "tags", "annotations"]
+
         let uuid, title, priority, dueDate, status, isOverdue, createdAt, completedAt: Int?
         let waitUntil, scheduled, startedAt, recurrence, until, extras: Int?
         let location, project, tags, annotations: Int?
@@ -47,47 +51,67 @@ final class TaskView {
         }
 
         init(_ entity: EntityDescription) {
-            location = entity.slot(of: "location")
-            project = entity.slot(of: "project")
-            tags = entity.slot(of: "tags")
-            annotations = entity.slot(of: "annotations")
-            uuid = entity.slot(of: "uuid")
-            title = entity.slot(of: "title")
-            priority = entity.slot(of: "priority")
-            dueDate = entity.slot(of: "dueDate")
-            status = entity.slot(of: "status")
-            isOverdue = entity.slot(of: "isOverdue")
-            createdAt = entity.slot(of: "createdAt")
-            completedAt = entity.slot(of: "completedAt")
-            waitUntil = entity.slot(of: "waitUntil")
-            scheduled = entity.slot(of: "scheduled")
-            startedAt = entity.slot(of: "startedAt")
-            recurrence = entity.slot(of: "recurrence")
-            until = entity.slot(of: "until")
-            extras = entity.slot(of: "extras")
+            self.init { entity.slot(of: $0) }
+        }
+
+        init(index: (String) -> Int?) {
+            location = index("location")
+            project = index("project")
+            tags = index("tags")
+            annotations = index("annotations")
+            uuid = index("uuid")
+            title = index("title")
+            priority = index("priority")
+            dueDate = index("dueDate")
+            status = index("status")
+            isOverdue = index("isOverdue")
+            createdAt = index("createdAt")
+            completedAt = index("completedAt")
+            waitUntil = index("waitUntil")
+            scheduled = index("scheduled")
+            startedAt = index("startedAt")
+            recurrence = index("recurrence")
+            until = index("until")
+            extras = index("extras")
         }
     }
 
-    init(_ task: ManagedObject, now: Date, slots known: Slots? = nil) throws {
+    convenience init(_ task: ManagedObject, now: Date, slots known: Slots? = nil) throws {
         let slots = known ?? Slots(task.entity)
+        try self.init(id: task.objectID, now: now, slots: slots, context: task.managedObjectContext,
+                      value: { slot in (try? task.value(atSlot: slot)) ?? .null },
+                      ids: { slot in try task.objectIDs(atSlot: slot) })
+    }
+
+    /// A view of a task read without its object (``ManagedObjectContext/fetchValues(_:properties:)``
+    /// with ``Slots/names``' properties the entity has, in that order).
+    convenience init(_ row: FetchedValues, now: Date, slots: Slots, context: ManagedObjectContext) throws {
+        try self.init(id: row.objectID, now: now, slots: slots, context: context,
+                      value: { position in position < row.values.count ? row.values[position].value : .null },
+                      ids: { position in position < row.values.count ? row.values[position].referencedIDs : [] })
+    }
+
+    /// `value` and `ids` read the property at an index of `slots`.
+    private init(id objectID: ObjectID, now: Date, slots: Slots, context: ManagedObjectContext?,
+                 value read: (Int) -> Value, ids readIDs: (Int) throws -> [ObjectID]) throws {
         func value(_ slot: Int?) -> Value {
             guard let slot else { return .null }
-            return (try? task.value(atSlot: slot)) ?? .null
+            return read(slot)
         }
-        id = task.objectID.primaryKey ?? 0
+        id = objectID.primaryKey ?? 0
         if case .uuid(let u) = value(slots.uuid) { uuidValue = u }
         if case .string(let s) = value(slots.title) { text = s } else { text = "" }
         if case .integer(let p) = value(slots.priority) { priority = p } else { priority = 0 }
         if case .date(let d) = value(slots.dueDate) { due = d }
         func ids(_ slot: Int?) throws -> [ObjectID] {
             guard let slot else { return [] }
-            return try task.objectIDs(atSlot: slot)
+            return try readIDs(slot)
         }
         /// The `name` of a related object, looked up once per object per list.
         func name(_ id: ObjectID) throws -> String? {
             if let known = slots.names.byID[id] { return known }
             var found: String?
-            if let context = task.managedObjectContext, case .string(let s) = try context.object(with: id)["name"] { found = s }
+            if let context, case .string(let s) = try context.object(with: id)["name"] { found = s }
             slots.names.byID[id] = found
             return found
         }
@@ -116,7 +140,7 @@ final class TaskView {
                 note["description"]?.stringValue.map { (note["entry"]?.stringValue.flatMap(TaskwarriorFormat.parseDate), $0) }
             }
         }
-        let notes = try (ids(slots.annotations).isEmpty ? [] : task.objects(forKey: "annotations")).compactMap { note -> (Date?, String)? in
+        let notes = try ids(slots.annotations).compactMap { id -> ManagedObject? in try context?.object(with: id) }.compactMap { note -> (Date?, String)? in
             guard case .string(let text) = note["text"] else { return nil }
             if case .date(let entry) = note["entry"] { return (entry, text) }
             return (nil, text)
@@ -127,6 +151,18 @@ final class TaskView {
             }.map(\.element)
         }
         urgency = Urgency.of(self, now: now)
+    }
+
+    /// Views of the tasks a predicate matches, read as values: no managed object is made or
+    /// kept per task (a list of 100,000 tasks held 600 bytes of slots per object besides
+    /// its view).
+    static func fetch(_ context: ManagedObjectContext, where predicate: ObjectPredicate?, now: Date) throws -> [TaskView] {
+        guard let entity = context.model.entity(named: "Task") else { return [] }
+        // In slot order: with every property asked for, a row is read as it was decoded.
+        let names = Slots.names.compactMap { name in entity.slot(of: name).map { (name, $0) } }.sorted { $0.1 < $1.1 }.map(\.0)
+        let slots = Slots { names.firstIndex(of: $0) }
+        let rows = try context.fetchValues(FetchRequest(entityName: "Task", predicate: predicate), properties: names)
+        return try rows.map { try TaskView($0, now: now, slots: slots, context: context) }
     }
 
     /// Views of many tasks, the attributes' slots found once.
