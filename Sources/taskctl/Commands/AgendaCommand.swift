@@ -18,7 +18,7 @@ enum AgendaCommand {
             return n
         } ?? 4
         let context = try app.context(readOnly: true)
-        let pending = try TaskView.fetch(context, where: try ObjectPredicate("status == 'pending'"), now: app.now)
+        let pending = try TaskView.fetch(context, where: try ObjectPredicate("status == 'pending'"), app: app)
         let relative = app.relative
         let calendar = relative.calendar
         let today = calendar.startOfDay(for: app.now)

@@ -44,7 +44,7 @@ enum ListCommand {
 
         let context = try app.context(readOnly: true)
         let predicate = clauses.dropFirst().reduce(clauses[0]) { .and($0, $1) }
-        var views = try TaskView.fetch(context, where: predicate, now: app.now)
+        var views = try TaskView.fetch(context, where: predicate, app: app)
         // Waiting tasks (Taskwarrior's wait:) stay out of the pending list until their date.
         if !args.has("all") && !args.has("done") { views.removeAll { ($0.wait ?? .distantPast) > app.now } }
         views = sorted(views, by: sort)

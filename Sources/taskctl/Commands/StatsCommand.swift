@@ -14,7 +14,7 @@ enum StatsCommand {
             return n
         } ?? 8
         let context = try app.context(readOnly: true)
-        let all = try TaskView.fetch(context, where: nil, now: app.now)
+        let all = try TaskView.fetch(context, where: nil, app: app)
         let pending = all.filter { $0.status == "pending" }
         let done = all.filter { $0.status == "done" }
         let calendar = Calendar.taskctl(in: app.timeZone)

@@ -156,13 +156,13 @@ final class TaskView {
     /// Views of the tasks a predicate matches, read as values: no managed object is made or
     /// kept per task (a list of 100,000 tasks held 600 bytes of slots per object besides
     /// its view).
-    static func fetch(_ context: ManagedObjectContext, where predicate: ObjectPredicate?, now: Date) throws -> [TaskView] {
+    static func fetch(_ context: ManagedObjectContext, where predicate: ObjectPredicate?, app: App) throws -> [TaskView] {
         guard let entity = context.model.entity(named: "Task") else { return [] }
         // In slot order: with every property asked for, a row is read as it was decoded.
         let names = Slots.names.compactMap { name in entity.slot(of: name).map { (name, $0) } }.sorted { $0.1 < $1.1 }.map(\.0)
         let slots = Slots { names.firstIndex(of: $0) }
         let rows = try context.fetchValues(FetchRequest(entityName: "Task", predicate: predicate), properties: names)
-        return try rows.map { try TaskView($0, now: now, slots: slots, context: context) }
+        return try rows.map { try TaskView($0, now: app.now, slots: slots, context: context) }
     }
 
     /// Views of many tasks, the attributes' slots found once.
