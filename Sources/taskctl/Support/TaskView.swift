@@ -161,8 +161,16 @@ final class TaskView {
         // In slot order: with every property asked for, a row is read as it was decoded.
         let names = Slots.names.compactMap { name in entity.slot(of: name).map { (name, $0) } }.sorted { $0.1 < $1.1 }.map(\.0)
         let slots = Slots { names.firstIndex(of: $0) }
-        let rows = try context.fetchValues(FetchRequest(entityName: "Task", predicate: predicate), properties: names)
-        return try rows.map { try TaskView($0, now: app.now, slots: slots, context: context) }
+        var rows = try context.fetchValues(FetchRequest(entityName: "Task", predicate: predicate), properties: names)
+        // Each row is let go once its view is made, so the views (and the table after them)
+        // reuse its memory instead of new pages.
+        var views: [TaskView] = []
+        views.reserveCapacity(rows.count)
+        while let row = rows.popLast() {
+            views.append(try TaskView(row, now: app.now, slots: slots, context: context))
+        }
+        views.reverse()
+        return views
     }
 
     /// Views of many tasks, the attributes' slots found once.
