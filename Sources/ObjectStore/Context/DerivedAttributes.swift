@@ -64,21 +64,7 @@ enum DerivedAttributes {
     /// it, and to convert a result of another type).
     static func evaluate(of object: ManagedObject, slot: Int) throws -> Value {
         guard let context = object.managedObjectContext else { throw ObjectStoreError.objectNotFound(object.objectID) }
-        let key = Key(entity: object.entity.identity, slot: slot)
-        let compiled: Compiled
-        if let cached = context.compiledDerivations[key] {
-            compiled = cached
-        } else {
-            guard let derivation = object.entity.properties[slot].attribute?.derivation else { return .null }
-            switch try Derivation(derivation) {
-            case .predicate(let predicate):
-                let test = context.compiler.compile(predicate, entity: object.entity)
-                compiled = Compiled(closure: { object, scope in .value(.bool(try test(object, scope))) }, predicate: predicate)
-            case .expression(let expression):
-                compiled = Compiled(closure: context.compiler.compile(expression, entity: object.entity), predicate: nil)
-            }
-            context.compiledDerivations[key] = compiled
-        }
+        guard let compiled = try compiled(in: context, entity: object.entity, slot: slot) else { return .null }
         try object.fireFault()
         let scope = context.evaluationScope()
         let value: Value
@@ -87,8 +73,40 @@ enum DerivedAttributes {
         } else {
             value = try compiled.closure(object, scope).sortValue
         }
-        if let type = object.entity.attributeType(ofSlot: slot), value.fits(type) { return value }
-        guard let attribute = object.entity.properties[slot].attribute else { return value }
-        return (try? ManagedObject.coerce(value, to: attribute, entity: object.entity.name)) ?? value
+        return converted(value, entity: object.entity, slot: slot)
+    }
+
+    /// The derivation of an entity's slot, compiled once per context.
+    static func compiled(in context: ManagedObjectContext, entity: EntityDescription, slot: Int) throws -> Compiled? {
+        let key = Key(entity: entity.identity, slot: slot)
+        if let cached = context.compiledDerivations[key] { return cached }
+        guard let derivation = entity.properties[slot].attribute?.derivation else { return nil }
+        let compiled: Compiled
+        switch try Derivation(derivation) {
+        case .predicate(let predicate):
+            let test = context.compiler.compile(predicate, entity: entity)
+            compiled = Compiled(closure: { object, scope in .value(.bool(try test(object, scope))) }, predicate: predicate)
+        case .expression(let expression):
+            compiled = Compiled(closure: context.compiler.compile(expression, entity: entity), predicate: nil)
+        }
+        context.compiledDerivations[key] = compiled
+        return compiled
+    }
+
+    /// A value of the attribute's type: as it is, or converted by its description.
+    static func converted(_ value: Value, entity: EntityDescription, slot: Int) -> Value {
+        if let type = entity.attributeType(ofSlot: slot), value.fits(type) { return value }
+        guard let attribute = entity.properties[slot].attribute else { return value }
+        return (try? ManagedObject.coerce(value, to: attribute, entity: entity.name)) ?? value
+    }
+
+    /// The derived attribute of `slot` computed straight from rows' slots, at one reading of
+    /// the clock (a fetch reading many rows), when its derivation is a slot test; nil when
+    /// it needs an object.
+    static func rowEvaluator(in context: ManagedObjectContext, entity: EntityDescription, slot: Int, now: Date) throws -> (([SlotValue]) throws -> Value)? {
+        guard let compiled = try compiled(in: context, entity: entity, slot: slot),
+            let test = compiled.slotTest(at: now, entity: entity)
+        else { return nil }
+        return { slots in converted(.bool(try test.matches(slots)), entity: entity, slot: slot) }
     }
 }

@@ -17,7 +17,8 @@ extension ManagedObjectContext {
     /// results read rows, not objects): a listing of 100,000 objects neither registers nor
     /// keeps them. Objects the context has are read as they are, unsaved changes included,
     /// and inserted objects are included, as ``fetch(_:)`` includes them; the order, offset
-    /// and limit are the request's.
+    /// and limit are the request's. Derived values of the rows read are computed at one
+    /// reading of the coordinator's clock.
     ///
     /// ```swift
     /// let rows = try context.fetchValues(FetchRequest(entityName: "Task"), properties: ["title", "priority", "location"])
@@ -47,6 +48,11 @@ extension ManagedObjectContext {
         // Derived values of a row are computed on a scratch object per entity holding it.
         var probes: [String: ManagedObject] = [:]
         let derivedSlots = slots.filter { entity.kind(ofSlot: $0) == .derivedAttribute }
+        // Derivations that are slot tests are computed from the row directly, at one reading
+        // of the clock for the whole fetch; the others on the scratch object.
+        let now = evaluationScope().now
+        let rowEvaluators = try derivedSlots.map { try DerivedAttributes.rowEvaluator(in: self, entity: entity, slot: $0, now: now) }
+        let needsProbe = rowEvaluators.contains { $0 == nil }
         let derived = !derivedSlots.isEmpty
         // Every property in slot order: a row's decoded slots are the values as they are.
         let everySlot = slots == Array(0..<entity.slotCount)
@@ -56,6 +62,12 @@ extension ManagedObjectContext {
                 return
             }
             guard var state = try snapshot?() else { return }
+            if everySlot, !needsProbe, state.slots.count == slots.count, id.entityName == entity.name {
+                let computed = try rowEvaluators.map { try $0?(state.slots) ?? .null }
+                for (slot, value) in zip(derivedSlots, computed) { state.slots[slot] = .value(value) }
+                rows.append(FetchedValues(objectID: id, values: state.slots))
+                return
+            }
             var probe: ManagedObject?
             if derived {
                 if let made = probes[id.entityName] {
