@@ -52,12 +52,49 @@ indirect enum SlotPredicate {
             let test = PredicateCompiler.test(for: c.op, options: c.options, constantRight: rightConstant)
             if let index = slot(c.lhs), let value = constant(c.rhs) {
                 // A to-many value on the left would mean ANY; an attribute is never one.
-                self = .compare(slot: index, op: c.op, test: test, constant: value, slotOnLeft: true)
+                let fast = c.options.isEmpty ? Self.directTest(c.op, value, generic: test) : nil
+                self = .compare(slot: index, op: c.op, test: fast ?? test, constant: value, slotOnLeft: true)
             } else if let value = constant(c.lhs), let index = slot(c.rhs), c.op != .contains, c.op != .in {
                 self = .compare(slot: index, op: c.op, test: test, constant: value, slotOnLeft: false)
             } else {
                 return nil
             }
+        }
+    }
+
+    /// The comparison of a value with a constant for the most common cases (a string equal
+    /// to a constant, a value nil or not, a date before or after a constant), without the
+    /// general comparison's folding and pairing of operands; other values go to `generic`.
+    /// Each case gives what the general comparison gives (NaN dates included: `<=` is "not
+    /// after").
+    static func directTest(_ op: PredicateComparison.Operator, _ constant: Operand,
+                           generic: @escaping (Operand, Operand) throws -> Bool) -> ((Operand, Operand) throws -> Bool)? {
+        guard case .value(let right) = constant else { return nil }
+        switch (op, right) {
+        case (.equal, .null), (.notEqual, .null):
+            let equal = op == .equal
+            return { l, r in
+                guard case .value(let value) = l else { return try generic(l, r) }
+                return value.isNull == equal
+            }
+        case (.equal, .string(let text)), (.notEqual, .string(let text)):
+            let equal = op == .equal
+            return { l, r in
+                guard case .value(.string(let value)) = l else { return try generic(l, r) }
+                return (value == text) == equal
+            }
+        case (.less, .date(let date)), (.lessOrEqual, .date(let date)), (.greater, .date(let date)), (.greaterOrEqual, .date(let date)):
+            return { l, r in
+                guard case .value(.date(let value)) = l else { return try generic(l, r) }
+                switch op {
+                case .less: return value < date
+                case .lessOrEqual: return !(value > date)
+                case .greater: return value > date
+                default: return !(value < date)
+                }
+            }
+        default:
+            return nil
         }
     }
 

@@ -296,8 +296,12 @@ enum ListCommand {
         let rows: [[String]] = views.map { view in
             // A done task is not overdue: its column says when it was done.
             let when = view.status == "done" ? view.completed.map { "done " + relative.day($0) } ?? "done" : view.due.map(relative.describe) ?? ""
-            var row = [String(view.id), priorityLetters[Int(min(3, max(0, view.priority)))], when, view.location ?? ""]
+            var row: [String] = []
             row.reserveCapacity(6)
+            row.append(String(view.id))
+            row.append(priorityLetters[Int(min(3, max(0, view.priority)))])
+            row.append(when)
+            row.append(view.location ?? "")
             if showProject { row.append(view.project ?? "") }
             var text = view.text
             if view.status == "done" { text = "✓ " + text }
