@@ -28,10 +28,13 @@ struct FetchExecutor {
         let entities = request.includesSubentities ? model.entityAndDescendants(of: entity.name) : [entity]
         let names = Set(entities.map(\.name))
         var ids: [ObjectID] = []
+        let skipsDeleted = request.includesPendingChanges && !context.deletedSet.isEmpty
         for entity in entities {
-            for id in try context.savedObjectIDs(ofEntity: entity.name) {
-                if request.includesPendingChanges && context.deletedSet.contains(id) { continue }
-                ids.append(id)
+            let saved = try context.savedObjectIDs(ofEntity: entity.name)
+            if skipsDeleted {
+                ids.append(contentsOf: saved.lazy.filter { !context.deletedSet.contains($0) })
+            } else {
+                ids.append(contentsOf: saved)
             }
         }
         if request.includesPendingChanges {
@@ -119,10 +122,18 @@ struct FetchExecutor {
         var probes: [String: ManagedObject] = [:]
         // Comparisons of attributes with constants, per entity: tested on the slots.
         var directs: [String: SlotPredicate?] = [:]
+        // The last entity's, without hashing its name per object.
+        var last: (identity: ObjectIdentifier, direct: SlotPredicate?)?
         func direct(_ entity: EntityDescription) -> SlotPredicate? {
-            if let known = directs[entity.name] { return known }
-            let made = SlotPredicate(predicate, entity: entity)
-            directs[entity.name] = made
+            if let last, last.identity == entity.identity { return last.direct }
+            let made: SlotPredicate?
+            if let known = directs[entity.name] {
+                made = known
+            } else {
+                made = SlotPredicate(predicate, entity: entity)
+                directs[entity.name] = made
+            }
+            last = (entity.identity, made)
             return made
         }
         for id in try candidateIDs() {
