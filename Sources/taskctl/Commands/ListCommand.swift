@@ -280,9 +280,94 @@ enum ListCommand {
 
     /// The table written straight to the output, line by line.
     static func write(_ views: [TaskView], app: App) {
+        if writePlain(views, app: app) { return }
         let (table, paint) = table(views, app: app, omitting: nil)
         app.output.reserve(lines: views.count + 1, width: 100)
         table.render(width: app.terminal.width, style: paint, header: { app.output.line(app.terminal.paint($0, .bold)) }, row: { app.output.line(bytes: $0) })
+    }
+
+    /// The table ``write(_:app:)`` would write, written from the views' fields as bytes when
+    /// it is the plain case: no colour, every cell printable ASCII (no done task's check
+    /// mark), and every column fitting the width, so nothing is cut, dropped or shown in
+    /// caret notation. The same lines as ``Table`` makes, without a string per cell and an
+    /// array per row (making those was a fifth of listing 100,000 tasks). False, having
+    /// written nothing, in any other case.
+    static func writePlain(_ views: [TaskView], app: App) -> Bool {
+        guard !app.terminal.useColor, !views.isEmpty else { return false }
+        let relative = app.relative
+        let showProject = views.contains { $0.project != nil }
+        var headers = ["ID", "Pri", "Due", "Location"]
+        if showProject { headers.append("Project") }
+        headers.append("Text")
+        let text = headers.count - 1
+        var widths = headers.map(\.count)
+        var whens: [String] = []
+        whens.reserveCapacity(views.count)
+        func width(_ cell: String, _ column: Int) -> Bool {
+            guard let cellWidth = Terminal.printableASCIIWidth(cell) else { return false }
+            widths[column] = max(widths[column], cellWidth)
+            return true
+        }
+        for view in views {
+            guard view.status != "done" else { return false }
+            let when = view.due.map(relative.describe) ?? ""
+            whens.append(when)
+            widths[0] = max(widths[0], String(view.id).utf8.count)
+            widths[1] = max(widths[1], view.priority >= 1 ? 1 : 0)
+            guard width(when, 2), width(view.location ?? "", 3), !showProject || width(view.project ?? "", 4) else { return false }
+            guard var textWidth = Terminal.printableASCIIWidth(view.text) else { return false }
+            for tag in view.tags {
+                guard let tagWidth = Terminal.printableASCIIWidth(tag) else { return false }
+                textWidth += 2 + tagWidth
+            }
+            widths[text] = max(widths[text], textWidth)
+        }
+        // Table's sizing: the text column takes at least 10 characters; everything must fit.
+        let fixed = widths.dropLast().reduce(0, +) + 2 * (headers.count - 1)
+        widths[text] = max(10, widths[text])
+        guard fixed + widths[text] <= app.terminal.width else { return false }
+        var line: [UInt8] = []
+        line.reserveCapacity(fixed + widths[text] + 2)
+        func cell(_ bytes: String.UTF8View, _ column: Int, count: Int) {
+            if column > 0 {
+                line.append(0x20)
+                line.append(0x20)
+            }
+            line.append(contentsOf: bytes)
+            for _ in count..<widths[column] { line.append(0x20) }
+        }
+        func finish() {
+            while line.last == 0x20 { line.removeLast() }
+        }
+        for (column, header) in headers.enumerated() { cell(header.utf8, column, count: header.utf8.count) }
+        finish()
+        app.output.line(app.terminal.paint(String(decoding: line, as: UTF8.self), .bold))
+        app.output.reserve(lines: views.count, width: line.count + 40)
+        for (index, view) in views.enumerated() {
+            line.removeAll(keepingCapacity: true)
+            let id = String(view.id)
+            cell(id.utf8, 0, count: id.utf8.count)
+            let priority = priorityLetters[Int(min(3, max(0, view.priority)))]
+            cell(priority.utf8, 1, count: priority.utf8.count)
+            cell(whens[index].utf8, 2, count: whens[index].utf8.count)
+            let location = view.location ?? ""
+            cell(location.utf8, 3, count: location.utf8.count)
+            if showProject {
+                let project = view.project ?? ""
+                cell(project.utf8, 4, count: project.utf8.count)
+            }
+            line.append(0x20)
+            line.append(0x20)
+            line.append(contentsOf: view.text.utf8)
+            for tag in view.tags {
+                line.append(0x20)
+                line.append(UInt8(ascii: "#"))
+                line.append(contentsOf: tag.utf8)
+            }
+            finish()
+            line.withUnsafeBufferPointer { app.output.line(bytes: $0) }
+        }
+        return true
     }
 
     /// The table of the views and how its cells are painted.

@@ -92,7 +92,7 @@ final class TaskView {
     }
 
     /// `value` and `ids` read the property at an index of `slots`.
-    private init(id objectID: ObjectID, now: Date, slots: Slots, context: ManagedObjectContext?,
+    init(id objectID: ObjectID, now: Date, slots: Slots, context: ManagedObjectContext?,
                  value read: (Int) -> Value, ids readIDs: (Int) throws -> [ObjectID]) throws {
         func value(_ slot: Int?) -> Value {
             guard let slot else { return .null }
