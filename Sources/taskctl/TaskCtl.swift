@@ -55,8 +55,11 @@ enum TaskCtl {
             }
             do {
                 try dispatch(command, rest, app)
-                Output.write(app.output.out, to: STDOUT_FILENO)
+                // What the command did stands (it is saved); output that cannot be written is
+                // an error of its own.
+                let failed = Output.write(app.output.out, to: STDOUT_FILENO)
                 Output.write(app.output.err, to: STDERR_FILENO)
+                if let failed { return fail(.store("cannot write the output: \(failed)")) }
                 // The process ends next: freeing every object of a large list one by one
                 // would only delay that.
                 keptUntilExit = app

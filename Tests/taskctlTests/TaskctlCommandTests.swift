@@ -239,3 +239,27 @@ struct TaskctlCommandTests {
         #expect(FileManager.default.fileExists(atPath: t.directory.appendingPathComponent("xdg/taskctl/tasks.store").path))
     }
 }
+
+/// Output taskctl cannot write (a full disk) is an error with a non-zero exit, not a crash
+/// and not a silent success; what the command saved stays saved.
+@Suite struct OutputFailureTests {
+    @Test func aFullDiskForTheOutputIsAnErrorAndTheChangeStays() throws {
+        guard FileManager.default.isWritableFile(atPath: "/dev/full"), let binary = TaskctlRunner.binary,
+            let full = FileHandle(forWritingAtPath: "/dev/full")
+        else { return }
+        let t = try TaskctlRunner()
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = ["add", "Saved even though its confirmation cannot be printed"]
+        process.environment = t.environment
+        process.standardOutput = full
+        let err = Pipe()
+        process.standardError = err
+        try process.run()
+        process.waitUntilExit()
+        let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus == 2)
+        #expect(message.contains("cannot write the output"), "\(message)")
+        #expect(try t.ok("list").contains("Saved even though"))
+    }
+}

@@ -122,17 +122,20 @@ struct Output {
 
     /// Writes text to a file descriptor from the string's own bytes (a list of 100,000
     /// tasks is 10 MB: copying it into `Data` first cost as much again in fresh memory).
-    static func write(_ text: String, to descriptor: Int32) {
+    /// The error when not everything could be written (a full disk, a closed pipe).
+    @discardableResult
+    static func write(_ text: String, to descriptor: Int32) -> String? {
         var text = text
-        text.withUTF8 { buffer in
-            guard let base = buffer.baseAddress else { return }
+        return text.withUTF8 { buffer -> String? in
+            guard let base = buffer.baseAddress else { return nil }
             var offset = 0
             while offset < buffer.count {
                 let written = systemWrite(descriptor, base + offset, buffer.count - offset)
                 if written < 0 && errno == EINTR { continue }
-                guard written > 0 else { return }
+                guard written > 0 else { return written < 0 ? String(cString: strerror(errno)) : "nothing written" }
                 offset += written
             }
+            return nil
         }
     }
 }
