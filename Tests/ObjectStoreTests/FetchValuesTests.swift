@@ -9,9 +9,9 @@ import ObjectStoreModel
     static let properties = ["text", "priority", "dueDate", "status", "isOverdue", "doubled", "scratch", "location", "tags"]
 
     /// The same properties read from objects.
-    static func expected(_ objects: [ManagedObject]) throws -> [[SlotValue]] {
+    static func expected(_ objects: [ManagedObject], _ names: [String] = properties) throws -> [[SlotValue]] {
         try objects.map { object in
-            try properties.map { name in
+            try names.map { name in
                 switch object.entity.property(named: name) {
                 case .relationship(let relationship)?:
                     let ids = try object.objectIDs(forRelationship: name)
@@ -66,6 +66,11 @@ import ObjectStoreModel
                 #expect(values.map(\.values) == (try Self.expected(context.fetch(request))), "\(String(describing: predicate)) \(offset) \(limit)")
                 #expect(values.map(\.objectID) == (try context.fetch(request).map(\.objectID)))
             }
+            // Every property in slot order: rows are handed over as decoded, derived values
+            // (a slot test and an expression) filled in place.
+            let every = TestModel.model.entity(named: "Task")?.properties.map(\.name) ?? []
+            let all = FetchRequest(entityName: "Task", predicate: predicate)
+            #expect(try context.fetchValues(all, properties: every).map(\.values) == (try Self.expected(context.fetch(all), every)))
             var sorted = FetchRequest(entityName: "Task", predicate: predicate, sortDescriptors: [SortKey("priority", ascending: false), SortKey("text")])
             sorted.fetchLimit = 10
             #expect(try context.fetchValues(sorted, properties: Self.properties).map(\.objectID) == context.fetch(sorted).map(\.objectID))

@@ -56,6 +56,8 @@ struct FetchExecutor {
                 } else if let snapshot {
                     // Only matches become objects: faults (as Core Data fetches them) that
                     // keep the row already read, so using one reads nothing again.
+                    // Asked again: testing the predicate through relationships can register the
+                    // row's own object after forEachMatch found none (a key path back to it).
                     let object: ManagedObject
                     if let known = context.registeredObject(for: id) {
                         object = known

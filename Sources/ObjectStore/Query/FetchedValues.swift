@@ -45,16 +45,29 @@ extension ManagedObjectContext {
             return try fetch(request).map { object in FetchedValues(objectID: object.objectID, values: try slots.map { try object.slotValue(at: $0) }) }
         }
         var rows: [FetchedValues] = []
-        // Derived values of a row are computed on a scratch object per entity holding it.
-        var probes: [String: ManagedObject] = [:]
         let derivedSlots = slots.filter { entity.kind(ofSlot: $0) == .derivedAttribute }
         // Derivations that are slot tests are computed from the row directly, at one reading
-        // of the clock for the whole fetch; the others on the scratch object.
+        // of the clock for the whole fetch; the others on a scratch object per entity
+        // holding the row.
         let now = evaluationScope().now
         let rowEvaluators = try derivedSlots.map { try DerivedAttributes.rowEvaluator(in: self, entity: entity, slot: $0, now: now) }
-        let needsProbe = rowEvaluators.contains { $0 == nil }
-        let derived = !derivedSlots.isEmpty
-        // Every property in slot order: a row's decoded slots are the values as they are.
+        var probes: [String: ManagedObject] = [:]
+        func probe(holding state: [SlotValue], of id: ObjectID) -> ManagedObject? {
+            let made: ManagedObject
+            if let known = probes[id.entityName] {
+                made = known
+            } else {
+                guard let rowEntity = model.entity(named: id.entityName) else { return nil }
+                made = ManagedObject(entity: rowEntity, objectID: id)
+                made.managedObjectContext = self
+                probes[id.entityName] = made
+            }
+            made.objectID = id
+            made.slots = state
+            return made
+        }
+        // Every property in slot order: a row's decoded slots are the values, derived ones
+        // filled in place.
         let everySlot = slots == Array(0..<entity.slotCount)
         try executor.forEachMatch(of: request.predicate ?? .constant(true), entity: entity) { id, registered, snapshot in
             if let registered {
@@ -62,41 +75,26 @@ extension ManagedObjectContext {
                 return
             }
             guard var state = try snapshot?() else { return }
-            if everySlot, !needsProbe, state.slots.count == slots.count, id.entityName == entity.name {
-                let computed = try rowEvaluators.map { try $0?(state.slots) ?? .null }
+            var computed: [Value] = []
+            var scratch: ManagedObject?
+            for (index, slot) in derivedSlots.enumerated() {
+                if let evaluate = rowEvaluators[index] {
+                    computed.append(try evaluate(state.slots))
+                    continue
+                }
+                if scratch == nil { scratch = probe(holding: state.slots, of: id) }
+                computed.append(try scratch?.value(atSlot: slot) ?? .null)
+            }
+            scratch?.slots = []  // let go of the row's array before it is changed in place
+            if everySlot, state.slots.count == slots.count {
                 for (slot, value) in zip(derivedSlots, computed) { state.slots[slot] = .value(value) }
                 rows.append(FetchedValues(objectID: id, values: state.slots))
-                return
+            } else {
+                rows.append(FetchedValues(objectID: id, values: slots.map { slot in
+                    if let index = derivedSlots.firstIndex(of: slot) { return .value(computed[index]) }
+                    return slot < state.slots.count ? state.slots[slot] : .value(.null)
+                }))
             }
-            var probe: ManagedObject?
-            if derived {
-                if let made = probes[id.entityName] {
-                    probe = made
-                } else if let rowEntity = model.entity(named: id.entityName) {
-                    let made = ManagedObject(entity: rowEntity, objectID: id)
-                    made.managedObjectContext = self
-                    probes[id.entityName] = made
-                    probe = made
-                }
-                probe?.objectID = id
-                probe?.slots = state.slots
-            }
-            if everySlot, let probe, probe.entity.identity == entity.identity {
-                let computed = try derivedSlots.map { try probe.value(atSlot: $0) }
-                probe.slots = []  // the row's array is the values' now, changed in place
-                for (slot, value) in zip(derivedSlots, computed) where slot < state.slots.count { state.slots[slot] = .value(value) }
-                rows.append(FetchedValues(objectID: id, values: state.slots))
-                return
-            } else if everySlot, !derived, state.slots.count == slots.count {
-                rows.append(FetchedValues(objectID: id, values: state.slots))
-                return
-            }
-            rows.append(FetchedValues(objectID: id, values: try slots.map { slot in
-                if let probe, probe.entity.kind(ofSlot: slot) == .derivedAttribute {
-                    return .value(try probe.value(atSlot: slot))
-                }
-                return slot < state.slots.count ? state.slots[slot] : .value(.null)
-            }))
         }
         // In key order, as fetch(_:) gives unsorted results.
         if !zip(rows, rows.dropFirst()).allSatisfy({ !ObjectID.tieBreak($1.objectID, $0.objectID) }) {

@@ -28,7 +28,6 @@ public struct EntityDescription: Sendable, Hashable {
         let ancestorNames: [String]
         let subentityNames: [String]
         let versionHash: VersionHash
-        let slots: [String: Int]
         let kinds: [SlotKind]
         /// Each slot's attribute type (nil for a relationship).
         let attributeTypes: [AttributeType?]
@@ -41,7 +40,7 @@ public struct EntityDescription: Sendable, Hashable {
         init(name: String, parentName: String?, isAbstract: Bool, userInfo: [String: String], renamingIdentifier: String?,
              versionHashModifier: String?, uniquenessConstraints: [[String]], indexes: [IndexDescription],
              properties: [PropertyDescription], inheritedPropertyCount: Int, fetchedProperties: [FetchedPropertyDescription],
-             ancestorNames: [String], subentityNames: [String], versionHash: VersionHash, slots: [String: Int]) {
+             ancestorNames: [String], subentityNames: [String], versionHash: VersionHash) {
             self.name = name
             self.parentName = parentName
             self.isAbstract = isAbstract
@@ -56,7 +55,6 @@ public struct EntityDescription: Sendable, Hashable {
             self.ancestorNames = ancestorNames
             self.subentityNames = subentityNames
             self.versionHash = versionHash
-            self.slots = slots
             self.names = properties.map(\.name)
             var size = 8
             while size < properties.count * 4 { size *= 2 }
@@ -153,7 +151,6 @@ public struct EntityDescription: Sendable, Hashable {
     public var subentityNames: [String] { storage.subentityNames }
     /// The entity's version hash (see docs/schema.md).
     public var versionHash: VersionHash { storage.versionHash }
-    private var slots: [String: Int] { storage.slots }
 
     init(
         name: String, parentName: String?, isAbstract: Bool, userInfo: [String: String], renamingIdentifier: String?,
@@ -161,8 +158,6 @@ public struct EntityDescription: Sendable, Hashable {
         properties: [PropertyDescription], inheritedPropertyCount: Int, fetchedProperties: [FetchedPropertyDescription],
         ancestorNames: [String], subentityNames: [String]
     ) {
-        var slots: [String: Int] = [:]
-        for (index, property) in properties.enumerated() { slots[property.name] = index }
         var encoder = CanonicalEncoder()
         encoder.field("entity")
         encoder.field(name)
@@ -176,7 +171,7 @@ public struct EntityDescription: Sendable, Hashable {
             name: name, parentName: parentName, isAbstract: isAbstract, userInfo: userInfo, renamingIdentifier: renamingIdentifier,
             versionHashModifier: versionHashModifier, uniquenessConstraints: uniquenessConstraints, indexes: indexes,
             properties: properties, inheritedPropertyCount: inheritedPropertyCount, fetchedProperties: fetchedProperties,
-            ancestorNames: ancestorNames, subentityNames: subentityNames, versionHash: encoder.digest, slots: slots)
+            ancestorNames: ancestorNames, subentityNames: subentityNames, versionHash: encoder.digest)
     }
 
     /// Entities are equal when every part of their description is.
@@ -212,7 +207,7 @@ public struct EntityDescription: Sendable, Hashable {
 
     /// The property named `name` (attribute or relationship).
     public func property(named name: String) -> PropertyDescription? {
-        slots[name].map { properties[$0] }
+        slot(of: name).map { properties[$0] }
     }
 
     /// The attribute named `name`.
