@@ -246,6 +246,11 @@ struct ConcurrencyTests {
             try ManagedObjectContext(coordinator: coordinator).count(for: FetchRequest(entityName: "Task", predicate: try ObjectPredicate(format: "priority == %@", .integer(priority))))
         }
         #expect(try count(kept, 1) == 40)
+        /// The rows `list` reads (fetchValues: no objects), as (id, title, priority, overdue).
+        func listed(_ coordinator: PersistentStoreCoordinator) throws -> [String] {
+            try ManagedObjectContext(coordinator: coordinator).fetchValues(FetchRequest(entityName: "Task"), properties: ["title", "priority", "isOverdue"])
+                .map { "\($0.objectID.primaryKey ?? 0) \($0.values.map(\.value))" }
+        }
         for round in 0..<3 {
             let edits = (1...6).map { ["edit", String(round * 6 + $0), "--priority", "medium"] }
             let results = try Self.runAll(t, edits + [["store", "compact"], ["add", "new \(round)", "--priority", "low"]])
@@ -255,6 +260,10 @@ struct ConcurrencyTests {
             for priority: Int64 in [1, 2] {
                 #expect(try count(kept, priority) == (try count(fresh, priority)), "round \(round), priority \(priority)")
             }
+            // Values read without objects follow the other processes' edits, adds and the
+            // replaced file too.
+            #expect(try listed(kept) == (try listed(fresh)), "round \(round)")
+            #expect(try listed(kept).count == 40 + 2 * (round + 1))
             #expect(try count(fresh, 2) == 7 * (round + 1))
             #expect(try count(fresh, 1) == 40 + 2 * (round + 1) - 7 * (round + 1))
         }

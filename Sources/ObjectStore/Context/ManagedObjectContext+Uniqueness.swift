@@ -18,7 +18,7 @@ extension ManagedObjectContext {
     /// share a value (a sub-entity's) are not merged: the save fails as under `error`.
     func resolveUniquenessConflicts() throws {
         guard mergePolicy != .error else { return }
-        let inserted = insertedObjects(ofEntities: constrainedEntityNames())
+        let inserted = insertedObjects(ofEntities: constrainedEntityNames)
         guard !inserted.isEmpty else { return }
         var merged = Set<ObjectIdentifier>()
         for owner in Set(inserted.flatMap { [$0.entity.name] + $0.entity.ancestorNames }).sorted() {
@@ -82,7 +82,7 @@ extension ManagedObjectContext {
 
     /// The entities with a uniqueness constraint of their own or of an ancestor: only their
     /// objects are checked (an import's tasks are not, its projects are).
-    func constrainedEntityNames() -> Set<String> {
+    static func constrainedEntityNames(in model: ManagedObjectModel) -> Set<String> {
         Set(model.entities.filter { entity in
             ([entity.name] + entity.ancestorNames).contains { !(model.entity(named: $0)?.uniquenessConstraints.isEmpty ?? true) }
         }.map(\.name))

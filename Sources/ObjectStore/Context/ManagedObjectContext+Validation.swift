@@ -89,7 +89,7 @@ extension ManagedObjectContext {
         var checkedScopes: Set<String> = []
         // Only objects whose constrained values are new can break a constraint; an edit of
         // other attributes costs nothing here.
-        let constrained = constrainedEntityNames()
+        let constrained = constrainedEntityNames
         let changed = changed.filter { object in
             guard constrained.contains(object.entity.name) else { return false }
             if object.isInserted { return true }

@@ -54,6 +54,8 @@ public final class ManagedObjectContext {
         let slots: [SlotValue]
     }
     var insertTemplates: [ObjectIdentifier: InsertTemplate] = [:]
+    /// The entities whose objects uniqueness is checked for, found once (every save asks).
+    lazy var constrainedEntityNames = Self.constrainedEntityNames(in: model)
     var compiledKeyPaths: [String: ExpressionClosure] = [:]
     /// Faults that load together, by the ID of each member.
     var faultBatches: [ObjectID: [ObjectID]] = [:]

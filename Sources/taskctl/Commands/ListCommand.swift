@@ -270,6 +270,13 @@ enum ListCommand {
 
     static let priorityLetters = ["", "L", "M", "H"]
 
+    /// The Due column: when the task is due, or for a done task (never overdue) when it was
+    /// done.
+    static func when(_ view: TaskView, _ relative: RelativeDate) -> String {
+        guard view.status == "done" else { return view.due.map(relative.describe) ?? "" }
+        return view.completed.map { "done " + relative.day($0) } ?? "done"
+    }
+
     /// The table's lines: the header first, then a line per view.
     static func render(_ views: [TaskView], app: App, indent: String, omitting omitted: String?) -> [String] {
         let (table, paint) = table(views, app: app, omitting: omitted)
@@ -310,7 +317,7 @@ enum ListCommand {
         }
         for view in views {
             guard view.status != "done" else { return false }
-            let when = view.due.map(relative.describe) ?? ""
+            let when = Self.when(view, relative)
             whens.append(when)
             widths[0] = max(widths[0], String(view.id).utf8.count)
             widths[1] = max(widths[1], view.priority >= 1 ? 1 : 0)
@@ -379,8 +386,7 @@ enum ListCommand {
         headers.append("Text")
         let keep = headers.map { $0 != omitted }
         let rows: [[String]] = views.map { view in
-            // A done task is not overdue: its column says when it was done.
-            let when = view.status == "done" ? view.completed.map { "done " + relative.day($0) } ?? "done" : view.due.map(relative.describe) ?? ""
+            let when = Self.when(view, relative)
             var row: [String] = []
             row.reserveCapacity(6)
             row.append(String(view.id))
