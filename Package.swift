@@ -21,8 +21,10 @@ let package = Package(
         .testTarget(name: "ObjectStoreModelTests", dependencies: ["ObjectStoreModel"]),
         .testTarget(name: "ObjectStoreTests", dependencies: ["ObjectStore", "ObjectStoreModel"], exclude: ["Fixtures"]),
         .testTarget(name: "taskctlTests", dependencies: ["taskctl", "ObjectStore", "ObjectStoreModel"], exclude: ["Fixtures"]),
-        // The docs' Swift snippets, compiled (snippets are fragments: unused values are fine there).
-        .testTarget(name: "DocSnippetTests", dependencies: ["ObjectStore", "ObjectStoreModel"], swiftSettings: [.unsafeFlags(["-suppress-warnings"])]),
+        // The docs' Swift snippets, compiled (snippets are fragments: unused values are fine there)
+        // as a user's module would be: without access to the package's `package` API.
+        .testTarget(name: "DocSnippetTests", dependencies: ["ObjectStore", "ObjectStoreModel"],
+                    packageAccess: false, swiftSettings: [.unsafeFlags(["-suppress-warnings"])]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -114,7 +114,7 @@ final class App {
     /// A task by id, UUID or unique UUID prefix.
     func task(_ reference: String, in context: ManagedObjectContext) throws -> ManagedObject {
         if let id = Int64(reference), id > 0 {
-            let objectID = ObjectID(entityName: "Task", storeIdentifier: context.coordinator.store.identifier, key: .permanent(id))
+            let objectID = ObjectID(entityName: "Task", storeIdentifier: context.coordinator.storeIdentifier, key: .permanent(id))
             if let task = try? context.existingObject(with: objectID) { return task }
             // A UUID can start with digits only ("12345678-..."): try it as a prefix too.
             let asPrefix = reference.count >= 4 ? try? task(uuidPrefix: reference, in: context) : nil

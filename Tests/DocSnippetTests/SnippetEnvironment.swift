@@ -23,7 +23,7 @@ enum SnippetEnvironment {
         try lock.withLock {
             if let shared { return shared }
             let model = try model()
-            let coordinator = PersistentStoreCoordinator(model: model, store: InMemoryStore(model: model))
+            let coordinator = PersistentStoreCoordinator(inMemoryWith: model)
             shared = coordinator
             return coordinator
         }

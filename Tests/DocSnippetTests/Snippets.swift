@@ -166,6 +166,12 @@ enum Snippets {
         let all = try tasks.allModels()   // oldest first
     }
 
+    /// docs/store-format.md, line 16.
+    static func store_format_1() async throws {
+        let stored = try PersistentStoreCoordinator.metadataForStore(at: URL(fileURLWithPath: "tasks.store"))
+        print(stored.modelVersionName ?? "unnamed", stored.storeIdentifier)
+    }
+
     /// The snippets that need no file of their own.
     static let runnable: [(name: String, run: @Sendable () async throws -> Void)] = [
         ("context_3", context_3),

@@ -115,4 +115,46 @@ final class NoteLocation: ManagedObject {
             break
         }
     }
+
+    /// What a user reaches of the store without the (package-only) store protocol: its
+    /// identity, its file's metadata before opening, compaction, exclusive access, and an
+    /// in-memory coordinator.
+    @Test func theCoordinatorAnswersForItsStore() throws {
+        let directory = try TemporaryDirectory()
+        let models = try ModelDirectory(url: Self.models)
+        let model = try models.currentModel()
+        for name in ["tasks.store", "tasks.json"] {
+            let url = directory.file(name)
+            #expect(throws: StoreError.self) { try PersistentStoreCoordinator.metadataForStore(at: url) }
+            let coordinator = try PersistentStoreCoordinator(model: model, storeURL: url)
+            let context = ManagedObjectContext(coordinator: coordinator)
+            var tasks: [ManagedObject] = []
+            for i in 0..<50 {
+                let task = try context.insertObject(entityName: "Task")
+                try task.setValue("task \(i)", forKey: "title")
+                try task.setValue(UUID(), forKey: "uuid")
+                tasks.append(task)
+            }
+            try coordinator.withExclusiveStoreAccess { try context.save() }
+            for round in 0..<5 {
+                for task in tasks { try task.setValue("task \(round)", forKey: "title") }
+                try context.save()
+            }
+            let stored = try PersistentStoreCoordinator.metadataForStore(at: url)
+            #expect(stored.storeIdentifier == coordinator.storeIdentifier)
+            #expect(coordinator.storeMetadata?.storeIdentifier == coordinator.storeIdentifier)
+            #expect(stored.modelVersionName == model.versionName)
+            #expect(try context.fetch(FetchRequest(entityName: "Task")).first?.objectID.uriRepresentation.absoluteString.contains(coordinator.storeIdentifier) == true)
+            let before = try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int ?? 0
+            try coordinator.compactStore()
+            let after = try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int ?? 0
+            if name.hasSuffix(".store") { #expect(after < before, "five rewrites of every row are reclaimed") } else { #expect(after == before) }
+            #expect(coordinator.housekeepingWarning == nil)
+            let reopened = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: model, storeURL: url))
+            #expect(Set(try reopened.fetch(FetchRequest(entityName: "Task")).map { $0["title"].stringValue }) == ["task 4"])
+        }
+        let scratch = PersistentStoreCoordinator(inMemoryWith: model)
+        #expect(scratch.storeIdentifier != PersistentStoreCoordinator(inMemoryWith: model).storeIdentifier)
+        #expect(throws: StoreError.self) { try PersistentStoreCoordinator.metadataForStore(at: directory.file("x"), type: .inMemory) }
+    }
 }

@@ -71,7 +71,7 @@ enum OS {
         }
     }
 
-    static func open(_ url: URL, durability: BinaryStore.Durability = .full) throws -> ManagedObjectContext {
+    static func open(_ url: URL, durability: StoreDurability = .full) throws -> ManagedObjectContext {
         let context = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: try models().currentModel(), storeURL: url, durability: durability))
         context.undoManager = nil
         return context
@@ -193,7 +193,7 @@ struct Workloads {
         record("0 open+read one", n, "ObjectStore", try measure(options.runs, setup: { () }) {
             key = key * 7 % Int64(n) + 1
             let context = try OS.open(store)
-            let task = try context.existingObject(with: ObjectID(entityName: "Task", storeIdentifier: context.coordinator.store.identifier, key: .permanent(key)))
+            let task = try context.existingObject(with: ObjectID(entityName: "Task", storeIdentifier: context.coordinator.storeIdentifier, key: .permanent(key)))
             if task["title"] != .null { titles += 1 }
         })
         for journal in SQL.Journal.allCases {
@@ -259,7 +259,7 @@ struct Workloads {
             let normal = dir.appendingPathComponent("t-normal.store")
             try FileManager.default.copyItem(at: store, to: normal)
             let contexts = [("ObjectStore", try OS.open(store)), ("ObjectStore .normal", try OS.open(normal, durability: .normal))]
-            let identifier = contexts[0].1.coordinator.store.identifier
+            let identifier = contexts[0].1.coordinator.storeIdentifier
             var round: Int64 = 0
             for (index, count) in [100, max(1, n / 100)].enumerated() {
                 let label = index == 0 ? "3 edit 100+save" : "3 edit 1%+save"
@@ -297,7 +297,7 @@ struct Workloads {
             try OS.build(url, data)
             return try OS.open(url)
         }) { context in
-            let identifier = context.coordinator.store.identifier
+            let identifier = context.coordinator.storeIdentifier
             for key in stride(from: 10, through: n, by: 10) {
                 context.delete(try context.object(with: ObjectID(entityName: "Task", storeIdentifier: identifier, key: .permanent(Int64(key)))))
             }
@@ -386,7 +386,7 @@ struct Workloads {
     /// 9. Predicate evaluation over N in-memory objects vs a hand-written filter.
     mutating func evaluate(_ n: Int, _ data: [TaskData]) throws {
         let model = try OS.models().currentModel()
-        let context = ManagedObjectContext(coordinator: PersistentStoreCoordinator(model: model, store: InMemoryStore(model: model)))
+        let context = ManagedObjectContext(coordinator: PersistentStoreCoordinator(inMemoryWith: model))
         context.undoManager = nil
         try OS.insert(data, into: context)
         try context.save()

@@ -359,7 +359,7 @@ extension StoreMigrator {
     ///
     /// `durability` is the opened binary store's (``BinaryStore/Durability``); a migration
     /// always flushes what it writes.
-    public func openStore(at url: URL, readOnly: Bool = false, durability: BinaryStore.Durability = .full, clock: @escaping @Sendable () -> Date = { Date() },
+    public func openStore(at url: URL, readOnly: Bool = false, durability: StoreDurability = .full, clock: @escaping @Sendable () -> Date = { Date() },
                           progress: ((Progress) -> Void)? = nil) throws -> (PersistentStoreCoordinator, Result?) {
         let current = try models.currentModel()
         var result: Result?

@@ -26,12 +26,12 @@ import Darwin
 ///
 /// Thread safety: everything that changes lives in a `Core` reached only through a
 /// `Locked`, always taken after the file's lock.
-public final class BinaryStore: PersistentStore, RowScanning, Sendable {
+package final class BinaryStore: PersistentStore, RowScanning, Sendable {
     /// The format version this code writes and the newest it reads. Formats 1 (a log
     /// without snapshot) and 2 (commits only up to the header's committed length) are read
     /// too; every header this code writes says 3, so an older reader, which would overwrite
     /// commits past the header's length, refuses the file.
-    public static let formatVersion = 3
+    package static let formatVersion = 3
     static let magic: [UInt8] = [0x89, 0x4F, 0x53, 0x54, 0x4F, 0x52, 0x45, 0x0A]  // \x89 O S T O R E \n
     static let headerSize = 64
 
@@ -40,25 +40,16 @@ public final class BinaryStore: PersistentStore, RowScanning, Sendable {
     }
 
     /// The store file.
-    public let url: URL
+    package let url: URL
     /// The model the store was opened with.
-    public let model: ManagedObjectModel
+    package let model: ManagedObjectModel
     /// Whether saves are refused.
-    public let isReadOnly: Bool
+    package let isReadOnly: Bool
     /// When a save's commit reaches the disk.
-    public let durability: Durability
+    package let durability: Durability
 
-    /// When a save's commit reaches the disk, against what it costs.
-    public enum Durability: Sendable, Hashable {
-        /// Every save is flushed (one `fdatasync`) before it returns: once `save()` returns,
-        /// the change survives a crash of the process or of the machine. The default.
-        case full
-        /// Saves are not flushed; the system writes them out in its own time (as SQLite's WAL
-        /// with `synchronous=NORMAL`). A crash of the process loses nothing saved, and a
-        /// crash of the machine never damages the store, but may lose the last saves (about
-        /// 64 KiB of commits at most; then a save flushes). For data that can be made again.
-        case normal
-    }
+    /// When a save's commit reaches the disk (``StoreDurability``).
+    package typealias Durability = StoreDurability
     /// The file's path (URL.path decodes the URL each time it is asked).
     private let path: String
     private let fileLock: FileLock
@@ -75,7 +66,7 @@ public final class BinaryStore: PersistentStore, RowScanning, Sendable {
     private let core: Locked<Core>
     /// Why the last automatic compaction failed, if it did. The save that ran it had
     /// committed; compaction is housekeeping, so its failure does not fail the save.
-    public var housekeepingWarning: String? { core.withLock { $0.lastHousekeepingWarning } }
+    package var housekeepingWarning: String? { core.withLock { $0.lastHousekeepingWarning } }
 
     fileprivate struct State {
         var metadata: StoreMetadata?
@@ -106,7 +97,7 @@ public final class BinaryStore: PersistentStore, RowScanning, Sendable {
 
     /// Log bytes above which a save compacts the file (when they are also more than an
     /// eighth of the snapshot, so compacting costs a fraction of what was appended).
-    public var compactionThreshold: Int {
+    package var compactionThreshold: Int {
         get { core.withLock { $0.threshold } }
         set { core.withLock { $0.threshold = newValue } }
     }
@@ -115,7 +106,7 @@ public final class BinaryStore: PersistentStore, RowScanning, Sendable {
     ///
     /// - Throws: ``StoreError`` for a foreign, corrupt or newer file, or one written with a
     ///   different model (naming the entities that differ). The file is never modified then.
-    public convenience init(url: URL, model: ManagedObjectModel, readOnly: Bool = false, durability: Durability = .full) throws {
+    package convenience init(url: URL, model: ManagedObjectModel, readOnly: Bool = false, durability: Durability = .full) throws {
         try self.init(url: url, model: model, readOnly: readOnly, durability: durability, identifier: nil)
     }
 
@@ -141,7 +132,7 @@ public final class BinaryStore: PersistentStore, RowScanning, Sendable {
     }
 
     /// Reads a store file's metadata without opening it for a model (to pick a migration).
-    public static func metadata(at url: URL) throws -> StoreMetadata {
+    package static func metadata(at url: URL) throws -> StoreMetadata {
         try FileLock(storePath: url.path).withLock(exclusive: false) { fd, _ in try metadata(fd, path: url.path) }
     }
 
@@ -161,14 +152,14 @@ public final class BinaryStore: PersistentStore, RowScanning, Sendable {
         return metadata
     }
 
-    public var identifier: String { core.withLock { $0.state.metadata?.storeIdentifier ?? "" } }
+    package var identifier: String { core.withLock { $0.state.metadata?.storeIdentifier ?? "" } }
 
     /// The store's metadata as of the last read.
-    public var metadata: StoreMetadata? { core.withLock { $0.state.metadata } }
+    package var metadata: StoreMetadata? { core.withLock { $0.state.metadata } }
 
     /// Bytes in the file (committed), and how many of them are the log since the last
     /// compaction (what opening reads besides the header and the snapshot's tables).
-    public var sizes: (total: Int, log: Int) { core.withLock { ($0.state.committedLength, $0.state.committedLength - $0.state.logStart) } }
+    package var sizes: (total: Int, log: Int) { core.withLock { ($0.state.committedLength, $0.state.committedLength - $0.state.logStart) } }
 
     // MARK: Creating and reading
 
@@ -379,7 +370,7 @@ public final class BinaryStore: PersistentStore, RowScanning, Sendable {
 
     // MARK: PersistentStore
 
-    public func row(for id: ObjectID) throws -> StoredRow? {
+    package func row(for id: ObjectID) throws -> StoredRow? {
         try core.withLock { core in
             guard let (version, bytes, start) = try core.encodedRow(id) else { return nil }
             // Rows are not kept decoded: the objects made from them hold the values, and the
@@ -388,7 +379,7 @@ public final class BinaryStore: PersistentStore, RowScanning, Sendable {
         }
     }
 
-    public func slotValues(ofEntity entityName: String, slots: [Int]) throws -> [(ObjectID, [SlotValue])] {
+    package func slotValues(ofEntity entityName: String, slots: [Int]) throws -> [(ObjectID, [SlotValue])] {
         try fileLock.withLock(exclusive: false) { fd, _ in
             try core.withLock { core in
                 try core.refresh(fd)
@@ -417,7 +408,7 @@ public final class BinaryStore: PersistentStore, RowScanning, Sendable {
         }
     }
 
-    public func objectIDs(ofEntity entityName: String) throws -> [ObjectID] {
+    package func objectIDs(ofEntity entityName: String) throws -> [ObjectID] {
         try fileLock.withLock(exclusive: false) { fd, _ in
             try core.withLock { core in
                 try core.refresh(fd)
@@ -439,7 +430,7 @@ public final class BinaryStore: PersistentStore, RowScanning, Sendable {
         }
     }
 
-    public func allocateKeys(count: Int, entityName: String) throws -> [Int64] {
+    package func allocateKeys(count: Int, entityName: String) throws -> [Int64] {
         guard count > 0 else { return [] }
         guard !isReadOnly else { throw StoreError.readOnly(path: path) }
         return try fileLock.withLock { fd, _ in
@@ -460,7 +451,7 @@ public final class BinaryStore: PersistentStore, RowScanning, Sendable {
         }
     }
 
-    public func objectIDs(matching values: [SlotValue], uniquenessConstraint constraint: Int, of owner: String) throws -> [ObjectID] {
+    package func objectIDs(matching values: [SlotValue], uniquenessConstraint constraint: Int, of owner: String) throws -> [ObjectID] {
         guard let ownerEntity = model.entity(named: owner), ownerEntity.uniquenessConstraints.indices.contains(constraint) else { return [] }
         return try fileLock.withLock(exclusive: false) { fd, _ in
             try core.withLock { core in
@@ -486,7 +477,7 @@ public final class BinaryStore: PersistentStore, RowScanning, Sendable {
         return UInt32(truncatingIfNeeded: Snapshot.hash(Array(text.utf8)))
     }
 
-    public func save(_ changes: StoreChanges) throws -> [ObjectID: ObjectID] {
+    package func save(_ changes: StoreChanges) throws -> [ObjectID: ObjectID] {
         guard !changes.isEmpty else { return [:] }
         guard !isReadOnly else { throw StoreError.readOnly(path: path) }
         return try fileLock.withLock { fd, realPath in
@@ -562,7 +553,7 @@ public final class BinaryStore: PersistentStore, RowScanning, Sendable {
         }
     }
 
-    public func withExclusiveAccess<T>(_ body: () throws -> T) throws -> T {
+    package func withExclusiveAccess<T>(_ body: () throws -> T) throws -> T {
         guard !isReadOnly else { throw StoreError.readOnly(path: path) }
         return try fileLock.withLock { fd, _ in
             try core.withLock { core in try core.refresh(fd) }
@@ -575,7 +566,7 @@ public final class BinaryStore: PersistentStore, RowScanning, Sendable {
     /// Rewrites the file as a snapshot of the live rows (with an index per uniqueness
     /// constraint) and an empty log, reclaiming the space of superseded and deleted rows.
     /// Atomic: a crash leaves the old file or the new one.
-    public func compact() throws {
+    package func compact() throws {
         guard !isReadOnly else { throw StoreError.readOnly(path: path) }
         try fileLock.withLock { fd, realPath in
             try core.withLock { core in
@@ -587,7 +578,7 @@ public final class BinaryStore: PersistentStore, RowScanning, Sendable {
 
     /// Every snapshot index checked against its checksum and against the snapshot's rows
     /// (the rows' own checksums are checked as they are read).
-    public func storageProblems() throws -> [String] {
+    package func storageProblems() throws -> [String] {
         try fileLock.withLock(exclusive: false) { fd, _ in
             try core.withLock { core in
                 try core.refresh(fd)

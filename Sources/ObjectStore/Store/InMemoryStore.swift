@@ -4,13 +4,13 @@ import ObjectStoreModel
 /// A store that keeps rows in memory only: for tests and scratch work.
 ///
 /// ```swift
-/// let coordinator = PersistentStoreCoordinator(model: model, store: InMemoryStore(model: model))
+/// let coordinator = PersistentStoreCoordinator(inMemoryWith: model)
 /// ```
-public final class InMemoryStore: PersistentStore, Sendable {
+package final class InMemoryStore: PersistentStore, Sendable {
     /// The store's UUID.
-    public let identifier: String
+    package let identifier: String
     /// The model of the objects kept.
-    public let model: ManagedObjectModel
+    package let model: ManagedObjectModel
 
     private struct State {
         var rows: [ObjectID: StoredRow] = [:]
@@ -20,22 +20,22 @@ public final class InMemoryStore: PersistentStore, Sendable {
     private let state = Locked(State())
 
     /// An empty store for a model.
-    public init(model: ManagedObjectModel, identifier: String = UUID().uuidString) {
+    package init(model: ManagedObjectModel, identifier: String = UUID().uuidString) {
         self.model = model
         self.identifier = identifier
     }
 
-    public func row(for id: ObjectID) throws -> StoredRow? {
+    package func row(for id: ObjectID) throws -> StoredRow? {
         state.withLock { $0.rows[id] }
     }
 
-    public func objectIDs(ofEntity entityName: String) throws -> [ObjectID] {
+    package func objectIDs(ofEntity entityName: String) throws -> [ObjectID] {
         state.withLock { state in
             (state.idsByEntity[entityName] ?? [:]).sorted { $0.key < $1.key }.map(\.value)
         }
     }
 
-    public func allocateKeys(count: Int, entityName: String) throws -> [Int64] {
+    package func allocateKeys(count: Int, entityName: String) throws -> [Int64] {
         state.withLock { state in
             let first = max(1, state.nextKeys[entityName] ?? 1)
             state.nextKeys[entityName] = first + Int64(count)
@@ -43,11 +43,11 @@ public final class InMemoryStore: PersistentStore, Sendable {
         }
     }
 
-    public var metadata: StoreMetadata? {
+    package var metadata: StoreMetadata? {
         state.withLock { StoreMetadata(storeIdentifier: identifier, model: model, nextKeys: $0.nextKeys) }
     }
 
-    public func save(_ changes: StoreChanges) throws -> [ObjectID: ObjectID] {
+    package func save(_ changes: StoreChanges) throws -> [ObjectID: ObjectID] {
         try state.withLock { state in
             try checkVersions(changes, current: { state.rows[$0]?.version })
             let violations = try UniquenessCheck(model: model).failures(changes, rows: state.rows)

@@ -9,17 +9,17 @@ import ObjectStoreModel
 /// ```swift
 /// let store = try JSONStore(url: URL(fileURLWithPath: "tasks.json"), model: model)
 /// ```
-public final class JSONStore: PersistentStore, Sendable {
+package final class JSONStore: PersistentStore, Sendable {
     /// The format version this code writes and the newest it reads.
-    public static let formatVersion = 1
+    package static let formatVersion = 1
     static let formatName = "ObjectStore JSON store"
 
     /// The store file.
-    public let url: URL
+    package let url: URL
     /// The model the store was opened with.
-    public let model: ManagedObjectModel
+    package let model: ManagedObjectModel
     /// Whether saves are refused.
-    public let isReadOnly: Bool
+    package let isReadOnly: Bool
     /// The file's path (URL.path decodes the URL each time it is asked).
     private let path: String
     private let fileLock: FileLock
@@ -38,7 +38,7 @@ public final class JSONStore: PersistentStore, Sendable {
     ///
     /// - Throws: ``StoreError`` for invalid JSON or values (with line and column), a foreign or
     ///   newer file, or one written with a different model. The file is never modified then.
-    public convenience init(url: URL, model: ManagedObjectModel, readOnly: Bool = false) throws {
+    package convenience init(url: URL, model: ManagedObjectModel, readOnly: Bool = false) throws {
         try self.init(url: url, model: model, readOnly: readOnly, identifier: nil)
     }
 
@@ -64,15 +64,15 @@ public final class JSONStore: PersistentStore, Sendable {
     }
 
     /// Reads a store file's metadata without opening it for a model (to pick a migration).
-    public static func metadata(at url: URL) throws -> StoreMetadata {
+    package static func metadata(at url: URL) throws -> StoreMetadata {
         try FileLock(storePath: url.path).withLock(exclusive: false) { fd, _ in
             let root = try parseRoot(FileIO.readAll(fd, path: url.path, from: 0), path: url.path)
             return try readMetadata(root, path: url.path)
         }
     }
 
-    public var identifier: String { state.withLock { $0.metadata?.storeIdentifier ?? "" } }
-    public var metadata: StoreMetadata? { state.withLock { $0.metadata } }
+    package var identifier: String { state.withLock { $0.metadata?.storeIdentifier ?? "" } }
+    package var metadata: StoreMetadata? { state.withLock { $0.metadata } }
 
     // MARK: Reading
 
@@ -300,11 +300,11 @@ public final class JSONStore: PersistentStore, Sendable {
 
     // MARK: PersistentStore
 
-    public func row(for id: ObjectID) throws -> StoredRow? {
+    package func row(for id: ObjectID) throws -> StoredRow? {
         state.withLock { $0.rows[id] }
     }
 
-    public func objectIDs(ofEntity entityName: String) throws -> [ObjectID] {
+    package func objectIDs(ofEntity entityName: String) throws -> [ObjectID] {
         try fileLock.withLock(exclusive: false) { fd, _ in
             try state.withLock { state in
                 try refresh(fd, &state)
@@ -313,7 +313,7 @@ public final class JSONStore: PersistentStore, Sendable {
         }
     }
 
-    public func allocateKeys(count: Int, entityName: String) throws -> [Int64] {
+    package func allocateKeys(count: Int, entityName: String) throws -> [Int64] {
         guard count > 0 else { return [] }
         guard !isReadOnly else { throw StoreError.readOnly(path: path) }
         return try fileLock.withLock { fd, realPath in
@@ -327,7 +327,7 @@ public final class JSONStore: PersistentStore, Sendable {
         }
     }
 
-    public func withExclusiveAccess<T>(_ body: () throws -> T) throws -> T {
+    package func withExclusiveAccess<T>(_ body: () throws -> T) throws -> T {
         guard !isReadOnly else { throw StoreError.readOnly(path: path) }
         return try fileLock.withLock { fd, _ in
             try state.withLock { try refresh(fd, &$0) }
@@ -335,7 +335,7 @@ public final class JSONStore: PersistentStore, Sendable {
         }
     }
 
-    public func save(_ changes: StoreChanges) throws -> [ObjectID: ObjectID] {
+    package func save(_ changes: StoreChanges) throws -> [ObjectID: ObjectID] {
         guard !changes.isEmpty else { return [:] }
         guard !isReadOnly else { throw StoreError.readOnly(path: path) }
         return try fileLock.withLock { fd, realPath in

@@ -36,7 +36,7 @@ public final class PersistentContainer {
     ///   - clock: what `now()` reads in predicates and derived attributes.
     /// - Throws: ``SchemaError`` for a bad model, ``StoreError`` and ``MigrationError``.
     public init(name: String, models: ModelDirectory, storeURL: URL? = nil, readOnly: Bool = false,
-                durability: BinaryStore.Durability = .full, clock: @escaping @Sendable () -> Date = { Date() }) throws {
+                durability: StoreDurability = .full, clock: @escaping @Sendable () -> Date = { Date() }) throws {
         let url = storeURL ?? Self.defaultStoreURL(name: name)
         if storeURL == nil {
             do {

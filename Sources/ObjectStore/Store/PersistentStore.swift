@@ -3,17 +3,17 @@ import ObjectStoreModel
 
 /// The saved state of one object: its permanent ID, a version that grows with every saved
 /// change, and its slots in the entity's layout.
-public struct StoredRow: Sendable, Hashable {
+package struct StoredRow: Sendable, Hashable {
     /// The object's permanent ID.
-    public var objectID: ObjectID
+    package var objectID: ObjectID
     /// Incremented by each save that changes the row; used for optimistic locking.
-    public var version: Int64
+    package var version: Int64
     /// One entry per property of the entity, in slot order. Transient and derived slots hold
     /// their initial values; stores do not write them.
-    public var slots: [SlotValue]
+    package var slots: [SlotValue]
 
     /// A row of an object at a version.
-    public init(objectID: ObjectID, version: Int64, slots: [SlotValue]) {
+    package init(objectID: ObjectID, version: Int64, slots: [SlotValue]) {
         self.objectID = objectID
         self.version = version
         self.slots = slots
@@ -26,27 +26,27 @@ public struct StoredRow: Sendable, Hashable {
 }
 
 /// What one save writes: whole rows for inserted and updated objects, IDs for deleted ones.
-public struct StoreChanges: Sendable {
+package struct StoreChanges: Sendable {
     /// New rows (version 1).
-    public var inserted: [StoredRow] = []
+    package var inserted: [StoredRow] = []
     /// Changed rows with their new version; `expectedVersion` is the version the context
     /// loaded, so a store can detect that someone else saved the row since.
-    public var updated: [(row: StoredRow, expectedVersion: Int64)] = []
+    package var updated: [(row: StoredRow, expectedVersion: Int64)] = []
     /// Deleted objects with the version the context loaded.
-    public var deleted: [(id: ObjectID, expectedVersion: Int64)] = []
+    package var deleted: [(id: ObjectID, expectedVersion: Int64)] = []
 
     /// No changes yet.
-    public init() {}
+    package init() {}
 
     /// Whether the save writes nothing.
-    public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
+    package var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
 }
 
 /// A place objects are saved: in memory, a JSON file or a binary file. Every store keeps its
 /// rows behind this one protocol, so they share one conformance test suite.
 ///
 /// Stores are called by a ``PersistentStoreCoordinator``, which serialises saves.
-public protocol PersistentStore: AnyObject, Sendable {
+package protocol PersistentStore: AnyObject, Sendable {
     /// The store's UUID, part of every object ID it hands out.
     var identifier: String { get }
     /// The model the store holds objects of.
@@ -89,18 +89,18 @@ public protocol PersistentStore: AnyObject, Sendable {
 }
 
 extension PersistentStore {
-    public func withExclusiveAccess<T>(_ body: () throws -> T) throws -> T { try body() }
-    public var housekeepingWarning: String? { nil }
-    public func compact() throws {}
-    public func storageProblems() throws -> [String] { [] }
+    package func withExclusiveAccess<T>(_ body: () throws -> T) throws -> T { try body() }
+    package var housekeepingWarning: String? { nil }
+    package func compact() throws {}
+    package func storageProblems() throws -> [String] { [] }
 
-    public func objectIDs(matching values: [SlotValue], uniquenessConstraint constraint: Int, of owner: String) throws -> [ObjectID] {
+    package func objectIDs(matching values: [SlotValue], uniquenessConstraint constraint: Int, of owner: String) throws -> [ObjectID] {
         guard let ownerEntity = model.entity(named: owner), ownerEntity.uniquenessConstraints.indices.contains(constraint) else { return [] }
         let check = UniquenessCheck(model: model)
         return try check.scanning { try self.slotValues(ofEntity: $0, slots: $1) }(ownerEntity, constraint, values)
     }
 
-    public func slotValues(ofEntity entityName: String, slots: [Int]) throws -> [(ObjectID, [SlotValue])] {
+    package func slotValues(ofEntity entityName: String, slots: [Int]) throws -> [(ObjectID, [SlotValue])] {
         try objectIDs(ofEntity: entityName).compactMap { id in
             guard let row = try row(for: id) else { return nil }
             return (id, row.values(at: slots))

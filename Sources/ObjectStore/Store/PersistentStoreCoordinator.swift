@@ -5,7 +5,7 @@ import ObjectStoreModel
 /// every context of one coordinator, on any thread, sees the same saved state.
 ///
 /// ```swift
-/// let coordinator = PersistentStoreCoordinator(model: model, store: InMemoryStore(model: model))
+/// let coordinator = PersistentStoreCoordinator(inMemoryWith: model)
 /// let context = ManagedObjectContext(coordinator: coordinator)
 /// let ids = try await coordinator.performBackgroundTask { context in
 ///     let task = try context.insertObject(entityName: "Task")
@@ -17,8 +17,10 @@ import ObjectStoreModel
 public final class PersistentStoreCoordinator: Sendable {
     /// The model of every object in the store.
     public let model: ManagedObjectModel
-    /// The store objects are saved to.
-    public let store: any PersistentStore
+    /// The store objects are saved to. Stores are reached through the coordinator
+    /// (``storeIdentifier``, ``compactStore()``, ``withExclusiveStoreAccess(_:)``...): the
+    /// store protocol is not public until stores of other parties are a supported story.
+    package let store: any PersistentStore
     /// Serialises the saves of this coordinator's contexts.
     private let saveLock = NSLock()
     private struct Registrations {
@@ -31,11 +33,21 @@ public final class PersistentStoreCoordinator: Sendable {
     /// derived values such as `isOverdue` testable.
     public let clock: @Sendable () -> Date
 
-    /// A coordinator over a store you made (an `InMemoryStore`, say), with the clock `now()` reads.
-    public init(model: ManagedObjectModel, store: any PersistentStore, clock: @escaping @Sendable () -> Date = { Date() }) {
+    /// A coordinator over a store made inside the package, with the clock `now()` reads.
+    package init(model: ManagedObjectModel, store: any PersistentStore, clock: @escaping @Sendable () -> Date = { Date() }) {
         self.model = model
         self.store = store
         self.clock = clock
+    }
+
+    /// A coordinator over a new, empty in-memory store (for tests and scratch work: nothing
+    /// reaches a disk, and the objects are gone with the coordinator).
+    ///
+    /// ```swift
+    /// let scratch = PersistentStoreCoordinator(inMemoryWith: model)
+    /// ```
+    public convenience init(inMemoryWith model: ManagedObjectModel, clock: @escaping @Sendable () -> Date = { Date() }) {
+        self.init(model: model, store: InMemoryStore(model: model), clock: clock)
     }
 
     /// Opens (or creates) the store file at `url` for `model`: a JSON store for a `.json`
@@ -51,7 +63,7 @@ public final class PersistentStoreCoordinator: Sendable {
     /// - Throws: ``StoreError``: a foreign, corrupt or newer file, or one written with a model
     ///   whose entities differ (named in the error). The file is left untouched.
     public convenience init(model: ManagedObjectModel, storeURL: URL, type: StoreType? = nil, readOnly: Bool = false,
-                            durability: BinaryStore.Durability = .full, clock: @escaping @Sendable () -> Date = { Date() }) throws {
+                            durability: StoreDurability = .full, clock: @escaping @Sendable () -> Date = { Date() }) throws {
         let store: any PersistentStore
         switch type ?? StoreType.forFile(storeURL) {
         case .binary: store = try BinaryStore(url: storeURL, model: model, readOnly: readOnly, durability: durability)
@@ -59,6 +71,52 @@ public final class PersistentStoreCoordinator: Sendable {
         case .inMemory: store = InMemoryStore(model: model)
         }
         self.init(model: model, store: store, clock: clock)
+    }
+
+    // MARK: The store
+
+    /// The store's UUID, part of every object ID it hands out (and of their URIs).
+    public var storeIdentifier: String { store.identifier }
+
+    /// The store's identity, the model it was written with and its next keys.
+    public var storeMetadata: StoreMetadata? { store.metadata }
+
+    /// The identity and model of the store file at `url` without opening it for use (as
+    /// Core Data's `metadataForPersistentStore`): what a migration would start from.
+    ///
+    /// ```swift
+    /// let stored = try PersistentStoreCoordinator.metadataForStore(at: URL(fileURLWithPath: "tasks.store"))
+    /// print(stored.modelVersionName ?? "unnamed model")
+    /// ```
+    ///
+    /// - Throws: ``StoreError``: no such file, a foreign or corrupt one.
+    public static func metadataForStore(at url: URL, type: StoreType? = nil) throws -> StoreMetadata {
+        switch type ?? StoreType.forFile(url) {
+        case .json: return try JSONStore.metadata(at: url)
+        case .binary: return try BinaryStore.metadata(at: url)
+        case .inMemory: throw StoreError.io(path: url.path, reason: "an in-memory store has no file to read")
+        }
+    }
+
+    /// Reclaims the space of superseded and deleted rows: the binary store writes a new
+    /// snapshot of its live rows (it also does so by itself as its log grows); the JSON and
+    /// in-memory stores keep nothing to reclaim.
+    ///
+    /// - Throws: ``StoreError``: the file could not be written; it is left as it was.
+    public func compactStore() throws {
+        try store.compact()
+    }
+
+    /// Why the last automatic compaction after a save failed, or `nil`. The save itself had
+    /// committed: compaction is housekeeping, and the next save tries again.
+    public var housekeepingWarning: String? { store.housekeepingWarning }
+
+    /// Runs `body` while no other process (and no other thread of this one) can save to
+    /// the store, after reading what others saved before. Saves made inside `body` on
+    /// this thread go through. For a read-check-write that must not interleave with other
+    /// writers, such as a save together with a journal kept beside the store.
+    public func withExclusiveStoreAccess<T>(_ body: () throws -> T) throws -> T {
+        try store.withExclusiveAccess(body)
     }
 
     // MARK: Classes

@@ -18,7 +18,7 @@ enum StoreCommands {
             }
             func size() -> Int { (try? FileManager.default.attributesOfItem(atPath: app.storeURL.path)[.size] as? Int) ?? 0 }
             let before = size()
-            try context.coordinator.store.compact()
+            try context.coordinator.compactStore()
             app.output.line("compacted: \(before) -> \(size()) bytes")
         default: throw CLIError.usage("usage: taskctl store info | taskctl store check | taskctl store compact")
         }

@@ -26,7 +26,7 @@ enum UndoCommand {
         }
         let journal = UndoJournal(storeURL: app.storeURL)
         let context = try app.context()
-        let entry: UndoJournal.Entry = try context.coordinator.store.withExclusiveAccess {
+        let entry: UndoJournal.Entry = try context.coordinator.withExclusiveStoreAccess {
             var entries = journal.read()
             guard let entry = entries.popLast() else { throw CLIError.usage("nothing to undo") }
             try revert(entry, in: context, app)

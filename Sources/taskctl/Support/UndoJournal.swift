@@ -198,10 +198,10 @@ struct ChangeRecorder {
             if case .string(let name) = object["name"] { return (name, before) }
             return (nil, before)
         }
-        let store = context.coordinator.store
+        let coordinator = context.coordinator
         // Nothing changed (a value set to what it was): nothing to save or to undo.
         guard context.hasChanges else { return }
-        try store.withExclusiveAccess {
+        try coordinator.withExclusiveStoreAccess {
             try context.save()
             let entry = UndoJournal.Entry(
                 command: command,
@@ -213,6 +213,6 @@ struct ChangeRecorder {
                 app.output.warn("taskctl: warning: the change is saved, but \(CLIError.from(error).message); it cannot be undone")
             }
         }
-        if let warning = store.housekeepingWarning { app.output.warn("taskctl: warning: \(warning)") }
+        if let warning = coordinator.housekeepingWarning { app.output.warn("taskctl: warning: \(warning)") }
     }
 }
