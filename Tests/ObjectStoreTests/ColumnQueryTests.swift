@@ -8,11 +8,23 @@ import ObjectStoreModel
 /// snapshot's verdicts from the columns instead of decoding rows. These tests hold the
 /// columns to the rows' answers: the in-memory store, which tests objects, is the reference.
 @Suite struct ColumnQueryTests {
-    static let model: ManagedObjectModel = {
+    static let model = makeModel(indexes: "")
+    /// The same rows with a schema index on every fixed-width attribute (and one on the
+    /// string, which has no column and so no index): queries narrowed by the indexes must
+    /// answer as the columns and the objects do.
+    static let indexedModel = makeModel(indexes: #"""
+        "indexes": [{ "name": "byI", "properties": ["i"] }, { "name": "byS", "properties": ["s", "i"] },
+                    { "name": "byD", "properties": ["d"] }, { "name": "byF", "properties": ["f"] },
+                    { "name": "byT", "properties": ["t"] }, { "name": "byB", "properties": ["b"] },
+                    { "name": "byLabel", "properties": ["label"] }],
+        """#)
+
+    static func makeModel(indexes: String) -> ManagedObjectModel {
         let schema = #"""
         {
           "entities": [
             { "name": "Row",
+              INDEXES
               "attributes": [
                 { "name": "label", "type": "string" },
                 { "name": "i", "type": "int64" },
@@ -25,13 +37,13 @@ import ObjectStoreModel
             }
           ]
         }
-        """#
+        """#.replacingOccurrences(of: "INDEXES", with: indexes)
         do {
             return try ManagedObjectModel(schema: schema, file: "rows")
         } catch {
             preconditionFailure("the test model does not load: \(error)")
         }
-    }()
+    }
 
     /// A reproducible generator (xorshift), so a failure names a predicate that fails again.
     struct Generator {
@@ -134,12 +146,15 @@ import ObjectStoreModel
         try context.fetch(FetchRequest(entityName: "Row", predicate: predicate, sortDescriptors: [SortKey("label")])).map { $0["label"].stringValue ?? "?" }
     }
 
-    @Test func columnVerdictsAgreeWithTestingEveryObject() throws {
+    @Test(arguments: [false, true])
+    func columnVerdictsAgreeWithTestingEveryObject(indexed: Bool) throws {
+        let model = indexed ? Self.indexedModel : Self.model
         let directory = try TemporaryDirectory()
-        let store = try BinaryStore(url: directory.file("rows.store"), model: Self.model)
+        let url = directory.file("rows.store")
+        let store = try BinaryStore(url: url, model: model)
         store.compactionThreshold = .max
-        let binary = PersistentStoreCoordinator(model: Self.model, store: store)
-        let memory = PersistentStoreCoordinator(model: Self.model, store: InMemoryStore(model: Self.model))
+        let binary = PersistentStoreCoordinator(model: model, store: store)
+        let memory = PersistentStoreCoordinator(model: model, store: InMemoryStore(model: model))
         try fill([ManagedObjectContext(coordinator: binary), ManagedObjectContext(coordinator: memory)], compacting: store)
         #expect(store.sizes.log > 0, "changes over the snapshot")
 
@@ -162,14 +177,21 @@ import ObjectStoreModel
             #expect(try labels(heldBinary, predicate) == expected, "registered objects: \(format) \(arguments)")
             #expect(try ManagedObjectContext(coordinator: binary).count(for: FetchRequest(entityName: "Row", predicate: predicate)) == expected.count,
                     "count of \(format) \(arguments)")
+            // A store opened anew has read no rows: an index's few rows are read one by one.
+            let reopened = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: model, storeURL: url))
+            #expect(try labels(reopened, predicate) == expected, "reopened: \(format) \(arguments)")
         }
         #expect(matched > 100, "the predicates are not all empty")
     }
 
-    @Test func unsavedChangesOverrideTheColumnsVerdicts() throws {
+    /// With the index on `i`, `i >= 42` finds 8 of 50 rows: the store lists only those, and
+    /// the rows of objects the context holds, which are tested as they are.
+    @Test(arguments: [false, true])
+    func unsavedChangesOverrideTheColumnsVerdicts(indexed: Bool) throws {
         let directory = try TemporaryDirectory()
-        let store = try compactedStore(directory.file("rows.store"), rows: 50) { n in (String(format: "r%02d", n), Int64(n)) }
-        let context = ManagedObjectContext(coordinator: PersistentStoreCoordinator(model: Self.model, store: store))
+        let model = indexed ? Self.indexedModel : Self.model
+        let store = try compactedStore(directory.file("rows.store"), rows: 50, model: model) { n in (String(format: "r%02d", n), Int64(n)) }
+        let context = ManagedObjectContext(coordinator: PersistentStoreCoordinator(model: model, store: store))
         let rows = try context.fetch(FetchRequest(entityName: "Row", sortDescriptors: [SortKey("label")]))
         try rows[3].setValue(.integer(100), forKey: "i")     // the column says no, the object yes
         try rows[44].setValue(.integer(1), forKey: "i")      // the column says yes, the object no
@@ -181,6 +203,151 @@ import ObjectStoreModel
         request.includesPendingChanges = false
         // As saved: the edited rows' old values, the deleted row.
         #expect(try context.fetch(request).map { $0["label"].stringValue ?? "" } == ["r42", "r43", "r44", "r45", "r46", "r47", "r48", "r49"])
+    }
+
+    /// Every bound of every comparison an index can serve, on integers, doubles (with -0.0
+    /// beside 0.0) and dates, constant on either side, alone and ANDed with a test the index
+    /// cannot make: the rows found are those the objects' own test finds.
+    @Test func indexRangesFindExactlyTheirRows() throws {
+        let model = Self.indexedModel
+        let directory = try TemporaryDirectory()
+        let url = directory.file("rows.store")
+        let binary = try PersistentStoreCoordinator(model: model, storeURL: url)
+        let memory = PersistentStoreCoordinator(inMemoryWith: model)
+        for coordinator in [binary, memory] {
+            let context = ManagedObjectContext(coordinator: coordinator)
+            for n in 0..<600 {
+                let row = try context.insertObject(entityName: "Row")
+                let step = n % 60 - 30
+                try row.setValue(.string("r\(n)"), forKey: "label")
+                guard n % 17 != 0 else { continue }  // nil in every indexed attribute
+                try row.setValue(.integer(Int64(step)), forKey: "i")
+                try row.setValue(.double(n % 120 == 30 ? -0.0 : Double(step) / 2), forKey: "d")
+                try row.setValue(.date(Self.base.addingTimeInterval(Double(step) * 86_400)), forKey: "t")
+            }
+            try context.save()
+        }
+        try binary.compactStore()
+        let constants: [(String, [Value])] = [
+            ("i", [-31, -30, -29, -25, 0, 28, 29, 30].map { .integer($0) }),
+            ("d", [-15.5, -15, -14.5, -0.0, 0.0, 14.5, 15].map { .double($0) }),
+            ("t", [-31, -30, -26, 29, 30].map { .date(Self.base.addingTimeInterval(Double($0) * 86_400)) }),
+        ]
+        var checked = 0
+        // The reference: one context of the in-memory store, holding every object.
+        let reference = ManagedObjectContext(coordinator: memory)
+        for (key, values) in constants {
+            for (position, value) in values.enumerated() {
+                for op in ["==", "<", "<=", ">", ">="] {
+                    // Alone, either way round, with a test the index cannot make, and as one
+                    // end of a range whose other end is each of the constants in turn.
+                    var cases: [(String, [Value])] = [("\(key) \(op) %@", [value]), ("%@ \(op) \(key)", [value]),
+                                                      ("\(key) \(op) %@ AND label ENDSWITH '7'", [value]), ("\(key) \(op) %@ AND i != 3", [value])]
+                    // The same value (equal bounds) and another.
+                    for other in [value, values[(position + 3) % values.count]] {
+                        cases.append(("\(key) \(op) %@ AND \(key) \(op == "<" || op == "<=" ? ">=" : "<") %@", [value, other]))
+                        cases.append(("%@ > \(key) AND \(key) \(op) %@", [other, value]))
+                    }
+                    for (format, arguments) in cases {
+                        let predicate = try ObjectPredicate(format: format, arguments: arguments)
+                        let expected = try labels(reference, predicate)
+                        #expect(try labels(ManagedObjectContext(coordinator: binary), predicate) == expected, "\(format) \(arguments)")
+                        let reopened = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: model, storeURL: url))
+                        #expect(try reopened.count(for: FetchRequest(entityName: "Row", predicate: predicate)) == expected.count, "count of \(format) \(arguments)")
+                        checked += expected.isEmpty ? 0 : 1
+                    }
+                }
+            }
+        }
+        #expect(checked > 300)
+    }
+
+    /// An index declared on a parent entity serves its sub-entities' rows too: a fetch of
+    /// the parent (sub-entities included) and of the child find what the objects' test finds,
+    /// with edits in the log and unsaved changes over them.
+    @Test func aParentsIndexServesItsSubentities() throws {
+        let model = try ManagedObjectModel(schema: #"""
+        { "entities": [
+            { "name": "Item", "indexes": [{ "name": "byN", "properties": ["n"] }],
+              "attributes": [{ "name": "n", "type": "int64" }, { "name": "label", "type": "string" }] },
+            { "name": "Special", "parent": "Item", "attributes": [{ "name": "extra", "type": "boolean" }] }
+        ] }
+        """#, file: "items")
+        let directory = try TemporaryDirectory()
+        let url = directory.file("items.store")
+        let binary = try PersistentStoreCoordinator(model: model, storeURL: url)
+        let memory = PersistentStoreCoordinator(inMemoryWith: model)
+        let contexts = [ManagedObjectContext(coordinator: binary), ManagedObjectContext(coordinator: memory)]
+        for context in contexts {
+            for k in 0..<600 {
+                let item = try context.insertObject(entityName: k % 2 == 0 ? "Item" : "Special")
+                try item.setValue(.integer(Int64(k % 30)), forKey: "n")
+                try item.setValue(.string("i\(k)"), forKey: "label")
+            }
+            try context.save()
+        }
+        try binary.compactStore()
+        for context in contexts {
+            // Saved edits (in the log) and unsaved ones, moving rows into and out of n == 4.
+            let items = try context.fetch(FetchRequest(entityName: "Item", sortDescriptors: [SortKey("label")]))
+            for item in items.prefix(40) { try item.setValue(.integer(4), forKey: "n") }
+            try context.save()
+            for item in items.dropFirst(100).prefix(30) { try item.setValue(.integer(4), forKey: "n") }
+            for item in items.dropFirst(40).prefix(60) where item["n"] == .integer(4) { try item.setValue(.integer(99), forKey: "n") }
+        }
+        for format in ["n == 4", "n <= 1", "n > 27 AND NOT label ENDSWITH '0'", "4 == n"] {
+            for entity in ["Item", "Special"] {
+                let request = FetchRequest(entityName: entity, predicate: try ObjectPredicate(format), sortDescriptors: [SortKey("label")])
+                let expected = try contexts[1].fetch(request).map { $0["label"].stringValue ?? "" }
+                #expect(!expected.isEmpty)
+                #expect(try contexts[0].fetch(request).map { $0["label"].stringValue ?? "" } == expected, "\(entity): \(format)")
+                #expect(try contexts[0].count(for: request) == expected.count, "count \(entity): \(format)")
+                // As saved, from a store opened anew.
+                let saved = try ManagedObjectContext(coordinator: memory).fetch(request).map { $0["label"].stringValue ?? "" }
+                let reopened = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: model, storeURL: url))
+                #expect(try reopened.fetch(request).map { $0["label"].stringValue ?? "" } == saved, "saved \(entity): \(format)")
+            }
+        }
+        #expect(try binary.checkIntegrity().problems.isEmpty)
+    }
+
+    /// An index entry that names another row than its position holds (a forged file) is
+    /// reported by the query that reads it and by `checkIntegrity()`.
+    @Test func queriesReadTheIndexesAndIntegrityChecksThem() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("rows.store")
+        try compactedStore(url, rows: 40, model: Self.indexedModel) { n in ("r\(n)", 7_000 + Int64(n)) }
+        // The index of `i`: entries of (value, entity, position, key); row 5 has key 6.
+        var bytes = Array(try Data(contentsOf: url))
+        let entry = (0..<8).map { UInt8(truncatingIfNeeded: 7_005 >> (8 * $0)) } + [0, 0, 0, 0, 5, 0, 0, 0, 6, 0, 0, 0, 0, 0, 0, 0]
+        let starts = (0...(bytes.count - entry.count)).filter { Array(bytes[$0..<$0 + entry.count]) == entry }
+        #expect(starts.count == 1)
+        guard let start = starts.first else { return }
+        bytes[start + 16] = 9  // the key of another row
+        // As damage (the index's checksum no longer matches) and as a forgery (it is made to).
+        let damaged = directory.file("damaged.store")
+        try Data(bytes).write(to: damaged)
+        let snapshotOffset = Int(StoreHeader.field(bytes, at: 32))
+        let entities = Int(bytes[snapshotOffset + 4]), indexes = Int(bytes[snapshotOffset + 8])
+        var columns = 0
+        for e in 0..<entities { columns += Int(bytes[snapshotOffset + 16 + e * 40 + 36]) }
+        for k in 0..<indexes {
+            let part = snapshotOffset + 16 + entities * 40 + k * 32
+            let count = Int(StoreHeader.field(bytes, at: part + 8)), offset = snapshotOffset + Int(StoreHeader.field(bytes, at: part + 16))
+            guard (offset..<offset + count * 24).contains(start) else { continue }
+            let crc = crc32(Array(bytes[offset..<offset + count * 24]))
+            for b in 0..<4 { bytes[part + 24 + b] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(b))) }
+        }
+        let tableCRC = crc32(Array(bytes[(snapshotOffset + 16)..<(snapshotOffset + 16 + entities * 40 + indexes * 32 + columns * 24)]))
+        for b in 0..<4 { bytes[snapshotOffset + 12 + b] = UInt8(truncatingIfNeeded: tableCRC >> (8 * UInt32(b))) }
+        try Data(bytes).write(to: url)
+        for (file, problem) in [(url, "index of Row (schema index 1) does not match its rows"), (damaged, "index of Row (schema index 1) is damaged")] {
+            let reader = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: Self.indexedModel, storeURL: file))
+            #expect(try reader.count(for: FetchRequest(entityName: "Row", predicate: try ObjectPredicate("i == 7004"))) == 1, "another entry")
+            #expect(throws: StoreError.self) { try reader.fetch(FetchRequest(entityName: "Row", predicate: try ObjectPredicate("i == 7005"))) }
+            let problems = try reader.coordinator.checkIntegrity().problems
+            #expect(problems.contains { $0.contains(problem) }, "\(problems)")
+        }
     }
 
     /// A column that disagrees with its rows (a forged file with a valid checksum) shows that
@@ -285,9 +452,9 @@ import ObjectStoreModel
 
     /// A store of `rows` rows with the label and `i` that `row(n)` gives, saved and compacted.
     @discardableResult
-    private func compactedStore(_ url: URL, rows: Int, _ row: (Int) -> (String, Int64)) throws -> BinaryStore {
-        let store = try BinaryStore(url: url, model: Self.model)
-        let setup = ManagedObjectContext(coordinator: PersistentStoreCoordinator(model: Self.model, store: store))
+    private func compactedStore(_ url: URL, rows: Int, model: ManagedObjectModel = ColumnQueryTests.model, _ row: (Int) -> (String, Int64)) throws -> BinaryStore {
+        let store = try BinaryStore(url: url, model: model)
+        let setup = ManagedObjectContext(coordinator: PersistentStoreCoordinator(model: model, store: store))
         for n in 0..<rows {
             let (label, i) = row(n)
             let object = try setup.insertObject(entityName: "Row")

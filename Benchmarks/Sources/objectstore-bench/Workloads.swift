@@ -165,6 +165,7 @@ struct Workloads {
             if options.wants("migrate") { try migrate(n, data) }
             if options.wants("memory") { try memory(n, data) }
             if options.wants("evaluate") { try evaluate(n, data) }
+            if options.wants("select") { try select(n, data) }
         }
         if options.wants("edit") { try edit(options.editSizes ?? options.sizes) }
     }
@@ -238,6 +239,49 @@ struct Workloads {
                 sqlFound = tasks.count
             })
             if found != sqlFound { notes.append("fetch n=\(n): ObjectStore found \(found), \(journal.system) \(sqlFound)") }
+        }
+    }
+
+    /// 10. A selective query on an indexed attribute (one day of due dates, about 1% of the
+    /// tasks; Task declares the index byDueDate, SQLite has task_due): a cold open, fetch,
+    /// sort and read of the results; and a count with the store open.
+    mutating func select(_ n: Int, _ data: [TaskData]) throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let store = dir.appendingPathComponent("t.store")
+        try OS.build(store, data)
+        let day = TaskData.base.addingTimeInterval(30 * 86_400), next = day.addingTimeInterval(86_400)
+        let predicate = try ObjectPredicate(format: "dueDate >= %@ AND dueDate < %@", .date(day), .date(next))
+        let sql = "FROM task WHERE dueDate >= ? AND dueDate < ?"
+        var found = 0, counted = 0
+        record("10 open+select+sort", n, "ObjectStore", try measure(options.runs, setup: { () }) {
+            let context = try OS.open(store)
+            let tasks = try context.fetch(FetchRequest(entityName: "Task", predicate: predicate, sortDescriptors: [SortKey("dueDate")]))
+            for task in tasks {
+                _ = task["title"]
+                _ = task["priority"]
+            }
+            found = tasks.count
+        })
+        let open = try OS.open(store)
+        record("10 count selected", n, "ObjectStore", try measure(options.runs, setup: { () }) {
+            counted = try open.count(for: FetchRequest(entityName: "Task", predicate: predicate))
+        })
+        for journal in SQL.Journal.allCases {
+            let sqlite = dir.appendingPathComponent("t-\(journal.rawValue).sqlite")
+            let queue = try SQL.create(sqlite, journal)
+            try SQL.insertPrepared(queue, data)
+            var sqlFound = 0, sqlCounted = 0
+            record("10 open+select+sort", n, journal.system, try measure(options.runs, setup: { () }) {
+                let fresh = try SQL.open(sqlite, journal)
+                sqlFound = try fresh.read { db in try GTask.fetchAll(db, sql: "SELECT * \(sql) ORDER BY dueDate", arguments: [day, next]) }.count
+            })
+            record("10 count selected", n, journal.system, try measure(options.runs, setup: { () }) {
+                sqlCounted = try queue.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) \(sql)", arguments: [day, next]) ?? 0 }
+            })
+            if found != sqlFound || counted != sqlCounted || found != counted {
+                notes.append("select n=\(n): ObjectStore \(found)/\(counted), \(journal.system) \(sqlFound)/\(sqlCounted)")
+            }
         }
     }
 

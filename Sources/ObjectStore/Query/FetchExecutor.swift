@@ -182,7 +182,12 @@ struct FetchExecutor {
             // the store decides them for its snapshot's rows from its columns when it can.
             let direct = SlotPredicate(predicate, entity: rowEntity)
             let prefilter = direct == nil ? SlotPredicate.prefilter(predicate, entity: rowEntity) : nil
-            let scan = try scanning.scanRows(ofEntity: rowEntity.name, deciding: direct ?? prefilter)
+            let idScope = ObjectID.Scope.of(entityName: rowEntity.name, storeIdentifier: storeIdentifier)
+            // Registered objects are tested as they are (their changes, their deletion): the
+            // store lists their rows even where an index leaves the others out.
+            let deciding = direct ?? prefilter
+            let registeredKeys = deciding == nil ? [] : context.registered.permanentKeys(in: idScope)
+            let scan = try scanning.scanRows(ofEntity: rowEntity.name, deciding: deciding, alsoListing: registeredKeys)
             guard !scan.rows.isEmpty else { continue }
             // At most the rows the columns did not reject become objects.
             if makesObjects {
@@ -196,14 +201,12 @@ struct FetchExecutor {
             let wanted = rowEntity.properties.indices.map { index in
                 stored[index] && (readsDerived || keys?.contains(rowEntity.properties[index].name) ?? true)
             }
-            let idScope = ObjectID.Scope.of(entityName: rowEntity.name, storeIdentifier: storeIdentifier)
             let probe = ManagedObject(entity: rowEntity, objectID: ObjectID(idScope, key: .permanent(0)))
             probe.managedObjectContext = context
             probe.slots = initial
             // A row whose object is registered is tested as the object is (its changes, its
             // deletion); the others may take the store's verdict.
             let decided = !scan.verdicts.isEmpty
-            let registeredKeys = decided ? context.registered.permanentKeys(in: idScope) : []
             /// A matching row's saved state, decoded whole when asked for (the closures share
             /// one reference to the scan: capturing it, a struct of arrays, copied it per match).
             let rowsOfEntity = SavedRows(scan: scan, initial: initial, stored: stored)

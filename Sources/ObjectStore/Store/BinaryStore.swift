@@ -388,11 +388,18 @@ package final class BinaryStore: PersistentStore, RowScanning, Sendable {
         }
     }
 
-    func scanRows(ofEntity entityName: String, deciding predicate: SlotPredicate?) throws -> RowScan {
+    func scanRows(ofEntity entityName: String, deciding predicate: SlotPredicate?, alsoListing held: Set<Int64>) throws -> RowScan {
         try fileLock.withLock(exclusive: false) { fd, _ in
             try core.withLock { core in
                 try core.refresh(fd)
                 guard let codec = core.state.codec else { throw StoreError.corrupt(path: path, reason: "no metadata record") }
+                // A schema index that finds at most a quarter of the snapshot's rows lists only those.
+                if let predicate, let table = codec.entityIndex[entityName], let entity = model.entity(named: entityName),
+                   let snapshot = core.state.snapshot, table < snapshot.entities.count,
+                   let (found, whole) = try core.indexedRows(table: table, entity: entity, predicate: predicate, limit: snapshot.entities[table].rowCount / 4),
+                   let scan = try core.indexedScan(ofEntity: entityName, table: table, found: found, wholePredicate: whole, alsoListing: held) {
+                    return scan
+                }
                 var decisions: [UInt8]?
                 if let predicate, let index = codec.entityIndex[entityName], let loaded = try core.loadedEntity(index) {
                     decisions = try predicate.decisions(try core.columns(ofEntity: index, slots: predicate.slots), rows: loaded.part.rowCount)
@@ -475,6 +482,18 @@ package final class BinaryStore: PersistentStore, RowScanning, Sendable {
     static func signature(of constraint: [String], in entity: EntityDescription) -> UInt32 {
         let text = constraint.map { "\($0):\(entity.attribute(named: $0)?.isCaseInsensitive == true ? "ci" : "")" }.joined(separator: ",")
         return UInt32(truncatingIfNeeded: Snapshot.hash(Array(text.utf8)))
+    }
+
+    /// What a schema index was built for: its first attribute and the column kind it
+    /// orders. An index whose signature differs (the model changed) is not used.
+    static func signature(ofIndexOn attribute: String, kind: Column.Kind) -> UInt32 {
+        UInt32(truncatingIfNeeded: Snapshot.hash(Array("index:\(attribute):\(kind.rawValue)".utf8)))
+    }
+
+    /// The schema's `indexes` that apply to an entity: its ancestors' (from the root) and
+    /// its own; a schema index's number is its place in this list.
+    static func schemaIndexes(of entity: EntityDescription, in model: ManagedObjectModel) -> [IndexDescription] {
+        (entity.ancestorNames.reversed().compactMap { model.entity(named: $0) } + [entity]).flatMap(\.indexes)
     }
 
     package func save(_ changes: StoreChanges) throws -> [ObjectID: ObjectID] {
@@ -587,14 +606,33 @@ package final class BinaryStore: PersistentStore, RowScanning, Sendable {
                 var problems: [String] = []
                 for part in snapshot.indexes {
                     let owner = part.owner < codec.entityNames.count ? codec.entityNames[part.owner] : "entity \(part.owner)"
-                    let stored = try snapshot.indexEntries(part, fd: held.fd, path: path)
-                    guard let built = expected.first(where: { $0.owner == part.owner && $0.constraint == part.constraint && $0.signature == part.signature }) else {
-                        problems.append("the snapshot has an index of \(owner) the model does not define (constraint \(part.constraint + 1)); it is not used")
+                    let isSchemaIndex = part.constraint & Snapshot.schemaIndexFlag != 0
+                    let what = isSchemaIndex ? "schema index \((part.constraint & ~Snapshot.schemaIndexFlag) + 1)" : "constraint \(part.constraint + 1)"
+                    // An index is made from the rows: a damaged one is a problem to report
+                    // (compaction rebuilds it), not a store that cannot be read.
+                    let stored: [(hash: UInt64, entity: Int, position: Int, key: Int64)]
+                    do {
+                        stored = try snapshot.indexEntries(part, fd: held.fd, path: path)
+                    } catch let error as StoreError {
+                        problems.append("the snapshot index of \(owner) (\(what)) is damaged (\(error)); compact the store to rebuild it")
                         continue
                     }
-                    let order = { (a: (hash: UInt64, entity: Int, key: Int64), b: (hash: UInt64, entity: Int, key: Int64)) in (a.hash, a.entity, a.key) < (b.hash, b.entity, b.key) }
-                    if !stored.elementsEqual(built.entries.sorted(by: order), by: { $0 == $1 }) {
-                        problems.append("the snapshot index of \(owner) (constraint \(part.constraint + 1)) does not match its rows; compact the store to rebuild it")
+                    guard let built = expected.first(where: { $0.owner == part.owner && $0.constraint == part.constraint && $0.signature == part.signature }) else {
+                        problems.append("the snapshot has an index of \(owner) the model does not define (\(what)); it is not used")
+                        continue
+                    }
+                    let matches: Bool
+                    if let positions = built.positions {
+                        // A schema index: its entries in their order, with the rows' positions.
+                        matches = stored.count == positions.count && zip(stored, zip(built.entries, positions)).allSatisfy { stored, built in
+                            stored.hash == built.0.hash && stored.entity == built.0.entity && stored.key == built.0.key && stored.position == built.1
+                        }
+                    } else {
+                        let order = { (a: (hash: UInt64, entity: Int, key: Int64), b: (hash: UInt64, entity: Int, key: Int64)) in (a.hash, a.entity, a.key) < (b.hash, b.entity, b.key) }
+                        matches = stored.map { ($0.hash, $0.entity, $0.key) }.elementsEqual(built.entries.sorted(by: order), by: { $0 == $1 })
+                    }
+                    if !matches {
+                        problems.append("the snapshot index of \(owner) (\(what)) does not match its rows; compact the store to rebuild it")
                     }
                 }
                 // Every column (its checksum, when read) against its rows' values.
@@ -940,7 +978,8 @@ private final class Core {
                 return Snapshot.Row(key: row.key, version: row.version, bytes: row.bytes[row.start..<row.start + length])
             })
         }
-        let snapshot = Snapshot.bytes(rows: rows, indexes: try indexes(of: rows, codec: codec), columns: try columns(of: rows, codec: codec))
+        let columns = try columns(of: rows, codec: codec)
+        let snapshot = Snapshot.bytes(rows: rows, indexes: try indexes(of: rows, codec: codec) + schemaIndexes(of: rows, columns: columns, codec: codec), columns: columns)
         let snapshotOffset = BinaryStore.headerSize + metadataFrame.count
         let header = BinaryStore.header(BinaryStore.Header(version: BinaryStore.formatVersion, committedLength: snapshotOffset + snapshot.count, commitCount: state.commitCount + 1,
                                         snapshotOffset: snapshotOffset, snapshotLength: snapshot.count))
@@ -960,7 +999,140 @@ private final class Core {
                 return Snapshot.Row(key: entry.key, version: entry.version, bytes: loaded.bytes[start..<start + entry.size])
             })
         }
-        return try indexes(of: rows, codec: codec)
+        return try indexes(of: rows, codec: codec) + schemaIndexes(of: rows, columns: try columns(of: rows, codec: codec), codec: codec)
+    }
+
+    /// A schema index per entity table and `indexes` entry of the model (the entity's own
+    /// and its ancestors') whose first property has a column: the rows with a value, by
+    /// value then key, with their directory positions. `columns[i]` are table i's columns
+    /// of `rows[i]`.
+    func schemaIndexes(of rows: [[Snapshot.Row]], columns: [[(slot: Int, column: Column)]], codec: RowCodec) -> [Snapshot.Index] {
+        var result: [Snapshot.Index] = []
+        for (table, name) in codec.entityNames.enumerated() where table < columns.count {
+            guard let entity = model.entity(named: name) else { continue }
+            for (number, index) in BinaryStore.schemaIndexes(of: entity, in: model).enumerated() {
+                guard let first = index.propertyNames.first, let slot = entity.slot(of: first),
+                      let column = columns[table].first(where: { $0.slot == slot })?.column, column.rows == rows[table].count else { continue }
+                let values = column.values
+                let less: (Int, Int) -> Bool
+                switch column.kind {
+                case .integer, .boolean: less = { Int64(bitPattern: values[$0]) < Int64(bitPattern: values[$1]) }
+                case .double, .date: less = { Double(bitPattern: values[$0]) < Double(bitPattern: values[$1]) }
+                }
+                // Positions follow the keys (the directory is sorted by key): ties in key order.
+                let order = (0..<column.rows).filter { !column.isNull($0) }.sorted { a, b in less(a, b) || (!less(b, a) && a < b) }
+                result.append(Snapshot.Index(
+                    owner: table, constraint: Snapshot.schemaIndexFlag | number,
+                    signature: BinaryStore.signature(ofIndexOn: first, kind: column.kind),
+                    entries: order.map { (values[$0], table, rows[table][$0].key) }, positions: order))
+            }
+        }
+        return result
+    }
+
+    /// The rows of an entity table's snapshot a schema index finds for one of the
+    /// predicate's ANDed comparisons (=, <, <=, >, >= of an indexed attribute with a constant
+    /// of its type, which no nil passes), as (directory position, key) in key order. Nil when
+    /// no index serves the predicate, or when it would list more than `limit` rows.
+    func indexedRows(table: Int, entity: EntityDescription, predicate: SlotPredicate, limit: Int) throws -> (rows: [(position: Int, key: Int64)], wholePredicate: Bool)? {
+        guard let snapshot = state.snapshot, let held, !snapshot.indexes.isEmpty else { return nil }
+        var conjuncts: [SlotPredicate] = []
+        func flatten(_ p: SlotPredicate) {
+            if case .and(let a, let b) = p { flatten(a); flatten(b) } else { conjuncts.append(p) }
+        }
+        flatten(predicate)
+        // Per attribute, the range its comparisons leave (`a >= x AND a < y` is one range).
+        var ranges: [Int: (name: String, kind: Column.Kind, lower: Snapshot.Bound?, upper: Snapshot.Bound?, conjuncts: Int)] = [:]
+        for conjunct in conjuncts {
+            guard case .compare(let slot, let op, let test, .value(let constant), let slotOnLeft) = conjunct, !constant.isNull,
+                  slot < entity.properties.count, let attribute = entity.properties[slot].attribute, attribute.isStored,
+                  let kind = Column.Kind(attribute.type), let bits = Column.bits(constant, kind: kind),
+                  // The index lists no nil: only a comparison no nil passes can use it.
+                  try !(slotOnLeft ? test(.value(.null), .value(constant)) : test(.value(constant), .value(.null)))
+            else { continue }
+            // With the constant on the left, `k < x` is `x > k`.
+            let bound = Snapshot.Bound(bits: bits, inclusive: true), open = Snapshot.Bound(bits: bits, inclusive: false)
+            let range: (lower: Snapshot.Bound?, upper: Snapshot.Bound?)
+            switch (op, slotOnLeft) {
+            case (.equal, _): range = (bound, bound)
+            case (.less, true), (.greater, false): range = (nil, open)
+            case (.lessOrEqual, true), (.greaterOrEqual, false): range = (nil, bound)
+            case (.greater, true), (.less, false): range = (open, nil)
+            case (.greaterOrEqual, true), (.lessOrEqual, false): range = (bound, nil)
+            default: continue
+            }
+            guard let known = ranges[slot] else {
+                ranges[slot] = (attribute.name, kind, range.lower, range.upper, 1)
+                continue
+            }
+            // The tighter of two bounds: the higher lower one, the lower upper one; of equal
+            // values the one that leaves the value out.
+            func less(_ a: UInt64, _ b: UInt64) -> Bool {
+                kind == .double || kind == .date ? Double(bitPattern: a) < Double(bitPattern: b) : Int64(bitPattern: a) < Int64(bitPattern: b)
+            }
+            func tighter(_ a: Snapshot.Bound?, _ b: Snapshot.Bound?, lower: Bool) -> Snapshot.Bound? {
+                guard let a else { return b }
+                guard let b else { return a }
+                if less(a.bits, b.bits) { return lower ? b : a }
+                if less(b.bits, a.bits) { return lower ? a : b }
+                return a.inclusive ? b : a
+            }
+            ranges[slot] = (known.name, kind, tighter(known.lower, range.lower, lower: true), tighter(known.upper, range.upper, lower: false), known.conjuncts + 1)
+        }
+        let indexes = BinaryStore.schemaIndexes(of: entity, in: model)
+        var best: (part: Snapshot.IndexPart, kind: Column.Kind, lower: Snapshot.Bound?, upper: Snapshot.Bound?, count: Int, conjuncts: Int)?
+        for slot in ranges.keys.sorted() {
+            guard let range = ranges[slot] else { continue }
+            let signature = BinaryStore.signature(ofIndexOn: range.name, kind: range.kind)
+            for (number, index) in indexes.enumerated() where index.propertyNames.first == range.name {
+                guard let part = snapshot.indexes.first(where: { $0.owner == table && $0.constraint == Snapshot.schemaIndexFlag | number && $0.signature == signature })
+                else { continue }
+                let count = try snapshot.count(part, kind: range.kind, from: range.lower, to: range.upper, fd: held.fd, path: path)
+                if best == nil || count < best?.count ?? 0 { best = (part, range.kind, range.lower, range.upper, count, range.conjuncts) }
+                break
+            }
+        }
+        guard let best, best.count <= limit else { return nil }
+        let found = best.count == 0 ? [] : try snapshot.range(best.part, kind: best.kind, from: best.lower, to: best.upper, fd: held.fd, path: path)
+        return (found.sorted { $0.key < $1.key }, best.conjuncts == conjuncts.count)
+    }
+
+    /// The scan of an entity's rows a schema index narrowed: the snapshot rows it found, the
+    /// rows of `alsoListing` (objects the caller holds, which it tests itself) and every row
+    /// of the log, in key order. The index's rows pass the indexed comparison, so they are
+    /// decided when it is the whole predicate (verdict 1) and tested otherwise (0).
+    func indexedScan(ofEntity name: String, table: Int, found: [(position: Int, key: Int64)], wholePredicate: Bool, alsoListing: Set<Int64>) throws -> RowScan? {
+        guard let codec = state.codec, let snapshot = state.snapshot, let held else { return nil }
+        let logKeys = state.keysByEntity[name] ?? []
+        let removed = state.removed[name] ?? []
+        var rows: [(key: Int64, version: Int64, bytes: [UInt8], start: Int, verdict: UInt8)] = []
+        rows.reserveCapacity(found.count + logKeys.count + alsoListing.count)
+        var listed = Set<Int64>()
+        // Many rows: read the entity's part whole (once per process); a few: row by row.
+        let loaded = found.count > 256 ? try loadedEntity(table) : state.loaded[table]
+        for (position, key) in found where !removed.contains(key) && !logKeys.contains(key) {
+            if let loaded {
+                guard position < loaded.keys.count, loaded.keys[position] == key else {
+                    throw StoreError.corrupt(path: path, reason: "a snapshot index of \(name) does not match its rows; compact the store to rebuild it")
+                }
+                let (entry, start) = try loaded.row(at: position, path: path)
+                rows.append((key, entry.version, loaded.bytes, start, wholePredicate ? 1 : 0))
+            } else {
+                guard let (entry, bytes) = try snapshot.row(at: position, entity: table, fd: held.fd, path: path), entry.key == key else {
+                    throw StoreError.corrupt(path: path, reason: "a snapshot index of \(name) does not match its rows; compact the store to rebuild it")
+                }
+                rows.append((key, entry.version, bytes, 0, wholePredicate ? 1 : 0))
+            }
+            listed.insert(key)
+        }
+        let identifier = state.metadata?.storeIdentifier ?? ""
+        let scope = ObjectID.Scope.of(entityName: name, storeIdentifier: identifier)
+        for key in logKeys.union(alsoListing) where !listed.contains(key) {
+            guard let (version, bytes, start) = try encodedRow(ObjectID(scope, key: .permanent(key))) else { continue }
+            rows.append((key, version, bytes, start, 0))
+        }
+        rows.sort { $0.key < $1.key }
+        return RowScan(codec: codec, path: path, rows: rows.map { ($0.key, $0.version, $0.bytes, $0.start) }, verdicts: rows.map(\.verdict))
     }
 
     /// An index per uniqueness constraint of the model over rows (`rows[i]`: entity i's).

@@ -238,8 +238,10 @@ struct UniquenessCheck {
 /// the store) per row, and decodes only the values its predicate reads.
 protocol RowScanning {
     /// The rows of an entity; with a predicate, also its verdicts that the store could decide
-    /// without the rows (from the snapshot's columns).
-    func scanRows(ofEntity entityName: String, deciding predicate: SlotPredicate?) throws -> RowScan
+    /// without the rows (from the snapshot's columns). A store may leave out rows the
+    /// predicate rejects (a schema index found the others), except those of `alsoListing`:
+    /// the keys of objects the caller holds and tests as they are.
+    func scanRows(ofEntity entityName: String, deciding predicate: SlotPredicate?, alsoListing: Set<Int64>) throws -> RowScan
 }
 
 /// The encoded rows of one entity, in key order.

@@ -15,6 +15,9 @@ struct Snapshot {
     static let directoryEntrySize = 32
     static let indexEntrySize = 24
     static let columnPartSize = 24
+    /// Marks a schema index in an index part's constraint number. Readers before schema
+    /// indexes look parts up by constraint number, so they pass these by.
+    static let schemaIndexFlag = 0x8000_0000
 
     /// One entity's rows: a directory of fixed-size entries sorted by key, then the rows.
     struct EntityPart: Equatable {
@@ -26,9 +29,12 @@ struct Snapshot {
         var directoryCRC: UInt32
     }
 
-    /// One uniqueness constraint's index: (hash of the values, entity, key) sorted.
+    /// One uniqueness constraint's index: (hash of the values, entity, key) sorted; or one
+    /// schema index (`constraint` has ``schemaIndexFlag`` set): (column value, entity,
+    /// directory position, key) of the rows that have a value, sorted by value then key.
     struct IndexPart: Equatable {
-        /// The owner's entity-table index, and the constraint's position among its constraints.
+        /// The owner's entity-table index, and the constraint's position among its
+        /// constraints (or ``schemaIndexFlag`` and the schema index's number).
         var owner: Int
         var constraint: Int
         var count: Int
@@ -301,18 +307,99 @@ struct Snapshot {
     }
 
     /// Every entry of an index, checked against its checksum (for integrity checks).
-    func indexEntries(_ part: IndexPart, fd: Int32, path: String) throws -> [(hash: UInt64, entity: Int, key: Int64)] {
+    func indexEntries(_ part: IndexPart, fd: Int32, path: String) throws -> [(hash: UInt64, entity: Int, position: Int, key: Int64)] {
         let bytes = try FileIO.read(fd, count: part.count * Self.indexEntrySize, at: base + part.offset, path: path)
         guard bytes.count == part.count * Self.indexEntrySize, CRC32.checksum(bytes) == part.crc else {
             throw StoreError.corrupt(path: path, reason: "snapshot at byte \(base): an index checksum does not match")
         }
         var reader = ByteReader(bytes)
-        var result: [(UInt64, Int, Int64)] = []
+        var result: [(UInt64, Int, Int, Int64)] = []
         for _ in 0..<part.count {
-            let (hash, entity, _, key) = try (reader.u64(), reader.u32(), reader.u32(), Int64(bitPattern: reader.u64()))
-            result.append((hash, Int(entity), key))
+            let (hash, entity, position, key) = try (reader.u64(), reader.u32(), reader.u32(), Int64(bitPattern: reader.u64()))
+            result.append((hash, Int(entity), Int(position), key))
         }
         return result
+    }
+
+    /// One end of a range: a column value (as the column stores it) and whether it is in.
+    struct Bound {
+        var bits: UInt64
+        var inclusive: Bool
+    }
+
+    /// The (directory position, key) of the rows a schema index lists between two bounds
+    /// (values compared as `kind` orders them), in index order: a binary search of the
+    /// entries in the file, then one read of the range. The entries are not checksummed
+    /// here (``indexEntries(_:fd:path:)`` is, for integrity checks); each position is
+    /// checked against the row's directory entry by the caller.
+    func range(_ part: IndexPart, kind: Column.Kind, from lower: Bound?, to upper: Bound?, fd: Int32, path: String) throws -> [(position: Int, key: Int64)] {
+        let entries = try span(part, kind: kind, from: lower, to: upper, fd: fd, path: path)
+        guard !entries.isEmpty else { return [] }
+        var reader = ByteReader(try readEntries(part, entries, fd: fd, path: path))
+        var result: [(position: Int, key: Int64)] = []
+        result.reserveCapacity(entries.count)
+        for _ in entries {
+            let (_, _, position, key) = try (reader.u64(), reader.u32(), reader.u32(), Int64(bitPattern: reader.u64()))
+            result.append((Int(position), key))
+        }
+        return result
+    }
+
+    /// How many rows ``range(_:kind:from:to:fd:path:)`` would list (a binary search only).
+    func count(_ part: IndexPart, kind: Column.Kind, from lower: Bound?, to upper: Bound?, fd: Int32, path: String) throws -> Int {
+        try span(part, kind: kind, from: lower, to: upper, fd: fd, path: path).count
+    }
+
+    private func readEntries(_ part: IndexPart, _ range: Range<Int>, fd: Int32, path: String) throws -> [UInt8] {
+        let bytes = try FileIO.read(fd, count: range.count * Self.indexEntrySize, at: base + part.offset + range.lowerBound * Self.indexEntrySize, path: path)
+        guard bytes.count == range.count * Self.indexEntrySize else { throw StoreError.corrupt(path: path, reason: "snapshot at byte \(base): an index is truncated") }
+        return bytes
+    }
+
+    /// The entries between two bounds.
+    private func span(_ part: IndexPart, kind: Column.Kind, from lower: Bound?, to upper: Bound?, fd: Int32, path: String) throws -> Range<Int> {
+        func value(at i: Int) throws -> UInt64 {
+            var reader = ByteReader(try readEntries(part, i..<i + 1, fd: fd, path: path))
+            return try reader.u64()
+        }
+        // `a` before `b` in the index's order of values.
+        func less(_ a: UInt64, _ b: UInt64) -> Bool {
+            switch kind {
+            case .integer, .boolean: return Int64(bitPattern: a) < Int64(bitPattern: b)
+            case .double, .date: return Double(bitPattern: a) < Double(bitPattern: b)
+            }
+        }
+        // The first entry for which `before` is false (entries are sorted so it is monotone).
+        func partition(_ before: (UInt64) -> Bool) throws -> Int {
+            var low = 0, high = part.count
+            while low < high {
+                let mid = (low + high) / 2
+                if before(try value(at: mid)) { low = mid + 1 } else { high = mid }
+            }
+            return low
+        }
+        let start = try lower.map { bound in try partition { bound.inclusive ? less($0, bound.bits) : !less(bound.bits, $0) } } ?? 0
+        let end = try upper.map { bound in try partition { bound.inclusive ? !less(bound.bits, $0) : less($0, bound.bits) } } ?? part.count
+        return start < end ? start..<end : start..<start
+    }
+
+    /// One row at a directory position, without reading the entity: its entry and encoded
+    /// slots, checked against the row's checksum. Nil when the position is past the directory.
+    func row(at position: Int, entity index: Int, fd: Int32, path: String) throws -> (entry: Entry, bytes: [UInt8])? {
+        let part = entities[index]
+        guard position >= 0, position < part.rowCount else { return nil }
+        let raw = try FileIO.read(fd, count: Self.directoryEntrySize, at: base + part.directoryOffset + position * Self.directoryEntrySize, path: path)
+        guard raw.count == Self.directoryEntrySize else { throw StoreError.corrupt(path: path, reason: "snapshot at byte \(base): a directory is truncated") }
+        let entry = Self.entry(in: raw, at: 0)
+        guard entry.offset >= part.rowsOffset, entry.size >= 0, entry.offset <= part.rowsOffset + part.rowsLength,
+              entry.size <= part.rowsOffset + part.rowsLength - entry.offset else {
+            throw StoreError.corrupt(path: path, reason: "a snapshot row of key \(entry.key) lies outside its entity")
+        }
+        let bytes = try FileIO.read(fd, count: entry.size, at: base + entry.offset, path: path)
+        guard bytes.count == entry.size, Self.checksum(entry, bytes[...]) == entry.crc else {
+            throw StoreError.corrupt(path: path, reason: "a snapshot row of key \(entry.key) does not match its checksum")
+        }
+        return (entry, bytes)
     }
 
     private static func entry(in bytes: [UInt8], at position: Int) -> Entry {
@@ -349,12 +436,15 @@ struct Snapshot {
         var bytes: ArraySlice<UInt8>
     }
 
-    /// One index to write.
+    /// One index to write. A uniqueness index is written sorted by (hash, entity, key); a
+    /// schema index (with `positions`) in the order given, each entry with its row's
+    /// directory position.
     struct Index {
         var owner: Int
         var constraint: Int
         var signature: UInt32
         var entries: [(hash: UInt64, entity: Int, key: Int64)]
+        var positions: [Int]? = nil
     }
 
     /// The bytes of a snapshot: `rows[i]` are entity i's rows sorted by key, `columns[i]` its
@@ -389,11 +479,20 @@ struct Snapshot {
         var indexParts: [IndexPart] = []
         for index in indexes {
             var entries = ByteWriter()
-            for entry in index.entries.sorted(by: { ($0.hash, $0.entity, $0.key) < ($1.hash, $1.entity, $1.key) }) {
-                entries.u64(entry.hash)
-                entries.u32(UInt32(entry.entity))
-                entries.u32(0)
-                entries.u64(UInt64(bitPattern: entry.key))
+            if let positions = index.positions {
+                for (entry, position) in zip(index.entries, positions) {
+                    entries.u64(entry.hash)
+                    entries.u32(UInt32(entry.entity))
+                    entries.u32(UInt32(position))
+                    entries.u64(UInt64(bitPattern: entry.key))
+                }
+            } else {
+                for entry in index.entries.sorted(by: { ($0.hash, $0.entity, $0.key) < ($1.hash, $1.entity, $1.key) }) {
+                    entries.u64(entry.hash)
+                    entries.u32(UInt32(entry.entity))
+                    entries.u32(0)
+                    entries.u64(UInt64(bitPattern: entry.key))
+                }
             }
             indexParts.append(IndexPart(owner: index.owner, constraint: index.constraint, count: index.entries.count, offset: offset,
                                         crc: CRC32.checksum(entries.bytes), signature: index.signature))
