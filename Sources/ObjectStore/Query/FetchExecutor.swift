@@ -114,12 +114,15 @@ struct FetchExecutor {
     /// with the saved row of an unregistered one, which is tested through one scratch object
     /// per entity (nothing is registered or made per row). `makesObjects`: the caller
     /// registers an object per match (the registry makes room for them at once).
-    func forEachMatch(of predicate: ObjectPredicate, entity: EntityDescription, makingObjects makesObjects: Bool = false,
+    /// `countsOnly`: the caller never asks for a match's saved state (a count), so rows a
+    /// store decided need not be read.
+    func forEachMatch(of predicate: ObjectPredicate, entity: EntityDescription, makingObjects makesObjects: Bool = false, countsOnly: Bool = false,
                       _ match: (ObjectID, ManagedObject?, (() throws -> (slots: [SlotValue], version: Int64))?) throws -> Void) throws {
         let test = try context.compiled(predicate, entity: entity)
         let scope = context.evaluationScope()
         if context.parent == nil, let scanning = context.coordinator.store as? RowScanning {
-            return try forEachMatch(scanning, test: test, scope: scope, predicate: predicate, entity: entity, makingObjects: makesObjects, match)
+            return try forEachMatch(scanning, test: test, scope: scope, predicate: predicate, entity: entity, makingObjects: makesObjects,
+                                    countsOnly: countsOnly, match)
         }
         var probes: [String: ManagedObject] = [:]
         // Comparisons of attributes with constants, per entity: tested on the slots.
@@ -168,7 +171,7 @@ struct FetchExecutor {
     /// only as far as the predicate reads it, into one scratch object per entity, and fully
     /// only when it matches.
     private func forEachMatch(_ scanning: RowScanning, test: PredicateClosure, scope: EvaluationScope, predicate: ObjectPredicate,
-                              entity: EntityDescription, makingObjects makesObjects: Bool,
+                              entity: EntityDescription, makingObjects makesObjects: Bool, countsOnly: Bool,
                               _ match: (ObjectID, ManagedObject?, (() throws -> (slots: [SlotValue], version: Int64))?) throws -> Void) throws {
         _ = try self.entity()
         context.processPendingChanges()
@@ -187,7 +190,8 @@ struct FetchExecutor {
             // store lists their rows even where an index leaves the others out.
             let deciding = direct ?? prefilter
             let registeredKeys = deciding == nil ? [] : context.registered.permanentKeys(in: idScope)
-            let scan = try scanning.scanRows(ofEntity: rowEntity.name, deciding: deciding, alsoListing: registeredKeys)
+            let scan = try scanning.scanRows(ofEntity: rowEntity.name, deciding: deciding, alsoListing: registeredKeys,
+                                             leavingUnread: countsOnly && direct != nil)
             guard !scan.rows.isEmpty else { continue }
             // At most the rows the columns did not reject become objects.
             if makesObjects {
@@ -218,7 +222,7 @@ struct FetchExecutor {
                     let verdict = scan.verdicts[index]
                     if verdict == 2 { continue }
                     if verdict == 1, direct != nil {
-                        try match(ObjectID(idScope, key: .permanent(scan.rows[index].key)), nil, saved(index))
+                        try match(ObjectID(idScope, key: .permanent(scan.rows[index].key)), nil, countsOnly ? nil : saved(index))
                         continue
                     }
                 }
@@ -429,7 +433,7 @@ extension ManagedObjectContext {
             return max(0, request.fetchLimit > 0 ? min(total, request.fetchLimit) : total)
         }
         var count = 0
-        try executor.forEachMatch(of: predicate, entity: try executor.entity()) { _, _, _ in count += 1 }
+        try executor.forEachMatch(of: predicate, entity: try executor.entity(), countsOnly: true) { _, _, _ in count += 1 }
         let afterOffset = max(0, count - request.fetchOffset)
         return request.fetchLimit > 0 ? min(afterOffset, request.fetchLimit) : afterOffset
     }

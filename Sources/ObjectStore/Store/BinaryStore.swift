@@ -388,7 +388,7 @@ package final class BinaryStore: PersistentStore, RowScanning, Sendable {
         }
     }
 
-    func scanRows(ofEntity entityName: String, deciding predicate: SlotPredicate?, alsoListing held: Set<Int64>) throws -> RowScan {
+    func scanRows(ofEntity entityName: String, deciding predicate: SlotPredicate?, alsoListing held: Set<Int64>, leavingUnread: Bool) throws -> RowScan {
         try fileLock.withLock(exclusive: false) { fd, _ in
             try core.withLock { core in
                 try core.refresh(fd)
@@ -397,7 +397,8 @@ package final class BinaryStore: PersistentStore, RowScanning, Sendable {
                 if let predicate, let table = codec.entityIndex[entityName], let entity = model.entity(named: entityName),
                    let snapshot = core.state.snapshot, table < snapshot.entities.count,
                    let (found, whole) = try core.indexedRows(table: table, entity: entity, predicate: predicate, limit: snapshot.entities[table].rowCount / 4),
-                   let scan = try core.indexedScan(ofEntity: entityName, table: table, found: found, wholePredicate: whole, alsoListing: held) {
+                   let scan = try core.indexedScan(ofEntity: entityName, table: table, found: found, wholePredicate: whole, alsoListing: held,
+                                                   leavingUnread: leavingUnread && whole) {
                     return scan
                 }
                 var decisions: [UInt8]?
@@ -1101,17 +1102,23 @@ private final class Core {
     /// rows of `alsoListing` (objects the caller holds, which it tests itself) and every row
     /// of the log, in key order. The index's rows pass the indexed comparison, so they are
     /// decided when it is the whole predicate (verdict 1) and tested otherwise (0).
-    func indexedScan(ofEntity name: String, table: Int, found: [(position: Int, key: Int64)], wholePredicate: Bool, alsoListing: Set<Int64>) throws -> RowScan? {
+    /// `leavingUnread`: the caller reads no decided row (a count): those come without bytes.
+    func indexedScan(ofEntity name: String, table: Int, found: [(position: Int, key: Int64)], wholePredicate: Bool, alsoListing: Set<Int64>,
+                     leavingUnread: Bool) throws -> RowScan? {
         guard let codec = state.codec, let snapshot = state.snapshot, let held else { return nil }
         let logKeys = state.keysByEntity[name] ?? []
         let removed = state.removed[name] ?? []
         var rows: [(key: Int64, version: Int64, bytes: [UInt8], start: Int, verdict: UInt8)] = []
         rows.reserveCapacity(found.count + logKeys.count + alsoListing.count)
         var listed = Set<Int64>()
-        // Many rows: read the entity's part whole (once per process); a few: row by row.
-        let loaded = found.count > 256 ? try loadedEntity(table) : state.loaded[table]
+        // Many rows: read the entity's part whole (once per process); a few (up to 1 in 32):
+        // row by row.
+        let loaded = leavingUnread || found.count <= max(256, snapshot.entities[table].rowCount / 32) ? state.loaded[table] : try loadedEntity(table)
         for (position, key) in found where !removed.contains(key) && !logKeys.contains(key) {
-            if let loaded {
+            if leavingUnread {
+                // Decided: listed by key alone (an object the caller holds is tested as it is).
+                rows.append((key, 0, [], 0, 1))
+            } else if let loaded {
                 guard position < loaded.keys.count, loaded.keys[position] == key else {
                     throw StoreError.corrupt(path: path, reason: "a snapshot index of \(name) does not match its rows; compact the store to rebuild it")
                 }
@@ -1127,11 +1134,13 @@ private final class Core {
         }
         let identifier = state.metadata?.storeIdentifier ?? ""
         let scope = ObjectID.Scope.of(entityName: name, storeIdentifier: identifier)
+        let indexedCount = rows.count
         for key in logKeys.union(alsoListing) where !listed.contains(key) {
             guard let (version, bytes, start) = try encodedRow(ObjectID(scope, key: .permanent(key))) else { continue }
             rows.append((key, version, bytes, start, 0))
         }
-        rows.sort { $0.key < $1.key }
+        // The index's rows are in key order already.
+        if rows.count > indexedCount { rows.sort { $0.key < $1.key } }
         return RowScan(codec: codec, path: path, rows: rows.map { ($0.key, $0.version, $0.bytes, $0.start) }, verdicts: rows.map(\.verdict))
     }
 

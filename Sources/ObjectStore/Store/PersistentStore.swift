@@ -240,8 +240,10 @@ protocol RowScanning {
     /// The rows of an entity; with a predicate, also its verdicts that the store could decide
     /// without the rows (from the snapshot's columns). A store may leave out rows the
     /// predicate rejects (a schema index found the others), except those of `alsoListing`:
-    /// the keys of objects the caller holds and tests as they are.
-    func scanRows(ofEntity entityName: String, deciding predicate: SlotPredicate?, alsoListing: Set<Int64>) throws -> RowScan
+    /// the keys of objects the caller holds and tests as they are. `leavingUnread`: the
+    /// predicate is the caller's whole test and it reads no row the store says matches
+    /// (a count), so such a row may come without its bytes or version.
+    func scanRows(ofEntity entityName: String, deciding predicate: SlotPredicate?, alsoListing: Set<Int64>, leavingUnread: Bool) throws -> RowScan
 }
 
 /// The encoded rows of one entity, in key order.
