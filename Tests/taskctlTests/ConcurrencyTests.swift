@@ -236,7 +236,7 @@ struct ConcurrencyTests {
     /// columns are read anew.
     @Test func columnCountsFollowOtherProcessesEditsAndCompactions() throws {
         let t = try TaskctlRunner()
-        for i in 1...40 { try t.ok("add", "seed \(i)", "--priority", "low") }
+        for i in 1...40 { try t.ok("add", "seed \(i)", "--priority", "low", "--due", "2026-12-\(String(format: "%02d", i % 28 + 1))") }
         try t.ok("store", "compact")
         let link = t.directory.appendingPathComponent("link.store")
         try FileManager.default.createSymbolicLink(at: link, withDestinationURL: t.store)
@@ -246,13 +246,27 @@ struct ConcurrencyTests {
             try ManagedObjectContext(coordinator: coordinator).count(for: FetchRequest(entityName: "Task", predicate: try ObjectPredicate(format: "priority == %@", .integer(priority))))
         }
         #expect(try count(kept, 1) == 40)
+        /// Tasks due on a day of December, through the model's `byDueDate` index (a few rows of
+        /// the snapshot), and as every task's due date read and filtered here.
+        func due(_ coordinator: PersistentStoreCoordinator, _ day: Int) throws -> (indexed: Int, filtered: Int) {
+            let start = try #require(ISO8601.parse(String(format: "2026-12-%02dT00:00:00Z", day)))
+            let context = ManagedObjectContext(coordinator: coordinator)
+            let indexed = try context.count(for: FetchRequest(entityName: "Task", predicate: try ObjectPredicate(
+                format: "dueDate >= %@ AND dueDate < %@", .date(start), .date(start.addingTimeInterval(86_400)))))
+            let filtered = try context.fetchValues(FetchRequest(entityName: "Task"), properties: ["dueDate"]).filter { row in
+                guard case .date(let date) = row.values[0].value else { return false }
+                return date >= start && date < start.addingTimeInterval(86_400)
+            }.count
+            return (indexed, filtered)
+        }
         /// The rows `list` reads (fetchValues: no objects), as (id, title, priority, overdue).
         func listed(_ coordinator: PersistentStoreCoordinator) throws -> [String] {
             try ManagedObjectContext(coordinator: coordinator).fetchValues(FetchRequest(entityName: "Task"), properties: ["title", "priority", "isOverdue"])
                 .map { "\($0.objectID.primaryKey ?? 0) \($0.values.map(\.value))" }
         }
         for round in 0..<3 {
-            let edits = (1...6).map { ["edit", String(round * 6 + $0), "--priority", "medium"] }
+            // Edits move tasks to December 3 and 4 (in the log, over the snapshot's index).
+            let edits = (1...6).map { ["edit", String(round * 6 + $0), "--priority", "medium", "--due", "2026-12-0\(3 + $0 % 2)"] }
             let results = try Self.runAll(t, edits + [["store", "compact"], ["add", "new \(round)", "--priority", "low"]])
                 + Self.runAll(t, [["edit", String(30 + round), "--priority", "medium"], ["add", "linked \(round)", "--priority", "low"]], store: link)
             for (arguments, status, message) in results { #expect(status == 0, "\(arguments): \(message)") }
@@ -264,6 +278,14 @@ struct ConcurrencyTests {
             // replaced file too.
             #expect(try listed(kept) == (try listed(fresh)), "round \(round)")
             #expect(try listed(kept).count == 40 + 2 * (round + 1))
+            var found = 0
+            for day in 1...6 {
+                let (indexed, filtered) = try due(kept, day)
+                let reopened = try due(fresh, day).indexed
+                #expect(indexed == filtered && indexed == reopened, "round \(round), December \(day)")
+                found += indexed
+            }
+            #expect(found >= 12, "the days hold tasks")
             #expect(try count(fresh, 2) == 7 * (round + 1))
             #expect(try count(fresh, 1) == 40 + 2 * (round + 1) - 7 * (round + 1))
         }
