@@ -133,6 +133,30 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
         }
         hasher.combine(ObjectIdentifier(scope))
     }
+
+    /// The hash sets and dictionaries of IDs use (the registry looks an ID up for every
+    /// object a fetch, a fault or a save touches): the key and the scope's address mixed
+    /// with the table's seed by two multiplications (murmur3's finalizer), where going
+    /// through `Hasher` costs several SipHash rounds. Equal IDs share key and scope, so
+    /// they hash alike; the seed keeps the order of a table private to the process, as
+    /// `Hasher`'s does.
+    public func _rawHashValue(seed: Int) -> Int {
+        var x: UInt64
+        switch key {
+        case .permanent(let k):
+            x = UInt64(bitPattern: k)
+        case .temporary(let uuid):
+            x = withUnsafeBytes(of: uuid.uuid) { $0.loadUnaligned(as: UInt64.self) ^ ($0.loadUnaligned(fromByteOffset: 8, as: UInt64.self) &* 0x9E37_79B9_7F4A_7C15) }
+        }
+        x ^= UInt64(UInt(bitPattern: ObjectIdentifier(scope))) &* 0xC2B2_AE3D_27D4_EB4F
+        x ^= UInt64(UInt(bitPattern: seed))
+        x ^= x >> 33
+        x &*= 0xFF51_AFD7_ED55_8CCD
+        x ^= x >> 33
+        x &*= 0xC4CE_B9FE_1A85_EC53
+        x ^= x >> 33
+        return Int(truncatingIfNeeded: x)
+    }
 }
 
 /// Temporary IDs: a counter, then a random suffix drawn once per process. Unique within the
