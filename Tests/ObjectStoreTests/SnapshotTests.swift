@@ -102,6 +102,46 @@ import ObjectStoreModel
         #expect(try reopened.coordinator.checkIntegrity().problems.isEmpty)
     }
 
+    /// The store's own check (what it runs under its lock, whatever the context checked):
+    /// rows of one save clash across an entity and its sub-entity, case folded, and a
+    /// sub-entity's own constraint holds among its rows.
+    @Test func theStoresCheckComparesTheRowsOfOneSaveAcrossSubentities() throws {
+        let directory = try TemporaryDirectory()
+        let (_, store) = try open(directory.file("people.store"))
+        func row(_ entityName: String, _ values: [String: Value]) throws -> StoredRow {
+            let entity = try #require(Self.model.entity(named: entityName))
+            var slots = entity.properties.map { $0.relationship == nil ? SlotValue.value(.null) : $0.relationship?.isToMany == true ? .toMany([]) : .toOne(nil) }
+            for (name, value) in values { slots[try #require(entity.slot(of: name))] = .value(value) }
+            return StoredRow(objectID: ObjectID(entityName: entityName, storeIdentifier: store.identifier, key: .temporary(UUID())), version: 1, slots: slots)
+        }
+        func refused(_ rows: [StoredRow]) throws -> [String] {
+            var changes = StoreChanges()
+            changes.inserted = rows
+            do {
+                _ = try store.save(changes)
+                return []
+            } catch let error as ValidationError {
+                return error.failures.map { $0.key ?? "" }
+            }
+        }
+        #expect(try refused([row("Person", ["email": .string("a@example.com")]), row("Employee", ["email": .string("A@Example.com"), "badge": .integer(1)])]) == ["email"])
+        #expect(try refused([row("Employee", ["email": .string("b@example.com"), "badge": .integer(2)]), row("Employee", ["email": .string("c@example.com"), "badge": .integer(2)])]) == ["badge"])
+        #expect(try refused([row("Person", ["email": .string("d@example.com")]), row("Employee", ["email": .string("e@example.com"), "badge": .integer(3)])]).isEmpty)
+        #expect(try refused([row("Employee", ["email": .string("D@EXAMPLE.COM"), "badge": .integer(4)])]) == ["email"], "a saved value is taken")
+
+        // The context's own check, before the store's: unsaved objects of both entities.
+        let (context, _) = try open(directory.file("people.store"))
+        try person(context, "f@example.com")
+        try person(context, "F@Example.com", entity: "Employee", badge: 5)
+        try person(context, "g@example.com", entity: "Employee", badge: 5)
+        do {
+            try context.save()
+            Issue.record("saved two equal emails and two equal badges")
+        } catch let error as ValidationError {
+            #expect(error.failures.map { $0.key ?? "" }.sorted() == ["badge", "email"], "\(error)")
+        }
+    }
+
     @Test func aLargeSaveChecksUniquenessByReadingTheStoreOnce() throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("people.store")

@@ -103,53 +103,67 @@ extension ManagedObjectContext {
                 guard let ownerEntity = model.entity(named: owner), !ownerEntity.uniquenessConstraints.isEmpty,
                     checkedScopes.insert(owner).inserted
                 else { continue }
-                // Every object of the scope with the current values of the constrained slots:
-                // saved ones read straight from the store (no object made), overlaid with
-                // this context's objects.
-                let slots = Array(Set(ownerEntity.uniquenessConstraints.flatMap { $0.compactMap { ownerEntity.slot(of: $0) } })).sorted()
-                let position = Dictionary(uniqueKeysWithValues: slots.enumerated().map { ($0.element, $0.offset) })
+                // Every object of the scope with its current slots (the owner's slots are
+                // every descendant's): saved ones read straight from the store (no object
+                // made), overlaid with this context's objects.
+                let entities = model.entityAndDescendants(of: owner)
                 var candidates: [(ObjectID, [SlotValue])] = []
-                for entity in model.entityAndDescendants(of: owner) {
-                    if parent == nil && !includingSaved {
-                        // Saved rows are checked by the store itself while it holds its lock
-                        // (so two writers cannot both add a value); here, this context's own.
-                        for object in registered.values where object.entity.name == entity.name && !object.faultState && !object.insertedState && !deletedSet.contains(object.objectID) {
-                            candidates.append((object.objectID, slots.map { object.slots[$0] }))
-                        }
-                        continue
+                if parent == nil && !includingSaved {
+                    // Saved rows are checked by the store itself while it holds its lock
+                    // (so two writers cannot both add a value); here, this context's own.
+                    let names = Set(entities.map(\.name))
+                    for (id, object) in registered where !object.faultState && !object.insertedState && names.contains(object.entity.name) && !deletedSet.contains(id) {
+                        candidates.append((id, object.slots))
                     }
-                    for id in try savedObjectIDs(ofEntity: entity.name) where !deletedSet.contains(id) {
-                        if let registeredObject = registered[id], !registeredObject.faultState {
-                            candidates.append((id, slots.map { registeredObject.slots[$0] }))
-                        } else if let snapshot = try savedSnapshot(for: id) {
-                            candidates.append((id, slots.map { snapshot.slots[$0] }))
+                } else {
+                    for entity in entities {
+                        for id in try savedObjectIDs(ofEntity: entity.name) where !deletedSet.contains(id) {
+                            if let registeredObject = registered[id], !registeredObject.faultState {
+                                candidates.append((id, registeredObject.slots))
+                            } else if let snapshot = try savedSnapshot(for: id) {
+                                candidates.append((id, snapshot.slots))
+                            }
                         }
                     }
                 }
-                for inserted in insertedObjects(ofEntities: Set(model.entityAndDescendants(of: owner).map(\.name))) {
-                    candidates.append((inserted.objectID, slots.map { inserted.slots[$0] }))
+                for inserted in insertedObjects(ofEntities: Set(entities.map(\.name))) {
+                    candidates.append((inserted.objectID, inserted.slots))
                 }
                 let changedIDs = Set(changed.map(\.objectID))
                 // Unchanged objects first, so the changed one is the one blamed (a stable
                 // partition: sorting by membership looked each ID up log n times).
                 let ordered = candidates.filter { !changedIDs.contains($0.0) } + candidates.filter { changedIDs.contains($0.0) }
                 for constraint in ownerEntity.uniquenessConstraints {
-                    let indices = constraint.compactMap { ownerEntity.slot(of: $0).flatMap { position[$0] } }
-                    var seen: [[SlotValue]: ObjectID] = [:]
-                    for (id, values) in ordered {
-                        let key = indices.map { values[$0] }
-                        if key.contains(where: { $0 == .value(.null) }) { continue }
-                        let comparable = UniquenessCheck.comparable(key, constraint: constraint, in: ownerEntity)
-                        if let other = seen[comparable] {
-                            if changedIDs.contains(id) {
-                                let description = zip(constraint, key).map { "\($0.0) = \($0.1.value)" }.joined(separator: ", ")
-                                failures.append(ValidationFailure(
-                                    objectID: id, entityName: id.entityName, key: constraint.joined(separator: ","), value: key.count == 1 ? key[0].value : nil,
-                                    rule: .unique, message: "another \(owner) already has \(description) (\(other))"))
-                            }
-                        } else {
-                            seen[comparable] = id
+                    let indices = constraint.compactMap { ownerEntity.slot(of: $0) }
+                    guard indices.count == constraint.count else { continue }
+                    let check = UniquenessCheck.Constrained(
+                        owner: ownerEntity, number: 0, constraint: constraint, slots: indices,
+                        folding: constraint.map { name in ownerEntity.attribute(named: name).flatMap { $0.isCaseInsensitive ? $0 : nil } }, bucket: 0)
+                    func blame(_ id: ObjectID, _ key: [SlotValue], _ other: ObjectID) {
+                        guard changedIDs.contains(id) else { return }
+                        let description = zip(constraint, key).map { "\($0.0) = \($0.1.value)" }.joined(separator: ", ")
+                        failures.append(ValidationFailure(
+                            objectID: id, entityName: id.entityName, key: constraint.joined(separator: ","), value: key.count == 1 ? key[0].value : nil,
+                            rule: .unique, message: "another \(owner) already has \(description) (\(other))"))
+                    }
+                    if indices.count == 1 {
+                        // One attribute (a UUID, a name): its values, without an array per object.
+                        let slot = indices[0], folding = check.folding[0]
+                        var seen: [SlotValue: ObjectID] = [:]
+                        seen.reserveCapacity(ordered.count)
+                        for (id, slots) in ordered where slot < slots.count && slots[slot] != .value(.null) {
+                            var comparable = slots[slot]
+                            if let folding, case .value(let value) = comparable { comparable = .value(folding.uniquenessValue(value)) }
+                            if let other = seen[comparable] { blame(id, [slots[slot]], other) } else { seen[comparable] = id }
                         }
+                        continue
+                    }
+                    var seen: [[SlotValue]: ObjectID] = [:]
+                    for (id, slots) in ordered where indices.allSatisfy({ $0 < slots.count }) {
+                        let key = indices.map { slots[$0] }
+                        if key.contains(where: { $0 == .value(.null) }) { continue }
+                        let comparable = check.comparable(key)
+                        if let other = seen[comparable] { blame(id, key, other) } else { seen[comparable] = id }
                     }
                 }
             }

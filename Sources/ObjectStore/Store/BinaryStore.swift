@@ -972,11 +972,10 @@ private final class Core {
         BinaryStore.writeMetadata(metadata, entityNames: codec.entityNames, into: &metadataPayload)
         let metadataFrame = BinaryStore.frame(metadataPayload.bytes)
         var rows: [[Snapshot.Row]] = []
-        for name in codec.entityNames {
+        for (index, name) in codec.entityNames.enumerated() {
             rows.append(try encodedRows(ofEntity: name).map { row in
-                let id = codec.objectID(entity: name, key: row.key)
-                    let length = try rowLength(id, row.bytes, from: row.start)
-                return Snapshot.Row(key: row.key, version: row.version, bytes: row.bytes[row.start..<row.start + length])
+                let length = try rowLength(row.bytes, from: row.start) { codec.objectID(entity: index, key: row.key) }
+                return Snapshot.Row(key: row.key, version: row.version, source: row.bytes, start: row.start, length: length)
             })
         }
         let columns = try columns(of: rows, codec: codec)
@@ -997,7 +996,7 @@ private final class Core {
             guard let loaded = try loadedEntity(index) else { return [] }
             rows.append(try (0..<loaded.part.rowCount).map { position in
                 let (entry, start) = try loaded.row(at: position, path: path)
-                return Snapshot.Row(key: entry.key, version: entry.version, bytes: loaded.bytes[start..<start + entry.size])
+                return Snapshot.Row(key: entry.key, version: entry.version, source: loaded.bytes, start: start, length: entry.size)
             })
         }
         return try indexes(of: rows, codec: codec) + schemaIndexes(of: rows, columns: try columns(of: rows, codec: codec), codec: codec)
@@ -1158,7 +1157,7 @@ private final class Core {
                     guard let kindIndex = codec.entityIndex[kind.name] else { continue }
                     for row in rows[kindIndex] {
                         let id = codec.objectID(entity: kindIndex, key: row.key)
-                        let decoded = try decode(id, Array(row.bytes), from: 0, slots: ascending)
+                        let decoded = try decode(id, row.source, from: row.start, slots: ascending)
                         let values = slots.map { slot in ascending.firstIndex(of: slot).map { decoded[$0] } ?? .value(.null) }
                         guard !values.contains(.value(.null)) else { continue }
                         let comparable = UniquenessCheck.comparable(values, constraint: constraint, in: owner)
@@ -1185,7 +1184,7 @@ private final class Core {
             var values = [[SlotValue]](repeating: [], count: slots.count)
             for row in rows[entityIndex] {
                 let id = codec.objectID(entity: entityIndex, key: row.key)
-                let decoded = try decode(id, Array(row.bytes), from: 0, slots: slots)
+                let decoded = try decode(id, row.source, from: row.start, slots: slots)
                 for i in slots.indices { values[i].append(decoded[i]) }
             }
             return slots.indices.compactMap { i in
@@ -1196,14 +1195,14 @@ private final class Core {
         }
     }
 
-    /// The length of a row's encoded slots.
-    func rowLength(_ id: ObjectID, _ bytes: [UInt8], from start: Int) throws -> Int {
+    /// The length of a row's encoded slots (`id` names the row when it cannot be read).
+    func rowLength(_ bytes: [UInt8], from start: Int, id: () -> ObjectID) throws -> Int {
         guard let codec = state.codec else { throw StoreError.corrupt(path: path, reason: "no metadata record") }
         var reader = ByteReader(bytes, from: start)
         do {
             try codec.skipRow(&reader)
         } catch {
-            throw StoreError.corrupt(path: path, reason: "unreadable row \(id)")
+            throw StoreError.corrupt(path: path, reason: "unreadable row \(id())")
         }
         return reader.position - start
     }

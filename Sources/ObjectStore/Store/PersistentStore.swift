@@ -164,34 +164,83 @@ struct UniquenessCheck {
         guard !rows.isEmpty else { return [] }
         let changedIDs = Set(rows.map(\.objectID)).union(changes.deleted.map(\.id))
         var failures: [ValidationFailure] = []
-        // Values the changed rows take, per owner and constraint: two of them may clash too.
-        var taken: [String: [[SlotValue]: ObjectID]] = [:]
+        // Values the changed rows take, per owner and constraint (a bucket each): two of
+        // them may clash too.
+        // A bucket per owner and constraint, shared by the owner's sub-entities.
+        var taken: [[[SlotValue]: ObjectID]] = []
+        var buckets: [String: Int] = [:]
+        // What to check for rows of each entity, worked out once per entity, not per row.
+        var plans: [ObjectIdentifier: [Constrained]] = [:]
         for row in rows {
-            guard let entity = model.entity(named: row.objectID.entityName) else { continue }
-            for owner in [entity.name] + entity.ancestorNames {
-                guard let ownerEntity = model.entity(named: owner) else { continue }
-                for (number, constraint) in ownerEntity.uniquenessConstraints.enumerated() {
-                    // A sub-entity's layout extends its parent's: the owner's slots are the row's.
-                    let key = constraint.compactMap { name -> SlotValue? in
-                        guard let slot = ownerEntity.slot(of: name), slot < row.slots.count else { return nil }
-                        return row.slots[slot]
-                    }
-                    guard key.count == constraint.count, !key.contains(.value(.null)) else { continue }
-                    let comparable = Self.comparable(key, constraint: constraint, in: ownerEntity)
-                    let bucket = "\(owner)#\(number)"
-                    let other = try taken[bucket]?[comparable]
-                        ?? holders(ownerEntity, number, comparable).first { !changedIDs.contains($0) }
-                    if let other {
-                        let description = zip(constraint, key).map { "\($0.0) = \($0.1.value)" }.joined(separator: ", ")
-                        failures.append(ValidationFailure(
-                            objectID: row.objectID, entityName: row.objectID.entityName, key: constraint.joined(separator: ","),
-                            value: key.count == 1 ? key[0].value : nil, rule: .unique, message: "another \(owner) already has \(description) (\(other))"))
-                    }
-                    taken[bucket, default: [:]][comparable] = row.objectID
+            let scope = ObjectIdentifier(row.objectID.scope)
+            let plan: [Constrained]
+            if let known = plans[scope] {
+                plan = known
+            } else {
+                plan = constrained(row.objectID.entityName, buckets: &buckets)
+                while taken.count < buckets.count { taken.append([:]) }
+                plans[scope] = plan
+            }
+            for item in plan {
+                guard item.slots.allSatisfy({ $0 < row.slots.count }) else { continue }
+                let key = item.slots.map { row.slots[$0] }
+                guard !key.contains(.value(.null)) else { continue }
+                let comparable = item.comparable(key)
+                let other = try taken[item.bucket][comparable]
+                    ?? holders(item.owner, item.number, comparable).first { !changedIDs.contains($0) }
+                if let other {
+                    let description = zip(item.constraint, key).map { "\($0.0) = \($0.1.value)" }.joined(separator: ", ")
+                    failures.append(ValidationFailure(
+                        objectID: row.objectID, entityName: row.objectID.entityName, key: item.constraint.joined(separator: ","),
+                        value: key.count == 1 ? key[0].value : nil, rule: .unique, message: "another \(item.owner.name) already has \(description) (\(other))"))
                 }
+                taken[item.bucket][comparable] = row.objectID
             }
         }
         return failures
+    }
+
+    /// One uniqueness constraint a row of some entity must keep: the owner (the entity or
+    /// an ancestor), the constraint's number and names, its slots (the owner's slots are the
+    /// row's: a sub-entity's layout extends its parent's) and which of them fold case.
+    struct Constrained {
+        let owner: EntityDescription
+        let number: Int
+        let constraint: [String]
+        let slots: [Int]
+        /// Per slot, the attribute whose comparison folds its values, if it does.
+        let folding: [AttributeDescription?]
+        /// Where the values changed rows take for it are collected.
+        let bucket: Int
+
+        /// The values as the constraint compares them (``UniquenessCheck/comparable(_:constraint:in:)``).
+        func comparable(_ key: [SlotValue]) -> [SlotValue] {
+            guard folding.contains(where: { $0 != nil }) else { return key }
+            return zip(key, folding).map { slot, attribute in
+                guard let attribute, case .value(let value) = slot else { return slot }
+                return .value(attribute.uniquenessValue(value))
+            }
+        }
+    }
+
+    /// The constraints rows of an entity keep, each with its owner's bucket (numbered in
+    /// `buckets`, by owner and constraint, as they are first met).
+    func constrained(_ entityName: String, buckets: inout [String: Int]) -> [Constrained] {
+        guard let entity = model.entity(named: entityName) else { return [] }
+        var result: [Constrained] = []
+        for ownerName in [entity.name] + entity.ancestorNames {
+            guard let owner = model.entity(named: ownerName) else { continue }
+            for (number, constraint) in owner.uniquenessConstraints.enumerated() {
+                let slots = constraint.compactMap { owner.slot(of: $0) }
+                guard slots.count == constraint.count else { continue }
+                let folding = constraint.map { name in owner.attribute(named: name).flatMap { $0.isCaseInsensitive ? $0 : nil } }
+                let name = "\(ownerName)#\(number)"
+                let bucket = buckets[name] ?? buckets.count
+                buckets[name] = bucket
+                result.append(Constrained(owner: owner, number: number, constraint: constraint, slots: slots, folding: folding, bucket: bucket))
+            }
+        }
+        return result
     }
 
     /// Holders found by reading the constrained slots of every saved object, once per

@@ -429,11 +429,16 @@ struct Snapshot {
 
     // MARK: Writing
 
-    /// One row to write: its key, version and encoded slots.
+    /// One row to write: its key, version and encoded slots (`length` bytes of `source`
+    /// from `start`: the commit or snapshot part it was read from, not a copy).
     struct Row {
         var key: Int64
         var version: Int64
-        var bytes: ArraySlice<UInt8>
+        var source: [UInt8]
+        var start: Int
+        var length: Int
+
+        var bytes: ArraySlice<UInt8> { source[start..<start + length] }
     }
 
     /// One index to write. A uniqueness index is written sorted by (hash, entity, key); a
