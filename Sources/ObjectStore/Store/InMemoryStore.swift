@@ -15,6 +15,8 @@ package final class InMemoryStore: PersistentStore, Sendable {
     private struct State {
         var rows: [ObjectID: StoredRow] = [:]
         var idsByEntity: [String: [Int64: ObjectID]] = [:]
+        /// An entity's IDs in key order, kept until a save adds or removes one of them.
+        var sortedIDs: [String: [ObjectID]] = [:]
         var nextKeys: [String: Int64] = [:]
     }
     private let state = Locked(State())
@@ -31,7 +33,10 @@ package final class InMemoryStore: PersistentStore, Sendable {
 
     package func objectIDs(ofEntity entityName: String) throws -> [ObjectID] {
         state.withLock { state in
-            (state.idsByEntity[entityName] ?? [:]).sorted { $0.key < $1.key }.map(\.value)
+            if let sorted = state.sortedIDs[entityName] { return sorted }
+            let sorted = (state.idsByEntity[entityName] ?? [:]).sorted { $0.key < $1.key }.map(\.value)
+            state.sortedIDs[entityName] = sorted
+            return sorted
         }
     }
 
@@ -58,9 +63,11 @@ package final class InMemoryStore: PersistentStore, Sendable {
                 state.rows[row.objectID] = row
                 if let key = row.objectID.primaryKey { state.idsByEntity[row.objectID.entityName, default: [:]][key] = row.objectID }
             }
+            for row in changes.inserted { state.sortedIDs[row.objectID.entityName] = nil }
             for (id, _) in changes.deleted {
                 state.rows[id] = nil
                 if let key = id.primaryKey { state.idsByEntity[id.entityName]?[key] = nil }
+                state.sortedIDs[id.entityName] = nil
             }
             return mapping
         }
