@@ -78,6 +78,9 @@ import ObjectStoreModel
         #expect(rows.first == ["text": "Draft", "location.name": "Work"])
         let distinct = try context.fetchDictionaries(request, properties: ["location.name"], distinct: true)
         #expect(distinct == [["location.name": "Work"], ["location.name": "Home"]])
+        // A key path asked for twice is one key of each row (it trapped before).
+        #expect(try context.fetchDictionaries(request, properties: ["location.name", "location.name"], distinct: true) == distinct)
+        #expect(try context.fetchGroups(request, groupBy: ["location.name", "location.name"], aggregates: []) == distinct)
     }
 
     @Test func groupByWithAggregates() throws {
@@ -92,6 +95,77 @@ import ObjectStoreModel
             ["location.name": "Home", "n": 1, "total": 3, "top": 3, "mean": 3.0],
             ["location.name": "Work", "n": 3, "total": 4, "top": 3, "mean": .double(4.0 / 3.0)],
         ])
+    }
+
+    /// Groups and dictionaries of attributes only are read from the rows (no object made),
+    /// and say what the objects say: computed here from `fetch`'s objects, over a binary
+    /// and an in-memory store, with unsaved edits, an insert and a deletion pending.
+    @Test(arguments: [false, true])
+    func groupsAndDictionariesOfAttributesReadTheRows(binary: Bool) throws {
+        let directory = try TemporaryDirectory()
+        func coordinator() throws -> PersistentStoreCoordinator {
+            binary ? try PersistentStoreCoordinator(model: TestModel.model, storeURL: directory.file("t.store"), clock: { TestModel.now })
+                : PersistentStoreCoordinator(inMemoryWith: TestModel.model, clock: { TestModel.now })
+        }
+        let shared = try coordinator()
+        let setup = ManagedObjectContext(coordinator: shared)
+        for n in 0..<300 {
+            let task = try setup.task("t\(n)", priority: Int64(n % 4))
+            if n % 5 != 0 { try task.setValue(.date(TestModel.now.addingTimeInterval(Double(n % 9 - 4) * 86_400)), forKey: "dueDate") }
+            if n % 7 == 0 { try task.setValue(.double(Double(n) / 8), forKey: "ratio") }
+        }
+        try setup.save()
+        try shared.compactStore()
+
+        let context = ManagedObjectContext(coordinator: shared)
+        let request = FetchRequest(entityName: "Task", predicate: try ObjectPredicate("priority >= 1"))
+        let aggregates = [PropertyAggregate("n", .count, of: "text"), PropertyAggregate("latest", .max, of: "dueDate"),
+                          PropertyAggregate("first", .min, of: "dueDate"), PropertyAggregate("sum", .sum, of: "priority"),
+                          PropertyAggregate("mean", .average, of: "ratio")]
+        let groups = try context.fetchGroups(request, groupBy: ["priority", "isOverdue"], aggregates: aggregates)
+        #expect(context.registeredObjects.isEmpty, "no object was made")
+        let distinct = try context.fetchDictionaries(request, properties: ["isOverdue", "priority", "isOverdue"], distinct: true)
+        #expect(context.registeredObjects.isEmpty)
+
+        /// The groups and distinct rows computed from the objects `fetch` returns.
+        func expected(_ objects: [ManagedObject]) -> (groups: [[String: Value]], distinct: [[String: Value]]) {
+            var order: [[Value]] = [], members: [[Value]: [ManagedObject]] = [:]
+            var rows: [[String: Value]] = [], seen = Set<[Value]>()
+            for object in objects {
+                let key = [object["priority"], object["isOverdue"]]
+                if members[key] == nil { order.append(key) }
+                members[key, default: []].append(object)
+                if seen.insert([object["isOverdue"], object["priority"], object["isOverdue"]]).inserted {
+                    rows.append(["isOverdue": object["isOverdue"], "priority": object["priority"]])
+                }
+            }
+            let groups = order.map { key -> [String: Value] in
+                let group = members[key] ?? []
+                let dates = group.compactMap { $0["dueDate"].dateValue }
+                let ratios = group.compactMap { $0["ratio"].doubleValue }
+                return ["priority": key[0], "isOverdue": key[1], "n": .integer(Int64(group.count)),
+                        "latest": dates.max().map { .date($0) } ?? .null, "first": dates.min().map { .date($0) } ?? .null,
+                        "sum": .integer(group.reduce(0) { $0 + ($1["priority"].integerValue ?? 0) }),
+                        "mean": ratios.isEmpty ? .null : .double(ratios.reduce(0, +) / Double(ratios.count))]
+            }
+            return (groups, rows)
+        }
+        let reference = ManagedObjectContext(coordinator: shared)
+        let saved = expected(try reference.fetch(request))
+        #expect(groups == saved.groups)
+        #expect(distinct == saved.distinct)
+        #expect(groups.count >= 6 && distinct.count == groups.count)
+
+        // Unsaved changes count as fetch counts them.
+        let objects = try context.fetch(FetchRequest(entityName: "Task", predicate: try ObjectPredicate("text IN {'t1', 't2', 't3'}")))
+        try objects[0].setValue(.integer(3), forKey: "priority")
+        try objects[1].setValue(.date(TestModel.now.addingTimeInterval(-86_400)), forKey: "dueDate")
+        context.delete(objects[2])
+        try context.task("new", priority: 2)
+        let pending = expected(try context.fetch(request))
+        #expect(try context.fetchGroups(request, groupBy: ["priority", "isOverdue"], aggregates: aggregates) == pending.groups)
+        #expect(try context.fetchDictionaries(request, properties: ["isOverdue", "priority", "isOverdue"], distinct: true) == pending.distinct)
+        #expect(pending.groups != saved.groups)
     }
 
     @Test func templatesSubstituteTheirVariables() throws {

@@ -33,16 +33,32 @@ extension ManagedObjectContext {
     public func fetchDictionaries(_ request: FetchRequest, properties: [String], distinct: Bool = false) throws -> [[String: Value]] {
         let executor = FetchExecutor(context: self, request: request)
         let entity = try executor.entity()
-        let readers = try properties.map { compiler.compile(try ObjectExpression($0), entity: entity) }
-        let scope = evaluationScope()
         var rows: [[String: Value]] = []
         var seen = Set<[Value]>()
+        func add(_ values: [Value]) {
+            if distinct && !seen.insert(values).inserted { return }
+            rows.append(Dictionary(zip(properties, values), uniquingKeysWith: { first, _ in first }))
+        }
+        if let attributes = Self.attributeNames(properties, in: entity) {
+            // Attributes only: read from the rows, without making an object per row.
+            for row in try fetchValues(request, properties: attributes) { add(properties.map { row.values[attributes.firstIndex(of: $0) ?? 0].value }) }
+            return rows
+        }
+        let readers = try properties.map { compiler.compile(try ObjectExpression($0), entity: entity) }
+        let scope = evaluationScope()
         for object in try executor.objects() {
-            let values = try readers.map { try $0(object, scope).sortValue }
-            if distinct && !seen.insert(values).inserted { continue }
-            rows.append(Dictionary(uniqueKeysWithValues: zip(properties, values)))
+            add(try readers.map { try $0(object, scope).sortValue })
         }
         return rows
+    }
+
+    /// The distinct names, in order, when every key path is an attribute of the entity (its
+    /// own or inherited, stored, transient or derived): such values are read from the rows.
+    static func attributeNames(_ keyPaths: [String], in entity: EntityDescription) -> [String]? {
+        guard keyPaths.allSatisfy({ entity.attribute(named: $0) != nil }) else { return nil }
+        var names: [String] = []
+        for name in keyPaths where !names.contains(name) { names.append(name) }
+        return names
     }
 
     /// Groups the matching objects by key paths and computes aggregates per group, like
@@ -56,18 +72,29 @@ extension ManagedObjectContext {
     public func fetchGroups(_ request: FetchRequest, groupBy: [String], aggregates: [PropertyAggregate]) throws -> [[String: Value]] {
         let executor = FetchExecutor(context: self, request: request)
         let entity = try executor.entity()
-        let keys = try groupBy.map { compiler.compile(try ObjectExpression($0), entity: entity) }
-        let columns = try aggregates.map { compiler.compile(try ObjectExpression($0.keyPath), entity: entity) }
-        let scope = evaluationScope()
         var order: [[Value]] = []
         var groups: [[Value]: [[Operand]]] = [:]
-        for object in try executor.objects() {
-            let key = try keys.map { try $0(object, scope).sortValue }
+        func add(_ key: [Value], _ values: [Operand]) {
             if groups[key] == nil { order.append(key) }
-            groups[key, default: []].append(try columns.map { try $0(object, scope) })
+            groups[key, default: []].append(values)
+        }
+        if let attributes = Self.attributeNames(groupBy + aggregates.map(\.keyPath), in: entity) {
+            // Attributes only: grouped and aggregated from the rows, without objects.
+            let keyPositions = groupBy.map { attributes.firstIndex(of: $0) ?? 0 }
+            let valuePositions = aggregates.map { attributes.firstIndex(of: $0.keyPath) ?? 0 }
+            for row in try fetchValues(request, properties: attributes) {
+                add(keyPositions.map { row.values[$0].value }, valuePositions.map { .value(row.values[$0].value) })
+            }
+        } else {
+            let keys = try groupBy.map { compiler.compile(try ObjectExpression($0), entity: entity) }
+            let columns = try aggregates.map { compiler.compile(try ObjectExpression($0.keyPath), entity: entity) }
+            let scope = evaluationScope()
+            for object in try executor.objects() {
+                add(try keys.map { try $0(object, scope).sortValue }, try columns.map { try $0(object, scope) })
+            }
         }
         return try order.map { key in
-            var row = Dictionary(uniqueKeysWithValues: zip(groupBy, key))
+            var row = Dictionary(zip(groupBy, key), uniquingKeysWith: { first, _ in first })
             let members = groups[key] ?? []
             for (index, aggregate) in aggregates.enumerated() {
                 let values = members.map { $0[index] }
