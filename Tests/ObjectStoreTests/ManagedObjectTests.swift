@@ -121,6 +121,14 @@ import ObjectStoreModel
         try task.setValue(1, forKey: "priority")
         #expect(!task.isUpdated, "setting the saved value back leaves nothing to save")
         #expect(!context.hasChanges)
+        // A NaN set again equals the saved NaN; the last slot differing counts.
+        try task.setValue(.double(.nan), forKey: "ratio")
+        try context.save()
+        try task.setValue(.double(.nan), forKey: "ratio")
+        #expect(!task.isUpdated && !context.hasChanges)
+        #expect(task.entity.properties.last?.name == "text", "the last slot")
+        try task.setValue("x", forKey: "text")
+        #expect(task.isUpdated && task.changedValues() == ["text": .value("x")])
     }
 
     @Test func transientValuesStayInMemory() throws {

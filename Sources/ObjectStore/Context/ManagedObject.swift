@@ -61,7 +61,7 @@ open class ManagedObject {
     public var isDeleted: Bool { deletedState }
     /// Whether a saved object has unsaved changes to stored properties.
     public var isUpdated: Bool {
-        !insertedState && !deletedState && !faultState && !changedSlotIndices.isEmpty
+        !insertedState && !deletedState && !faultState && hasChangedSlots
     }
     /// Whether the object is inserted, updated or deleted.
     public var hasChanges: Bool { isInserted || isDeleted || isUpdated }
@@ -74,6 +74,17 @@ open class ManagedObject {
             guard i < committed.count else { return true }
             return slots[i] != committed[i] && !Self.isNaNPair(slots[i], committed[i])
         }
+    }
+
+    /// Whether a slot's value differs from the committed one: ``changedSlotIndices`` is not
+    /// empty, found without listing them (the registry asks it of every pinned object at a
+    /// save).
+    var hasChangedSlots: Bool {
+        guard !faultState else { return false }
+        guard let committed = committedSlots else { return !slots.isEmpty }
+        if slots.count > committed.count { return true }
+        for i in slots.indices where slots[i] != committed[i] && !Self.isNaNPair(slots[i], committed[i]) { return true }
+        return false
     }
 
     private static func isNaNPair(_ a: SlotValue, _ b: SlotValue) -> Bool {

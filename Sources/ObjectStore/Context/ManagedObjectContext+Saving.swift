@@ -259,7 +259,7 @@ extension ManagedObjectContext {
                 object.managedObjectContext = nil
                 continue
             }
-            if object.deletedState || !object.changedSlotIndices.isEmpty {
+            if object.deletedState || object.hasChangedSlots {
                 object.deletedState = false
                 if let committed = object.committedSlots { object.slots = committed }
                 object.fetchedPropertyCache.removeAll()
