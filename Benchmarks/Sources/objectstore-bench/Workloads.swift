@@ -166,6 +166,7 @@ struct Workloads {
             if options.wants("memory") { try memory(n, data) }
             if options.wants("evaluate") { try evaluate(n, data) }
             if options.wants("select") { try select(n, data) }
+            if options.wants("group") { try group(n, data) }
         }
         if options.wants("edit") { try edit(options.editSizes ?? options.sizes) }
     }
@@ -282,6 +283,34 @@ struct Workloads {
             if found != sqlFound || counted != sqlCounted || found != counted {
                 notes.append("select n=\(n): ObjectStore \(found)/\(counted), \(journal.system) \(sqlFound)/\(sqlCounted)")
             }
+        }
+    }
+
+    /// 11. Group every task by priority with a count and the latest due date, the store
+    /// open (the context holds no task).
+    mutating func group(_ n: Int, _ data: [TaskData]) throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let store = dir.appendingPathComponent("t.store")
+        try OS.build(store, data)
+        let context = try OS.open(store)
+        var groups = 0
+        record("11 group by priority", n, "ObjectStore", try measure(options.runs, setup: { () }) {
+            let rows = try context.fetchGroups(FetchRequest(entityName: "Task"), groupBy: ["priority"],
+                                               aggregates: [PropertyAggregate("n", .count, of: "title"), PropertyAggregate("latest", .max, of: "dueDate")])
+            groups = rows.count
+            context.reset()
+        })
+        for journal in SQL.Journal.allCases {
+            let queue = try SQL.create(dir.appendingPathComponent("t-\(journal.rawValue).sqlite"), journal)
+            try SQL.insertPrepared(queue, data)
+            var sqlGroups = 0
+            record("11 group by priority", n, journal.system, try measure(options.runs, setup: { () }) {
+                sqlGroups = try queue.read { db in
+                    try Row.fetchAll(db, sql: "SELECT priority, COUNT(title), MAX(dueDate) FROM task GROUP BY priority")
+                }.count
+            })
+            if groups != sqlGroups { notes.append("group n=\(n): ObjectStore \(groups) groups, \(journal.system) \(sqlGroups)") }
         }
     }
 
