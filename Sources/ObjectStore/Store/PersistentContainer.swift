@@ -32,7 +32,7 @@ public final class PersistentContainer {
     ///   - name: the application's name, for the default store location.
     ///   - storeURL: the store file (`.json` for a JSON store); default
     ///     ``defaultStoreURL(name:environment:)``, whose directory is created.
-    ///   - durability: when a binary store's saves reach the disk (``BinaryStore/Durability``).
+    ///   - durability: when a binary store's saves reach the disk (``StoreDurability``).
     ///   - clock: what `now()` reads in predicates and derived attributes.
     /// - Throws: ``SchemaError`` for a bad model, ``StoreError`` and ``MigrationError``.
     public init(name: String, models: ModelDirectory, storeURL: URL? = nil, readOnly: Bool = false,

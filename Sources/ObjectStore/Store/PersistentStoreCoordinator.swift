@@ -57,7 +57,7 @@ public final class PersistentStoreCoordinator: Sendable {
     /// let coordinator = try PersistentStoreCoordinator(model: model, storeURL: URL(fileURLWithPath: "tasks.store"))
     /// ```
     ///
-    /// `durability` is the binary store's (``BinaryStore/Durability``); a JSON store is
+    /// `durability` is the binary store's (``StoreDurability``); a JSON store is
     /// always flushed, an in-memory one never.
     ///
     /// - Throws: ``StoreError``: a foreign, corrupt or newer file, or one written with a model
