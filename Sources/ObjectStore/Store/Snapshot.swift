@@ -260,17 +260,23 @@ struct Snapshot {
         for i in 0..<(high - low) {
             let entry = Self.entry(in: run, at: i * Self.directoryEntrySize)
             guard entry.key == key else { continue }
-            guard entry.offset >= part.rowsOffset, entry.size >= 0, entry.offset <= part.rowsOffset + part.rowsLength,
-                  entry.size <= part.rowsOffset + part.rowsLength - entry.offset else {
-                throw StoreError.corrupt(path: path, reason: "a snapshot row of key \(key) lies outside its entity")
-            }
-            let bytes = try FileIO.read(fd, count: entry.size, at: base + entry.offset, path: path)
-            guard bytes.count == entry.size, Self.checksum(entry, bytes[...]) == entry.crc else {
-                throw StoreError.corrupt(path: path, reason: "a snapshot row of key \(key) does not match its checksum")
-            }
-            return (entry, bytes)
+            return (entry, try readRow(entry, of: part, fd: fd, path: path))
         }
         return nil
+    }
+
+    /// The encoded slots a directory entry points at, checked to lie in the entity's rows
+    /// and against the row's checksum.
+    private func readRow(_ entry: Entry, of part: EntityPart, fd: Int32, path: String) throws -> [UInt8] {
+        guard entry.offset >= part.rowsOffset, entry.size >= 0, entry.offset <= part.rowsOffset + part.rowsLength,
+              entry.size <= part.rowsOffset + part.rowsLength - entry.offset else {
+            throw StoreError.corrupt(path: path, reason: "a snapshot row of key \(entry.key) lies outside its entity")
+        }
+        let bytes = try FileIO.read(fd, count: entry.size, at: base + entry.offset, path: path)
+        guard bytes.count == entry.size, Self.checksum(entry, bytes[...]) == entry.crc else {
+            throw StoreError.corrupt(path: path, reason: "a snapshot row of key \(entry.key) does not match its checksum")
+        }
+        return bytes
     }
 
     /// The (entity, key) pairs an index lists under a hash.
@@ -391,15 +397,7 @@ struct Snapshot {
         let raw = try FileIO.read(fd, count: Self.directoryEntrySize, at: base + part.directoryOffset + position * Self.directoryEntrySize, path: path)
         guard raw.count == Self.directoryEntrySize else { throw StoreError.corrupt(path: path, reason: "snapshot at byte \(base): a directory is truncated") }
         let entry = Self.entry(in: raw, at: 0)
-        guard entry.offset >= part.rowsOffset, entry.size >= 0, entry.offset <= part.rowsOffset + part.rowsLength,
-              entry.size <= part.rowsOffset + part.rowsLength - entry.offset else {
-            throw StoreError.corrupt(path: path, reason: "a snapshot row of key \(entry.key) lies outside its entity")
-        }
-        let bytes = try FileIO.read(fd, count: entry.size, at: base + entry.offset, path: path)
-        guard bytes.count == entry.size, Self.checksum(entry, bytes[...]) == entry.crc else {
-            throw StoreError.corrupt(path: path, reason: "a snapshot row of key \(entry.key) does not match its checksum")
-        }
-        return (entry, bytes)
+        return (entry, try readRow(entry, of: part, fd: fd, path: path))
     }
 
     private static func entry(in bytes: [UInt8], at position: Int) -> Entry {
