@@ -90,13 +90,25 @@ extension ManagedObjectContext {
         // Only objects whose constrained values are new can break a constraint; an edit of
         // other attributes costs nothing here.
         let constrained = constrainedEntityNames
+        // Per entity, the slots its own and its ancestors' constraints name (an owner's slot
+        // is the same in every descendant), worked out once per entity.
+        var constrainedSlots: [ObjectIdentifier: Set<Int>] = [:]
+        func slots(of entity: EntityDescription) -> Set<Int> {
+            if let known = constrainedSlots[entity.identity] { return known }
+            var slots = Set<Int>()
+            for owner in [entity.name] + entity.ancestorNames {
+                for constraint in model.entity(named: owner)?.uniquenessConstraints ?? [] {
+                    for name in constraint { if let slot = entity.slot(of: name) { slots.insert(slot) } }
+                }
+            }
+            constrainedSlots[entity.identity] = slots
+            return slots
+        }
         let changed = changed.filter { object in
             guard constrained.contains(object.entity.name) else { return false }
             if object.isInserted { return true }
-            let changedNames = Set(object.changedSlotIndices.map { object.entity.properties[$0].name })
-            return ([object.entity.name] + object.entity.ancestorNames).contains { owner in
-                (model.entity(named: owner)?.uniquenessConstraints ?? []).contains { !changedNames.isDisjoint(with: $0) }
-            }
+            let constrainedSlots = slots(of: object.entity)
+            return object.changedSlotIndices.contains { constrainedSlots.contains($0) }
         }
         for object in changed {
             for owner in [object.entity.name] + object.entity.ancestorNames {
