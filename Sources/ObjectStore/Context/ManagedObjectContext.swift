@@ -277,7 +277,11 @@ public final class ManagedObjectContext {
 
     /// Whether anything would be written by ``save()``.
     public var hasChanges: Bool {
-        !insertedObjects.isEmpty || !deletedObjects.isEmpty || !updatedObjects.isEmpty
+        // The three lists above, asked only whether they are empty: no list is built, and
+        // the first change found answers (every save asks).
+        insertedOrder.contains { registered[$0].map { !$0.deletedState } ?? false }
+            || deletedSet.contains { registered[$0].map { !$0.insertedState } ?? false }
+            || touched.contains { registered[$0]?.isUpdated ?? false }
     }
 
     /// Sets one slot, recording undo and change tracking. Relationship inverses are the

@@ -89,7 +89,9 @@ public struct EntityDescription: Sendable, Hashable {
     /// What a save checks of one stored or transient property of every changed object, made
     /// once per entity: copying each property's description per object was a tenth of an
     /// import's work.
-    package struct SaveCheck: Sendable {
+    /// A class, so walking an entity's checks at every save retains one reference per
+    /// check instead of copying its name and rules.
+    package final class SaveCheck: Sendable {
         package let slot: Int
         package let name: String
         package let isOptional: Bool
@@ -97,6 +99,14 @@ public struct EntityDescription: Sendable, Hashable {
         package let rules: ValidationRules?
         /// A relationship's cardinality; `nil` for an attribute.
         package let relationship: (isToMany: Bool, minCount: Int?, maxCount: Int?)?
+
+        init(slot: Int, name: String, isOptional: Bool, rules: ValidationRules?, relationship: (isToMany: Bool, minCount: Int?, maxCount: Int?)?) {
+            self.slot = slot
+            self.name = name
+            self.isOptional = isOptional
+            self.rules = rules
+            self.relationship = relationship
+        }
     }
 
     /// The checks of ``SaveCheck``, in slot order (derived attributes have none).
