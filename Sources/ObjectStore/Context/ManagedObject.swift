@@ -70,10 +70,7 @@ open class ManagedObject {
     var changedSlotIndices: [Int] {
         guard !faultState else { return [] }
         guard let committed = committedSlots else { return Array(slots.indices) }
-        return slots.indices.filter { i in
-            guard i < committed.count else { return true }
-            return slots[i] != committed[i] && !Self.isNaNPair(slots[i], committed[i])
-        }
+        return slots.indices.filter { i in i >= committed.count || Self.differ(slots[i], committed[i]) }
     }
 
     /// Whether a slot's value differs from the committed one: ``changedSlotIndices`` is not
@@ -83,13 +80,14 @@ open class ManagedObject {
         guard !faultState else { return false }
         guard let committed = committedSlots else { return !slots.isEmpty }
         if slots.count > committed.count { return true }
-        for i in slots.indices where slots[i] != committed[i] && !Self.isNaNPair(slots[i], committed[i]) { return true }
-        return false
+        return slots.indices.contains { Self.differ(slots[$0], committed[$0]) }
     }
 
-    private static func isNaNPair(_ a: SlotValue, _ b: SlotValue) -> Bool {
-        if case .value(.double(let x)) = a, case .value(.double(let y)) = b { return x.isNaN && y.isNaN }
-        return false
+    /// Whether a slot's value is a change from the committed one (two NaNs are not).
+    private static func differ(_ a: SlotValue, _ b: SlotValue) -> Bool {
+        guard a != b else { return false }
+        if case .value(.double(let x)) = a, case .value(.double(let y)) = b { return !(x.isNaN && y.isNaN) }
+        return true
     }
 
     // MARK: Hooks

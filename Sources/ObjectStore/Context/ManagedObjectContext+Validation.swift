@@ -148,9 +148,7 @@ extension ManagedObjectContext {
                 for constraint in ownerEntity.uniquenessConstraints {
                     let indices = constraint.compactMap { ownerEntity.slot(of: $0) }
                     guard indices.count == constraint.count else { continue }
-                    let check = UniquenessCheck.Constrained(
-                        owner: ownerEntity, number: 0, constraint: constraint, slots: indices,
-                        folding: constraint.map { name in ownerEntity.attribute(named: name).flatMap { $0.isCaseInsensitive ? $0 : nil } }, bucket: 0)
+                    let folding = UniquenessCheck.folding(constraint, in: ownerEntity)
                     func blame(_ id: ObjectID, _ key: [SlotValue], _ other: ObjectID) {
                         guard changedIDs.contains(id) else { return }
                         let description = zip(constraint, key).map { "\($0.0) = \($0.1.value)" }.joined(separator: ", ")
@@ -160,12 +158,12 @@ extension ManagedObjectContext {
                     }
                     if indices.count == 1 {
                         // One attribute (a UUID, a name): its values, without an array per object.
-                        let slot = indices[0], folding = check.folding[0]
+                        let slot = indices[0], fold = folding[0]
                         var seen: [SlotValue: ObjectID] = [:]
                         seen.reserveCapacity(ordered.count)
                         for (id, slots) in ordered where slot < slots.count && slots[slot] != .value(.null) {
                             var comparable = slots[slot]
-                            if let folding, case .value(let value) = comparable { comparable = .value(folding.uniquenessValue(value)) }
+                            if let fold, case .value(let value) = comparable { comparable = .value(fold.uniquenessValue(value)) }
                             if let other = seen[comparable] { blame(id, [slots[slot]], other) } else { seen[comparable] = id }
                         }
                         continue
@@ -174,7 +172,7 @@ extension ManagedObjectContext {
                     for (id, slots) in ordered where indices.allSatisfy({ $0 < slots.count }) {
                         let key = indices.map { slots[$0] }
                         if key.contains(where: { $0 == .value(.null) }) { continue }
-                        let comparable = check.comparable(key)
+                        let comparable = UniquenessCheck.comparable(key, folding: folding)
                         if let other = seen[comparable] { blame(id, key, other) } else { seen[comparable] = id }
                     }
                 }

@@ -41,7 +41,8 @@ extension ManagedObjectContext {
         }
         if let attributes = Self.attributeNames(properties, in: entity) {
             // Attributes only: read from the rows, without making an object per row.
-            for row in try fetchValues(request, properties: attributes) { add(properties.map { row.values[attributes.firstIndex(of: $0) ?? 0].value }) }
+            let positions = properties.map { attributes.firstIndex(of: $0) ?? 0 }
+            for row in try fetchValues(request, properties: attributes) { add(positions.map { row.values[$0].value }) }
             return rows
         }
         let readers = try properties.map { compiler.compile(try ObjectExpression($0), entity: entity) }

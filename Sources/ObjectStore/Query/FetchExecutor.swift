@@ -187,10 +187,16 @@ struct FetchExecutor {
             let prefilter = direct == nil ? SlotPredicate.prefilter(predicate, entity: rowEntity) : nil
             let idScope = ObjectID.Scope.of(entityName: rowEntity.name, storeIdentifier: storeIdentifier)
             // Registered objects are tested as they are (their changes, their deletion): the
-            // store lists their rows even where an index leaves the others out.
-            let deciding = direct ?? prefilter
-            let registeredKeys = deciding == nil ? [] : context.registered.permanentKeys(in: idScope)
-            let scan = try scanning.scanRows(ofEntity: rowEntity.name, deciding: deciding, alsoListing: registeredKeys,
+            // store lists their rows even where an index leaves the others out. Their keys
+            // are gathered (a walk of the registry) only when the store or the verdicts ask.
+            var heldKeys: Set<Int64>?
+            func keysHeld() -> Set<Int64> {
+                if let heldKeys { return heldKeys }
+                let keys = context.registered.permanentKeys(in: idScope)
+                heldKeys = keys
+                return keys
+            }
+            let scan = try scanning.scanRows(ofEntity: rowEntity.name, deciding: direct ?? prefilter, alsoListing: keysHeld,
                                              leavingUnread: countsOnly && direct != nil)
             guard !scan.rows.isEmpty else { continue }
             // At most the rows the columns did not reject become objects.
@@ -211,6 +217,7 @@ struct FetchExecutor {
             // A row whose object is registered is tested as the object is (its changes, its
             // deletion); the others may take the store's verdict.
             let decided = !scan.verdicts.isEmpty
+            let registeredKeys = decided ? keysHeld() : []
             /// A matching row's saved state, decoded whole when asked for (the closures share
             /// one reference to the scan: capturing it, a struct of arrays, copied it per match).
             let rowsOfEntity = SavedRows(scan: scan, initial: initial, stored: stored)

@@ -388,7 +388,7 @@ package final class BinaryStore: PersistentStore, RowScanning, Sendable {
         }
     }
 
-    func scanRows(ofEntity entityName: String, deciding predicate: SlotPredicate?, alsoListing held: Set<Int64>, leavingUnread: Bool) throws -> RowScan {
+    func scanRows(ofEntity entityName: String, deciding predicate: SlotPredicate?, alsoListing held: () -> Set<Int64>, leavingUnread: Bool) throws -> RowScan {
         try fileLock.withLock(exclusive: false) { fd, _ in
             try core.withLock { core in
                 try core.refresh(fd)
@@ -397,7 +397,7 @@ package final class BinaryStore: PersistentStore, RowScanning, Sendable {
                 if let predicate, let table = codec.entityIndex[entityName], let entity = model.entity(named: entityName),
                    let snapshot = core.state.snapshot, table < snapshot.entities.count,
                    let (found, whole) = try core.indexedRows(table: table, entity: entity, predicate: predicate, limit: snapshot.entities[table].rowCount / 4),
-                   let scan = try core.indexedScan(ofEntity: entityName, table: table, found: found, wholePredicate: whole, alsoListing: held,
+                   let scan = try core.indexedScan(ofEntity: entityName, table: table, found: found, wholePredicate: whole, alsoListing: held(),
                                                    leavingUnread: leavingUnread && whole) {
                     return scan
                 }
@@ -1013,14 +1013,11 @@ private final class Core {
             for (number, index) in BinaryStore.schemaIndexes(of: entity, in: model).enumerated() {
                 guard let first = index.propertyNames.first, let slot = entity.slot(of: first),
                       let column = columns[table].first(where: { $0.slot == slot })?.column, column.rows == rows[table].count else { continue }
-                let values = column.values
-                let less: (Int, Int) -> Bool
-                switch column.kind {
-                case .integer, .boolean: less = { Int64(bitPattern: values[$0]) < Int64(bitPattern: values[$1]) }
-                case .double, .date: less = { Double(bitPattern: values[$0]) < Double(bitPattern: values[$1]) }
-                }
+                let values = column.values, kind = column.kind
                 // Positions follow the keys (the directory is sorted by key): ties in key order.
-                let order = (0..<column.rows).filter { !column.isNull($0) }.sorted { a, b in less(a, b) || (!less(b, a) && a < b) }
+                let order = (0..<column.rows).filter { !column.isNull($0) }.sorted { a, b in
+                    kind.less(values[a], values[b]) || (!kind.less(values[b], values[a]) && a < b)
+                }
                 result.append(Snapshot.Index(
                     owner: table, constraint: Snapshot.schemaIndexFlag | number,
                     signature: BinaryStore.signature(ofIndexOn: first, kind: column.kind),
@@ -1067,9 +1064,7 @@ private final class Core {
             }
             // The tighter of two bounds: the higher lower one, the lower upper one; of equal
             // values the one that leaves the value out.
-            func less(_ a: UInt64, _ b: UInt64) -> Bool {
-                kind == .double || kind == .date ? Double(bitPattern: a) < Double(bitPattern: b) : Int64(bitPattern: a) < Int64(bitPattern: b)
-            }
+            let less = kind.less
             func tighter(_ a: Snapshot.Bound?, _ b: Snapshot.Bound?, lower: Bool) -> Snapshot.Bound? {
                 guard let a else { return b }
                 guard let b else { return a }

@@ -16,6 +16,15 @@ struct Column: Sendable {
         /// 0 or 1.
         case boolean = 4
 
+        /// Whether `a` comes before `b` as this kind orders its stored values: integers and
+        /// booleans as Int64, doubles and dates as Double (-0.0 equal to 0.0).
+        func less(_ a: UInt64, _ b: UInt64) -> Bool {
+            switch self {
+            case .integer, .boolean: return Int64(bitPattern: a) < Int64(bitPattern: b)
+            case .double, .date: return Double(bitPattern: a) < Double(bitPattern: b)
+            }
+        }
+
         /// The column kind of an attribute type, nil for types without a fixed width.
         init?(_ type: AttributeType) {
             switch type {

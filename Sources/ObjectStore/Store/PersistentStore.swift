@@ -213,14 +213,8 @@ struct UniquenessCheck {
         /// Where the values changed rows take for it are collected.
         let bucket: Int
 
-        /// The values as the constraint compares them (``UniquenessCheck/comparable(_:constraint:in:)``).
-        func comparable(_ key: [SlotValue]) -> [SlotValue] {
-            guard folding.contains(where: { $0 != nil }) else { return key }
-            return zip(key, folding).map { slot, attribute in
-                guard let attribute, case .value(let value) = slot else { return slot }
-                return .value(attribute.uniquenessValue(value))
-            }
-        }
+        /// The values as the constraint compares them.
+        func comparable(_ key: [SlotValue]) -> [SlotValue] { UniquenessCheck.comparable(key, folding: folding) }
     }
 
     /// The constraints rows of an entity keep, each with its owner's bucket (numbered in
@@ -233,7 +227,7 @@ struct UniquenessCheck {
             for (number, constraint) in owner.uniquenessConstraints.enumerated() {
                 let slots = constraint.compactMap { owner.slot(of: $0) }
                 guard slots.count == constraint.count else { continue }
-                let folding = constraint.map { name in owner.attribute(named: name).flatMap { $0.isCaseInsensitive ? $0 : nil } }
+                let folding = Self.folding(constraint, in: owner)
                 let name = "\(ownerName)#\(number)"
                 let bucket = buckets[name] ?? buckets.count
                 buckets[name] = bucket
@@ -268,8 +262,19 @@ struct UniquenessCheck {
 
     /// The values of a constraint as it compares them: case-insensitive attributes folded.
     static func comparable(_ key: [SlotValue], constraint: [String], in entity: EntityDescription) -> [SlotValue] {
-        zip(constraint, key).map { name, slot in
-            guard case .value(let value) = slot, let attribute = entity.attribute(named: name) else { return slot }
+        comparable(key, folding: folding(constraint, in: entity))
+    }
+
+    /// Per attribute of a constraint, the attribute when its comparison folds case, else nil.
+    static func folding(_ constraint: [String], in entity: EntityDescription) -> [AttributeDescription?] {
+        constraint.map { name in entity.attribute(named: name).flatMap { $0.isCaseInsensitive ? $0 : nil } }
+    }
+
+    /// The values as a constraint with this `folding` compares them.
+    static func comparable(_ key: [SlotValue], folding: [AttributeDescription?]) -> [SlotValue] {
+        guard folding.contains(where: { $0 != nil }) else { return key }
+        return zip(key, folding).map { slot, attribute in
+            guard let attribute, case .value(let value) = slot else { return slot }
             return .value(attribute.uniquenessValue(value))
         }
     }
@@ -289,10 +294,11 @@ protocol RowScanning {
     /// The rows of an entity; with a predicate, also its verdicts that the store could decide
     /// without the rows (from the snapshot's columns). A store may leave out rows the
     /// predicate rejects (a schema index found the others), except those of `alsoListing`:
-    /// the keys of objects the caller holds and tests as they are. `leavingUnread`: the
+    /// the keys of objects the caller holds and tests as they are (asked for only when rows
+    /// are left out). `leavingUnread`: the
     /// predicate is the caller's whole test and it reads no row the store says matches
     /// (a count), so such a row may come without its bytes or version.
-    func scanRows(ofEntity entityName: String, deciding predicate: SlotPredicate?, alsoListing: Set<Int64>, leavingUnread: Bool) throws -> RowScan
+    func scanRows(ofEntity entityName: String, deciding predicate: SlotPredicate?, alsoListing: () -> Set<Int64>, leavingUnread: Bool) throws -> RowScan
 }
 
 /// The encoded rows of one entity, in key order.

@@ -368,13 +368,7 @@ struct Snapshot {
             var reader = ByteReader(try readEntries(part, i..<i + 1, fd: fd, path: path))
             return try reader.u64()
         }
-        // `a` before `b` in the index's order of values.
-        func less(_ a: UInt64, _ b: UInt64) -> Bool {
-            switch kind {
-            case .integer, .boolean: return Int64(bitPattern: a) < Int64(bitPattern: b)
-            case .double, .date: return Double(bitPattern: a) < Double(bitPattern: b)
-            }
-        }
+        let less = kind.less
         // The first entry for which `before` is false (entries are sorted so it is monotone).
         func partition(_ before: (UInt64) -> Bool) throws -> Int {
             var low = 0, high = part.count
