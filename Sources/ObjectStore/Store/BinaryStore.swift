@@ -1027,10 +1027,12 @@ private final class Core {
         return result
     }
 
-    /// The rows of an entity table's snapshot a schema index finds for one of the
-    /// predicate's ANDed comparisons (=, <, <=, >, >= of an indexed attribute with a constant
-    /// of its type, which no nil passes), as (directory position, key) in key order. Nil when
-    /// no index serves the predicate, or when it would list more than `limit` rows.
+    /// The rows of an entity table's snapshot a schema index finds for the range the
+    /// predicate's ANDed comparisons of one indexed attribute leave (=, <, <=, >, >= with
+    /// constants of its type, none that a nil passes; the attribute whose range finds fewest
+    /// rows), as (directory position, key) in key order, and whether that range is the whole
+    /// predicate. Nil when no index serves the predicate, or when it would list more than
+    /// `limit` rows.
     func indexedRows(table: Int, entity: EntityDescription, predicate: SlotPredicate, limit: Int) throws -> (rows: [(position: Int, key: Int64)], wholePredicate: Bool)? {
         guard let snapshot = state.snapshot, let held, !snapshot.indexes.isEmpty else { return nil }
         var conjuncts: [SlotPredicate] = []
