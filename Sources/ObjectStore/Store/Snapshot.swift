@@ -283,11 +283,7 @@ struct Snapshot {
     /// `nil` when there is no index for the constraint as the model defines it now.
     func candidates(owner: Int, constraint: Int, signature: UInt32, hash: UInt64, fd: Int32, path: String) throws -> [(entity: Int, key: Int64)]? {
         guard let part = indexes.first(where: { $0.owner == owner && $0.constraint == constraint && $0.signature == signature }) else { return nil }
-        func read(_ range: Range<Int>) throws -> [UInt8] {
-            let bytes = try FileIO.read(fd, count: range.count * Self.indexEntrySize, at: base + part.offset + range.lowerBound * Self.indexEntrySize, path: path)
-            guard bytes.count == range.count * Self.indexEntrySize else { throw StoreError.corrupt(path: path, reason: "snapshot at byte \(base): an index is truncated") }
-            return bytes
-        }
+        func read(_ range: Range<Int>) throws -> [UInt8] { try readEntries(part, range, fd: fd, path: path) }
         // The first entry whose hash is not below `hash`.
         var low = 0, high = part.count
         while high - low > 128 {
