@@ -26,10 +26,11 @@ open class ManagedObject {
     /// removed from it.
     public internal(set) weak var managedObjectContext: ManagedObjectContext?
 
-    /// Current values, one per slot; empty while the object is a fault.
-    var slots: [SlotValue] = []
+    /// Current values, one per slot; empty while the object is a fault. Read in place from
+    /// the binary store's row until the first write.
+    var slots = Slots()
     /// Saved values (as of the last load or save); `nil` for an object never saved.
-    var committedSlots: [SlotValue]?
+    var committedSlots: Slots?
     /// The row version the committed values come from.
     var committedVersion: Int64 = 0
     var faultState: Bool = false
@@ -41,7 +42,7 @@ open class ManagedObject {
     var prefetched: [ManagedObject] = []
     /// The row a fetch read for this fault, so firing it costs no second read (Core Data's
     /// row cache): the object stays a fault, and `awakeFromFetch` runs, on first use.
-    var fetchedSnapshot: (slots: [SlotValue], version: Int64)?
+    var fetchedSnapshot: (slots: Slots, version: Int64)?
 
     /// Made by contexts only. Subclasses that add stored properties must give them initial
     /// values and keep this initializer.
@@ -70,6 +71,7 @@ open class ManagedObject {
     var changedSlotIndices: [Int] {
         guard !faultState else { return [] }
         guard let committed = committedSlots else { return Array(slots.indices) }
+        if slots.readsSameRow(as: committed) { return [] }
         return slots.indices.filter { i in i >= committed.count || Self.differ(slots[i], committed[i]) }
     }
 
@@ -79,6 +81,8 @@ open class ManagedObject {
     var hasChangedSlots: Bool {
         guard !faultState else { return false }
         guard let committed = committedSlots else { return !slots.isEmpty }
+        // Values still read from the row they were loaded from were never written.
+        if slots.isEncoded { return !slots.readsSameRow(as: committed) && slots.indices.contains { Self.differ(slots[$0], committed[$0]) } }
         if slots.count > committed.count { return true }
         return slots.indices.contains { Self.differ(slots[$0], committed[$0]) }
     }

@@ -86,7 +86,7 @@ extension ManagedObjectContext {
     /// replaces temporary IDs.
     private func storeChanges(inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject]) -> StoreChanges {
         func row(_ object: ManagedObject, version: Int64) -> StoredRow {
-            var slots = object.slots
+            var slots = object.slots.array
             for (index, property) in object.entity.properties.enumerated() {
                 switch slots[index] {
                 case .value:
@@ -130,12 +130,12 @@ extension ManagedObjectContext {
             }
             let mine = object.changedSlotIndices
             let theirs = Set(conflictKeys.compactMap { object.entity.slot(of: $0) })
-            let base = object.committedSlots ?? row.slots
+            let base = object.committedSlots ?? Slots(row.slots)
             switch mergePolicy {
             case .error:
                 break
             case .storeWins:
-                object.slots = row.slots
+                object.slots = Slots(row.slots)
                 result.removeAll { $0 === object }
             case .memoryWins:
                 // To-many lists merge edge by edge even here: each edge is the other half of
@@ -146,13 +146,13 @@ extension ManagedObjectContext {
             case .mergeByPropertyMemoryWins:
                 var merged = row.slots
                 for index in mine { merged[index] = Self.mergeEdges(base: base[index], mine: object.slots[index], theirs: row.slots[index]) ?? object.slots[index] }
-                object.slots = merged
+                object.slots = Slots(merged)
             case .mergeByPropertyStoreWins:
                 var merged = object.slots
                 for index in theirs { merged[index] = Self.mergeEdges(base: base[index], mine: object.slots[index], theirs: row.slots[index]) ?? row.slots[index] }
                 object.slots = merged
             }
-            object.committedSlots = row.slots
+            object.committedSlots = Slots(row.slots)
             object.committedVersion = row.version
         }
         if mergePolicy == .error { throw StoreConflictError(conflicts: detailed) }
@@ -213,7 +213,7 @@ extension ManagedObjectContext {
         for object in inserted {
             let copy = coordinator.objectClass(for: object.entity).init(entity: object.entity, objectID: object.objectID)
             copy.managedObjectContext = parent
-            copy.slots = object.entity.properties.map(SlotValue.initial(for:))
+            copy.slots = Slots(object.entity.properties.map(SlotValue.initial(for:)))
             copy.insertedState = true
             parent.registerInsert(copy)
             notification.inserted.insert(object.objectID)

@@ -119,7 +119,7 @@ extension ManagedObjectContext {
                 // every descendant's): saved ones read straight from the store (no object
                 // made), overlaid with this context's objects.
                 let entities = model.entityAndDescendants(of: owner)
-                var candidates: [(ObjectID, [SlotValue])] = []
+                var candidates: [(ObjectID, Slots)] = []
                 if parent == nil && !includingSaved {
                     // Saved rows are checked by the store itself while it holds its lock
                     // (so two writers cannot both add a value); here, this context's own.

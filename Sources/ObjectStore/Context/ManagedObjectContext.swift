@@ -54,6 +54,10 @@ public final class ManagedObjectContext {
         let slots: [SlotValue]
     }
     var insertTemplates: [ObjectIdentifier: InsertTemplate] = [:]
+    /// How the store's encoded rows of each entity read, while its entity table stays.
+    var rowLayouts: [ObjectIdentifier: RowLayout] = [:]
+    /// The store, when its rows can be read in place.
+    lazy var encodedRowStore = coordinator.store as? EncodedRowReading
     /// The entities whose objects uniqueness is checked for, found once (every save asks).
     lazy var constrainedEntityNames = Self.constrainedEntityNames(in: model)
     var compiledKeyPaths: [String: ExpressionClosure] = [:]
@@ -156,8 +160,19 @@ public final class ManagedObjectContext {
         fill(object, with: snapshot)
     }
 
+    /// The layout of an entity's rows encoded with `codec` (made once per entity and table).
+    func rowLayout(_ entity: EntityDescription, codec: RowCodec) -> RowLayout {
+        if let known = rowLayouts[entity.identity], known.codec.entityNames == codec.entityNames,
+           known.codec.storeIdentifier == codec.storeIdentifier {
+            return known
+        }
+        let made = RowLayout(codec: codec, entity: entity)
+        rowLayouts[entity.identity] = made
+        return made
+    }
+
     /// Gives a fault its saved values.
-    func fill(_ object: ManagedObject, with snapshot: (slots: [SlotValue], version: Int64)) {
+    func fill(_ object: ManagedObject, with snapshot: (slots: Slots, version: Int64)) {
         object.slots = snapshot.slots
         object.committedSlots = snapshot.slots
         object.committedVersion = snapshot.version
@@ -167,16 +182,18 @@ public final class ManagedObjectContext {
 
     /// The state of an object one level down: the parent's current values for a child
     /// context, the store's row otherwise. `nil` when the object does not exist there.
-    func savedSnapshot(for id: ObjectID) throws -> (slots: [SlotValue], version: Int64)? {
+    func savedSnapshot(for id: ObjectID) throws -> (slots: Slots, version: Int64)? {
         if let parent {
             if parent.deletedSet.contains(id) { return nil }
             guard let object = parent.registered[id] ?? (id.isTemporary ? nil : try? parent.object(with: id)) else { return nil }
             do { try object.fireFault() } catch { return nil }
             return (object.slots, object.committedVersion)
         }
-        guard !id.isTemporary, id.storeIdentifier == storeIdentifier, let entity = model.entity(named: id.entityName),
-            let row = try coordinator.store.row(for: id)
-        else { return nil }
+        guard !id.isTemporary, id.storeIdentifier == storeIdentifier, let entity = model.entity(named: id.entityName) else { return nil }
+        if let reading = encodedRowStore {
+            return try reading.encodedRow(for: id) { rowLayout(entity, codec: $0) }
+        }
+        guard let row = try coordinator.store.row(for: id) else { return nil }
         var slots = row.slots
         // Transient slots are not stored: they start from their defaults.
         if slots.count != entity.properties.count {
@@ -185,7 +202,7 @@ public final class ManagedObjectContext {
         for (index, property) in entity.properties.enumerated() {
             if let attribute = property.attribute, !attribute.isStored { slots[index] = .initial(for: property) }
         }
-        return (slots, row.version)
+        return (Slots(slots), row.version)
     }
 
     // MARK: Inserting
@@ -213,7 +230,7 @@ public final class ManagedObjectContext {
         let id = ObjectID(template.scope, key: .temporary(TemporaryID.next()))
         let object = coordinator.objectClass(for: entity).init(entity: entity, objectID: id)
         object.managedObjectContext = self
-        object.slots = template.slots
+        object.slots = Slots(template.slots)
         object.insertedState = true
         registerInsert(object)
         object.awakeFromInsert()

@@ -50,7 +50,7 @@ struct FetchExecutor {
         if let predicate = request.predicate {
             // The entity and class of the last match's ID, looked up once per entity.
             var made: (name: String, entity: EntityDescription, objectClass: ManagedObject.Type)?
-            try forEachMatch(of: predicate, entity: entity, makingObjects: true) { id, registered, snapshot in
+            try forEachMatch(of: predicate, entity: entity, makingObjects: true, readingInPlace: true) { id, registered, snapshot in
                 if let registered {
                     objects.append(registered)
                 } else if let snapshot {
@@ -115,14 +115,16 @@ struct FetchExecutor {
     /// per entity (nothing is registered or made per row). `makesObjects`: the caller
     /// registers an object per match (the registry makes room for them at once).
     /// `countsOnly`: the caller never asks for a match's saved state (a count), so rows a
-    /// store decided need not be read.
+    /// store decided need not be read. `readingInPlace`: a match's saved state may read its
+    /// values from the store's encoded row (it becomes an object's values).
     func forEachMatch(of predicate: ObjectPredicate, entity: EntityDescription, makingObjects makesObjects: Bool = false, countsOnly: Bool = false,
-                      _ match: (ObjectID, ManagedObject?, (() throws -> (slots: [SlotValue], version: Int64))?) throws -> Void) throws {
+                      readingInPlace: Bool = false,
+                      _ match: (ObjectID, ManagedObject?, (() throws -> (slots: Slots, version: Int64))?) throws -> Void) throws {
         let test = try context.compiled(predicate, entity: entity)
         let scope = context.evaluationScope()
         if context.parent == nil, let scanning = context.coordinator.store as? RowScanning {
             return try forEachMatch(scanning, test: test, scope: scope, predicate: predicate, entity: entity, makingObjects: makesObjects,
-                                    countsOnly: countsOnly, match)
+                                    countsOnly: countsOnly, readingInPlace: readingInPlace, match)
         }
         var probes: [String: ManagedObject] = [:]
         // Comparisons of attributes with constants, per entity: tested on the slots.
@@ -171,8 +173,8 @@ struct FetchExecutor {
     /// only as far as the predicate reads it, into one scratch object per entity, and fully
     /// only when it matches.
     private func forEachMatch(_ scanning: RowScanning, test: PredicateClosure, scope: EvaluationScope, predicate: ObjectPredicate,
-                              entity: EntityDescription, makingObjects makesObjects: Bool, countsOnly: Bool,
-                              _ match: (ObjectID, ManagedObject?, (() throws -> (slots: [SlotValue], version: Int64))?) throws -> Void) throws {
+                              entity: EntityDescription, makingObjects makesObjects: Bool, countsOnly: Bool, readingInPlace: Bool,
+                              _ match: (ObjectID, ManagedObject?, (() throws -> (slots: Slots, version: Int64))?) throws -> Void) throws {
         _ = try self.entity()
         context.processPendingChanges()
         let entities = request.includesSubentities ? model.entityAndDescendants(of: entity.name) : [entity]
@@ -213,15 +215,16 @@ struct FetchExecutor {
             }
             let probe = ManagedObject(entity: rowEntity, objectID: ObjectID(idScope, key: .permanent(0)))
             probe.managedObjectContext = context
-            probe.slots = initial
+            probe.slots = Slots(initial)
             // A row whose object is registered is tested as the object is (its changes, its
             // deletion); the others may take the store's verdict.
             let decided = !scan.verdicts.isEmpty
             let registeredKeys = decided ? keysHeld() : []
             /// A matching row's saved state, decoded whole when asked for (the closures share
             /// one reference to the scan: capturing it, a struct of arrays, copied it per match).
-            let rowsOfEntity = SavedRows(scan: scan, initial: initial, stored: stored)
-            func saved(_ index: Int) -> () throws -> (slots: [SlotValue], version: Int64) {
+            let rowsOfEntity = SavedRows(scan: scan, initial: initial, stored: stored,
+                                         layout: readingInPlace ? context.rowLayout(rowEntity, codec: scan.codec) : nil)
+            func saved(_ index: Int) -> () throws -> (slots: Slots, version: Int64) {
                 { try rowsOfEntity.state(at: index) }
             }
             for index in scan.rows.indices {
@@ -248,7 +251,7 @@ struct FetchExecutor {
                     continue
                 }
                 probe.objectID = id
-                try scan.decode(index, into: &probe.slots, wanted: wanted)
+                try scan.decode(index, into: &probe.slots.values, wanted: wanted)
                 let matched: Bool
                 if let direct {
                     matched = try direct.matches(probe.slots)
@@ -274,21 +277,33 @@ struct FetchExecutor {
         /// Per slot, whether stores write it (transient and derived values start initial).
         let stored: [Bool]
         let allStored: Bool
+        /// When set, saved states read their values from the encoded rows in place.
+        let layout: RowLayout?
 
-        init(scan: RowScan, initial: [SlotValue], stored: [Bool]) {
+        init(scan: RowScan, initial: [SlotValue], stored: [Bool], layout: RowLayout?) {
             self.scan = scan
             self.initial = initial
             self.stored = stored
             allStored = !stored.contains(false)
+            self.layout = layout
         }
 
-        func state(at index: Int) throws -> (slots: [SlotValue], version: Int64) {
+        func state(at index: Int) throws -> (slots: Slots, version: Int64) {
+            if let layout {
+                let row = scan.rows[index]
+                do {
+                    guard let encoded = try EncodedRow(bytes: row.bytes, start: row.start, layout: layout) else { return (Slots(initial), row.version) }
+                    return (Slots(row: encoded), row.version)
+                } catch {
+                    throw StoreError.corrupt(path: scan.path, reason: "unreadable row of key \(row.key)")
+                }
+            }
             var slots = try scan.slots(at: index)
             if slots.count != initial.count { slots = initial }
             if !allStored {
                 for (slot, isStored) in stored.enumerated() where !isStored { slots[slot] = initial[slot] }
             }
-            return (slots, scan.rows[index].version)
+            return (Slots(slots), scan.rows[index].version)
         }
     }
 

@@ -52,7 +52,7 @@ extension ManagedObjectContext {
         let now = evaluationScope().now
         let rowEvaluators = try derivedSlots.map { try DerivedAttributes.rowEvaluator(in: self, entity: entity, slot: $0, now: now) }
         var probes: [String: ManagedObject] = [:]
-        func probe(holding state: [SlotValue], of id: ObjectID) -> ManagedObject? {
+        func probe(holding state: Slots, of id: ObjectID) -> ManagedObject? {
             let made: ManagedObject
             if let known = probes[id.entityName] {
                 made = known
@@ -75,11 +75,12 @@ extension ManagedObjectContext {
                 return
             }
             guard var state = try snapshot?() else { return }
+            state.slots.decode()  // a parent context's object may read its row in place
             var computed: [Value] = []
             var scratch: ManagedObject?
             for (index, slot) in derivedSlots.enumerated() {
                 if let evaluate = rowEvaluators[index] {
-                    computed.append(try evaluate(state.slots))
+                    computed.append(try evaluate(state.slots.values))
                     continue
                 }
                 if scratch == nil { scratch = probe(holding: state.slots, of: id) }
@@ -88,7 +89,7 @@ extension ManagedObjectContext {
             scratch?.slots = []  // let go of the row's array before it is changed in place
             if everySlot, state.slots.count == slots.count {
                 for (slot, value) in zip(derivedSlots, computed) { state.slots[slot] = .value(value) }
-                rows.append(FetchedValues(objectID: id, values: state.slots))
+                rows.append(FetchedValues(objectID: id, values: state.slots.values))
             } else {
                 rows.append(FetchedValues(objectID: id, values: slots.map { slot in
                     if let index = derivedSlots.firstIndex(of: slot) { return .value(computed[index]) }

@@ -112,11 +112,20 @@ indirect enum SlotPredicate {
 
     /// Whether an object with these slots matches.
     func matches(_ slots: [SlotValue]) throws -> Bool {
+        try matches(reading: slots)
+    }
+
+    /// Whether an object with these slots matches (decoded, or read from the row in place).
+    func matches(_ slots: Slots) throws -> Bool {
+        slots.isEncoded ? try matches(reading: slots) : try matches(reading: slots.values)
+    }
+
+    private func matches<S: RandomAccessCollection<SlotValue>>(reading slots: S) throws -> Bool where S.Index == Int {
         switch self {
         case .constant(let value): return value
-        case .not(let inner): return try !inner.matches(slots)
-        case .and(let a, let b): return try a.matches(slots) && b.matches(slots)
-        case .or(let a, let b): return try a.matches(slots) || b.matches(slots)
+        case .not(let inner): return try !inner.matches(reading: slots)
+        case .and(let a, let b): return try a.matches(reading: slots) && b.matches(reading: slots)
+        case .or(let a, let b): return try a.matches(reading: slots) || b.matches(reading: slots)
         case .compare(let slot, _, let test, let constant, let slotOnLeft):
             guard slot < slots.count, case .value(let value) = slots[slot] else { return false }
             return slotOnLeft ? try test(.value(value), constant) : try test(constant, .value(value))

@@ -107,6 +107,19 @@ struct ByteReader {
         return bytes[position..<position + n]
     }
 
+    /// Moves past a string, checking it as ``string()`` does without making it (ASCII is
+    /// checked in place).
+    mutating func skipString() throws {
+        let n = try count()
+        guard end - position >= n else { throw Truncated() }
+        defer { position += n }
+        let start = position
+        try bytes.withUnsafeBufferPointer { buffer in
+            let run = UnsafeBufferPointer(rebasing: buffer[start..<(start + n)])
+            if !run.allSatisfy({ $0 < 0x80 }), String(validating: run, as: UTF8.self) == nil { throw Truncated() }
+        }
+    }
+
     mutating func string() throws -> String {
         let n = try count()
         guard end - position >= n else { throw Truncated() }

@@ -287,6 +287,14 @@ struct UniquenessCheck {
     }
 }
 
+/// A store whose rows objects can read in place: the encoded bytes stay the store's, shared
+/// by every object read from them, and no value is decoded until it is read.
+protocol EncodedRowReading {
+    /// The saved state of an object read in place, with its row's layout from `layout`;
+    /// nil when the store has no such object. Throws when the row does not decode.
+    func encodedRow(for id: ObjectID, layout: (RowCodec) -> RowLayout) throws -> (slots: Slots, version: Int64)?
+}
+
 /// A store that hands over every row of an entity at once, read under one lock and decoded
 /// on demand: a fetch that tests every row then makes no `StoredRow` (nor an ID lookup in
 /// the store) per row, and decodes only the values its predicate reads.

@@ -98,6 +98,35 @@ struct RowCodec {
         return slots
     }
 
+    /// The value of slot `index` of the row at the reader, the slots before it skipped.
+    func slot(_ index: Int, from reader: inout ByteReader) throws -> SlotValue {
+        let count = try reader.count()
+        guard index < count else { return .value(.null) }
+        for _ in 0..<index { try skip(&reader) }
+        return try slot(from: &reader)
+    }
+
+    /// Checks that the row at the reader decodes, without making its values (a row read in
+    /// place later, slot by slot, must not fail then); returns its number of slots.
+    func check(_ reader: inout ByteReader) throws -> Int {
+        let count = try reader.count()
+        for _ in 0..<count {
+            let start = reader.position
+            guard let tag = Tag(rawValue: try reader.u8()) else { throw ByteReader.Truncated() }
+            switch tag {
+            case .string: try reader.skipString()
+            case .decimal, .uri, .date, .toOne, .toMany:
+                // Values whose decoding checks more than their length.
+                reader.position = start
+                _ = try slot(from: &reader)
+            default:
+                reader.position = start
+                try skip(&reader)
+            }
+        }
+        return count
+    }
+
     /// One slot's value.
     private func slot(from reader: inout ByteReader) throws -> SlotValue {
         guard let tag = Tag(rawValue: try reader.u8()) else { throw ByteReader.Truncated() }
