@@ -26,7 +26,7 @@ import Darwin
 ///
 /// Thread safety: everything that changes lives in a `Core` reached only through a
 /// `Locked`, always taken after the file's lock.
-package final class BinaryStore: PersistentStore, RowScanning, Sendable {
+package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading, Sendable {
     /// The format version this code writes and the newest it reads. Formats 1 (a log
     /// without snapshot) and 2 (commits only up to the header's committed length) are read
     /// too; every header this code writes says 3, so an older reader, which would overwrite
