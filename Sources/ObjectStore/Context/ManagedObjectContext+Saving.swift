@@ -299,8 +299,11 @@ extension ManagedObjectContext {
     /// Reloads an object's saved values. With `mergeChanges: false` unsaved changes are
     /// dropped and the object becomes a fault again (its memory is freed until next access);
     /// with `true` its unsaved changes are re-applied on top of the latest saved values.
+    /// Saves of other openings of the store file (other processes) are read first.
     public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
         guard object.managedObjectContext === self, !object.insertedState else { return }
+        // A file that cannot be read now leaves the object's next load to report it.
+        if parent == nil { try? coordinator.store.catchUp() }
         object.fetchedPropertyCache.removeAll()
         object.prefetched.removeAll()
         if mergeChanges && !object.faultState {

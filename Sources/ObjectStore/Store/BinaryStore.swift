@@ -379,6 +379,12 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
         }
     }
 
+    package func catchUp() throws {
+        try fileLock.withLock(exclusive: false) { fd, _ in
+            try core.withLock { try $0.refresh(fd) }
+        }
+    }
+
     func encodedRow(for id: ObjectID, layout: (RowCodec) -> RowLayout) throws -> (slots: Slots, version: Int64)? {
         try core.withLock { core in
             guard let (version, bytes, start) = try core.encodedRow(id), let codec = core.state.codec else { return nil }

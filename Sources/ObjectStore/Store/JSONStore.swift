@@ -304,6 +304,12 @@ package final class JSONStore: PersistentStore, Sendable {
         state.withLock { $0.rows[id] }
     }
 
+    package func catchUp() throws {
+        try fileLock.withLock(exclusive: false) { fd, _ in
+            try state.withLock { try refresh(fd, &$0) }
+        }
+    }
+
     package func objectIDs(ofEntity entityName: String) throws -> [ObjectID] {
         try fileLock.withLock(exclusive: false) { fd, _ in
             try state.withLock { state in

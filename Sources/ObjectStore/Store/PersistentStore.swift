@@ -86,6 +86,9 @@ package protocol PersistentStore: AnyObject, Sendable {
     /// against the rows, one line per problem. Part of
     /// ``PersistentStoreCoordinator/checkIntegrity()``.
     func storageProblems() throws -> [String]
+    /// Reads what other openings of the file saved since this one last looked (a store
+    /// reads them at each listing of objects; an object refreshed alone must see them too).
+    func catchUp() throws
 }
 
 extension PersistentStore {
@@ -93,6 +96,7 @@ extension PersistentStore {
     package var housekeepingWarning: String? { nil }
     package func compact() throws {}
     package func storageProblems() throws -> [String] { [] }
+    package func catchUp() throws {}
 
     package func objectIDs(matching values: [SlotValue], uniquenessConstraint constraint: Int, of owner: String) throws -> [ObjectID] {
         guard let ownerEntity = model.entity(named: owner), ownerEntity.uniquenessConstraints.indices.contains(constraint) else { return [] }

@@ -1,0 +1,217 @@
+import Foundation
+import Testing
+@testable import ObjectStore
+import ObjectStoreModel
+
+/// Objects loaded from the binary store read their values from the store's encoded row
+/// until the first write (docs/ARCHITECTURE.md, "Objects read from the store's rows"): they
+/// must read exactly what decoding gives, change and revert as decoded objects do, and keep
+/// their loaded values while other openings rewrite or replace the file.
+@Suite struct RowsInPlaceTests {
+    struct Generator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return state >> 11
+        }
+        mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
+    }
+
+    static let codec = RowCodec(entityNames: ["Task", "Location", "Tag"], storeIdentifier: "S")
+
+    static func randomSlot(_ g: inout Generator) -> SlotValue {
+        func id() -> ObjectID { codec.objectID(entity: g.below(3), key: Int64(g.below(1000)) + 1) }
+        switch g.below(16) {
+        case 0: return .value(.null)
+        case 1: return .value(.bool(g.below(2) == 0))
+        case 2: return .value(.integer(Int64(bitPattern: g.next() << 11) >> Int64(g.below(64))))
+        case 3: return .value(.double([0.0, -0.0, 1.5, -1e300, .infinity, .nan][g.below(6)]))
+        case 4: return .value(.decimal(Decimal(string: ["0", "-12.5", "3.14159", "1e20"][g.below(4)]) ?? 0))
+        case 5: return .value(.string(["", "home", "Straße", "a longer text of more than fifteen bytes", "日本"][g.below(5)]))
+        case 6: return .value(.date(Date(timeIntervalSinceReferenceDate: Double(g.below(1_000_000_000)) - 5e8)))
+        case 7: return .value(.data(Data((0..<g.below(40)).map { _ in UInt8(g.below(256)) })))
+        case 8: return .value(.uuid(UUID(uuid: (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, UInt8(g.below(256))))))
+        case 9: return .value(.uri(URL(string: "https://example.com/\(g.below(100))") ?? URL(fileURLWithPath: "/")))
+        case 10: return .toOne(nil)
+        case 11: return .toOne(id())
+        case 12: return .toMany((0..<g.below(5)).map { _ in id() })
+        default: return .value(.integer(Int64(g.below(100))))
+        }
+    }
+
+    /// What decoding the whole row gives, or nil when it throws.
+    static func decoded(_ bytes: [UInt8]) -> [SlotValue]? {
+        var reader = ByteReader(bytes)
+        return try? codec.decode(from: &reader)
+    }
+
+    /// Whether two slot values are the same (NaN equal to NaN).
+    static func same(_ a: SlotValue, _ b: SlotValue) -> Bool {
+        if case .value(.double(let x)) = a, case .value(.double(let y)) = b, x.isNaN, y.isNaN { return true }
+        return a == b
+    }
+
+    @Test func aRowIsAcceptedForReadingInPlaceExactlyWhenItDecodes() throws {
+        var g = Generator(state: 20261123)
+        var accepted = 0, refused = 0
+        for round in 0..<3000 {
+            let slots = (0..<(1 + g.below(12))).map { _ in Self.randomSlot(&g) }
+            var writer = ByteWriter()
+            try Self.codec.encode(slots, into: &writer)
+            var bytes = writer.bytes
+            if round % 3 != 0 {
+                // Damage: bytes changed, or the row cut short.
+                if g.below(4) == 0, bytes.count > 1 {
+                    bytes.removeLast(1 + g.below(bytes.count - 1))
+                } else {
+                    for _ in 0..<(1 + g.below(3)) { bytes[g.below(bytes.count)] = UInt8(g.below(256)) }
+                }
+            }
+            let whole = Self.decoded(bytes)
+            var reader = ByteReader(bytes)
+            let checked = try? Self.codec.check(&reader)
+            #expect(checked == whole?.count, "round \(round): check \(String(describing: checked)), decoding \(String(describing: whole?.count))")
+            guard let whole, checked == whole.count else {
+                refused += 1
+                continue
+            }
+            accepted += 1
+            if round % 3 == 0 { #expect(whole == slots || zip(whole, slots).allSatisfy(Self.same)) }
+            // Read in place, slot by slot, as an object reads it.
+            let entity = try #require(TestModel.model.entity(named: "Tag"))
+            let layout = RowLayout(codec: Self.codec, entity: entity)
+            for index in whole.indices {
+                var slotReader = ByteReader(bytes)
+                let one = try Self.codec.slot(index, from: &slotReader)
+                #expect(Self.same(one, whole[index]), "round \(round), slot \(index)")
+            }
+            _ = layout
+        }
+        #expect(accepted > 1000 && refused > 500)
+    }
+
+    static func open(_ url: URL) throws -> ManagedObjectContext {
+        let context = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: TestModel.model, storeURL: url, clock: { TestModel.now }))
+        return context
+    }
+
+    /// A store with two tasks of every kind of value, and their IDs.
+    static func seeded(_ url: URL) throws -> (first: ObjectID, second: ObjectID) {
+        let context = try open(url)
+        let home = try context.location("Home")
+        let tag = try context.insertObject(entityName: "Tag")
+        try tag.setValue("urgent", forKey: "label")
+        let first = try context.task("Straße fegen", priority: 2)
+        try first.setValue(.date(TestModel.now), forKey: "dueDate")
+        try first.setValue(.decimal(Decimal(string: "2.5") ?? 0), forKey: "estimate")
+        try first.setValue(.double(0.25), forKey: "ratio")
+        try first.setValue("ABC", forKey: "code")
+        try first.setValue("kept in memory only", forKey: "scratch")
+        try first.setObject(home, forKey: "location")
+        try first.setObjects([tag], forKey: "tags")
+        let second = try context.task("second", priority: 1)
+        try context.save()
+        return (first.objectID, second.objectID)
+    }
+
+    @Test(arguments: [false, true])
+    func loadedObjectsReadTheirRowInPlaceAndChangeAsDecodedOnesDo(byPredicate: Bool) throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("tasks.store")
+        let (firstID, secondID) = try Self.seeded(url)
+        let context = try Self.open(url)
+        let request = FetchRequest(entityName: "Task", predicate: byPredicate ? try ObjectPredicate(format: "priority >= 1") : nil)
+        let tasks = try context.fetch(request)
+        #expect(tasks.count == 2)
+        let first = try #require(tasks.first { $0.objectID == firstID })
+        let second = try #require(tasks.first { $0.objectID == secondID })
+
+        #expect(first["text"] == "Straße fegen")
+        #expect(first["priority"] == 2)
+        #expect(first["dueDate"] == .date(TestModel.now))
+        #expect(first["estimate"] == .decimal(Decimal(string: "2.5") ?? 0))
+        #expect(first["ratio"] == 0.25)
+        #expect(first["status"] == "open")
+        #expect(first["scratch"] == .null)  // transient: not stored, its initial value
+        #expect(first["doubled"] == 4)      // derived from the row's priority
+        #expect(try first.value(forKeyPath: "location.name").value == "Home")
+        #expect(try first.objectIDs(forRelationship: "tags").count == 1)
+        // Read, nothing decoded: the values are still the row's.
+        #expect(first.slots.isEncoded && first.committedSlots?.isEncoded == true)
+        #expect(!first.isUpdated && !context.hasChanges && first.changedValues().isEmpty)
+
+        // Writing the value it has is no change; another value is one, and only that.
+        try first.setValue(2, forKey: "priority")
+        #expect(!first.isUpdated)
+        try first.setValue("new text", forKey: "text")
+        #expect(first.isUpdated)
+        #expect(Set(first.changedValues().keys) == ["text"])
+        #expect(try first["priority"] == 2 && first.objectIDs(forRelationship: "location").count == 1)
+        #expect(first.committedValues(forKeys: ["text"])["text"] == .value("Straße fegen"))
+
+        // Undone, rolled back: the row's values again.
+        context.undo()
+        #expect(first["text"] == "Straße fegen" && !first.isUpdated)
+        try second.setValue(3, forKey: "priority")
+        context.rollback()
+        #expect(second["priority"] == 1 && !context.hasChanges)
+
+        // Saved: another opening reads the change.
+        try second.setValue(3, forKey: "priority")
+        try context.save()
+        #expect(try Self.open(url).existingObject(with: secondID)["priority"] == 3)
+    }
+
+    /// Core Data's refresh reads "the latest values from the persistent store": an object
+    /// refreshed alone (no fetch in between) sees what another opening saved.
+    @Test(arguments: ["tasks.store", "tasks.json"], [false, true])
+    func aRefreshedObjectReadsWhatAnotherOpeningSaved(file: String, mergeChanges: Bool) throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file(file)
+        let setup = try Self.open(url)
+        let task = try setup.task("before", priority: 1)
+        try setup.save()
+        let context = try Self.open(url)
+        let held = try context.existingObject(with: task.objectID)
+        #expect(held["text"] == "before")
+        let other = try Self.open(url)
+        try other.existingObject(with: task.objectID).setValue("after", forKey: "text")
+        try other.save()
+        if mergeChanges { try held.setValue(3, forKey: "priority") }
+        context.refresh(held, mergeChanges: mergeChanges)
+        #expect(held["text"] == "after")
+        #expect(held["priority"] == (mergeChanges ? 3 : 1))
+    }
+
+    @Test func heldObjectsKeepTheirValuesWhileOthersRewriteOrReplaceTheFile() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("tasks.store")
+        let (firstID, _) = try Self.seeded(url)
+        let context = try Self.open(url)
+        let held = try context.existingObject(with: firstID)
+        #expect(held.slots.isEncoded)
+
+        // Another opening edits the task and compacts twice (the file is rewritten).
+        let other = try Self.open(url)
+        try other.existingObject(with: firstID).setValue("edited elsewhere", forKey: "text")
+        try other.save()
+        for _ in 0..<2 { try other.coordinator.compactStore() }
+        #expect(held["text"] == "Straße fegen" && held["priority"] == 2)
+        context.refresh(held, mergeChanges: false)
+        #expect(held["text"] == "edited elsewhere")
+
+        // The file replaced by another store with the same task edited again: objects read
+        // before keep what they read; a refresh reads the new file.
+        let replacement = directory.file("replacement.store")
+        try FileManager.default.copyItem(at: url, to: replacement)
+        let elsewhere = try Self.open(replacement)
+        try elsewhere.existingObject(with: firstID).setValue("from the replacement", forKey: "text")
+        try elsewhere.save()
+        try elsewhere.coordinator.compactStore()
+        #expect(rename(replacement.path, url.path) == 0)
+        #expect(held["text"] == "edited elsewhere" && held["priority"] == 2)
+        #expect(try held.value(forKeyPath: "location.name").value == "Home")
+        context.refresh(held, mergeChanges: false)
+        #expect(held["text"] == "from the replacement")
+    }
+}
