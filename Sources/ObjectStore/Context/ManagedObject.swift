@@ -29,20 +29,43 @@ open class ManagedObject {
     /// Current values, one per slot; empty while the object is a fault. Read in place from
     /// the binary store's row until the first write.
     var slots = Slots()
-    /// Saved values (as of the last load or save); `nil` for an object never saved.
+    /// Saved values (as of the last load or save); `nil` for an object never saved. A fault
+    /// a fetch made keeps the row it read here, so firing it costs no second read (Core
+    /// Data's row cache): the object stays a fault, and `awakeFromFetch` runs, on first use.
     var committedSlots: Slots?
     /// The row version the committed values come from.
     var committedVersion: Int64 = 0
     var faultState: Bool = false
     var deletedState: Bool = false
     var insertedState: Bool = false
+    /// What few objects have, kept apart so the others do not carry it.
+    private final class Extras {
+        var fetchedPropertyCache: [String: [ObjectID]] = [:]
+        var prefetched: [ManagedObject] = []
+    }
+    private var extras: Extras?
+    private var madeExtras: Extras {
+        if let extras { return extras }
+        let made = Extras()
+        extras = made
+        return made
+    }
     /// Cached fetched-property results, dropped when the object is refreshed.
-    var fetchedPropertyCache: [String: [ObjectID]] = [:]
+    var fetchedPropertyCache: [String: [ObjectID]] {
+        get { extras?.fetchedPropertyCache ?? [:] }
+        set {
+            if extras == nil && newValue.isEmpty { return }
+            madeExtras.fetchedPropertyCache = newValue
+        }
+    }
     /// Objects prefetched through this object's relationships, kept alive with it.
-    var prefetched: [ManagedObject] = []
-    /// The row a fetch read for this fault, so firing it costs no second read (Core Data's
-    /// row cache): the object stays a fault, and `awakeFromFetch` runs, on first use.
-    var fetchedSnapshot: (slots: Slots, version: Int64)?
+    var prefetched: [ManagedObject] {
+        get { extras?.prefetched ?? [] }
+        set {
+            if extras == nil && newValue.isEmpty { return }
+            madeExtras.prefetched = newValue
+        }
+    }
 
     /// Made by contexts only. Subclasses that add stored properties must give them initial
     /// values and keep this initializer.

@@ -317,7 +317,6 @@ extension ManagedObjectContext {
         } else {
             object.slots = []
             object.committedSlots = nil
-            object.fetchedSnapshot = nil
             object.faultState = true
             touched.remove(object.objectID)
         }

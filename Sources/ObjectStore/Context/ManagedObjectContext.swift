@@ -149,9 +149,9 @@ public final class ManagedObjectContext {
                 }
             }
         }
-        if let fetched = object.fetchedSnapshot {
-            object.fetchedSnapshot = nil
-            fill(object, with: fetched)
+        if let fetched = object.committedSlots {
+            // The row a fetch read for it.
+            fill(object, with: (fetched, object.committedVersion))
             return
         }
         guard let snapshot = try savedSnapshot(for: object.objectID) else {

@@ -9,7 +9,7 @@
 /// retain and release of it then takes the runtime's slow path (a fifth of a fetch's or an
 /// import's time when the registry held weak references).
 struct ObjectRegistry: Sequence {
-    private var objects: [ObjectID: ManagedObject] = [:]
+    private var objects = ObjectTable()
     private var pinned: [ObjectID: ManagedObject] = [:]
     /// The size above which registering an object sweeps first.
     private var sweepAt = 4_096
@@ -55,21 +55,9 @@ struct ObjectRegistry: Sequence {
     }
 
     /// Drops the objects only the registry references (pinned and recent ones are
-    /// referenced twice). Each value is examined in place, through the dictionary's values.
+    /// referenced twice).
     private mutating func sweep() {
-        var gone: Set<ObjectID> = []
-        var index = objects.startIndex
-        while index != objects.endIndex {
-            if isKnownUniquelyReferenced(&objects.values[index]) { gone.insert(objects.keys[index]) }
-            objects.formIndex(after: &index)
-        }
-        guard !gone.isEmpty else { return }
-        // Removing most keys one by one costs more than building the dictionary again.
-        if gone.count > objects.count / 8 {
-            objects = objects.filter { !gone.contains($0.key) }
-        } else {
-            for id in gone { objects[id] = nil }
-        }
+        objects.removeUniquelyReferenced()
     }
 
     mutating func removeAll() {
@@ -91,13 +79,13 @@ struct ObjectRegistry: Sequence {
     }
 
     /// The living objects.
-    var values: [ManagedObject] { Array(objects.values) }
+    var values: [ManagedObject] { objects.all }
 
     /// The keys of the registered permanent IDs of one (entity, store) scope.
     func permanentKeys(in scope: ObjectID.Scope) -> Set<Int64> {
         var keys = Set<Int64>()
-        for id in objects.keys where id.scope === scope {
-            if let key = id.primaryKey { keys.insert(key) }
+        for object in objects where object.objectID.scope === scope {
+            if let key = object.objectID.primaryKey { keys.insert(key) }
         }
         return keys
     }
@@ -106,6 +94,156 @@ struct ObjectRegistry: Sequence {
 
     func makeIterator() -> AnyIterator<(key: ObjectID, value: ManagedObject)> {
         var base = objects.makeIterator()
-        return AnyIterator { base.next() }
+        return AnyIterator { base.next().map { ($0.objectID, $0) } }
     }
+}
+
+/// Objects by their IDs, in an open-addressed table of the objects themselves (each holds
+/// its ID) with 32 bits of each one's hash beside it: 12 bytes a slot where a dictionary
+/// from ID to object took 40 (the ID stored again). Linear probing; removal shifts the
+/// entries after back, so there are no tombstones. An object's ID must not change while it
+/// is in the table (the context takes it out to remap it).
+struct ObjectTable: Sequence {
+    private var slots: [ManagedObject?] = []
+    /// The low 32 bits of each slot's hash (its home slot is `hash & mask`).
+    private var hashes: [UInt32] = []
+    private(set) var count = 0
+
+    private var mask: Int { slots.count - 1 }
+
+    private static func hash(_ id: ObjectID) -> UInt32 {
+        UInt32(truncatingIfNeeded: id._rawHashValue(seed: 0))
+    }
+
+    /// The slot holding `id`, or the empty slot where it would go.
+    private func position(of id: ObjectID, hash: UInt32) -> (index: Int, found: Bool) {
+        var index = Int(hash) & mask
+        while let object = slots[index] {
+            if hashes[index] == hash && object.objectID == id { return (index, true) }
+            index = (index + 1) & mask
+        }
+        return (index, false)
+    }
+
+    subscript(id: ObjectID) -> ManagedObject? {
+        get {
+            guard count > 0 else { return nil }
+            let found = position(of: id, hash: Self.hash(id))
+            return found.found ? slots[found.index] : nil
+        }
+        set {
+            guard let newValue else {
+                remove(id)
+                return
+            }
+            if (count + 1) * 4 > slots.count * 3 { grow(to: Swift.max(16, slots.count * 2)) }
+            let hash = Self.hash(id)
+            let found = position(of: id, hash: hash)
+            slots[found.index] = newValue
+            hashes[found.index] = hash
+            if !found.found { count += 1 }
+        }
+    }
+
+    private mutating func remove(_ id: ObjectID) {
+        guard count > 0 else { return }
+        let found = position(of: id, hash: Self.hash(id))
+        guard found.found else { return }
+        removeSlot(found.index)
+    }
+
+    /// Empties a slot and moves back the entries after it that probed past it.
+    private mutating func removeSlot(_ removed: Int) {
+        var hole = removed
+        slots[hole] = nil
+        count -= 1
+        var next = (hole + 1) & mask
+        while slots[next] != nil {
+            let home = Int(hashes[next]) & mask
+            // The entry may fill the hole when its home is not in (hole, next].
+            if (next - home) & mask >= (next - hole) & mask {
+                slots.swapAt(hole, next)
+                hashes[hole] = hashes[next]
+                hole = next
+            }
+            next = (next + 1) & mask
+        }
+    }
+
+    private mutating func grow(to capacity: Int) {
+        let old = slots, oldHashes = hashes
+        slots = [ManagedObject?](repeating: nil, count: capacity)
+        hashes = [UInt32](repeating: 0, count: capacity)
+        let mask = capacity - 1
+        for (object, hash) in zip(old, oldHashes) where object != nil {
+            var index = Int(hash) & mask
+            while slots[index] != nil { index = (index + 1) & mask }
+            slots[index] = object
+            hashes[index] = hash
+        }
+    }
+
+    /// Makes room for `count` objects in all without growing on the way.
+    mutating func reserveCapacity(_ total: Int) {
+        var capacity = Swift.max(16, slots.count)
+        while total * 4 > capacity * 3 { capacity *= 2 }
+        if capacity > slots.count { grow(to: capacity) }
+    }
+
+    /// Drops the objects nobody else references, each examined in place.
+    mutating func removeUniquelyReferenced() {
+        var gone: [Int] = []
+        for index in slots.indices where slots[index] != nil && isKnownUniquelyReferenced(&slots[index]) {
+            gone.append(index)
+        }
+        guard !gone.isEmpty else { return }
+        if gone.count > count / 8 {
+            // Many gone: the survivors rehashed into a table of their size.
+            for index in gone { slots[index] = nil }
+            count -= gone.count
+            let survivors = count
+            let old = slots, oldHashes = hashes
+            slots = []
+            hashes = []
+            count = 0
+            reserveCapacity(survivors)
+            let mask = self.mask
+            for (object, hash) in zip(old, oldHashes) where object != nil {
+                var index = Int(hash) & mask
+                while slots[index] != nil { index = (index + 1) & mask }
+                slots[index] = object
+                hashes[index] = hash
+            }
+            count = survivors
+        } else {
+            // Few gone: removed by ID (a shift may move a later entry into an earlier slot).
+            let ids = gone.compactMap { slots[$0]?.objectID }
+            for id in ids { remove(id) }
+        }
+    }
+
+    mutating func removeAll() {
+        slots = []
+        hashes = []
+        count = 0
+    }
+
+    /// The objects, in table order.
+    var all: [ManagedObject] { slots.compactMap { $0 } }
+
+    /// The objects in table order, as the table was when iteration began.
+    struct Iterator: IteratorProtocol {
+        let slots: [ManagedObject?]
+        var index = 0
+
+        mutating func next() -> ManagedObject? {
+            while index < slots.count {
+                defer { index += 1 }
+                if let object = slots[index] { return object }
+            }
+            return nil
+        }
+    }
+
+    func makeIterator() -> Iterator { Iterator(slots: slots) }
 }

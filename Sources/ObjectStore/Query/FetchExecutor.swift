@@ -68,7 +68,11 @@ struct FetchExecutor {
                         guard let made, made.name == id.entityName else { throw ObjectStoreError.unknownEntity(id.entityName, suggestion: nil) }
                         object = context.makeFault(id, entity: made.entity, objectClass: made.objectClass)
                     }
-                    if object.isFault { object.fetchedSnapshot = try snapshot() }
+                    if object.isFault {
+                        let saved = try snapshot()
+                        object.committedSlots = saved.slots
+                        object.committedVersion = saved.version
+                    }
                     objects.append(object)
                 }
             }
