@@ -95,6 +95,17 @@ open class ManagedObject {
         guard !faultState else { return [] }
         guard let committed = committedSlots else { return Array(slots.indices) }
         if slots.readsSameRow(as: committed) { return [] }
+        if let row = committed.row, !slots.isEncoded {
+            // The row read once, in order (slot by slot it would skip the values before
+            // each one again).
+            var changed: [Int] = []
+            row.forEachSlot { index, value in
+                if index < slots.count, Self.differ(slots[index], value) { changed.append(index) }
+                return true
+            }
+            if slots.count > row.layout.count { changed += Array(row.layout.count..<slots.count) }
+            return changed
+        }
         return slots.indices.filter { i in i >= committed.count || Self.differ(slots[i], committed[i]) }
     }
 
@@ -105,8 +116,16 @@ open class ManagedObject {
         guard !faultState else { return false }
         guard let committed = committedSlots else { return !slots.isEmpty }
         // Values still read from the row they were loaded from were never written.
-        if slots.isEncoded { return !slots.readsSameRow(as: committed) && slots.indices.contains { Self.differ(slots[$0], committed[$0]) } }
+        if slots.readsSameRow(as: committed) { return false }
         if slots.count > committed.count { return true }
+        if let row = committed.row, !slots.isEncoded {
+            var changed = false
+            row.forEachSlot { index, value in
+                changed = index < slots.count && Self.differ(slots[index], value)
+                return !changed
+            }
+            return changed
+        }
         return slots.indices.contains { Self.differ(slots[$0], committed[$0]) }
     }
 

@@ -387,11 +387,14 @@ public final class ManagedObjectContext {
                 relationshipSlots[entity.name] = found
                 return found
             }()
+            // A row of the store read in place mentions saved objects only.
+            let slotsSaved = object.slots.isEncoded, committedSaved = object.committedSlots?.isEncoded ?? true
+            if slotsSaved && committedSaved { continue }
             for index in slots {
-                if index < object.slots.count, mentionsMapped(object.slots[index]) {
+                if !slotsSaved, index < object.slots.count, mentionsMapped(object.slots[index]) {
                     object.slots[index] = map(object.slots[index])
                 }
-                if let committed = object.committedSlots, index < committed.count, mentionsMapped(committed[index]) {
+                if !committedSaved, let committed = object.committedSlots, index < committed.count, mentionsMapped(committed[index]) {
                     object.committedSlots?[index] = map(committed[index])
                 }
             }

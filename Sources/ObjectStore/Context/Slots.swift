@@ -56,6 +56,17 @@ struct EncodedRow {
         return slots
     }
 
+    /// Calls `body` with each slot's value in order, decoding the row once, until it
+    /// returns false.
+    func forEachSlot(_ body: (Int, SlotValue) -> Bool) {
+        var reader = ByteReader(bytes, from: start)
+        guard let count = try? reader.count() else { return }
+        for index in 0..<count {
+            guard let value = try? layout.codec.slot(from: &reader) else { return }
+            if !body(index, index < layout.count && !layout.stored[index] ? layout.initial[index] : value) { return }
+        }
+    }
+
     /// Whether both read the same bytes.
     func isSame(as other: EncodedRow) -> Bool {
         start == other.start && layout === other.layout && bytes.withUnsafeBufferPointer { a in

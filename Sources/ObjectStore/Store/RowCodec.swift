@@ -128,7 +128,7 @@ struct RowCodec {
     }
 
     /// One slot's value.
-    private func slot(from reader: inout ByteReader) throws -> SlotValue {
+    func slot(from reader: inout ByteReader) throws -> SlotValue {
         guard let tag = Tag(rawValue: try reader.u8()) else { throw ByteReader.Truncated() }
         switch tag {
         case .null: return .value(.null)
