@@ -404,6 +404,7 @@ public final class ManagedObjectContext {
             // costs more than building it again).
             for (old, object) in moved { object.objectID = map(old) }
             var newRegistered = ObjectRegistry()
+            newRegistered.reserveCapacity(forMore: all.count)
             for object in all { newRegistered[object.objectID] = object }
             registered = newRegistered
         } else {
