@@ -43,37 +43,54 @@ struct FetchExecutor {
         return ids
     }
 
+    /// A saved state a match hands over, read when asked for.
+    typealias SavedState = () throws -> (slots: Slots, version: Int64)
+
+    /// Makes matches into objects: the registered one, or a fault (as Core Data fetches
+    /// them) that keeps the row already read, so using it reads nothing again.
+    private struct ObjectMaker {
+        let context: ManagedObjectContext
+        /// The entity and class of the last match's ID, looked up once per entity.
+        var made: (name: String, entity: EntityDescription, objectClass: ManagedObject.Type)?
+
+        mutating func object(_ id: ObjectID, _ snapshot: SavedState) throws -> ManagedObject {
+            // Asked again: testing the predicate (or reading a sort key) through
+            // relationships can register the row's own object after the scan found none.
+            let object: ManagedObject
+            if let known = context.registeredObject(for: id) {
+                object = known
+            } else {
+                if made?.name != id.entityName, let rowEntity = context.model.entity(named: id.entityName) {
+                    made = (id.entityName, rowEntity, context.coordinator.objectClass(for: rowEntity))
+                }
+                guard let made, made.name == id.entityName else { throw ObjectStoreError.unknownEntity(id.entityName, suggestion: nil) }
+                object = context.makeFault(id, entity: made.entity, objectClass: made.objectClass)
+            }
+            if object.isFault {
+                let saved = try snapshot()
+                object.committedSlots = saved.slots
+                object.committedVersion = saved.version
+            }
+            return object
+        }
+    }
+
     /// The matching objects, sorted and limited.
     func objects() throws -> [ManagedObject] {
         let entity = try entity()
+        // A limited fetch from the store's rows orders the matches first: only those in
+        // the window become objects (ten of 100,000, not 100,000).
+        if request.fetchLimit > 0, context.parent == nil, context.coordinator.store is RowScanning {
+            return try finished(try window(of: request.predicate ?? .constant(true), entity: entity))
+        }
         var objects: [ManagedObject] = []
         if let predicate = request.predicate {
-            // The entity and class of the last match's ID, looked up once per entity.
-            var made: (name: String, entity: EntityDescription, objectClass: ManagedObject.Type)?
+            var maker = ObjectMaker(context: context)
             try forEachMatch(of: predicate, entity: entity, makingObjects: true, readingInPlace: true) { id, registered, snapshot in
                 if let registered {
                     objects.append(registered)
                 } else if let snapshot {
-                    // Only matches become objects: faults (as Core Data fetches them) that
-                    // keep the row already read, so using one reads nothing again.
-                    // Asked again: testing the predicate through relationships can register the
-                    // row's own object after forEachMatch found none (a key path back to it).
-                    let object: ManagedObject
-                    if let known = context.registeredObject(for: id) {
-                        object = known
-                    } else {
-                        if made?.name != id.entityName, let rowEntity = model.entity(named: id.entityName) {
-                            made = (id.entityName, rowEntity, context.coordinator.objectClass(for: rowEntity))
-                        }
-                        guard let made, made.name == id.entityName else { throw ObjectStoreError.unknownEntity(id.entityName, suggestion: nil) }
-                        object = context.makeFault(id, entity: made.entity, objectClass: made.objectClass)
-                    }
-                    if object.isFault {
-                        let saved = try snapshot()
-                        object.committedSlots = saved.slots
-                        object.committedVersion = saved.version
-                    }
-                    objects.append(object)
+                    objects.append(try maker.object(id, snapshot))
                 }
             }
         } else {
@@ -82,6 +99,72 @@ struct FetchExecutor {
         objects = try sorted(objects, entity: entity)
         if request.fetchOffset > 0 { objects = Array(objects.dropFirst(request.fetchOffset)) }
         if request.fetchLimit > 0 { objects = Array(objects.prefix(request.fetchLimit)) }
+        return try finished(objects)
+    }
+
+    /// The matches of a limited fetch in order, offset and limited, made objects only then.
+    private func window(of predicate: ObjectPredicate, entity: EntityDescription) throws -> [ManagedObject] {
+        var ids: [ObjectID] = []
+        var held: [ManagedObject?] = []
+        var states: [SavedState?] = []
+        try forEachMatch(of: predicate, entity: entity, readingInPlace: true) { id, registered, snapshot in
+            ids.append(id)
+            held.append(registered)
+            states.append(registered == nil ? snapshot : nil)
+        }
+        var order = Array(ids.indices)
+        let keys = request.sortDescriptors
+        if keys.isEmpty {
+            if !zip(ids, ids.dropFirst()).allSatisfy({ !ObjectID.tieBreak($1, $0) }) {
+                order.sort { ObjectID.tieBreak(ids[$0], ids[$1]) }
+            }
+        } else {
+            // Each match's keys read from its object, or from its row through one scratch
+            // object per entity.
+            let readers = try sortReaders(entity)
+            let scope = context.evaluationScope()
+            var probes: [String: ManagedObject] = [:]
+            var values: [Value] = []
+            values.reserveCapacity(ids.count * keys.count)
+            for index in ids.indices {
+                let id = ids[index]
+                let subject: ManagedObject
+                if let object = held[index] ?? context.registeredObject(for: id) {
+                    subject = object
+                } else if let state = try states[index]?() {
+                    let probe = probes[id.entityName] ?? {
+                        let made = ManagedObject(entity: model.entity(named: id.entityName) ?? entity, objectID: id)
+                        made.managedObjectContext = context
+                        probes[id.entityName] = made
+                        return made
+                    }()
+                    probe.objectID = id
+                    probe.slots = state.slots
+                    probe.committedSlots = state.slots
+                    subject = probe
+                } else {
+                    subject = try context.object(with: id)
+                }
+                for reader in readers { values.append(try reader(subject, scope).sortValue) }
+            }
+            order = Self.order(ids: ids, values: values, keys: keys)
+        }
+        var maker = ObjectMaker(context: context)
+        var objects: [ManagedObject] = []
+        for index in order.dropFirst(request.fetchOffset).prefix(request.fetchLimit) {
+            if let object = held[index] {
+                objects.append(object)
+            } else if let state = states[index] {
+                objects.append(try maker.object(ids[index], state))
+            } else {
+                objects.append(try context.object(with: ids[index]))
+            }
+        }
+        return objects
+    }
+
+    /// Batches and prefetching for the objects a fetch returns.
+    private func finished(_ objects: [ManagedObject]) throws -> [ManagedObject] {
         if request.fetchBatchSize > 0 {
             context.planBatches(objects.filter(\.isFault).map(\.objectID), size: request.fetchBatchSize)
         }
@@ -330,8 +413,20 @@ struct FetchExecutor {
             return objects.sorted { ObjectID.tieBreak($0.objectID, $1.objectID) }
         }
         let scope = context.evaluationScope()
+        let readers = try sortReaders(entity)
+        // Read every key once per object, then sort the rows.
+        var values: [Value] = []
+        values.reserveCapacity(objects.count * keys.count)
+        for object in objects {
+            for reader in readers { values.append(try reader(object, scope).sortValue) }
+        }
+        return Self.order(ids: objects.map(\.objectID), values: values, keys: keys).map { objects[$0] }
+    }
+
+    /// The request's sort keys compiled for the entity.
+    private func sortReaders(_ entity: EntityDescription) throws -> [ExpressionClosure] {
         let checker = PredicateTypeChecker(model: model)
-        let readers = try keys.map { key -> ExpressionClosure in
+        return try request.sortDescriptors.map { key -> ExpressionClosure in
             let expression = try ObjectExpression(key.keyPath)
             // As in Core Data, a to-many key has no single value to sort by (it silently
             // sorted by the count); an aggregate such as tags.@count does.
@@ -340,34 +435,36 @@ struct FetchExecutor {
             }
             return context.compiler.compile(expression, entity: entity)
         }
-        // Read every key once per object, then sort the rows.
-        var rows: [(object: ManagedObject, values: [Value])] = []
-        rows.reserveCapacity(objects.count)
-        for object in objects {
-            rows.append((object, try readers.map { try $0(object, scope).sortValue }))
-        }
-        if let order = Self.typedOrder(rows, keys: keys) { return order.map { rows[$0].object } }
-        rows.sort { a, b in
+    }
+
+    /// The sorted order of rows (IDs, and per row its keys' values, row after row in
+    /// `values`): by the keys, ties by ID.
+    static func order(ids: [ObjectID], values: [Value], keys: [SortKey]) -> [Int] {
+        if let order = typedOrder(ids: ids, values: values, keys: keys) { return order }
+        let width = keys.count
+        var order = Array(ids.indices)
+        order.sort { a, b in
             for (index, key) in keys.enumerated() {
-                let order = key.compare(a.values[index], b.values[index])
+                let order = key.compare(values[a * width + index], values[b * width + index])
                 if order == .orderedSame { continue }
                 return key.ascending ? order == .orderedAscending : order == .orderedDescending
             }
-            return ObjectID.tieBreak(a.object.objectID, b.object.objectID)
+            return ObjectID.tieBreak(ids[a], ids[b])
         }
-        return rows.map(\.object)
+        return order
     }
 
-    /// The sorted order of `rows` by comparing plain numbers, when every key's values are
+    /// The sorted order of rows by comparing plain numbers, when every key's values are
     /// nil or of one kind that orders as numbers (integers, non-NaN doubles, dates,
     /// booleans) and every object is saved: the order ``SortKey/compare(_:_:)`` and
     /// ``ObjectID/tieBreak(_:_:)`` give, without comparing `Value`s. Nil otherwise.
-    static func typedOrder(_ rows: [(object: ManagedObject, values: [Value])], keys: [SortKey]) -> [Int]? {
+    static func typedOrder(ids: [ObjectID], values: [Value], keys: [SortKey]) -> [Int]? {
+        let width = keys.count
         var tie: [Int64] = []
-        tie.reserveCapacity(rows.count)
-        let entityName = rows.first?.object.entity.name
-        for row in rows {
-            guard case .permanent(let key) = row.object.objectID.key, row.object.entity.name == entityName else { return nil }
+        tie.reserveCapacity(ids.count)
+        let scope = ids.first?.scope
+        for id in ids {
+            guard case .permanent(let key) = id.key, id.scope === scope else { return nil }
             tie.append(key)
         }
         // Per key: nil flags and the values as numbers of one type.
@@ -375,11 +472,11 @@ struct FetchExecutor {
         var integers: [[Int64]?] = []
         var doubles: [[Double]?] = []
         for k in keys.indices {
-            var isNull = [Bool](repeating: false, count: rows.count)
+            var isNull = [Bool](repeating: false, count: ids.count)
             var ints: [Int64] = [], reals: [Double] = []
             var kind: Int?  // 0 integers, 1 doubles, 2 dates, 3 booleans
-            for (i, row) in rows.enumerated() {
-                let value = row.values[k], found: Int
+            for i in ids.indices {
+                let value = values[i * width + k], found: Int
                 switch value {
                 case .null: isNull[i] = true; ints.append(0); reals.append(0); continue
                 case .integer(let x): found = 0; ints.append(x); reals.append(0)
@@ -395,7 +492,7 @@ struct FetchExecutor {
             integers.append(integral ? ints : nil)
             doubles.append(integral ? nil : reals)
         }
-        var order = Array(rows.indices)
+        var order = Array(ids.indices)
         order.sort { a, b in
             for (k, key) in keys.enumerated() {
                 let na = nulls[k][a], nb = nulls[k][b]
