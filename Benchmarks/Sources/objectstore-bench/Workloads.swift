@@ -167,6 +167,7 @@ struct Workloads {
             if options.wants("evaluate") { try evaluate(n, data) }
             if options.wants("select") { try select(n, data) }
             if options.wants("group") { try group(n, data) }
+            if options.wants("top") { try top(n, data) }
         }
         if options.wants("edit") { try edit(options.editSizes ?? options.sizes) }
     }
@@ -283,6 +284,42 @@ struct Workloads {
             if found != sqlFound || counted != sqlCounted || found != counted {
                 notes.append("select n=\(n): ObjectStore \(found)/\(counted), \(journal.system) \(sqlFound)/\(sqlCounted)")
             }
+        }
+    }
+
+    /// 12. The ten high-priority tasks due first (about 37% of the tasks match; no index
+    /// narrows them): a cold open, a fetch sorted by due date with a limit of 10, and a
+    /// read of each result's title.
+    mutating func top(_ n: Int, _ data: [TaskData]) throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let store = dir.appendingPathComponent("t.store")
+        try OS.build(store, data)
+        var request = FetchRequest(entityName: "Task", predicate: try ObjectPredicate(format: "priority >= 2 AND dueDate != nil"),
+                                   sortDescriptors: [SortKey("dueDate")])
+        request.fetchLimit = 10
+        var dates: [Date] = []
+        record("12 open+first 10 by due date", n, "ObjectStore", try measure(options.runs, setup: { () }) {
+            let context = try OS.open(store)
+            let tasks = try context.fetch(request)
+            for task in tasks { _ = task["title"] }
+            dates = tasks.compactMap { task -> Date? in
+                if case .date(let date) = task["dueDate"] { return date }
+                return nil
+            }
+        })
+        for journal in SQL.Journal.allCases {
+            let sqlite = dir.appendingPathComponent("t-\(journal.rawValue).sqlite")
+            let queue = try SQL.create(sqlite, journal)
+            try SQL.insertPrepared(queue, data)
+            var sqlDates: [Date] = []
+            record("12 open+first 10 by due date", n, journal.system, try measure(options.runs, setup: { () }) {
+                let fresh = try SQL.open(sqlite, journal)
+                sqlDates = try fresh.read { db in
+                    try GTask.fetchAll(db, sql: "SELECT * FROM task WHERE priority >= 2 AND dueDate IS NOT NULL ORDER BY dueDate LIMIT 10")
+                }.compactMap(\.dueDate)
+            })
+            if dates != sqlDates || dates.count != 10 { notes.append("top n=\(n): ObjectStore \(dates.count) dates, \(journal.system) \(sqlDates.count), different") }
         }
     }
 
