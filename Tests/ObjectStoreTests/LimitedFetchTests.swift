@@ -119,3 +119,71 @@ import ObjectStoreModel
         #expect(try got.allSatisfy { try $0.value(forKey: "priority") != .integer(0) })
     }
 }
+
+/// A limited fetch sorted by an attribute with a schema index reads the index's order up
+/// to a cut and widens it until the window is full: its answers must be the whole fetch's,
+/// with ties, nils, rows saved after the index was written and unsaved changes.
+@Suite struct IndexedLimitedFetchTests {
+    @Test func aFetchCutAtAnIndexedValueIsTheWindowOfTheWholeFetch() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("rows.store")
+        let model = ColumnQueryTests.indexedModel
+        func open() throws -> ManagedObjectContext {
+            ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: model, storeURL: url))
+        }
+        var g = ColumnQueryTests.Generator(state: 0x5EED_1234)
+        let base = Date(timeIntervalSinceReferenceDate: 800_000_000)
+        func fill(_ row: ManagedObject) throws {
+            // Few distinct values: long runs of ties; a fifth of each without a value.
+            try row.setValue(g.chance(20) ? .null : .integer(Int64(g.next() % 12)), forKey: "i")
+            try row.setValue(g.chance(20) ? .null : .double(Double(g.next() % 50) / 10), forKey: "d")
+            try row.setValue(g.chance(20) ? .null : .date(base.addingTimeInterval(Double(g.next() % 30) * 3600)), forKey: "t")
+            try row.setValue(g.chance(20) ? .null : .bool(g.chance(50)), forKey: "b")
+            try row.setValue(.string(g.pick(["a", "b", "c"]) + "\(g.next() % 5)"), forKey: "label")
+        }
+        let setup = try open()
+        for _ in 0..<600 { try fill(try setup.insertObject(entityName: "Row")) }
+        try setup.save()
+        try setup.coordinator.compactStore()
+        // Saved after the index was written: edits, inserts, deletions in the log.
+        let written = try setup.fetch(FetchRequest(entityName: "Row"))
+        for row in written.prefix(40) { try fill(row) }
+        for row in written.dropFirst(40).prefix(20) { setup.delete(row) }
+        for _ in 0..<30 { try fill(try setup.insertObject(entityName: "Row")) }
+        try setup.save()
+
+        let context = try open()
+        // Unsaved: edits (some to the smallest and greatest values), an insert, deletions.
+        let held = try context.fetch(FetchRequest(entityName: "Row"))
+        for row in held.dropFirst(100).prefix(15) { try fill(row) }
+        try held[200].setValue(.integer(-5), forKey: "i")
+        try held[201].setValue(.double(99), forKey: "d")
+        for row in held.dropFirst(300).prefix(10) { context.delete(row) }
+        for _ in 0..<5 { try fill(try context.insertObject(entityName: "Row")) }
+        let heldIDs = held.map(\.objectID)
+        _ = heldIDs
+
+        let predicates: [String?] = [nil, "i != nil", "i >= 3", "d >= 1.5 AND i < 9", "t < %@", "label BEGINSWITH 'a' AND i != nil", "b == YES OR i == 2"]
+        let keys = ["i", "d", "t", "b"]
+        var compared = 0
+        for format in predicates {
+            let predicate = try format.map { try ObjectPredicate(format: $0, .date(base.addingTimeInterval(20 * 3600))) }
+            for key in keys {
+                for ascending in [true, false] {
+                    let whole = FetchRequest(entityName: "Row", predicate: predicate, sortDescriptors: [SortKey(key, ascending: ascending)])
+                    let expected = try context.fetch(whole).map(\.objectID)
+                    for (offset, limit) in [(0, 1), (0, 10), (7, 20), (0, 70), (60, 80), (400, 30), (640, 20)] {
+                        var limited = whole
+                        limited.fetchOffset = offset
+                        limited.fetchLimit = limit
+                        let got = try context.fetch(limited).map(\.objectID)
+                        #expect(got == Array(expected.dropFirst(offset).prefix(limit)),
+                                "\(format ?? "nil") by \(key) \(ascending ? "ascending" : "descending"), offset \(offset), limit \(limit)")
+                        compared += 1
+                    }
+                }
+            }
+        }
+        #expect(compared == 7 * 4 * 2 * 7)
+    }
+}

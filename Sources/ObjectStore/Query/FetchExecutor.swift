@@ -81,7 +81,8 @@ struct FetchExecutor {
         // A limited fetch from the store's rows orders the matches first: only those in
         // the window become objects (ten of 100,000, not 100,000).
         if request.fetchLimit > 0, context.parent == nil, context.coordinator.store is RowScanning {
-            return try finished(try window(of: request.predicate ?? .constant(true), entity: entity))
+            if let objects = try indexedWindow(entity: entity) { return try finished(objects) }
+            return try finished(try window(of: request.predicate ?? .constant(true), entity: entity).objects)
         }
         var objects: [ManagedObject] = []
         if let predicate = request.predicate {
@@ -102,8 +103,39 @@ struct FetchExecutor {
         return try finished(objects)
     }
 
-    /// The matches of a limited fetch in order, offset and limited, made objects only then.
-    private func window(of predicate: ObjectPredicate, entity: EntityDescription) throws -> [ManagedObject] {
+    /// A limited fetch sorted by one indexed attribute, from the start of the index's order:
+    /// the matches up to a value of the attribute that `rank` indexed rows reach (`a <= v`,
+    /// or `a >= v` descending, ANDed to the predicate, which the index narrows), ordered and
+    /// cut; when they are fewer than the window needs, four times as far, and so on. Every
+    /// match beyond the cut sorts after every match before it (ascending, the predicate must
+    /// reject a nil value, which sorts first; descending, nil sorts last), and the cut takes
+    /// every row of its value, so ties by ID come out as in a whole fetch. Nil when no index
+    /// serves the request, or the index runs out first.
+    private func indexedWindow(entity: EntityDescription) throws -> [ManagedObject]? {
+        guard request.sortDescriptors.count == 1, let key = request.sortDescriptors.first,
+              let attribute = entity.attribute(named: key.keyPath), attribute.isStored, let slot = entity.slot(of: key.keyPath),
+              !request.includesSubentities || model.entityAndDescendants(of: entity.name).count == 1,
+              let ordered = context.coordinator.store as? OrderedIndexReading
+        else { return nil }
+        if key.ascending {
+            guard let predicate = request.predicate, let tests = SlotPredicate.prefilter(predicate, entity: entity) ?? SlotPredicate(predicate, entity: entity),
+                  try tests.rejectsNil(inSlot: slot) else { return nil }
+        }
+        let wanted = request.fetchOffset + request.fetchLimit
+        var rank = Swift.max(64, wanted * 4)
+        while rank < Int.max / 8 {
+            guard let cutoff = try ordered.orderCutoff(ofEntity: entity.name, attribute: attribute.name, descending: !key.ascending, rank: rank - 1) else { return nil }
+            let bound = try ObjectPredicate(format: key.ascending ? "%K <= %@" : "%K >= %@", .string(attribute.name), cutoff)
+            let found = try window(of: request.predicate.map { .and($0, bound) } ?? bound, entity: entity)
+            if found.matches >= wanted { return found.objects }
+            rank *= 4
+        }
+        return nil
+    }
+
+    /// The matches of a limited fetch in order, offset and limited, made objects only then;
+    /// and how many matched.
+    private func window(of predicate: ObjectPredicate, entity: EntityDescription) throws -> (objects: [ManagedObject], matches: Int) {
         var ids: [ObjectID] = []
         var held: [ManagedObject?] = []
         var states: [SavedState?] = []
@@ -160,7 +192,7 @@ struct FetchExecutor {
                 objects.append(try context.object(with: ids[index]))
             }
         }
-        return objects
+        return (objects, ids.count)
     }
 
     /// Batches and prefetching for the objects a fetch returns.

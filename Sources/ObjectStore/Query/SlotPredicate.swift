@@ -134,6 +134,19 @@ indirect enum SlotPredicate {
 }
 
 extension SlotPredicate {
+    /// Whether the predicate is false for every object with no value in `slot`: one of its
+    /// ANDed comparisons of that slot rejects nil.
+    func rejectsNil(inSlot slot: Int) throws -> Bool {
+        switch self {
+        case .and(let a, let b): return try a.rejectsNil(inSlot: slot) || b.rejectsNil(inSlot: slot)
+        case .constant(let value): return !value
+        case .compare(let compared, _, let test, let constant, let slotOnLeft):
+            guard compared == slot else { return false }
+            return try !(slotOnLeft ? test(.value(.null), constant) : test(constant, .value(.null)))
+        case .not, .or: return false
+        }
+    }
+
     /// The slots the predicate compares.
     var slots: Set<Int> {
         switch self {

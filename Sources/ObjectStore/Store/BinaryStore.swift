@@ -26,7 +26,7 @@ import Darwin
 ///
 /// Thread safety: everything that changes lives in a `Core` reached only through a
 /// `Locked`, always taken after the file's lock.
-package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading, Sendable {
+package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading, OrderedIndexReading, Sendable {
     /// The format version this code writes and the newest it reads. Formats 1 (a log
     /// without snapshot) and 2 (commits only up to the header's committed length) are read
     /// too; every header this code writes says 3, so an older reader, which would overwrite
@@ -376,6 +376,32 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
             // Rows are not kept decoded: the objects made from them hold the values, and the
             // encoded bytes stay for the next read (memory follows the file, not twice it).
             return StoredRow(objectID: id, version: version, slots: try core.decode(id, bytes, from: start))
+        }
+    }
+
+    func orderCutoff(ofEntity entityName: String, attribute: String, descending: Bool, rank: Int) throws -> Value? {
+        guard let entity = model.entity(named: entityName), let attributeDescription = entity.attribute(named: attribute),
+              let kind = Column.Kind(attributeDescription.type), rank >= 0 else { return nil }
+        return try fileLock.withLock(exclusive: false) { fd, _ in
+            try core.withLock { core -> Value? in
+                try core.refresh(fd)
+                guard let snapshot = core.state.snapshot, let table = core.state.codec?.entityIndex[entityName] else { return nil }
+                let signature = BinaryStore.signature(ofIndexOn: attribute, kind: kind)
+                for (number, index) in BinaryStore.schemaIndexes(of: entity, in: model).enumerated() where index.propertyNames.first == attribute {
+                    guard let part = snapshot.indexes.first(where: {
+                        $0.owner == table && $0.constraint == Snapshot.schemaIndexFlag | number && $0.signature == signature
+                    }) else { continue }
+                    guard rank < part.count else { return nil }
+                    let bits = try snapshot.entryValue(part, at: descending ? part.count - 1 - rank : rank, fd: fd, path: path)
+                    switch kind {
+                    case .integer: return .integer(Int64(bitPattern: bits))
+                    case .double: return .double(Double(bitPattern: bits))
+                    case .date: return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: bits)))
+                    case .boolean: return .bool(bits != 0)
+                    }
+                }
+                return nil
+            }
         }
     }
 

@@ -291,6 +291,16 @@ struct UniquenessCheck {
     }
 }
 
+/// A store that keeps attributes' values in order (schema indexes over its snapshot).
+protocol OrderedIndexReading {
+    /// The value of an entity's attribute that `rank` rows precede in the order of a schema
+    /// index on it (from the greatest when `descending`): rows with no value are not in
+    /// that order. Nil when no index serves the attribute or it holds no more than `rank`
+    /// rows. Rows saved since the index was written are not counted: the value is only a
+    /// place to cut the order at, not an answer.
+    func orderCutoff(ofEntity entityName: String, attribute: String, descending: Bool, rank: Int) throws -> Value?
+}
+
 /// A store whose rows objects can read in place: the encoded bytes stay the store's, shared
 /// by every object read from them, and no value is decoded until it is read.
 protocol EncodedRowReading {

@@ -347,6 +347,13 @@ struct Snapshot {
         return result
     }
 
+    /// The value (as its column stores it) of entry `i` of an index, in index order.
+    func entryValue(_ part: IndexPart, at i: Int, fd: Int32, path: String) throws -> UInt64 {
+        guard (0..<part.count).contains(i) else { throw StoreError.corrupt(path: path, reason: "snapshot at byte \(base): an index is truncated") }
+        var reader = ByteReader(try readEntries(part, i..<i + 1, fd: fd, path: path))
+        return try reader.u64()
+    }
+
     /// How many rows ``range(_:kind:from:to:fd:path:)`` would list (a binary search only).
     func count(_ part: IndexPart, kind: Column.Kind, from lower: Bound?, to upper: Bound?, fd: Int32, path: String) throws -> Int {
         try span(part, kind: kind, from: lower, to: upper, fd: fd, path: path).count
