@@ -110,7 +110,8 @@ struct FetchExecutor {
     /// match beyond the cut sorts after every match before it (ascending, the predicate must
     /// reject a nil value, which sorts first; descending, nil sorts last), and the cut takes
     /// every row of its value, so ties by ID come out as in a whole fetch. Nil when no index
-    /// serves the request, or the index runs out first.
+    /// serves the request, or the cut would take over a quarter of the index (a predicate
+    /// that few rows pass: one scan of every row costs less than widening again).
     private func indexedWindow(entity: EntityDescription) throws -> [ManagedObject]? {
         guard request.sortDescriptors.count == 1, let key = request.sortDescriptors.first,
               let attribute = entity.attribute(named: key.keyPath), attribute.isStored, let slot = entity.slot(of: key.keyPath),
@@ -124,8 +125,9 @@ struct FetchExecutor {
         let wanted = request.fetchOffset + request.fetchLimit
         var rank = Swift.max(64, wanted * 4)
         while rank < Int.max / 8 {
-            guard let cutoff = try ordered.orderCutoff(ofEntity: entity.name, attribute: attribute.name, descending: !key.ascending, rank: rank - 1) else { return nil }
-            let bound = try ObjectPredicate(format: key.ascending ? "%K <= %@" : "%K >= %@", .string(attribute.name), cutoff)
+            guard let cutoff = try ordered.orderCutoff(ofEntity: entity.name, attribute: attribute.name, descending: !key.ascending, rank: rank - 1),
+                  rank <= Swift.max(64, cutoff.indexed / 4) else { return nil }
+            let bound = try ObjectPredicate(format: key.ascending ? "%K <= %@" : "%K >= %@", .string(attribute.name), cutoff.value)
             let found = try window(of: request.predicate.map { .and($0, bound) } ?? bound, entity: entity)
             if found.matches >= wanted { return found.objects }
             rank *= 4

@@ -379,11 +379,11 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
         }
     }
 
-    func orderCutoff(ofEntity entityName: String, attribute: String, descending: Bool, rank: Int) throws -> Value? {
+    func orderCutoff(ofEntity entityName: String, attribute: String, descending: Bool, rank: Int) throws -> (value: Value, indexed: Int)? {
         guard let entity = model.entity(named: entityName), let attributeDescription = entity.attribute(named: attribute),
               let kind = Column.Kind(attributeDescription.type), rank >= 0 else { return nil }
         return try fileLock.withLock(exclusive: false) { fd, _ in
-            try core.withLock { core -> Value? in
+            try core.withLock { core -> (value: Value, indexed: Int)? in
                 try core.refresh(fd)
                 guard let snapshot = core.state.snapshot, let table = core.state.codec?.entityIndex[entityName] else { return nil }
                 let signature = BinaryStore.signature(ofIndexOn: attribute, kind: kind)
@@ -394,10 +394,10 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
                     guard rank < part.count else { return nil }
                     let bits = try snapshot.entryValue(part, at: descending ? part.count - 1 - rank : rank, fd: fd, path: path)
                     switch kind {
-                    case .integer: return .integer(Int64(bitPattern: bits))
-                    case .double: return .double(Double(bitPattern: bits))
-                    case .date: return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: bits)))
-                    case .boolean: return .bool(bits != 0)
+                    case .integer: return (.integer(Int64(bitPattern: bits)), part.count)
+                    case .double: return (.double(Double(bitPattern: bits)), part.count)
+                    case .date: return (.date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: bits))), part.count)
+                    case .boolean: return (.bool(bits != 0), part.count)
                     }
                 }
                 return nil

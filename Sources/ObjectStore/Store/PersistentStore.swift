@@ -297,8 +297,8 @@ protocol OrderedIndexReading {
     /// index on it (from the greatest when `descending`): rows with no value are not in
     /// that order. Nil when no index serves the attribute or it holds no more than `rank`
     /// rows. Rows saved since the index was written are not counted: the value is only a
-    /// place to cut the order at, not an answer.
-    func orderCutoff(ofEntity entityName: String, attribute: String, descending: Bool, rank: Int) throws -> Value?
+    /// place to cut the order at, not an answer. With it, how many rows the index holds.
+    func orderCutoff(ofEntity entityName: String, attribute: String, descending: Bool, rank: Int) throws -> (value: Value, indexed: Int)?
 }
 
 /// A store whose rows objects can read in place: the encoded bytes stay the store's, shared
