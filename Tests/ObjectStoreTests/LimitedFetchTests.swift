@@ -187,4 +187,37 @@ import ObjectStoreModel
         }
         #expect(compared == 8 * 4 * 2 * 7)
     }
+
+    /// Another opening of the file (another process) moves a row to the front of the
+    /// order and compacts, so the index is written anew, between two fetches of this one.
+    @Test func aCutSeesWhatAnotherOpeningSavedAndCompacted() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("rows.store")
+        let model = ColumnQueryTests.indexedModel
+        func open() throws -> ManagedObjectContext {
+            ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: model, storeURL: url))
+        }
+        let setup = try open()
+        for i in 0..<500 {
+            let row = try setup.insertObject(entityName: "Row")
+            try row.setValue(.integer(Int64(100 + i)), forKey: "i")
+        }
+        try setup.save()
+        try setup.coordinator.compactStore()
+        let reader = try open()
+        var request = FetchRequest(entityName: "Row", predicate: try ObjectPredicate(format: "i != nil"), sortDescriptors: [SortKey("i")])
+        request.fetchLimit = 3
+        let before = try reader.fetch(request).map { $0["i"] }
+        #expect(before == [100, 101, 102])
+
+        let writer = try open()
+        let last = try #require(try writer.fetch(FetchRequest(entityName: "Row", predicate: try ObjectPredicate(format: "i == 599"))).first)
+        try last.setValue(.integer(1), forKey: "i")
+        try writer.save()
+        #expect(try reader.fetch(request).map { $0["i"] } == [1, 100, 101])  // from the log
+        try writer.coordinator.compactStore()
+        #expect(try reader.fetch(request).map { $0["i"] } == [1, 100, 101])  // from the new index
+        request.sortDescriptors = [SortKey("i", ascending: false)]
+        #expect(try reader.fetch(request).map { $0["i"] } == [598, 597, 596])
+    }
 }
