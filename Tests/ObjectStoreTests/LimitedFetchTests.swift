@@ -124,13 +124,15 @@ import ObjectStoreModel
 /// to a cut and widens it until the window is full: its answers must be the whole fetch's,
 /// with ties, nils, rows saved after the index was written and unsaved changes.
 @Suite struct IndexedLimitedFetchTests {
+    /// A context of a store of rows whose every fixed-width attribute has a schema index.
+    static func open(_ url: URL) throws -> ManagedObjectContext {
+        ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: ColumnQueryTests.indexedModel, storeURL: url))
+    }
+
     @Test func aFetchCutAtAnIndexedValueIsTheWindowOfTheWholeFetch() throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("rows.store")
-        let model = ColumnQueryTests.indexedModel
-        func open() throws -> ManagedObjectContext {
-            ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: model, storeURL: url))
-        }
+        func open() throws -> ManagedObjectContext { try Self.open(url) }
         var g = ColumnQueryTests.Generator(state: 0x5EED_1234)
         let base = Date(timeIntervalSinceReferenceDate: 800_000_000)
         func fill(_ row: ManagedObject) throws {
@@ -193,10 +195,7 @@ import ObjectStoreModel
     @Test func aCutSeesWhatAnotherOpeningSavedAndCompacted() throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("rows.store")
-        let model = ColumnQueryTests.indexedModel
-        func open() throws -> ManagedObjectContext {
-            ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: model, storeURL: url))
-        }
+        func open() throws -> ManagedObjectContext { try Self.open(url) }
         let setup = try open()
         for i in 0..<500 {
             let row = try setup.insertObject(entityName: "Row")

@@ -43,6 +43,30 @@ struct FetchExecutor {
         return ids
     }
 
+    /// Scratch objects, one per entity, that hold a saved row's values so that compiled
+    /// closures can test or read them (nothing is registered or made per row).
+    struct ScratchObjects {
+        let context: ManagedObjectContext
+        private var made: [String: ManagedObject] = [:]
+
+        init(context: ManagedObjectContext) {
+            self.context = context
+        }
+
+        /// The entity's scratch object, holding `slots` as the saved values of `id`.
+        mutating func holding(_ slots: Slots, of id: ObjectID, entity: EntityDescription) -> ManagedObject {
+            let probe = made[id.entityName] ?? ManagedObject(entity: entity, objectID: id)
+            if made[id.entityName] == nil {
+                probe.managedObjectContext = context
+                made[id.entityName] = probe
+            }
+            probe.objectID = id
+            probe.slots = slots
+            probe.committedSlots = slots
+            return probe
+        }
+    }
+
     /// A saved state a match hands over, read when asked for.
     typealias SavedState = () throws -> (slots: Slots, version: Int64)
 
@@ -157,7 +181,7 @@ struct FetchExecutor {
             // object per entity.
             let readers = try sortReaders(entity)
             let scope = context.evaluationScope()
-            var probes: [String: ManagedObject] = [:]
+            var probes = ScratchObjects(context: context)
             var values: [Value] = []
             values.reserveCapacity(ids.count * keys.count)
             for index in ids.indices {
@@ -166,16 +190,7 @@ struct FetchExecutor {
                 if let object = held[index] ?? context.registeredObject(for: id) {
                     subject = object
                 } else if let state = try states[index]?() {
-                    let probe = probes[id.entityName] ?? {
-                        let made = ManagedObject(entity: model.entity(named: id.entityName) ?? entity, objectID: id)
-                        made.managedObjectContext = context
-                        probes[id.entityName] = made
-                        return made
-                    }()
-                    probe.objectID = id
-                    probe.slots = state.slots
-                    probe.committedSlots = state.slots
-                    subject = probe
+                    subject = probes.holding(state.slots, of: id, entity: model.entity(named: id.entityName) ?? entity)
                 } else {
                     subject = try context.object(with: id)
                 }
@@ -247,7 +262,7 @@ struct FetchExecutor {
             return try forEachMatch(scanning, test: test, scope: scope, predicate: predicate, entity: entity, makingObjects: makesObjects,
                                     countsOnly: countsOnly, readingInPlace: readingInPlace, match)
         }
-        var probes: [String: ManagedObject] = [:]
+        var probes = ScratchObjects(context: context)
         // Comparisons of attributes with constants, per entity: tested on the slots.
         var directs: [String: SlotPredicate?] = [:]
         // The last entity's, without hashing its name per object.
@@ -277,15 +292,7 @@ struct FetchExecutor {
                 continue
             }
             guard let snapshot = try context.savedSnapshot(for: id), let rowEntity = context.model.entity(named: id.entityName) else { continue }
-            let probe = probes[id.entityName] ?? {
-                let made = ManagedObject(entity: rowEntity, objectID: id)
-                made.managedObjectContext = context
-                probes[id.entityName] = made
-                return made
-            }()
-            probe.objectID = id
-            probe.slots = snapshot.slots
-            probe.committedSlots = snapshot.slots
+            let probe = probes.holding(snapshot.slots, of: id, entity: rowEntity)
             if try test(probe, scope) { try match(id, nil, { snapshot }) }
         }
     }
