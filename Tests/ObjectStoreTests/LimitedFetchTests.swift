@@ -203,7 +203,10 @@ import ObjectStoreModel
         }
         try setup.save()
         try setup.coordinator.compactStore()
-        let reader = try open()
+        // The reader opens the store through a symbolic link, as a second name of the file.
+        let link = directory.file("link.store")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: url)
+        let reader = try Self.open(link)
         var request = FetchRequest(entityName: "Row", predicate: try ObjectPredicate(format: "i != nil"), sortDescriptors: [SortKey("i")])
         request.fetchLimit = 3
         let before = try reader.fetch(request).map { $0["i"] }
@@ -218,5 +221,25 @@ import ObjectStoreModel
         #expect(try reader.fetch(request).map { $0["i"] } == [1, 100, 101])  // from the new index
         request.sortDescriptors = [SortKey("i", ascending: false)]
         #expect(try reader.fetch(request).map { $0["i"] } == [598, 597, 596])
+
+        // The file replaced under the reader by a compacted copy in which the first row
+        // moved to the end: the next cut reads the new file's index.
+        let copy = directory.file("copy.store")
+        try FileManager.default.copyItem(at: url, to: copy)
+        let elsewhere = try Self.open(copy)
+        let first = try #require(try elsewhere.fetch(FetchRequest(entityName: "Row", predicate: try ObjectPredicate(format: "i == 1"))).first)
+        try first.setValue(.integer(5_000), forKey: "i")
+        try elsewhere.save()
+        try elsewhere.coordinator.compactStore()
+        #expect(rename(copy.path, url.path) == 0)
+        // Objects the reader still holds answer as they loaded until it lets them go
+        // (docs/context.md), in a limited fetch as in a whole one.
+        var whole = request
+        whole.fetchLimit = 0
+        #expect(try reader.fetch(request).map(\.objectID) == Array(try reader.fetch(whole).map(\.objectID).prefix(3)))
+        reader.releaseCleanObjects()
+        #expect(try reader.fetch(request).map { $0["i"] } == [5_000, 598, 597])
+        request.sortDescriptors = [SortKey("i")]
+        #expect(try reader.fetch(request).map { $0["i"] } == [100, 101, 102])
     }
 }

@@ -6,7 +6,6 @@ import ObjectStoreModel
 /// derived attributes). One per entity and store state, shared by every object read from it.
 final class RowLayout {
     let codec: RowCodec
-    let entityName: String
     /// Initial values of the entity's slots.
     let initial: [SlotValue]
     /// Per slot, whether stores write it (the others read as their initial value).
@@ -14,7 +13,6 @@ final class RowLayout {
 
     init(codec: RowCodec, entity: EntityDescription) {
         self.codec = codec
-        self.entityName = entity.name
         self.initial = entity.properties.map(SlotValue.initial(for:))
         self.stored = entity.properties.map { $0.attribute?.isStored ?? true }
     }
@@ -97,6 +95,14 @@ struct Slots: RandomAccessCollection, MutableCollection, ExpressibleByArrayLiter
     init(row: EncodedRow) {
         self.values = []
         self.row = row
+    }
+
+    /// The values of the row at `start` of `bytes`, read in place; a row with another
+    /// number of slots than the layout reads as the initial values (as a decoded one does).
+    /// Throws when the row does not decode.
+    static func inPlace(_ bytes: [UInt8], start: Int, layout: RowLayout) throws -> Slots {
+        guard let row = try EncodedRow(bytes: bytes, start: start, layout: layout) else { return Slots(layout.initial) }
+        return Slots(row: row)
     }
 
     var startIndex: Int { 0 }

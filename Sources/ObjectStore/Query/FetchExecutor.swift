@@ -420,8 +420,7 @@ struct FetchExecutor {
             if let layout {
                 let row = scan.rows[index]
                 do {
-                    guard let encoded = try EncodedRow(bytes: row.bytes, start: row.start, layout: layout) else { return (Slots(initial), row.version) }
-                    return (Slots(row: encoded), row.version)
+                    return (try Slots.inPlace(row.bytes, start: row.start, layout: layout), row.version)
                 } catch {
                     throw StoreError.corrupt(path: scan.path, reason: "unreadable row of key \(row.key)")
                 }

@@ -414,10 +414,8 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
     func encodedRow(for id: ObjectID, layout: (RowCodec) -> RowLayout) throws -> (slots: Slots, version: Int64)? {
         try core.withLock { core in
             guard let (version, bytes, start) = try core.encodedRow(id), let codec = core.state.codec else { return nil }
-            let made = layout(codec)
             do {
-                guard let row = try EncodedRow(bytes: bytes, start: start, layout: made) else { return (Slots(made.initial), version) }
-                return (Slots(row: row), version)
+                return (try Slots.inPlace(bytes, start: start, layout: layout(codec)), version)
             } catch {
                 throw StoreError.corrupt(path: path, reason: "unreadable row \(id)")
             }
