@@ -159,6 +159,76 @@ import ObjectStoreModel
         #expect(try Self.open(url).existingObject(with: secondID)["priority"] == 3)
     }
 
+    /// Whether an object changed is remembered between writes (a save asks it several
+    /// times): every write, write-back, undo, redo, save and rollback must be seen. Random
+    /// steps over objects read in place, each checked against the values the test expects.
+    @Test func whatChangedFollowsEveryWriteUndoSaveAndRollback() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("tasks.store")
+        let setup = try Self.open(url)
+        for i in 0..<6 { _ = try setup.task("task \(i)", priority: Int64(i % 3)) }
+        try setup.save()
+        let context = try Self.open(url)
+        context.undoManager = UndoStack()
+        let tasks = try context.fetch(FetchRequest(entityName: "Task"))
+        #expect(tasks.count == 6)
+        func values(_ task: ManagedObject) -> [String: Value] { ["text": task["text"], "priority": task["priority"]] }
+        var saved = tasks.map(values)
+        var g = Generator(state: 7)
+        var history: [[[String: Value]]] = []  // the expected values before each undoable write
+        var undone: [[[String: Value]]] = []
+        for step in 0..<600 {
+            let before = tasks.map(values)
+            switch g.below(10) {
+            case 0..<5:
+                // A write, often of the value the slot had when saved (a change undone by hand).
+                let task = tasks[g.below(tasks.count)]
+                let index = tasks.firstIndex { $0 === task } ?? 0
+                context.undoManager?.beginGrouping()
+                if g.below(2) == 0 {
+                    try task.setValue(g.below(2) == 0 ? saved[index]["text"] ?? .null : .string("text \(g.below(3))"), forKey: "text")
+                } else {
+                    try task.setValue(g.below(2) == 0 ? saved[index]["priority"] ?? .null : .integer(Int64(g.below(3))), forKey: "priority")
+                }
+                context.undoManager?.endGrouping()
+                if tasks.map(values) != before { history.append(before); undone.removeAll() }
+            case 5:
+                guard let last = history.popLast() else { continue }
+                undone.append(before)
+                context.undo()
+                #expect(tasks.map(values) == last, "step \(step): undo")
+            case 6:
+                guard let next = undone.popLast() else { continue }
+                history.append(before)
+                context.redo()
+                #expect(tasks.map(values) == next, "step \(step): redo")
+            case 7, 8:
+                // Undo reaches back past a save (then the saved values are the changes).
+                try context.save()
+                saved = tasks.map(values)
+            default:
+                context.rollback()
+                #expect(tasks.map(values) == saved, "step \(step): rollback")
+                history.removeAll()
+                undone.removeAll()
+                context.undoManager?.removeAll()
+            }
+            for (index, task) in tasks.enumerated() {
+                let changed = Set(["text", "priority"].filter { values(task)[$0] != saved[index][$0] })
+                #expect(task.isUpdated == !changed.isEmpty, "step \(step), task \(index)")
+                #expect(Set(task.changedValues().keys) == changed, "step \(step), task \(index)")
+            }
+            let updated = Set(tasks.indices.filter { tasks.map(values)[$0] != saved[$0] })
+            #expect(Set(context.updatedObjects.compactMap { object in tasks.firstIndex { $0 === object } }) == updated, "step \(step)")
+            #expect(context.hasChanges == !updated.isEmpty, "step \(step)")
+        }
+        // What was saved last is what another opening reads.
+        let other = try Self.open(url)
+        for (index, task) in tasks.enumerated() {
+            #expect(values(try other.existingObject(with: task.objectID)) == saved[index])
+        }
+    }
+
     /// Core Data's refresh reads "the latest values from the persistent store": an object
     /// refreshed alone (no fetch in between) sees what another opening saved.
     @Test(arguments: ["tasks.store", "tasks.json"], [false, true])

@@ -27,17 +27,25 @@ open class ManagedObject {
     var faultState: Bool = false
     var deletedState: Bool = false
     var insertedState: Bool = false
+    /// What ``hasChangedSlots`` last found (0: not asked since the values last changed, 1:
+    /// no change, 2: a change): a save asks it of every touched object several times, and
+    /// each answer compares every slot with the row.
+    private var changeVerdict: UInt8 = 0
     /// The context that tracks the object; `nil` once the context is gone or the object was
     /// removed from it.
     public internal(set) weak var managedObjectContext: ManagedObjectContext?
 
     /// Current values, one per slot; empty while the object is a fault. Read in place from
     /// the binary store's row until the first write.
-    var slots = Slots()
+    var slots = Slots() {
+        didSet { changeVerdict = 0 }
+    }
     /// Saved values (as of the last load or save); `nil` for an object never saved. A fault
     /// a fetch made keeps the row it read here, so firing it costs no second read (Core
     /// Data's row cache): the object stays a fault, and `awakeFromFetch` runs, on first use.
-    var committedSlots: Slots?
+    var committedSlots: Slots? {
+        didSet { changeVerdict = 0 }
+    }
     /// The row version the committed values come from.
     var committedVersion: Int64 = 0
     /// What few objects have, kept apart so the others do not carry it.
@@ -96,7 +104,7 @@ open class ManagedObject {
     var changedSlotIndices: [Int] {
         guard !faultState else { return [] }
         guard let committed = committedSlots else { return Array(slots.indices) }
-        if slots.readsSameRow(as: committed) { return [] }
+        if slots.isSameStorage(as: committed) || changeVerdict == 1 { return [] }
         if let row = committed.row, !slots.isEncoded {
             // The row read once, in order (slot by slot it would skip the values before
             // each one again).
@@ -116,9 +124,17 @@ open class ManagedObject {
     /// save).
     var hasChangedSlots: Bool {
         guard !faultState else { return false }
+        if changeVerdict != 0 { return changeVerdict == 2 }
+        let changed = compareSlots()
+        changeVerdict = changed ? 2 : 1
+        return changed
+    }
+
+    private func compareSlots() -> Bool {
         guard let committed = committedSlots else { return !slots.isEmpty }
-        // Values still read from the row they were loaded from were never written.
-        if slots.readsSameRow(as: committed) { return false }
+        // Values still read from the row they were loaded from, or the very array saved,
+        // were never written since.
+        if slots.isSameStorage(as: committed) { return false }
         if slots.count > committed.count { return true }
         if let row = committed.row, !slots.isEncoded {
             var changed = false
@@ -129,6 +145,16 @@ open class ManagedObject {
             return changed
         }
         return slots.indices.contains { Self.differ(slots[$0], committed[$0]) }
+    }
+
+    /// Whether slot `index` differs from its committed value (compared alone: the others'
+    /// values are not decoded).
+    func slotChanged(_ index: Int) -> Bool {
+        guard !faultState else { return false }
+        guard let committed = committedSlots else { return index < slots.count }
+        if changeVerdict == 1 || slots.isSameStorage(as: committed) { return false }
+        guard index < committed.count else { return index < slots.count }
+        return index < slots.count && Self.differ(slots[index], committed[index])
     }
 
     /// Whether a slot's value is a change from the committed one (two NaNs are not).

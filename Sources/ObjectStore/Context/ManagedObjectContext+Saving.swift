@@ -19,13 +19,17 @@ extension ManagedObjectContext {
         while true {
             attempt += 1
             try resolveUniquenessConflicts()
-            let failures = try validationFailures()
+            // The changed objects, listed once for validation and the write (each list asks
+            // every touched object whether it changed).
+            let inserted = insertedObjects
+            let updated = updatedObjects
+            let failures = try validationFailures(inserted: inserted, updated: updated)
             guard failures.isEmpty else { throw ValidationError(failures: failures) }
             do {
                 if let parent {
                     try push(into: parent)
                 } else {
-                    try writeToStore()
+                    try writeToStore(inserted: inserted, updated: updated)
                 }
                 return
             } catch let error as ValidationError where mergePolicy != .error && attempt < 5 && error.failures.allSatisfy({ $0.rule == .unique }) {
@@ -38,9 +42,8 @@ extension ManagedObjectContext {
 
     // MARK: Root contexts
 
-    private func writeToStore() throws {
-        let inserted = insertedObjects
-        var updated = updatedObjects
+    private func writeToStore(inserted: [ManagedObject], updated: [ManagedObject]) throws {
+        var updated = updated
         let deleted = deletedObjects
         let store = coordinator.store
 
@@ -87,17 +90,19 @@ extension ManagedObjectContext {
     private func storeChanges(inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject]) -> StoreChanges {
         func row(_ object: ManagedObject, version: Int64) -> StoredRow {
             var slots = object.slots.array
-            for (index, property) in object.entity.properties.enumerated() {
-                switch slots[index] {
-                case .value:
-                    if let attribute = property.attribute, !attribute.isStored { slots[index] = .initial(for: property) }
-                case .toOne(let id):
-                    if let id, deletedSet.contains(id) { slots[index] = .toOne(nil) }
-                case .toMany(let ids):
-                    slots[index] = .toMany(ids.filter { !deletedSet.contains($0) })
+            let entity = object.entity
+            if !deletedSet.isEmpty {
+                for index in slots.indices {
+                    switch slots[index] {
+                    case .value: break
+                    case .toOne(let id):
+                        if let id, deletedSet.contains(id) { slots[index] = .toOne(nil) }
+                    case .toMany(let ids):
+                        if ids.contains(where: deletedSet.contains) { slots[index] = .toMany(ids.filter { !deletedSet.contains($0) }) }
+                    }
                 }
-                if property.relationship?.isTransient == true { slots[index] = .initial(for: property) }
             }
+            for index in entity.unstoredSlots where index < slots.count { slots[index] = .initial(for: entity.properties[index]) }
             return StoredRow(objectID: object.objectID, version: version, slots: slots)
         }
         var changes = StoreChanges()

@@ -1,12 +1,13 @@
 import ObjectStoreModel
 
 extension ManagedObjectContext {
-    /// Every validation failure of the pending changes: model rules (required, ranges,
+    /// Every validation failure of the pending changes (the inserted and updated objects
+    /// given, and the deleted ones): model rules (required, ranges,
     /// lengths, pattern, allowed values, relationship counts, uniqueness, deny delete rules)
     /// and the objects' custom hooks.
-    func validationFailures() throws -> [ValidationFailure] {
+    func validationFailures(inserted: [ManagedObject], updated: [ManagedObject]) throws -> [ValidationFailure] {
         var failures: [ValidationFailure] = []
-        let changed = insertedObjects + updatedObjects
+        let changed = inserted + updated
         for object in changed {
             failures += propertyFailures(of: object)
             do {
@@ -108,7 +109,7 @@ extension ManagedObjectContext {
             guard constrained.contains(object.entity.name) else { return false }
             if object.isInserted { return true }
             let constrainedSlots = slots(of: object.entity)
-            return object.changedSlotIndices.contains { constrainedSlots.contains($0) }
+            return constrainedSlots.contains { object.slotChanged($0) }
         }
         for object in changed {
             for owner in [object.entity.name] + object.entity.ancestorNames {

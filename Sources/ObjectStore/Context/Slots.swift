@@ -132,9 +132,14 @@ struct Slots: RandomAccessCollection, MutableCollection, ExpressibleByArrayLiter
     /// The values as an array (decoded from the row when it is encoded).
     var array: [SlotValue] { row?.decoded() ?? values }
 
-    /// Whether these read the very row `other` reads: then no slot differs.
-    func readsSameRow(as other: Slots) -> Bool {
-        guard let row, let otherRow = other.row else { return false }
-        return row.isSame(as: otherRow)
+    /// Whether these read the very row `other` reads, or share its decoded array (as an
+    /// object's values and its committed ones do after a save): then no slot differs.
+    func isSameStorage(as other: Slots) -> Bool {
+        if let row {
+            guard let otherRow = other.row else { return false }
+            return row.isSame(as: otherRow)
+        }
+        guard other.row == nil, !values.isEmpty, values.count == other.values.count else { return false }
+        return values.withUnsafeBufferPointer { a in other.values.withUnsafeBufferPointer { b in a.baseAddress == b.baseAddress } }
     }
 }

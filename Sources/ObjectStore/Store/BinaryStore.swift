@@ -557,11 +557,12 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
                 let (keyed, mapping, nextKeys) = changes.assigningKeys(from: core.state.metadata?.nextKeys ?? [:])
                 var payload = ByteWriter()
                 var written: [(row: StoredRow, slotsOffset: Int, length: Int)] = []
+                var encoded = ByteWriter()  // each row's slots, before their length is known
                 for row in keyed.inserted + keyed.updated.map(\.row) {
                     payload.u8(RecordTag.put.rawValue)
                     try core.writeReference(row.objectID, codec: codec, into: &payload)
                     payload.signed(row.version)
-                    var encoded = ByteWriter()
+                    encoded.bytes.removeAll(keepingCapacity: true)
                     do {
                         try codec.encode(row.slots, into: &encoded)
                     } catch {
@@ -973,7 +974,7 @@ private final class Core {
 
 
     func writeReference(_ id: ObjectID, codec: RowCodec, into writer: inout ByteWriter) throws {
-        guard let index = codec.entityIndex[id.entityName], let key = id.primaryKey else {
+        guard let index = codec.entityIndex(of: id), let key = id.primaryKey else {
             throw StoreError.invalidRequest(path: path, reason: "cannot write \(id): unknown entity or temporary ID")
         }
         writer.varint(UInt64(index))

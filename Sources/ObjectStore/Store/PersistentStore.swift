@@ -155,13 +155,22 @@ struct UniquenessCheck {
     ///     use ``scanning(_:)``.
     func failures(_ changes: StoreChanges, saved: (ObjectID, [Int]) throws -> [SlotValue]?, holders: Holders) throws -> [ValidationFailure] {
         var rows = changes.inserted
+        // Per entity, the slots its own and its ancestors' constraints name, worked out once.
+        var constrainedSlots: [ObjectIdentifier: [Int]] = [:]
         for (row, _) in changes.updated {
-            guard let entity = model.entity(named: row.objectID.entityName) else { continue }
-            let constrained = ([entity.name] + entity.ancestorNames).flatMap { owner in
-                (model.entity(named: owner)?.uniquenessConstraints ?? []).flatMap { $0.compactMap { entity.slot(of: $0) } }
+            let scope = ObjectIdentifier(row.objectID.scope)
+            let slots: [Int]
+            if let known = constrainedSlots[scope] {
+                slots = known
+            } else {
+                guard let entity = model.entity(named: row.objectID.entityName) else { continue }
+                let constrained = ([entity.name] + entity.ancestorNames).flatMap { owner in
+                    (model.entity(named: owner)?.uniquenessConstraints ?? []).flatMap { $0.compactMap { entity.slot(of: $0) } }
+                }
+                slots = Array(Set(constrained)).sorted()
+                constrainedSlots[scope] = slots
             }
-            guard !constrained.isEmpty else { continue }
-            let slots = Array(Set(constrained)).sorted()
+            guard !slots.isEmpty else { continue }
             if let before = try saved(row.objectID, slots), before == row.values(at: slots) { continue }
             rows.append(row)
         }

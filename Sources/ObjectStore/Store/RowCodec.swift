@@ -10,6 +10,9 @@ struct RowCodec {
     let storeIdentifier: String
     /// The ID scope of each entity, so decoding a reference makes an ID without a lookup.
     let scopes: [ObjectID.Scope]
+    /// Entity-table indexes by scope (scopes are shared), so writing a reference hashes a
+    /// pointer, not the entity's name.
+    private let scopeIndex: [ObjectIdentifier: Int]
 
     init(entityNames: [String], storeIdentifier: String) {
         self.entityNames = entityNames
@@ -18,11 +21,19 @@ struct RowCodec {
         self.entityIndex = index
         self.storeIdentifier = storeIdentifier
         self.scopes = entityNames.map { ObjectID.Scope.of(entityName: $0, storeIdentifier: storeIdentifier) }
+        var byScope: [ObjectIdentifier: Int] = [:]
+        for (i, scope) in scopes.enumerated() { byScope[ObjectIdentifier(scope)] = i }
+        self.scopeIndex = byScope
     }
 
     /// The ID of an object of the entity at `index` (in the entity table).
     func objectID(entity index: Int, key: Int64) -> ObjectID {
         ObjectID(scopes[index], key: .permanent(key))
+    }
+
+    /// The entity-table index of an ID's entity.
+    func entityIndex(of id: ObjectID) -> Int? {
+        scopeIndex[ObjectIdentifier(id.scope)] ?? entityIndex[id.entityName]
     }
 
     /// The ID of an object of a named entity.
@@ -54,7 +65,7 @@ struct RowCodec {
     }
 
     private func reference(_ id: ObjectID, into writer: inout ByteWriter) throws {
-        guard let entity = entityIndex[id.entityName], let key = id.primaryKey else { throw UnknownEntity(name: id.entityName) }
+        guard let entity = entityIndex(of: id), let key = id.primaryKey else { throw UnknownEntity(name: id.entityName) }
         writer.varint(UInt64(entity))
         writer.signed(key)
     }

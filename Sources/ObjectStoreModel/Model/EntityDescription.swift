@@ -32,6 +32,9 @@ public struct EntityDescription: Sendable, Hashable {
         /// Each slot's attribute type (nil for a relationship).
         let attributeTypes: [AttributeType?]
         let saveChecks: [SaveCheck]
+        /// Slots stores do not write (transient and derived attributes, transient
+        /// relationships): rows hold their initial values.
+        let unstoredSlots: [Int]
         /// Slot numbers by ``NameTable/hash(_:)`` of the property's name, open addressing
         /// (-1: empty); the names in slot order, to confirm a hit.
         let nameTable: [Int32]
@@ -72,6 +75,12 @@ public struct EntityDescription: Sendable, Hashable {
                 }
             }
             self.attributeTypes = properties.map { $0.attribute?.type }
+            self.unstoredSlots = properties.indices.filter { index in
+                switch properties[index] {
+                case .attribute(let attribute): return !attribute.isStored
+                case .relationship(let relationship): return relationship.isTransient
+                }
+            }
             self.saveChecks = properties.enumerated().compactMap { index, property in
                 switch property {
                 case .attribute(let attribute):
@@ -111,6 +120,10 @@ public struct EntityDescription: Sendable, Hashable {
 
     /// The checks of ``SaveCheck``, in slot order (derived attributes have none).
     package var saveChecks: [SaveCheck] { storage.saveChecks }
+
+    /// The slots stores do not write (transient and derived attributes, transient
+    /// relationships), in order: a saved row holds their initial values.
+    package var unstoredSlots: [Int] { storage.unstoredSlots }
 
     /// What a slot holds, without copying its property's description.
     package enum SlotKind: Sendable {
