@@ -349,4 +349,36 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
         #expect(second.hasChanges, "nothing was written; the change is kept to fix")
         #expect(try ManagedObjectContext(coordinator: try kind.open(in: directory, memory: &memory)).count(for: FetchRequest(entityName: "Location")) == 1)
     }
+
+    /// An update is checked by the store when it changes a constrained value (the binary
+    /// store compares the row's encoded values with the saved row's), and not refused when
+    /// it leaves them as they were.
+    @Test(arguments: StoreKind.allCases)
+    func anUpdateCannotTakeAValueAnotherWriterSaved(kind: StoreKind) throws {
+        let directory = try TemporaryDirectory()
+        var memory: InMemoryStore?
+        let setup = ManagedObjectContext(coordinator: try kind.open(in: directory, memory: &memory))
+        let home = try setup.location("Home")
+        try setup.save()
+        let first = ManagedObjectContext(coordinator: try kind.open(in: directory, memory: &memory))
+        let second = ManagedObjectContext(coordinator: try kind.open(in: directory, memory: &memory))
+        let held = try second.existingObject(with: home.objectID)
+        try first.location("Office")
+        try first.save()
+        try held.setValue("Office", forKey: "name")  // second has not seen first's Office
+        #expect {
+            try second.save()
+        } throws: { error in
+            (error as? ValidationError)?.failures.map(\.rule) == [.unique]
+        }
+        // Its name as saved, another value changed: no clash.
+        try held.setValue("Home", forKey: "name")
+        #expect(!held.isUpdated)
+        let other = try second.insertObject(entityName: "Location")
+        try other.setValue("Garden", forKey: "name")
+        try second.save()
+        let check = ManagedObjectContext(coordinator: try kind.open(in: directory, memory: &memory))
+        let names = try check.fetch(FetchRequest(entityName: "Location")).compactMap { $0["name"].stringValue }
+        #expect(names.sorted() == ["Garden", "Home", "Office"])
+    }
 }

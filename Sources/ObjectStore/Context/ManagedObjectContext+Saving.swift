@@ -102,7 +102,11 @@ extension ManagedObjectContext {
                     }
                 }
             }
-            for index in entity.unstoredSlots where index < slots.count { slots[index] = .initial(for: entity.properties[index]) }
+            for index in entity.unstoredSlots where index < slots.count {
+                // Written only when it differs: a write copies the array the object shares.
+                let initial = SlotValue.initial(for: entity.properties[index])
+                if slots[index] != initial { slots[index] = initial }
+            }
             return StoredRow(objectID: object.objectID, version: version, slots: slots)
         }
         var changes = StoreChanges()

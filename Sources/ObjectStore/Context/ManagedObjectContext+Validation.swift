@@ -47,8 +47,8 @@ extension ManagedObjectContext {
                 if value.isNull {
                     if !check.isOptional { fail(check.name, value, .required, "is required") }
                 } else {
-                    if let rules = check.rules {
-                        for failure in rules.failures(for: value) { fail(check.name, value, failure.rule, failure.message) }
+                    if check.hasRules {
+                        for failure in check.ruleFailures(for: value) { fail(check.name, value, failure.rule, failure.message) }
                     }
                     if case .date(let date) = value, !supportedDates.contains(date) {
                         let early = date < supportedDates.lowerBound

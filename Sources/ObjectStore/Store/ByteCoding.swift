@@ -34,7 +34,14 @@ struct ByteWriter {
         bytes.append(contentsOf: data)
     }
 
-    mutating func string(_ s: String) { blob(s.utf8) }
+    mutating func string(_ s: String) {
+        // The UTF-8 bytes copied at once (appending the view went byte by byte).
+        var s = s
+        s.withUTF8 { utf8 in
+            varint(UInt64(utf8.count))
+            bytes.append(contentsOf: utf8)
+        }
+    }
 }
 
 /// Reads what ``ByteWriter`` writes, checking every bound: a damaged or hostile file gives

@@ -98,7 +98,7 @@ public struct ValidationRules: Sendable, Hashable {
             default: length = nil
             }
         }
-        let unit = value.typeName == "string" ? "characters" : "bytes"
+        var unit: String { value.typeName == "string" ? "characters" : "bytes" }
         if let length, let minLength, length < minLength {
             failures.append(RuleFailure(rule: .minLength, message: "has \(length) \(unit), at least \(minLength) required"))
         }
