@@ -108,11 +108,13 @@ import ObjectStoreModel
     @Test func theStoresCheckComparesTheRowsOfOneSaveAcrossSubentities() throws {
         let directory = try TemporaryDirectory()
         let (_, store) = try open(directory.file("people.store"))
+        var inserted: UInt64 = 0
         func row(_ entityName: String, _ values: [String: Value]) throws -> StoredRow {
+            inserted += 1
             let entity = try #require(Self.model.entity(named: entityName))
             var slots = entity.properties.map { $0.relationship == nil ? SlotValue.value(.null) : $0.relationship?.isToMany == true ? .toMany([]) : .toOne(nil) }
             for (name, value) in values { slots[try #require(entity.slot(of: name))] = .value(value) }
-            return StoredRow(objectID: ObjectID(entityName: entityName, storeIdentifier: store.identifier, key: .temporary(UUID())), version: 1, slots: slots)
+            return StoredRow(objectID: ObjectID(entityName: entityName, storeIdentifier: store.identifier, key: .temporary(inserted)), version: 1, slots: slots)
         }
         func refused(_ rows: [StoredRow]) throws -> [String] {
             var changes = StoreChanges()

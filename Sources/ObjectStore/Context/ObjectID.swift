@@ -18,8 +18,9 @@ import ObjectStoreModel
 public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
     /// The key that tells objects of an entity apart.
     public enum Key: Sendable, Hashable {
-        /// Assigned at insert, replaced at save.
-        case temporary(UUID)
+        /// Assigned at insert, replaced at save: a number counted up per process (temporary
+        /// IDs never leave it), so an ID is 17 bytes, not 25.
+        case temporary(UInt64)
         /// Assigned by the store; never reused.
         case permanent(Int64)
     }
@@ -95,11 +96,11 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
         return nil
     }
 
-    /// A stable URI: `x-objectstore://STORE/ENTITY/pKEY` (temporary IDs use `tUUID`).
+    /// A stable URI: `x-objectstore://STORE/ENTITY/pKEY` (temporary IDs use `tNUMBER`).
     public var uriRepresentation: URL {
         let keyText: String
         switch key {
-        case .temporary(let uuid): keyText = "t" + uuid.uuidString
+        case .temporary(let n): keyText = "t" + String(n)
         case .permanent(let k): keyText = "p" + String(k)
         }
         return URL(string: "x-objectstore://\(storeIdentifier)/\(entityName)/\(keyText)") ?? URL(fileURLWithPath: "/")
@@ -116,8 +117,8 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
             guard let k = Int64(body) else { return nil }
             self.init(entityName: parts[0], storeIdentifier: host, key: .permanent(k))
         case "t":
-            guard let uuid = UUID(uuidString: body) else { return nil }
-            self.init(entityName: parts[0], storeIdentifier: host, key: .temporary(uuid))
+            guard let n = UInt64(body) else { return nil }
+            self.init(entityName: parts[0], storeIdentifier: host, key: .temporary(n))
         default:
             return nil
         }
@@ -129,7 +130,7 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
     public func hash(into hasher: inout Hasher) {
         switch key {
         case .permanent(let k): hasher.combine(k)
-        case .temporary(let uuid): hasher.combine(uuid)
+        case .temporary(let n): hasher.combine(n)
         }
         hasher.combine(ObjectIdentifier(scope))
     }
@@ -145,8 +146,8 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
         switch key {
         case .permanent(let k):
             x = UInt64(bitPattern: k)
-        case .temporary(let uuid):
-            x = withUnsafeBytes(of: uuid.uuid) { $0.loadUnaligned(as: UInt64.self) ^ ($0.loadUnaligned(fromByteOffset: 8, as: UInt64.self) &* 0x9E37_79B9_7F4A_7C15) }
+        case .temporary(let n):
+            x = n ^ 0x9E37_79B9_7F4A_7C15  // apart from the permanent key of the same number
         }
         x ^= UInt64(UInt(bitPattern: ObjectIdentifier(scope))) &* 0xC2B2_AE3D_27D4_EB4F
         x ^= UInt64(UInt(bitPattern: seed))
@@ -159,24 +160,15 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// Temporary IDs: a counter, then a random suffix drawn once per process. Unique within the
-/// process (temporary IDs never leave it), in insertion order, and without reading
-/// /dev/urandom twice per insert as `UUID()` does.
+/// Temporary IDs: a counter, unique within the process (temporary IDs never leave it), in
+/// insertion order, and without reading /dev/urandom as `UUID()` does.
 enum TemporaryID {
     private static let counter = Locked<UInt64>(0)
-    private static let prefix: [UInt8] = withUnsafeBytes(of: UUID().uuid) { Array($0.prefix(8)) }
 
-    static func next() -> UUID {
-        let n = counter.withLock { counter -> UInt64 in
+    static func next() -> UInt64 {
+        counter.withLock { counter -> UInt64 in
             counter += 1
             return counter
         }
-        // The counter first: hashing and comparing UUIDs tells them apart by their first bytes.
-        var raw: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        withUnsafeMutableBytes(of: &raw) { bytes in
-            for k in 0..<8 { bytes[k] = UInt8(truncatingIfNeeded: n >> UInt64(56 - 8 * k)) }
-            for k in 0..<8 { bytes[8 + k] = prefix[k] }
-        }
-        return UUID(uuid: raw)
     }
 }

@@ -78,14 +78,16 @@ struct EncodedRow {
 /// object loaded from the binary store so holds no decoded value (docs/ARCHITECTURE.md,
 /// "Objects read from the store's rows").
 struct Slots: RandomAccessCollection, MutableCollection, ExpressibleByArrayLiteral {
-    /// The decoded values; empty while `row` is set.
-    var values: [SlotValue]
-    /// The encoded row the values are read from, until a write decodes them.
-    private(set) var row: EncodedRow?
+    /// Decoded values, or the encoded row they are read from: one or the other, so the
+    /// value takes 24 bytes (an object holds two: its values and its committed ones).
+    private enum Storage {
+        case decoded([SlotValue])
+        case encoded(EncodedRow)
+    }
+    private var storage: Storage
 
     init(_ values: [SlotValue] = []) {
-        self.values = values
-        self.row = nil
+        storage = .decoded(values)
     }
 
     init(arrayLiteral elements: SlotValue...) {
@@ -93,8 +95,7 @@ struct Slots: RandomAccessCollection, MutableCollection, ExpressibleByArrayLiter
     }
 
     init(row: EncodedRow) {
-        self.values = []
-        self.row = row
+        storage = .encoded(row)
     }
 
     /// The values of the row at `start` of `bytes`, read in place; a row with another
@@ -105,41 +106,76 @@ struct Slots: RandomAccessCollection, MutableCollection, ExpressibleByArrayLiter
         return Slots(row: row)
     }
 
+    /// The values as an array (decoded from the row when it is encoded). Changed in place
+    /// (a fetch decodes a row's wanted slots into them), which makes them decoded.
+    var values: [SlotValue] {
+        get { array }
+        _modify {
+            var values: [SlotValue]
+            switch storage {
+            case .decoded(let decoded): values = decoded
+            case .encoded(let row): values = row.decoded()
+            }
+            storage = .decoded([])  // let go of the array, so it is changed in place
+            defer { storage = .decoded(values) }
+            yield &values
+        }
+    }
+
+    /// The encoded row the values are read from, until a write decodes them.
+    var row: EncodedRow? {
+        if case .encoded(let row) = storage { return row }
+        return nil
+    }
+
     var startIndex: Int { 0 }
-    var endIndex: Int { row?.layout.count ?? values.count }
+    var endIndex: Int {
+        switch storage {
+        case .decoded(let values): return values.count
+        case .encoded(let row): return row.layout.count
+        }
+    }
 
     subscript(index: Int) -> SlotValue {
         get {
-            if let row { return row.slot(index) }
-            return values[index]
+            switch storage {
+            case .decoded(let values): return values[index]
+            case .encoded(let row): return row.slot(index)
+            }
         }
         set {
-            decode()
-            values[index] = newValue
+            values[index] = newValue  // decodes an encoded row first
         }
     }
 
     /// Whether the values are read from an encoded row.
     var isEncoded: Bool { row != nil }
 
-    /// Decodes the row's values into `values` (nothing when they are decoded).
+    /// Decodes the row's values (nothing when they are decoded).
     mutating func decode() {
-        guard let row else { return }
-        values = row.decoded()
-        self.row = nil
+        guard case .encoded(let row) = storage else { return }
+        storage = .decoded(row.decoded())
     }
 
     /// The values as an array (decoded from the row when it is encoded).
-    var array: [SlotValue] { row?.decoded() ?? values }
+    var array: [SlotValue] {
+        switch storage {
+        case .decoded(let values): return values
+        case .encoded(let row): return row.decoded()
+        }
+    }
 
     /// Whether these read the very row `other` reads, or share its decoded array (as an
     /// object's values and its committed ones do after a save): then no slot differs.
     func isSameStorage(as other: Slots) -> Bool {
-        if let row {
-            guard let otherRow = other.row else { return false }
+        switch (storage, other.storage) {
+        case (.encoded(let row), .encoded(let otherRow)):
             return row.isSame(as: otherRow)
+        case (.decoded(let values), .decoded(let otherValues)):
+            guard !values.isEmpty, values.count == otherValues.count else { return false }
+            return values.withUnsafeBufferPointer { a in otherValues.withUnsafeBufferPointer { b in a.baseAddress == b.baseAddress } }
+        default:
+            return false
         }
-        guard other.row == nil, !values.isEmpty, values.count == other.values.count else { return false }
-        return values.withUnsafeBufferPointer { a in other.values.withUnsafeBufferPointer { b in a.baseAddress == b.baseAddress } }
     }
 }

@@ -75,7 +75,7 @@ extension ObjectID {
         case (.permanent(let x), .permanent(let y)): return x < y
         case (.permanent, .temporary): return true
         case (.temporary, .permanent): return false
-        case (.temporary(let x), .temporary(let y)): return x.uuidString < y.uuidString
+        case (.temporary(let x), .temporary(let y)): return x < y
         }
     }
 }

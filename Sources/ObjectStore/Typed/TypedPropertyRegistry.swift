@@ -50,7 +50,7 @@ enum TypedPropertyRegistry {
     /// Problems that make a class unfit for an entity: unknown names, wrong types or
     /// optionality, relationships of the wrong cardinality.
     static func check(_ type: ManagedObject.Type, against entity: EntityDescription) -> [String] {
-        let prototype = type.init(entity: entity, objectID: ObjectID(entityName: entity.name, storeIdentifier: "", key: .temporary(UUID())))
+        let prototype = type.init(entity: entity, objectID: ObjectID(entityName: entity.name, storeIdentifier: "", key: .temporary(TemporaryID.next())))
         var problems: [String] = []
         for (name, wrapper) in declarations(of: prototype) {
             guard let property = entity.property(named: name) else {
