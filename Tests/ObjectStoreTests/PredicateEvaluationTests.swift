@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import ObjectStore
+@testable import ObjectStore
 import ObjectStoreModel
 
 /// Evaluation of every construct against a small fixed graph, on saved (store) objects.
@@ -183,6 +183,31 @@ import ObjectStoreModel
                 #expect(try scanned.count(for: request) == expected.count, "\(kind), pending changes \(pending): count of \(predicate)")
             }
         }
+    }
+
+    /// The direct comparisons a fetch tests rows and objects with (nil, strings, dates,
+    /// integers against a constant) give what the general comparison gives, for values of
+    /// every kind, including the other numeric types and the ends of the integers.
+    @Test func directComparisonsAgreeWithTheGeneralOne() throws {
+        let date = Date(timeIntervalSinceReferenceDate: 1_000)
+        let values: [Value] = [
+            .null, .integer(.min), .integer(-1), .integer(0), .integer(1), .integer(2), .integer(3), .integer(.max),
+            .double(1.5), .double(2.0), .double(-0.0), .double(.nan), .bool(true), .string("2"), .string("home"), .string(""),
+            .date(date), .date(date.addingTimeInterval(-1)), .date(date.addingTimeInterval(1)), .decimal(Decimal(2)),
+        ]
+        let constants: [Value] = [.null, .integer(.min), .integer(0), .integer(2), .integer(.max), .string("home"), .date(date)]
+        var direct = 0
+        for op in [PredicateComparison.Operator.equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual] {
+            for constant in constants {
+                let general = PredicateCompiler.test(for: op, options: [], constantRight: constant)
+                guard let fast = SlotPredicate.directTest(op, .value(constant), generic: general) else { continue }
+                direct += 1
+                for value in values {
+                    #expect(try fast(.value(value), .value(constant)) == general(.value(value), .value(constant)), "\(value) \(op.rawValue) \(constant)")
+                }
+            }
+        }
+        #expect(direct >= 6 * 3 + 4 + 2)  // every integer, the dates' four, nil's two
     }
 
     @Test func emptyCollectionsFollowTheQuantifierRules() throws {

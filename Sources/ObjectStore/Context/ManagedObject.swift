@@ -21,13 +21,16 @@ open class ManagedObject {
     /// The object's entity.
     public let entity: EntityDescription
     /// The object's identity: temporary until saved, permanent afterwards.
-    public internal(set) var objectID: ObjectID
+    // Unchecked: it is only ever read or assigned whole, never passed inout, so no access
+    // to it can overlap another; the runtime's check of each read was a fifth of a fetch
+    // over registered objects (the registry compares the IDs of the objects it probes).
+    @exclusivity(unchecked) public internal(set) var objectID: ObjectID
     // The flags fill the bytes the 17-byte ID leaves before the next word. With the two
     // 24-byte slot values and the rare fields boxed in `extras`, an object takes 120 bytes
     // (a Task of a 10k-task fetch, massif).
-    var faultState: Bool = false
-    var deletedState: Bool = false
-    var insertedState: Bool = false
+    @exclusivity(unchecked) var faultState: Bool = false
+    @exclusivity(unchecked) var deletedState: Bool = false
+    @exclusivity(unchecked) var insertedState: Bool = false
     /// What ``hasChangedSlots`` last found (0: not asked since the values last changed, 1:
     /// no change, 2: a change): a save asks it of every touched object several times, and
     /// each answer compares every slot with the row.

@@ -109,19 +109,23 @@ struct FetchExecutor {
             return try finished(try window(of: request.predicate ?? .constant(true), entity: entity).objects)
         }
         var objects: [ManagedObject] = []
+        var ids: [ObjectID] = []  // the objects' IDs, to see whether they are in order
         if let predicate = request.predicate {
             var maker = ObjectMaker(context: context)
             try forEachMatch(of: predicate, entity: entity, makingObjects: true, readingInPlace: true) { id, registered, snapshot in
                 if let registered {
                     objects.append(registered)
+                    ids.append(id)
                 } else if let snapshot {
                     objects.append(try maker.object(id, snapshot))
+                    ids.append(id)
                 }
             }
         } else {
-            objects = try candidateIDs().map { try context.object(with: $0) }
+            ids = try candidateIDs()
+            objects = try ids.map { try context.object(with: $0) }
         }
-        objects = try sorted(objects, entity: entity)
+        objects = try sorted(objects, ids: ids, entity: entity)
         if request.fetchOffset > 0 { objects = Array(objects.dropFirst(request.fetchOffset)) }
         if request.fetchLimit > 0 { objects = Array(objects.prefix(request.fetchLimit)) }
         return try finished(objects)
@@ -445,11 +449,12 @@ struct FetchExecutor {
         return copy
     }
 
-    func sorted(_ objects: [ManagedObject], entity: EntityDescription) throws -> [ManagedObject] {
+    func sorted(_ objects: [ManagedObject], ids: [ObjectID], entity: EntityDescription) throws -> [ManagedObject] {
         let keys = request.sortDescriptors
         guard !keys.isEmpty else {
-            // Candidates usually come in key order already; check before sorting.
-            if zip(objects, objects.dropFirst()).allSatisfy({ !ObjectID.tieBreak($1.objectID, $0.objectID) }) { return objects }
+            // Candidates usually come in key order already; check before sorting (on the
+            // IDs: reading each object's is a checked access of the object).
+            if zip(ids, ids.dropFirst()).allSatisfy({ !ObjectID.tieBreak($1, $0) }) { return objects }
             return objects.sorted { ObjectID.tieBreak($0.objectID, $1.objectID) }
         }
         let scope = context.evaluationScope()

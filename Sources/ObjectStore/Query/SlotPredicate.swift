@@ -63,7 +63,7 @@ indirect enum SlotPredicate {
     }
 
     /// The comparison of a value with a constant for the most common cases (a string equal
-    /// to a constant, a value nil or not, a date before or after a constant), without the
+    /// to a constant, a value nil or not, a date or an integer against a constant), without the
     /// general comparison's folding and pairing of operands; other values go to `generic`.
     /// Each case gives what the general comparison gives (NaN dates included: `<=` is "not
     /// after").
@@ -91,6 +91,20 @@ indirect enum SlotPredicate {
                 case .lessOrEqual: return !(value > date)
                 case .greater: return value > date
                 default: return !(value < date)
+                }
+            }
+        case (.less, .integer(let number)), (.lessOrEqual, .integer(let number)), (.greater, .integer(let number)),
+             (.greaterOrEqual, .integer(let number)), (.equal, .integer(let number)), (.notEqual, .integer(let number)):
+            // An integer attribute against an integer: the numbers compared as they are.
+            return { l, r in
+                guard case .value(.integer(let value)) = l else { return try generic(l, r) }
+                switch op {
+                case .less: return value < number
+                case .lessOrEqual: return value <= number
+                case .greater: return value > number
+                case .greaterOrEqual: return value >= number
+                case .equal: return value == number
+                default: return value != number
                 }
             }
         default:
