@@ -58,6 +58,9 @@ public final class ManagedObjectContext {
     var rowLayouts: [ObjectIdentifier: RowLayout] = [:]
     /// The store, when its rows can be read in place.
     lazy var encodedRowStore = coordinator.store as? EncodedRowReading
+    /// The store, when it hands its rows over in bulk (asked once: a failed cast scanned the
+    /// runtime's conformance records at every fetch).
+    lazy var rowScanningStore = coordinator.store as? RowScanning
     /// The entities whose objects uniqueness is checked for, found once (every save asks).
     lazy var constrainedEntityNames = Self.constrainedEntityNames(in: model)
     var compiledKeyPaths: [String: ExpressionClosure] = [:]

@@ -104,7 +104,7 @@ struct FetchExecutor {
         let entity = try entity()
         // A limited fetch from the store's rows orders the matches first: only those in
         // the window become objects (ten of 100,000, not 100,000).
-        if request.fetchLimit > 0, context.parent == nil, context.coordinator.store is RowScanning {
+        if request.fetchLimit > 0, context.parent == nil, context.rowScanningStore != nil {
             if let objects = try indexedWindow(entity: entity) { return try finished(objects) }
             return try finished(try window(of: request.predicate ?? .constant(true), entity: entity).objects)
         }
@@ -262,7 +262,7 @@ struct FetchExecutor {
                       _ match: (ObjectID, ManagedObject?, (() throws -> (slots: Slots, version: Int64))?) throws -> Void) throws {
         let test = try context.compiled(predicate, entity: entity)
         let scope = context.evaluationScope()
-        if context.parent == nil, let scanning = context.coordinator.store as? RowScanning {
+        if context.parent == nil, let scanning = context.rowScanningStore {
             return try forEachMatch(scanning, test: test, scope: scope, predicate: predicate, entity: entity, makingObjects: makesObjects,
                                     countsOnly: countsOnly, readingInPlace: readingInPlace, match)
         }

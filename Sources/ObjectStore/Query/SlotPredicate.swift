@@ -13,7 +13,9 @@ indirect enum SlotPredicate {
     case and(SlotPredicate, SlotPredicate)
     case or(SlotPredicate, SlotPredicate)
     /// `slot op constant`, or `constant op slot` when `slotOnLeft` is false.
-    case compare(slot: Int, op: PredicateComparison.Operator, test: (Operand, Operand) throws -> Bool, constant: Operand, slotOnLeft: Bool)
+    /// `direct`, when set, decides the common cases inline (no closure called).
+    case compare(slot: Int, op: PredicateComparison.Operator, test: (Operand, Operand) throws -> Bool, constant: Operand, slotOnLeft: Bool,
+                 direct: DirectTest?)
 
     /// The predicate in this form for objects of `entity`, or nil when it has another shape.
     init?(_ predicate: ObjectPredicate, entity: EntityDescription) {
@@ -52,63 +54,27 @@ indirect enum SlotPredicate {
             let test = PredicateCompiler.test(for: c.op, options: c.options, constantRight: rightConstant)
             if let index = slot(c.lhs), let value = constant(c.rhs) {
                 // A to-many value on the left would mean ANY; an attribute is never one.
-                let fast = c.options.isEmpty ? Self.directTest(c.op, value, generic: test) : nil
-                self = .compare(slot: index, op: c.op, test: fast ?? test, constant: value, slotOnLeft: true)
+                let direct = c.options.isEmpty ? DirectTest(c.op, value) : nil
+                self = .compare(slot: index, op: c.op, test: test, constant: value, slotOnLeft: true, direct: direct)
             } else if let value = constant(c.lhs), let index = slot(c.rhs), c.op != .contains, c.op != .in {
-                self = .compare(slot: index, op: c.op, test: test, constant: value, slotOnLeft: false)
+                self = .compare(slot: index, op: c.op, test: test, constant: value, slotOnLeft: false, direct: nil)
             } else {
                 return nil
             }
         }
     }
 
-    /// The comparison of a value with a constant for the most common cases (a string equal
-    /// to a constant, a value nil or not, a date or an integer against a constant), without the
-    /// general comparison's folding and pairing of operands; other values go to `generic`.
-    /// Each case gives what the general comparison gives (NaN dates included: `<=` is "not
-    /// after").
+    /// The comparison of a value with a constant for the most common cases (a value nil or
+    /// not, a string equal to a constant, a date or an integer against a constant), without
+    /// the general comparison's folding and pairing of operands; other values go to
+    /// `generic`. Each case gives what the general comparison gives (NaN dates included:
+    /// `<=` is "not after").
     static func directTest(_ op: PredicateComparison.Operator, _ constant: Operand,
                            generic: @escaping (Operand, Operand) throws -> Bool) -> ((Operand, Operand) throws -> Bool)? {
-        guard case .value(let right) = constant else { return nil }
-        switch (op, right) {
-        case (.equal, .null), (.notEqual, .null):
-            let equal = op == .equal
-            return { l, r in
-                guard case .value(let value) = l else { return try generic(l, r) }
-                return value.isNull == equal
-            }
-        case (.equal, .string(let text)), (.notEqual, .string(let text)):
-            let equal = op == .equal
-            return { l, r in
-                guard case .value(.string(let value)) = l else { return try generic(l, r) }
-                return (value == text) == equal
-            }
-        case (.less, .date(let date)), (.lessOrEqual, .date(let date)), (.greater, .date(let date)), (.greaterOrEqual, .date(let date)):
-            return { l, r in
-                guard case .value(.date(let value)) = l else { return try generic(l, r) }
-                switch op {
-                case .less: return value < date
-                case .lessOrEqual: return !(value > date)
-                case .greater: return value > date
-                default: return !(value < date)
-                }
-            }
-        case (.less, .integer(let number)), (.lessOrEqual, .integer(let number)), (.greater, .integer(let number)),
-             (.greaterOrEqual, .integer(let number)), (.equal, .integer(let number)), (.notEqual, .integer(let number)):
-            // An integer attribute against an integer: the numbers compared as they are.
-            return { l, r in
-                guard case .value(.integer(let value)) = l else { return try generic(l, r) }
-                switch op {
-                case .less: return value < number
-                case .lessOrEqual: return value <= number
-                case .greater: return value > number
-                case .greaterOrEqual: return value >= number
-                case .equal: return value == number
-                default: return value != number
-                }
-            }
-        default:
-            return nil
+        guard let direct = DirectTest(op, constant) else { return nil }
+        return { l, r in
+            if case .value(let value) = l, let verdict = direct.test(value) { return verdict }
+            return try generic(l, r)
         }
     }
 
@@ -140,8 +106,9 @@ indirect enum SlotPredicate {
         case .not(let inner): return try !inner.matches(reading: slots)
         case .and(let a, let b): return try a.matches(reading: slots) && b.matches(reading: slots)
         case .or(let a, let b): return try a.matches(reading: slots) || b.matches(reading: slots)
-        case .compare(let slot, _, let test, let constant, let slotOnLeft):
+        case .compare(let slot, _, let test, let constant, let slotOnLeft, let direct):
             guard slot < slots.count, case .value(let value) = slots[slot] else { return false }
+            if let direct, let verdict = direct.test(value) { return verdict }
             return slotOnLeft ? try test(.value(value), constant) : try test(constant, .value(value))
         }
     }
@@ -154,7 +121,7 @@ extension SlotPredicate {
         switch self {
         case .and(let a, let b): return try a.rejectsNil(inSlot: slot) || b.rejectsNil(inSlot: slot)
         case .constant(let value): return !value
-        case .compare(let compared, _, let test, let constant, let slotOnLeft):
+        case .compare(let compared, _, let test, let constant, let slotOnLeft, _):
             guard compared == slot else { return false }
             return try !(slotOnLeft ? test(.value(.null), constant) : test(constant, .value(.null)))
         case .not, .or: return false
@@ -167,7 +134,7 @@ extension SlotPredicate {
         case .constant: return []
         case .not(let inner): return inner.slots
         case .and(let a, let b), .or(let a, let b): return a.slots.union(b.slots)
-        case .compare(let slot, _, _, _, _): return [slot]
+        case .compare(let slot, _, _, _, _, _): return [slot]
         }
     }
 
@@ -219,7 +186,7 @@ extension SlotPredicate {
                 for i in left.indices { left[i] = left[i] || right[i] }
             }
             return left
-        case .compare(let slot, let op, let test, let constant, let slotOnLeft):
+        case .compare(let slot, let op, let test, let constant, let slotOnLeft, _):
             guard let column = columns[slot], column.rows == rows else { return nil }
             let null = slotOnLeft ? try test(.value(.null), constant) : try test(constant, .value(.null))
             var result: [Bool]
@@ -280,6 +247,61 @@ extension SlotPredicate {
             switch column.kind {
             case .integer, .boolean: return apply(column.values, Int64(bitPattern: k)) { Int64(bitPattern: $0) }
             case .double, .date: return apply(column.values, Double(bitPattern: k)) { Double(bitPattern: $0) }
+            }
+        }
+    }
+}
+
+/// A comparison of a value with a constant that needs none of the general comparison's
+/// work: nil or not, a string equal or not, a date or an integer against a constant.
+enum DirectTest {
+    case null(equal: Bool)
+    case string(String, equal: Bool)
+    case date(Date, PredicateComparison.Operator)
+    case integer(Int64, PredicateComparison.Operator)
+
+    /// The direct test of `op` with `constant` on the right, when there is one.
+    init?(_ op: PredicateComparison.Operator, _ constant: Operand) {
+        guard case .value(let right) = constant else { return nil }
+        switch (op, right) {
+        case (.equal, .null), (.notEqual, .null): self = .null(equal: op == .equal)
+        case (.equal, .string(let text)), (.notEqual, .string(let text)): self = .string(text, equal: op == .equal)
+        case (.less, .date(let date)), (.lessOrEqual, .date(let date)), (.greater, .date(let date)), (.greaterOrEqual, .date(let date)):
+            self = .date(date, op)
+        case (.less, .integer(let number)), (.lessOrEqual, .integer(let number)), (.greater, .integer(let number)),
+             (.greaterOrEqual, .integer(let number)), (.equal, .integer(let number)), (.notEqual, .integer(let number)):
+            self = .integer(number, op)
+        default: return nil
+        }
+    }
+
+    /// The verdict for `value`, or nil when it is of a kind this test does not decide (the
+    /// general comparison does).
+    @inline(__always)
+    func test(_ value: Value) -> Bool? {
+        switch self {
+        case .null(let equal):
+            return value.isNull == equal
+        case .string(let text, let equal):
+            guard case .string(let string) = value else { return nil }
+            return (string == text) == equal
+        case .date(let date, let op):
+            guard case .date(let value) = value else { return nil }
+            switch op {
+            case .less: return value < date
+            case .lessOrEqual: return !(value > date)
+            case .greater: return value > date
+            default: return !(value < date)
+            }
+        case .integer(let number, let op):
+            guard case .integer(let value) = value else { return nil }
+            switch op {
+            case .less: return value < number
+            case .lessOrEqual: return value <= number
+            case .greater: return value > number
+            case .greaterOrEqual: return value >= number
+            case .equal: return value == number
+            default: return value != number
             }
         }
     }

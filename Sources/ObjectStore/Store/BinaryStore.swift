@@ -1087,7 +1087,7 @@ private final class Core {
         // Per attribute, the range its comparisons leave (`a >= x AND a < y` is one range).
         var ranges: [Int: (name: String, kind: Column.Kind, lower: Snapshot.Bound?, upper: Snapshot.Bound?, conjuncts: Int)] = [:]
         for conjunct in conjuncts {
-            guard case .compare(let slot, let op, let test, .value(let constant), let slotOnLeft) = conjunct, !constant.isNull,
+            guard case .compare(let slot, let op, let test, .value(let constant), let slotOnLeft, _) = conjunct, !constant.isNull,
                   slot < entity.properties.count, let attribute = entity.properties[slot].attribute, attribute.isStored,
                   let kind = Column.Kind(attribute.type), let bits = Column.bits(constant, kind: kind),
                   // The index lists no nil: only a comparison no nil passes can use it.
