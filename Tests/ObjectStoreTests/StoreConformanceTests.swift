@@ -350,9 +350,9 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
         #expect(try ManagedObjectContext(coordinator: try kind.open(in: directory, memory: &memory)).count(for: FetchRequest(entityName: "Location")) == 1)
     }
 
-    /// An update is checked by the store when it changes a constrained value (the binary
-    /// store compares the row's encoded values with the saved row's), and not refused when
-    /// it leaves them as they were.
+    /// An update is checked by the store, under its lock, when it changes a constrained
+    /// value (another writer may have taken it since the context looked), and not refused
+    /// when it leaves them as they were.
     @Test(arguments: StoreKind.allCases)
     func anUpdateCannotTakeAValueAnotherWriterSaved(kind: StoreKind) throws {
         let directory = try TemporaryDirectory()

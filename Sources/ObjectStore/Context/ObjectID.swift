@@ -18,15 +18,15 @@ import ObjectStoreModel
 public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
     /// The key that tells objects of an entity apart.
     public enum Key: Sendable, Hashable {
-        /// Assigned at insert, replaced at save: a number counted up per process (temporary
-        /// IDs never leave it), so an ID is 17 bytes, not 25.
+        /// Assigned at insert, replaced at save: a number counted up per process, so no two
+        /// objects of the process share one (temporary IDs mean nothing outside it).
         case temporary(UInt64)
         /// Assigned by the store; never reused.
         case permanent(Int64)
     }
 
     /// The entity and store, shared by every ID of that entity in that store: an ID is a
-    /// reference and a key (32 bytes, not 56), and comparing or hashing one compares a
+    /// reference and a key (17 bytes, 24 in an array), and comparing or hashing one compares a
     /// pointer, not an entity name and a 36-character store UUID.
     let scope: Scope
     /// The key within the store.
