@@ -107,49 +107,49 @@ open class ManagedObject {
 
     /// Slot indices whose value differs from the committed one.
     var changedSlotIndices: [Int] {
-        guard !faultState else { return [] }
-        guard let committed = committedSlots else { return Array(slots.indices) }
-        if slots.isSameStorage(as: committed) || changeVerdict == 1 { return [] }
-        if let row = committed.row, !slots.isEncoded {
-            // The row read once, in order (slot by slot it would skip the values before
-            // each one again).
-            var changed: [Int] = []
-            row.forEachSlot { index, value in
-                if index < slots.count, Self.differ(slots[index], value) { changed.append(index) }
-                return true
-            }
-            if slots.count > row.layout.count { changed += Array(row.layout.count..<slots.count) }
-            return changed
-        }
-        return slots.indices.filter { i in i >= committed.count || Self.differ(slots[i], committed[i]) }
+        var changed: [Int] = []
+        forEachChangedSlot { changed.append($0); return true }
+        return changed
     }
 
     /// Whether a slot's value differs from the committed one: ``changedSlotIndices`` is not
-    /// empty, found without listing them (the registry asks it of every pinned object at a
-    /// save).
+    /// empty, found without listing them, and remembered until the values change (a save
+    /// asks it of every touched object several times).
     var hasChangedSlots: Bool {
         guard !faultState else { return false }
         if changeVerdict != 0 { return changeVerdict == 2 }
-        let changed = compareSlots()
+        var changed = false
+        forEachChangedSlot { _ in changed = true; return false }
         changeVerdict = changed ? 2 : 1
         return changed
     }
 
-    private func compareSlots() -> Bool {
-        guard let committed = committedSlots else { return !slots.isEmpty }
+    /// Calls `body` with each slot index whose value differs from the committed one, in
+    /// order, until it returns false.
+    private func forEachChangedSlot(_ body: (Int) -> Bool) {
+        guard !faultState else { return }
+        guard let committed = committedSlots else {
+            for index in slots.indices where !body(index) { return }
+            return
+        }
         // Values still read from the row they were loaded from, or the very array saved,
         // were never written since.
-        if slots.isSameStorage(as: committed) { return false }
-        if slots.count > committed.count { return true }
+        if changeVerdict == 1 || slots.isSameStorage(as: committed) { return }
         if let row = committed.row, !slots.isEncoded {
-            var changed = false
+            // The row read once, in order (slot by slot it would skip the values before
+            // each one again).
+            var going = true
             row.forEachSlot { index, value in
-                changed = index < slots.count && Self.differ(slots[index], value)
-                return !changed
+                if index < slots.count, Self.differ(slots[index], value) { going = body(index) }
+                return going
             }
-            return changed
+            guard going else { return }
+            for index in row.layout.count..<Swift.max(row.layout.count, slots.count) where !body(index) { return }
+            return
         }
-        return slots.indices.contains { Self.differ(slots[$0], committed[$0]) }
+        for index in slots.indices where index >= committed.count || Self.differ(slots[index], committed[index]) {
+            if !body(index) { return }
+        }
     }
 
     /// Whether slot `index` differs from its committed value (compared alone: the others'

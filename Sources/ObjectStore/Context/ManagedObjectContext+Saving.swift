@@ -89,7 +89,7 @@ extension ManagedObjectContext {
     /// replaces temporary IDs.
     private func storeChanges(inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject]) -> StoreChanges {
         func row(_ object: ManagedObject, version: Int64) -> StoredRow {
-            var slots = object.slots.array
+            var slots = object.slots.values
             let entity = object.entity
             if !deletedSet.isEmpty {
                 for index in slots.indices {

@@ -47,9 +47,7 @@ extension ManagedObjectContext {
                 if value.isNull {
                     if !check.isOptional { fail(check.name, value, .required, "is required") }
                 } else {
-                    if check.hasRules {
-                        for failure in check.ruleFailures(for: value) { fail(check.name, value, failure.rule, failure.message) }
-                    }
+                    for failure in check.ruleFailures(for: value) { fail(check.name, value, failure.rule, failure.message) }
                     if case .date(let date) = value, !supportedDates.contains(date) {
                         let early = date < supportedDates.lowerBound
                         fail(check.name, value, early ? .minimum : .maximum, "is outside the years 0001 to 9999 that stores keep")
@@ -91,17 +89,11 @@ extension ManagedObjectContext {
         // Only objects whose constrained values are new can break a constraint; an edit of
         // other attributes costs nothing here.
         let constrained = constrainedEntityNames
-        // Per entity, the slots its own and its ancestors' constraints name (an owner's slot
-        // is the same in every descendant), worked out once per entity.
-        var constrainedSlots: [ObjectIdentifier: Set<Int>] = [:]
-        func slots(of entity: EntityDescription) -> Set<Int> {
+        // Per entity, the slots its own and its ancestors' constraints name, worked out once.
+        var constrainedSlots: [ObjectIdentifier: [Int]] = [:]
+        func slots(of entity: EntityDescription) -> [Int] {
             if let known = constrainedSlots[entity.identity] { return known }
-            var slots = Set<Int>()
-            for owner in [entity.name] + entity.ancestorNames {
-                for constraint in model.entity(named: owner)?.uniquenessConstraints ?? [] {
-                    for name in constraint { if let slot = entity.slot(of: name) { slots.insert(slot) } }
-                }
-            }
+            let slots = model.constrainedSlots(of: entity)
             constrainedSlots[entity.identity] = slots
             return slots
         }

@@ -136,7 +136,7 @@ struct ObjectTable: Sequence {
                 remove(id)
                 return
             }
-            if (count + 1) * 4 > slots.count * 3 { grow(to: Swift.max(16, slots.count * 2)) }
+            if (count + 1) * 4 > slots.count * 3 { rebuild(to: Swift.max(16, slots.count * 2)) }
             let hash = Self.hash(id)
             let found = position(of: id, hash: hash)
             slots[found.index] = newValue
@@ -170,7 +170,8 @@ struct ObjectTable: Sequence {
         }
     }
 
-    private mutating func grow(to capacity: Int) {
+    /// The table rebuilt with `capacity` slots (a power of two that fits the objects).
+    private mutating func rebuild(to capacity: Int) {
         let old = slots, oldHashes = hashes
         slots = [ManagedObject?](repeating: nil, count: capacity)
         hashes = [UInt32](repeating: 0, count: capacity)
@@ -183,11 +184,18 @@ struct ObjectTable: Sequence {
         }
     }
 
+    /// The smallest power of two, at least `minimum`, that holds `total` objects at most
+    /// three quarters full.
+    private static func capacity(for total: Int, atLeast minimum: Int) -> Int {
+        var capacity = Swift.max(16, minimum)
+        while total * 4 > capacity * 3 { capacity *= 2 }
+        return capacity
+    }
+
     /// Makes room for `count` objects in all without growing on the way.
     mutating func reserveCapacity(_ total: Int) {
-        var capacity = Swift.max(16, slots.count)
-        while total * 4 > capacity * 3 { capacity *= 2 }
-        if capacity > slots.count { grow(to: capacity) }
+        let capacity = Self.capacity(for: total, atLeast: slots.count)
+        if capacity > slots.count { rebuild(to: capacity) }
     }
 
     /// Drops the objects nobody else references, each examined in place.
@@ -201,20 +209,7 @@ struct ObjectTable: Sequence {
             // Many gone: the survivors rehashed into a table of their size.
             for index in gone { slots[index] = nil }
             count -= gone.count
-            let survivors = count
-            let old = slots, oldHashes = hashes
-            slots = []
-            hashes = []
-            count = 0
-            reserveCapacity(survivors)
-            let mask = self.mask
-            for (object, hash) in zip(old, oldHashes) where object != nil {
-                var index = Int(hash) & mask
-                while slots[index] != nil { index = (index + 1) & mask }
-                slots[index] = object
-                hashes[index] = hash
-            }
-            count = survivors
+            rebuild(to: Self.capacity(for: count, atLeast: 16))
         } else {
             // Few gone: removed by ID (a shift may move a later entry into an earlier slot).
             let ids = gone.compactMap { slots[$0]?.objectID }

@@ -109,7 +109,12 @@ struct Slots: RandomAccessCollection, MutableCollection, ExpressibleByArrayLiter
     /// The values as an array (decoded from the row when it is encoded). Changed in place
     /// (a fetch decodes a row's wanted slots into them), which makes them decoded.
     var values: [SlotValue] {
-        get { array }
+        get {
+            switch storage {
+            case .decoded(let values): return values
+            case .encoded(let row): return row.decoded()
+            }
+        }
         _modify {
             var values: [SlotValue]
             switch storage {
@@ -155,14 +160,6 @@ struct Slots: RandomAccessCollection, MutableCollection, ExpressibleByArrayLiter
     mutating func decode() {
         guard case .encoded(let row) = storage else { return }
         storage = .decoded(row.decoded())
-    }
-
-    /// The values as an array (decoded from the row when it is encoded).
-    var array: [SlotValue] {
-        switch storage {
-        case .decoded(let values): return values
-        case .encoded(let row): return row.decoded()
-        }
     }
 
     /// Whether these read the very row `other` reads, or share its decoded array (as an

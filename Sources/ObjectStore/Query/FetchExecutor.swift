@@ -177,9 +177,7 @@ struct FetchExecutor {
         var order = Array(ids.indices)
         let keys = request.sortDescriptors
         if keys.isEmpty {
-            if !zip(ids, ids.dropFirst()).allSatisfy({ !ObjectID.tieBreak($1, $0) }) {
-                order.sort { ObjectID.tieBreak(ids[$0], ids[$1]) }
-            }
+            order = Self.idOrder(ids) ?? order
         } else {
             // Each match's keys read from its object, or from its row through one scratch
             // object per entity.
@@ -452,10 +450,7 @@ struct FetchExecutor {
     func sorted(_ objects: [ManagedObject], ids: [ObjectID], entity: EntityDescription) throws -> [ManagedObject] {
         let keys = request.sortDescriptors
         guard !keys.isEmpty else {
-            // Candidates usually come in key order already; check before sorting (on the
-            // IDs: reading each object's is a checked access of the object).
-            if zip(ids, ids.dropFirst()).allSatisfy({ !ObjectID.tieBreak($1, $0) }) { return objects }
-            return objects.sorted { ObjectID.tieBreak($0.objectID, $1.objectID) }
+            return Self.idOrder(ids)?.map { objects[$0] } ?? objects
         }
         let scope = context.evaluationScope()
         let readers = try sortReaders(entity)
@@ -465,7 +460,14 @@ struct FetchExecutor {
         for object in objects {
             for reader in readers { values.append(try reader(object, scope).sortValue) }
         }
-        return Self.order(ids: objects.map(\.objectID), values: values, keys: keys).map { objects[$0] }
+        return Self.order(ids: ids, values: values, keys: keys).map { objects[$0] }
+    }
+
+    /// The order of rows by their IDs alone (a fetch without sort descriptors); nil when
+    /// they are in it already, as candidates usually are (checked before sorting).
+    static func idOrder(_ ids: [ObjectID]) -> [Int]? {
+        if zip(ids, ids.dropFirst()).allSatisfy({ !ObjectID.tieBreak($1, $0) }) { return nil }
+        return ids.indices.sorted { ObjectID.tieBreak(ids[$0], ids[$1]) }
     }
 
     /// The request's sort keys compiled for the entity.

@@ -164,10 +164,7 @@ struct UniquenessCheck {
                 slots = known
             } else {
                 guard let entity = model.entity(named: row.objectID.entityName) else { continue }
-                let constrained = ([entity.name] + entity.ancestorNames).flatMap { owner in
-                    (model.entity(named: owner)?.uniquenessConstraints ?? []).flatMap { $0.compactMap { entity.slot(of: $0) } }
-                }
-                slots = Array(Set(constrained)).sorted()
+                slots = model.constrainedSlots(of: entity)
                 constrainedSlots[scope] = slots
             }
             guard !slots.isEmpty else { continue }

@@ -108,9 +108,6 @@ public struct EntityDescription: Sendable, Hashable {
         package let rules: ValidationRules?
         /// A relationship's cardinality; `nil` for an attribute.
         package let relationship: (isToMany: Bool, minCount: Int?, maxCount: Int?)?
-        /// Whether the attribute has rules.
-        package let hasRules: Bool
-
         /// The attribute's broken rules for a value (the rules read where they are kept:
         /// binding them to a variable copied every field at each check).
         package func ruleFailures(for value: Value) -> [ValidationRules.RuleFailure] {
@@ -122,7 +119,6 @@ public struct EntityDescription: Sendable, Hashable {
             self.name = name
             self.isOptional = isOptional
             self.rules = rules
-            self.hasRules = rules != nil
             self.relationship = relationship
         }
     }
