@@ -381,4 +381,37 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
         let names = try check.fetch(FetchRequest(entityName: "Location")).compactMap { $0["name"].stringValue }
         #expect(names.sorted() == ["Garden", "Home", "Office"])
     }
+
+    /// The same through a second name of the file, after the first writer compacted it
+    /// (the file rewritten whole): the store checks the update against what the file holds.
+    @Test(arguments: ["tasks.store", "tasks.json"])
+    func anUpdateThroughASymlinkCannotTakeAValueSavedAndCompactedElsewhere(file: String) throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file(file)
+        func open(_ url: URL) throws -> ManagedObjectContext {
+            ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: TestModel.model, storeURL: url, clock: { TestModel.now }))
+        }
+        let setup = try open(url)
+        let home = try setup.location("Home")
+        try setup.save()
+        let link = directory.file("link-" + file)
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: url)
+        let second = try open(link)
+        let held = try second.existingObject(with: home.objectID)
+        let first = try open(url)
+        try first.location("Office")
+        try first.save()
+        try first.coordinator.compactStore()
+        try held.setValue("Office", forKey: "name")
+        #expect {
+            try second.save()
+        } throws: { error in
+            (error as? ValidationError)?.failures.map(\.rule) == [.unique]
+        }
+        try held.setValue("Cellar", forKey: "name")
+        try second.save()
+        let check = try open(url)
+        let names = try check.fetch(FetchRequest(entityName: "Location")).compactMap { $0["name"].stringValue }
+        #expect(names.sorted() == ["Cellar", "Office"])
+    }
 }
