@@ -109,7 +109,7 @@ import ObjectStoreModel
     }
 
     /// The same rows and the same later changes in two stores.
-    private func fill(_ contexts: [ManagedObjectContext], compacting store: BinaryStore) throws {
+    private func fill(_ contexts: [ManagedObjectContext], compacting store: BinaryStore, format: Int = BinaryStore.formatVersion) throws {
         var g = Generator(state: 0x5EED_1234_ABCD_0001)
         var rows: [[String: Value]] = (0..<400).map { _ in Self.values(&g) }
         for context in contexts {
@@ -120,7 +120,8 @@ import ObjectStoreModel
             }
             try context.save()
         }
-        try store.compact()
+        try store.compact(format: format)
+        #expect(try Data(contentsOf: store.url)[8] == UInt8(format), "compacted as format \(format)")
         // Changes after the compaction live in the log, over the snapshot's rows.
         let edits = (0..<40).map { _ in (Int(g.next() % 400), Self.values(&g)) }
         let deletions = Set((0..<25).map { _ in Int(g.next() % 400) })
@@ -146,8 +147,8 @@ import ObjectStoreModel
         try context.fetch(FetchRequest(entityName: "Row", predicate: predicate, sortDescriptors: [SortKey("label")])).map { $0["label"].stringValue ?? "?" }
     }
 
-    @Test(arguments: [false, true])
-    func columnVerdictsAgreeWithTestingEveryObject(indexed: Bool) throws {
+    @Test(arguments: [false, true], [3, 4])
+    func columnVerdictsAgreeWithTestingEveryObject(indexed: Bool, format: Int) throws {
         let model = indexed ? Self.indexedModel : Self.model
         let directory = try TemporaryDirectory()
         let url = directory.file("rows.store")
@@ -155,7 +156,7 @@ import ObjectStoreModel
         store.compactionThreshold = .max
         let binary = PersistentStoreCoordinator(model: model, store: store)
         let memory = PersistentStoreCoordinator(model: model, store: InMemoryStore(model: model))
-        try fill([ManagedObjectContext(coordinator: binary), ManagedObjectContext(coordinator: memory)], compacting: store)
+        try fill([ManagedObjectContext(coordinator: binary), ManagedObjectContext(coordinator: memory)], compacting: store, format: format)
         #expect(store.sizes.log > 0, "changes over the snapshot")
 
         // Contexts holding every object: registered objects are tested on their slots.
@@ -312,18 +313,23 @@ import ObjectStoreModel
     }
 
     /// An index entry that names another row than its position holds (a forged file) is
-    /// reported by the query that reads it and by `checkIntegrity()`.
-    @Test func queriesReadTheIndexesAndIntegrityChecksThem() throws {
+    /// reported by the query that reads it and by `checkIntegrity()`, in the wide entries
+    /// of format 3 and the narrow ones of format 4.
+    @Test(arguments: [3, 4])
+    func queriesReadTheIndexesAndIntegrityChecksThem(format: Int) throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("rows.store")
-        try compactedStore(url, rows: 40, model: Self.indexedModel) { n in ("r\(n)", 7_000 + Int64(n)) }
-        // The index of `i`: entries of (value, entity, position, key); row 5 has key 6.
+        try compactedStore(url, rows: 40, model: Self.indexedModel, format: format) { n in ("r\(n)", 7_000 + Int64(n)) }
+        // The index of `i`: entries of (value 8, entity 4, position 4, key 8) in format 3,
+        // (value 8, position 4, key 4) in format 4; row 5 has key 6.
         var bytes = Array(try Data(contentsOf: url))
-        let entry = (0..<8).map { UInt8(truncatingIfNeeded: 7_005 >> (8 * $0)) } + [0, 0, 0, 0, 5, 0, 0, 0, 6, 0, 0, 0, 0, 0, 0, 0]
+        func little(_ value: Int, _ count: Int) -> [UInt8] { (0..<count).map { UInt8(truncatingIfNeeded: value >> (8 * $0)) } }
+        let entry = format == 3 ? little(7_005, 8) + little(0, 4) + little(5, 4) + little(6, 8) : little(7_005, 8) + little(5, 4) + little(6, 4)
+        let entrySize = entry.count
         let starts = (0...(bytes.count - entry.count)).filter { Array(bytes[$0..<$0 + entry.count]) == entry }
         #expect(starts.count == 1)
         guard let start = starts.first else { return }
-        bytes[start + 16] = 9  // the key of another row
+        bytes[start + entrySize - (format == 3 ? 8 : 4)] = 9  // the key of another row
         // As damage (the index's checksum no longer matches) and as a forgery (it is made to).
         let damaged = directory.file("damaged.store")
         try Data(bytes).write(to: damaged)
@@ -334,8 +340,8 @@ import ObjectStoreModel
         for k in 0..<indexes {
             let part = snapshotOffset + 16 + entities * 40 + k * 32
             let count = Int(StoreHeader.field(bytes, at: part + 8)), offset = snapshotOffset + Int(StoreHeader.field(bytes, at: part + 16))
-            guard (offset..<offset + count * 24).contains(start) else { continue }
-            let crc = crc32(Array(bytes[offset..<offset + count * 24]))
+            guard (offset..<offset + count * entrySize).contains(start) else { continue }
+            let crc = crc32(Array(bytes[offset..<offset + count * entrySize]))
             for b in 0..<4 { bytes[part + 24 + b] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(b))) }
         }
         let tableCRC = crc32(Array(bytes[(snapshotOffset + 16)..<(snapshotOffset + 16 + entities * 40 + indexes * 32 + columns * 24)]))
@@ -351,14 +357,16 @@ import ObjectStoreModel
     }
 
     /// A column that disagrees with its rows (a forged file with a valid checksum) shows that
-    /// queries take the column's word, and `checkIntegrity()` reports it.
-    @Test func queriesReadTheColumnsAndIntegrityChecksThem() throws {
+    /// queries take the column's word, and `checkIntegrity()` reports it: with 8-byte values
+    /// (format 3) and with 2-byte ones (format 4, where these values fit in 16 bits).
+    @Test(arguments: [(3, 8), (4, 2)])
+    func queriesReadTheColumnsAndIntegrityChecksThem(format: Int, width: Int) throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("rows.store")
-        try compactedStore(url, rows: 10) { n in ("r\(n)", 1_000 + Int64(n)) }
+        try compactedStore(url, rows: 10, format: format) { n in ("r\(n)", 1_000 + Int64(n)) }
         // Find the column of `i`: ten little-endian values 1000...1009 after a 2-byte bitmap.
         var bytes = Array(try Data(contentsOf: url))
-        let needle = (0..<10).flatMap { n in (0..<8).map { UInt8(truncatingIfNeeded: (1_000 + n) >> (8 * $0)) } }
+        let needle = (0..<10).flatMap { n in (0..<width).map { UInt8(truncatingIfNeeded: (1_000 + n) >> (8 * $0)) } }
         guard let start = (0...(bytes.count - needle.count)).first(where: { Array(bytes[$0..<$0 + needle.count]) == needle }) else {
             Issue.record("no column of i in the file")
             return
@@ -366,7 +374,7 @@ import ObjectStoreModel
         // Row 0's value becomes 5000, and the column's checksum is made to match.
         bytes[start] = 0x88
         bytes[start + 1] = 0x13
-        let column = Array(bytes[(start - 2)..<(start + 80)])
+        let column = Array(bytes[(start - 2)..<(start + 10 * width)])
         let crc = crc32(column)
         var patched = 0
         // The column table entry holds the old checksum: replace it wherever it is.
@@ -452,7 +460,8 @@ import ObjectStoreModel
 
     /// A store of `rows` rows with the label and `i` that `row(n)` gives, saved and compacted.
     @discardableResult
-    private func compactedStore(_ url: URL, rows: Int, model: ManagedObjectModel = ColumnQueryTests.model, _ row: (Int) -> (String, Int64)) throws -> BinaryStore {
+    private func compactedStore(_ url: URL, rows: Int, model: ManagedObjectModel = ColumnQueryTests.model, format: Int = BinaryStore.formatVersion,
+                                _ row: (Int) -> (String, Int64)) throws -> BinaryStore {
         let store = try BinaryStore(url: url, model: model)
         let setup = ManagedObjectContext(coordinator: PersistentStoreCoordinator(model: model, store: store))
         for n in 0..<rows {
@@ -462,7 +471,8 @@ import ObjectStoreModel
             try object.setValue(.integer(i), forKey: "i")
         }
         try setup.save()
-        try store.compact()
+        try store.compact(format: format)
+        #expect(try Data(contentsOf: url)[8] == UInt8(format), "compacted as format \(format)")
         return store
     }
 

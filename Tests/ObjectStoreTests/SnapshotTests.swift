@@ -59,14 +59,18 @@ import ObjectStoreModel
         }
     }
 
-    @Test func uniquenessHoldsThroughTheSnapshotIndexAndTheLog() throws {
+    /// Through the wide index entries of format 3 and the narrow ones of format 4 (which
+    /// keep 48 bits of each hash).
+    @Test(arguments: [3, 4])
+    func uniquenessHoldsThroughTheSnapshotIndexAndTheLog(format: Int) throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("people.store")
         let (setup, store) = try open(url, threshold: Int.max)
         for i in 0..<300 { try person(setup, "person\(i)@example.com") }
         try person(setup, "boss@example.com", entity: "Employee", badge: 7)
         try setup.save()
-        try store.compact()
+        try store.compact(format: format)
+        #expect(try Data(contentsOf: url)[8] == UInt8(format))
 
         // Another opener, as another process would: values in the snapshot are taken,
         // case folded, across the entity and its sub-entity.
@@ -163,13 +167,13 @@ import ObjectStoreModel
         let (context, _) = try open(url, threshold: Int.max)
         for i in 0..<20 { try person(context, "p\(i)@example.com").setValue(.string("P \(i)"), forKey: "name") }
         try context.save()
-        #expect(try Data(contentsOf: url)[8] == 3)
+        #expect(try Data(contentsOf: url)[8] == UInt8(BinaryStore.formatVersion))
         #expect(try StoreHeader.snapshotLength(url) == 0)
 
         let (reader, store) = try open(url)
         #expect(try reader.count(for: FetchRequest(entityName: "Person")) == 20)
         try store.compact()
-        #expect(try Data(contentsOf: url)[8] == 3)
+        #expect(try Data(contentsOf: url)[8] == UInt8(BinaryStore.formatVersion))
         #expect(try StoreHeader.snapshotLength(url) > 0)
         let (after, _) = try open(url)
         let names = try after.fetch(FetchRequest(entityName: "Person", sortDescriptors: [SortKey("name")])).map { $0["name"] }
@@ -186,7 +190,7 @@ import ObjectStoreModel
         let before = try context.fetch(FetchRequest(entityName: "Task", sortDescriptors: [SortKey("uuid")])).map { $0["title"] }
         #expect(!before.isEmpty)
         try context.coordinator.store.compact()
-        #expect(try Data(contentsOf: copy)[8] == 3)
+        #expect(try Data(contentsOf: copy)[8] == UInt8(BinaryStore.formatVersion))
         #expect(try StoreHeader.snapshotLength(copy) > 0)
         let reopened = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: v3, storeURL: copy))
         #expect(try reopened.fetch(FetchRequest(entityName: "Task", sortDescriptors: [SortKey("uuid")])).map { $0["title"] } == before)
@@ -211,7 +215,8 @@ import ObjectStoreModel
         }
     }
 
-    @Test func everyFlippedByteOfACompactedStoreIsReportedAndTheFileLeftAlone() throws {
+    @Test(arguments: [3, 4])
+    func everyFlippedByteOfACompactedStoreIsReportedAndTheFileLeftAlone(format: Int) throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("people.store")
         let (context, store) = try open(url, threshold: Int.max)
@@ -220,7 +225,8 @@ import ObjectStoreModel
         let note = try context.insertObject(entityName: "Note")
         try note.setValue("hello", forKey: "body")
         try context.save()
-        try store.compact()
+        try store.compact(format: format)
+        #expect(try Data(contentsOf: url)[8] == UInt8(format))
         // And a commit in the log over the snapshot.
         try note.setValue("hello again", forKey: "body")
         try context.save()
@@ -248,13 +254,14 @@ import ObjectStoreModel
         return crc ^ 0xFFFF_FFFF
     }
 
-    @Test func forgedSnapshotTablesWithValidChecksumsAreRefusedNeverTrapped() throws {
+    @Test(arguments: [3, 4])
+    func forgedSnapshotTablesWithValidChecksumsAreRefusedNeverTrapped(format: Int) throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("people.store")
         let (context, store) = try open(url, threshold: Int.max)
         for i in 0..<3 { try person(context, "p\(i)@example.com") }
         try context.save()
-        try store.compact()
+        try store.compact(format: format)
         let original = Array(try Data(contentsOf: url))
         func u64(_ bytes: [UInt8], _ at: Int) -> Int { (0..<8).reduce(0) { $0 | Int(bytes[at + $1]) << (8 * $1) } }
         let snapshot = u64(original, 32)

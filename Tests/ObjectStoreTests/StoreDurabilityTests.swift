@@ -35,7 +35,7 @@ import ObjectStoreModel
         let url = directory.file("tasks.store")
         let (afterTwo, afterThree) = try threeSaves(url)
         #expect(try StoreHeader.claimedLength(url) == afterThree.count)
-        #expect(afterThree[8] == 3, "format 3")
+        #expect(afterThree[8] == UInt8(BinaryStore.formatVersion), "the current format")
         #expect(afterTwo.count < afterThree.count)
     }
 
@@ -122,15 +122,15 @@ import ObjectStoreModel
         #expect(try reader.coordinator.checkIntegrity().problems.isEmpty)
     }
 
-    @Test func formatTwoFilesOpenAndTheirNextSaveWritesFormatThree() throws {
+    @Test func formatTwoFilesOpenAndTheirNextSaveWritesTheCurrentFormat() throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("tasks.store")
         let writer = try context(url)
         for name in ["a", "b"] { try writer.task(name) }
         try writer.save()
-        try writer.coordinator.store.compact()
-        // A compacted file with nothing past its committed length is format 2 as written
-        // by ObjectStore 0.3 (the version is outside the header's checksum).
+        try #require(writer.coordinator.store as? BinaryStore).compact(format: 3)
+        // A file compacted with wide entries and nothing past its committed length is
+        // format 2 as written by ObjectStore 0.3 (the version is outside the header's checksum).
         var bytes = Array(try Data(contentsOf: url))
         bytes[8] = 2
         try Data(bytes).write(to: url)
@@ -138,7 +138,7 @@ import ObjectStoreModel
         let next = try context(url)
         try next.task("c")
         try next.save()
-        #expect(try Data(contentsOf: url)[8] == 3)
+        #expect(try Data(contentsOf: url)[8] == UInt8(BinaryStore.formatVersion))
         #expect(try texts(url) == ["a", "b", "c"])
     }
 }

@@ -122,6 +122,32 @@ struct TaskctlDataTests {
         #expect(try t.run("list").err.isEmpty, "the notice comes once")
     }
 
+    /// `format3.store` was written by taskctl at d18e192 (binary format 3: a snapshot with
+    /// wide entries, then a commit in the log), and `format3-export.json` is that taskctl's
+    /// export of it. Today's taskctl reads it as it was, and its compaction rewrites it in
+    /// format 4, smaller, with the same tasks.
+    @Test func aFormatThreeStoreReadsAsBeforeAndCompactsSmaller() throws {
+        let t = try TaskctlRunner()
+        try FileManager.default.copyItem(at: TaskctlRunner.fixtures.appendingPathComponent("format3.store"), to: t.store)
+        let expected = try String(contentsOf: TaskctlRunner.fixtures.appendingPathComponent("format3-export.json"), encoding: .utf8)
+        #expect(try Data(contentsOf: t.store)[8] == 3)
+        #expect(try t.ok("export") == expected)
+        #expect(try t.ok("store", "check").hasPrefix("ok:"))
+        // A range of due dates (the store's dueDate index serves it): what that taskctl listed.
+        #expect(try t.tasks("--due-after", "2026-12-19", "--due-before", "2026-12-21").compactMap { $0["text"] as? String }.sorted()
+                == ["Task 19 of the format-3 fixture", "Task 2 of the format-3 fixture"])
+        let before = try FileManager.default.attributesOfItem(atPath: t.store.path)[.size] as? Int ?? 0
+        try t.ok("store", "compact")
+        let after = try FileManager.default.attributesOfItem(atPath: t.store.path)[.size] as? Int ?? 0
+        #expect(try Data(contentsOf: t.store)[8] == 4)
+        #expect(after < before, "\(before) -> \(after) bytes")
+        #expect(try t.ok("export") == expected)
+        #expect(try t.ok("store", "check").hasPrefix("ok:"))
+        #expect(try t.tasks("--due-after", "2026-12-19", "--due-before", "2026-12-21").count == 2)
+        try t.ok("add", "After the new compaction")
+        #expect(try t.texts().contains("After the new compaction"))
+    }
+
     @Test func killedMidSaveTheStoreStaysWholeAndHoldsEveryConfirmedAdd() throws {
         let t = try TaskctlRunner()
         try t.ok("add", "seed")

@@ -28,10 +28,11 @@ import Darwin
 /// `Locked`, always taken after the file's lock.
 package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading, OrderedIndexReading, Sendable {
     /// The format version this code writes and the newest it reads. Formats 1 (a log
-    /// without snapshot) and 2 (commits only up to the header's committed length) are read
-    /// too; every header this code writes says 3, so an older reader, which would overwrite
+    /// without snapshot), 2 (commits only up to the header's committed length) and 3
+    /// (snapshots with wide entries only) are read too; every header this code writes says
+    /// 4, so an older reader, which would misread narrow snapshot entries or overwrite
     /// commits past the header's length, refuses the file.
-    package static let formatVersion = 3
+    package static let formatVersion = 4
     static let magic: [UInt8] = [0x89, 0x4F, 0x53, 0x54, 0x4F, 0x52, 0x45, 0x0A]  // \x89 O S T O R E \n
     static let headerSize = 64
 
@@ -239,7 +240,7 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
                 throw StoreError.corrupt(path: path, reason: "the file is truncated: \(committed) bytes committed, \(fileSize) present")
             }
             // Format 1 has no snapshot; format 2 has one after the metadata commit, inside
-            // the committed bytes; format 3 has one or none (zeros).
+            // the committed bytes; formats 3 and 4 have one or none (zeros).
             let none = snapshotOffset == 0 && snapshotLength == 0
             let snapshotFits = snapshotLength >= UInt64(Snapshot.prefixSize) && snapshotOffset > UInt64(headerSize + 8)
                 && snapshotOffset <= committed && snapshotLength <= committed - snapshotOffset
@@ -631,11 +632,18 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
     /// constraint) and an empty log, reclaiming the space of superseded and deleted rows.
     /// Atomic: a crash leaves the old file or the new one.
     package func compact() throws {
+        try compact(format: Self.formatVersion)
+    }
+
+    /// Compacts into the layout of format 3 (wide snapshot entries and 8-byte column
+    /// values, header version 3) or of this format: tests use 3 to make the files older
+    /// versions wrote.
+    package func compact(format: Int) throws {
         guard !isReadOnly else { throw StoreError.readOnly(path: path) }
         try fileLock.withLock { fd, realPath in
             try core.withLock { core in
                 try core.refresh(fd)
-                try core.compactLocked(path: realPath)
+                try core.compactLocked(path: realPath, format: format)
             }
         }
     }
@@ -673,8 +681,11 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
                             stored.hash == built.0.hash && stored.entity == built.0.entity && stored.key == built.0.key && stored.position == built.1
                         }
                     } else {
+                        // As much of each hash as the index keeps, in the order it keeps them.
+                        let mask = part.hashMask
                         let order = { (a: (hash: UInt64, entity: Int, key: Int64), b: (hash: UInt64, entity: Int, key: Int64)) in (a.hash, a.entity, a.key) < (b.hash, b.entity, b.key) }
-                        matches = stored.map { ($0.hash, $0.entity, $0.key) }.elementsEqual(built.entries.sorted(by: order), by: { $0 == $1 })
+                        let expected = built.entries.map { (hash: $0.hash & mask, entity: $0.entity, key: $0.key) }.sorted(by: order)
+                        matches = stored.map { ($0.hash, $0.entity, $0.key) }.elementsEqual(expected, by: { $0 == $1 })
                     }
                     if !matches {
                         problems.append("the snapshot index of \(owner) (\(what)) does not match its rows; compact the store to rebuild it")
@@ -1009,7 +1020,7 @@ private final class Core {
     }
 
 
-    func compactLocked(path realPath: String) throws {
+    func compactLocked(path realPath: String, format: Int = BinaryStore.formatVersion) throws {
         guard let metadata = state.metadata, let codec = state.codec else { return }
         // The metadata in a commit of its own, so reading it never reads the rows.
         var metadataPayload = ByteWriter()
@@ -1023,9 +1034,10 @@ private final class Core {
             })
         }
         let columns = try columns(of: rows, codec: codec)
-        let snapshot = Snapshot.bytes(rows: rows, indexes: try indexes(of: rows, codec: codec) + schemaIndexes(of: rows, columns: columns, codec: codec), columns: columns)
+        let snapshot = Snapshot.bytes(rows: rows, indexes: try indexes(of: rows, codec: codec) + schemaIndexes(of: rows, columns: columns, codec: codec),
+                                      columns: columns, narrow: format >= 4)
         let snapshotOffset = BinaryStore.headerSize + metadataFrame.count
-        let header = BinaryStore.header(BinaryStore.Header(version: BinaryStore.formatVersion, committedLength: snapshotOffset + snapshot.count, commitCount: state.commitCount + 1,
+        let header = BinaryStore.header(BinaryStore.Header(version: min(format, BinaryStore.formatVersion), committedLength: snapshotOffset + snapshot.count, commitCount: state.commitCount + 1,
                                         snapshotOffset: snapshotOffset, snapshotLength: snapshot.count))
         // Beside the real file, so a symbolic link to the store stays one.
         let fd = try FileIO.replace(realPath, with: header + metadataFrame + snapshot)

@@ -6,6 +6,11 @@ struct ByteWriter {
 
     mutating func u8(_ v: UInt8) { bytes.append(v) }
 
+    mutating func u16(_ v: UInt16) {
+        bytes.append(UInt8(truncatingIfNeeded: v))
+        bytes.append(UInt8(truncatingIfNeeded: v >> 8))
+    }
+
     // Whole words appended at once (a byte at a time cost ~400 instructions per u64).
     mutating func u32(_ v: UInt32) {
         withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) }

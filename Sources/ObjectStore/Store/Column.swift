@@ -2,8 +2,9 @@ import Foundation
 import ObjectStoreModel
 
 /// One fixed-width attribute of every snapshot row of an entity, in directory order: a
-/// bitmap of nils, then an 8-byte value per row that has one (docs/store-format.md,
-/// "Columns"); in memory every row has a slot (zero for nil). A query
+/// bitmap of nils, then a value per row that has one, each ``width`` bytes wide
+/// (docs/store-format.md, "Columns"); in memory every row has an 8-byte slot (zero for
+/// nil). A query
 /// comparing the attribute with a constant reads the column instead of decoding the rows.
 struct Column: Sendable {
     enum Kind: UInt32, Sendable {
@@ -42,26 +43,49 @@ struct Column: Sendable {
     /// Bit i (of byte i / 8) set: row i's value is nil.
     let nulls: [UInt8]
     let values: [UInt64]
+    /// How many bytes each value takes in the file: 8 (the value as ``bits(_:kind:)``
+    /// gives it), or 4, 2 or 1 when every value is a whole number that fits (a signed
+    /// integer of that width; for doubles and dates, the number the Double holds exactly).
+    private(set) var width: Int
 
-    /// The bytes of a column of `rows` rows, `present` of them with a value.
-    static func byteCount(rows: Int, present: Int) -> Int { (rows + 7) / 8 + present * 8 }
+    /// The same column with 8-byte values (as format 3 wrote every column).
+    var widened: Column {
+        var column = self
+        column.width = 8
+        return column
+    }
+
+    /// The bytes of a column of `rows` rows, `present` of them with a value of `width` bytes.
+    static func byteCount(rows: Int, present: Int, width: Int = 8) -> Int { (rows + 7) / 8 + present * width }
+
+    /// The widths a file may give a column's values.
+    static let widths: Set<Int> = [1, 2, 4, 8]
 
     /// How many rows have a value.
     var present: Int { nulls.reduce(rows) { $0 - $1.nonzeroBitCount } }
 
-    /// A column as read from the file (`bytes` holds ``byteCount(rows:present:)`` bytes), or
-    /// nil when its bitmap does not leave `present` rows with a value.
-    init?(kind: Kind, rows: Int, present: Int, bytes: [UInt8]) {
+    /// A column as read from the file (`bytes` holds ``byteCount(rows:present:width:)``
+    /// bytes), or nil when its bitmap does not leave `present` rows with a value.
+    init?(kind: Kind, rows: Int, present: Int, width: Int = 8, bytes: [UInt8]) {
+        guard Column.widths.contains(width), bytes.count >= (rows + 7) / 8 else { return nil }
         self.kind = kind
         self.rows = rows
+        self.width = width
         let bitmap = (rows + 7) / 8
         nulls = Array(bytes[0..<bitmap])
         var values = [UInt64](repeating: 0, count: rows)
         var next = bitmap
         for i in 0..<rows where nulls[i >> 3] & (1 << UInt8(i & 7)) == 0 {
-            guard next + 8 <= bytes.count else { return nil }
-            values[i] = bytes.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: next, as: UInt64.self)) }
-            next += 8
+            guard next + width <= bytes.count else { return nil }
+            values[i] = bytes.withUnsafeBytes { raw in
+                switch width {
+                case 8: return UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: next, as: UInt64.self))
+                case 4: return Column.widened(Int64(Int32(littleEndian: raw.loadUnaligned(fromByteOffset: next, as: Int32.self))), kind: kind)
+                case 2: return Column.widened(Int64(Int16(littleEndian: raw.loadUnaligned(fromByteOffset: next, as: Int16.self))), kind: kind)
+                default: return Column.widened(Int64(Int8(bitPattern: raw[next])), kind: kind)
+                }
+            }
+            next += width
         }
         // Bits past the last row are zero, and every value is used.
         guard next == bytes.count, rows % 8 == 0 || nulls[bitmap - 1] >> UInt8(rows % 8) == 0 else { return nil }
@@ -87,6 +111,41 @@ struct Column: Sendable {
         }
         self.nulls = nulls
         self.values = values
+        width = Column.narrowest(values.indices.lazy.filter { nulls[$0 >> 3] & (1 << UInt8($0 & 7)) == 0 }.map { values[$0] }, kind: kind)
+    }
+
+    /// A narrow value as the column holds it in memory: an integer as it is, a whole
+    /// number of a double or date as that Double's bits.
+    private static func widened(_ number: Int64, kind: Kind) -> UInt64 {
+        switch kind {
+        case .integer, .boolean: return UInt64(bitPattern: number)
+        case .double, .date: return Double(number).bitPattern
+        }
+    }
+
+    /// The whole number a value stands for when it has a narrow form that reads back to
+    /// the same bits (not -0.0, not 2.5), else nil.
+    private static func narrowNumber(_ bits: UInt64, kind: Kind) -> Int64? {
+        switch kind {
+        case .integer, .boolean: return Int64(bitPattern: bits)
+        case .double, .date:
+            let x = Double(bitPattern: bits)
+            guard let number = Int64(exactly: x), Double(number).bitPattern == bits else { return nil }
+            return number
+        }
+    }
+
+    /// The fewest bytes (1, 2, 4 or 8) that hold each of the values.
+    private static func narrowest(_ values: some Sequence<UInt64>, kind: Kind) -> Int {
+        var width = 1
+        for bits in values {
+            guard let number = narrowNumber(bits, kind: kind) else { return 8 }
+            if Int64(Int8.min)...Int64(Int8.max) ~= number { continue }
+            if Int64(Int16.min)...Int64(Int16.max) ~= number { width = max(width, 2); continue }
+            if Int64(Int32.min)...Int64(Int32.max) ~= number { width = max(width, 4); continue }
+            return 8
+        }
+        return width
     }
 
     /// A value as a column of `kind` stores it, nil for a value of another type (or a NaN
@@ -114,12 +173,18 @@ struct Column: Sendable {
         }
     }
 
-    /// The encoded column.
+    /// The encoded column, each value ``width`` bytes.
     var bytes: [UInt8] {
         var writer = ByteWriter()
         writer.bytes = nulls
-        writer.bytes.reserveCapacity(Column.byteCount(rows: rows, present: present))
-        for (i, value) in values.enumerated() where !isNull(i) { writer.u64(value) }
+        writer.bytes.reserveCapacity(Column.byteCount(rows: rows, present: present, width: width))
+        for (i, value) in values.enumerated() where !isNull(i) {
+            guard width < 8, let number = Column.narrowNumber(value, kind: kind) else {
+                writer.u64(value)
+                continue
+            }
+            for byte in 0..<width { writer.u8(UInt8(truncatingIfNeeded: number >> (8 * byte))) }
+        }
         return writer.bytes
     }
 }

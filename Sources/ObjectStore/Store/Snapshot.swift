@@ -1,7 +1,7 @@
 import Foundation
 import ObjectStoreModel
 
-/// The compacted part of a format-2 binary store file: every live row as of the last
+/// The compacted part of a binary store file (format 2 and later): every live row as of the last
 /// compaction, laid out so that opening reads only a small table (docs/store-format.md,
 /// "Snapshot"). A row is read, and its checksum checked, when it is asked for; an entity's
 /// directory and rows are read in one piece when all of them are.
@@ -12,8 +12,18 @@ struct Snapshot {
     static let prefixSize = 16
     static let entityPartSize = 40
     static let indexPartSize = 32
+    /// A directory entry: wide (key 8, version 8, offset 8, size 4, CRC 4; every snapshot
+    /// before format 4) or narrow (key 4, version 4, end of the row 4, CRC 4), which format
+    /// 4 writes when every key, version and row end fits in 32 bits.
     static let directoryEntrySize = 32
+    static let narrowDirectoryEntrySize = 16
+    /// A uniqueness index entry: wide (hash 8, entity 4, zero 4, key 8) or narrow (the
+    /// hash's top 48 bits 6, entity 2, key 4).
     static let indexEntrySize = 24
+    static let narrowIndexEntrySize = 12
+    /// A schema index entry: wide (value 8, entity 4, position 4, key 8) or narrow (value
+    /// 8, position 4, key 4).
+    static let narrowSchemaIndexEntrySize = 16
     static let columnPartSize = 24
     /// Marks a schema index in an index part's constraint number. Readers before schema
     /// indexes look parts up by constraint number, so they pass these by.
@@ -27,6 +37,10 @@ struct Snapshot {
         var rowsLength: Int
         /// CRC-32 of the whole directory.
         var directoryCRC: UInt32
+        /// ``directoryEntrySize`` or ``narrowDirectoryEntrySize``.
+        var entrySize: Int = Snapshot.directoryEntrySize
+
+        var isNarrow: Bool { entrySize == Snapshot.narrowDirectoryEntrySize }
     }
 
     /// One uniqueness constraint's index: (hash of the values, entity, key) sorted; or one
@@ -42,6 +56,14 @@ struct Snapshot {
         var crc: UInt32
         /// What the index was built for (``BinaryStore/signature(of:in:)``).
         var signature: UInt32
+        /// The size of an entry: ``indexEntrySize`` or, narrow,
+        /// ``narrowIndexEntrySize`` (a uniqueness index) or ``narrowSchemaIndexEntrySize``.
+        var entrySize: Int = Snapshot.indexEntrySize
+
+        var isSchemaIndex: Bool { constraint & Snapshot.schemaIndexFlag != 0 }
+        var isNarrow: Bool { entrySize != Snapshot.indexEntrySize }
+        /// The bits of a hash a uniqueness index keeps: all, or narrow the top 48.
+        var hashMask: UInt64 { isNarrow ? ~0xFFFF : ~0 }
     }
 
     /// One column of fixed-width values: where it is (its length follows from the row count).
@@ -53,6 +75,8 @@ struct Snapshot {
         var crc: UInt32
         /// How many rows have a value (the others are nil).
         var present: Int
+        /// The bytes of each value (``Column/width``).
+        var width: Int = 8
     }
 
     /// One directory entry. The checksum covers key, version and the row's bytes, so a
@@ -93,27 +117,42 @@ struct Snapshot {
         var tableReader = ByteReader(table)
         do {
             for _ in 0..<entityTotal {
-                let part = EntityPart(
+                var part = EntityPart(
                     rowCount: Int(truncatingIfNeeded: try tableReader.u64()), directoryOffset: Int(truncatingIfNeeded: try tableReader.u64()),
                     rowsOffset: Int(truncatingIfNeeded: try tableReader.u64()), rowsLength: Int(truncatingIfNeeded: try tableReader.u64()),
                     directoryCRC: try tableReader.u32())
-                // The entity's column count (zero before format 3): its columns follow the indexes.
-                let columnCount = Int(try tableReader.u32())
+                // The entity's column count (zero before format 3; its columns follow the
+                // indexes), and above it the size of a directory entry (zero before format 4: wide).
+                let countAndSize = try tableReader.u32()
+                let columnCount = Int(countAndSize & 0xFFFF)
                 guard columnCount <= 1 << 12 else { throw corrupt("an entity claims \(columnCount) columns") }
                 columnCounts.append(columnCount)
+                switch countAndSize >> 16 {
+                case 0: part.entrySize = directoryEntrySize
+                case UInt32(narrowDirectoryEntrySize): part.entrySize = narrowDirectoryEntrySize
+                default: throw corrupt("an entity's directory has entries of an unknown size")
+                }
                 // Checked in an order that cannot overflow, whatever the (checksummed) table says.
-                guard part.rowCount >= 0, part.rowCount <= length / directoryEntrySize, part.directoryOffset >= 0,
-                      part.directoryOffset <= length, part.rowsOffset == part.directoryOffset + part.rowCount * directoryEntrySize,
+                guard part.rowCount >= 0, part.rowCount <= length / part.entrySize, part.directoryOffset >= 0,
+                      part.directoryOffset <= length, part.rowsOffset == part.directoryOffset + part.rowCount * part.entrySize,
                       part.rowsLength >= 0, part.rowsOffset <= length, part.rowsLength <= length - part.rowsOffset
                 else { throw corrupt("an entity's rows lie outside it") }
                 entities.append(part)
             }
             for _ in 0..<indexTotal {
-                let part = IndexPart(
-                    owner: Int(try tableReader.u32()), constraint: Int(try tableReader.u32()), count: Int(truncatingIfNeeded: try tableReader.u64()),
+                // The owner, and above it the size of an entry (zero before format 4: wide).
+                let ownerAndSize = try tableReader.u32()
+                var part = IndexPart(
+                    owner: Int(ownerAndSize & 0xFFFF), constraint: Int(try tableReader.u32()), count: Int(truncatingIfNeeded: try tableReader.u64()),
                     offset: Int(truncatingIfNeeded: try tableReader.u64()), crc: try tableReader.u32(), signature: try tableReader.u32())
-                guard part.owner < entityTotal, part.count >= 0, part.count <= length / indexEntrySize, part.offset >= 0,
-                      part.offset <= length - part.count * indexEntrySize
+                let narrow = part.isSchemaIndex ? narrowSchemaIndexEntrySize : narrowIndexEntrySize
+                switch Int(ownerAndSize >> 16) {
+                case 0: part.entrySize = indexEntrySize
+                case narrow: part.entrySize = narrow
+                default: throw corrupt("an index has entries of an unknown size")
+                }
+                guard part.owner < entityTotal, part.count >= 0, part.count <= length / part.entrySize, part.offset >= 0,
+                      part.offset <= length - part.count * part.entrySize
                 else { throw corrupt("an index lies outside it") }
                 indexes.append(part)
             }
@@ -127,14 +166,18 @@ struct Snapshot {
             for (entity, count) in columnCounts.enumerated() {
                 for _ in 0..<count {
                     let slot = Int(try tableReader.u32())
-                    guard let kind = Column.Kind(rawValue: try tableReader.u32()) else { throw corrupt("a column has an unknown kind") }
+                    // The kind, and above it the width of a value (zero before format 4: 8).
+                    let kindAndWidth = try tableReader.u32()
+                    guard let kind = Column.Kind(rawValue: kindAndWidth & 0xFF) else { throw corrupt("a column has an unknown kind") }
+                    let width = kindAndWidth >> 8 == 0 ? 8 : Int(kindAndWidth >> 8)
+                    guard Column.widths.contains(width) else { throw corrupt("a column has values of an unknown width") }
                     let offset = Int(truncatingIfNeeded: try tableReader.u64())
                     let crc = try tableReader.u32()
                     let present = Int(try tableReader.u32())
                     let rows = entities[entity].rowCount
                     guard slot < 1 << 16, present <= rows, offset >= 0, offset <= length,
-                          Column.byteCount(rows: rows, present: present) <= length - offset else { throw corrupt("a column lies outside it") }
-                    columns.append(ColumnPart(entity: entity, slot: slot, kind: kind, offset: offset, crc: crc, present: present))
+                          Column.byteCount(rows: rows, present: present, width: width) <= length - offset else { throw corrupt("a column lies outside it") }
+                    columns.append(ColumnPart(entity: entity, slot: slot, kind: kind, offset: offset, crc: crc, present: present, width: width))
                 }
             }
         } catch is ByteReader.Truncated {
@@ -146,10 +189,10 @@ struct Snapshot {
     /// Reads one column, checked against its checksum.
     func column(_ part: ColumnPart, fd: Int32, path: String) throws -> Column {
         let rows = entities[part.entity].rowCount
-        let size = Column.byteCount(rows: rows, present: part.present)
+        let size = Column.byteCount(rows: rows, present: part.present, width: part.width)
         let bytes = try FileIO.read(fd, count: size, at: base + part.offset, path: path)
         guard bytes.count == size, CRC32.checksum(bytes) == part.crc,
-              let column = Column(kind: part.kind, rows: rows, present: part.present, bytes: bytes) else {
+              let column = Column(kind: part.kind, rows: rows, present: part.present, width: part.width, bytes: bytes) else {
             throw StoreError.corrupt(path: path, reason: "snapshot at byte \(base): a column checksum does not match")
         }
         return column
@@ -175,12 +218,12 @@ struct Snapshot {
         init(part: EntityPart, bytes: [UInt8]) {
             self.part = part
             self.bytes = bytes
-            keys = (0..<part.rowCount).map { Snapshot.entry(in: bytes, at: $0 * Snapshot.directoryEntrySize).key }
+            keys = (0..<part.rowCount).map { Snapshot.key(in: bytes, at: $0, part: part) }
             checked = CheckedRows(count: part.rowCount)
         }
 
         func entry(at index: Int) -> Entry {
-            Snapshot.entry(in: bytes, at: index * Snapshot.directoryEntrySize)
+            Snapshot.entry(in: bytes, at: index, first: 0, part: part)
         }
 
         /// The directory position of a key.
@@ -225,7 +268,7 @@ struct Snapshot {
         let part = entities[index]
         let count = part.rowsOffset + part.rowsLength - part.directoryOffset
         let bytes = try FileIO.read(fd, count: count, at: base + part.directoryOffset, path: path)
-        let directoryLength = part.rowCount * Self.directoryEntrySize
+        let directoryLength = part.rowCount * part.entrySize
         guard bytes.count == count, CRC32.checksum(bytes[0..<directoryLength]) == part.directoryCRC else {
             throw StoreError.corrupt(path: path, reason: "snapshot at byte \(base): a directory checksum does not match")
         }
@@ -248,21 +291,28 @@ struct Snapshot {
         // Halve with single entries, then read the last few hundred in one go.
         while high - low > 128 {
             let mid = (low + high) / 2
-            let bytes = try FileIO.read(fd, count: 8, at: base + part.directoryOffset + mid * Self.directoryEntrySize, path: path)
-            var reader = ByteReader(bytes)
-            let found = Int64(bitPattern: (try? reader.u64()) ?? 0)
+            let bytes = try FileIO.read(fd, count: part.entrySize, at: base + part.directoryOffset + mid * part.entrySize, path: path)
+            let found = Self.key(in: bytes, at: 0, part: part)
             if found == key { low = mid; high = mid + 1; break }
             if found < key { low = mid + 1 } else { high = mid }
         }
         guard low < high else { return nil }
-        let run = try FileIO.read(fd, count: (high - low) * Self.directoryEntrySize, at: base + part.directoryOffset + low * Self.directoryEntrySize, path: path)
-        guard run.count == (high - low) * Self.directoryEntrySize else { throw StoreError.corrupt(path: path, reason: "snapshot at byte \(base): a directory is truncated") }
-        for i in 0..<(high - low) {
-            let entry = Self.entry(in: run, at: i * Self.directoryEntrySize)
-            guard entry.key == key else { continue }
+        let (run, first) = try directoryRun(part, low..<high, fd: fd, path: path)
+        for i in low..<high where Self.key(in: run, at: i - first, part: part) == key {
+            let entry = Self.entry(in: run, at: i, first: first, part: part)
             return (entry, try readRow(entry, of: part, fd: fd, path: path))
         }
         return nil
+    }
+
+    /// The directory entries of `positions` as read from the file, and the position of the
+    /// first entry read: a narrow entry holds where its row ends, so the one before is read too.
+    private func directoryRun(_ part: EntityPart, _ positions: Range<Int>, fd: Int32, path: String) throws -> (bytes: [UInt8], first: Int) {
+        let first = part.isNarrow ? max(0, positions.lowerBound - 1) : positions.lowerBound
+        let count = (positions.upperBound - first) * part.entrySize
+        let run = try FileIO.read(fd, count: count, at: base + part.directoryOffset + first * part.entrySize, path: path)
+        guard run.count == count else { throw StoreError.corrupt(path: path, reason: "snapshot at byte \(base): a directory is truncated") }
+        return (run, first)
     }
 
     /// The encoded slots a directory entry points at, checked to lie in the entity's rows
@@ -284,43 +334,57 @@ struct Snapshot {
     func candidates(owner: Int, constraint: Int, signature: UInt32, hash: UInt64, fd: Int32, path: String) throws -> [(entity: Int, key: Int64)]? {
         guard let part = indexes.first(where: { $0.owner == owner && $0.constraint == constraint && $0.signature == signature }) else { return nil }
         func read(_ range: Range<Int>) throws -> [UInt8] { try readEntries(part, range, fd: fd, path: path) }
-        // The first entry whose hash is not below `hash`.
+        // The first entry whose hash is not below `hash` (as much of it as the index keeps).
+        let hash = hash & part.hashMask
         var low = 0, high = part.count
         while high - low > 128 {
             let mid = (low + high) / 2
-            var reader = ByteReader(try read(mid..<mid + 1))
-            if (try? reader.u64()) ?? 0 < hash { low = mid + 1 } else { high = mid }
+            if Self.indexEntry(in: try read(mid..<mid + 1), at: 0, part: part).value < hash { low = mid + 1 } else { high = mid }
         }
         var result: [(Int, Int64)] = []
         var start = low
         while start < part.count {
             let end = min(part.count, start + 128)
             let bytes = try read(start..<end)
-            var reader = ByteReader(bytes)
-            for _ in start..<end {
-                let (found, entity, _, key) = try (reader.u64(), reader.u32(), reader.u32(), Int64(bitPattern: reader.u64()))
-                if found < hash { continue }
-                if found > hash { return result }
-                result.append((Int(entity), key))
+            for i in 0..<(end - start) {
+                let found = Self.indexEntry(in: bytes, at: i, part: part)
+                if found.value < hash { continue }
+                if found.value > hash { return result }
+                result.append((found.entity, found.key))
             }
             start = end
         }
         return result
     }
 
+    /// Entry `i` of index bytes that start with an entry: the hash (as much as the index
+    /// keeps) or the value, the entity, the directory position (zero in a uniqueness index)
+    /// and the key. Callers read whole entries.
+    private static func indexEntry(in bytes: [UInt8], at i: Int, part: IndexPart) -> (value: UInt64, entity: Int, position: Int, key: Int64) {
+        let at = i * part.entrySize
+        guard at >= 0, bytes.count - at >= part.entrySize else { return (0, 0, 0, 0) }
+        return bytes.withUnsafeBytes { raw in
+            func u64(_ offset: Int) -> UInt64 { UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: at + offset, as: UInt64.self)) }
+            func u32(_ offset: Int) -> UInt32 { UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: at + offset, as: UInt32.self)) }
+            func u16(_ offset: Int) -> UInt16 { UInt16(littleEndian: raw.loadUnaligned(fromByteOffset: at + offset, as: UInt16.self)) }
+            switch (part.isNarrow, part.isSchemaIndex) {
+            case (false, _): return (u64(0), Int(u32(8)), Int(u32(12)), Int64(bitPattern: u64(16)))
+            case (true, true): return (u64(0), part.owner, Int(u32(8)), Int64(u32(12)))
+            case (true, false): return ((UInt64(u32(2)) << 32 | UInt64(u16(0)) << 16), Int(u16(6)), 0, Int64(u32(8)))
+            }
+        }
+    }
+
     /// Every entry of an index, checked against its checksum (for integrity checks).
     func indexEntries(_ part: IndexPart, fd: Int32, path: String) throws -> [(hash: UInt64, entity: Int, position: Int, key: Int64)] {
-        let bytes = try FileIO.read(fd, count: part.count * Self.indexEntrySize, at: base + part.offset, path: path)
-        guard bytes.count == part.count * Self.indexEntrySize, CRC32.checksum(bytes) == part.crc else {
+        let bytes = try FileIO.read(fd, count: part.count * part.entrySize, at: base + part.offset, path: path)
+        guard bytes.count == part.count * part.entrySize, CRC32.checksum(bytes) == part.crc else {
             throw StoreError.corrupt(path: path, reason: "snapshot at byte \(base): an index checksum does not match")
         }
-        var reader = ByteReader(bytes)
-        var result: [(UInt64, Int, Int, Int64)] = []
-        for _ in 0..<part.count {
-            let (hash, entity, position, key) = try (reader.u64(), reader.u32(), reader.u32(), Int64(bitPattern: reader.u64()))
-            result.append((hash, Int(entity), Int(position), key))
+        return (0..<part.count).map { i in
+            let entry = Self.indexEntry(in: bytes, at: i, part: part)
+            return (entry.value, entry.entity, entry.position, entry.key)
         }
-        return result
     }
 
     /// One end of a range: a column value (as the column stores it) and whether it is in.
@@ -337,21 +401,17 @@ struct Snapshot {
     func range(_ part: IndexPart, kind: Column.Kind, from lower: Bound?, to upper: Bound?, fd: Int32, path: String) throws -> [(position: Int, key: Int64)] {
         let entries = try span(part, kind: kind, from: lower, to: upper, fd: fd, path: path)
         guard !entries.isEmpty else { return [] }
-        var reader = ByteReader(try readEntries(part, entries, fd: fd, path: path))
-        var result: [(position: Int, key: Int64)] = []
-        result.reserveCapacity(entries.count)
-        for _ in entries {
-            let (_, _, position, key) = try (reader.u64(), reader.u32(), reader.u32(), Int64(bitPattern: reader.u64()))
-            result.append((Int(position), key))
+        let bytes = try readEntries(part, entries, fd: fd, path: path)
+        return (0..<entries.count).map { i in
+            let entry = Self.indexEntry(in: bytes, at: i, part: part)
+            return (entry.position, entry.key)
         }
-        return result
     }
 
     /// The value (as its column stores it) of entry `i` of an index, in index order.
     func entryValue(_ part: IndexPart, at i: Int, fd: Int32, path: String) throws -> UInt64 {
         guard (0..<part.count).contains(i) else { throw StoreError.corrupt(path: path, reason: "snapshot at byte \(base): an index is truncated") }
-        var reader = ByteReader(try readEntries(part, i..<i + 1, fd: fd, path: path))
-        return try reader.u64()
+        return Self.indexEntry(in: try readEntries(part, i..<i + 1, fd: fd, path: path), at: 0, part: part).value
     }
 
     /// How many rows ``range(_:kind:from:to:fd:path:)`` would list (a binary search only).
@@ -360,16 +420,15 @@ struct Snapshot {
     }
 
     private func readEntries(_ part: IndexPart, _ range: Range<Int>, fd: Int32, path: String) throws -> [UInt8] {
-        let bytes = try FileIO.read(fd, count: range.count * Self.indexEntrySize, at: base + part.offset + range.lowerBound * Self.indexEntrySize, path: path)
-        guard bytes.count == range.count * Self.indexEntrySize else { throw StoreError.corrupt(path: path, reason: "snapshot at byte \(base): an index is truncated") }
+        let bytes = try FileIO.read(fd, count: range.count * part.entrySize, at: base + part.offset + range.lowerBound * part.entrySize, path: path)
+        guard bytes.count == range.count * part.entrySize else { throw StoreError.corrupt(path: path, reason: "snapshot at byte \(base): an index is truncated") }
         return bytes
     }
 
     /// The entries between two bounds.
     private func span(_ part: IndexPart, kind: Column.Kind, from lower: Bound?, to upper: Bound?, fd: Int32, path: String) throws -> Range<Int> {
         func value(at i: Int) throws -> UInt64 {
-            var reader = ByteReader(try readEntries(part, i..<i + 1, fd: fd, path: path))
-            return try reader.u64()
+            Self.indexEntry(in: try readEntries(part, i..<i + 1, fd: fd, path: path), at: 0, part: part).value
         }
         let less = kind.less
         // The first entry for which `before` is false (entries are sorted so it is monotone).
@@ -391,20 +450,39 @@ struct Snapshot {
     func row(at position: Int, entity index: Int, fd: Int32, path: String) throws -> (entry: Entry, bytes: [UInt8])? {
         let part = entities[index]
         guard position >= 0, position < part.rowCount else { return nil }
-        let raw = try FileIO.read(fd, count: Self.directoryEntrySize, at: base + part.directoryOffset + position * Self.directoryEntrySize, path: path)
-        guard raw.count == Self.directoryEntrySize else { throw StoreError.corrupt(path: path, reason: "snapshot at byte \(base): a directory is truncated") }
-        let entry = Self.entry(in: raw, at: 0)
+        let (run, first) = try directoryRun(part, position..<position + 1, fd: fd, path: path)
+        let entry = Self.entry(in: run, at: position, first: first, part: part)
         return (entry, try readRow(entry, of: part, fd: fd, path: path))
     }
 
-    private static func entry(in bytes: [UInt8], at position: Int) -> Entry {
-        // Callers check that the directory holds the entry; a short one reads as zeros.
-        guard position >= 0, bytes.count - position >= directoryEntrySize else { return Entry(key: 0, version: 0, offset: 0, size: 0, crc: 0) }
+    /// The key of entry `i` of directory bytes that start with an entry (zero when short).
+    private static func key(in bytes: [UInt8], at i: Int, part: EntityPart) -> Int64 {
+        let at = i * part.entrySize
+        guard at >= 0, bytes.count - at >= part.entrySize else { return 0 }
         return bytes.withUnsafeBytes { raw in
-            func u64(_ at: Int) -> UInt64 { UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: position + at, as: UInt64.self)) }
-            func u32(_ at: Int) -> UInt32 { UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: position + at, as: UInt32.self)) }
-            return Entry(key: Int64(bitPattern: u64(0)), version: Int64(bitPattern: u64(8)), offset: Int(truncatingIfNeeded: u64(16)),
-                         size: Int(u32(24)), crc: u32(28))
+            part.isNarrow ? Int64(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: at, as: UInt32.self)))
+                : Int64(bitPattern: UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: at, as: UInt64.self)))
+        }
+    }
+
+    /// The entry at directory position `position`, from directory bytes that start with the
+    /// entry at position `first` (for a narrow entry, the one before it as well, when there
+    /// is one). Callers check that the directory holds the entry; a short one reads as zeros.
+    private static func entry(in bytes: [UInt8], at position: Int, first: Int, part: EntityPart) -> Entry {
+        let at = (position - first) * part.entrySize
+        guard at >= 0, bytes.count - at >= part.entrySize, !part.isNarrow || position == 0 || at >= part.entrySize else {
+            return Entry(key: 0, version: 0, offset: 0, size: 0, crc: 0)
+        }
+        return bytes.withUnsafeBytes { raw in
+            func u64(_ offset: Int) -> UInt64 { UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: at + offset, as: UInt64.self)) }
+            func u32(_ offset: Int) -> UInt32 { UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: at + offset, as: UInt32.self)) }
+            guard part.isNarrow else {
+                return Entry(key: Int64(bitPattern: u64(0)), version: Int64(bitPattern: u64(8)), offset: Int(truncatingIfNeeded: u64(16)),
+                             size: Int(u32(24)), crc: u32(28))
+            }
+            // A row starts where the one before it ends (the first at the entity's rows).
+            let start = position == 0 ? 0 : Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: at - part.entrySize + 8, as: UInt32.self)))
+            return Entry(key: Int64(u32(0)), version: Int64(u32(4)), offset: part.rowsOffset + start, size: Int(u32(8)) - start, crc: u32(12))
         }
     }
 
@@ -448,30 +526,43 @@ struct Snapshot {
     }
 
     /// The bytes of a snapshot: `rows[i]` are entity i's rows sorted by key, `columns[i]` its
-    /// columns (in the rows' order).
-    static func bytes(rows: [[Row]], indexes: [Index], columns: [[(slot: Int, column: Column)]]) -> [UInt8] {
+    /// columns (in the rows' order). `narrow` (format 4): directories, indexes and columns
+    /// take the narrow entries and values wherever theirs fit; otherwise (and always when
+    /// false, as format 3 wrote them) wide ones.
+    static func bytes(rows: [[Row]], indexes: [Index], columns: [[(slot: Int, column: Column)]], narrow: Bool = true) -> [UInt8] {
         let columnTotal = columns.reduce(0) { $0 + $1.count }
         let tableSize = rows.count * entityPartSize + indexes.count * indexPartSize + columnTotal * columnPartSize
         var body = ByteWriter()
         var offset = prefixSize + tableSize
         var parts: [EntityPart] = []
+        let fits32 = { (n: Int64) in n >= 0 && n <= Int64(UInt32.max) }
         for entityRows in rows {
+            let rowsLength = entityRows.reduce(0) { $0 + $1.length }
+            let entrySize = narrow && rowsLength <= Int(UInt32.max) && entityRows.allSatisfy({ fits32($0.key) && fits32($0.version) })
+                ? narrowDirectoryEntrySize : directoryEntrySize
             let directoryOffset = offset
-            let rowsOffset = directoryOffset + entityRows.count * directoryEntrySize
+            let rowsOffset = directoryOffset + entityRows.count * entrySize
             var directory = ByteWriter()
+            directory.bytes.reserveCapacity(entityRows.count * entrySize)
             var rowOffset = rowsOffset
             for row in entityRows {
                 var entry = Entry(key: row.key, version: row.version, offset: rowOffset, size: row.bytes.count, crc: 0)
                 entry.crc = checksum(entry, row.bytes)
-                directory.u64(UInt64(bitPattern: entry.key))
-                directory.u64(UInt64(bitPattern: entry.version))
-                directory.u64(UInt64(entry.offset))
-                directory.u32(UInt32(entry.size))
-                directory.u32(entry.crc)
                 rowOffset += row.bytes.count
+                if entrySize == narrowDirectoryEntrySize {
+                    directory.u32(UInt32(entry.key))
+                    directory.u32(UInt32(entry.version))
+                    directory.u32(UInt32(rowOffset - rowsOffset))
+                } else {
+                    directory.u64(UInt64(bitPattern: entry.key))
+                    directory.u64(UInt64(bitPattern: entry.version))
+                    directory.u64(UInt64(entry.offset))
+                    directory.u32(UInt32(entry.size))
+                }
+                directory.u32(entry.crc)
             }
             parts.append(EntityPart(rowCount: entityRows.count, directoryOffset: directoryOffset, rowsOffset: rowsOffset,
-                                    rowsLength: rowOffset - rowsOffset, directoryCRC: CRC32.checksum(directory.bytes)))
+                                    rowsLength: rowOffset - rowsOffset, directoryCRC: CRC32.checksum(directory.bytes), entrySize: entrySize))
             body.bytes += directory.bytes
             for row in entityRows { body.bytes += row.bytes }
             offset = rowOffset
@@ -479,31 +570,48 @@ struct Snapshot {
         var indexParts: [IndexPart] = []
         for index in indexes {
             var entries = ByteWriter()
+            let entrySize: Int
             if let positions = index.positions {
+                let isNarrow = narrow && index.owner <= Int(UInt16.max) && positions.allSatisfy { $0 <= Int(UInt32.max) }
+                    && index.entries.allSatisfy { fits32($0.key) }
+                entrySize = isNarrow ? narrowSchemaIndexEntrySize : indexEntrySize
                 for (entry, position) in zip(index.entries, positions) {
                     entries.u64(entry.hash)
-                    entries.u32(UInt32(entry.entity))
+                    if !isNarrow { entries.u32(UInt32(entry.entity)) }
                     entries.u32(UInt32(position))
-                    entries.u64(UInt64(bitPattern: entry.key))
+                    if isNarrow { entries.u32(UInt32(entry.key)) } else { entries.u64(UInt64(bitPattern: entry.key)) }
                 }
             } else {
-                for entry in index.entries.sorted(by: { ($0.hash, $0.entity, $0.key) < ($1.hash, $1.entity, $1.key) }) {
-                    entries.u64(entry.hash)
-                    entries.u32(UInt32(entry.entity))
-                    entries.u32(0)
-                    entries.u64(UInt64(bitPattern: entry.key))
+                let isNarrow = narrow && index.owner <= Int(UInt16.max) && index.entries.allSatisfy { $0.entity <= Int(UInt16.max) && fits32($0.key) }
+                entrySize = isNarrow ? narrowIndexEntrySize : indexEntrySize
+                // Sorted by as much of the hash as is written, so a search finds every entry of one.
+                let mask: UInt64 = isNarrow ? ~0xFFFF : ~0
+                for entry in index.entries.sorted(by: { ($0.hash & mask, $0.entity, $0.key) < ($1.hash & mask, $1.entity, $1.key) }) {
+                    if isNarrow {
+                        entries.u16(UInt16(truncatingIfNeeded: entry.hash >> 16))
+                        entries.u32(UInt32(truncatingIfNeeded: entry.hash >> 32))
+                        entries.u16(UInt16(entry.entity))
+                        entries.u32(UInt32(entry.key))
+                    } else {
+                        entries.u64(entry.hash)
+                        entries.u32(UInt32(entry.entity))
+                        entries.u32(0)
+                        entries.u64(UInt64(bitPattern: entry.key))
+                    }
                 }
             }
             indexParts.append(IndexPart(owner: index.owner, constraint: index.constraint, count: index.entries.count, offset: offset,
-                                        crc: CRC32.checksum(entries.bytes), signature: index.signature))
+                                        crc: CRC32.checksum(entries.bytes), signature: index.signature, entrySize: entrySize))
             body.bytes += entries.bytes
             offset += entries.bytes.count
         }
         var columnParts: [ColumnPart] = []
         for (entity, entityColumns) in columns.enumerated() {
             for (slot, column) in entityColumns {
+                let column = narrow ? column : column.widened
                 let bytes = column.bytes
-                columnParts.append(ColumnPart(entity: entity, slot: slot, kind: column.kind, offset: offset, crc: CRC32.checksum(bytes), present: column.present))
+                columnParts.append(ColumnPart(entity: entity, slot: slot, kind: column.kind, offset: offset, crc: CRC32.checksum(bytes),
+                                              present: column.present, width: column.width))
                 body.bytes += bytes
                 offset += bytes.count
             }
@@ -515,10 +623,11 @@ struct Snapshot {
             table.u64(UInt64(part.rowsOffset))
             table.u64(UInt64(part.rowsLength))
             table.u32(part.directoryCRC)
-            table.u32(UInt32(entity < columns.count ? columns[entity].count : 0))
+            // A wide directory says 0, as before format 4.
+            table.u32(UInt32(entity < columns.count ? columns[entity].count : 0) | UInt32(part.isNarrow ? part.entrySize : 0) << 16)
         }
         for part in indexParts {
-            table.u32(UInt32(part.owner))
+            table.u32(UInt32(part.owner) | UInt32(part.isNarrow ? part.entrySize : 0) << 16)
             table.u32(UInt32(part.constraint))
             table.u64(UInt64(part.count))
             table.u64(UInt64(part.offset))
@@ -527,7 +636,7 @@ struct Snapshot {
         }
         for part in columnParts {
             table.u32(UInt32(part.slot))
-            table.u32(part.kind.rawValue)
+            table.u32(part.kind.rawValue | UInt32(part.width == 8 ? 0 : part.width) << 8)
             table.u64(UInt64(part.offset))
             table.u32(part.crc)
             table.u32(UInt32(part.present))

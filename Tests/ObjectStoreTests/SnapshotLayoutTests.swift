@@ -1,0 +1,134 @@
+import Foundation
+import Testing
+@testable import ObjectStore
+import ObjectStoreModel
+
+/// The widths of format 4's snapshot entries and column values: narrow where every key,
+/// version, offset and value fits, wide (as format 3 wrote them) where one does not, and
+/// every row, index entry and value read back as it was written either way.
+@Suite struct SnapshotLayoutTests {
+    /// A snapshot written to a file of its own (at byte 0) and opened again.
+    private func written(rows: [[Snapshot.Row]], indexes: [Snapshot.Index] = [], columns: [[(slot: Int, column: Column)]] = [],
+                         narrow: Bool = true, in directory: TemporaryDirectory) throws -> (Snapshot, Int32, String) {
+        let url = directory.file("snapshot-\(UUID().uuidString)")
+        let bytes = Snapshot.bytes(rows: rows, indexes: indexes, columns: columns, narrow: narrow)
+        try Data(bytes).write(to: url)
+        let fd = open(url.path, O_RDONLY)
+        try #require(fd >= 0)
+        return (try Snapshot.open(fd, base: 0, length: bytes.count, entityCount: rows.count, path: url.path), fd, url.path)
+    }
+
+    private func row(_ key: Int64, version: Int64 = 1, _ text: String) -> Snapshot.Row {
+        let bytes = Array(text.utf8)
+        return Snapshot.Row(key: key, version: version, source: bytes, start: 0, length: bytes.count)
+    }
+
+    @Test func eachEntityGetsNarrowEntriesOnlyWhenAllOfItsKeysAndVersionsFit() throws {
+        let directory = try TemporaryDirectory()
+        let small = [row(1, "one"), row(2, version: 7, ""), row(3, "three"), row(4_000_000_000, version: 4_294_967_295, "big but 32-bit")]
+        let large = [row(5, "five"), row(1 << 40, "a key past 32 bits")]
+        let oldVersion = [row(1, version: 1 << 33, "a version past 32 bits")]
+        let (snapshot, fd, path) = try written(rows: [small, large, oldVersion], in: directory)
+        defer { close(fd) }
+        #expect(snapshot.entities.map(\.entrySize) == [16, 32, 32])
+        for (entity, rows) in [small, large, oldVersion].enumerated() {
+            // Found by a binary search in the file, and by position.
+            for (position, expected) in rows.enumerated() {
+                let found = try #require(try snapshot.find(key: expected.key, entity: entity, fd: fd, path: path))
+                #expect(found.entry.key == expected.key && found.entry.version == expected.version && found.bytes[...] == expected.bytes)
+                let at = try #require(try snapshot.row(at: position, entity: entity, fd: fd, path: path))
+                #expect(at.entry.key == expected.key && at.bytes[...] == expected.bytes)
+            }
+            #expect(try snapshot.find(key: 6, entity: entity, fd: fd, path: path) == nil)
+            // Read whole, each row checked against its checksum.
+            let loaded = try snapshot.load(entity: entity, fd: fd, path: path)
+            #expect(loaded.keys == rows.map(\.key))
+            for (position, expected) in rows.enumerated() {
+                let (entry, start) = try loaded.row(at: position, path: path)
+                #expect(entry.version == expected.version && loaded.bytes[start..<start + entry.size] == expected.bytes)
+            }
+        }
+        // Format 3's layout: every entry wide, and the same rows read back.
+        let (wide, wideFD, _) = try written(rows: [small], narrow: false, in: directory)
+        defer { close(wideFD) }
+        #expect(wide.entities.map(\.entrySize) == [32])
+        #expect(try wide.load(entity: 0, fd: wideFD, path: path).keys == small.map(\.key))
+    }
+
+    @Test func aUniquenessIndexKeeps48BitsOfEachHashAndFindsEveryEntryThatSharesThem() throws {
+        let directory = try TemporaryDirectory()
+        let hash: UInt64 = 0xDEAD_BEEF_CAFE_1234
+        // Two hashes that differ only in the 16 bits a narrow entry drops, and one that does not.
+        let entries: [(hash: UInt64, entity: Int, key: Int64)] = [(hash, 0, 1), (hash ^ 0x00FF, 1, 2), (hash ^ 0x1_0000, 0, 3)]
+        let narrowIndex = Snapshot.Index(owner: 0, constraint: 0, signature: 9, entries: entries)
+        let wideIndex = Snapshot.Index(owner: 0, constraint: 1, signature: 9, entries: entries + [(hash, 70_000, 4)])
+        let rows = [[row(1, "a"), row(3, "c")], [row(2, "b")]]
+        let (snapshot, fd, path) = try written(rows: rows, indexes: [narrowIndex, wideIndex], in: directory)
+        defer { close(fd) }
+        #expect(snapshot.indexes.map(\.entrySize) == [12, 24], "an entity index past 16 bits keeps the index wide")
+        let narrow = try #require(try snapshot.candidates(owner: 0, constraint: 0, signature: 9, hash: hash, fd: fd, path: path))
+        #expect(narrow.map(\.key).sorted() == [1, 2], "both hashes that share the kept bits are candidates; the store compares their rows")
+        #expect(try snapshot.candidates(owner: 0, constraint: 0, signature: 9, hash: hash ^ 0x1_0000, fd: fd, path: path)?.map(\.key) == [3])
+        #expect(try snapshot.candidates(owner: 0, constraint: 0, signature: 9, hash: hash ^ 0x2_0000, fd: fd, path: path)?.isEmpty == true)
+        let wide = try #require(try snapshot.candidates(owner: 0, constraint: 1, signature: 9, hash: hash, fd: fd, path: path))
+        #expect(wide.map(\.key).sorted() == [1, 4], "a wide entry keeps the whole hash")
+        #expect(wide.contains { $0.entity == 70_000 })
+    }
+
+    @Test func aSchemaIndexNarrowsToValuePositionAndKey() throws {
+        let directory = try TemporaryDirectory()
+        let rows = [[row(10, "x"), row(20, "y"), row(30, "z")]]
+        let values: [UInt64] = [3, 5, 5]
+        let index = Snapshot.Index(owner: 0, constraint: Snapshot.schemaIndexFlag, signature: 1,
+                                   entries: zip(values, rows[0]).map { ($0, 0, $1.key) }, positions: [0, 1, 2])
+        for narrow in [true, false] {
+            let (snapshot, fd, path) = try written(rows: rows, indexes: [index], narrow: narrow, in: directory)
+            defer { close(fd) }
+            let part = try #require(snapshot.indexes.first)
+            #expect(part.entrySize == (narrow ? 16 : 24))
+            let found = try snapshot.range(part, kind: .integer, from: Snapshot.Bound(bits: 4, inclusive: true), to: nil, fd: fd, path: path)
+            #expect(found.map(\.position) == [1, 2] && found.map(\.key) == [20, 30])
+            #expect(try snapshot.indexEntries(part, fd: fd, path: path).map(\.entity) == [0, 0, 0])
+            #expect(try snapshot.entryValue(part, at: 2, fd: fd, path: path) == 5)
+        }
+    }
+
+    /// Each value's width is the narrowest that reads back to the same bits: integers by
+    /// their range, doubles and dates only when they hold a whole number (-0.0 and 2.5 stay
+    /// 8 bytes), and nils cost no value.
+    static let widthCases: [(Column.Kind, [Value], Int)] = [
+        (.integer, [.integer(-128), .integer(127), .null], 1),
+        (.integer, [.integer(-129)], 2),
+        (.integer, [.integer(32_767), .integer(-32_768)], 2),
+        (.integer, [.integer(32_768)], 4),
+        (.integer, [.integer(Int64(Int32.max)), .integer(Int64(Int32.min))], 4),
+        (.integer, [.integer(Int64(Int32.max) + 1)], 8),
+        (.integer, [.integer(.min), .integer(.max)], 8),
+        (.boolean, [.bool(true), .bool(false)], 1),
+        (.double, [.double(3), .double(-1_000)], 2),
+        (.double, [.double(2.5)], 8),
+        (.double, [.double(-0.0)], 8),
+        (.double, [.double(.infinity)], 8),
+        (.double, [.double(0x1p31)], 8),
+        (.double, [.double(-0x1p31)], 4),
+        (.date, [.date(Date(timeIntervalSinceReferenceDate: 817_689_600)), .null], 4),
+        (.date, [.date(Date(timeIntervalSinceReferenceDate: 817_689_600.25))], 8),
+        (.date, [.date(Date(timeIntervalSinceReferenceDate: 3e9))], 8),
+        (.integer, [.null, .null], 1),
+    ]
+
+    @Test(arguments: widthCases)
+    func columnValuesTakeTheNarrowestWidthThatReadsBackTheSame(kind: Column.Kind, values: [Value], width: Int) throws {
+        let column = try #require(Column(kind: kind, values: values.map { .value($0) }))
+        #expect(column.width == width)
+        let bytes = column.bytes
+        #expect(bytes.count == Column.byteCount(rows: values.count, present: column.present, width: width))
+        let read = try #require(Column(kind: kind, rows: values.count, present: column.present, width: width, bytes: bytes))
+        #expect(read.values == column.values, "the same bits")
+        #expect((0..<values.count).map { read.value(at: $0) } == values)
+        // Wide, as format 3 wrote every column.
+        let wide = column.widened
+        #expect(wide.bytes.count == Column.byteCount(rows: values.count, present: column.present))
+        #expect(Column(kind: kind, rows: values.count, present: column.present, bytes: wide.bytes)?.values == column.values)
+    }
+}
