@@ -142,13 +142,17 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
     /// they hash alike; the seed keeps the order of a table private to the process, as
     /// `Hasher`'s does.
     public func _rawHashValue(seed: Int) -> Int {
-        var x: UInt64
         switch key {
         case .permanent(let k):
-            x = UInt64(bitPattern: k)
+            return Self.mix(UInt64(bitPattern: k), scope: scope, seed: seed)
         case .temporary(let n):
-            x = n ^ 0x9E37_79B9_7F4A_7C15  // apart from the permanent key of the same number
+            return Self.mix(n ^ 0x9E37_79B9_7F4A_7C15, scope: scope, seed: seed)  // apart from the permanent key of the same number
         }
+    }
+
+    /// A number and a scope's address mixed with a seed (murmur3's finalizer).
+    static func mix(_ number: UInt64, scope: Scope, seed: Int) -> Int {
+        var x = number
         x ^= UInt64(UInt(bitPattern: ObjectIdentifier(scope))) &* 0xC2B2_AE3D_27D4_EB4F
         x ^= UInt64(UInt(bitPattern: seed))
         x ^= x >> 33

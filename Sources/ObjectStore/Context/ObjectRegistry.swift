@@ -111,8 +111,16 @@ struct ObjectTable: Sequence {
 
     private var mask: Int { slots.count - 1 }
 
+    /// Permanent keys that differ only in their low 2 bits share their other hash bits, so
+    /// 4 keys in a row of one entity have neighbouring home slots: a fetch, which asks for
+    /// its rows' objects in key order, misses the cache once per 4 objects instead of once
+    /// per object (these misses were half of a fetch over 100,000 held objects). Runs of 4
+    /// cluster a little more than single entries (about 7 probes instead of 2.5 to find an
+    /// entry in a table three quarters full); runs of 16 gained no more and probed 27.
     private static func hash(_ id: ObjectID) -> UInt32 {
-        UInt32(truncatingIfNeeded: id._rawHashValue(seed: 0))
+        guard case .permanent(let key) = id.key else { return UInt32(truncatingIfNeeded: id._rawHashValue(seed: 0)) }
+        let run = UInt32(truncatingIfNeeded: ObjectID.mix(UInt64(bitPattern: key >> 2), scope: id.scope, seed: 0))
+        return run & ~0x3 | UInt32(truncatingIfNeeded: key) & 0x3
     }
 
     /// The slot holding `id`, or the empty slot where it would go.
