@@ -17,6 +17,53 @@ import ObjectStoreModel
         #expect(try context.all("Task").count == 1)
     }
 
+    /// Many deletions in one batch: each deleted task leaves its location's list (whose
+    /// order stays), a deleted location lets go of its tasks and they of it, tags lose
+    /// their deleted tasks, and one undo brings every list back as it was.
+    @Test func aBatchOfDeletionsLeavesEachListAndUndoRestoresThem() throws {
+        let context = TestModel.context()
+        let home = try context.location("Home"), work = try context.location("Work")
+        let tag = try context.insertObject(entityName: "Tag")
+        try tag.setValue("errand", forKey: "label")
+        var tasks: [ManagedObject] = []
+        for i in 0..<12 {
+            let task = try context.task("t\(i)")
+            try task.setObject(i % 3 == 0 ? work : home, forKey: "location")
+            if i % 2 == 0 { try task.addObject(tag, toKey: "tags") }
+            tasks.append(task)
+        }
+        try context.save()
+        func texts(_ object: ManagedObject, _ key: String) throws -> [String] {
+            try object.objects(forKey: key).map { $0["text"].stringValue ?? "?" }
+        }
+        let homeBefore = try texts(home, "tasks"), tagBefore = try texts(tag, "tasks")
+        #expect(homeBefore == ["t1", "t2", "t4", "t5", "t7", "t8", "t10", "t11"])
+
+        let deleted = [1, 2, 4, 8, 11]
+        for i in deleted { context.delete(tasks[i]) }
+        context.delete(work)
+        context.processPendingChanges()
+        #expect(try texts(home, "tasks") == ["t5", "t7", "t10"])
+        #expect(try texts(tag, "tasks") == ["t0", "t6", "t10"])
+        for i in deleted + [0, 3, 6, 9] { #expect(try tasks[i].object(forKey: "location") == nil, "t\(i)") }
+        for i in deleted { #expect(try tasks[i].objects(forKey: "tags").isEmpty, "t\(i)") }
+        #expect(try work.objects(forKey: "tasks").isEmpty)
+
+        context.undo()
+        #expect(try texts(home, "tasks") == homeBefore)
+        #expect(try texts(tag, "tasks") == tagBefore)
+        #expect(try texts(work, "tasks") == ["t0", "t3", "t6", "t9"])
+        for (i, task) in tasks.enumerated() { #expect(try task.object(forKey: "location") === (i % 3 == 0 ? work : home), "t\(i)") }
+
+        context.redo()
+        try context.save()
+        let fresh = ManagedObjectContext(coordinator: context.coordinator)
+        let saved = try #require(try fresh.all("Location").first { $0["name"] == "Home" })
+        #expect(try texts(saved, "tasks") == ["t5", "t7", "t10"])
+        #expect(try fresh.all("Task").count == 12 - deleted.count)
+        #expect(try fresh.all("Location").count == 1)
+    }
+
     @Test func cascadeDeletesChainsAndSurvivesCycles() throws {
         let context = TestModel.context()
         let task = try context.task("Milk")

@@ -21,7 +21,9 @@ extension ManagedObjectContext {
         while !pendingDeletes.isEmpty {
             let batch = pendingDeletes
             pendingDeletes.removeAll()
-            for object in batch { applyDeleteRules(object) }
+            var removals = InverseRemovals()
+            for object in batch { applyDeleteRules(object, &removals) }
+            removals.apply(in: self)
         }
         undoManager?.closeGroup()
         if !pendingChanges.isEmpty {
@@ -31,22 +33,61 @@ extension ManagedObjectContext {
         }
     }
 
-    private func applyDeleteRules(_ object: ManagedObject) {
+    /// Nullifies or cascades the deleted object's relationships. The object lets go of all
+    /// its destinations at once; a destination's to-many inverse lets go of it in
+    /// `removals`, which the caller applies once per destination for the whole batch (a
+    /// location losing 1,000 of its 20,000 tasks filters its list once, not 1,000 times).
+    private func applyDeleteRules(_ object: ManagedObject, _ removals: inout InverseRemovals) {
         object.prepareForDeletion()
         guard (try? object.fireFault()) != nil else { return }
         for relationship in object.entity.relationships {
             guard let index = object.entity.slot(of: relationship.name) else { continue }
+            let rule = relationship.deleteRule
+            guard rule == .cascade || rule == .nullify else { continue }  // deny is checked at save; noAction leaves both sides as they are
             let targets = object.slots[index].referencedIDs.compactMap { try? self.object(with: $0) }
-            switch relationship.deleteRule {
-            case .cascade:
-                for target in targets {
-                    delete(target)
-                    try? unrelate(object, relationship, target)
+            if rule == .cascade { for target in targets { delete(target) } }
+            try? setSlot(object, index, relationship.isToMany ? .toMany([]) : .toOne(nil))
+            guard let inverse = inverse(of: relationship) else { continue }
+            for target in targets {
+                if inverse.isToMany {
+                    removals.remove(object.objectID, from: target, inverse)
+                } else {
+                    try? removeOneSide(target, inverse, object)
                 }
-            case .nullify:
-                for target in targets { try? unrelate(object, relationship, target) }
-            case .deny, .noAction:
-                break  // deny is checked at save; noAction leaves both sides as they are
+            }
+        }
+    }
+}
+
+/// References to remove from to-many relationships, gathered over a batch of deletions
+/// and applied once per object and relationship.
+struct InverseRemovals {
+    private var objects: [ManagedObject] = []
+    private var places: [ObjectIdentifier: Int] = [:]
+    private var removed: [[String: Set<ObjectID>]] = []
+
+    mutating func remove(_ id: ObjectID, from object: ManagedObject, _ relationship: RelationshipDescription) {
+        let place: Int
+        if let known = places[ObjectIdentifier(object)] {
+            place = known
+        } else {
+            place = objects.count
+            places[ObjectIdentifier(object)] = place
+            objects.append(object)
+            removed.append([:])
+        }
+        removed[place][relationship.name, default: []].insert(id)
+    }
+
+    /// Each object's lists without the removed references (one change, one undo step each),
+    /// in the order the objects first came up.
+    func apply(in context: ManagedObjectContext) {
+        for (object, byName) in zip(objects, removed) {
+            guard (try? object.fireFault()) != nil else { continue }  // gone: nothing to remove
+            for (name, ids) in byName.sorted(by: { $0.key < $1.key }) {
+                guard let index = object.entity.slot(of: name), case .toMany(let current) = object.slots[index] else { continue }
+                let kept = current.filter { !ids.contains($0) }
+                if kept.count != current.count { try? context.setSlot(object, index, .toMany(kept)) }
             }
         }
     }

@@ -76,6 +76,9 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
         var snapshot: Snapshot?
         /// Entities whose snapshot directory and rows were read whole, by entity index.
         var loaded: [Int: Snapshot.Loaded] = [:]
+        /// Rows found one by one in the file (a binary search each), by entity index: past
+        /// as many as a query would read singly, the entity is read whole instead.
+        var singleReads: [Int: Int] = [:]
         /// Snapshot columns read, by entity index and slot.
         var columns: [Int: [Int: Column]] = [:]
         /// Rows written in the log, which supersede the snapshot's.
@@ -824,11 +827,17 @@ private final class Core {
         guard let key = id.primaryKey, state.removed[id.entityName]?.contains(key) != true, let snapshot = state.snapshot,
               id.storeIdentifier == state.metadata?.storeIdentifier, let index = state.codec?.entityIndex[id.entityName]
         else { return nil }
+        // Faults fired one after another (a bulk delete, a walk of a relationship) search the
+        // file a row at a time until they have read as many rows as a query reads singly
+        // (one in 32, at least 256); then the entity is read whole, once.
+        let singleReads = state.singleReads[index, default: 0]
+        if index < snapshot.entities.count, singleReads >= max(256, snapshot.entities[index].rowCount / 32) { _ = try loadedEntity(index) }
         if let loaded = state.loaded[index] {
             guard let position = loaded.find(key) else { return nil }
             let (entry, start) = try loaded.row(at: position, path: path)
             return (entry.version, loaded.bytes, start)
         }
+        state.singleReads[index] = singleReads + 1
         guard let held, let found = try snapshot.find(key: key, entity: index, fd: held.fd, path: path) else { return nil }
         return (found.entry.version, found.bytes, 0)
     }

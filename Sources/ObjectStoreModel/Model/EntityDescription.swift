@@ -23,6 +23,8 @@ public struct EntityDescription: Sendable, Hashable {
         let uniquenessConstraints: [[String]]
         let indexes: [IndexDescription]
         let properties: [PropertyDescription]
+        /// The relationships among `properties` (a delete walks them for every object).
+        let relationships: [RelationshipDescription]
         let inheritedPropertyCount: Int
         let fetchedProperties: [FetchedPropertyDescription]
         let ancestorNames: [String]
@@ -53,6 +55,7 @@ public struct EntityDescription: Sendable, Hashable {
             self.uniquenessConstraints = uniquenessConstraints
             self.indexes = indexes
             self.properties = properties
+            self.relationships = properties.compactMap(\.relationship)
             self.inheritedPropertyCount = inheritedPropertyCount
             self.fetchedProperties = fetchedProperties
             self.ancestorNames = ancestorNames
@@ -257,7 +260,7 @@ public struct EntityDescription: Sendable, Hashable {
     public var attributes: [AttributeDescription] { properties.compactMap(\.attribute) }
 
     /// All relationships in slot order.
-    public var relationships: [RelationshipDescription] { properties.compactMap(\.relationship) }
+    public var relationships: [RelationshipDescription] { storage.relationships }
 
     /// The properties this entity declares itself (not inherited).
     public var ownProperties: ArraySlice<PropertyDescription> { properties[inheritedPropertyCount...] }
