@@ -209,6 +209,49 @@ import ObjectStoreModel
         #expect(migrated["text"] == "hello" && migrated["stars"] == 4 && migrated["pinned"] == false)
     }
 
+    /// A version that adds a uniqueness constraint (case-insensitive, on the parent, so a
+    /// sub-entity's objects count too) fails to migrate a store holding duplicates, even
+    /// when they sit in different batches, names them, and leaves the store as it was; once
+    /// the duplicates are gone it migrates.
+    @Test(arguments: ["store", "json"])
+    func aNewUniquenessConstraintIsCheckedAcrossTheWholeStep(format: String) throws {
+        let directory = try TemporaryDirectory()
+        let old = #"{"entities": [{"name": "Tag", "attributes": [{"name": "label", "type": "string"}]}, {"name": "Topic", "parent": "Tag", "attributes": [{"name": "depth", "type": "int16"}]}]}"#
+        let new = old.replacingOccurrences(of: #"[{"name": "label", "type": "string"}]}"#,
+                                           with: #"[{"name": "label", "type": "string", "collation": "caseInsensitive"}], "uniquenessConstraints": [["label"]]}"#)
+        #expect(new != old)
+        let url = directory.file("tags.\(format)")
+        let context = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: try ManagedObjectModel(schema: old, versionName: "a"), storeURL: url))
+        var tags: [ManagedObject] = []
+        for i in 0..<9 {
+            let tag = try context.insertObject(entityName: i == 7 ? "Topic" : "Tag")
+            try tag.setValue(.string(i == 7 ? "Label 1" : "label \(i)"), forKey: "label")
+            tags.append(tag)
+        }
+        try context.save()
+        let before = try Data(contentsOf: url)
+        let models = try ModelDirectory(location: "tags", files: ["manifest.json": #"{"versions": ["a", "b"], "current": "b"}"#, "a.json": old, "b.json": new])
+        var migrator = StoreMigrator(models: models)
+        migrator.batchSize = 2
+        #expect {
+            try migrator.migrate(storeURL: url)
+        } throws: { error in
+            guard case .validation(let failures, let total)? = error as? MigrationError else { return false }
+            return total == 1 && failures.first?.hasPrefix(#"Topic 1.label: another Tag already has label = "Label 1" ("#) == true
+        }
+        #expect(try Data(contentsOf: url) == before)
+
+        context.delete(tags[7])
+        try context.save()
+        #expect(try migrator.migrate(storeURL: url) != nil)
+        let migrated = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: try models.currentModel(), storeURL: url))
+        #expect(try migrated.count(for: FetchRequest(entityName: "Tag")) == 8)
+        // The store keeps the constraint from now on.
+        let duplicate = try migrated.insertObject(entityName: "Topic")
+        try duplicate.setValue("LABEL 3", forKey: "label")
+        #expect(throws: ValidationError.self) { try migrated.save() }
+    }
+
     @Test func storesConvertBetweenBinaryAndJSON() throws {
         let directory = try TemporaryDirectory()
         let binary = directory.file("tasks.store")

@@ -17,6 +17,15 @@ struct StepWriter {
     private var nextDistinctKey: [String: Int64] = [:]
     /// Source entity name to the destination entity its objects become (same keys).
     private let destinationOf: [String: String]
+    /// The values the step's objects took, per owner entity and uniqueness constraint (as
+    /// the constraint compares them): the step checks uniqueness itself, across batches,
+    /// as it writes a file no one else sees yet (the store, asked per batch, read every row
+    /// written so far each time: a step of n objects cost n^2 / batch size).
+    private var taken: [[[SlotValue]: ObjectID]] = []
+    /// Per destination entity, the constraints its objects keep (its own and its
+    /// ancestors'), each with its bucket in `taken`.
+    private var plans: [ObjectIdentifier: [(bucket: Int, owner: String, names: [String], slots: [Int], folding: [AttributeDescription?])]] = [:]
+    private var buckets: [String: Int] = [:]
 
     init(mapping: MappingModel, store: any PersistentStore, batchSize: Int) {
         self.mapping = mapping
@@ -33,8 +42,10 @@ struct StepWriter {
         ObjectID(entityName: entity, storeIdentifier: store.identifier, key: .permanent(key))
     }
 
-    /// The slot of a relationship of the object being migrated.
-    mutating func relationshipSlot(_ relationship: RelationshipDescription, _ relationshipMapping: RelationshipMapping, source: ManagedObject, scope: EvaluationScope, compiler: PredicateCompiler, sourceEntity: EntityDescription) throws -> SlotValue {
+    /// The slot of a relationship of the object being migrated. `lookupValue` is the
+    /// compiled value expression of a `.lookup` mapping (compiled once per step, not per object).
+    mutating func relationshipSlot(_ relationship: RelationshipDescription, _ relationshipMapping: RelationshipMapping, lookupValue: ExpressionClosure?,
+                                   source: ManagedObject, scope: EvaluationScope) throws -> SlotValue {
         var targets: [ObjectID] = []
         switch relationshipMapping {
         case .copy(let name):
@@ -42,19 +53,27 @@ struct StepWriter {
                 guard let entity = destinationOf[id.entityName], let key = id.primaryKey else { continue }
                 targets.append(destinationID(entity, key))
             }
-        case .lookup(let entity, let key, let valueExpression):
-            let value = try StoreMigrator.compileWithSource(valueExpression, compiler: compiler, entity: sourceEntity)(source, scope).sortValue
+        case .lookup(let entity, let key, _):
+            guard let lookupValue else { break }
+            let value = try lookupValue(source, scope).sortValue
             if let target = lookupIndex[entity]?[key]?[value] {
                 targets.append(target)
                 if let sourceKey = source.objectID.primaryKey, let ownEntity = destinationOf[source.objectID.entityName],
-                    let inverseName = relationship.inverseName, let (targetEntity, _) = held[target],
-                    let inverseSlot = targetEntity.slot(of: inverseName)
+                    let inverseName = relationship.inverseName, case (let targetEntity, var slots)? = held.removeValue(forKey: target)
                 {
-                    let me = destinationID(ownEntity, sourceKey)
-                    switch held[target]?.1[inverseSlot] {
-                    case .toMany(let ids)?: held[target]?.1[inverseSlot] = .toMany(ids + [me])
-                    default: held[target]?.1[inverseSlot] = .toOne(me)
+                    if let inverseSlot = targetEntity.slot(of: inverseName) {
+                        let me = destinationID(ownEntity, sourceKey)
+                        // Appended in place: the list is taken out of the held object first
+                        // (a copy per migrated object made a location of n tasks cost n^2).
+                        if case .toMany(var ids) = slots[inverseSlot] {
+                            slots[inverseSlot] = .toOne(nil)
+                            ids.append(me)
+                            slots[inverseSlot] = .toMany(ids)
+                        } else {
+                            slots[inverseSlot] = .toOne(me)
+                        }
                     }
+                    held[target] = (targetEntity, slots)
                 }
             }
         }
@@ -67,6 +86,7 @@ struct StepWriter {
         if let key {
             let id = destinationID(entity.name, key)
             validate(entity: entity, id: id, slots: slots)
+            checkUniqueness(entity: entity, id: id, slots: slots)
             pending.inserted.append(StoredRow(objectID: id, version: 1, slots: slots))
             if pending.inserted.count >= batchSize { try flush() }
             return
@@ -85,6 +105,7 @@ struct StepWriter {
 
     mutating func flush() throws {
         guard !pending.inserted.isEmpty else { return }
+        pending.uniquenessChecked = true
         _ = try store.save(pending)
         pending = StoreChanges()
     }
@@ -95,6 +116,7 @@ struct StepWriter {
         for id in heldOrder {
             guard let (entity, slots) = held[id] else { continue }
             validate(entity: entity, id: id, slots: slots)
+            checkUniqueness(entity: entity, id: id, slots: slots)
             pending.inserted.append(StoredRow(objectID: id, version: 1, slots: slots))
         }
         try flush()
@@ -106,26 +128,65 @@ struct StepWriter {
         }
     }
 
+    /// Records the object's constrained values, and a failure when an object of this step
+    /// took them first.
+    private mutating func checkUniqueness(entity: EntityDescription, id: ObjectID, slots: [SlotValue]) {
+        let plan: [(bucket: Int, owner: String, names: [String], slots: [Int], folding: [AttributeDescription?])]
+        if let known = plans[entity.identity] {
+            plan = known
+        } else {
+            var made: [(bucket: Int, owner: String, names: [String], slots: [Int], folding: [AttributeDescription?])] = []
+            for ownerName in entity.ancestorNames + [entity.name] {
+                guard let owner = mapping.destination.entity(named: ownerName) else { continue }
+                for (number, names) in owner.uniquenessConstraints.enumerated() {
+                    let constrained = names.compactMap { owner.slot(of: $0) }
+                    guard constrained.count == names.count else { continue }
+                    let name = "\(ownerName)#\(number)"
+                    let bucket = buckets[name] ?? buckets.count
+                    buckets[name] = bucket
+                    made.append((bucket, ownerName, names, constrained, UniquenessCheck.folding(names, in: owner)))
+                }
+            }
+            while taken.count < buckets.count { taken.append([:]) }
+            plans[entity.identity] = made
+            plan = made
+        }
+        for item in plan {
+            guard item.slots.allSatisfy({ $0 < slots.count }) else { continue }
+            let key = item.slots.map { slots[$0] }
+            guard !key.contains(.value(.null)) else { continue }
+            let comparable = UniquenessCheck.comparable(key, folding: item.folding)
+            if let other = taken[item.bucket][comparable] {
+                let description = zip(item.names, key).map { "\($0.0) = \($0.1.value)" }.joined(separator: ", ")
+                failures.append("\(entity.name) \(id.primaryKey ?? 0).\(item.names.joined(separator: ",")): another \(item.owner) already has \(description) (\(other))")
+            } else {
+                taken[item.bucket][comparable] = id
+            }
+        }
+    }
+
+    /// Checks an object against the new model with the entity's save checks (read where they
+    /// are kept: copying each property's description per object was a tenth of a step).
     private mutating func validate(entity: EntityDescription, id: ObjectID, slots: [SlotValue]) {
-        let name = "\(entity.name) \(id.primaryKey ?? 0)"
-        for (index, property) in entity.properties.enumerated() {
-            switch (property, slots[index]) {
-            case (.attribute(let attribute), .value(let value)) where attribute.isStored:
-                if value.isNull && !attribute.isOptional {
-                    failures.append("\(name): \(attribute.name) is required")
+        var name: String { "\(entity.name) \(id.primaryKey ?? 0)" }
+        let unstored = entity.unstoredSlots
+        for check in entity.saveChecks {
+            if check.relationship != nil {
+                if !check.isOptional && slots[check.slot].referencedIDs.isEmpty {
+                    failures.append("\(name): \(check.name) is required")
                 }
-                if !value.fits(attribute.type) {
-                    failures.append("\(name): \(attribute.name) holds \(value), not a \(attribute.type.rawValue)")
-                }
-                for failure in attribute.validation.failures(for: value) {
-                    failures.append("\(name): \(attribute.name) \(failure.message)")
-                }
-            case (.relationship(let relationship), let slot):
-                if !relationship.isOptional && slot.referencedIDs.isEmpty {
-                    failures.append("\(name): \(relationship.name) is required")
-                }
-            default:
-                break
+                continue
+            }
+            guard !unstored.contains(check.slot), case .value(let value) = slots[check.slot],
+                  let type = entity.attributeType(ofSlot: check.slot) else { continue }
+            if value.isNull && !check.isOptional {
+                failures.append("\(name): \(check.name) is required")
+            }
+            if !value.fits(type) {
+                failures.append("\(name): \(check.name) holds \(value), not a \(type.rawValue)")
+            }
+            for failure in check.ruleFailures(for: value) {
+                failures.append("\(name): \(check.name) \(failure.message)")
             }
         }
     }

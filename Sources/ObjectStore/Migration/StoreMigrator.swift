@@ -276,6 +276,24 @@ public struct StoreMigrator: Sendable {
                 }
             }
             let distinct = entityMapping.distinctBy.map { Self.compileWithSource($0, compiler: compiler, entity: sourceEntity) }
+            // What each destination slot is made from, worked out once per entity (walking
+            // the properties per object copied every description).
+            let initial = destinationEntity.properties.map(SlotValue.initial(for:))
+            var fills: [SlotFill] = []
+            for (index, property) in destinationEntity.properties.enumerated() {
+                switch property {
+                case .attribute(let attribute):
+                    guard attribute.isStored, let reader = attributeReaders[attribute.name] else { continue }
+                    fills.append(SlotFill(slot: index, attribute: attribute, reader: reader))
+                case .relationship(let relationship):
+                    guard entityMapping.distinctBy == nil, let relationshipMapping = entityMapping.relationships[relationship.name] else { continue }
+                    var lookupValue: ExpressionClosure?
+                    if case .lookup(_, _, let value) = relationshipMapping {
+                        lookupValue = Self.compileWithSource(value, compiler: compiler, entity: sourceEntity)
+                    }
+                    fills.append(SlotFill(slot: index, relationship: (relationship, relationshipMapping, lookupValue)))
+                }
+            }
             let ids = try sourceStore.objectIDs(ofEntity: sourceEntity.name)
             var seen = Set<Value>()
             for batch in stride(from: 0, to: ids.count, by: batchSize) {
@@ -286,15 +304,12 @@ public struct StoreMigrator: Sendable {
                         let key = try distinct(object, scope).sortValue
                         guard !key.isNull, seen.insert(key).inserted else { continue }
                     }
-                    var slots = destinationEntity.properties.map(SlotValue.initial(for:))
-                    for (index, property) in destinationEntity.properties.enumerated() {
-                        switch property {
-                        case .attribute(let attribute):
-                            guard attribute.isStored, let reader = attributeReaders[attribute.name] else { continue }
-                            slots[index] = .value(try Self.convert(try reader(object, scope).sortValue, to: attribute, entity: destinationEntity.name))
-                        case .relationship(let relationship):
-                            guard entityMapping.distinctBy == nil, let relationshipMapping = entityMapping.relationships[relationship.name] else { continue }
-                            slots[index] = try writer.relationshipSlot(relationship, relationshipMapping, source: object, scope: scope, compiler: compiler, sourceEntity: sourceEntity)
+                    var slots = initial
+                    for fill in fills {
+                        if let attribute = fill.attribute, let reader = fill.reader {
+                            slots[fill.slot] = .value(try Self.convert(try reader(object, scope).sortValue, to: attribute, entity: destinationEntity.name))
+                        } else if let (relationship, relationshipMapping, lookupValue) = fill.relationship {
+                            slots[fill.slot] = try writer.relationshipSlot(relationship, relationshipMapping, lookupValue: lookupValue, source: object, scope: scope)
                         }
                     }
                     let key: Int64? = entityMapping.distinctBy == nil ? id.primaryKey : nil
@@ -312,6 +327,24 @@ public struct StoreMigrator: Sendable {
             throw MigrationError.validation(failures: Array(failures.prefix(20)), total: failures.count)
         }
         try destinationStore.compact()
+    }
+
+    /// One destination slot of a migration step and what makes it: an attribute read from
+    /// the source, or a relationship mapped. A class, so walking a step's fills per object
+    /// retains one reference each instead of copying descriptions.
+    private final class SlotFill {
+        let slot: Int
+        let attribute: AttributeDescription?
+        let reader: ExpressionClosure?
+        let relationship: (RelationshipDescription, RelationshipMapping, ExpressionClosure?)?
+
+        init(slot: Int, attribute: AttributeDescription? = nil, reader: ExpressionClosure? = nil,
+             relationship: (RelationshipDescription, RelationshipMapping, ExpressionClosure?)? = nil) {
+            self.slot = slot
+            self.attribute = attribute
+            self.reader = reader
+            self.relationship = relationship
+        }
     }
 
     static func compileWithSource(_ expression: ObjectExpression, compiler: PredicateCompiler, entity: EntityDescription) -> ExpressionClosure {

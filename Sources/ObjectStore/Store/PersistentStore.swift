@@ -34,6 +34,10 @@ package struct StoreChanges: Sendable {
     package var updated: [(row: StoredRow, expectedVersion: Int64)] = []
     /// Deleted objects with the version the context loaded.
     package var deleted: [(id: ObjectID, expectedVersion: Int64)] = []
+    /// Set only by a migration step writing a new file that no one else opens before it is
+    /// complete: the step has checked uniqueness over every row of the file itself, so
+    /// the store does not read them all again for each batch.
+    package var uniquenessChecked = false
 
     /// No changes yet.
     package init() {}
@@ -154,6 +158,8 @@ struct UniquenessCheck {
     ///   - holders: who holds a value already; a store with an index looks it up, others
     ///     use ``scanning(_:)``.
     func failures(_ changes: StoreChanges, saved: (ObjectID, [Int]) throws -> [SlotValue]?, holders: Holders) throws -> [ValidationFailure] {
+        // A migration step's batch, checked by the step over its whole new file.
+        guard !changes.uniquenessChecked else { return [] }
         var rows = changes.inserted
         // Per entity, the slots its own and its ancestors' constraints name, worked out once.
         var constrainedSlots: [ObjectIdentifier: [Int]] = [:]
