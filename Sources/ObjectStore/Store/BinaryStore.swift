@@ -642,6 +642,9 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
     /// values, header version 3) or of this format: tests use 3 to make the files older
     /// versions wrote.
     package func compact(format: Int) throws {
+        guard format == 3 || format == Self.formatVersion else {
+            throw StoreError.invalidRequest(path: path, reason: "cannot write format \(format) (3 or \(Self.formatVersion))")
+        }
         guard !isReadOnly else { throw StoreError.readOnly(path: path) }
         try fileLock.withLock { fd, realPath in
             try core.withLock { core in
