@@ -93,6 +93,32 @@ import ObjectStoreModel
         }
     }
 
+    /// A date at a whole second is written as a varint of its seconds since 2001 (format 4),
+    /// any other date as its Double's 8 bytes; each reads back bit for bit.
+    @Test(arguments: [
+        (817_689_600.0, 5),            // 2026-11-30: 5 bytes instead of 8
+        (0.0, 1), (-1.0, 1), (63.0, 1), (64.0, 2),
+        (-978_307_200.0, 5),           // 1970
+        (252_423_993_599.0, 6),        // the end of 9999
+        (-0.0, 8),                     // a whole number, but not the same bits as 0
+        (817_689_600.5, 8),
+        (0x1p62, 8),                   // whole, but its varint would take more than 8 bytes
+    ])
+    func datesAtWholeSecondsTakeAVarint(seconds: Double, size: Int) throws {
+        let codec = RowCodec(entityNames: ["E"], storeIdentifier: "S")
+        var writer = ByteWriter()
+        try codec.encode([.value(.date(Date(timeIntervalSinceReferenceDate: seconds)))], into: &writer)
+        #expect(writer.bytes.count == 2 + size, "a count, a tag and \(size) bytes")
+        var reader = ByteReader(writer.bytes)
+        guard case .value(.date(let date)) = try codec.decode(from: &reader).first else {
+            Issue.record("no date read back")
+            return
+        }
+        #expect(date.timeIntervalSinceReferenceDate.bitPattern == seconds.bitPattern)
+        var checker = ByteReader(writer.bytes)
+        #expect(try codec.check(&checker) == 1)
+    }
+
     /// Each value's width is the narrowest that reads back to the same bits: integers by
     /// their range, doubles and dates only when they hold a whole number (-0.0 and 2.5 stay
     /// 8 bytes), and nils cost no value.

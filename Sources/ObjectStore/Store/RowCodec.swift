@@ -43,6 +43,9 @@ struct RowCodec {
 
     enum Tag: UInt8 {
         case null = 0, falseValue, trueValue, integer, double, decimal, string, date, data, uuid, uri, toOneNil, toOne, toMany
+        /// A date at a whole second: its seconds since 2001 as a zigzag varint (5 bytes for
+        /// this century's dates instead of a Double's 8; format 4).
+        case wholeSecondDate
     }
 
     struct UnknownEntity: Error { let name: String }
@@ -87,8 +90,16 @@ struct RowCodec {
             writer.u8(Tag.string.rawValue)
             writer.string(s)
         case .date(let d):
-            writer.u8(Tag.date.rawValue)
-            writer.u64(d.timeIntervalSinceReferenceDate.bitPattern)
+            let seconds = d.timeIntervalSinceReferenceDate
+            // Only when the whole number reads back as the very same Double (not -0.0), and
+            // its varint is shorter than 8 bytes (every date of the years 0001-9999 is).
+            if let whole = Int64(exactly: seconds), Double(whole).bitPattern == seconds.bitPattern, whole.magnitude < 1 << 48 {
+                writer.u8(Tag.wholeSecondDate.rawValue)
+                writer.signed(whole)
+            } else {
+                writer.u8(Tag.date.rawValue)
+                writer.u64(seconds.bitPattern)
+            }
         case .data(let d):
             writer.u8(Tag.data.rawValue)
             writer.blob(Array(d))
@@ -155,6 +166,7 @@ struct RowCodec {
             let seconds = Double(bitPattern: try reader.u64())
             guard seconds.isFinite else { throw ByteReader.Truncated() }  // no date is NaN or infinite
             return .value(.date(Date(timeIntervalSinceReferenceDate: seconds)))
+        case .wholeSecondDate: return .value(.date(Date(timeIntervalSinceReferenceDate: Double(try reader.signed()))))
         case .data: return .value(.data(Data(try reader.blob())))
         case .uuid:
             // Read in place (an array per UUID was most of decoding one).
@@ -221,7 +233,7 @@ struct RowCodec {
         guard let tag = Tag(rawValue: try reader.u8()) else { throw ByteReader.Truncated() }
         switch tag {
         case .null, .falseValue, .trueValue, .toOneNil: break
-        case .integer: _ = try reader.varint()
+        case .integer, .wholeSecondDate: _ = try reader.varint()
         case .double, .date: _ = try reader.u64()
         case .decimal, .string, .data, .uri: _ = try reader.blob()
         case .uuid: for _ in 0..<16 { _ = try reader.u8() }
