@@ -23,8 +23,8 @@ struct StepWriter {
     /// written so far each time: a step of n objects cost n^2 / batch size).
     private var taken: [[[SlotValue]: ObjectID]] = []
     /// Per destination entity, the constraints its objects keep (its own and its
-    /// ancestors'), each with its bucket in `taken`.
-    private var plans: [ObjectIdentifier: [(bucket: Int, owner: String, names: [String], slots: [Int], folding: [AttributeDescription?])]] = [:]
+    /// ancestors'), each with its bucket in `taken`: as the stores' check plans them.
+    private var plans: [ObjectIdentifier: [UniquenessCheck.Constrained]] = [:]
     private var buckets: [String: Int] = [:]
 
     init(mapping: MappingModel, store: any PersistentStore, batchSize: Int) {
@@ -131,34 +131,19 @@ struct StepWriter {
     /// Records the object's constrained values, and a failure when an object of this step
     /// took them first.
     private mutating func checkUniqueness(entity: EntityDescription, id: ObjectID, slots: [SlotValue]) {
-        let plan: [(bucket: Int, owner: String, names: [String], slots: [Int], folding: [AttributeDescription?])]
+        let plan: [UniquenessCheck.Constrained]
         if let known = plans[entity.identity] {
             plan = known
         } else {
-            var made: [(bucket: Int, owner: String, names: [String], slots: [Int], folding: [AttributeDescription?])] = []
-            for ownerName in entity.ancestorNames + [entity.name] {
-                guard let owner = mapping.destination.entity(named: ownerName) else { continue }
-                for (number, names) in owner.uniquenessConstraints.enumerated() {
-                    let constrained = names.compactMap { owner.slot(of: $0) }
-                    guard constrained.count == names.count else { continue }
-                    let name = "\(ownerName)#\(number)"
-                    let bucket = buckets[name] ?? buckets.count
-                    buckets[name] = bucket
-                    made.append((bucket, ownerName, names, constrained, UniquenessCheck.folding(names, in: owner)))
-                }
-            }
+            plan = UniquenessCheck(model: mapping.destination).constrained(entity.name, buckets: &buckets)
             while taken.count < buckets.count { taken.append([:]) }
-            plans[entity.identity] = made
-            plan = made
+            plans[entity.identity] = plan
         }
         for item in plan {
-            guard item.slots.allSatisfy({ $0 < slots.count }) else { continue }
-            let key = item.slots.map { slots[$0] }
-            guard !key.contains(.value(.null)) else { continue }
-            let comparable = UniquenessCheck.comparable(key, folding: item.folding)
+            guard let key = item.key(of: slots) else { continue }
+            let comparable = item.comparable(key)
             if let other = taken[item.bucket][comparable] {
-                let description = zip(item.names, key).map { "\($0.0) = \($0.1.value)" }.joined(separator: ", ")
-                failures.append("\(entity.name) \(id.primaryKey ?? 0).\(item.names.joined(separator: ",")): another \(item.owner) already has \(description) (\(other))")
+                failures.append("\(entity.name) \(id.primaryKey ?? 0).\(item.constraint.joined(separator: ",")): \(item.clash(key, with: other))")
             } else {
                 taken[item.bucket][comparable] = id
             }

@@ -1,5 +1,14 @@
 import Foundation
 
+extension Double {
+    /// The whole number this Double holds when it reads back as the very same bits (not
+    /// -0.0, not 2.5, not NaN): what a narrow column value or a whole-second date stores.
+    var exactWholeNumber: Int64? {
+        guard let whole = Int64(exactly: self), Double(whole).bitPattern == bitPattern else { return nil }
+        return whole
+    }
+}
+
 /// Appends little-endian integers, LEB128 varints and length-prefixed bytes.
 struct ByteWriter {
     var bytes: [UInt8] = []

@@ -129,9 +129,7 @@ struct Column: Sendable {
         switch kind {
         case .integer, .boolean: return Int64(bitPattern: bits)
         case .double, .date:
-            let x = Double(bitPattern: bits)
-            guard let number = Int64(exactly: x), Double(number).bitPattern == bits else { return nil }
-            return number
+            return Double(bitPattern: bits).exactWholeNumber
         }
     }
 

@@ -198,17 +198,14 @@ struct UniquenessCheck {
                 plans[scope] = plan
             }
             for item in plan {
-                guard item.slots.allSatisfy({ $0 < row.slots.count }) else { continue }
-                let key = item.slots.map { row.slots[$0] }
-                guard !key.contains(.value(.null)) else { continue }
+                guard let key = item.key(of: row.slots) else { continue }
                 let comparable = item.comparable(key)
                 let other = try taken[item.bucket][comparable]
                     ?? holders(item.owner, item.number, comparable).first { !changedIDs.contains($0) }
                 if let other {
-                    let description = zip(item.constraint, key).map { "\($0.0) = \($0.1.value)" }.joined(separator: ", ")
                     failures.append(ValidationFailure(
                         objectID: row.objectID, entityName: row.objectID.entityName, key: item.constraint.joined(separator: ","),
-                        value: key.count == 1 ? key[0].value : nil, rule: .unique, message: "another \(item.owner.name) already has \(description) (\(other))"))
+                        value: key.count == 1 ? key[0].value : nil, rule: .unique, message: item.clash(key, with: other)))
                 }
                 taken[item.bucket][comparable] = row.objectID
             }
@@ -231,6 +228,20 @@ struct UniquenessCheck {
 
         /// The values as the constraint compares them.
         func comparable(_ key: [SlotValue]) -> [SlotValue] { UniquenessCheck.comparable(key, folding: folding) }
+
+        /// The constrained values of a row, nil when one is nil (the constraint does not
+        /// apply) or the row is too short.
+        func key(of slots: [SlotValue]) -> [SlotValue]? {
+            guard self.slots.allSatisfy({ $0 < slots.count }) else { return nil }
+            let key = self.slots.map { slots[$0] }
+            return key.contains(.value(.null)) ? nil : key
+        }
+
+        /// What a failure says when `other` holds these values already.
+        func clash(_ key: [SlotValue], with other: ObjectID) -> String {
+            let description = zip(constraint, key).map { "\($0.0) = \($0.1.value)" }.joined(separator: ", ")
+            return "another \(owner.name) already has \(description) (\(other))"
+        }
     }
 
     /// The constraints rows of an entity keep, each with its owner's bucket (numbered in

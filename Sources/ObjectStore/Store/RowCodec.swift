@@ -93,7 +93,7 @@ struct RowCodec {
             let seconds = d.timeIntervalSinceReferenceDate
             // Only when the whole number reads back as the very same Double (not -0.0), and
             // its varint is shorter than 8 bytes (every date of the years 0001-9999 is).
-            if let whole = Int64(exactly: seconds), Double(whole).bitPattern == seconds.bitPattern, whole.magnitude < 1 << 48 {
+            if let whole = seconds.exactWholeNumber, whole.magnitude < 1 << 48 {
                 writer.u8(Tag.wholeSecondDate.rawValue)
                 writer.signed(whole)
             } else {
