@@ -337,6 +337,26 @@ import ObjectStoreModel
             }
         }
         #expect(seen > 600)
+
+        // Another opening, through a symbolic link, renames and deletes a row the reader has
+        // read whole, then compacts (the file is replaced): after its next count (which,
+        // as a fetch or save would, reads what others saved) the reader reads the new file.
+        let link = directory.file("link.store")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: url)
+        let (other, otherStore) = try open(link, threshold: Int.max)
+        let renamed = try #require(ids.first { expected[$0]??.hasPrefix("name") == true })
+        let removed = try #require(ids.last { expected[$0]??.hasPrefix("name") == true && $0 != renamed })
+        try other.existingObject(with: renamed).setValue("renamed elsewhere", forKey: "name")
+        other.delete(try other.existingObject(with: removed))
+        try other.save()
+        try otherStore.compact()
+        let fresh = ManagedObjectContext(coordinator: reader.coordinator)
+        #expect(try fresh.count(for: FetchRequest(entityName: "Person")) == seen - 1)
+        #expect(try fresh.existingObject(with: renamed)["name"] == "renamed elsewhere")
+        #expect(throws: (any Error).self) { try fresh.existingObject(with: removed) }
+        for id in ids.prefix(300) where id != renamed && id != removed {
+            if let name = expected[id] ?? nil { #expect(try fresh.existingObject(with: id)["name"].stringValue == name, "\(id)") }
+        }
     }
 
     @Test func askingForAnEntityTheStoreDoesNotHaveIsAnInvalidRequestNotAnIOError() throws {
