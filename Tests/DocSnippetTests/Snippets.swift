@@ -89,7 +89,7 @@ enum Snippets {
         let cache = try PersistentStoreCoordinator(model: model, storeURL: URL(fileURLWithPath: "cache.store"), durability: .normal)
     }
 
-    /// docs/context.md, line 191.
+    /// docs/context.md, line 196.
     static func context_5() async throws {
         let context = try SnippetEnvironment.context()
         let otherContext = try SnippetEnvironment.context()
@@ -102,7 +102,7 @@ enum Snippets {
         }
     }
 
-    /// docs/context.md, line 204.
+    /// docs/context.md, line 209.
     static func context_6() async throws {
         let coordinator = try SnippetEnvironment.coordinator()
         let context = try SnippetEnvironment.context()
@@ -114,7 +114,7 @@ enum Snippets {
         }
     }
 
-    /// docs/context.md, line 218.
+    /// docs/context.md, line 223.
     static func context_7() async throws {
         let model = try SnippetEnvironment.model()
         let coordinator = try SnippetEnvironment.coordinator()
