@@ -9,9 +9,9 @@ import ObjectStoreModel
 /// columns to the rows' answers: the in-memory store, which tests objects, is the reference.
 @Suite struct ColumnQueryTests {
     static let model = makeModel(indexes: "")
-    /// The same rows with a schema index on every fixed-width attribute (and one on the
-    /// string, which has no column and so no index): queries narrowed by the indexes must
-    /// answer as the columns and the objects do.
+    /// The same rows with a schema index on every fixed-width attribute and one on the
+    /// string (a text index): queries narrowed by the indexes must answer as the columns and
+    /// the objects do.
     static let indexedModel = makeModel(indexes: #"""
         "indexes": [{ "name": "byI", "properties": ["i"] }, { "name": "byS", "properties": ["s", "i"] },
                     { "name": "byD", "properties": ["d"] }, { "name": "byF", "properties": ["f"] },

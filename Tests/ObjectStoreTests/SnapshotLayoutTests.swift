@@ -93,6 +93,36 @@ import ObjectStoreModel
         }
     }
 
+    /// The search of an index probes one entry at a time, then reads the last few hundred
+    /// at once: every bound, inclusive or not, below, inside and past 1,000 entries of
+    /// repeated (and negative) values finds what a filter of all the entries finds.
+    @Test func anIndexSearchFindsEveryBoundWhereverItFalls() throws {
+        let directory = try TemporaryDirectory()
+        let count = 1_000
+        let rows = [(0..<count).map { row(Int64($0 + 1), "r") }]
+        let values = (0..<count).map { Int64($0 / 3) - 100 }
+        let index = Snapshot.Index(owner: 0, constraint: Snapshot.schemaIndexFlag, signature: 1,
+                                   entries: zip(values, rows[0]).map { (UInt64(bitPattern: $0), 0, $1.key) }, positions: Array(0..<count))
+        let (snapshot, fd, path) = try written(rows: rows, indexes: [index], in: directory)
+        defer { close(fd) }
+        let part = try #require(snapshot.indexes.first)
+        let probes: [Int64] = [-500, -101, -100, -99, -1, 0, 1, 100, 150, 200, 232, 233, 234, 1_000]
+        var bounds: [Snapshot.Bound?] = [nil]
+        for value in probes { for inclusive in [true, false] { bounds.append(Snapshot.Bound(bits: UInt64(bitPattern: value), inclusive: inclusive)) } }
+        for lower in bounds {
+            for upper in bounds {
+                let expected = values.indices.filter { i in
+                    let v = values[i]
+                    let aboveLower = lower.map { b in b.inclusive ? v >= Int64(bitPattern: b.bits) : v > Int64(bitPattern: b.bits) } ?? true
+                    let belowUpper = upper.map { b in b.inclusive ? v <= Int64(bitPattern: b.bits) : v < Int64(bitPattern: b.bits) } ?? true
+                    return aboveLower && belowUpper
+                }
+                let found = try snapshot.range(part, kind: .integer, from: lower, to: upper, fd: fd, path: path)
+                #expect(found.map(\.position) == expected, "\(String(describing: lower)) ... \(String(describing: upper))")
+            }
+        }
+    }
+
     /// A date at a whole second is written as a varint of its seconds since 2001 (format 4),
     /// any other date as its Double's 8 bytes; each reads back bit for bit.
     @Test(arguments: [

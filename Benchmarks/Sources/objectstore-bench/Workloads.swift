@@ -168,6 +168,7 @@ struct Workloads {
             if options.wants("select") { try select(n, data) }
             if options.wants("group") { try group(n, data) }
             if options.wants("top") { try top(n, data) }
+            if options.wants("lookup") { try lookup(n, data) }
         }
         if options.wants("edit") { try edit(options.editSizes ?? options.sizes) }
     }
@@ -320,6 +321,58 @@ struct Workloads {
                 }.compactMap(\.dueDate)
             })
             if dates != sqlDates || dates.count != 10 { notes.append("top n=\(n): ObjectStore \(dates.count) dates, \(journal.system) \(sqlDates.count), different") }
+        }
+    }
+
+    /// 13. Find tasks by title, one fetch per title (20 titles spread over the store), the
+    /// store open and compacted, each found task's priority read: with a schema index on
+    /// `title` (the current model with `byTitle` added), without it (the model as shipped),
+    /// and SQLite with and without an index on `title`.
+    mutating func lookup(_ n: Int, _ data: [TaskData]) throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let directory = try OS.models()
+        let text = try String(contentsOf: OS.repository.appendingPathComponent("Models/Tasks/\(directory.currentVersionName).json"), encoding: .utf8)
+        let shipped = #""indexes": [{ "name": "byDueDate", "properties": ["dueDate"] }]"#
+        guard text.contains(shipped) else { throw CocoaError(.featureUnsupported, userInfo: [NSLocalizedDescriptionKey: "the current model's indexes moved"]) }
+        let indexed = try ManagedObjectModel(schema: text.replacingOccurrences(
+            of: shipped, with: #""indexes": [{ "name": "byDueDate", "properties": ["dueDate"] }, { "name": "byTitle", "properties": ["title"] }]"#))
+        let titles = (0..<20).map { data[($0 * 7_919) % data.count].title }
+        let expected = titles.map { title in data.filter { $0.title == title }.count }
+        for (system, model) in [("ObjectStore, index on title", indexed), ("ObjectStore, no index", try directory.currentModel())] {
+            let store = dir.appendingPathComponent("t-\(model == indexed ? "indexed" : "plain").store")
+            let coordinator = try PersistentStoreCoordinator(model: model, storeURL: store)
+            let context = ManagedObjectContext(coordinator: coordinator)
+            context.undoManager = nil
+            try OS.insert(data, into: context)
+            try context.save()
+            try coordinator.compactStore()
+            var found: [Int] = []
+            record("13 lookup 20 titles", n, system, try measure(options.runs, setup: { () }) {
+                let reader = ManagedObjectContext(coordinator: coordinator)
+                found = try titles.map { title in
+                    let tasks = try reader.fetch(FetchRequest(entityName: "Task", predicate: try ObjectPredicate(format: "title == %@", .string(title))))
+                    for task in tasks { _ = task["priority"] }
+                    return tasks.count
+                }
+            })
+            if found != expected { notes.append("lookup n=\(n): \(system) found \(found.reduce(0, +)) tasks, expected \(expected.reduce(0, +))") }
+        }
+        for withIndex in [true, false] {
+            let queue = try SQL.create(dir.appendingPathComponent("t-\(withIndex).sqlite"), .wal)
+            try SQL.insertPrepared(queue, data)
+            if withIndex { try queue.write { db in try db.execute(sql: "CREATE INDEX task_title ON task(title)") } }
+            var found: [Int] = []
+            record("13 lookup 20 titles", n, "GRDB WAL, \(withIndex ? "index on title" : "no index")", try measure(options.runs, setup: { () }) {
+                found = try queue.read { db in
+                    try titles.map { title in
+                        let tasks = try GTask.fetchAll(db, sql: "SELECT * FROM task WHERE title = ?", arguments: [title])
+                        for task in tasks { _ = task.priority }
+                        return tasks.count
+                    }
+                }
+            })
+            if found != expected { notes.append("lookup n=\(n): GRDB found \(found.reduce(0, +)) tasks, expected \(expected.reduce(0, +))") }
         }
     }
 

@@ -7,7 +7,8 @@ import ObjectStoreModel
 //   swift run -c release objectstore-bench [--sizes 10000,100000] [--runs 5] [--only insert,fetch,...]
 //                                          [--edit-sizes 10000,100000,1000000] [--json]
 //
-// Workloads: open, insert, fetch, edit, delete, count, fault, migrate, memory, evaluate, select, group.
+// Workloads: open, insert, fetch, edit, delete, count, fault, migrate, memory, evaluate, select, group, top,
+// lookup.
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 

@@ -15,6 +15,28 @@ enum StringMatching {
         return result
     }
 
+    /// What a schema index on a string attribute files a value under: the value with case
+    /// and diacritics folded (as `==[cd]` compares), canonically decomposed, as UTF-8. Strings
+    /// that `==` finds equal with any options have the same key (the fold is the coarsest of
+    /// the options', and canonically equivalent strings decompose alike), so the rows an
+    /// index finds under a constant's key include every match; the query still tests them.
+    /// ASCII is lowercased directly (it has no diacritics and decomposes to itself; a test
+    /// holds the shortcut to the general path).
+    static func indexKey(_ s: String) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(s.utf8.count)
+        for byte in s.utf8 {
+            guard byte < 0x80 else { return foldedIndexKey(s) }
+            bytes.append(byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte)
+        }
+        return bytes
+    }
+
+    /// ``indexKey(_:)`` without the ASCII shortcut.
+    static func foldedIndexKey(_ s: String) -> [UInt8] {
+        Array(fold(s, [.caseInsensitive, .diacriticInsensitive]).decomposedStringWithCanonicalMapping.utf8)
+    }
+
     /// `LIKE`: `*` any run of characters, `?` one character, `\` escapes; whole string.
     static func like(_ text: String, _ pattern: String) -> Bool {
         let t = Array(text)

@@ -79,6 +79,10 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
         /// Rows found one by one in the file (a binary search each), by entity index: past
         /// as many as a query would read singly, the entity is read whole instead.
         var singleReads: [Int: Int] = [:]
+        /// Those rows, by entity index and key, until the entity is read whole: the snapshot
+        /// does not change, so a row asked for again (an object a context holds, which every
+        /// indexed query lists) is not searched for again.
+        var rowsRead: [Int: [Int64: (version: Int64, bytes: [UInt8])]] = [:]
         /// Snapshot columns read, by entity index and slot.
         var columns: [Int: [Int: Column]] = [:]
         /// Rows written in the log, which supersede the snapshot's.
@@ -538,6 +542,22 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
         UInt32(truncatingIfNeeded: Snapshot.hash(Array("index:\(attribute):\(kind.rawValue)".utf8)))
     }
 
+    /// What a text index was built for: its attribute, and the index keys this platform
+    /// gives a few strings whose case or diacritics fold in uncommon ways, so that a file
+    /// whose keys were folded otherwise (another Unicode or Foundation version) is not used.
+    static func textSignature(ofIndexOn attribute: String) -> UInt32 {
+        UInt32(truncatingIfNeeded: Snapshot.hash(Array("index:\(attribute):text:".utf8) + foldedProbe))
+    }
+
+    /// The index keys of the strings ``textSignature(ofIndexOn:)`` probes (folded once).
+    private static let foldedProbe = StringMatching.foldedIndexKey(
+        "Aa \u{C1}\u{E9}e\u{301} \u{130}\u{131} \u{3A3}\u{3C2} \u{DF}\u{1E9E} \u{212A} \u{1C5} \u{152}\u{F8}")
+
+    /// The hash a text index files a string under (FNV-1a of its index key).
+    static func textHash(_ text: String) -> UInt64 {
+        Snapshot.hash(StringMatching.indexKey(text))
+    }
+
     /// The schema's `indexes` that apply to an entity: its ancestors' (from the root) and
     /// its own; a schema index's number is its place in this list.
     static func schemaIndexes(of entity: EntityDescription, in model: ManagedObjectModel) -> [IndexDescription] {
@@ -840,9 +860,21 @@ private final class Core {
             let (entry, start) = try loaded.row(at: position, path: path)
             return (entry.version, loaded.bytes, start)
         }
+        if let row = state.rowsRead[index]?[key] { return (row.version, row.bytes, 0) }
         state.singleReads[index] = singleReads + 1
         guard let held, let found = try snapshot.find(key: key, entity: index, fd: held.fd, path: path) else { return nil }
+        try remember(found.bytes, key: key, version: found.entry.version, table: index)
         return (found.entry.version, found.bytes, 0)
+    }
+
+    /// Keeps a row read by itself for the next time it is asked for; once as many are kept
+    /// as a query reads singly (one in 32, at least 256), the entity is read whole instead.
+    func remember(_ bytes: [UInt8], key: Int64, version: Int64, table: Int) throws {
+        state.rowsRead[table, default: [:]][key] = (version, bytes)
+        if let snapshot = state.snapshot, table < snapshot.entities.count,
+           state.rowsRead[table]?.count ?? 0 > max(256, snapshot.entities[table].rowCount / 32) {
+            _ = try loadedEntity(table)
+        }
     }
 
     /// An entity's snapshot part, read whole once. The store holds the lock.
@@ -851,6 +883,7 @@ private final class Core {
         guard let snapshot = state.snapshot, let held, index < snapshot.entities.count else { return nil }
         let loaded = try snapshot.load(entity: index, fd: held.fd, path: path)
         state.loaded[index] = loaded
+        state.rowsRead[index] = nil
         return loaded
     }
 
@@ -1046,7 +1079,7 @@ private final class Core {
             })
         }
         let columns = try columns(of: rows, codec: codec)
-        let snapshot = Snapshot.bytes(rows: rows, indexes: try indexes(of: rows, codec: codec) + schemaIndexes(of: rows, columns: columns, codec: codec),
+        let snapshot = Snapshot.bytes(rows: rows, indexes: try indexes(of: rows, codec: codec) + schemaIndexes(of: rows, columns: columns, codec: codec, format: format),
                                       columns: columns, narrow: format >= 4)
         let snapshotOffset = BinaryStore.headerSize + metadataFrame.count
         let header = BinaryStore.header(BinaryStore.Header(version: min(format, BinaryStore.formatVersion), committedLength: snapshotOffset + snapshot.count, commitCount: state.commitCount + 1,
@@ -1074,13 +1107,20 @@ private final class Core {
     /// and its ancestors') whose first property has a column: the rows with a value, by
     /// value then key, with their directory positions. `columns[i]` are table i's columns
     /// of `rows[i]`.
-    func schemaIndexes(of rows: [[Snapshot.Row]], columns: [[(slot: Int, column: Column)]], codec: RowCodec) -> [Snapshot.Index] {
+    /// An entry whose first property is a stored string attribute gets a text index
+    /// (format 4): by ``BinaryStore/textHash(_:)`` of each row's value, then key.
+    func schemaIndexes(of rows: [[Snapshot.Row]], columns: [[(slot: Int, column: Column)]], codec: RowCodec,
+                       format: Int = BinaryStore.formatVersion) throws -> [Snapshot.Index] {
         var result: [Snapshot.Index] = []
         for (table, name) in codec.entityNames.enumerated() where table < columns.count {
             guard let entity = model.entity(named: name) else { continue }
             for (number, index) in BinaryStore.schemaIndexes(of: entity, in: model).enumerated() {
-                guard let first = index.propertyNames.first, let slot = entity.slot(of: first),
-                      let column = columns[table].first(where: { $0.slot == slot })?.column, column.rows == rows[table].count else { continue }
+                guard let first = index.propertyNames.first, let slot = entity.slot(of: first) else { continue }
+                if format >= 4, let attribute = entity.properties[slot].attribute, attribute.isStored, attribute.type == .string {
+                    result.append(try textIndex(of: rows[table], table: table, slot: slot, number: number, attribute: first, codec: codec))
+                    continue
+                }
+                guard let column = columns[table].first(where: { $0.slot == slot })?.column, column.rows == rows[table].count else { continue }
                 let values = column.values, kind = column.kind
                 // Positions follow the keys (the directory is sorted by key): ties in key order.
                 let order = (0..<column.rows).filter { !column.isNull($0) }.sorted { a, b in
@@ -1093,6 +1133,22 @@ private final class Core {
             }
         }
         return result
+    }
+
+    /// The text index of an entity table's string attribute (in `slot`): for every row with
+    /// a value, the hash of its index key as the entry's value (compared as a signed
+    /// integer), sorted by hash then key (positions follow keys).
+    func textIndex(of rows: [Snapshot.Row], table: Int, slot: Int, number: Int, attribute: String, codec: RowCodec) throws -> Snapshot.Index {
+        var hashed: [(hash: Int64, position: Int)] = []
+        hashed.reserveCapacity(rows.count)
+        for (position, row) in rows.enumerated() {
+            let id = codec.objectID(entity: table, key: row.key)
+            guard case .value(.string(let text))? = try decode(id, row.source, from: row.start, slots: [slot]).first else { continue }
+            hashed.append((Int64(bitPattern: BinaryStore.textHash(text)), position))
+        }
+        hashed.sort { ($0.hash, $0.position) < ($1.hash, $1.position) }
+        return Snapshot.Index(owner: table, constraint: Snapshot.schemaIndexFlag | number, signature: BinaryStore.textSignature(ofIndexOn: attribute),
+                              entries: hashed.map { (UInt64(bitPattern: $0.hash), table, rows[$0.position].key) }, positions: hashed.map(\.position))
     }
 
     /// The rows of an entity table's snapshot a schema index finds for the range the
@@ -1110,7 +1166,16 @@ private final class Core {
         flatten(predicate)
         // Per attribute, the range its comparisons leave (`a >= x AND a < y` is one range).
         var ranges: [Int: (name: String, kind: Column.Kind, lower: Snapshot.Bound?, upper: Snapshot.Bound?, conjuncts: Int)] = [:]
+        // Per string attribute, the hashes its equalities leave (`s == x`, `s IN {x, y}`,
+        // with any options; ANDed ones intersect).
+        var texts: [Int: (name: String, hashes: Set<UInt64>)] = [:]
         for conjunct in conjuncts {
+            if case .compare(let slot, let op, _, let constant, _, _) = conjunct, slot < entity.properties.count,
+               let attribute = entity.properties[slot].attribute, attribute.isStored, attribute.type == .string {
+                guard let hashes = Self.textHashes(op, constant) else { continue }
+                texts[slot] = (attribute.name, texts[slot].map { $0.hashes.intersection(hashes) } ?? hashes)
+                continue
+            }
             guard case .compare(let slot, let op, let test, .value(let constant), let slotOnLeft, _) = conjunct, !constant.isNull,
                   slot < entity.properties.count, let attribute = entity.properties[slot].attribute, attribute.isStored,
                   let kind = Column.Kind(attribute.type), let bits = Column.bits(constant, kind: kind),
@@ -1145,21 +1210,56 @@ private final class Core {
             ranges[slot] = (known.name, kind, tighter(known.lower, range.lower, lower: true), tighter(known.upper, range.upper, lower: false), known.conjuncts + 1)
         }
         let indexes = BinaryStore.schemaIndexes(of: entity, in: model)
-        var best: (part: Snapshot.IndexPart, kind: Column.Kind, lower: Snapshot.Bound?, upper: Snapshot.Bound?, count: Int, conjuncts: Int)?
-        for slot in ranges.keys.sorted() {
-            guard let range = ranges[slot] else { continue }
-            let signature = BinaryStore.signature(ofIndexOn: range.name, kind: range.kind)
-            for (number, index) in indexes.enumerated() where index.propertyNames.first == range.name {
-                guard let part = snapshot.indexes.first(where: { $0.owner == table && $0.constraint == Snapshot.schemaIndexFlag | number && $0.signature == signature })
-                else { continue }
-                let count = try snapshot.count(part, kind: range.kind, from: range.lower, to: range.upper, fd: held.fd, path: path)
-                if best == nil || count < best?.count ?? 0 { best = (part, range.kind, range.lower, range.upper, count, range.conjuncts) }
-                break
+        func part(on attribute: String, signature: UInt32) -> Snapshot.IndexPart? {
+            for (number, index) in indexes.enumerated() where index.propertyNames.first == attribute {
+                if let part = snapshot.indexes.first(where: { $0.owner == table && $0.constraint == Snapshot.schemaIndexFlag | number && $0.signature == signature }) {
+                    return part
+                }
             }
+            return nil
+        }
+        // The index that lists fewest rows: one range of a fixed-width attribute, or a hash
+        // per string (whose rows are candidates, never decided: hashes collide, and the
+        // comparison may fold less than the key).
+        var best: (part: Snapshot.IndexPart, spans: [Range<Int>], count: Int, decides: Bool)?
+        for slot in ranges.keys.sorted() {
+            guard let range = ranges[slot], let part = part(on: range.name, signature: BinaryStore.signature(ofIndexOn: range.name, kind: range.kind)) else { continue }
+            let span = try snapshot.span(part, kind: range.kind, from: range.lower, to: range.upper, fd: held.fd, path: path)
+            if best == nil || span.count < best?.count ?? 0 { best = (part, [span], span.count, range.conjuncts == conjuncts.count) }
+        }
+        for slot in texts.keys.sorted() {
+            guard let text = texts[slot], let part = part(on: text.name, signature: BinaryStore.textSignature(ofIndexOn: text.name)) else { continue }
+            let spans = try text.hashes.sorted().map { hash in
+                let bound = Snapshot.Bound(bits: hash, inclusive: true)
+                return try snapshot.span(part, kind: .integer, from: bound, to: bound, fd: held.fd, path: path)
+            }
+            let count = spans.reduce(0) { $0 + $1.count }
+            if best == nil || count < best?.count ?? 0 { best = (part, spans, count, false) }
         }
         guard let best, best.count <= limit else { return nil }
-        let found = best.count == 0 ? [] : try snapshot.range(best.part, kind: best.kind, from: best.lower, to: best.upper, fd: held.fd, path: path)
-        return (found.sorted { $0.key < $1.key }, best.conjuncts == conjuncts.count)
+        var found: [(position: Int, key: Int64)] = []
+        for span in best.spans { found += try snapshot.entries(best.part, span, fd: held.fd, path: path) }
+        return (found.sorted { $0.key < $1.key }, best.decides)
+    }
+
+    /// The hashes a text index finds every string that `op` with `constant` accepts under
+    /// (with any comparison options): one for `==` a string, one per item of `IN` a list of
+    /// strings. Nil for any other comparison (`IN` a string tests for a substring; a nil or
+    /// number in the list would match rows the index does not list).
+    static func textHashes(_ op: PredicateComparison.Operator, _ constant: Operand) -> Set<UInt64>? {
+        switch (op, constant) {
+        case (.equal, .value(.string(let text))):
+            return [BinaryStore.textHash(text)]
+        case (.in, .collection(let items)):
+            var hashes = Set<UInt64>()
+            for item in items {
+                guard case .value(.string(let text)) = item else { return nil }
+                hashes.insert(BinaryStore.textHash(text))
+            }
+            return hashes
+        default:
+            return nil
+        }
     }
 
     /// The scan of an entity's rows a schema index narrowed: the snapshot rows it found, the
@@ -1188,10 +1288,13 @@ private final class Core {
                 }
                 let (entry, start) = try loaded.row(at: position, path: path)
                 rows.append((key, entry.version, loaded.bytes, start, wholePredicate ? 1 : 0))
+            } else if let row = state.rowsRead[table]?[key] {
+                rows.append((key, row.version, row.bytes, 0, wholePredicate ? 1 : 0))
             } else {
                 guard let (entry, bytes) = try snapshot.row(at: position, entity: table, fd: held.fd, path: path), entry.key == key else {
                     throw StoreError.corrupt(path: path, reason: "a snapshot index of \(name) does not match its rows; compact the store to rebuild it")
                 }
+                try remember(bytes, key: key, version: entry.version, table: table)
                 rows.append((key, entry.version, bytes, 0, wholePredicate ? 1 : 0))
             }
             listed.insert(key)

@@ -399,10 +399,14 @@ struct Snapshot {
     /// here (``indexEntries(_:fd:path:)`` is, for integrity checks); each position is
     /// checked against the row's directory entry by the caller.
     func range(_ part: IndexPart, kind: Column.Kind, from lower: Bound?, to upper: Bound?, fd: Int32, path: String) throws -> [(position: Int, key: Int64)] {
-        let entries = try span(part, kind: kind, from: lower, to: upper, fd: fd, path: path)
-        guard !entries.isEmpty else { return [] }
-        let bytes = try readEntries(part, entries, fd: fd, path: path)
-        return (0..<entries.count).map { i in
+        try entries(part, try span(part, kind: kind, from: lower, to: upper, fd: fd, path: path), fd: fd, path: path)
+    }
+
+    /// The (directory position, key) of a span of an index's entries (from ``span(_:kind:from:to:fd:path:)``).
+    func entries(_ part: IndexPart, _ span: Range<Int>, fd: Int32, path: String) throws -> [(position: Int, key: Int64)] {
+        guard !span.isEmpty else { return [] }
+        let bytes = try readEntries(part, span, fd: fd, path: path)
+        return (0..<span.count).map { i in
             let entry = Self.indexEntry(in: bytes, at: i, part: part)
             return (entry.position, entry.key)
         }
@@ -414,36 +418,41 @@ struct Snapshot {
         return Self.indexEntry(in: try readEntries(part, i..<i + 1, fd: fd, path: path), at: 0, part: part).value
     }
 
-    /// How many rows ``range(_:kind:from:to:fd:path:)`` would list (a binary search only).
-    func count(_ part: IndexPart, kind: Column.Kind, from lower: Bound?, to upper: Bound?, fd: Int32, path: String) throws -> Int {
-        try span(part, kind: kind, from: lower, to: upper, fd: fd, path: path).count
-    }
-
     private func readEntries(_ part: IndexPart, _ range: Range<Int>, fd: Int32, path: String) throws -> [UInt8] {
         let bytes = try FileIO.read(fd, count: range.count * part.entrySize, at: base + part.offset + range.lowerBound * part.entrySize, path: path)
         guard bytes.count == range.count * part.entrySize else { throw StoreError.corrupt(path: path, reason: "snapshot at byte \(base): an index is truncated") }
         return bytes
     }
 
-    /// The entries between two bounds.
-    private func span(_ part: IndexPart, kind: Column.Kind, from lower: Bound?, to upper: Bound?, fd: Int32, path: String) throws -> Range<Int> {
-        func value(at i: Int) throws -> UInt64 {
-            Self.indexEntry(in: try readEntries(part, i..<i + 1, fd: fd, path: path), at: 0, part: part).value
-        }
+    /// The entries between two bounds: a binary search that reads one entry per step until
+    /// at most ``searchBlock`` entries remain, then reads those at once and ends in memory;
+    /// the upper bound's search starts where the lower one's ended.
+    func span(_ part: IndexPart, kind: Column.Kind, from lower: Bound?, to upper: Bound?, fd: Int32, path: String) throws -> Range<Int> {
         let less = kind.less
-        // The first entry for which `before` is false (entries are sorted so it is monotone).
-        func partition(_ before: (UInt64) -> Bool) throws -> Int {
-            var low = 0, high = part.count
-            while low < high {
+        // The first entry from `low` for which `before` is false (entries are sorted so it is monotone).
+        func partition(from low: Int, _ before: (UInt64) -> Bool) throws -> Int {
+            var low = low, high = part.count
+            while high - low > Self.searchBlock {
                 let mid = (low + high) / 2
-                if before(try value(at: mid)) { low = mid + 1 } else { high = mid }
+                if before(Self.indexEntry(in: try readEntries(part, mid..<mid + 1, fd: fd, path: path), at: 0, part: part).value) { low = mid + 1 } else { high = mid }
             }
-            return low
+            guard low < high else { return low }
+            let block = try readEntries(part, low..<high, fd: fd, path: path)
+            var first = 0, last = high - low
+            while first < last {
+                let mid = (first + last) / 2
+                if before(Self.indexEntry(in: block, at: mid, part: part).value) { first = mid + 1 } else { last = mid }
+            }
+            return low + first
         }
-        let start = try lower.map { bound in try partition { bound.inclusive ? less($0, bound.bits) : !less(bound.bits, $0) } } ?? 0
-        let end = try upper.map { bound in try partition { bound.inclusive ? !less(bound.bits, $0) : less($0, bound.bits) } } ?? part.count
+        let start = try lower.map { bound in try partition(from: 0) { bound.inclusive ? less($0, bound.bits) : !less(bound.bits, $0) } } ?? 0
+        let end = try upper.map { bound in try partition(from: start) { bound.inclusive ? !less(bound.bits, $0) : less($0, bound.bits) } } ?? part.count
         return start < end ? start..<end : start..<start
     }
+
+    /// Entries a binary search of an index reads in one piece once its range is this narrow
+    /// (4 KiB of narrow schema index entries).
+    static let searchBlock = 256
 
     /// One row at a directory position, without reading the entity: its entry and encoded
     /// slots, checked against the row's checksum. Nil when the position is past the directory.

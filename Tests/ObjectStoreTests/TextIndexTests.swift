@@ -1,0 +1,179 @@
+import Foundation
+import Testing
+@testable import ObjectStore
+import ObjectStoreModel
+
+/// A schema index whose first property is a string (format 4): compaction files every row's
+/// value under the hash of its index key (case and diacritics folded, canonically
+/// decomposed), and an equality or `IN` list of strings, with any comparison options, lists
+/// only the rows filed under its constants' keys and tests them. These tests hold the key
+/// to the comparisons (every pair of tricky strings they find equal shares a key) and the
+/// indexed queries to the in-memory store's answers.
+@Suite struct TextIndexTests {
+    static let model: ManagedObjectModel = {
+        do {
+            return try ManagedObjectModel(schema: #"""
+            { "entities": [
+                { "name": "Item", "indexes": [{ "name": "byName", "properties": ["name"] }],
+                  "attributes": [{ "name": "name", "type": "string" }, { "name": "n", "type": "int64" },
+                                 { "name": "note", "type": "string" }] },
+                { "name": "Special", "parent": "Item", "attributes": [{ "name": "extra", "type": "boolean" }] }
+            ] }
+            """#, file: "items")
+        } catch {
+            preconditionFailure("the test model does not load: \(error)")
+        }
+    }()
+
+    /// Pieces whose case or diacritics fold in uncommon ways: precomposed and decomposed
+    /// accents, the Kelvin sign, dotted and dotless i, sharp s, final sigma, a titlecase
+    /// digraph, ligatures, and an empty piece.
+    static let pieces = ["a", "A", "\u{E1}", "a\u{301}", "\u{C1}", "A\u{301}", "k", "K", "\u{212A}", "i", "I", "\u{130}", "\u{131}",
+                         "i\u{307}", "\u{DF}", "ss", "SS", "\u{1E9E}", "\u{3A3}", "\u{3C3}", "\u{3C2}", "\u{1C4}", "\u{1C5}", "\u{1C6}",
+                         "\u{152}", "\u{153}", "e", "\u{E9}", "E\u{301}", "\u{F8}", "\u{D8}", "o", " ", "-", ""]
+
+    static let options = ["", "[c]", "[d]", "[cd]", "[n]", "[cdn]"]
+
+    /// Every string of up to two pieces.
+    static let strings: [String] = {
+        var result: [String] = []
+        for a in pieces { for b in pieces { result.append(a + b) } }
+        return result
+    }()
+
+    @Test func stringsEqualUnderAnyOptionsShareAnIndexKey() throws {
+        let keys = Self.strings.map(StringMatching.indexKey)
+        var equalPairs = 0
+        for optionText in Self.options {
+            let predicate = try ObjectPredicate("SELF ==\(optionText) 'x'")
+            guard case .comparison(let comparison) = predicate else { Issue.record("not a comparison"); return }
+            // The folds done once per string; equal folds are equal strings.
+            let folded = Self.strings.map { StringMatching.fold($0, comparison.options) }
+            for i in Self.strings.indices {
+                for j in Self.strings.indices where j > i && folded[i] == folded[j] {
+                    equalPairs += 1
+                    #expect(keys[i] == keys[j], "\(Self.strings[i].unicodeScalars.map { String($0.value, radix: 16) }) ==\(optionText) \(Self.strings[j].unicodeScalars.map { String($0.value, radix: 16) })")
+                }
+            }
+        }
+        #expect(equalPairs > 1_000)
+        // The ASCII shortcut gives what the general path gives.
+        for byte in UInt8(0)..<0x80 {
+            let text = "x" + String(UnicodeScalar(byte)) + "Y"
+            #expect(StringMatching.indexKey(text) == StringMatching.foldedIndexKey(text), "\(byte)")
+        }
+    }
+
+    /// Names drawn from the tricky strings, compacted into a text index, with saved edits in
+    /// the log and unsaved ones over them: every equality and IN list of strings, with each
+    /// option, either way round and ANDed with other tests, fetches and counts the rows the
+    /// in-memory store's objects find.
+    @Test func indexedEqualitiesFindExactlyTheRowsTheObjectsFind() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("items.store")
+        let binary = try PersistentStoreCoordinator(model: Self.model, storeURL: url)
+        let memory = PersistentStoreCoordinator(inMemoryWith: Self.model)
+        var generator = ColumnQueryTests.Generator(state: 0x5EED_7E47)
+        let names = (0..<900).map { n in n % 41 == 0 ? nil : generator.pick(Self.strings) }
+        let contexts = [ManagedObjectContext(coordinator: binary), ManagedObjectContext(coordinator: memory)]
+        for context in contexts {
+            for (n, name) in names.enumerated() {
+                let item = try context.insertObject(entityName: n % 3 == 0 ? "Special" : "Item")
+                try item.setValue(name.map { .string($0) } ?? .null, forKey: "name")
+                try item.setValue(.integer(Int64(n)), forKey: "n")
+                try item.setValue(.string("note \(n % 7)"), forKey: "note")
+            }
+            try context.save()
+        }
+        try binary.compactStore()
+        // Saved edits (in the log) and unsaved ones, in both stores alike.
+        let edits = (0..<60).map { _ in (Int(generator.next() % 900), generator.pick(Self.strings)) }
+        for context in contexts {
+            let items = try context.fetch(FetchRequest(entityName: "Item", sortDescriptors: [SortKey("n")]))
+            for (n, name) in edits.prefix(30) { try items[n].setValue(.string(name), forKey: "name") }
+            try context.save()
+            for (n, name) in edits.dropFirst(30) { try items[n].setValue(.string(name), forKey: "name") }
+        }
+        var checked = 0
+        for round in 0..<30 {
+            let reopened = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: Self.model, storeURL: url))
+            let saved = ManagedObjectContext(coordinator: memory)
+            let option = Self.options[round % Self.options.count]
+            let a = generator.pick(Self.strings), b = generator.pick(Self.strings)
+            let cases: [(String, [Value])] = [
+                ("name ==\(option) %@", [.string(a)]),
+                ("%@ ==\(option) name", [.string(a)]),
+                ("name IN\(option) {%@, %@}", [.string(a), .string(b)]),
+                ("name ==\(option) %@ AND n < 600", [.string(a)]),
+                ("name ==\(option) %@ AND name ==[cd] %@", [.string(a), .string(b)]),
+                ("name ==\(option) %@ AND note ENDSWITH '3'", [.string(a)]),
+            ]
+            for (format, arguments) in cases {
+                let predicate = try ObjectPredicate(format: format, arguments: arguments)
+                for entity in ["Item", "Special"] {
+                    let request = FetchRequest(entityName: entity, predicate: predicate, sortDescriptors: [SortKey("n")])
+                    let expected = try contexts[1].fetch(request).map { $0["n"] }
+                    #expect(try contexts[0].fetch(request).map { $0["n"] } == expected, "\(entity): \(format) \(arguments)")
+                    #expect(try contexts[0].count(for: request) == expected.count, "count \(entity): \(format) \(arguments)")
+                    // As saved, from a store opened anew.
+                    #expect(try reopened.fetch(request).map { $0["n"] } == saved.fetch(request).map { $0["n"] }, "saved \(entity): \(format) \(arguments)")
+                    checked += expected.isEmpty ? 0 : 1
+                }
+            }
+        }
+        #expect(checked > 100)
+        #expect(try binary.checkIntegrity().problems.isEmpty)
+    }
+
+    /// The index is what the query reads: an entry moved to another row's position (with its
+    /// checksum made right again) makes the indexed query report damage, and
+    /// `checkIntegrity()` names the index; a compaction rebuilds it.
+    @Test func aQueryReadsTheTextIndexAndIntegrityChecksIt() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("items.store")
+        let store = try BinaryStore(url: url, model: Self.model)
+        let setup = ManagedObjectContext(coordinator: PersistentStoreCoordinator(model: Self.model, store: store))
+        for n in 0..<40 {
+            let item = try setup.insertObject(entityName: "Item")
+            try item.setValue(.string("Name \(n)"), forKey: "name")
+            try item.setValue(.integer(Int64(n)), forKey: "n")
+        }
+        try setup.save()
+        try store.compact(format: BinaryStore.formatVersion)
+        // The entry of "NAME 5" (key 6, position 5): hash 8, position 4, key 4.
+        func little(_ value: UInt64, _ count: Int) -> [UInt8] { (0..<count).map { UInt8(truncatingIfNeeded: value >> (8 * UInt64($0))) } }
+        let entry = little(BinaryStore.textHash("NAME 5"), 8) + little(5, 4) + little(6, 4)
+        var bytes = Array(try Data(contentsOf: url))
+        let starts = (0...(bytes.count - entry.count)).filter { Array(bytes[$0..<$0 + entry.count]) == entry }
+        #expect(starts.count == 1)
+        guard let start = starts.first else { return }
+        // Position 9 holds key 10: the entry no longer names its row. The index's checksum
+        // and the tables' are made to match (a forgery, not damage).
+        bytes[start + 8] = 9
+        let snapshotOffset = Int(StoreHeader.field(bytes, at: 32))
+        let entities = Int(bytes[snapshotOffset + 4]), indexes = Int(bytes[snapshotOffset + 8])
+        var columns = 0
+        for e in 0..<entities { columns += Int(bytes[snapshotOffset + 16 + e * 40 + 36]) }
+        var patched = 0
+        for k in 0..<indexes {
+            let part = snapshotOffset + 16 + entities * 40 + k * 32
+            let count = Int(StoreHeader.field(bytes, at: part + 8)), offset = snapshotOffset + Int(StoreHeader.field(bytes, at: part + 16))
+            guard (offset..<offset + count * entry.count).contains(start) else { continue }
+            bytes.replaceSubrange(part + 24..<part + 28, with: little(UInt64(CRC32.checksum(bytes[offset..<offset + count * entry.count])), 4))
+            patched += 1
+        }
+        #expect(patched == 1)
+        let tables = bytes[(snapshotOffset + 16)..<(snapshotOffset + 16 + entities * 40 + indexes * 32 + columns * 24)]
+        bytes.replaceSubrange(snapshotOffset + 12..<snapshotOffset + 16, with: little(UInt64(CRC32.checksum(tables)), 4))
+        try Data(bytes).write(to: url)
+
+        let coordinator = try PersistentStoreCoordinator(model: Self.model, storeURL: url)
+        let request = FetchRequest(entityName: "Item", predicate: try ObjectPredicate("name ==[c] 'name 5'"))
+        let context = ManagedObjectContext(coordinator: coordinator)
+        #expect(throws: StoreError.self) { try context.fetch(request) }
+        #expect(try coordinator.checkIntegrity().problems.contains { $0.contains("schema index 1") && $0.contains("does not match its rows") })
+        try coordinator.compactStore()
+        #expect(try context.fetch(request).map { try $0.value(forKey: "n") } == [.integer(5)])
+        #expect(try coordinator.checkIntegrity().problems.isEmpty)
+    }
+}
