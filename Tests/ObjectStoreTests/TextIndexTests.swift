@@ -14,9 +14,9 @@ import ObjectStoreModel
         do {
             return try ManagedObjectModel(schema: #"""
             { "entities": [
-                { "name": "Item", "indexes": [{ "name": "byName", "properties": ["name"] }],
+                { "name": "Item", "indexes": [{ "name": "byName", "properties": ["name"] }, { "name": "byRef", "properties": ["ref"] }],
                   "attributes": [{ "name": "name", "type": "string" }, { "name": "n", "type": "int64" },
-                                 { "name": "note", "type": "string" }] },
+                                 { "name": "note", "type": "string" }, { "name": "ref", "type": "uuid" }] },
                 { "name": "Special", "parent": "Item", "attributes": [{ "name": "extra", "type": "boolean" }] }
             ] }
             """#, file: "items")
@@ -119,6 +119,54 @@ import ObjectStoreModel
                     #expect(try reopened.fetch(request).map { $0["n"] } == saved.fetch(request).map { $0["n"] }, "saved \(entity): \(format) \(arguments)")
                     checked += expected.isEmpty ? 0 : 1
                 }
+            }
+        }
+        #expect(checked > 100)
+        #expect(try binary.checkIntegrity().problems.isEmpty)
+    }
+
+    /// A schema index on a UUID attribute files each value under a hash of its 16 bytes:
+    /// `ref == %@`, either way round, and `ref IN` a list of UUIDs find what the objects
+    /// find (with rows edited in the log), a comparison with a string is answered without
+    /// it, and `checkIntegrity()` finds the index matching its rows.
+    @Test func aUUIDIndexFindsExactlyTheRowsTheObjectsFind() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("items.store")
+        let binary = try PersistentStoreCoordinator(model: Self.model, storeURL: url)
+        let memory = PersistentStoreCoordinator(inMemoryWith: Self.model)
+        let refs = (0..<300).map { _ in UUID() }
+        var generator = ColumnQueryTests.Generator(state: 0xC0FF_EE11)
+        let assigned = (0..<900).map { n in n % 37 == 0 ? nil : generator.pick(refs) }
+        let contexts = [ManagedObjectContext(coordinator: binary), ManagedObjectContext(coordinator: memory)]
+        for context in contexts {
+            for (n, ref) in assigned.enumerated() {
+                let item = try context.insertObject(entityName: n % 4 == 0 ? "Special" : "Item")
+                try item.setValue(ref.map { .uuid($0) } ?? .null, forKey: "ref")
+                try item.setValue(.integer(Int64(n)), forKey: "n")
+            }
+            try context.save()
+        }
+        try binary.compactStore()
+        let moved = (0..<20).map { _ in (Int(generator.next() % 900), generator.pick(refs)) }
+        for context in contexts {
+            let items = try context.fetch(FetchRequest(entityName: "Item", sortDescriptors: [SortKey("n")]))
+            for (n, ref) in moved { try items[n].setValue(.uuid(ref), forKey: "ref") }
+            try context.save()
+        }
+        var checked = 0
+        for round in 0..<40 {
+            let a = generator.pick(refs), b = generator.pick(refs)
+            let cases: [(String, [Value])] = [
+                ("ref == %@", [.uuid(a)]), ("%@ == ref", [.uuid(a)]), ("ref IN {%@, %@}", [.uuid(a), .uuid(b)]),
+                ("ref == %@ AND n < 450", [.uuid(a)]), ("ref == %@ OR n == 3", [.uuid(a)]),
+            ] + (round % 10 == 0 ? [("ref == %@", [.uuid(UUID())])] : [])
+            for (format, arguments) in cases {
+                let request = FetchRequest(entityName: "Item", predicate: try ObjectPredicate(format: format, arguments: arguments), sortDescriptors: [SortKey("n")])
+                let expected = try contexts[1].fetch(request).map { $0["n"] }
+                let reopened = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: Self.model, storeURL: url))
+                #expect(try reopened.fetch(request).map { $0["n"] } == expected, "\(format) \(arguments)")
+                #expect(try reopened.count(for: request) == expected.count, "count \(format) \(arguments)")
+                checked += expected.isEmpty ? 0 : 1
             }
         }
         #expect(checked > 100)

@@ -545,8 +545,23 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
     /// What a text index was built for: its attribute, and the index keys this platform
     /// gives a few strings whose case or diacritics fold in uncommon ways, so that a file
     /// whose keys were folded otherwise (another Unicode or Foundation version) is not used.
-    static func textSignature(ofIndexOn attribute: String) -> UInt32 {
-        UInt32(truncatingIfNeeded: Snapshot.hash(Array("index:\(attribute):text:".utf8) + foldedProbe))
+    static func textSignature(ofIndexOn attribute: String, type: AttributeType = .string) -> UInt32 {
+        guard type == .string else { return UInt32(truncatingIfNeeded: Snapshot.hash(Array("index:\(attribute):uuid".utf8))) }
+        return UInt32(truncatingIfNeeded: Snapshot.hash(Array("index:\(attribute):text:".utf8) + foldedProbe))
+    }
+
+    /// Whether a schema index on an attribute of this type files values by hash (a string's
+    /// index key, a UUID's 16 bytes) rather than ordering them in a column's terms.
+    static func isHashed(_ type: AttributeType) -> Bool { type == .string || type == .uuid }
+
+    /// The hash a hashed index files a value of an attribute of `type` under; nil for a
+    /// value of another type (an index never holds one).
+    static func indexHash(_ value: Value, type: AttributeType) -> UInt64? {
+        switch (value, type) {
+        case (.string(let text), .string): return textHash(text)
+        case (.uuid(let uuid), .uuid): return withUnsafeBytes(of: uuid.uuid) { Snapshot.hash(Array($0)) }
+        default: return nil
+        }
     }
 
     /// The index keys of the strings ``textSignature(ofIndexOn:)`` probes (folded once).
@@ -1116,8 +1131,8 @@ private final class Core {
             guard let entity = model.entity(named: name) else { continue }
             for (number, index) in BinaryStore.schemaIndexes(of: entity, in: model).enumerated() {
                 guard let first = index.propertyNames.first, let slot = entity.slot(of: first) else { continue }
-                if format >= 4, let attribute = entity.properties[slot].attribute, attribute.isStored, attribute.type == .string {
-                    result.append(try textIndex(of: rows[table], table: table, slot: slot, number: number, attribute: first, codec: codec))
+                if format >= 4, let attribute = entity.properties[slot].attribute, attribute.isStored, BinaryStore.isHashed(attribute.type) {
+                    result.append(try textIndex(of: rows[table], table: table, slot: slot, number: number, attribute: attribute, codec: codec))
                     continue
                 }
                 guard let column = columns[table].first(where: { $0.slot == slot })?.column, column.rows == rows[table].count else { continue }
@@ -1138,16 +1153,17 @@ private final class Core {
     /// The text index of an entity table's string attribute (in `slot`): for every row with
     /// a value, the hash of its index key as the entry's value (compared as a signed
     /// integer), sorted by hash then key (positions follow keys).
-    func textIndex(of rows: [Snapshot.Row], table: Int, slot: Int, number: Int, attribute: String, codec: RowCodec) throws -> Snapshot.Index {
+    func textIndex(of rows: [Snapshot.Row], table: Int, slot: Int, number: Int, attribute: AttributeDescription, codec: RowCodec) throws -> Snapshot.Index {
         var hashed: [(hash: Int64, position: Int)] = []
         hashed.reserveCapacity(rows.count)
         for (position, row) in rows.enumerated() {
             let id = codec.objectID(entity: table, key: row.key)
-            guard case .value(.string(let text))? = try decode(id, row.source, from: row.start, slots: [slot]).first else { continue }
-            hashed.append((Int64(bitPattern: BinaryStore.textHash(text)), position))
+            guard case .value(let value)? = try decode(id, row.source, from: row.start, slots: [slot]).first,
+                  let hash = BinaryStore.indexHash(value, type: attribute.type) else { continue }
+            hashed.append((Int64(bitPattern: hash), position))
         }
         hashed.sort { ($0.hash, $0.position) < ($1.hash, $1.position) }
-        return Snapshot.Index(owner: table, constraint: Snapshot.schemaIndexFlag | number, signature: BinaryStore.textSignature(ofIndexOn: attribute),
+        return Snapshot.Index(owner: table, constraint: Snapshot.schemaIndexFlag | number, signature: BinaryStore.textSignature(ofIndexOn: attribute.name, type: attribute.type),
                               entries: hashed.map { (UInt64(bitPattern: $0.hash), table, rows[$0.position].key) }, positions: hashed.map(\.position))
     }
 
@@ -1168,12 +1184,12 @@ private final class Core {
         var ranges: [Int: (name: String, kind: Column.Kind, lower: Snapshot.Bound?, upper: Snapshot.Bound?, conjuncts: Int)] = [:]
         // Per string attribute, the hashes its equalities leave (`s == x`, `s IN {x, y}`,
         // with any options; ANDed ones intersect).
-        var texts: [Int: (name: String, hashes: Set<UInt64>)] = [:]
+        var texts: [Int: (name: String, type: AttributeType, hashes: Set<UInt64>)] = [:]
         for conjunct in conjuncts {
             if case .compare(let slot, let op, _, let constant, _, _) = conjunct, slot < entity.properties.count,
-               let attribute = entity.properties[slot].attribute, attribute.isStored, attribute.type == .string {
-                guard let hashes = Self.textHashes(op, constant) else { continue }
-                texts[slot] = (attribute.name, texts[slot].map { $0.hashes.intersection(hashes) } ?? hashes)
+               let attribute = entity.properties[slot].attribute, attribute.isStored, BinaryStore.isHashed(attribute.type) {
+                guard let hashes = Self.indexHashes(op, constant, type: attribute.type) else { continue }
+                texts[slot] = (attribute.name, attribute.type, texts[slot].map { $0.hashes.intersection(hashes) } ?? hashes)
                 continue
             }
             guard case .compare(let slot, let op, let test, .value(let constant), let slotOnLeft, _) = conjunct, !constant.isNull,
@@ -1228,7 +1244,7 @@ private final class Core {
             if best == nil || span.count < best?.count ?? 0 { best = (part, [span], span.count, range.conjuncts == conjuncts.count) }
         }
         for slot in texts.keys.sorted() {
-            guard let text = texts[slot], let part = part(on: text.name, signature: BinaryStore.textSignature(ofIndexOn: text.name)) else { continue }
+            guard let text = texts[slot], let part = part(on: text.name, signature: BinaryStore.textSignature(ofIndexOn: text.name, type: text.type)) else { continue }
             let spans = try text.hashes.sorted().map { hash in
                 let bound = Snapshot.Bound(bits: hash, inclusive: true)
                 return try snapshot.span(part, kind: .integer, from: bound, to: bound, fd: held.fd, path: path)
@@ -1242,19 +1258,20 @@ private final class Core {
         return (found.sorted { $0.key < $1.key }, best.decides)
     }
 
-    /// The hashes a text index finds every string that `op` with `constant` accepts under
-    /// (with any comparison options): one for `==` a string, one per item of `IN` a list of
-    /// strings. Nil for any other comparison (`IN` a string tests for a substring; a nil or
-    /// number in the list would match rows the index does not list).
-    static func textHashes(_ op: PredicateComparison.Operator, _ constant: Operand) -> Set<UInt64>? {
+    /// The hashes a hashed index (on an attribute of `type`) files every value that `op`
+    /// with `constant` accepts under (for a string, with any comparison options): one for
+    /// `==` a value of the type, one per item of `IN` a list of them. Nil for any other
+    /// comparison (`IN` a string tests for a substring; a nil or a value of another type in
+    /// the list could match rows the index does not list or files otherwise).
+    static func indexHashes(_ op: PredicateComparison.Operator, _ constant: Operand, type: AttributeType) -> Set<UInt64>? {
         switch (op, constant) {
-        case (.equal, .value(.string(let text))):
-            return [BinaryStore.textHash(text)]
+        case (.equal, .value(let value)):
+            return BinaryStore.indexHash(value, type: type).map { [$0] }
         case (.in, .collection(let items)):
             var hashes = Set<UInt64>()
             for item in items {
-                guard case .value(.string(let text)) = item else { return nil }
-                hashes.insert(BinaryStore.textHash(text))
+                guard case .value(let value) = item, let hash = BinaryStore.indexHash(value, type: type) else { return nil }
+                hashes.insert(hash)
             }
             return hashes
         default:
