@@ -16,6 +16,10 @@ indirect enum SlotPredicate {
     /// `direct`, when set, decides the common cases inline (no closure called).
     case compare(slot: Int, op: PredicateComparison.Operator, test: (Operand, Operand) throws -> Bool, constant: Operand, slotOnLeft: Bool,
                  direct: DirectTest?)
+    /// A to-one relationship `== object` (an object's URI) or `IN` a list of them, either
+    /// way round for `==`: the slot refers to one of `targets`. A URI that is not an object
+    /// ID's own (``ObjectID/uriRepresentation``) names no object, so it adds no target.
+    case reference(slot: Int, targets: Set<ObjectID>)
 
     /// The predicate in this form for objects of `entity`, or nil when it has another shape.
     init?(_ predicate: ObjectPredicate, entity: EntityDescription) {
@@ -32,6 +36,10 @@ indirect enum SlotPredicate {
             self = .or(a, b)
         case .comparison(let c):
             guard c.quantifier == .direct else { return nil }
+            if let reference = Self.reference(c, entity: entity) {
+                self = reference
+                return
+            }
             func slot(_ expression: ObjectExpression) -> Int? {
                 guard case .keyPath(.evaluatedObject, let path) = expression, path.count == 1, let index = entity.slot(of: path[0]),
                       entity.kind(ofSlot: index) == .attribute, entity.properties[index].attribute?.isTransient == false else { return nil }
@@ -61,6 +69,37 @@ indirect enum SlotPredicate {
             } else {
                 return nil
             }
+        }
+    }
+
+    /// The comparison as a ``reference(slot:targets:)``, when it compares a to-one
+    /// relationship of the object with object URIs (`==` either way round, `IN` a list).
+    private static func reference(_ c: PredicateComparison, entity: EntityDescription) -> SlotPredicate? {
+        func toOne(_ expression: ObjectExpression) -> Int? {
+            guard case .keyPath(.evaluatedObject, let path) = expression, path.count == 1, let index = entity.slot(of: path[0]),
+                  let relationship = entity.properties[index].relationship, !relationship.isToMany, !relationship.isTransient else { return nil }
+            return index
+        }
+        func target(_ expression: ObjectExpression) -> Set<ObjectID>? {
+            guard case .constant(.uri(let uri)) = expression else { return nil }
+            guard let id = ObjectID(uri: uri), id.uriRepresentation == uri else { return [] }
+            return [id]
+        }
+        switch c.op {
+        case .equal:
+            if let slot = toOne(c.lhs), let targets = target(c.rhs) { return .reference(slot: slot, targets: targets) }
+            if let slot = toOne(c.rhs), let targets = target(c.lhs) { return .reference(slot: slot, targets: targets) }
+            return nil
+        case .in:
+            guard let slot = toOne(c.lhs), case .array(let items) = c.rhs else { return nil }
+            var targets = Set<ObjectID>()
+            for item in items {
+                guard let found = target(item) else { return nil }
+                targets.formUnion(found)
+            }
+            return .reference(slot: slot, targets: targets)
+        default:
+            return nil
         }
     }
 
@@ -110,6 +149,9 @@ indirect enum SlotPredicate {
             guard slot < slots.count, case .value(let value) = slots[slot] else { return false }
             if let direct, let verdict = direct.test(value) { return verdict }
             return slotOnLeft ? try test(.value(value), constant) : try test(constant, .value(value))
+        case .reference(let slot, let targets):
+            guard slot < slots.count, case .toOne(let id?) = slots[slot] else { return false }
+            return targets.contains(id)
         }
     }
 }
@@ -124,6 +166,7 @@ extension SlotPredicate {
         case .compare(let compared, _, let test, let constant, let slotOnLeft, _):
             guard compared == slot else { return false }
             return try !(slotOnLeft ? test(.value(.null), constant) : test(constant, .value(.null)))
+        case .reference(let compared, _): return compared == slot
         case .not, .or: return false
         }
     }
@@ -134,7 +177,7 @@ extension SlotPredicate {
         case .constant: return []
         case .not(let inner): return inner.slots
         case .and(let a, let b), .or(let a, let b): return a.slots.union(b.slots)
-        case .compare(let slot, _, _, _, _, _): return [slot]
+        case .compare(let slot, _, _, _, _, _), .reference(let slot, _): return [slot]
         }
     }
 
@@ -146,6 +189,8 @@ extension SlotPredicate {
         switch self {
         case .constant, .compare:
             return try verdicts(columns, rows: rows).map { $0.map { $0 ? 1 : 2 } }
+        case .reference:
+            return nil
         case .not(let inner):
             return try inner.decisions(columns, rows: rows).map { $0.map { $0 == 0 ? 0 : 3 - $0 } }
         case .and(let a, let b), .or(let a, let b):
@@ -218,6 +263,8 @@ extension SlotPredicate {
             }
             for i in 0..<rows where column.isNull(i) { result[i] = null }
             return result
+        case .reference:
+            return nil
         }
     }
 

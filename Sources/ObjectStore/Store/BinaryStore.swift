@@ -550,6 +550,18 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
         return UInt32(truncatingIfNeeded: Snapshot.hash(Array("index:\(attribute):text:".utf8) + foldedProbe))
     }
 
+    /// What a reference index (on a to-one relationship) was built for.
+    static func referenceSignature(ofIndexOn relationship: String) -> UInt32 {
+        UInt32(truncatingIfNeeded: Snapshot.hash(Array("index:\(relationship):ref".utf8)))
+    }
+
+    /// The hash a reference index files a row under: its destination's entity name and key
+    /// (nil for a temporary ID, which no saved row refers to).
+    static func referenceHash(_ id: ObjectID) -> UInt64? {
+        guard let key = id.primaryKey else { return nil }
+        return withUnsafeBytes(of: key.littleEndian) { Snapshot.hash(Array(id.entityName.utf8) + [0] + Array($0)) }
+    }
+
     /// Whether a schema index on an attribute of this type files values by hash (a string's
     /// index key, a UUID's 16 bytes) rather than ordering them in a column's terms.
     static func isHashed(_ type: AttributeType) -> Bool { type == .string || type == .uuid }
@@ -1132,7 +1144,19 @@ private final class Core {
             for (number, index) in BinaryStore.schemaIndexes(of: entity, in: model).enumerated() {
                 guard let first = index.propertyNames.first, let slot = entity.slot(of: first) else { continue }
                 if format >= 4, let attribute = entity.properties[slot].attribute, attribute.isStored, BinaryStore.isHashed(attribute.type) {
-                    result.append(try textIndex(of: rows[table], table: table, slot: slot, number: number, attribute: attribute, codec: codec))
+                    result.append(try hashedIndex(of: rows[table], table: table, slot: slot, number: number,
+                                                  signature: BinaryStore.textSignature(ofIndexOn: attribute.name, type: attribute.type), codec: codec) {
+                        guard case .value(let value) = $0 else { return nil }
+                        return BinaryStore.indexHash(value, type: attribute.type)
+                    })
+                    continue
+                }
+                if format >= 4, let relationship = entity.properties[slot].relationship, !relationship.isToMany, !relationship.isTransient {
+                    result.append(try hashedIndex(of: rows[table], table: table, slot: slot, number: number,
+                                                  signature: BinaryStore.referenceSignature(ofIndexOn: relationship.name), codec: codec) {
+                        guard case .toOne(let id?) = $0 else { return nil }
+                        return BinaryStore.referenceHash(id)
+                    })
                     continue
                 }
                 guard let column = columns[table].first(where: { $0.slot == slot })?.column, column.rows == rows[table].count else { continue }
@@ -1153,17 +1177,17 @@ private final class Core {
     /// The text index of an entity table's string attribute (in `slot`): for every row with
     /// a value, the hash of its index key as the entry's value (compared as a signed
     /// integer), sorted by hash then key (positions follow keys).
-    func textIndex(of rows: [Snapshot.Row], table: Int, slot: Int, number: Int, attribute: AttributeDescription, codec: RowCodec) throws -> Snapshot.Index {
+    func hashedIndex(of rows: [Snapshot.Row], table: Int, slot: Int, number: Int, signature: UInt32, codec: RowCodec,
+                     hash: (SlotValue) -> UInt64?) throws -> Snapshot.Index {
         var hashed: [(hash: Int64, position: Int)] = []
         hashed.reserveCapacity(rows.count)
         for (position, row) in rows.enumerated() {
             let id = codec.objectID(entity: table, key: row.key)
-            guard case .value(let value)? = try decode(id, row.source, from: row.start, slots: [slot]).first,
-                  let hash = BinaryStore.indexHash(value, type: attribute.type) else { continue }
+            guard let value = try decode(id, row.source, from: row.start, slots: [slot]).first, let hash = hash(value) else { continue }
             hashed.append((Int64(bitPattern: hash), position))
         }
         hashed.sort { ($0.hash, $0.position) < ($1.hash, $1.position) }
-        return Snapshot.Index(owner: table, constraint: Snapshot.schemaIndexFlag | number, signature: BinaryStore.textSignature(ofIndexOn: attribute.name, type: attribute.type),
+        return Snapshot.Index(owner: table, constraint: Snapshot.schemaIndexFlag | number, signature: signature,
                               entries: hashed.map { (UInt64(bitPattern: $0.hash), table, rows[$0.position].key) }, positions: hashed.map(\.position))
     }
 
@@ -1184,12 +1208,21 @@ private final class Core {
         var ranges: [Int: (name: String, kind: Column.Kind, lower: Snapshot.Bound?, upper: Snapshot.Bound?, conjuncts: Int)] = [:]
         // Per string attribute, the hashes its equalities leave (`s == x`, `s IN {x, y}`,
         // with any options; ANDed ones intersect).
-        var texts: [Int: (name: String, type: AttributeType, hashes: Set<UInt64>)] = [:]
+        var texts: [Int: (name: String, signature: UInt32, hashes: Set<UInt64>)] = [:]
         for conjunct in conjuncts {
             if case .compare(let slot, let op, _, let constant, _, _) = conjunct, slot < entity.properties.count,
                let attribute = entity.properties[slot].attribute, attribute.isStored, BinaryStore.isHashed(attribute.type) {
                 guard let hashes = Self.indexHashes(op, constant, type: attribute.type) else { continue }
-                texts[slot] = (attribute.name, attribute.type, texts[slot].map { $0.hashes.intersection(hashes) } ?? hashes)
+                texts[slot] = (attribute.name, BinaryStore.textSignature(ofIndexOn: attribute.name, type: attribute.type),
+                               texts[slot].map { $0.hashes.intersection(hashes) } ?? hashes)
+                continue
+            }
+            // A to-one relationship equal to objects: the rows filed under their keys (an
+            // unsaved object has no row that refers to it).
+            if case .reference(let slot, let targets) = conjunct, slot < entity.properties.count, let relationship = entity.properties[slot].relationship {
+                let hashes = Set(targets.compactMap(BinaryStore.referenceHash))
+                texts[slot] = (relationship.name, BinaryStore.referenceSignature(ofIndexOn: relationship.name),
+                               texts[slot].map { $0.hashes.intersection(hashes) } ?? hashes)
                 continue
             }
             guard case .compare(let slot, let op, let test, .value(let constant), let slotOnLeft, _) = conjunct, !constant.isNull,
@@ -1244,7 +1277,7 @@ private final class Core {
             if best == nil || span.count < best?.count ?? 0 { best = (part, [span], span.count, range.conjuncts == conjuncts.count) }
         }
         for slot in texts.keys.sorted() {
-            guard let text = texts[slot], let part = part(on: text.name, signature: BinaryStore.textSignature(ofIndexOn: text.name, type: text.type)) else { continue }
+            guard let text = texts[slot], let part = part(on: text.name, signature: text.signature) else { continue }
             let spans = try text.hashes.sorted().map { hash in
                 let bound = Snapshot.Bound(bits: hash, inclusive: true)
                 return try snapshot.span(part, kind: .integer, from: bound, to: bound, fd: held.fd, path: path)

@@ -1,0 +1,108 @@
+import Foundation
+import Testing
+import ObjectStore
+import ObjectStoreModel
+
+/// A schema index on a to-one relationship (format 4): compaction files every row under a
+/// hash of the object it refers to, and `place == object`, `object == place` and
+/// `place IN {objects}` (objects as their URIs) list only the rows filed under those
+/// objects, which are then tested. The reference is the in-memory store evaluating the same
+/// comparison through the general closures (an OR with a key path keeps it off the slot
+/// path), so the index, the slot test and the closures are held to one answer.
+@Suite struct ReferenceIndexTests {
+    static let model: ManagedObjectModel = {
+        do {
+            return try ManagedObjectModel(schema: #"""
+            { "entities": [
+                { "name": "Item", "indexes": [{ "name": "byPlace", "properties": ["place"] }],
+                  "attributes": [{ "name": "n", "type": "int64" }],
+                  "relationships": [{ "name": "place", "destination": "Place", "inverse": "items" }] },
+                { "name": "Place", "attributes": [{ "name": "name", "type": "string" }],
+                  "relationships": [{ "name": "items", "destination": "Item", "inverse": "place", "toMany": true }] },
+                { "name": "Hall", "parent": "Place", "attributes": [{ "name": "seats", "type": "int64" }] }
+            ] }
+            """#, file: "places")
+        } catch {
+            preconditionFailure("the test model does not load: \(error)")
+        }
+    }()
+
+    @Test func referenceIndexFindsExactlyTheRowsTheClosuresFind() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("places.store")
+        let binary = try PersistentStoreCoordinator(model: Self.model, storeURL: url)
+        let memory = PersistentStoreCoordinator(inMemoryWith: Self.model)
+        let contexts = [ManagedObjectContext(coordinator: binary), ManagedObjectContext(coordinator: memory)]
+        var generator = ColumnQueryTests.Generator(state: 0x91ACE5)
+        let assigned = (0..<900).map { n in n % 29 == 0 ? nil : Int(generator.next() % 60) }
+        let moves = (0..<40).map { _ in (Int(generator.next() % 900), Int(generator.next() % 60)) }
+        // Places by name, per context (the two stores' objects have different IDs).
+        var places: [[String: ManagedObject]] = [[:], [:]]
+        for (c, context) in contexts.enumerated() {
+            for p in 0..<60 {
+                let place = try context.insertObject(entityName: p % 5 == 0 ? "Hall" : "Place")
+                try place.setValue(.string("place \(p)"), forKey: "name")
+                places[c]["place \(p)"] = place
+            }
+            for (n, p) in assigned.enumerated() {
+                let item = try context.insertObject(entityName: "Item")
+                try item.setValue(.integer(Int64(n)), forKey: "n")
+                if let p { try item.setObject(places[c]["place \(p)"], forKey: "place") }
+            }
+            try context.save()
+        }
+        try binary.compactStore()
+        for (c, context) in contexts.enumerated() {
+            let items = try context.fetch(FetchRequest(entityName: "Item", sortDescriptors: [SortKey("n")]))
+            // Saved moves and a deleted place (its items' references nullified), in the log.
+            for (n, p) in moves.prefix(20) { try items[n].setObject(places[c]["place \(p)"], forKey: "place") }
+            if let gone = places[c]["place 7"] { context.delete(gone) }
+            try context.save()
+            // Unsaved moves, and items moved to a new place that has no row yet.
+            for (n, p) in moves.dropFirst(20) { try items[n].setObject(places[c]["place \(p)"], forKey: "place") }
+            let fresh = try context.insertObject(entityName: "Place")
+            try fresh.setValue(.string("place new"), forKey: "name")
+            places[c]["place new"] = fresh
+            for n in [3, 300, 600] { try items[n].setObject(fresh, forKey: "place") }
+        }
+        func uri(_ c: Int, _ name: String) -> Value {
+            .uri(places[c][name]?.objectID.uriRepresentation ?? URL(string: "x-objectstore://nowhere/Place/p1")!)
+        }
+        let names = (0..<60).map { "place \($0)" } + ["place new"]
+        var checked = 0
+        for round in 0..<40 {
+            let a = generator.pick(names), b = generator.pick(names)
+            let cases: [(String, (Int) -> [Value])] = [
+                ("place == %@", { [uri($0, a)] }), ("%@ == place", { [uri($0, a)] }),
+                ("place IN {%@, %@}", { [uri($0, a), uri($0, b)] }), ("place == %@ AND n < 450", { [uri($0, a)] }),
+                ("place == %@ OR n == 5", { [uri($0, a)] }),
+            ] + (round == 0 ? [("place == %@", { _ in [.uri(URL(string: "x-objectstore://nowhere/Place/p1")!)] }),
+                               ("place == %@", { [uri($0, "place 7")] })] : [])
+            for (format, arguments) in cases {
+                let request = FetchRequest(entityName: "Item", predicate: try ObjectPredicate(format: format, arguments: arguments(0)), sortDescriptors: [SortKey("n")])
+                let reference = FetchRequest(entityName: "Item", predicate: try ObjectPredicate(format: "(\(format)) OR place.name == '~none~'", arguments: arguments(1)),
+                                             sortDescriptors: [SortKey("n")])
+                let expected = try contexts[1].fetch(reference).map { $0["n"] }
+                #expect(try contexts[0].fetch(request).map { $0["n"] } == expected, "\(format) \(a) \(b)")
+                #expect(try contexts[0].count(for: request) == expected.count, "count \(format) \(a) \(b)")
+                checked += expected.isEmpty ? 0 : 1
+                // As saved, from contexts that hold none of the items (the index alone lists rows).
+                let savedBinary = ManagedObjectContext(coordinator: binary), savedMemory = ManagedObjectContext(coordinator: memory)
+                let saved = try savedMemory.fetch(reference).map { $0["n"] }
+                #expect(try savedBinary.fetch(request).map { $0["n"] } == saved, "saved \(format) \(a) \(b)")
+                #expect(try ManagedObjectContext(coordinator: binary).count(for: request) == saved.count, "saved count \(format) \(a) \(b)")
+            }
+        }
+        #expect(checked > 100)
+        // As saved, from a store opened anew, against the in-memory store as saved.
+        for name in names.prefix(12) {
+            let request = FetchRequest(entityName: "Item", predicate: try ObjectPredicate(format: "place == %@", uri(0, name)), sortDescriptors: [SortKey("n")])
+            let reference = FetchRequest(entityName: "Item", predicate: try ObjectPredicate(format: "place == %@ OR place.name == '~none~'", uri(1, name)),
+                                         sortDescriptors: [SortKey("n")])
+            let reopened = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: Self.model, storeURL: url))
+            let saved = ManagedObjectContext(coordinator: memory)
+            #expect(try reopened.fetch(request).map { $0["n"] } == saved.fetch(reference).map { $0["n"] }, "saved \(name)")
+        }
+        #expect(try binary.checkIntegrity().problems.isEmpty)
+    }
+}
