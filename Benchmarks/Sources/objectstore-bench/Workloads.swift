@@ -169,6 +169,7 @@ struct Workloads {
             if options.wants("group") { try group(n, data) }
             if options.wants("top") { try top(n, data) }
             if options.wants("lookup") { try lookup(n, data) }
+            if options.wants("place") { try place(n, data) }
         }
         if options.wants("edit") { try edit(options.editSizes ?? options.sizes) }
     }
@@ -374,6 +375,71 @@ struct Workloads {
             })
             if found != expected { notes.append("lookup n=\(n): GRDB found \(found.reduce(0, +)) tasks, expected \(expected.reduce(0, +))") }
         }
+    }
+
+    /// 14. The high-priority tasks of one location (2% of the tasks are at each, half of
+    /// those match), for 5 locations, one fetch each, the store open and compacted, each
+    /// found task's title read: with a schema index on `location` (the current model with
+    /// `byLocation` added), without it, through the location's `tasks` relationship filtered
+    /// in memory (the Core Data way without a fetch), and SQLite over its `task_location`
+    /// index.
+    mutating func place(_ n: Int, _ data: [TaskData]) throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let directory = try OS.models()
+        let text = try String(contentsOf: OS.repository.appendingPathComponent("Models/Tasks/\(directory.currentVersionName).json"), encoding: .utf8)
+        let shipped = #""indexes": [{ "name": "byDueDate", "properties": ["dueDate"] }]"#
+        guard text.contains(shipped) else { throw CocoaError(.featureUnsupported, userInfo: [NSLocalizedDescriptionKey: "the current model's indexes moved"]) }
+        let indexed = try ManagedObjectModel(schema: text.replacingOccurrences(
+            of: shipped, with: #""indexes": [{ "name": "byDueDate", "properties": ["dueDate"] }, { "name": "byLocation", "properties": ["location"] }]"#))
+        let places = [3, 11, 19, 27, 42]
+        let expected = places.map { p in data.filter { $0.location == p && $0.priority >= 2 }.count }
+        for (system, model, viaInverse) in [("ObjectStore, index on location", indexed, false), ("ObjectStore, no index", try directory.currentModel(), false),
+                                            ("ObjectStore, location.tasks filtered", try directory.currentModel(), true)] {
+            let store = dir.appendingPathComponent("t-\(system.count).store")
+            let coordinator = try PersistentStoreCoordinator(model: model, storeURL: store)
+            let setup = ManagedObjectContext(coordinator: coordinator)
+            setup.undoManager = nil
+            try OS.insert(data, into: setup)
+            try setup.save()
+            try coordinator.compactStore()
+            setup.reset()
+            var found: [Int] = []
+            record("14 tasks of 5 locations", n, system, try measure(options.runs, setup: { () }) {
+                let reader = ManagedObjectContext(coordinator: coordinator)
+                found = try places.map { p in
+                    let location = try reader.fetch(FetchRequest(entityName: "Location", predicate: try ObjectPredicate(format: "name == %@", .string("Location \(p)")))).first
+                    guard let location else { return -1 }
+                    let tasks: [ManagedObject]
+                    if viaInverse {
+                        tasks = try location.objects(forKey: "tasks").filter { task in
+                            if case .integer(let priority) = task["priority"] { return priority >= 2 }
+                            return false
+                        }
+                    } else {
+                        tasks = try reader.fetch(FetchRequest(entityName: "Task", predicate: try ObjectPredicate(
+                            format: "location == %@ AND priority >= 2", .uri(location.objectID.uriRepresentation))))
+                    }
+                    for task in tasks { _ = task["title"] }
+                    return tasks.count
+                }
+            })
+            if found != expected { notes.append("place n=\(n): \(system) found \(found), expected \(expected)") }
+        }
+        let queue = try SQL.create(dir.appendingPathComponent("t.sqlite"), .wal)
+        try SQL.insertPrepared(queue, data)
+        var found: [Int] = []
+        record("14 tasks of 5 locations", n, "GRDB WAL", try measure(options.runs, setup: { () }) {
+            found = try queue.read { db in
+                try places.map { p in
+                    guard let id = try Int64.fetchOne(db, sql: "SELECT id FROM location WHERE name = ?", arguments: ["Location \(p)"]) else { return -1 }
+                    let tasks = try GTask.fetchAll(db, sql: "SELECT * FROM task WHERE locationId = ? AND priority >= 2", arguments: [id])
+                    for task in tasks { _ = task.title }
+                    return tasks.count
+                }
+            }
+        })
+        if found != expected { notes.append("place n=\(n): GRDB found \(found), expected \(expected)") }
     }
 
     /// 11. Group every task by priority with a count and the latest due date, the store
