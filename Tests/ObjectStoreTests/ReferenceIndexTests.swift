@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import ObjectStore
+@testable import ObjectStore
 import ObjectStoreModel
 
 /// A schema index on a to-one relationship (format 4): compaction files every row under a
@@ -18,7 +18,12 @@ import ObjectStoreModel
                   "attributes": [{ "name": "n", "type": "int64" }],
                   "relationships": [{ "name": "place", "destination": "Place", "inverse": "items" }] },
                 { "name": "Place", "attributes": [{ "name": "name", "type": "string" }],
-                  "relationships": [{ "name": "items", "destination": "Item", "inverse": "place", "toMany": true }] },
+                  "relationships": [{ "name": "items", "destination": "Item", "inverse": "place", "toMany": true }],
+                  "fetchedProperties": [
+                    { "name": "early", "destination": "Item", "predicate": "place == $FETCH_SOURCE AND n < 300" },
+                    { "name": "earlyOrFirst", "destination": "Item", "predicate": "n == 1 OR ($FETCH_SOURCE == place AND n < 300)" },
+                    { "name": "namesake", "destination": "Item", "predicate": "place.name == $FETCH_SOURCE.name AND n < 300" }
+                  ] },
                 { "name": "Hall", "parent": "Place", "attributes": [{ "name": "seats", "type": "int64" }] }
             ] }
             """#, file: "places")
@@ -26,6 +31,62 @@ import ObjectStoreModel
             preconditionFailure("the test model does not load: \(error)")
         }
     }()
+
+    /// A fetched property whose predicate compares with `$FETCH_SOURCE` itself runs as a
+    /// fetch with the source's URI (through the slot test and the index); one that reads
+    /// through it (`$FETCH_SOURCE.name`) is evaluated against the object. Both give the
+    /// items a walk of every item finds, with saved and unsaved moves and an unsaved place.
+    @Test func fetchedPropertiesOfTheSourceFindWhatAWalkFinds() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("places.store")
+        let coordinator = try PersistentStoreCoordinator(model: Self.model, storeURL: url)
+        let context = ManagedObjectContext(coordinator: coordinator)
+        var places: [ManagedObject] = []
+        for p in 0..<12 {
+            let place = try context.insertObject(entityName: p % 4 == 0 ? "Hall" : "Place")
+            try place.setValue(.string("place \(p % 10)"), forKey: "name")  // two pairs share a name
+            places.append(place)
+        }
+        var items: [ManagedObject] = []
+        for n in 0..<600 {
+            let item = try context.insertObject(entityName: "Item")
+            try item.setValue(.integer(Int64(n)), forKey: "n")
+            if n % 13 != 0 { try item.setObject(places[(n * 7) % places.count], forKey: "place") }
+            items.append(item)
+        }
+        try context.save()
+        try coordinator.compactStore()
+        for n in stride(from: 0, to: 600, by: 17) { try items[n].setObject(places[(n + 5) % places.count], forKey: "place") }
+        try context.save()
+        let fresh = try context.insertObject(entityName: "Place")
+        try fresh.setValue(.string("place 3"), forKey: "name")
+        places.append(fresh)
+        for n in stride(from: 2, to: 600, by: 23) { try items[n].setObject(places[n % places.count], forKey: "place") }
+        for n in [4, 40, 140] { try items[n].setObject(fresh, forKey: "place") }
+        func number(_ item: ManagedObject) -> Int64 { if case .integer(let n) = item["n"] { return n } else { return -1 } }
+        var found = 0
+        for place in places {
+            func walk(_ keep: (ManagedObject) -> Bool) -> [Int64] { items.filter(keep).map(number).sorted() }
+            let here = { (item: ManagedObject) in (try? item.object(forKey: "place")) === place }
+            let expected = [
+                "early": walk { here($0) && number($0) < 300 },
+                "earlyOrFirst": walk { number($0) == 1 || (here($0) && number($0) < 300) },
+                "namesake": walk { item in
+                    guard let other = try? item.object(forKey: "place") else { return false }
+                    return other["name"] == place["name"] && number(item) < 300
+                },
+            ]
+            for (name, numbers) in expected {
+                let property = try #require(place.entity.fetchedProperty(named: name))
+                context.refresh(place, mergeChanges: true)
+                #expect(try context.fetchedPropertyObjects(property, of: place).map(number).sorted() == numbers, "\(name) of \(place.objectID)")
+                found += numbers.isEmpty ? 0 : 1
+            }
+        }
+        #expect(found > 30)
+        #expect(ManagedObjectContext.bindingSource(try ObjectPredicate("place == $FETCH_SOURCE AND n < 300"), to: fresh.objectID.uriRepresentation) != nil)
+        #expect(ManagedObjectContext.bindingSource(try ObjectPredicate("place.name == $FETCH_SOURCE.name"), to: fresh.objectID.uriRepresentation) == nil)
+    }
 
     @Test func referenceIndexFindsExactlyTheRowsTheClosuresFind() throws {
         let directory = try TemporaryDirectory()
