@@ -106,6 +106,29 @@ import ObjectStoreModel
         #expect(try reopened.coordinator.checkIntegrity().problems.isEmpty)
     }
 
+    /// `==` finds canonically equivalent strings equal ("caf\u{E9}" and "cafe\u{301}"), so a
+    /// uniqueness constraint does too: in the log, and through the snapshot's index (which
+    /// hashes strings decomposed), case folded or not, in either layout.
+    @Test(arguments: [3, 4])
+    func canonicallyEquivalentStringsAreOneValueUnderAConstraint(format: Int) throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("people.store")
+        let (setup, store) = try open(url, threshold: Int.max)
+        try person(setup, "caf\u{E9}@example.com")            // precomposed é
+        try person(setup, "na\u{EF}ve@example.com", entity: "Employee", badge: 1)
+        try setup.save()
+        for compacted in [false, true] {
+            if compacted { try store.compact(format: format) }
+            let (context, _) = try open(url, threshold: Int.max)
+            #expect(try refusesAsDuplicate(context) { try person(context, "cafe\u{301}@example.com") }, "compacted: \(compacted)")
+            #expect(try refusesAsDuplicate(context) { try person(context, "CAFE\u{301}@EXAMPLE.COM") }, "compacted: \(compacted)")
+            #expect(try refusesAsDuplicate(context) { try person(context, "NAI\u{308}VE@example.com") }, "compacted: \(compacted)")
+            try person(context, "cafe\(compacted ? 2 : 1)@example.com")
+            try context.save()
+        }
+        #expect(try store.storageProblems().isEmpty)
+    }
+
     /// The store's own check (what it runs under its lock, whatever the context checked):
     /// rows of one save clash across an entity and its sub-entity, case folded, and a
     /// sub-entity's own constraint holds among its rows.
