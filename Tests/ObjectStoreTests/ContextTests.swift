@@ -32,6 +32,26 @@ import ObjectStoreModel
         #expect(task.objectID == permanent)
     }
 
+    /// A context does not keep itself alive through its objects: a fault fetched by a
+    /// context nobody holds cannot load, and says why instead of trapping.
+    @Test func aFaultWhoseContextIsGoneThrowsAndSaysWhy() throws {
+        let directory = try TemporaryDirectory()
+        let coordinator = try PersistentStoreCoordinator(model: TestModel.model, storeURL: directory.file("tasks.store"))
+        let setup = ManagedObjectContext(coordinator: coordinator)
+        _ = try setup.task("Milk")
+        try setup.save()
+        let orphans = try ManagedObjectContext(coordinator: coordinator).fetch(FetchRequest(entityName: "Task"))
+        let orphan = try #require(orphans.first)
+        #expect(orphan.managedObjectContext == nil)
+        do {
+            _ = try orphan.value(forKey: "text")
+            Issue.record("a fault without its context loaded")
+        } catch let error as ObjectStoreError {
+            #expect(error == .objectNotFound(orphan.objectID))
+            #expect(error.description.contains("context no longer exists"))
+        }
+    }
+
     @Test func existingObjectThrowsForMissingObjects() throws {
         let context = TestModel.context()
         let task = try context.task("Milk")

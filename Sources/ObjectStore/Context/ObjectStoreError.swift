@@ -34,7 +34,7 @@ public enum ObjectStoreError: Error, Sendable, Hashable, CustomStringConvertible
         case .wrongDestination(let entity, let key, let expected, let given):
             return "\(entity).\(key) relates to \(expected) objects, got a \(given)"
         case .objectNotFound(let id):
-            return "no object with ID \(id): it was deleted or never saved"
+            return "no object with ID \(id): it was deleted or never saved, or it is a fault whose context no longer exists (keep a reference to the context while you read its objects)"
         case .foreignObject(let id):
             return "object \(id) belongs to another context"
         case .classMismatch(let entity, let problems):
