@@ -173,6 +173,52 @@ import ObjectStoreModel
         #expect(try binary.checkIntegrity().problems.isEmpty)
     }
 
+    /// Two openings of one file, one through a symbolic link: the rows one has read by
+    /// itself through the index are not taken for current after the other renamed, deleted
+    /// or compacted (the file replaced under it), nor are its index and snapshot.
+    @Test func rowsReadThroughTheIndexFollowAnotherOpeningsSavesAndCompactions() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("items.store")
+        let link = directory.file("link.store")
+        let writer = try PersistentStoreCoordinator(model: Self.model, storeURL: url)
+        let setup = ManagedObjectContext(coordinator: writer)
+        for n in 0..<400 {
+            let item = try setup.insertObject(entityName: "Item")
+            try item.setValue(.string("name \(n)"), forKey: "name")
+            try item.setValue(.integer(Int64(n)), forKey: "n")
+        }
+        try setup.save()
+        try writer.compactStore()
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: url)
+        let reader = try PersistentStoreCoordinator(model: Self.model, storeURL: link)
+        func numbers(_ name: String) throws -> [Value] {
+            let request = FetchRequest(entityName: "Item", predicate: try ObjectPredicate(format: "name ==[c] %@", .string(name)), sortDescriptors: [SortKey("n")])
+            return try ManagedObjectContext(coordinator: reader).fetch(request).map { $0["n"] }
+        }
+        #expect(try numbers("NAME 5") == [.integer(5)])
+        #expect(try numbers("name 6") == [.integer(6)])
+        let items = try setup.fetch(FetchRequest(entityName: "Item", predicate: try ObjectPredicate("n IN {5, 6}"), sortDescriptors: [SortKey("n")]))
+        try items[0].setValue(.string("renamed"), forKey: "name")
+        setup.delete(items[1])
+        try setup.save()
+        #expect(try numbers("name 5").isEmpty, "renamed in the log")
+        #expect(try numbers("renamed") == [.integer(5)])
+        #expect(try numbers("name 6").isEmpty, "deleted in the log")
+        // Compacted by a third opening through the link: the file is replaced.
+        let compactor = try PersistentStoreCoordinator(model: Self.model, storeURL: link)
+        let edit = ManagedObjectContext(coordinator: compactor)
+        let seven = try #require(edit.fetch(FetchRequest(entityName: "Item", predicate: try ObjectPredicate("n == 7"))).first)
+        try seven.setValue(.string("name 5"), forKey: "name")
+        try edit.save()
+        try compactor.compactStore()
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: link.path)) != nil, "the link is still a link")
+        #expect(try numbers("name 5") == [.integer(7)])
+        #expect(try numbers("renamed") == [.integer(5)])
+        #expect(try numbers("name 7").isEmpty)
+        #expect(try numbers("name 8") == [.integer(8)])
+        #expect(try reader.checkIntegrity().problems.isEmpty)
+    }
+
     /// The index is what the query reads: an entry moved to another row's position (with its
     /// checksum made right again) makes the indexed query report damage, and
     /// `checkIntegrity()` names the index; a compaction rebuilds it.
