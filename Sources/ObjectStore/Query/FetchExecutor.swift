@@ -252,17 +252,19 @@ struct FetchExecutor {
     /// with the saved row of an unregistered one, which is tested through one scratch object
     /// per entity (nothing is registered or made per row). `makesObjects`: the caller
     /// registers an object per match (the registry makes room for them at once).
-    /// `countsOnly`: the caller never asks for a match's saved state (a count), so rows a
-    /// store decided need not be read. `readingInPlace`: a match's saved state may read its
-    /// values from the store's encoded row (it becomes an object's values).
-    func forEachMatch(of predicate: ObjectPredicate, entity: EntityDescription, makingObjects makesObjects: Bool = false, countsOnly: Bool = false,
-                      readingInPlace: Bool = false,
+    /// `counted`, when given, makes this a count: the caller never asks for a match's saved
+    /// state, so rows a store decided need not be read, and matches a store counted without
+    /// listing them (no object of the entity is registered) come to `counted` as a number
+    /// instead of to `match` one by one. `readingInPlace`: a match's saved state may read
+    /// its values from the store's encoded row (it becomes an object's values).
+    func forEachMatch(of predicate: ObjectPredicate, entity: EntityDescription, makingObjects makesObjects: Bool = false,
+                      counted: ((Int) -> Void)? = nil, readingInPlace: Bool = false,
                       _ match: (ObjectID, ManagedObject?, (() throws -> (slots: Slots, version: Int64))?) throws -> Void) throws {
         let test = try context.compiled(predicate, entity: entity)
         let scope = context.evaluationScope()
         if context.parent == nil, let scanning = context.rowScanningStore {
             return try forEachMatch(scanning, test: test, scope: scope, predicate: predicate, entity: entity, makingObjects: makesObjects,
-                                    countsOnly: countsOnly, readingInPlace: readingInPlace, match)
+                                    counted: counted, readingInPlace: readingInPlace, match)
         }
         var probes = ScratchObjects(context: context)
         // Comparisons of attributes with constants, per entity: tested on the slots.
@@ -303,8 +305,9 @@ struct FetchExecutor {
     /// only as far as the predicate reads it, into one scratch object per entity, and fully
     /// only when it matches.
     private func forEachMatch(_ scanning: RowScanning, test: PredicateClosure, scope: EvaluationScope, predicate: ObjectPredicate,
-                              entity: EntityDescription, makingObjects makesObjects: Bool, countsOnly: Bool, readingInPlace: Bool,
+                              entity: EntityDescription, makingObjects makesObjects: Bool, counted: ((Int) -> Void)?, readingInPlace: Bool,
                               _ match: (ObjectID, ManagedObject?, (() throws -> (slots: Slots, version: Int64))?) throws -> Void) throws {
+        let countsOnly = counted != nil
         _ = try self.entity()
         context.processPendingChanges()
         let entities = request.includesSubentities ? model.entityAndDescendants(of: entity.name) : [entity]
@@ -330,6 +333,7 @@ struct FetchExecutor {
             }
             let scan = try scanning.scanRows(ofEntity: rowEntity.name, deciding: direct ?? prefilter, alsoListing: keysHeld,
                                              leavingUnread: countsOnly && direct != nil)
+            if scan.counted > 0 { counted?(scan.counted) }
             guard !scan.rows.isEmpty else { continue }
             // At most the rows the columns did not reject become objects.
             if makesObjects {
@@ -603,7 +607,7 @@ extension ManagedObjectContext {
             return max(0, request.fetchLimit > 0 ? min(total, request.fetchLimit) : total)
         }
         var count = 0
-        try executor.forEachMatch(of: predicate, entity: try executor.entity(), countsOnly: true) { _, _, _ in count += 1 }
+        try executor.forEachMatch(of: predicate, entity: try executor.entity(), counted: { count += $0 }) { _, _, _ in count += 1 }
         let afterOffset = max(0, count - request.fetchOffset)
         return request.fetchLimit > 0 ? min(afterOffset, request.fetchLimit) : afterOffset
     }

@@ -455,6 +455,12 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
                 var decisions: [UInt8]?
                 if let predicate, let index = codec.entityIndex[entityName], let loaded = try core.loadedEntity(index) {
                     decisions = try predicate.decisions(try core.columns(ofEntity: index, slots: predicate.slots), rows: loaded.part.rowCount)
+                    // A count with nothing held: the rows the columns accept are counted, not
+                    // listed (nor read), those they reject left out; the undecided and the
+                    // log's rows are listed to be tested.
+                    if leavingUnread, let decisions, held().isEmpty {
+                        return try core.countingScan(ofEntity: entityName, loaded: loaded, decisions: decisions, codec: codec)
+                    }
                 }
                 var positions: [Int]? = decisions == nil ? nil : []
                 let rows = try core.encodedRows(ofEntity: entityName, positions: &positions, unread: decisions)
@@ -922,6 +928,39 @@ private final class Core {
            state.rowsRead[table]?.count ?? 0 > max(256, snapshot.entities[table].rowCount / 32) {
             _ = try loadedEntity(table)
         }
+    }
+
+    /// The scan of a count over an entity's snapshot whose rows `decisions` decided (per
+    /// directory position): the accepted rows that the log does not supersede, counted;
+    /// the undecided ones and the log's rows listed (verdict 0, in key order). The store
+    /// holds the lock.
+    func countingScan(ofEntity name: String, loaded: Snapshot.Loaded, decisions: [UInt8], codec: RowCodec) throws -> RowScan {
+        let logKeys = state.keysByEntity[name] ?? []
+        let removed = state.removed[name] ?? []
+        let skipping = !removed.isEmpty || !logKeys.isEmpty
+        var counted = 0
+        var rows: [(key: Int64, version: Int64, bytes: [UInt8], start: Int)] = []
+        for (position, key) in loaded.keys.enumerated() where position < decisions.count {
+            if skipping && (removed.contains(key) || logKeys.contains(key)) { continue }
+            switch decisions[position] {
+            case 1: counted += 1
+            case 2: continue
+            default:
+                let (entry, start) = try loaded.row(at: position, path: path)
+                rows.append((key, entry.version, loaded.bytes, start))
+            }
+        }
+        if !logKeys.isEmpty {
+            let scope = ObjectID.Scope.of(entityName: name, storeIdentifier: state.metadata?.storeIdentifier ?? "")
+            for key in logKeys {
+                guard let entry = state.entries[ObjectID(scope, key: .permanent(key))] else { continue }
+                rows.append((key, entry.version, state.chunks[entry.chunk], entry.offset))
+            }
+            rows.sort { $0.key < $1.key }
+        }
+        var scan = RowScan(codec: codec, path: path, rows: rows, verdicts: [UInt8](repeating: 0, count: rows.count))
+        scan.counted = counted
+        return scan
     }
 
     /// An entity's snapshot part, read whole once. The store holds the lock.

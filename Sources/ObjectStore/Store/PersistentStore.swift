@@ -354,6 +354,9 @@ struct RowScan {
     /// Empty, or per row what the predicate given to the scan says of it: 1 match, 2 no
     /// match, 0 undecided (a row of the log, or no columns): test it.
     var verdicts: [UInt8] = []
+    /// Matches the store counted and did not list (a scan `leavingUnread` when the caller
+    /// holds no object of the entity): rows the columns accept for the whole predicate.
+    var counted = 0
 
     /// Every slot of a row.
     func slots(at index: Int) throws -> [SlotValue] {
