@@ -1193,8 +1193,10 @@ private final class Core {
     /// and its ancestors') whose first property has a column: the rows with a value, by
     /// value then key, with their directory positions. `columns[i]` are table i's columns
     /// of `rows[i]`.
-    /// An entry whose first property is a stored string attribute gets a text index
-    /// (format 4): by ``BinaryStore/textHash(_:)`` of each row's value, then key.
+    /// An entry whose first property is a stored string or UUID attribute, or a to-one
+    /// relationship, gets a hashed index instead (format 4): each row with a value under
+    /// ``BinaryStore/indexHash(_:type:)`` of it (``BinaryStore/referenceHash(_:)`` of the
+    /// object it refers to), then key.
     func schemaIndexes(of rows: [[Snapshot.Row]], columns: [[(slot: Int, column: Column)]], codec: RowCodec,
                        format: Int = BinaryStore.formatVersion) throws -> [Snapshot.Index] {
         var result: [Snapshot.Index] = []
@@ -1233,9 +1235,9 @@ private final class Core {
         return result
     }
 
-    /// The text index of an entity table's string attribute (in `slot`): for every row with
-    /// a value, the hash of its index key as the entry's value (compared as a signed
-    /// integer), sorted by hash then key (positions follow keys).
+    /// A hashed index of an entity table's slot: for every row whose value `hash` files (a
+    /// string's index key, a UUID, a reference), that hash as the entry's value (compared as
+    /// a signed integer), sorted by hash then key (positions follow keys).
     func hashedIndex(of rows: [Snapshot.Row], table: Int, slot: Int, number: Int, signature: UInt32, codec: RowCodec,
                      hash: (SlotValue) -> UInt64?) throws -> Snapshot.Index {
         var hashed: [(hash: Int64, position: Int)] = []
@@ -1252,10 +1254,11 @@ private final class Core {
 
     /// The rows of an entity table's snapshot a schema index finds for the range the
     /// predicate's ANDed comparisons of one indexed attribute leave (=, <, <=, >, >= with
-    /// constants of its type, none that a nil passes; the attribute whose range finds fewest
-    /// rows), as (directory position, key) in key order, and whether that range is the whole
-    /// predicate. Nil when no index serves the predicate, or when it would list more than
-    /// `limit` rows.
+    /// constants of its type, none that a nil passes), or for the hashes its equalities of a
+    /// hashed attribute or reference leave (the index that finds fewest rows), as (directory
+    /// position, key) in key order, and whether the found rows are decided (a range that is
+    /// the whole predicate; never hashes). Nil when no index serves the predicate, or when
+    /// it would list more than `limit` rows.
     func indexedRows(table: Int, entity: EntityDescription, predicate: SlotPredicate, limit: Int) throws -> (rows: [(position: Int, key: Int64)], wholePredicate: Bool)? {
         guard let snapshot = state.snapshot, let held, !snapshot.indexes.isEmpty else { return nil }
         var conjuncts: [SlotPredicate] = []
@@ -1265,8 +1268,8 @@ private final class Core {
         flatten(predicate)
         // Per attribute, the range its comparisons leave (`a >= x AND a < y` is one range).
         var ranges: [Int: (name: String, kind: Column.Kind, lower: Snapshot.Bound?, upper: Snapshot.Bound?, conjuncts: Int)] = [:]
-        // Per string attribute, the hashes its equalities leave (`s == x`, `s IN {x, y}`,
-        // with any options; ANDed ones intersect).
+        // Per string or UUID attribute and to-one relationship, the hashes its equalities
+        // leave (`s == x`, `s IN {x, y}`, strings with any options; ANDed ones intersect).
         var texts: [Int: (name: String, signature: UInt32, hashes: Set<UInt64>)] = [:]
         for conjunct in conjuncts {
             if case .compare(let slot, let op, _, let constant, _, _) = conjunct, slot < entity.properties.count,
