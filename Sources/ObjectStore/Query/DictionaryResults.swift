@@ -73,35 +73,55 @@ extension ManagedObjectContext {
     public func fetchGroups(_ request: FetchRequest, groupBy: [String], aggregates: [PropertyAggregate]) throws -> [[String: Value]] {
         let executor = FetchExecutor(context: self, request: request)
         let entity = try executor.entity()
-        var order: [[Value]] = []
-        var groups: [[Value]: [[Operand]]] = [:]
-        func add(_ key: [Value], _ values: [Operand]) {
-            if groups[key] == nil { order.append(key) }
-            groups[key, default: []].append(values)
+        // Per group, in order of its first member: its key, and per aggregate the number of
+        // non-nil values (a count) or the values themselves (the other functions).
+        var groupIndex: [[Value]: Int] = [:]
+        var keys: [[Value]] = []
+        var counts: [[Int]] = []
+        var members: [[[Operand]]] = []
+        let counting = aggregates.map { $0.function == .count }
+        func add(_ key: [Value], _ values: (Int) throws -> Operand) rethrows {
+            let group: Int
+            if let known = groupIndex[key] {
+                group = known
+            } else {
+                group = keys.count
+                groupIndex[key] = group
+                keys.append(key)
+                counts.append([Int](repeating: 0, count: aggregates.count))
+                members.append([[Operand]](repeating: [], count: aggregates.count))
+            }
+            for index in aggregates.indices {
+                let value = try values(index)
+                if counting[index] {
+                    if !value.isNull { counts[group][index] += 1 }
+                } else {
+                    members[group][index].append(value)
+                }
+            }
         }
         if let attributes = Self.attributeNames(groupBy + aggregates.map(\.keyPath), in: entity) {
             // Attributes only: grouped and aggregated from the rows, without objects.
             let keyPositions = groupBy.map { attributes.firstIndex(of: $0) ?? 0 }
             let valuePositions = aggregates.map { attributes.firstIndex(of: $0.keyPath) ?? 0 }
             for row in try fetchValues(request, properties: attributes) {
-                add(keyPositions.map { row.values[$0].value }, valuePositions.map { .value(row.values[$0].value) })
+                add(keyPositions.map { row.values[$0].value }) { .value(row.values[valuePositions[$0]].value) }
             }
         } else {
-            let keys = try groupBy.map { compiler.compile(try ObjectExpression($0), entity: entity) }
+            let keyReaders = try groupBy.map { compiler.compile(try ObjectExpression($0), entity: entity) }
             let columns = try aggregates.map { compiler.compile(try ObjectExpression($0.keyPath), entity: entity) }
             let scope = evaluationScope()
             for object in try executor.objects() {
-                add(try keys.map { try $0(object, scope).sortValue }, try columns.map { try $0(object, scope) })
+                try add(try keyReaders.map { try $0(object, scope).sortValue }) { try columns[$0](object, scope) }
             }
         }
-        return try order.map { key in
-            var row = Dictionary(zip(groupBy, key), uniquingKeysWith: { first, _ in first })
-            let members = groups[key] ?? []
+        return try keys.indices.map { group in
+            var row = Dictionary(zip(groupBy, keys[group]), uniquingKeysWith: { first, _ in first })
             for (index, aggregate) in aggregates.enumerated() {
-                let values = members.map { $0[index] }
+                let values = members[group][index]
                 let result: Operand
                 switch aggregate.function {
-                case .count: result = .value(.integer(Int64(values.filter { !$0.isNull }.count)))
+                case .count: result = .value(.integer(Int64(counts[group][index])))
                 case .sum: result = try CollectionOperators.apply("@sum", values) { $0 }
                 case .average: result = try CollectionOperators.apply("@avg", values) { $0 }
                 case .min: result = try CollectionOperators.apply("@min", values) { $0 }
