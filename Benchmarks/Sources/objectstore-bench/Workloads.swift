@@ -349,6 +349,18 @@ struct Workloads {
             try context.save()
             try coordinator.compactStore()
             var found: [Int] = []
+            // The same lookups in a context that holds every task (each is tested as it is).
+            let holder = ManagedObjectContext(coordinator: coordinator)
+            holder.undoManager = nil
+            let held = try holder.fetch(FetchRequest(entityName: "Task"))
+            var heldFound: [Int] = []
+            record("13 lookup 20 titles, every task held", n, system, try measure(options.runs, setup: { () }) {
+                heldFound = try titles.map { title in
+                    try holder.fetch(FetchRequest(entityName: "Task", predicate: try ObjectPredicate(format: "title == %@", .string(title)))).count
+                }
+            })
+            withExtendedLifetime(held) {}
+            if heldFound != expected { notes.append("lookup n=\(n): \(system), every task held, found \(heldFound.reduce(0, +)) tasks") }
             record("13 lookup 20 titles", n, system, try measure(options.runs, setup: { () }) {
                 let reader = ManagedObjectContext(coordinator: coordinator)
                 found = try titles.map { title in

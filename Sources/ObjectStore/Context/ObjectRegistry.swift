@@ -82,6 +82,18 @@ struct ObjectRegistry: Sequence {
     var values: [ManagedObject] { objects.all }
 
     /// The keys of the registered permanent IDs of one (entity, store) scope.
+    /// Whether at most `limit` objects of `scope` with permanent keys are registered (a walk
+    /// that stops once there are more, and makes nothing).
+    func holds(atMost limit: Int, in scope: ObjectID.Scope) -> Bool {
+        guard objects.count > limit else { return true }
+        var count = 0
+        for object in objects where object.objectID.scope === scope && object.objectID.primaryKey != nil {
+            count += 1
+            if count > limit { return false }
+        }
+        return true
+    }
+
     func permanentKeys(in scope: ObjectID.Scope) -> Set<Int64> {
         var keys = Set<Int64>()
         for object in objects where object.objectID.scope === scope {

@@ -332,6 +332,7 @@ struct FetchExecutor {
                 return keys
             }
             let scan = try scanning.scanRows(ofEntity: rowEntity.name, deciding: direct ?? prefilter, alsoListing: keysHeld,
+                                             holdsAtMost: { limit in heldKeys.map { $0.count <= limit } ?? context.registered.holds(atMost: limit, in: idScope) },
                                              leavingUnread: countsOnly && direct != nil)
             if scan.counted > 0 { counted?(scan.counted) }
             guard !scan.rows.isEmpty else { continue }

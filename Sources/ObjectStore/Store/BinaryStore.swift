@@ -439,14 +439,17 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
         }
     }
 
-    func scanRows(ofEntity entityName: String, deciding predicate: SlotPredicate?, alsoListing held: () -> Set<Int64>, leavingUnread: Bool) throws -> RowScan {
+    func scanRows(ofEntity entityName: String, deciding predicate: SlotPredicate?, alsoListing held: () -> Set<Int64>, holdsAtMost: (Int) -> Bool,
+                  leavingUnread: Bool) throws -> RowScan {
         try fileLock.withLock(exclusive: false) { fd, _ in
             try core.withLock { core in
                 try core.refresh(fd)
                 guard let codec = core.state.codec else { throw StoreError.corrupt(path: path, reason: "no metadata record") }
-                // A schema index that finds at most a quarter of the snapshot's rows lists only those.
+                // A schema index that finds at most a quarter of the snapshot's rows lists only
+                // those (and the rows of the objects the caller holds, which it tests as they
+                // are: when those are more than a quarter too, the index does not pay).
                 if let predicate, let table = codec.entityIndex[entityName], let entity = model.entity(named: entityName),
-                   let snapshot = core.state.snapshot, table < snapshot.entities.count,
+                   let snapshot = core.state.snapshot, table < snapshot.entities.count, holdsAtMost(snapshot.entities[table].rowCount / 4),
                    let (found, whole) = try core.indexedRows(table: table, entity: entity, predicate: predicate, limit: snapshot.entities[table].rowCount / 4),
                    let scan = try core.indexedScan(ofEntity: entityName, table: table, found: found, wholePredicate: whole, alsoListing: held(),
                                                    leavingUnread: leavingUnread && whole) {

@@ -340,10 +340,12 @@ protocol RowScanning {
     /// without the rows (from the snapshot's columns). A store may leave out rows the
     /// predicate rejects (a schema index found the others), except those of `alsoListing`:
     /// the keys of objects the caller holds and tests as they are (asked for only when rows
-    /// are left out). `leavingUnread`: the
+    /// are left out); `holdsAtMost(n)` says, without making that set, whether they are at
+    /// most `n`. `leavingUnread`: the
     /// predicate is the caller's whole test and it reads no row the store says matches
     /// (a count), so such a row may come without its bytes or version.
-    func scanRows(ofEntity entityName: String, deciding predicate: SlotPredicate?, alsoListing: () -> Set<Int64>, leavingUnread: Bool) throws -> RowScan
+    func scanRows(ofEntity entityName: String, deciding predicate: SlotPredicate?, alsoListing: () -> Set<Int64>, holdsAtMost: (Int) -> Bool,
+                  leavingUnread: Bool) throws -> RowScan
 }
 
 /// The encoded rows of one entity, in key order.
