@@ -71,6 +71,28 @@ enum OS {
         }
     }
 
+    /// The current model with one more schema index (`indexes` is outside the version hash,
+    /// so stores of either model open with the other).
+    static func currentModel(adding index: (name: String, property: String)) throws -> ManagedObjectModel {
+        let directory = try models()
+        let text = try String(contentsOf: repository.appendingPathComponent("Models/Tasks/\(directory.currentVersionName).json"), encoding: .utf8)
+        let shipped = #""indexes": [{ "name": "byDueDate", "properties": ["dueDate"] }]"#
+        guard text.contains(shipped) else { throw CocoaError(.featureUnsupported, userInfo: [NSLocalizedDescriptionKey: "the current model's indexes moved"]) }
+        return try ManagedObjectModel(schema: text.replacingOccurrences(
+            of: shipped, with: #""indexes": [{ "name": "byDueDate", "properties": ["dueDate"] }, { "name": "\#(index.name)", "properties": ["\#(index.property)"] }]"#))
+    }
+
+    /// A store of the data with a model, saved once (no undo); compacted unless asked not to.
+    static func build(_ url: URL, _ data: [TaskData], model: ManagedObjectModel, compacted: Bool = true) throws -> PersistentStoreCoordinator {
+        let coordinator = try PersistentStoreCoordinator(model: model, storeURL: url)
+        let context = ManagedObjectContext(coordinator: coordinator)
+        context.undoManager = nil
+        try insert(data, into: context)
+        try context.save()
+        if compacted { try coordinator.compactStore() }
+        return coordinator
+    }
+
     static func open(_ url: URL, durability: StoreDurability = .full) throws -> ManagedObjectContext {
         let context = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: try models().currentModel(), storeURL: url, durability: durability))
         context.undoManager = nil
@@ -333,21 +355,11 @@ struct Workloads {
         let dir = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let directory = try OS.models()
-        let text = try String(contentsOf: OS.repository.appendingPathComponent("Models/Tasks/\(directory.currentVersionName).json"), encoding: .utf8)
-        let shipped = #""indexes": [{ "name": "byDueDate", "properties": ["dueDate"] }]"#
-        guard text.contains(shipped) else { throw CocoaError(.featureUnsupported, userInfo: [NSLocalizedDescriptionKey: "the current model's indexes moved"]) }
-        let indexed = try ManagedObjectModel(schema: text.replacingOccurrences(
-            of: shipped, with: #""indexes": [{ "name": "byDueDate", "properties": ["dueDate"] }, { "name": "byTitle", "properties": ["title"] }]"#))
+        let indexed = try OS.currentModel(adding: ("byTitle", "title"))
         let titles = (0..<20).map { data[($0 * 7_919) % data.count].title }
         let expected = titles.map { title in data.filter { $0.title == title }.count }
         for (system, model) in [("ObjectStore, index on title", indexed), ("ObjectStore, no index", try directory.currentModel())] {
-            let store = dir.appendingPathComponent("t-\(model == indexed ? "indexed" : "plain").store")
-            let coordinator = try PersistentStoreCoordinator(model: model, storeURL: store)
-            let context = ManagedObjectContext(coordinator: coordinator)
-            context.undoManager = nil
-            try OS.insert(data, into: context)
-            try context.save()
-            try coordinator.compactStore()
+            let coordinator = try OS.build(dir.appendingPathComponent("t-\(model == indexed ? "indexed" : "plain").store"), data, model: model)
             var found: [Int] = []
             // The same lookups in a context that holds every task (each is tested as it is).
             let holder = ManagedObjectContext(coordinator: coordinator)
@@ -377,12 +389,7 @@ struct Workloads {
         for i in accented.indices { accented[i].title += " \u{E9}t\u{E9} \u{C5}NGSTR\u{D6}M" }
         for (system, model, rows) in [("compact, index on title", indexed, data), ("compact, no index", try directory.currentModel(), data),
                                       ("compact, index on accented titles", indexed, accented)] {
-            let store = dir.appendingPathComponent("c-\(system.count).store")
-            let coordinator = try PersistentStoreCoordinator(model: model, storeURL: store)
-            let context = ManagedObjectContext(coordinator: coordinator)
-            context.undoManager = nil
-            try OS.insert(rows, into: context)
-            try context.save()
+            let coordinator = try OS.build(dir.appendingPathComponent("c-\(system.count).store"), rows, model: model, compacted: false)
             record("13 compact", n, system, try measure(options.runs, setup: { () }) { try coordinator.compactStore() })
         }
         for withIndex in [true, false] {
@@ -413,23 +420,12 @@ struct Workloads {
         let dir = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let directory = try OS.models()
-        let text = try String(contentsOf: OS.repository.appendingPathComponent("Models/Tasks/\(directory.currentVersionName).json"), encoding: .utf8)
-        let shipped = #""indexes": [{ "name": "byDueDate", "properties": ["dueDate"] }]"#
-        guard text.contains(shipped) else { throw CocoaError(.featureUnsupported, userInfo: [NSLocalizedDescriptionKey: "the current model's indexes moved"]) }
-        let indexed = try ManagedObjectModel(schema: text.replacingOccurrences(
-            of: shipped, with: #""indexes": [{ "name": "byDueDate", "properties": ["dueDate"] }, { "name": "byLocation", "properties": ["location"] }]"#))
+        let indexed = try OS.currentModel(adding: ("byLocation", "location"))
         let places = [3, 11, 19, 27, 42]
         let expected = places.map { p in data.filter { $0.location == p && $0.priority >= 2 }.count }
         for (system, model, viaInverse) in [("ObjectStore, index on location", indexed, false), ("ObjectStore, no index", try directory.currentModel(), false),
                                             ("ObjectStore, location.tasks filtered", try directory.currentModel(), true)] {
-            let store = dir.appendingPathComponent("t-\(system.count).store")
-            let coordinator = try PersistentStoreCoordinator(model: model, storeURL: store)
-            let setup = ManagedObjectContext(coordinator: coordinator)
-            setup.undoManager = nil
-            try OS.insert(data, into: setup)
-            try setup.save()
-            try coordinator.compactStore()
-            setup.reset()
+            let coordinator = try OS.build(dir.appendingPathComponent("t-\(system.count).store"), data, model: model)
             var found: [Int] = []
             record("14 tasks of 5 locations", n, system, try measure(options.runs, setup: { () }) {
                 let reader = ManagedObjectContext(coordinator: coordinator)

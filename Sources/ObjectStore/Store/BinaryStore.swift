@@ -449,8 +449,9 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
                 // those (and the rows of the objects the caller holds, which it tests as they
                 // are: when those are more than a quarter too, the index does not pay).
                 if let predicate, let table = codec.entityIndex[entityName], let entity = model.entity(named: entityName),
-                   let snapshot = core.state.snapshot, table < snapshot.entities.count, holdsAtMost(snapshot.entities[table].rowCount / 4),
+                   let snapshot = core.state.snapshot, table < snapshot.entities.count,
                    let (found, whole) = try core.indexedRows(table: table, entity: entity, predicate: predicate, limit: snapshot.entities[table].rowCount / 4),
+                   holdsAtMost(snapshot.entities[table].rowCount / 4),
                    let scan = try core.indexedScan(ofEntity: entityName, table: table, found: found, wholePredicate: whole, alsoListing: held(),
                                                    leavingUnread: leavingUnread && whole) {
                     return scan
@@ -565,10 +566,11 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
         UInt32(truncatingIfNeeded: Snapshot.hash(Array("index:\(attribute):\(kind.rawValue)".utf8)))
     }
 
-    /// What a text index was built for: its attribute, and the index keys this platform
-    /// gives a few strings whose case or diacritics fold in uncommon ways, so that a file
-    /// whose keys were folded otherwise (another Unicode or Foundation version) is not used.
-    static func textSignature(ofIndexOn attribute: String, type: AttributeType = .string) -> UInt32 {
+    /// What a hashed index on an attribute was built for: its name and type (`uuid`), or for
+    /// a string (a text index) the index keys this platform gives a few strings whose case
+    /// or diacritics fold in uncommon ways, so that a file whose keys were folded otherwise
+    /// (another Unicode or Foundation version) is not used.
+    static func hashedSignature(ofIndexOn attribute: String, type: AttributeType = .string) -> UInt32 {
         guard type == .string else { return UInt32(truncatingIfNeeded: Snapshot.hash(Array("index:\(attribute):uuid".utf8))) }
         return UInt32(truncatingIfNeeded: Snapshot.hash(Array("index:\(attribute):text:".utf8) + foldedProbe))
     }
@@ -599,7 +601,7 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
         }
     }
 
-    /// The index keys of the strings ``textSignature(ofIndexOn:)`` probes (folded once).
+    /// The index keys of the strings ``hashedSignature(ofIndexOn:)`` probes (folded once).
     private static let foldedProbe = StringMatching.foldedIndexKey(
         "Aa \u{C1}\u{E9}e\u{301} \u{130}\u{131} \u{3A3}\u{3C2} \u{DF}\u{1E9E} \u{212A} \u{1C5} \u{152}\u{F8}")
 
@@ -1209,7 +1211,7 @@ private final class Core {
                 guard let first = index.propertyNames.first, let slot = entity.slot(of: first) else { continue }
                 if format >= 4, let attribute = entity.properties[slot].attribute, attribute.isStored, BinaryStore.isHashed(attribute.type) {
                     result.append(try hashedIndex(of: rows[table], table: table, slot: slot, number: number,
-                                                  signature: BinaryStore.textSignature(ofIndexOn: attribute.name, type: attribute.type), codec: codec) {
+                                                  signature: BinaryStore.hashedSignature(ofIndexOn: attribute.name, type: attribute.type), codec: codec) {
                         guard case .value(let value) = $0 else { return nil }
                         return BinaryStore.indexHash(value, type: attribute.type)
                     })
@@ -1278,7 +1280,7 @@ private final class Core {
             if case .compare(let slot, let op, _, let constant, _, _) = conjunct, slot < entity.properties.count,
                let attribute = entity.properties[slot].attribute, attribute.isStored, BinaryStore.isHashed(attribute.type) {
                 guard let hashes = Self.indexHashes(op, constant, type: attribute.type) else { continue }
-                texts[slot] = (attribute.name, BinaryStore.textSignature(ofIndexOn: attribute.name, type: attribute.type),
+                texts[slot] = (attribute.name, BinaryStore.hashedSignature(ofIndexOn: attribute.name, type: attribute.type),
                                texts[slot].map { $0.hashes.intersection(hashes) } ?? hashes)
                 continue
             }
