@@ -5,7 +5,8 @@ import ObjectStoreModel
 
 /// The registry's table of objects by ID (open addressing, entries shifted back on
 /// removal): after any sequence of insertions, replacements, removals and sweeps it must
-/// find exactly what a dictionary of the same operations finds.
+/// find exactly what a dictionary of the same operations finds, and stay well formed (an
+/// empty slot marked by a zero hash, no entry cut off from its home).
 @Suite struct ObjectTableTests {
     @Test func theTableAgreesWithADictionaryThroughInsertsRemovalsAndSweeps() throws {
         let entity = try #require(TestModel.model.entity(named: "Tag"))
@@ -47,7 +48,13 @@ import ObjectStoreModel
                 reference = reference.filter { kept.contains($0.value) }
             }
             #expect(table.count == reference.count, "step \(step)")
+            if step % 97 == 0 {
+                let wellFormed = table.isWellFormed  // bound first: a failure then names the step, not the whole table
+                #expect(wellFormed, "step \(step)")
+            }
         }
+        let wellFormed = table.isWellFormed
+        #expect(wellFormed)
         for (id, object) in reference { #expect(table[id].map(ObjectIdentifier.init) == object) }
         #expect(Set(table.map(ObjectIdentifier.init)) == Set(reference.values))
         #expect(reference.count > 100)

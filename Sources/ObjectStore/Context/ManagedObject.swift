@@ -41,13 +41,16 @@ open class ManagedObject {
 
     /// Current values, one per slot; empty while the object is a fault. Read in place from
     /// the binary store's row until the first write.
-    var slots = Slots() {
+    // Unchecked, as `objectID`: read or assigned whole, or changed a slot at a time by
+    // code that reads nothing else of the object meanwhile; the runtime's check of a
+    // fetch's read of each registered object's values was an eighth of the fetch.
+    @exclusivity(unchecked) var slots = Slots() {
         didSet { changeVerdict = 0 }
     }
     /// Saved values (as of the last load or save); `nil` for an object never saved. A fault
     /// a fetch made keeps the row it read here, so firing it costs no second read (Core
     /// Data's row cache): the object stays a fault, and `awakeFromFetch` runs, on first use.
-    var committedSlots: Slots? {
+    @exclusivity(unchecked) var committedSlots: Slots? {
         didSet { changeVerdict = 0 }
     }
     /// The row version the committed values come from.

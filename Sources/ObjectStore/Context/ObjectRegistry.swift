@@ -117,7 +117,8 @@ struct ObjectRegistry: Sequence {
 /// is in the table (the context takes it out to remap it).
 struct ObjectTable: Sequence {
     private var slots: [ManagedObject?] = []
-    /// The low 32 bits of each slot's hash (its home slot is `hash & mask`).
+    /// The low 32 bits of each slot's hash (its home slot is `hash & mask`), never 0; 0
+    /// marks an empty slot, so a probe reads no object whose hash differs.
     private var hashes: [UInt32] = []
     private(set) var count = 0
 
@@ -130,19 +131,27 @@ struct ObjectTable: Sequence {
     /// cluster a little more than single entries (about 7 probes instead of 2.5 to find an
     /// entry in a table three quarters full); runs of 16 gained no more and probed 27.
     private static func hash(_ id: ObjectID) -> UInt32 {
-        guard case .permanent(let key) = id.key else { return UInt32(truncatingIfNeeded: id._rawHashValue(seed: 0)) }
-        let run = UInt32(truncatingIfNeeded: ObjectID.mix(UInt64(bitPattern: key >> 2), scope: id.scope, seed: 0))
-        return run & ~0x3 | UInt32(truncatingIfNeeded: key) & 0x3
+        let hash: UInt32
+        if case .permanent(let key) = id.key {
+            let run = UInt32(truncatingIfNeeded: ObjectID.mix(UInt64(bitPattern: key >> 2), scope: id.scope, seed: 0))
+            hash = run & ~0x3 | UInt32(truncatingIfNeeded: key) & 0x3
+        } else {
+            hash = UInt32(truncatingIfNeeded: id._rawHashValue(seed: 0))
+        }
+        return hash == 0 ? 1 : hash
     }
 
     /// The slot holding `id`, or the empty slot where it would go.
     private func position(of id: ObjectID, hash: UInt32) -> (index: Int, found: Bool) {
         var index = Int(hash) & mask
-        while let object = slots[index] {
-            if hashes[index] == hash && object.objectID == id { return (index, true) }
+        while true {
+            let stored = hashes[index]
+            if stored == 0 { return (index, false) }
+            // The object is read only when the hash matches (binding each one probed past
+            // retained and released it: most of a lookup in a full table).
+            if stored == hash, let object = slots[index], object.objectID == id { return (index, true) }
             index = (index + 1) & mask
         }
-        return (index, false)
     }
 
     subscript(id: ObjectID) -> ManagedObject? {
@@ -176,14 +185,16 @@ struct ObjectTable: Sequence {
     private mutating func removeSlot(_ removed: Int) {
         var hole = removed
         slots[hole] = nil
+        hashes[hole] = 0
         count -= 1
         var next = (hole + 1) & mask
-        while slots[next] != nil {
+        while hashes[next] != 0 {
             let home = Int(hashes[next]) & mask
             // The entry may fill the hole when its home is not in (hole, next].
             if (next - home) & mask >= (next - hole) & mask {
                 slots.swapAt(hole, next)
                 hashes[hole] = hashes[next]
+                hashes[next] = 0
                 hole = next
             }
             next = (next + 1) & mask
@@ -241,6 +252,24 @@ struct ObjectTable: Sequence {
         slots = []
         hashes = []
         count = 0
+    }
+
+    /// Whether the table is well formed (for tests): a slot is empty exactly when its hash
+    /// is 0, and every entry is reached from its home slot without passing an empty one.
+    var isWellFormed: Bool {
+        var entries = 0
+        for index in slots.indices {
+            guard (slots[index] == nil) == (hashes[index] == 0) else { return false }
+            guard let object = slots[index] else { continue }
+            entries += 1
+            guard hashes[index] == Self.hash(object.objectID) else { return false }
+            var probe = Int(hashes[index]) & mask
+            while probe != index {
+                if hashes[probe] == 0 { return false }
+                probe = (probe + 1) & mask
+            }
+        }
+        return entries == count
     }
 
     /// The objects, in table order.
