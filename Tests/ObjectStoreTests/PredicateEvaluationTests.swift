@@ -210,6 +210,42 @@ import ObjectStoreModel
         #expect(direct >= 6 * 3 + 4 + 2)  // every integer, the dates' four, nil's two
     }
 
+    /// A predicate made only of ANDed direct comparisons is tested as a flat list (a fetch
+    /// over held objects does so); it must give the tree's verdict for every combination of
+    /// values, nil and values of a type the direct tests leave to the general comparison
+    /// included, and predicates of other shapes must not be flattened.
+    @Test func flatConjunctionsAgreeWithThePredicateTree() throws {
+        let entity = try #require(TestModel.model.entity(named: "Task"))
+        let priority = try #require(entity.slot(of: "priority")), due = try #require(entity.slot(of: "dueDate"))
+        let text = try #require(entity.slot(of: "text"))
+        let initial = entity.properties.map(SlotValue.initial(for:))
+        let date = TestModel.now
+        let flat = [
+            "priority >= 2 AND dueDate < %@", "text == 'Milk' AND priority != 3", "priority > 0 AND priority < 3 AND text != 'Mom'",
+            "dueDate <= %@ AND text == nil", "priority == 2",
+        ]
+        let notFlat = ["priority >= 2 OR dueDate < %@", "text ==[c] 'milk' AND priority == 2", "NOT (priority == 2)", "2 <= priority AND priority < 3"]
+        let priorities: [SlotValue] = [.value(.null), .value(.integer(0)), .value(.integer(2)), .value(.integer(3)), .value(.double(2.5)), .value(.string("2"))]
+        let dates: [SlotValue] = [.value(.null), .value(.date(date.addingTimeInterval(-1))), .value(.date(date)), .value(.date(date.addingTimeInterval(1))), .value(.integer(5))]
+        let texts: [SlotValue] = [.value(.null), .value(.string("Milk")), .value(.string("Mom")), .value(.string("milk")), .value(.integer(1))]
+        for (source, shouldBeFlat) in flat.map({ ($0, true) }) + notFlat.map({ ($0, false) }) {
+            let predicate = try #require(SlotPredicate(try ObjectPredicate(format: source, arguments: source.contains("%@") ? [.date(date)] : []), entity: entity), "\(source)")
+            let test = SlotTest(predicate)
+            #expect(test.isFlat == shouldBeFlat, "\(source)")
+            for p in priorities {
+                for d in dates {
+                    for t in texts {
+                        var values = initial
+                        values[priority] = p
+                        values[due] = d
+                        values[text] = t
+                        #expect(try test.matches(values) == predicate.matches(values), "\(source) with \(p), \(d), \(t)")
+                    }
+                }
+            }
+        }
+    }
+
     @Test func emptyCollectionsFollowTheQuantifierRules() throws {
         let context = try Self.graph()
         // Outline has no tags: ANY false, ALL true, NONE true.

@@ -153,6 +153,23 @@ struct Slots: RandomAccessCollection, MutableCollection, ExpressibleByArrayLiter
         }
     }
 
+    /// Whether these values pass `predicate`, read where they are (a method of the values,
+    /// so an object's are borrowed, not copied, for the test).
+    func satisfy(_ predicate: SlotPredicate) throws -> Bool {
+        switch storage {
+        case .decoded(let values): return try predicate.matches(reading: values)
+        case .encoded: return try predicate.matches(reading: self)
+        }
+    }
+
+    /// Whether these values pass `test`, read where they are (as for a bare predicate).
+    func satisfy(_ test: SlotTest) throws -> Bool {
+        switch storage {
+        case .decoded(let values): return try test.matches(values)
+        case .encoded: return try test.predicate.matches(reading: self)
+        }
+    }
+
     /// Whether the values are read from an encoded row.
     var isEncoded: Bool { row != nil }
 

@@ -290,15 +290,21 @@ struct FetchExecutor {
             return made
         }
         // An entity without sub-entities: every candidate is of it, so its slot predicate
-        // is looked up once, not per object.
-        let only: SlotPredicate?? = model.entityAndDescendants(of: entity.name).count == 1 ? .some(direct(entity)) : nil
+        // is looked up once, not per object, and held as a plain value (unwrapping an
+        // optional per object copied it).
+        let uniform = model.entityAndDescendants(of: entity.name).count == 1
+        let fixed = uniform ? direct(entity) : nil
+        let hasFixed = fixed != nil
+        let fixedTest = SlotTest(fixed ?? .constant(false))
         for id in try candidateIDs() {
             if let object = context.registeredObject(for: id) {
                 // A row deleted elsewhere since it was listed simply does not match.
                 if object.faultState { guard (try? object.fireFault()) != nil else { continue } }
                 let tested = savedState(of: object)
-                if let direct = only ?? direct(object.entity) {
-                    if try direct.matches(tested.slots) { try match(id, object, nil) }
+                if hasFixed {
+                    if try tested.slots.satisfy(fixedTest) { try match(id, object, nil) }
+                } else if !uniform, let direct = direct(object.entity) {
+                    if try tested.slots.satisfy(direct) { try match(id, object, nil) }
                 } else if try test(tested, scope) {
                     try match(id, object, nil)
                 }

@@ -136,18 +136,21 @@ indirect enum SlotPredicate {
 
     /// Whether an object with these slots matches (decoded, or read from the row in place).
     func matches(_ slots: Slots) throws -> Bool {
-        slots.isEncoded ? try matches(reading: slots) : try matches(reading: slots.values)
+        try slots.satisfy(self)
     }
 
-    private func matches<S: RandomAccessCollection<SlotValue>>(reading slots: S) throws -> Bool where S.Index == Int {
+    func matches<S: RandomAccessCollection<SlotValue>>(reading slots: S) throws -> Bool where S.Index == Int {
         switch self {
         case .constant(let value): return value
         case .not(let inner): return try !inner.matches(reading: slots)
         case .and(let a, let b): return try a.matches(reading: slots) && b.matches(reading: slots)
         case .or(let a, let b): return try a.matches(reading: slots) || b.matches(reading: slots)
-        case .compare(let slot, _, let test, let constant, let slotOnLeft, let direct):
+        case .compare(let slot, _, _, _, _, let direct):
+            // The closure and the constant are bound only when the direct test cannot
+            // decide (binding them copied them for every value tested).
             guard slot < slots.count, case .value(let value) = slots[slot] else { return false }
             if let direct, let verdict = direct.test(value) { return verdict }
+            guard case .compare(_, _, let test, let constant, let slotOnLeft, _) = self else { return false }
             return slotOnLeft ? try test(.value(value), constant) : try test(constant, .value(value))
         case .reference(let slot, let targets):
             guard slot < slots.count, case .toOne(let id?) = slots[slot] else { return false }
@@ -299,6 +302,46 @@ extension SlotPredicate {
     }
 }
 
+/// A slot predicate ready to test many objects: when it is an AND of comparisons the direct
+/// tests decide (the common shape: `priority >= 2 AND dueDate < $now`), they are tested as
+/// a flat list, without walking the predicate's tree per object.
+struct SlotTest {
+    let predicate: SlotPredicate
+    /// The ANDed direct comparisons, in the predicate's order; empty when it has another
+    /// shape (see `isFlat`).
+    let conjuncts: [(slot: Int, test: DirectTest)]
+    let isFlat: Bool
+
+    init(_ predicate: SlotPredicate) {
+        func flattened(_ p: SlotPredicate) -> [(slot: Int, test: DirectTest)]? {
+            switch p {
+            case .and(let a, let b):
+                guard let x = flattened(a), let y = flattened(b) else { return nil }
+                return x + y
+            case .compare(let slot, _, _, _, true, let direct?): return [(slot, direct)]
+            default: return nil
+            }
+        }
+        self.predicate = predicate
+        let flat = flattened(predicate)
+        self.conjuncts = flat ?? []
+        self.isFlat = flat != nil
+    }
+
+    /// Whether `values` pass: the flat list's verdict, or the predicate's when a comparison
+    /// meets a value its direct test does not decide (as ``SlotPredicate`` decides it: an
+    /// earlier comparison that fails decides the AND).
+    func matches(_ values: [SlotValue]) throws -> Bool {
+        guard isFlat else { return try predicate.matches(reading: values) }
+        for (slot, test) in conjuncts {
+            guard slot < values.count, case .value(let value) = values[slot] else { return false }
+            guard let verdict = test.test(value) else { return try predicate.matches(reading: values) }
+            if !verdict { return false }
+        }
+        return true
+    }
+}
+
 /// A comparison of a value with a constant that needs none of the general comparison's
 /// work: nil or not, a string equal or not, a date or an integer against a constant.
 enum DirectTest {
@@ -323,7 +366,8 @@ enum DirectTest {
     }
 
     /// The verdict for `value`, or nil when it is of a kind this test does not decide (the
-    /// general comparison does).
+    /// general comparison does). Nil against a date or an integer has no order and equals
+    /// nothing: only `!=` holds.
     @inline(__always)
     func test(_ value: Value) -> Bool? {
         switch self {
@@ -333,7 +377,7 @@ enum DirectTest {
             guard case .string(let string) = value else { return nil }
             return (string == text) == equal
         case .date(let date, let op):
-            guard case .date(let value) = value else { return nil }
+            guard case .date(let value) = value else { return value.isNull ? false : nil }
             switch op {
             case .less: return value < date
             case .lessOrEqual: return !(value > date)
@@ -341,7 +385,7 @@ enum DirectTest {
             default: return !(value < date)
             }
         case .integer(let number, let op):
-            guard case .integer(let value) = value else { return nil }
+            guard case .integer(let value) = value else { return value.isNull ? op == .notEqual : nil }
             switch op {
             case .less: return value < number
             case .lessOrEqual: return value <= number
