@@ -57,6 +57,11 @@ import ObjectStoreModel
         #expect(wellFormed)
         for (id, object) in reference { #expect(table[id].map(ObjectIdentifier.init) == object) }
         #expect(Set(table.map(ObjectIdentifier.init)) == Set(reference.values))
+        for scope in scopes {
+            let keys = Set(reference.keys.filter { $0.scope === scope }.compactMap(\.primaryKey))
+            #expect(table.permanentKeys(in: scope) == keys)
+            #expect(table.permanentCount(in: scope) == keys.count)
+        }
         #expect(reference.count > 100)
     }
 }

@@ -70,7 +70,7 @@ struct ObjectRegistry: Sequence {
     /// table step by step rehashed it a dozen times on the way to 100,000).
     mutating func reserveCapacity(forMore count: Int) {
         guard count > 1_024 else { return }
-        objects.reserveCapacity(objects.count + count)
+        objects.reserveCapacity(forMore: count)
     }
 
     /// Lets go of the recently registered objects too (for tests and memory pressure).
@@ -81,25 +81,15 @@ struct ObjectRegistry: Sequence {
     /// The living objects.
     var values: [ManagedObject] { objects.all }
 
-    /// The keys of the registered permanent IDs of one (entity, store) scope.
-    /// Whether at most `limit` objects of `scope` with permanent keys are registered (a walk
-    /// that stops once there are more, and makes nothing).
+    /// Whether at most `limit` objects of `scope` with permanent keys are registered (the
+    /// table's pages of the scope counted; no object read).
     func holds(atMost limit: Int, in scope: ObjectID.Scope) -> Bool {
-        guard objects.count > limit else { return true }
-        var count = 0
-        for object in objects where object.objectID.scope === scope && object.objectID.primaryKey != nil {
-            count += 1
-            if count > limit { return false }
-        }
-        return true
+        objects.count <= limit || objects.permanentCount(in: scope) <= limit
     }
 
+    /// The keys of the registered permanent IDs of one (entity, store) scope.
     func permanentKeys(in scope: ObjectID.Scope) -> Set<Int64> {
-        var keys = Set<Int64>()
-        for object in objects where object.objectID.scope === scope {
-            if let key = object.objectID.primaryKey { keys.insert(key) }
-        }
-        return keys
+        objects.permanentKeys(in: scope)
     }
 
     var count: Int { objects.count }
@@ -110,184 +100,300 @@ struct ObjectRegistry: Sequence {
     }
 }
 
-/// Objects by their IDs, in an open-addressed table of the objects themselves (each holds
-/// its ID) with 32 bits of each one's hash beside it: 12 bytes a slot where a dictionary
-/// from ID to object took 40 (the ID stored again). Linear probing; removal shifts the
-/// entries after back, so there are no tombstones. An object's ID must not change while it
-/// is in the table (the context takes it out to remap it).
+/// Objects by their IDs, in pages of 16 consecutive keys of one entity and store: the
+/// objects of page `p` are `objects[16 * p ..< 16 * p + 16]`, the one of key `k` at `k & 15`.
+/// A fetch asks for its rows' objects in key order, so it reads each page's index entry
+/// once and then the objects' references one after the other; a hash table of single
+/// objects sent each lookup to a scattered slot (those cache misses were three quarters of
+/// a fetch over 100,000 held objects, once the fetch's own work was cut). A context that
+/// holds every object of an entity keeps 8 bytes a reference and about 3 a page per
+/// object (12 bytes a slot at most three quarters full before); one that holds a few
+/// scattered objects keeps up to 16 references' room for each.
+///
+/// Pages are found through an open-addressed index (linear probing, entries shifted back
+/// on removal, so no tombstones). A page that empties leaves the index and is reused. An
+/// object's ID must not change while it is in the table (the context takes it out to remap
+/// it).
 struct ObjectTable: Sequence {
-    private var slots: [ManagedObject?] = []
-    /// The low 32 bits of each slot's hash (its home slot is `hash & mask`), never 0; 0
-    /// marks an empty slot, so a probe reads no object whose hash differs.
-    private var hashes: [UInt32] = []
+    /// Keys per page (16: pages of 8 made no measured difference).
+    static let pageShift: UInt64 = 4
+    static let pageSize = 1 << pageShift
+
+    /// Which keys a page holds: those of one scope (entity and store) that share all but
+    /// their low 4 bits, temporary or permanent.
+    private struct PageKey: Equatable {
+        /// The scope's identity. A page in use holds an object whose ID holds the scope,
+        /// so the identity cannot be reused by another scope while the page is in use.
+        var scope: ObjectIdentifier
+        var run: UInt64
+        var temporary: Bool
+    }
+
+    private var objects: [ManagedObject?] = []
+    private var pageKeys: [PageKey] = []
+    /// Objects in each page (0: the page is free, and not in the index).
+    private var pageCounts: [UInt8] = []
+    private var freePages: [Int] = []
+    /// Per index slot, 0 when empty, else the page's hash (never 0) in the high 32 bits and
+    /// its number plus one in the low 32.
+    private var index: [UInt64] = []
+    private var pagesInIndex = 0
     private(set) var count = 0
 
-    private var mask: Int { slots.count - 1 }
-
-    /// Permanent keys that differ only in their low 2 bits share their other hash bits, so
-    /// 4 keys in a row of one entity have neighbouring home slots: a fetch, which asks for
-    /// its rows' objects in key order, misses the cache once per 4 objects instead of once
-    /// per object (these misses were half of a fetch over 100,000 held objects). Runs of 4
-    /// cluster a little more than single entries (about 7 probes instead of 2.5 to find an
-    /// entry in a table three quarters full); runs of 16 gained no more and probed 27.
-    private static func hash(_ id: ObjectID) -> UInt32 {
-        let hash: UInt32
-        if case .permanent(let key) = id.key {
-            let run = UInt32(truncatingIfNeeded: ObjectID.mix(UInt64(bitPattern: key >> 2), scope: id.scope, seed: 0))
-            hash = run & ~0x3 | UInt32(truncatingIfNeeded: key) & 0x3
-        } else {
-            hash = UInt32(truncatingIfNeeded: id._rawHashValue(seed: 0))
+    /// The page key of `id` and the slot in the page.
+    private static func place(of id: ObjectID) -> (key: PageKey, slot: Int) {
+        let number: UInt64, temporary: Bool
+        switch id.key {
+        case .permanent(let key): number = UInt64(bitPattern: key); temporary = false
+        case .temporary(let key): number = key; temporary = true
         }
+        return (PageKey(scope: ObjectIdentifier(id.scope), run: number >> pageShift, temporary: temporary), Int(number & UInt64(pageSize - 1)))
+    }
+
+    private static func hash(_ key: PageKey) -> UInt32 {
+        var x = key.run ^ UInt64(UInt(bitPattern: key.scope)) &* 0xC2B2_AE3D_27D4_EB4F ^ (key.temporary ? 0x9E37_79B9_7F4A_7C15 : 0)
+        x ^= x >> 33
+        x &*= 0xFF51_AFD7_ED55_8CCD
+        x ^= x >> 33
+        let hash = UInt32(truncatingIfNeeded: x)
         return hash == 0 ? 1 : hash
     }
 
-    /// The slot holding `id`, or the empty slot where it would go.
-    private func position(of id: ObjectID, hash: UInt32) -> (index: Int, found: Bool) {
-        var index = Int(hash) & mask
+    /// The index slot of the page with `key`, and that page; or the empty slot where it
+    /// would go and nil.
+    private func find(_ key: PageKey, hash: UInt32) -> (slot: Int, page: Int?) {
+        guard !index.isEmpty else { return (0, nil) }
+        let mask = index.count - 1
+        var slot = Int(hash) & mask
         while true {
-            let stored = hashes[index]
-            if stored == 0 { return (index, false) }
-            // The object is read only when the hash matches (binding each one probed past
-            // retained and released it: most of a lookup in a full table).
-            if stored == hash, let object = slots[index], object.objectID == id { return (index, true) }
-            index = (index + 1) & mask
+            let entry = index[slot]
+            if entry == 0 { return (slot, nil) }
+            if UInt32(truncatingIfNeeded: entry >> 32) == hash {
+                let page = Int(UInt32(truncatingIfNeeded: entry)) - 1
+                if pageKeys[page] == key { return (slot, page) }
+            }
+            slot = (slot + 1) & mask
         }
     }
 
     subscript(id: ObjectID) -> ManagedObject? {
         get {
             guard count > 0 else { return nil }
-            let found = position(of: id, hash: Self.hash(id))
-            return found.found ? slots[found.index] : nil
+            let place = Self.place(of: id)
+            guard let page = find(place.key, hash: Self.hash(place.key)).page else { return nil }
+            return objects[page &* Self.pageSize &+ place.slot]
         }
         set {
+            let place = Self.place(of: id)
+            let hash = Self.hash(place.key)
+            let found = find(place.key, hash: hash)
             guard let newValue else {
-                remove(id)
+                if let page = found.page { remove(at: page * Self.pageSize + place.slot, indexSlot: found.slot) }
                 return
             }
-            if (count + 1) * 4 > slots.count * 3 { rebuild(to: Swift.max(16, slots.count * 2)) }
-            let hash = Self.hash(id)
-            let found = position(of: id, hash: hash)
-            slots[found.index] = newValue
-            hashes[found.index] = hash
-            if !found.found { count += 1 }
+            let page = found.page ?? addPage(place.key, hash: hash)
+            let position = page * Self.pageSize + place.slot
+            if objects[position] == nil {
+                count += 1
+                pageCounts[page] += 1
+            }
+            objects[position] = newValue
         }
     }
 
-    private mutating func remove(_ id: ObjectID) {
-        guard count > 0 else { return }
-        let found = position(of: id, hash: Self.hash(id))
-        guard found.found else { return }
-        removeSlot(found.index)
+    /// A free page (reused, or appended) given `key`, in the index.
+    private mutating func addPage(_ key: PageKey, hash: UInt32) -> Int {
+        let page: Int
+        if let free = freePages.popLast() {
+            page = free
+            pageKeys[page] = key
+        } else {
+            page = pageKeys.count
+            pageKeys.append(key)
+            pageCounts.append(0)
+            objects.append(contentsOf: repeatElement(nil, count: Self.pageSize))
+        }
+        if (pagesInIndex + 1) * 2 > index.count { rebuildIndex(capacity: Swift.max(16, index.count * 2)) }
+        let slot = find(key, hash: hash).slot
+        index[slot] = UInt64(hash) << 32 | UInt64(page + 1)
+        pagesInIndex += 1
+        return page
     }
 
-    /// Empties a slot and moves back the entries after it that probed past it.
-    private mutating func removeSlot(_ removed: Int) {
-        var hole = removed
-        slots[hole] = nil
-        hashes[hole] = 0
+    /// Empties `position`; a page left empty leaves the index (`indexSlot`, its slot
+    /// there, when known) and is free for reuse.
+    private mutating func remove(at position: Int, indexSlot: Int? = nil) {
+        guard objects[position] != nil else { return }
+        objects[position] = nil
         count -= 1
+        let page = position / Self.pageSize
+        pageCounts[page] -= 1
+        guard pageCounts[page] == 0 else { return }
+        let key = pageKeys[page]
+        removeIndexSlot(indexSlot ?? find(key, hash: Self.hash(key)).slot)
+        freePages.append(page)
+    }
+
+    /// Empties an index slot and moves back the entries after it that probed past it.
+    private mutating func removeIndexSlot(_ removed: Int) {
+        let mask = index.count - 1
+        var hole = removed
+        index[hole] = 0
+        pagesInIndex -= 1
         var next = (hole + 1) & mask
-        while hashes[next] != 0 {
-            let home = Int(hashes[next]) & mask
+        while index[next] != 0 {
+            let home = Int(UInt32(truncatingIfNeeded: index[next] >> 32)) & mask
             // The entry may fill the hole when its home is not in (hole, next].
             if (next - home) & mask >= (next - hole) & mask {
-                slots.swapAt(hole, next)
-                hashes[hole] = hashes[next]
-                hashes[next] = 0
+                index[hole] = index[next]
+                index[next] = 0
                 hole = next
             }
             next = (next + 1) & mask
         }
     }
 
-    /// The table rebuilt with `capacity` slots (a power of two that fits the objects).
-    private mutating func rebuild(to capacity: Int) {
-        let old = slots, oldHashes = hashes
-        slots = [ManagedObject?](repeating: nil, count: capacity)
-        hashes = [UInt32](repeating: 0, count: capacity)
+    /// The index rebuilt with `capacity` slots (a power of two), from the pages in use.
+    private mutating func rebuildIndex(capacity: Int) {
+        index = [UInt64](repeating: 0, count: capacity)
+        pagesInIndex = 0
         let mask = capacity - 1
-        for (object, hash) in zip(old, oldHashes) where object != nil {
-            var index = Int(hash) & mask
-            while slots[index] != nil { index = (index + 1) & mask }
-            slots[index] = object
-            hashes[index] = hash
+        for page in pageKeys.indices where pageCounts[page] > 0 {
+            let hash = Self.hash(pageKeys[page])
+            var slot = Int(hash) & mask
+            while index[slot] != 0 { slot = (slot + 1) & mask }
+            index[slot] = UInt64(hash) << 32 | UInt64(page + 1)
+            pagesInIndex += 1
         }
     }
 
-    /// The smallest power of two, at least `minimum`, that holds `total` objects at most
-    /// three quarters full.
-    private static func capacity(for total: Int, atLeast minimum: Int) -> Int {
-        var capacity = Swift.max(16, minimum)
-        while total * 4 > capacity * 3 { capacity *= 2 }
-        return capacity
+    /// Makes room for `more` objects with consecutive keys (a fetch's rows) without growing
+    /// on the way: the pages they span (one more than they fill, as their first key may
+    /// fall anywhere in a page), beyond the free ones.
+    mutating func reserveCapacity(forMore more: Int) {
+        let added = Swift.max(0, (more + Self.pageSize - 1) / Self.pageSize + 1 - freePages.count)
+        let pages = pageKeys.count + added
+        objects.reserveCapacity(pages * Self.pageSize)
+        pageKeys.reserveCapacity(pages)
+        pageCounts.reserveCapacity(pages)
+        var capacity = Swift.max(16, index.count)
+        while (pagesInIndex + added) * 2 > capacity { capacity *= 2 }
+        if capacity > index.count { rebuildIndex(capacity: capacity) }
     }
 
-    /// Makes room for `count` objects in all without growing on the way.
-    mutating func reserveCapacity(_ total: Int) {
-        let capacity = Self.capacity(for: total, atLeast: slots.count)
-        if capacity > slots.count { rebuild(to: capacity) }
-    }
-
-    /// Drops the objects nobody else references, each examined in place.
+    /// Drops the objects nobody else references, each examined in place; then, when most
+    /// pages are free, packs the pages in use together.
     mutating func removeUniquelyReferenced() {
-        var gone: [Int] = []
-        for index in slots.indices where slots[index] != nil && isKnownUniquelyReferenced(&slots[index]) {
-            gone.append(index)
+        for position in objects.indices where objects[position] != nil && isKnownUniquelyReferenced(&objects[position]) {
+            remove(at: position)
         }
-        guard !gone.isEmpty else { return }
-        if gone.count > count / 8 {
-            // Many gone: the survivors rehashed into a table of their size.
-            for index in gone { slots[index] = nil }
-            count -= gone.count
-            rebuild(to: Self.capacity(for: count, atLeast: 16))
-        } else {
-            // Few gone: removed by ID (a shift may move a later entry into an earlier slot).
-            let ids = gone.compactMap { slots[$0]?.objectID }
-            for id in ids { remove(id) }
+        if freePages.count > 64 && freePages.count * 2 > pageKeys.count { pack() }
+    }
+
+    /// The pages in use moved to the front, in their order, the rest let go.
+    private mutating func pack() {
+        var packedObjects: [ManagedObject?] = []
+        var packedKeys: [PageKey] = []
+        var packedCounts: [UInt8] = []
+        let used = pageKeys.count - freePages.count
+        packedObjects.reserveCapacity(used * Self.pageSize)
+        for page in pageKeys.indices where pageCounts[page] > 0 {
+            packedObjects.append(contentsOf: objects[page * Self.pageSize ..< (page + 1) * Self.pageSize])
+            packedKeys.append(pageKeys[page])
+            packedCounts.append(pageCounts[page])
         }
+        objects = packedObjects
+        pageKeys = packedKeys
+        pageCounts = packedCounts
+        freePages = []
+        var capacity = 16
+        while used * 2 > capacity { capacity *= 2 }
+        rebuildIndex(capacity: capacity)
     }
 
     mutating func removeAll() {
-        slots = []
-        hashes = []
+        objects = []
+        pageKeys = []
+        pageCounts = []
+        freePages = []
+        index = []
+        pagesInIndex = 0
         count = 0
     }
 
-    /// Whether the table is well formed (for tests): a slot is empty exactly when its hash
-    /// is 0, and every entry is reached from its home slot without passing an empty one.
+    /// Whether the table is well formed (for tests): every object sits in the page and
+    /// slot of its ID, each page's count is its objects, the pages in use are exactly those
+    /// in the index, each reached from its home slot without passing an empty one, and the
+    /// free pages are empty.
     var isWellFormed: Bool {
-        var entries = 0
-        for index in slots.indices {
-            guard (slots[index] == nil) == (hashes[index] == 0) else { return false }
-            guard let object = slots[index] else { continue }
-            entries += 1
-            guard hashes[index] == Self.hash(object.objectID) else { return false }
-            var probe = Int(hashes[index]) & mask
-            while probe != index {
-                if hashes[probe] == 0 { return false }
+        var total = 0
+        for page in pageKeys.indices {
+            var held = 0
+            for slot in 0..<Self.pageSize {
+                guard let object = objects[page * Self.pageSize + slot] else { continue }
+                held += 1
+                let place = Self.place(of: object.objectID)
+                guard place.key == pageKeys[page], place.slot == slot else { return false }
+            }
+            guard held == Int(pageCounts[page]) else { return false }
+            total += held
+            let indexed = held > 0 ? find(pageKeys[page], hash: Self.hash(pageKeys[page])).page == page : true
+            guard indexed, (held == 0) == freePages.contains(page) else { return false }
+        }
+        let mask = index.count - 1
+        for slot in index.indices where index[slot] != 0 {
+            let page = Int(UInt32(truncatingIfNeeded: index[slot])) - 1
+            guard page < pageKeys.count, pageCounts[page] > 0,
+                  UInt32(truncatingIfNeeded: index[slot] >> 32) == Self.hash(pageKeys[page]) else { return false }
+            var probe = Int(UInt32(truncatingIfNeeded: index[slot] >> 32)) & mask
+            while probe != slot {
+                if index[probe] == 0 { return false }
                 probe = (probe + 1) & mask
             }
         }
-        return entries == count
+        return total == count && pagesInIndex == index.filter { $0 != 0 }.count && pagesInIndex == pageKeys.count - freePages.count
+    }
+
+    /// How many objects of `scope` with permanent keys the table holds (their pages'
+    /// counts summed: no object read).
+    func permanentCount(in scope: ObjectID.Scope) -> Int {
+        let identity = ObjectIdentifier(scope)
+        var total = 0
+        for page in pageKeys.indices where pageKeys[page].scope == identity && !pageKeys[page].temporary {
+            total += Int(pageCounts[page])
+        }
+        return total
+    }
+
+    /// The permanent keys of the objects of `scope` the table holds (read from their pages'
+    /// keys and slots: no object read).
+    func permanentKeys(in scope: ObjectID.Scope) -> Set<Int64> {
+        let identity = ObjectIdentifier(scope)
+        var keys = Set<Int64>()
+        for page in pageKeys.indices where pageCounts[page] > 0 && pageKeys[page].scope == identity && !pageKeys[page].temporary {
+            for slot in 0..<Self.pageSize where objects[page * Self.pageSize + slot] != nil {
+                keys.insert(Int64(bitPattern: pageKeys[page].run << Self.pageShift | UInt64(slot)))
+            }
+        }
+        return keys
     }
 
     /// The objects, in table order.
-    var all: [ManagedObject] { slots.compactMap { $0 } }
+    var all: [ManagedObject] { objects.compactMap { $0 } }
 
     /// The objects in table order, as the table was when iteration began.
     struct Iterator: IteratorProtocol {
-        let slots: [ManagedObject?]
-        var index = 0
+        let objects: [ManagedObject?]
+        var position = 0
 
         mutating func next() -> ManagedObject? {
-            while index < slots.count {
-                defer { index += 1 }
-                if let object = slots[index] { return object }
+            while position < objects.count {
+                defer { position += 1 }
+                if let object = objects[position] { return object }
             }
             return nil
         }
     }
 
-    func makeIterator() -> Iterator { Iterator(slots: slots) }
+    func makeIterator() -> Iterator { Iterator(objects: objects) }
 }

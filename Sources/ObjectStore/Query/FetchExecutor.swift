@@ -129,6 +129,9 @@ struct FetchExecutor {
             }
         } else {
             ids = try candidateIDs()
+            // Room for the objects not registered yet (at least those beyond the ones that
+            // are), at once: grown by doubling, the registry kept up to twice the room.
+            context.registered.reserveCapacity(forMore: ids.count - Swift.min(ids.count, context.registered.count))
             objects = try ids.map { try context.object(with: $0) }
         }
         objects = try sorted(objects, ids: ids, entity: entity)
