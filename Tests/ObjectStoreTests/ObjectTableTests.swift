@@ -19,7 +19,7 @@ import ObjectStoreModel
         // Keys from a small range, so the same IDs come and go and probe runs collide and
         // wrap around the table's end.
         func id() -> ObjectID {
-            random(10) == 0 ? ObjectID(scopes[random(2)], key: .temporary(TemporaryID.next()))
+            random(10) == 0 ? ObjectID(scopes[random(2)], key: .temporary(UInt64(random(3_000))))
                 : ObjectID(scopes[random(2)], key: .permanent(Int64(random(3_000))))
         }
         var table = ObjectTable()
@@ -27,15 +27,20 @@ import ObjectStoreModel
         // besides `held`, or a sweep could drop nothing.
         var reference: [ObjectID: ObjectIdentifier] = [:]
         var held: [ManagedObject] = []  // referenced outside the table: a sweep keeps them
+        var inserted: [ObjectID] = []  // every ID put in, for removals of IDs that were there
         for step in 0..<60_000 {
             switch random(100) {
             case 0..<55:
                 let object = ManagedObject(entity: entity, objectID: id())
                 table[object.objectID] = object
                 reference[object.objectID] = ObjectIdentifier(object)
+                inserted.append(object.objectID)
                 if random(3) == 0 { held.append(object) }
             case 55..<85:
-                let gone = random(2) == 0 ? reference.keys.randomElement(using: &SystemRandomNumberGenerator.shared) ?? id() : id()
+                // An ID put in before (perhaps removed or swept since), or any ID: the same
+                // choices every run (picking among the dictionary's keys followed its
+                // per-process order).
+                let gone = random(2) == 0 && !inserted.isEmpty ? inserted[random(inserted.count)] : id()
                 table[gone] = nil
                 reference[gone] = nil
             case 85..<99:
@@ -64,8 +69,4 @@ import ObjectStoreModel
         }
         #expect(reference.count > 100)
     }
-}
-
-extension SystemRandomNumberGenerator {
-    nonisolated(unsafe) static var shared = SystemRandomNumberGenerator()
 }
