@@ -31,9 +31,10 @@ struct FetchExecutor {
         let skipsDeleted = request.includesPendingChanges && !context.deletedSet.isEmpty
         for entity in entities {
             let saved = try context.savedObjectIDs(ofEntity: entity.name)
-            if entities.count == 1 && !skipsDeleted {
-                // The store's array as it is (an in-memory store keeps it): a copy retained
-                // and released every ID, a tenth of a fetch over held objects.
+            if ids.isEmpty && !skipsDeleted {
+                // The store's array as it is (an in-memory store keeps it): appending it to
+                // an empty array copied it, retaining and releasing every ID (a tenth of a
+                // fetch over held objects).
                 ids = saved
             } else if skipsDeleted {
                 ids.append(contentsOf: saved.lazy.filter { !context.deletedSet.contains($0) })

@@ -308,9 +308,10 @@ extension SlotPredicate {
 struct SlotTest {
     let predicate: SlotPredicate
     /// The ANDed direct comparisons, in the predicate's order; empty when it has another
-    /// shape (see `isFlat`).
+    /// shape.
     let conjuncts: [(slot: Int, test: DirectTest)]
-    let isFlat: Bool
+    /// Whether the predicate is made only of ANDed direct comparisons (it then has one at least).
+    var isFlat: Bool { !conjuncts.isEmpty }
 
     init(_ predicate: SlotPredicate) {
         func flattened(_ p: SlotPredicate) -> [(slot: Int, test: DirectTest)]? {
@@ -323,9 +324,7 @@ struct SlotTest {
             }
         }
         self.predicate = predicate
-        let flat = flattened(predicate)
-        self.conjuncts = flat ?? []
-        self.isFlat = flat != nil
+        self.conjuncts = flattened(predicate) ?? []
     }
 
     /// Whether `values` pass: the flat list's verdict, or the predicate's when a comparison
