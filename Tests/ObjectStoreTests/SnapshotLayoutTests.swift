@@ -9,9 +9,9 @@ import ObjectStoreModel
 @Suite struct SnapshotLayoutTests {
     /// A snapshot written to a file of its own (at byte 0) and opened again.
     private func written(rows: [[Snapshot.Row]], indexes: [Snapshot.Index] = [], columns: [[(slot: Int, column: Column)]] = [],
-                         narrow: Bool = true, in directory: TemporaryDirectory) throws -> (Snapshot, Int32, String) {
+                         layout: Snapshot.Layout = .narrow, in directory: TemporaryDirectory) throws -> (Snapshot, Int32, String) {
         let url = directory.file("snapshot-\(UUID().uuidString)")
-        let bytes = Snapshot.bytes(rows: rows, indexes: indexes, columns: columns, narrow: narrow)
+        let bytes = Snapshot.bytes(rows: rows, indexes: indexes, columns: columns, layout: layout)
         try Data(bytes).write(to: url)
         let fd = open(url.path, O_RDONLY)
         try #require(fd >= 0)
@@ -49,7 +49,7 @@ import ObjectStoreModel
             }
         }
         // Format 3's layout: every entry wide, and the same rows read back.
-        let (wide, wideFD, _) = try written(rows: [small], narrow: false, in: directory)
+        let (wide, wideFD, _) = try written(rows: [small], layout: .wide, in: directory)
         defer { close(wideFD) }
         #expect(wide.entities.map(\.entrySize) == [32])
         #expect(try wide.load(entity: 0, fd: wideFD, path: path).keys == small.map(\.key))
@@ -82,7 +82,7 @@ import ObjectStoreModel
         let index = Snapshot.Index(owner: 0, constraint: Snapshot.schemaIndexFlag, signature: 1,
                                    entries: zip(values, rows[0]).map { ($0, 0, $1.key) }, positions: [0, 1, 2])
         for narrow in [true, false] {
-            let (snapshot, fd, path) = try written(rows: rows, indexes: [index], narrow: narrow, in: directory)
+            let (snapshot, fd, path) = try written(rows: rows, indexes: [index], layout: narrow ? .narrow : .wide, in: directory)
             defer { close(fd) }
             let part = try #require(snapshot.indexes.first)
             #expect(part.entrySize == (narrow ? 16 : 24))
@@ -120,6 +120,88 @@ import ObjectStoreModel
                 let found = try snapshot.range(part, kind: .integer, from: lower, to: upper, fd: fd, path: path)
                 #expect(found.map(\.position) == expected, "\(String(describing: lower)) ... \(String(describing: upper))")
             }
+        }
+    }
+
+    /// Format 5 packs each field of a directory entry into as many bytes as the entity's
+    /// largest key, version and row end need, per entity; every row reads back by key, by
+    /// position and with its entity loaded whole.
+    @Test func packedDirectoriesTakeTheBytesTheirLargestValuesNeed() throws {
+        let directory = try TemporaryDirectory()
+        let small = (1...300).map { row(Int64($0), version: $0 == 7 ? 2 : 1, "row \($0)") }
+        let large = [row(5, "five"), row(1 << 40, version: 70_000, "a key past 32 bits"), row((1 << 40) + 1, version: 1 << 33, "")]
+        let empty: [Snapshot.Row] = []
+        let (snapshot, fd, path) = try written(rows: [small, large, empty], layout: .packed, in: directory)
+        defer { close(fd) }
+        // 300 keys: 2 bytes; versions 1 byte; the rows end by byte 1,992: 2 bytes.
+        #expect(snapshot.entities[0].widths == Snapshot.DirectoryWidths(key: 2, version: 1, end: 2))
+        #expect(snapshot.entities[1].widths == Snapshot.DirectoryWidths(key: 6, version: 5, end: 1))
+        #expect(snapshot.entities.map(\.entrySize) == [9, 16, 7])
+        for (entity, rows) in [small, large, empty].enumerated() {
+            for (position, expected) in rows.enumerated() {
+                let found = try #require(try snapshot.find(key: expected.key, entity: entity, fd: fd, path: path))
+                #expect(found.entry.key == expected.key && found.entry.version == expected.version && found.bytes[...] == expected.bytes)
+                let at = try #require(try snapshot.row(at: position, entity: entity, fd: fd, path: path))
+                #expect(at.entry.key == expected.key && at.bytes[...] == expected.bytes)
+            }
+            #expect(try snapshot.find(key: 301, entity: entity, fd: fd, path: path) == nil)
+            let loaded = try snapshot.load(entity: entity, fd: fd, path: path)
+            #expect(loaded.keys == rows.map(\.key))
+            for (position, expected) in rows.enumerated() {
+                let (entry, start) = try loaded.row(at: position, path: path)
+                #expect(entry.version == expected.version && loaded.bytes[start..<start + entry.size] == expected.bytes)
+            }
+        }
+    }
+
+    /// A packed uniqueness index keeps the top 32 bits of each hash, entity indexes only
+    /// when an entry is not the owner's, and keys in the bytes the largest needs.
+    @Test func aPackedUniquenessIndexKeeps32BitsOfEachHash() throws {
+        let directory = try TemporaryDirectory()
+        let hash: UInt64 = 0xDEAD_BEEF_CAFE_1234
+        let entries: [(hash: UInt64, entity: Int, key: Int64)] = [(hash, 0, 1), (hash ^ 0xFFFF_FFFF, 0, 2), (hash ^ 0x1_0000_0000, 0, 3)]
+        let ownerOnly = Snapshot.Index(owner: 0, constraint: 0, signature: 9, entries: entries)
+        let mixed = Snapshot.Index(owner: 0, constraint: 1, signature: 9, entries: entries + [(hash, 1, 70_000)])
+        let rows = [[row(1, "a"), row(2, "b"), row(3, "c")], [row(70_000, "d")]]
+        let (snapshot, fd, path) = try written(rows: rows, indexes: [ownerOnly, mixed], layout: .packed, in: directory)
+        defer { close(fd) }
+        #expect(snapshot.indexes.map(\.widths) == [Snapshot.IndexWidths(value: 4, middle: 0, key: 1), Snapshot.IndexWidths(value: 4, middle: 1, key: 3)])
+        #expect(snapshot.indexes.map(\.entrySize) == [5, 8])
+        let shared = try #require(try snapshot.candidates(owner: 0, constraint: 0, signature: 9, hash: hash, fd: fd, path: path))
+        #expect(shared.map(\.key).sorted() == [1, 2], "both hashes that share the kept bits are candidates")
+        #expect(shared.allSatisfy { $0.entity == 0 })
+        #expect(try snapshot.candidates(owner: 0, constraint: 0, signature: 9, hash: hash ^ 0x1_0000_0000, fd: fd, path: path)?.map(\.key) == [3])
+        #expect(try snapshot.candidates(owner: 0, constraint: 0, signature: 9, hash: hash ^ 0x2_0000_0000, fd: fd, path: path)?.isEmpty == true)
+        let both = try #require(try snapshot.candidates(owner: 0, constraint: 1, signature: 9, hash: hash, fd: fd, path: path))
+        #expect(both.map { "\($0.entity)/\($0.key)" }.sorted() == ["0/1", "0/2", "1/70000"])
+        #expect(try snapshot.indexEntries(snapshot.indexes[1], fd: fd, path: path).map(\.hash).allSatisfy { $0 & 0xFFFF_FFFF == 0 })
+    }
+
+    /// A packed schema index writes each value as narrow as its column would (a signed
+    /// whole number, for dates and doubles one the Double holds exactly) and reads it back
+    /// as the column's bits: ranges, the value at a rank and the entries all agree with the
+    /// values as written.
+    @Test(arguments: [
+        (Column.Kind.integer, [-200, -3, 5, 5, 90], 2),
+        (Column.Kind.date, [-978_307_200, 0, 817_689_600, 817_689_600], 4),
+        (Column.Kind.double, [-1.5, 0, 2], 8),
+        (Column.Kind.integer, [Double(Int64(Int32.max)) * 4], 8),
+    ] as [(Column.Kind, [Double], Int)])
+    func aPackedSchemaIndexNarrowsItsValues(kind: Column.Kind, numbers: [Double], width: Int) throws {
+        let directory = try TemporaryDirectory()
+        let values: [UInt64] = numbers.map { kind == .integer ? UInt64(bitPattern: Int64($0)) : $0.bitPattern }
+        let rows = [(0..<values.count).map { row(Int64($0 + 1), "r") }]
+        let index = Snapshot.Index(owner: 0, constraint: Snapshot.schemaIndexFlag, signature: 1,
+                                   entries: zip(values, rows[0]).map { ($0, 0, $1.key) }, positions: Array(values.indices), kind: kind)
+        let (snapshot, fd, path) = try written(rows: rows, indexes: [index], layout: .packed, in: directory)
+        defer { close(fd) }
+        let part = try #require(snapshot.indexes.first)
+        #expect(part.widths?.value == width)
+        #expect(try snapshot.indexEntries(part, fd: fd, path: path).map(\.hash) == values)
+        for (rank, value) in values.enumerated() {
+            #expect(try snapshot.entryValue(part, at: rank, fd: fd, path: path) == value)
+            let found = try snapshot.range(part, kind: kind, from: Snapshot.Bound(bits: value, inclusive: true), to: Snapshot.Bound(bits: value, inclusive: true), fd: fd, path: path)
+            #expect(found.map(\.position) == values.indices.filter { values[$0] == value })
         }
     }
 

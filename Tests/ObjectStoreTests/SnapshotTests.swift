@@ -59,9 +59,10 @@ import ObjectStoreModel
         }
     }
 
-    /// Through the wide index entries of format 3 and the narrow ones of format 4 (which
-    /// keep 48 bits of each hash).
-    @Test(arguments: [3, 4])
+    /// Through the wide index entries of format 3, the narrow ones of format 4 (which keep
+    /// 48 bits of each hash) and the packed ones of format 5 (32 bits; the people of the
+    /// sub-entity make the entries hold entity indexes).
+    @Test(arguments: [3, 4, 5])
     func uniquenessHoldsThroughTheSnapshotIndexAndTheLog(format: Int) throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("people.store")

@@ -241,9 +241,10 @@ import ObjectStoreModel
         }
         try setup.save()
         try store.compact(format: BinaryStore.formatVersion)
-        // The entry of "NAME 5" (key 6, position 5): hash 8, position 4, key 4.
+        // The entry of "NAME 5" (key 6, position 5): hash 8, position 1, key 1 (format 5
+        // packs 40 positions and keys in a byte each).
         func little(_ value: UInt64, _ count: Int) -> [UInt8] { (0..<count).map { UInt8(truncatingIfNeeded: value >> (8 * UInt64($0))) } }
-        let entry = little(BinaryStore.textHash("NAME 5"), 8) + little(5, 4) + little(6, 4)
+        let entry = little(BinaryStore.textHash("NAME 5"), 8) + little(5, 1) + little(6, 1)
         var bytes = Array(try Data(contentsOf: url))
         let starts = (0...(bytes.count - entry.count)).filter { Array(bytes[$0..<$0 + entry.count]) == entry }
         #expect(starts.count == 1)

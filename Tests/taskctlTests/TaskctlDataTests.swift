@@ -124,26 +124,29 @@ struct TaskctlDataTests {
 
     /// `format3.store` was written by taskctl at d18e192 (binary format 3: a snapshot with
     /// wide entries, then a commit in the log), and `format3-export.json` is that taskctl's
-    /// export of it. Today's taskctl reads it as it was, and its compaction rewrites it in
-    /// format 4, smaller, with the same tasks.
-    @Test func aFormatThreeStoreReadsAsBeforeAndCompactsSmaller() throws {
+    /// export of it; `format4.store` is that store compacted by taskctl at ec86200 (format 4:
+    /// narrow entries), then a task added and one done in its log, with that taskctl's export.
+    /// Today's taskctl reads each as it was, and its compaction rewrites it in format 5,
+    /// smaller, with the same tasks.
+    @Test(arguments: [3, 4])
+    func anOlderFormatReadsAsBeforeAndCompactsSmaller(format: Int) throws {
         let t = try TaskctlRunner()
-        try FileManager.default.copyItem(at: TaskctlRunner.fixtures.appendingPathComponent("format3.store"), to: t.store)
-        let expected = try String(contentsOf: TaskctlRunner.fixtures.appendingPathComponent("format3-export.json"), encoding: .utf8)
-        #expect(try Data(contentsOf: t.store)[8] == 3)
+        try FileManager.default.copyItem(at: TaskctlRunner.fixtures.appendingPathComponent("format\(format).store"), to: t.store)
+        let expected = try String(contentsOf: TaskctlRunner.fixtures.appendingPathComponent("format\(format)-export.json"), encoding: .utf8)
+        #expect(try Data(contentsOf: t.store)[8] == UInt8(format))
         #expect(try t.ok("export") == expected)
         #expect(try t.ok("store", "check").hasPrefix("ok:"))
         // A range of due dates (the store's dueDate index serves it): what that taskctl listed.
-        #expect(try t.tasks("--due-after", "2026-12-19", "--due-before", "2026-12-21").compactMap { $0["text"] as? String }.sorted()
-                == ["Task 19 of the format-3 fixture", "Task 2 of the format-3 fixture"])
+        let dueTexts = try t.tasks("--due-after", "2026-12-19", "--due-before", "2026-12-21").compactMap { $0["text"] as? String }.sorted()
+        #expect(dueTexts == (["Task 19 of the format-3 fixture", "Task 2 of the format-3 fixture"] + (format == 4 ? ["Added after the format-4 compaction"] : [])).sorted())
         let before = try FileManager.default.attributesOfItem(atPath: t.store.path)[.size] as? Int ?? 0
         try t.ok("store", "compact")
         let after = try FileManager.default.attributesOfItem(atPath: t.store.path)[.size] as? Int ?? 0
-        #expect(try Data(contentsOf: t.store)[8] == 4)
+        #expect(try Data(contentsOf: t.store)[8] == 5)
         #expect(after < before, "\(before) -> \(after) bytes")
         #expect(try t.ok("export") == expected)
         #expect(try t.ok("store", "check").hasPrefix("ok:"))
-        #expect(try t.tasks("--due-after", "2026-12-19", "--due-before", "2026-12-21").count == 2)
+        #expect(try t.tasks("--due-after", "2026-12-19", "--due-before", "2026-12-21").count == dueTexts.count)
         try t.ok("add", "After the new compaction")
         #expect(try t.texts().contains("After the new compaction"))
     }

@@ -29,10 +29,10 @@ import Darwin
 package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading, OrderedIndexReading, Sendable {
     /// The format version this code writes and the newest it reads. Formats 1 (a log
     /// without snapshot), 2 (commits only up to the header's committed length) and 3
-    /// (snapshots with wide entries only) are read too; every header this code writes says
-    /// 4, so an older reader, which would misread narrow snapshot entries or overwrite
-    /// commits past the header's length, refuses the file.
-    package static let formatVersion = 4
+    /// (snapshots with wide entries only) and 4 (narrow entries) are read too; every header
+    /// this code writes says 5, so an older reader, which would misread packed snapshot
+    /// entries or overwrite commits past the header's length, refuses the file.
+    package static let formatVersion = 5
     static let magic: [UInt8] = [0x89, 0x4F, 0x53, 0x54, 0x4F, 0x52, 0x45, 0x0A]  // \x89 O S T O R E \n
     static let headerSize = 64
 
@@ -711,11 +711,11 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
     }
 
     /// Compacts into the layout of format 3 (wide snapshot entries and 8-byte column
-    /// values, header version 3) or of this format: tests use 3 to make the files older
-    /// versions wrote.
+    /// values, header version 3), of format 4 (narrow entries) or of this format: tests use
+    /// the older ones to make the files older versions wrote.
     package func compact(format: Int) throws {
-        guard format == 3 || format == Self.formatVersion else {
-            throw StoreError.invalidRequest(path: path, reason: "cannot write format \(format) (3 or \(Self.formatVersion))")
+        guard (3...Self.formatVersion).contains(format) else {
+            throw StoreError.invalidRequest(path: path, reason: "cannot write format \(format) (3 to \(Self.formatVersion))")
         }
         guard !isReadOnly else { throw StoreError.readOnly(path: path) }
         try fileLock.withLock { fd, realPath in
@@ -1171,7 +1171,7 @@ private final class Core {
         }
         let columns = try columns(of: rows, codec: codec)
         let snapshot = Snapshot.bytes(rows: rows, indexes: try indexes(of: rows, codec: codec) + schemaIndexes(of: rows, columns: columns, codec: codec, format: format),
-                                      columns: columns, narrow: format >= 4)
+                                      columns: columns, layout: format >= 5 ? .packed : format == 4 ? .narrow : .wide)
         let snapshotOffset = BinaryStore.headerSize + metadataFrame.count
         let header = BinaryStore.header(BinaryStore.Header(version: min(format, BinaryStore.formatVersion), committedLength: snapshotOffset + snapshot.count, commitCount: state.commitCount + 1,
                                         snapshotOffset: snapshotOffset, snapshotLength: snapshot.count))
@@ -1234,7 +1234,7 @@ private final class Core {
                 result.append(Snapshot.Index(
                     owner: table, constraint: Snapshot.schemaIndexFlag | number,
                     signature: BinaryStore.signature(ofIndexOn: first, kind: column.kind),
-                    entries: order.map { (values[$0], table, rows[table][$0].key) }, positions: order))
+                    entries: order.map { (values[$0], table, rows[table][$0].key) }, positions: order, kind: kind))
             }
         }
         return result

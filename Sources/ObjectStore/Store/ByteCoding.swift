@@ -29,6 +29,11 @@ struct ByteWriter {
         withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) }
     }
 
+    /// The low `width` bytes (1 to 8) of `v`, little-endian.
+    mutating func littleEndian(_ v: UInt64, _ width: Int) {
+        withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0.prefix(width)) }
+    }
+
     mutating func varint(_ v: UInt64) {
         var v = v
         while v >= 0x80 {

@@ -125,7 +125,7 @@ struct Column: Sendable {
 
     /// The whole number a value stands for when it has a narrow form that reads back to
     /// the same bits (not -0.0, not 2.5), else nil.
-    private static func narrowNumber(_ bits: UInt64, kind: Kind) -> Int64? {
+    static func narrowNumber(_ bits: UInt64, kind: Kind) -> Int64? {
         switch kind {
         case .integer, .boolean: return Int64(bitPattern: bits)
         case .double, .date:
@@ -134,7 +134,7 @@ struct Column: Sendable {
     }
 
     /// The fewest bytes (1, 2, 4 or 8) that hold each of the values.
-    private static func narrowest(_ values: some Sequence<UInt64>, kind: Kind) -> Int {
+    static func narrowest(_ values: some Sequence<UInt64>, kind: Kind) -> Int {
         var width = 1
         for bits in values {
             guard let number = narrowNumber(bits, kind: kind) else { return 8 }

@@ -13,8 +13,9 @@ struct Snapshot {
     static let entityPartSize = 40
     static let indexPartSize = 32
     /// A directory entry: wide (key 8, version 8, offset 8, size 4, CRC 4; every snapshot
-    /// before format 4) or narrow (key 4, version 4, end of the row 4, CRC 4), which format
-    /// 4 writes when every key, version and row end fits in 32 bits.
+    /// before format 4), narrow (key 4, version 4, end of the row 4, CRC 4), which format 4
+    /// writes when every key, version and row end fits in 32 bits, or packed (format 5: key,
+    /// version and end each in as few bytes as the entity's largest needs, then CRC 4).
     static let directoryEntrySize = 32
     static let narrowDirectoryEntrySize = 16
     /// A uniqueness index entry: wide (hash 8, entity 4, zero 4, key 8) or narrow (the
@@ -25,6 +26,69 @@ struct Snapshot {
     /// 8, position 4, key 4).
     static let narrowSchemaIndexEntrySize = 16
     static let columnPartSize = 24
+    /// Marks packed entry widths in a table's size field (format 5).
+    static let packedFlag: UInt32 = 0x8000
+
+    /// How entries are laid out: as format 3 wrote them (wide), as format 4 did (narrow
+    /// where they fit), or as format 5 does (packed: each field as wide as its largest value).
+    enum Layout: Sendable {
+        case wide, narrow, packed
+    }
+
+    /// The widths of a directory entry that holds where its row ends (narrow: 4, 4, 4).
+    struct DirectoryWidths: Equatable {
+        var key: Int
+        var version: Int
+        var end: Int
+
+        static let narrow = DirectoryWidths(key: 4, version: 4, end: 4)
+        /// The entry's size: the three fields and the row's CRC-32.
+        var entrySize: Int { key + version + end + 4 }
+        /// The table's size field for them (format 5).
+        var code: UInt32 { packedFlag | UInt32(key) | UInt32(version) << 4 | UInt32(end) << 8 }
+
+        init(key: Int, version: Int, end: Int) {
+            self.key = key
+            self.version = version
+            self.end = end
+        }
+
+        /// The widths a packed size field says, nil when it says none or one out of range.
+        init?(code: UInt32) {
+            guard code & packedFlag != 0, code & ~(packedFlag | 0xFFF) == 0 else { return nil }
+            (key, version, end) = (Int(code & 0xF), Int(code >> 4 & 0xF), Int(code >> 8 & 0xF))
+            guard (1...8).contains(key), (1...8).contains(version), (1...8).contains(end) else { return nil }
+        }
+    }
+
+    /// The widths of a narrow or packed index entry: a uniqueness index's kept hash bytes
+    /// (its top ones), entity bytes (0: every entry is the owner's) and key bytes; a schema
+    /// index's value bytes, directory position bytes and key bytes, and whether a narrow
+    /// value stands for a Double (a double or date column's whole number).
+    struct IndexWidths: Equatable {
+        var value: Int
+        var middle: Int
+        var key: Int
+        var doubles = false
+
+        static let narrowUniqueness = IndexWidths(value: 6, middle: 2, key: 4)
+        static let narrowSchema = IndexWidths(value: 8, middle: 4, key: 4)
+        var entrySize: Int { value + middle + key }
+        var code: UInt32 { packedFlag | UInt32(value) | UInt32(middle) << 4 | UInt32(key) << 8 | (doubles ? 0x1000 : 0) }
+
+        init(value: Int, middle: Int, key: Int, doubles: Bool = false) {
+            self.value = value
+            self.middle = middle
+            self.key = key
+            self.doubles = doubles
+        }
+
+        init?(code: UInt32, schema: Bool) {
+            guard code & packedFlag != 0, code & ~(packedFlag | 0x1FFF) == 0 else { return nil }
+            (value, middle, key, doubles) = (Int(code & 0xF), Int(code >> 4 & 0xF), Int(code >> 8 & 0xF), code & 0x1000 != 0)
+            guard (1...8).contains(value), (schema ? 1...8 : 0...8).contains(middle), (1...8).contains(key), schema || !doubles else { return nil }
+        }
+    }
     /// Marks a schema index in an index part's constraint number. Readers before schema
     /// indexes look parts up by constraint number, so they pass these by.
     static let schemaIndexFlag = 0x8000_0000
@@ -37,10 +101,15 @@ struct Snapshot {
         var rowsLength: Int
         /// CRC-32 of the whole directory.
         var directoryCRC: UInt32
-        /// ``directoryEntrySize`` or ``narrowDirectoryEntrySize``.
+        /// ``directoryEntrySize``, or the size of the narrow or packed entries ``widths`` gives.
         var entrySize: Int = Snapshot.directoryEntrySize
+        /// Nil for wide entries; otherwise the widths of entries that hold where their row ends.
+        var widths: DirectoryWidths? = nil {
+            didSet { entrySize = widths?.entrySize ?? Snapshot.directoryEntrySize }
+        }
 
-        var isNarrow: Bool { entrySize == Snapshot.narrowDirectoryEntrySize }
+        /// Whether entries hold where their row ends (narrow or packed), not offset and size.
+        var isNarrow: Bool { widths != nil }
     }
 
     /// One uniqueness constraint's index: (hash of the values, entity, key) sorted; or one
@@ -56,14 +125,22 @@ struct Snapshot {
         var crc: UInt32
         /// What the index was built for (``BinaryStore/signature(of:in:)``).
         var signature: UInt32
-        /// The size of an entry: ``indexEntrySize`` or, narrow,
-        /// ``narrowIndexEntrySize`` (a uniqueness index) or ``narrowSchemaIndexEntrySize``.
+        /// The size of an entry: ``indexEntrySize``, or the size of the narrow or packed
+        /// entries ``widths`` gives.
         var entrySize: Int = Snapshot.indexEntrySize
+        /// Nil for wide entries.
+        var widths: IndexWidths? = nil {
+            didSet { entrySize = widths?.entrySize ?? Snapshot.indexEntrySize }
+        }
 
         var isSchemaIndex: Bool { constraint & Snapshot.schemaIndexFlag != 0 }
-        var isNarrow: Bool { entrySize != Snapshot.indexEntrySize }
-        /// The bits of a hash a uniqueness index keeps: all, or narrow the top 48.
-        var hashMask: UInt64 { isNarrow ? ~0xFFFF : ~0 }
+        var isNarrow: Bool { widths != nil }
+        /// The bits of a hash a uniqueness index keeps: all, or the top ones its entries hold
+        /// (48 narrow).
+        var hashMask: UInt64 {
+            guard let widths, !isSchemaIndex else { return ~0 }
+            return ~0 << UInt64(64 - 8 * widths.value)
+        }
     }
 
     /// One column of fixed-width values: where it is (its length follows from the row count).
@@ -128,9 +205,11 @@ struct Snapshot {
                 guard columnCount <= 1 << 12 else { throw corrupt("an entity claims \(columnCount) columns") }
                 columnCounts.append(columnCount)
                 switch countAndSize >> 16 {
-                case 0: part.entrySize = directoryEntrySize
-                case UInt32(narrowDirectoryEntrySize): part.entrySize = narrowDirectoryEntrySize
-                default: throw corrupt("an entity's directory has entries of an unknown size")
+                case 0: part.widths = nil
+                case UInt32(narrowDirectoryEntrySize): part.widths = .narrow
+                case let code:
+                    guard let widths = DirectoryWidths(code: code) else { throw corrupt("an entity's directory has entries of an unknown size") }
+                    part.widths = widths
                 }
                 // Checked in an order that cannot overflow, whatever the (checksummed) table says.
                 guard part.rowCount >= 0, part.rowCount <= length / part.entrySize, part.directoryOffset >= 0,
@@ -145,11 +224,13 @@ struct Snapshot {
                 var part = IndexPart(
                     owner: Int(ownerAndSize & 0xFFFF), constraint: Int(try tableReader.u32()), count: Int(truncatingIfNeeded: try tableReader.u64()),
                     offset: Int(truncatingIfNeeded: try tableReader.u64()), crc: try tableReader.u32(), signature: try tableReader.u32())
-                let narrow = part.isSchemaIndex ? narrowSchemaIndexEntrySize : narrowIndexEntrySize
-                switch Int(ownerAndSize >> 16) {
-                case 0: part.entrySize = indexEntrySize
-                case narrow: part.entrySize = narrow
-                default: throw corrupt("an index has entries of an unknown size")
+                let narrow: IndexWidths = part.isSchemaIndex ? .narrowSchema : .narrowUniqueness
+                switch ownerAndSize >> 16 {
+                case 0: part.widths = nil
+                case UInt32(narrow.entrySize): part.widths = narrow
+                case let code:
+                    guard let widths = IndexWidths(code: code, schema: part.isSchemaIndex) else { throw corrupt("an index has entries of an unknown size") }
+                    part.widths = widths
                 }
                 guard part.owner < entityTotal, part.count >= 0, part.count <= length / part.entrySize, part.offset >= 0,
                       part.offset <= length - part.count * part.entrySize
@@ -364,14 +445,23 @@ struct Snapshot {
         let at = i * part.entrySize
         guard at >= 0, bytes.count - at >= part.entrySize else { return (0, 0, 0, 0) }
         return bytes.withUnsafeBytes { raw in
-            func u64(_ offset: Int) -> UInt64 { UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: at + offset, as: UInt64.self)) }
-            func u32(_ offset: Int) -> UInt32 { UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: at + offset, as: UInt32.self)) }
-            func u16(_ offset: Int) -> UInt16 { UInt16(littleEndian: raw.loadUnaligned(fromByteOffset: at + offset, as: UInt16.self)) }
-            switch (part.isNarrow, part.isSchemaIndex) {
-            case (false, _): return (u64(0), Int(u32(8)), Int(u32(12)), Int64(bitPattern: u64(16)))
-            case (true, true): return (u64(0), part.owner, Int(u32(8)), Int64(u32(12)))
-            case (true, false): return ((UInt64(u32(2)) << 32 | UInt64(u16(0)) << 16), Int(u16(6)), 0, Int64(u32(8)))
+            guard let widths = part.widths else {
+                func u64(_ offset: Int) -> UInt64 { UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: at + offset, as: UInt64.self)) }
+                func u32(_ offset: Int) -> UInt32 { UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: at + offset, as: UInt32.self)) }
+                return (u64(0), Int(u32(8)), Int(u32(12)), Int64(bitPattern: u64(16)))
             }
+            let value = littleEndian(raw, at, widths.value)
+            let middle = Int(littleEndian(raw, at + widths.value, widths.middle))
+            let key = Int64(bitPattern: littleEndian(raw, at + widths.value + widths.middle, widths.key))
+            guard part.isSchemaIndex else {
+                // The top bytes of the hash.
+                return (value << UInt64(64 - 8 * widths.value), widths.middle == 0 ? part.owner : middle, 0, key)
+            }
+            guard widths.value < 8 else { return (value, part.owner, middle, key) }
+            // A narrow value: a signed whole number, as its column would hold it.
+            let shift = UInt64(64 - 8 * widths.value)
+            let number = Int64(bitPattern: value << shift) >> shift
+            return (widths.doubles ? Double(number).bitPattern : UInt64(bitPattern: number), part.owner, middle, key)
         }
     }
 
@@ -464,13 +554,25 @@ struct Snapshot {
         return (entry, try readRow(entry, of: part, fd: fd, path: path))
     }
 
+    /// The `width` bytes at `at` as a little-endian unsigned number (the caller checked they
+    /// are there).
+    @inline(__always)
+    static func littleEndian(_ raw: UnsafeRawBufferPointer, _ at: Int, _ width: Int) -> UInt64 {
+        var value: UInt64 = 0
+        for k in 0..<width { value |= UInt64(raw[at + k]) << UInt64(8 * k) }
+        return value
+    }
+
+    /// The fewest bytes that hold a non-negative number (at least one).
+    static func bytesNeeded(_ n: UInt64) -> Int { max(1, (64 - n.leadingZeroBitCount + 7) / 8) }
+
     /// The key of entry `i` of directory bytes that start with an entry (zero when short).
     private static func key(in bytes: [UInt8], at i: Int, part: EntityPart) -> Int64 {
         let at = i * part.entrySize
         guard at >= 0, bytes.count - at >= part.entrySize else { return 0 }
         return bytes.withUnsafeBytes { raw in
-            part.isNarrow ? Int64(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: at, as: UInt32.self)))
-                : Int64(bitPattern: UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: at, as: UInt64.self)))
+            guard let widths = part.widths else { return Int64(bitPattern: UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: at, as: UInt64.self))) }
+            return Int64(bitPattern: littleEndian(raw, at, widths.key))
         }
     }
 
@@ -485,13 +587,16 @@ struct Snapshot {
         return bytes.withUnsafeBytes { raw in
             func u64(_ offset: Int) -> UInt64 { UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: at + offset, as: UInt64.self)) }
             func u32(_ offset: Int) -> UInt32 { UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: at + offset, as: UInt32.self)) }
-            guard part.isNarrow else {
+            guard let widths = part.widths else {
                 return Entry(key: Int64(bitPattern: u64(0)), version: Int64(bitPattern: u64(8)), offset: Int(truncatingIfNeeded: u64(16)),
                              size: Int(u32(24)), crc: u32(28))
             }
             // A row starts where the one before it ends (the first at the entity's rows).
-            let start = position == 0 ? 0 : Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: at - part.entrySize + 8, as: UInt32.self)))
-            return Entry(key: Int64(u32(0)), version: Int64(u32(4)), offset: part.rowsOffset + start, size: Int(u32(8)) - start, crc: u32(12))
+            let endAt = widths.key + widths.version
+            let start = position == 0 ? 0 : Int(truncatingIfNeeded: littleEndian(raw, at - part.entrySize + endAt, widths.end))
+            let end = Int(truncatingIfNeeded: littleEndian(raw, at + endAt, widths.end))
+            return Entry(key: Int64(bitPattern: littleEndian(raw, at, widths.key)), version: Int64(bitPattern: littleEndian(raw, at + widths.key, widths.version)),
+                         offset: part.rowsOffset &+ start, size: end &- start, crc: u32(endAt + widths.end))
         }
     }
 
@@ -532,13 +637,19 @@ struct Snapshot {
         var signature: UInt32
         var entries: [(hash: UInt64, entity: Int, key: Int64)]
         var positions: [Int]? = nil
+        /// How a schema index's values order and narrow: its column's kind (hashes, and
+        /// uniqueness indexes, as integers).
+        var kind: Column.Kind = .integer
     }
 
     /// The bytes of a snapshot: `rows[i]` are entity i's rows sorted by key, `columns[i]` its
-    /// columns (in the rows' order). `narrow` (format 4): directories, indexes and columns
-    /// take the narrow entries and values wherever theirs fit; otherwise (and always when
-    /// false, as format 3 wrote them) wide ones.
-    static func bytes(rows: [[Row]], indexes: [Index], columns: [[(slot: Int, column: Column)]], narrow: Bool = true) -> [UInt8] {
+    /// columns (in the rows' order). `.packed` (format 5): each field of the directories'
+    /// and indexes' entries as wide as its largest value needs, and column values narrow;
+    /// `.narrow` (format 4): directories, indexes and columns take the narrow entries and
+    /// values wherever theirs fit; otherwise (and always `.wide`, as format 3 wrote them)
+    /// wide ones.
+    static func bytes(rows: [[Row]], indexes: [Index], columns: [[(slot: Int, column: Column)]], layout: Layout = .packed) -> [UInt8] {
+        let narrow = layout != .wide
         let columnTotal = columns.reduce(0) { $0 + $1.count }
         let tableSize = rows.count * entityPartSize + indexes.count * indexPartSize + columnTotal * columnPartSize
         var body = ByteWriter()
@@ -547,8 +658,17 @@ struct Snapshot {
         let fits32 = { (n: Int64) in n >= 0 && n <= Int64(UInt32.max) }
         for entityRows in rows {
             let rowsLength = entityRows.reduce(0) { $0 + $1.length }
-            let entrySize = narrow && rowsLength <= Int(UInt32.max) && entityRows.allSatisfy({ fits32($0.key) && fits32($0.version) })
-                ? narrowDirectoryEntrySize : directoryEntrySize
+            let widths: DirectoryWidths?
+            switch layout {
+            case .packed where entityRows.allSatisfy({ $0.key >= 0 && $0.version >= 0 }):
+                let keys = entityRows.map { UInt64($0.key) }.max() ?? 0, versions = entityRows.map { UInt64($0.version) }.max() ?? 0
+                widths = DirectoryWidths(key: bytesNeeded(keys), version: bytesNeeded(versions), end: bytesNeeded(UInt64(rowsLength)))
+            case .narrow where rowsLength <= Int(UInt32.max) && entityRows.allSatisfy({ fits32($0.key) && fits32($0.version) }):
+                widths = .narrow
+            default:
+                widths = nil
+            }
+            let entrySize = widths?.entrySize ?? directoryEntrySize
             let directoryOffset = offset
             let rowsOffset = directoryOffset + entityRows.count * entrySize
             var directory = ByteWriter()
@@ -558,10 +678,10 @@ struct Snapshot {
                 var entry = Entry(key: row.key, version: row.version, offset: rowOffset, size: row.bytes.count, crc: 0)
                 entry.crc = checksum(entry, row.bytes)
                 rowOffset += row.bytes.count
-                if entrySize == narrowDirectoryEntrySize {
-                    directory.u32(UInt32(entry.key))
-                    directory.u32(UInt32(entry.version))
-                    directory.u32(UInt32(rowOffset - rowsOffset))
+                if let widths {
+                    directory.littleEndian(UInt64(entry.key), widths.key)
+                    directory.littleEndian(UInt64(entry.version), widths.version)
+                    directory.littleEndian(UInt64(rowOffset - rowsOffset), widths.end)
                 } else {
                     directory.u64(UInt64(bitPattern: entry.key))
                     directory.u64(UInt64(bitPattern: entry.version))
@@ -570,8 +690,10 @@ struct Snapshot {
                 }
                 directory.u32(entry.crc)
             }
-            parts.append(EntityPart(rowCount: entityRows.count, directoryOffset: directoryOffset, rowsOffset: rowsOffset,
-                                    rowsLength: rowOffset - rowsOffset, directoryCRC: CRC32.checksum(directory.bytes), entrySize: entrySize))
+            var part = EntityPart(rowCount: entityRows.count, directoryOffset: directoryOffset, rowsOffset: rowsOffset,
+                                  rowsLength: rowOffset - rowsOffset, directoryCRC: CRC32.checksum(directory.bytes))
+            part.widths = widths
+            parts.append(part)
             body.bytes += directory.bytes
             for row in entityRows { body.bytes += row.bytes }
             offset = rowOffset
@@ -579,38 +701,64 @@ struct Snapshot {
         var indexParts: [IndexPart] = []
         for index in indexes {
             var entries = ByteWriter()
-            let entrySize: Int
+            let widths: IndexWidths?
+            let keysFit = index.entries.allSatisfy { $0.key >= 0 }
+            let maxKey = UInt64(index.entries.map { max(0, $0.key) }.max() ?? 0)
             if let positions = index.positions {
-                let isNarrow = narrow && index.owner <= Int(UInt16.max) && positions.allSatisfy { $0 <= Int(UInt32.max) }
-                    && index.entries.allSatisfy { fits32($0.key) }
-                entrySize = isNarrow ? narrowSchemaIndexEntrySize : indexEntrySize
+                switch layout {
+                case .packed where keysFit && index.owner <= Int(UInt16.max):
+                    let value = Column.narrowest(index.entries.map(\.hash), kind: index.kind)
+                    widths = IndexWidths(value: value, middle: bytesNeeded(UInt64(positions.max() ?? 0)), key: bytesNeeded(maxKey),
+                                         doubles: value < 8 && (index.kind == .double || index.kind == .date))
+                case .narrow where index.owner <= Int(UInt16.max) && positions.allSatisfy({ $0 <= Int(UInt32.max) }) && index.entries.allSatisfy({ fits32($0.key) }):
+                    widths = .narrowSchema
+                default:
+                    widths = nil
+                }
                 for (entry, position) in zip(index.entries, positions) {
-                    entries.u64(entry.hash)
-                    if !isNarrow { entries.u32(UInt32(entry.entity)) }
-                    entries.u32(UInt32(position))
-                    if isNarrow { entries.u32(UInt32(entry.key)) } else { entries.u64(UInt64(bitPattern: entry.key)) }
+                    guard let widths else {
+                        entries.u64(entry.hash)
+                        entries.u32(UInt32(entry.entity))
+                        entries.u32(UInt32(position))
+                        entries.u64(UInt64(bitPattern: entry.key))
+                        continue
+                    }
+                    let value = widths.value == 8 ? entry.hash : UInt64(bitPattern: Column.narrowNumber(entry.hash, kind: index.kind) ?? 0)
+                    entries.littleEndian(value, widths.value)
+                    entries.littleEndian(UInt64(position), widths.middle)
+                    entries.littleEndian(UInt64(entry.key), widths.key)
                 }
             } else {
-                let isNarrow = narrow && index.owner <= Int(UInt16.max) && index.entries.allSatisfy { $0.entity <= Int(UInt16.max) && fits32($0.key) }
-                entrySize = isNarrow ? narrowIndexEntrySize : indexEntrySize
+                let entities = index.entries.map(\.entity)
+                switch layout {
+                case .packed where keysFit && index.owner <= Int(UInt16.max) && entities.allSatisfy({ $0 >= 0 }):
+                    // Four bytes of hash: a lookup compares every candidate's row anyway.
+                    widths = IndexWidths(value: 4, middle: entities.allSatisfy({ $0 == index.owner }) ? 0 : bytesNeeded(UInt64(entities.max() ?? 0)),
+                                         key: bytesNeeded(maxKey))
+                case .narrow where index.owner <= Int(UInt16.max) && index.entries.allSatisfy({ $0.entity <= Int(UInt16.max) && fits32($0.key) }):
+                    widths = .narrowUniqueness
+                default:
+                    widths = nil
+                }
                 // Sorted by as much of the hash as is written, so a search finds every entry of one.
-                let mask: UInt64 = isNarrow ? ~0xFFFF : ~0
+                let mask: UInt64 = widths.map { ~0 << UInt64(64 - 8 * $0.value) } ?? ~0
                 for entry in index.entries.sorted(by: { ($0.hash & mask, $0.entity, $0.key) < ($1.hash & mask, $1.entity, $1.key) }) {
-                    if isNarrow {
-                        entries.u16(UInt16(truncatingIfNeeded: entry.hash >> 16))
-                        entries.u32(UInt32(truncatingIfNeeded: entry.hash >> 32))
-                        entries.u16(UInt16(entry.entity))
-                        entries.u32(UInt32(entry.key))
-                    } else {
+                    guard let widths else {
                         entries.u64(entry.hash)
                         entries.u32(UInt32(entry.entity))
                         entries.u32(0)
                         entries.u64(UInt64(bitPattern: entry.key))
+                        continue
                     }
+                    entries.littleEndian(entry.hash >> UInt64(64 - 8 * widths.value), widths.value)
+                    entries.littleEndian(UInt64(entry.entity), widths.middle)
+                    entries.littleEndian(UInt64(entry.key), widths.key)
                 }
             }
-            indexParts.append(IndexPart(owner: index.owner, constraint: index.constraint, count: index.entries.count, offset: offset,
-                                        crc: CRC32.checksum(entries.bytes), signature: index.signature, entrySize: entrySize))
+            var part = IndexPart(owner: index.owner, constraint: index.constraint, count: index.entries.count, offset: offset,
+                                 crc: CRC32.checksum(entries.bytes), signature: index.signature)
+            part.widths = widths
+            indexParts.append(part)
             body.bytes += entries.bytes
             offset += entries.bytes.count
         }
@@ -632,11 +780,13 @@ struct Snapshot {
             table.u64(UInt64(part.rowsOffset))
             table.u64(UInt64(part.rowsLength))
             table.u32(part.directoryCRC)
-            // A wide directory says 0, as before format 4.
-            table.u32(UInt32(entity < columns.count ? columns[entity].count : 0) | UInt32(part.isNarrow ? part.entrySize : 0) << 16)
+            // A wide directory says 0, as before format 4; a narrow one its entry size.
+            let size = part.widths.map { layout == .packed ? $0.code : UInt32($0.entrySize) } ?? 0
+            table.u32(UInt32(entity < columns.count ? columns[entity].count : 0) | size << 16)
         }
         for part in indexParts {
-            table.u32(UInt32(part.owner) | UInt32(part.isNarrow ? part.entrySize : 0) << 16)
+            let size = part.widths.map { layout == .packed ? $0.code : UInt32($0.entrySize) } ?? 0
+            table.u32(UInt32(part.owner) | size << 16)
             table.u32(UInt32(part.constraint))
             table.u64(UInt64(part.count))
             table.u64(UInt64(part.offset))
