@@ -40,9 +40,9 @@ import ObjectStoreModel
     }
 
     /// What decoding the whole row gives, or nil when it throws.
-    static func decoded(_ bytes: [UInt8]) -> [SlotValue]? {
+    static func decoded(_ bytes: [UInt8], blanks: [SlotValue]) -> [SlotValue]? {
         var reader = ByteReader(bytes)
-        return try? codec.decode(from: &reader)
+        return try? codec.decode(from: &reader, blanks: blanks)
     }
 
     /// Whether two slot values are the same (NaN equal to NaN).
@@ -51,13 +51,35 @@ import ObjectStoreModel
         return a == b
     }
 
-    @Test func aRowIsAcceptedForReadingInPlaceExactlyWhenItDecodes() throws {
-        var g = Generator(state: 20261123)
-        var accepted = 0, refused = 0
+    /// Rows with every slot tagged (as before format 5) and sparse ones (format 5: blanks
+    /// left out, per a bitmap), whole and damaged.
+    @Test(arguments: [false, true])
+    func aRowIsAcceptedForReadingInPlaceExactlyWhenItDecodes(sparse: Bool) throws {
+        var g = Generator(state: sparse ? 20261124 : 20261123)
+        var accepted = 0, refused = 0, left = 0
+        let kinds: [SlotValue] = [.value(.null), .toOne(nil), .toMany([])]
         for round in 0..<3000 {
-            let slots = (0..<(1 + g.below(12))).map { _ in Self.randomSlot(&g) }
+            // Up to 70 slots, so a bitmap of more than 64 bits is read too.
+            let slots = (0..<(1 + g.below(round % 10 == 0 ? 70 : 12))).map { _ in Self.randomSlot(&g) }
+            // Each slot's blank, of a kind at random: a slot holds its blank or another value.
+            let blanks = slots.map { _ in kinds[g.below(3)] }
             var writer = ByteWriter()
-            try Self.codec.encode(slots, into: &writer)
+            if sparse {
+                try Self.codec.encodeRow(slots, blanks: blanks, into: &writer)
+                var tagged = ByteWriter()
+                try Self.codec.encode(slots, into: &tagged)
+                // The tagged row, less each blank's bytes (a tag; an empty list's count too),
+                // plus a byte of count and the bitmap.
+                let blankBytes = zip(slots, blanks).reduce(0) { sum, pair in pair.0 != pair.1 ? sum : sum + (pair.1 == .toMany([]) ? 2 : 1) }
+                #expect(writer.bytes.count == tagged.bytes.count - blankBytes + 1 + (slots.count + 7) / 8, "round \(round)")
+                left += blankBytes
+                // The same row, made sparse from its tagged bytes without decoding them.
+                var rewritten = ByteWriter()
+                let length = try Self.codec.appendSparse(tagged.bytes, from: 0, blanks: blanks, to: &rewritten)
+                #expect(rewritten.bytes == writer.bytes && length == writer.bytes.count, "round \(round)")
+            } else {
+                try Self.codec.encode(slots, into: &writer)
+            }
             var bytes = writer.bytes
             if round % 3 != 0 {
                 // Damage: bytes changed, or the row cut short.
@@ -67,9 +89,9 @@ import ObjectStoreModel
                     for _ in 0..<(1 + g.below(3)) { bytes[g.below(bytes.count)] = UInt8(g.below(256)) }
                 }
             }
-            let whole = Self.decoded(bytes)
+            let whole = Self.decoded(bytes, blanks: blanks)
             var reader = ByteReader(bytes)
-            let checked = try? Self.codec.check(&reader)
+            let checked = try? Self.codec.check(&reader, blanks: blanks)
             #expect(checked == whole?.count, "round \(round): check \(String(describing: checked)), decoding \(String(describing: whole?.count))")
             guard let whole, checked == whole.count else {
                 refused += 1
@@ -80,11 +102,20 @@ import ObjectStoreModel
             // Read in place, slot by slot, as an object reads it.
             for index in whole.indices {
                 var slotReader = ByteReader(bytes)
-                let one = try Self.codec.slot(index, from: &slotReader)
+                let one = try Self.codec.slot(index, from: &slotReader, blanks: blanks)
                 #expect(Self.same(one, whole[index]), "round \(round), slot \(index)")
             }
+            // Decoding some slots, and skipping the row, agree with decoding it whole.
+            let wanted = whole.indices.filter { _ in g.below(2) == 0 }
+            var someReader = ByteReader(bytes), skipReader = ByteReader(bytes), wholeReader = ByteReader(bytes)
+            let some = try Self.codec.decode(slots: wanted, from: &someReader, blanks: blanks)
+            #expect(zip(some, wanted.map { whole[$0] }).allSatisfy(Self.same))
+            _ = try Self.codec.decode(from: &wholeReader, blanks: blanks)
+            try Self.codec.skipRow(&skipReader)
+            #expect(skipReader.position == wholeReader.position)
         }
         #expect(accepted > 1000 && refused > 500)
+        if sparse { #expect(left > 1000, "slots that held their blank: \(left) bytes") }
     }
 
     static func open(_ url: URL) throws -> ManagedObjectContext {

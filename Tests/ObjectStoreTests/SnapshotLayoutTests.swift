@@ -222,13 +222,13 @@ import ObjectStoreModel
         try codec.encode([.value(.date(Date(timeIntervalSinceReferenceDate: seconds)))], into: &writer)
         #expect(writer.bytes.count == 2 + size, "a count, a tag and \(size) bytes")
         var reader = ByteReader(writer.bytes)
-        guard case .value(.date(let date)) = try codec.decode(from: &reader).first else {
+        guard case .value(.date(let date)) = try codec.decode(from: &reader, blanks: []).first else {
             Issue.record("no date read back")
             return
         }
         #expect(date.timeIntervalSinceReferenceDate.bitPattern == seconds.bitPattern)
         var checker = ByteReader(writer.bytes)
-        #expect(try codec.check(&checker) == 1)
+        #expect(try codec.check(&checker, blanks: []) == 1)
     }
 
     /// Each value's width is the narrowest that reads back to the same bits: integers by

@@ -16,6 +16,15 @@ public enum SlotValue: Sendable, Hashable {
         }
     }
 
+    /// What a slot holds when it holds nothing: nil, no object, or no objects (a sparse row
+    /// of the binary store leaves such slots out).
+    static func blank(for property: PropertyDescription) -> SlotValue {
+        switch property {
+        case .attribute: return .value(.null)
+        case .relationship(let relationship): return relationship.isToMany ? .toMany([]) : .toOne(nil)
+        }
+    }
+
     /// The attribute value, or null for a relationship slot.
     public var value: Value {
         if case .value(let v) = self { return v }

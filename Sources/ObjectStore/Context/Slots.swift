@@ -10,11 +10,14 @@ final class RowLayout {
     let initial: [SlotValue]
     /// Per slot, whether stores write it (the others read as their initial value).
     let stored: [Bool]
+    /// Each slot's blank, which a sparse row leaves out.
+    let blanks: [SlotValue]
 
     init(codec: RowCodec, entity: EntityDescription) {
         self.codec = codec
         self.initial = entity.properties.map(SlotValue.initial(for:))
         self.stored = entity.properties.map { $0.attribute?.isStored ?? true }
+        self.blanks = entity.properties.map(SlotValue.blank(for:))
     }
 
     var count: Int { initial.count }
@@ -33,7 +36,7 @@ struct EncodedRow {
     /// values, as decoded ones do). Throws when it does not decode.
     init?(bytes: [UInt8], start: Int, layout: RowLayout) throws {
         var reader = ByteReader(bytes, from: start)
-        guard try layout.codec.check(&reader) == layout.count else { return nil }
+        guard try layout.codec.check(&reader, blanks: layout.blanks) == layout.count else { return nil }
         self.bytes = bytes
         self.start = start
         self.layout = layout
@@ -43,13 +46,13 @@ struct EncodedRow {
     func slot(_ index: Int) -> SlotValue {
         guard layout.stored[index] else { return layout.initial[index] }
         var reader = ByteReader(bytes, from: start)
-        return (try? layout.codec.slot(index, from: &reader)) ?? layout.initial[index]
+        return (try? layout.codec.slot(index, from: &reader, blanks: layout.blanks)) ?? layout.initial[index]
     }
 
     /// Every slot decoded.
     func decoded() -> [SlotValue] {
         var reader = ByteReader(bytes, from: start)
-        guard var slots = try? layout.codec.decode(from: &reader), slots.count == layout.count else { return layout.initial }
+        guard var slots = try? layout.codec.decode(from: &reader, blanks: layout.blanks), slots.count == layout.count else { return layout.initial }
         for (index, isStored) in layout.stored.enumerated() where !isStored { slots[index] = layout.initial[index] }
         return slots
     }
@@ -58,10 +61,8 @@ struct EncodedRow {
     /// returns false.
     func forEachSlot(_ body: (Int, SlotValue) -> Bool) {
         var reader = ByteReader(bytes, from: start)
-        guard let count = try? reader.count() else { return }
-        for index in 0..<count {
-            guard let value = try? layout.codec.slot(from: &reader) else { return }
-            if !body(index, index < layout.count && !layout.stored[index] ? layout.initial[index] : value) { return }
+        try? layout.codec.forEachSlot(from: &reader, blanks: layout.blanks) { index, value in
+            body(index, index < layout.count && !layout.stored[index] ? layout.initial[index] : value)
         }
     }
 

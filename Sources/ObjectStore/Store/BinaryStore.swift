@@ -70,6 +70,8 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
     package var housekeepingWarning: String? { core.withLock { $0.lastHousekeepingWarning } }
 
     fileprivate struct State {
+        /// The model the store was opened with (its slots' blanks go to the codec).
+        var model: ManagedObjectModel?
         var metadata: StoreMetadata?
         var codec: RowCodec?
         /// The rows as of the last compaction (nil in a format-1 file).
@@ -340,7 +342,7 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
                     nextKeys[name] = next
                 }
                 state.metadata = StoreMetadata(storeIdentifier: identifier, modelVersionName: versionName.isEmpty ? nil : versionName, entityVersionHashes: hashes, schemaText: schema, nextKeys: nextKeys)
-                state.codec = RowCodec(entityNames: names, storeIdentifier: identifier)
+                state.codec = RowCodec(entityNames: names, storeIdentifier: identifier, model: state.model)
             case .put:
                 guard let codec = state.codec else { throw ByteReader.Truncated() }
                 let id = try codec.reference(from: &reader)
@@ -472,7 +474,7 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
                 if let decisions, let positions {
                     decided = positions.map { $0 < 0 ? 0 : decisions[$0] }
                 }
-                return RowScan(codec: codec, path: path, rows: rows, verdicts: decided)
+                return RowScan(codec: codec, path: path, rows: rows, verdicts: decided, blanks: codec.blanks(entity: codec.entityIndex[entityName] ?? -1))
             }
         }
     }
@@ -640,7 +642,7 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
                     payload.signed(row.version)
                     encoded.bytes.removeAll(keepingCapacity: true)
                     do {
-                        try codec.encode(row.slots, into: &encoded)
+                        try codec.encodeRow(row.slots, blanks: codec.entityIndex(of: row.objectID).map { codec.blanks(entity: $0) } ?? [], into: &encoded)
                     } catch {
                         throw StoreError.invalidRequest(path: path, reason: "cannot write \(row.objectID): it refers to an object of an entity this store does not have")
                     }
@@ -836,6 +838,7 @@ private final class Core {
         let size = Int(info.st_size)
         let header = try BinaryStore.parseHeader(try FileIO.read(fd, count: BinaryStore.headerSize, at: 0, path: path), path: path, fileSize: size)
         var fresh = BinaryStore.State()
+        fresh.model = model
         let unclaimed: UInt64
         if header.snapshotLength > 0 {
             // The metadata commit, the snapshot, then the log, up to the file's end.
@@ -963,7 +966,8 @@ private final class Core {
             }
             rows.sort { $0.key < $1.key }
         }
-        var scan = RowScan(codec: codec, path: path, rows: rows, verdicts: [UInt8](repeating: 0, count: rows.count))
+        var scan = RowScan(codec: codec, path: path, rows: rows, verdicts: [UInt8](repeating: 0, count: rows.count),
+                           blanks: codec.blanks(entity: codec.entityIndex[name] ?? -1))
         scan.counted = counted
         return scan
     }
@@ -1059,7 +1063,8 @@ private final class Core {
         guard let codec = state.codec else { throw StoreError.corrupt(path: path, reason: "no metadata record") }
         var reader = ByteReader(bytes, from: start)
         do {
-            return try slots.map { try codec.decode(slots: $0, from: &reader) } ?? codec.decode(from: &reader)
+            let blanks = codec.entityIndex(of: id).map { codec.blanks(entity: $0) } ?? []
+            return try slots.map { try codec.decode(slots: $0, from: &reader, blanks: blanks) } ?? codec.decode(from: &reader, blanks: blanks)
         } catch {
             throw StoreError.corrupt(path: path, reason: "unreadable row \(id)")
         }
@@ -1164,10 +1169,27 @@ private final class Core {
         let metadataFrame = BinaryStore.frame(metadataPayload.bytes)
         var rows: [[Snapshot.Row]] = []
         for (index, name) in codec.entityNames.enumerated() {
-            rows.append(try encodedRows(ofEntity: name).map { row in
-                let length = try rowLength(row.bytes, from: row.start) { codec.objectID(entity: index, key: row.key) }
-                return Snapshot.Row(key: row.key, version: row.version, source: row.bytes, start: row.start, length: length)
-            })
+            // Format 5 writes every row sparse (rows of the log and of an older snapshot are
+            // rewritten without decoding their values); older formats every slot tagged.
+            let blanks = codec.blanks(entity: index)
+            var written = ByteWriter()
+            var places: [(key: Int64, version: Int64, start: Int, length: Int)] = []
+            for row in try encodedRows(ofEntity: name) {
+                let start = written.bytes.count
+                do {
+                    if format >= 5 {
+                        _ = try codec.appendSparse(row.bytes, from: row.start, blanks: blanks, to: &written)
+                    } else {
+                        var reader = ByteReader(row.bytes, from: row.start)
+                        try codec.encode(try codec.decode(from: &reader, blanks: blanks), into: &written)
+                    }
+                } catch {
+                    throw StoreError.corrupt(path: path, reason: "unreadable row \(codec.objectID(entity: index, key: row.key))")
+                }
+                places.append((row.key, row.version, start, written.bytes.count - start))
+            }
+            let source = written.bytes
+            rows.append(places.map { Snapshot.Row(key: $0.key, version: $0.version, source: source, start: $0.start, length: $0.length) })
         }
         let columns = try columns(of: rows, codec: codec)
         let snapshot = Snapshot.bytes(rows: rows, indexes: try indexes(of: rows, codec: codec) + schemaIndexes(of: rows, columns: columns, codec: codec, format: format),
@@ -1425,7 +1447,8 @@ private final class Core {
         }
         // The index's rows are in key order already.
         if rows.count > indexedCount { rows.sort { $0.key < $1.key } }
-        return RowScan(codec: codec, path: path, rows: rows.map { ($0.key, $0.version, $0.bytes, $0.start) }, verdicts: rows.map(\.verdict))
+        return RowScan(codec: codec, path: path, rows: rows.map { ($0.key, $0.version, $0.bytes, $0.start) }, verdicts: rows.map(\.verdict),
+                       blanks: codec.blanks(entity: codec.entityIndex[name] ?? -1))
     }
 
     /// An index per uniqueness constraint of the model over rows (`rows[i]`: entity i's).
@@ -1478,17 +1501,5 @@ private final class Core {
                 return (slots[i], column)
             }
         }
-    }
-
-    /// The length of a row's encoded slots (`id` names the row when it cannot be read).
-    func rowLength(_ bytes: [UInt8], from start: Int, id: () -> ObjectID) throws -> Int {
-        guard let codec = state.codec else { throw StoreError.corrupt(path: path, reason: "no metadata record") }
-        var reader = ByteReader(bytes, from: start)
-        do {
-            try codec.skipRow(&reader)
-        } catch {
-            throw StoreError.corrupt(path: path, reason: "unreadable row \(id())")
-        }
-        return reader.position - start
     }
 }

@@ -3,6 +3,8 @@ import ObjectStoreModel
 
 /// The binary encoding of slots (docs/store-format.md, "Slots"): one tag byte per slot,
 /// then the value. Relationship targets are written as an entity-table index and a key.
+/// A sparse row (format 5) leaves out the slots that hold their blank (nil, no object, no
+/// objects): a bitmap says which it holds.
 struct RowCodec {
     /// Entity names in table order.
     let entityNames: [String]
@@ -13,8 +15,11 @@ struct RowCodec {
     /// Entity-table indexes by scope (scopes are shared), so writing a reference hashes a
     /// pointer, not the entity's name.
     private let scopeIndex: [ObjectIdentifier: Int]
+    /// Per entity-table index, each slot's blank (``SlotValue/blank(for:)``) as the model
+    /// says, which a sparse row leaves out; empty for an entity the model does not have.
+    let blanks: [[SlotValue]]
 
-    init(entityNames: [String], storeIdentifier: String) {
+    init(entityNames: [String], storeIdentifier: String, model: ManagedObjectModel? = nil) {
         self.entityNames = entityNames
         var index: [String: Int] = [:]
         for (i, name) in entityNames.enumerated() { index[name] = i }
@@ -24,6 +29,12 @@ struct RowCodec {
         var byScope: [ObjectIdentifier: Int] = [:]
         for (i, scope) in scopes.enumerated() { byScope[ObjectIdentifier(scope)] = i }
         self.scopeIndex = byScope
+        self.blanks = entityNames.map { name in model?.entity(named: name)?.properties.map(SlotValue.blank(for:)) ?? [] }
+    }
+
+    /// The blanks of the slots of the entity at `index` in the entity table (empty when unknown).
+    func blanks(entity index: Int) -> [SlotValue] {
+        index >= 0 && index < blanks.count ? blanks[index] : []
     }
 
     /// The ID of an object of the entity at `index` (in the entity table).
@@ -50,9 +61,68 @@ struct RowCodec {
 
     struct UnknownEntity: Error { let name: String }
 
+    /// Every slot, tagged (as rows before format 5, and as uniqueness values are hashed).
     func encode(_ slots: [SlotValue], into writer: inout ByteWriter) throws {
         writer.varint(UInt64(slots.count))
-        for slot in slots {
+        for slot in slots { try encode(slot, into: &writer) }
+    }
+
+    /// A row: sparse when `blanks` has a blank for each slot (format 5), else every slot tagged.
+    func encodeRow(_ slots: [SlotValue], blanks: [SlotValue], into writer: inout ByteWriter) throws {
+        guard !blanks.isEmpty, blanks.count == slots.count else { return try encode(slots, into: &writer) }
+        Self.writeSparseCount(slots.count, into: &writer)
+        let bitmap = writer.bytes.count
+        writer.bytes.append(contentsOf: repeatElement(0, count: (slots.count + 7) / 8))
+        for (index, slot) in slots.enumerated() where slot != blanks[index] {
+            writer.bytes[bitmap + index >> 3] |= 1 << UInt8(index & 7)
+            try encode(slot, into: &writer)
+        }
+    }
+
+    /// A sparse row's slot count: a varint with one more, empty, group (`0x92 0x00` for 18),
+    /// which a canonical varint (every count before format 5) never ends with.
+    private static func writeSparseCount(_ count: Int, into writer: inout ByteWriter) {
+        writer.varint(UInt64(count))
+        writer.bytes[writer.bytes.count - 1] |= 0x80
+        writer.u8(0)
+    }
+
+    /// The row at `start` of `bytes` as a sparse row (the same slots, without their blanks),
+    /// appended to `writer`, without decoding its values; a row that is sparse already, or
+    /// whose slot count is not the blanks', is copied as it is. Returns its length.
+    func appendSparse(_ bytes: [UInt8], from start: Int, blanks: [SlotValue], to writer: inout ByteWriter) throws -> Int {
+        var reader = ByteReader(bytes, from: start)
+        let head = try self.head(&reader)
+        let begin = writer.bytes.count
+        guard head.bitmap == nil, !blanks.isEmpty, head.count == blanks.count else {
+            reader.position = start
+            try skipRow(&reader)
+            writer.bytes.append(contentsOf: bytes[start..<reader.position])
+            return reader.position - start
+        }
+        Self.writeSparseCount(head.count, into: &writer)
+        let bitmap = writer.bytes.count
+        writer.bytes.append(contentsOf: repeatElement(0, count: (head.count + 7) / 8))
+        for index in 0..<head.count {
+            let from = reader.position
+            let tag = bytes[from]
+            try skip(&reader)
+            // A blank's tag (and an empty list's count) of the slot's own kind is left out.
+            let isBlank: Bool
+            switch blanks[index] {
+            case .value: isBlank = tag == Tag.null.rawValue
+            case .toOne: isBlank = tag == Tag.toOneNil.rawValue
+            case .toMany: isBlank = tag == Tag.toMany.rawValue && reader.position - from == 2
+            }
+            guard !isBlank else { continue }
+            writer.bytes[bitmap + index >> 3] |= 1 << UInt8(index & 7)
+            writer.bytes.append(contentsOf: bytes[from..<reader.position])
+        }
+        return writer.bytes.count - begin
+    }
+
+    /// One slot, tagged.
+    private func encode(_ slot: SlotValue, into writer: inout ByteWriter) throws {
             switch slot {
             case .value(let value): encode(value, into: &writer)
             case .toOne(nil): writer.u8(Tag.toOneNil.rawValue)
@@ -64,7 +134,6 @@ struct RowCodec {
                 writer.varint(UInt64(ids.count))
                 for id in ids { try reference(id, into: &writer) }
             }
-        }
     }
 
     private func reference(_ id: ObjectID, into writer: inout ByteWriter) throws {
@@ -112,27 +181,95 @@ struct RowCodec {
         }
     }
 
-    func decode(from reader: inout ByteReader) throws -> [SlotValue] {
-        let count = try reader.count()
+    /// The start of a row: its number of slots and, for a sparse row, where its bitmap is.
+    struct Head {
+        var count: Int
+        /// Nil: every slot follows, tagged.
+        var bitmap: Int?
+        /// The bitmap's first 64 bits (all set for a row that is not sparse).
+        var first: UInt64 = ~0
+
+        /// Whether the row holds slot `index` (a sparse row's bitmap has its bit); `bytes`
+        /// are the row's.
+        @inline(__always)
+        func holds(_ index: Int, _ bytes: [UInt8]) -> Bool {
+            if index < 64 { return first >> UInt64(index) & 1 != 0 }
+            guard let bitmap else { return true }
+            return bytes[bitmap + index >> 3] & (1 << UInt8(index & 7)) != 0
+        }
+    }
+
+    /// Reads a row's count (and a sparse row's bitmap), leaving the reader at its first value.
+    func head(_ reader: inout ByteReader) throws -> Head {
+        var raw: UInt64 = 0, shift: UInt64 = 0, groups = 0, last: UInt8 = 0
+        repeat {
+            last = try reader.u8()
+            guard shift < 64 else { throw ByteReader.Truncated() }
+            raw |= UInt64(last & 0x7F) << shift
+            shift += 7
+            groups += 1
+        } while last & 0x80 != 0
+        guard raw <= UInt64(reader.end - reader.position) + 1_000_000, let count = Int(exactly: raw) else { throw ByteReader.Truncated() }
+        guard groups > 1, last == 0 else { return Head(count: count, bitmap: nil) }
+        let bitmap = reader.position, size = (count + 7) / 8
+        guard reader.end - bitmap >= size else { throw ByteReader.Truncated() }
+        // No bit past the last slot.
+        guard count % 8 == 0 || reader.bytes[bitmap + count / 8] >> UInt8(count % 8) == 0 else { throw ByteReader.Truncated() }
+        var first: UInt64 = 0
+        for k in 0..<min(size, 8) { first |= UInt64(reader.bytes[bitmap + k]) << UInt64(8 * k) }
+        reader.position += size
+        return Head(count: count, bitmap: bitmap, first: first)
+    }
+
+    /// ``head(_:)``, for decoding with the entity's `blanks`: a sparse row has as many slots.
+    private func head(_ reader: inout ByteReader, blanks: [SlotValue]) throws -> Head {
+        let head = try head(&reader)
+        if head.bitmap != nil, head.count != blanks.count { throw ByteReader.Truncated() }
+        return head
+    }
+
+    /// A blank the row leaves out: the slot's own, or a sparse row of another shape is damage.
+    private func blank(_ index: Int, _ blanks: [SlotValue]) throws -> SlotValue {
+        guard index < blanks.count else { throw ByteReader.Truncated() }
+        return blanks[index]
+    }
+
+    /// Every slot of the row at the reader; `blanks` are the entity's (for a sparse row).
+    func decode(from reader: inout ByteReader, blanks: [SlotValue]) throws -> [SlotValue] {
+        let head = try head(&reader, blanks: blanks)
         var slots: [SlotValue] = []
-        slots.reserveCapacity(min(count, 4096))
-        for _ in 0..<count { slots.append(try slot(from: &reader)) }
+        slots.reserveCapacity(min(head.count, 4096))
+        for index in 0..<head.count {
+            slots.append(head.holds(index, reader.bytes) ? try slot(from: &reader) : try blank(index, blanks))
+        }
         return slots
     }
 
     /// The value of slot `index` of the row at the reader, the slots before it skipped.
-    func slot(_ index: Int, from reader: inout ByteReader) throws -> SlotValue {
-        let count = try reader.count()
-        guard index < count else { return .value(.null) }
-        for _ in 0..<index { try skip(&reader) }
+    func slot(_ index: Int, from reader: inout ByteReader, blanks: [SlotValue]) throws -> SlotValue {
+        let head = try head(&reader, blanks: blanks)
+        guard index < head.count else { return .value(.null) }
+        guard head.holds(index, reader.bytes) else { return try blank(index, blanks) }
+        for earlier in 0..<index where head.holds(earlier, reader.bytes) { try skip(&reader) }
         return try slot(from: &reader)
     }
 
+    /// Calls `body` with each slot's value in order, decoding the row once, until it returns
+    /// false.
+    func forEachSlot(from reader: inout ByteReader, blanks: [SlotValue], _ body: (Int, SlotValue) -> Bool) throws {
+        let head = try head(&reader, blanks: blanks)
+        for index in 0..<head.count {
+            let value = head.holds(index, reader.bytes) ? try slot(from: &reader) : try blank(index, blanks)
+            if !body(index, value) { return }
+        }
+    }
+
     /// Checks that the row at the reader decodes, without making its values (a row read in
-    /// place later, slot by slot, must not fail then); returns its number of slots.
-    func check(_ reader: inout ByteReader) throws -> Int {
-        let count = try reader.count()
-        for _ in 0..<count {
+    /// place later, slot by slot, must not fail then); returns its number of slots. A sparse
+    /// row must have as many slots as `blanks`.
+    func check(_ reader: inout ByteReader, blanks: [SlotValue]) throws -> Int {
+        let head = try head(&reader, blanks: blanks)
+        for index in 0..<head.count where head.holds(index, reader.bytes) {
             let start = reader.position
             guard let tag = Tag(rawValue: try reader.u8()) else { throw ByteReader.Truncated() }
             switch tag {
@@ -146,7 +283,7 @@ struct RowCodec {
                 try skip(&reader)
             }
         }
-        return count
+        return head.count
     }
 
     /// One slot's value.
@@ -191,17 +328,18 @@ struct RowCodec {
 
     /// Decodes only the wanted slots (sorted indices), skipping the others' bytes without
     /// making values of them.
-    func decode(slots wanted: [Int], from reader: inout ByteReader) throws -> [SlotValue] {
-        let count = try reader.count()
+    func decode(slots wanted: [Int], from reader: inout ByteReader, blanks: [SlotValue]) throws -> [SlotValue] {
+        let head = try head(&reader, blanks: blanks)
         var result: [SlotValue] = []
         result.reserveCapacity(wanted.count)
         var next = 0
-        for index in 0..<count {
+        for index in 0..<head.count {
             guard next < wanted.count else { break }
+            let held = head.holds(index, reader.bytes)
             if index == wanted[next] {
-                result.append(try slot(from: &reader))
+                result.append(held ? try slot(from: &reader) : try blank(index, blanks))
                 next += 1
-            } else {
+            } else if held {
                 try skip(&reader)
             }
         }
@@ -211,12 +349,13 @@ struct RowCodec {
 
     /// Decodes the slots `wanted` marks into `slots` (which has one entry per slot),
     /// skipping the others; a row with fewer slots leaves the rest as they are.
-    func decode(into slots: inout [SlotValue], wanted: [Bool], from reader: inout ByteReader) throws {
-        let count = try reader.count()
-        for index in 0..<count {
+    func decode(into slots: inout [SlotValue], wanted: [Bool], from reader: inout ByteReader, blanks: [SlotValue]) throws {
+        let head = try head(&reader, blanks: blanks)
+        for index in 0..<head.count {
+            let held = head.holds(index, reader.bytes)
             if index < wanted.count, wanted[index], index < slots.count {
-                slots[index] = try slot(from: &reader)
-            } else {
+                slots[index] = held ? try slot(from: &reader) : try blank(index, blanks)
+            } else if held {
                 try skip(&reader)
             }
         }
@@ -224,8 +363,8 @@ struct RowCodec {
 
     /// Moves past a whole row of slots.
     func skipRow(_ reader: inout ByteReader) throws {
-        let count = try reader.count()
-        for _ in 0..<count { try skip(&reader) }
+        let head = try head(&reader)
+        for index in 0..<head.count where head.holds(index, reader.bytes) { try skip(&reader) }
     }
 
     /// Moves past one slot.
