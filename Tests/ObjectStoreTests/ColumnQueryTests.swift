@@ -147,7 +147,7 @@ import ObjectStoreModel
         try context.fetch(FetchRequest(entityName: "Row", predicate: predicate, sortDescriptors: [SortKey("label")])).map { $0["label"].stringValue ?? "?" }
     }
 
-    @Test(arguments: [false, true], [3, 4])
+    @Test(arguments: [false, true], [3, 4, 5])
     func columnVerdictsAgreeWithTestingEveryObject(indexed: Bool, format: Int) throws {
         let model = indexed ? Self.indexedModel : Self.model
         let directory = try TemporaryDirectory()
@@ -442,13 +442,14 @@ import ObjectStoreModel
         }
     }
 
-    /// A snapshot row is checked against its checksum when it is read: a damaged row that a
-    /// query's columns reject is not read (and the query answers); one that is read is
-    /// reported, and so is it by `checkIntegrity()`.
+    /// Snapshot rows are checked against their checksum when they are read, a block of 16
+    /// at a time (format 5): a damaged row whose block a query's columns reject is not read
+    /// (and the query answers); one whose block is read is reported, with the other rows of
+    /// its block, and so is it by `checkIntegrity()`.
     @Test func aDamagedRowIsReportedWhenReadAndNotWhenTheColumnsRejectIt() throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("rows.store")
-        try compactedStore(url, rows: 10) { n in (n == 7 ? "seven-is-here" : "r\(n)", Int64(n)) }
+        try compactedStore(url, rows: 40) { n in (n == 7 ? "seven-is-here" : "r\(n)", Int64(n)) }
         var bytes = Array(try Data(contentsOf: url))
         let needle = Array("seven-is-here".utf8)
         let at = (0...(bytes.count - needle.count)).filter { Array(bytes[$0..<$0 + needle.count]) == needle }
@@ -457,8 +458,10 @@ import ObjectStoreModel
         try Data(bytes).write(to: url)
 
         func open() throws -> ManagedObjectContext { ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: Self.model, storeURL: url)) }
-        #expect(try labels(try open(), try ObjectPredicate("i < 5")) == ["r0", "r1", "r2", "r3", "r4"])
-        #expect(throws: StoreError.self) { try labels(try open(), try ObjectPredicate("i >= 5")) }
+        // Rows 0-15 are the first block (keys 1-16), with the damaged row 7.
+        #expect(try labels(try open(), try ObjectPredicate("i >= 16")) == (16..<40).map { "r\($0)" })
+        #expect(throws: StoreError.self) { try labels(try open(), try ObjectPredicate("i < 5")) }
+        #expect(throws: StoreError.self) { try labels(try open(), try ObjectPredicate("i >= 7 AND i < 8")) }
         let reader = try open()
         #expect(throws: StoreError.self) { try reader.fetch(FetchRequest(entityName: "Row")).map { try $0.value(forKey: "label") } }
         #expect(throws: StoreError.self) { try open().coordinator.checkIntegrity() }

@@ -110,7 +110,7 @@ import ObjectStoreModel
     /// `==` finds canonically equivalent strings equal ("caf\u{E9}" and "cafe\u{301}"), so a
     /// uniqueness constraint does too: in the log, and through the snapshot's index (which
     /// hashes strings decomposed), case folded or not, in either layout.
-    @Test(arguments: [3, 4])
+    @Test(arguments: [3, 4, 5])
     func canonicallyEquivalentStringsAreOneValueUnderAConstraint(format: Int) throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("people.store")
@@ -239,7 +239,7 @@ import ObjectStoreModel
         }
     }
 
-    @Test(arguments: [3, 4])
+    @Test(arguments: [3, 4, 5])
     func everyFlippedByteOfACompactedStoreIsReportedAndTheFileLeftAlone(format: Int) throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("people.store")
@@ -278,7 +278,7 @@ import ObjectStoreModel
         return crc ^ 0xFFFF_FFFF
     }
 
-    @Test(arguments: [3, 4])
+    @Test(arguments: [3, 4, 5])
     func forgedSnapshotTablesWithValidChecksumsAreRefusedNeverTrapped(format: Int) throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("people.store")

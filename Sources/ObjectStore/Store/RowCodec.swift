@@ -57,6 +57,10 @@ struct RowCodec {
         /// A date at a whole second: its seconds since 2001 as a zigzag varint (5 bytes for
         /// this century's dates instead of a Double's 8; format 4).
         case wholeSecondDate
+        /// A to-many relationship to objects of one entity in ascending key order (format
+        /// 5): the count, the entity index once, the first key, then each key's distance
+        /// from the one before.
+        case ascendingToMany
     }
 
     struct UnknownEntity: Error { let name: String }
@@ -75,7 +79,7 @@ struct RowCodec {
         writer.bytes.append(contentsOf: repeatElement(0, count: (slots.count + 7) / 8))
         for (index, slot) in slots.enumerated() where slot != blanks[index] {
             writer.bytes[bitmap + index >> 3] |= 1 << UInt8(index & 7)
-            try encode(slot, into: &writer)
+            try encode(slot, into: &writer, ascendingLists: true)
         }
     }
 
@@ -116,13 +120,20 @@ struct RowCodec {
             }
             guard !isBlank else { continue }
             writer.bytes[bitmap + index >> 3] |= 1 << UInt8(index & 7)
+            // A list of two or more is written as its key distances when it can be.
+            if tag == Tag.toMany.rawValue, reader.position - from > 2 {
+                var list = ByteReader(bytes, from: from)
+                if case .toMany(let ids) = try slot(from: &list), try ascending(ids, into: &writer) { continue }
+            }
             writer.bytes.append(contentsOf: bytes[from..<reader.position])
         }
         return writer.bytes.count - begin
     }
 
-    /// One slot, tagged.
-    private func encode(_ slot: SlotValue, into writer: inout ByteWriter) throws {
+    /// One slot, tagged; with `ascendingLists`, a to-many list of one entity's objects in
+    /// ascending key order as its key distances (rows of format 5; values hashed for
+    /// uniqueness keep the tags they always had).
+    private func encode(_ slot: SlotValue, into writer: inout ByteWriter, ascendingLists: Bool = false) throws {
             switch slot {
             case .value(let value): encode(value, into: &writer)
             case .toOne(nil): writer.u8(Tag.toOneNil.rawValue)
@@ -130,10 +141,32 @@ struct RowCodec {
                 writer.u8(Tag.toOne.rawValue)
                 try reference(id, into: &writer)
             case .toMany(let ids):
+                if ascendingLists, try ascending(ids, into: &writer) { return }
                 writer.u8(Tag.toMany.rawValue)
                 writer.varint(UInt64(ids.count))
                 for id in ids { try reference(id, into: &writer) }
             }
+    }
+
+    /// Writes a list of references as ``Tag/ascendingToMany`` when they are two or more, of
+    /// one entity, in ascending key order; false (nothing written) otherwise.
+    private func ascending(_ ids: [ObjectID], into writer: inout ByteWriter) throws -> Bool {
+        guard ids.count >= 2, let first = ids.first, let entity = entityIndex(of: first), var previous = first.primaryKey else { return false }
+        for id in ids.dropFirst() {
+            guard id.scope === first.scope, let key = id.primaryKey, key > previous else { return false }
+            previous = key
+        }
+        writer.u8(Tag.ascendingToMany.rawValue)
+        writer.varint(UInt64(ids.count))
+        writer.varint(UInt64(entity))
+        previous = first.primaryKey ?? 0
+        writer.signed(previous)
+        for id in ids.dropFirst() {
+            let key = id.primaryKey ?? 0
+            writer.varint(UInt64(key &- previous))
+            previous = key
+        }
+        return true
     }
 
     private func reference(_ id: ObjectID, into writer: inout ByteWriter) throws {
@@ -188,14 +221,22 @@ struct RowCodec {
         var bitmap: Int?
         /// The bitmap's first 64 bits (all set for a row that is not sparse).
         var first: UInt64 = ~0
+        /// The bytes of a sparse row of more than 64 slots (for the bits past the first 64).
+        var wide: [UInt8]? = nil
 
-        /// Whether the row holds slot `index` (a sparse row's bitmap has its bit); `bytes`
-        /// are the row's.
+        /// Whether the row holds slot `index` (a sparse row's bitmap has its bit).
         @inline(__always)
-        func holds(_ index: Int, _ bytes: [UInt8]) -> Bool {
+        func holds(_ index: Int) -> Bool {
             if index < 64 { return first >> UInt64(index) & 1 != 0 }
-            guard let bitmap else { return true }
-            return bytes[bitmap + index >> 3] & (1 << UInt8(index & 7)) != 0
+            guard let bitmap, let wide else { return true }
+            return wide[bitmap + index >> 3] & (1 << UInt8(index & 7)) != 0
+        }
+
+        /// How many of the slots before `index` the row holds.
+        func held(before index: Int) -> Int {
+            guard bitmap != nil else { return index }
+            if index <= 64 { return (index == 64 ? first : first & (1 << UInt64(index) &- 1)).nonzeroBitCount }
+            return first.nonzeroBitCount + (64..<index).reduce(0) { $0 + (holds($1) ? 1 : 0) }
         }
     }
 
@@ -218,7 +259,7 @@ struct RowCodec {
         var first: UInt64 = 0
         for k in 0..<min(size, 8) { first |= UInt64(reader.bytes[bitmap + k]) << UInt64(8 * k) }
         reader.position += size
-        return Head(count: count, bitmap: bitmap, first: first)
+        return Head(count: count, bitmap: bitmap, first: first, wide: count > 64 ? reader.bytes : nil)
     }
 
     /// ``head(_:)``, for decoding with the entity's `blanks`: a sparse row has as many slots.
@@ -240,7 +281,7 @@ struct RowCodec {
         var slots: [SlotValue] = []
         slots.reserveCapacity(min(head.count, 4096))
         for index in 0..<head.count {
-            slots.append(head.holds(index, reader.bytes) ? try slot(from: &reader) : try blank(index, blanks))
+            slots.append(head.holds(index) ? try slot(from: &reader) : try blank(index, blanks))
         }
         return slots
     }
@@ -249,8 +290,8 @@ struct RowCodec {
     func slot(_ index: Int, from reader: inout ByteReader, blanks: [SlotValue]) throws -> SlotValue {
         let head = try head(&reader, blanks: blanks)
         guard index < head.count else { return .value(.null) }
-        guard head.holds(index, reader.bytes) else { return try blank(index, blanks) }
-        for earlier in 0..<index where head.holds(earlier, reader.bytes) { try skip(&reader) }
+        guard head.holds(index) else { return try blank(index, blanks) }
+        for _ in 0..<head.held(before: index) { try skip(&reader) }
         return try slot(from: &reader)
     }
 
@@ -259,7 +300,7 @@ struct RowCodec {
     func forEachSlot(from reader: inout ByteReader, blanks: [SlotValue], _ body: (Int, SlotValue) -> Bool) throws {
         let head = try head(&reader, blanks: blanks)
         for index in 0..<head.count {
-            let value = head.holds(index, reader.bytes) ? try slot(from: &reader) : try blank(index, blanks)
+            let value = head.holds(index) ? try slot(from: &reader) : try blank(index, blanks)
             if !body(index, value) { return }
         }
     }
@@ -269,12 +310,12 @@ struct RowCodec {
     /// row must have as many slots as `blanks`.
     func check(_ reader: inout ByteReader, blanks: [SlotValue]) throws -> Int {
         let head = try head(&reader, blanks: blanks)
-        for index in 0..<head.count where head.holds(index, reader.bytes) {
+        for index in 0..<head.count where head.holds(index) {
             let start = reader.position
             guard let tag = Tag(rawValue: try reader.u8()) else { throw ByteReader.Truncated() }
             switch tag {
             case .string: try reader.skipString()
-            case .decimal, .uri, .date, .toOne, .toMany:
+            case .decimal, .uri, .date, .toOne, .toMany, .ascendingToMany:
                 // Values whose decoding checks more than their length.
                 reader.position = start
                 _ = try slot(from: &reader)
@@ -323,6 +364,22 @@ struct RowCodec {
             ids.reserveCapacity(min(n, 4096))
             for _ in 0..<n { ids.append(try reference(from: &reader)) }
             return .toMany(ids)
+        case .ascendingToMany:
+            let n = try reader.count()
+            let index = try reader.count()
+            guard n >= 2, index < entityNames.count else { throw ByteReader.Truncated() }
+            var key = try reader.signed()
+            var ids: [ObjectID] = []
+            ids.reserveCapacity(min(n, 4096))
+            ids.append(ObjectID(scopes[index], key: .permanent(key)))
+            for _ in 1..<n {
+                let step = try reader.varint()
+                // Ascending, and no key past Int64's range.
+                guard step > 0, step <= UInt64(Int64.max), key <= Int64.max - Int64(step) else { throw ByteReader.Truncated() }
+                key += Int64(step)
+                ids.append(ObjectID(scopes[index], key: .permanent(key)))
+            }
+            return .toMany(ids)
         }
     }
 
@@ -335,7 +392,7 @@ struct RowCodec {
         var next = 0
         for index in 0..<head.count {
             guard next < wanted.count else { break }
-            let held = head.holds(index, reader.bytes)
+            let held = head.holds(index)
             if index == wanted[next] {
                 result.append(held ? try slot(from: &reader) : try blank(index, blanks))
                 next += 1
@@ -352,7 +409,7 @@ struct RowCodec {
     func decode(into slots: inout [SlotValue], wanted: [Bool], from reader: inout ByteReader, blanks: [SlotValue]) throws {
         let head = try head(&reader, blanks: blanks)
         for index in 0..<head.count {
-            let held = head.holds(index, reader.bytes)
+            let held = head.holds(index)
             if index < wanted.count, wanted[index], index < slots.count {
                 slots[index] = held ? try slot(from: &reader) : try blank(index, blanks)
             } else if held {
@@ -364,7 +421,7 @@ struct RowCodec {
     /// Moves past a whole row of slots.
     func skipRow(_ reader: inout ByteReader) throws {
         let head = try head(&reader)
-        for index in 0..<head.count where head.holds(index, reader.bytes) { try skip(&reader) }
+        for index in 0..<head.count where head.holds(index) { try skip(&reader) }
     }
 
     /// Moves past one slot.
@@ -384,6 +441,10 @@ struct RowCodec {
                 _ = try reader.varint()
                 _ = try reader.varint()
             }
+        case .ascendingToMany:
+            let n = try reader.count()
+            _ = try reader.varint()
+            for _ in 0..<max(1, n) { _ = try reader.varint() }
         }
     }
 
