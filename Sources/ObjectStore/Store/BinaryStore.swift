@@ -488,10 +488,10 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
                 if let index = core.state.codec?.entityIndex[entityName], let loaded = try core.loadedEntity(index) {
                     let removed = core.state.removed[entityName] ?? []
                     let logKeys = core.state.keysByEntity[entityName] ?? []
-                    if removed.isEmpty && logKeys.isEmpty {
-                        keys += loaded.keys
-                    } else {
-                        keys += loaded.keys.filter { !removed.contains($0) && !logKeys.contains($0) }
+                    keys.reserveCapacity(keys.count + loaded.part.rowCount)
+                    let skipping = !removed.isEmpty || !logKeys.isEmpty
+                    loaded.keys.forEachKey { _, key in
+                        if !skipping || (!removed.contains(key) && !logKeys.contains(key)) { keys.append(key) }
                     }
                 }
                 keys.sort()
@@ -948,14 +948,28 @@ private final class Core {
         let skipping = !removed.isEmpty || !logKeys.isEmpty
         var counted = 0
         var rows: [(key: Int64, version: Int64, bytes: [UInt8], start: Int)] = []
-        for (position, key) in loaded.keys.enumerated() where position < decisions.count {
-            if skipping && (removed.contains(key) || logKeys.contains(key)) { continue }
-            switch decisions[position] {
-            case 1: counted += 1
-            case 2: continue
-            default:
-                let (entry, start) = try loaded.row(at: position, path: path)
-                rows.append((key, entry.version, loaded.bytes, start))
+        let keys = loaded.keys
+        if skipping {
+            try keys.forEachKey { position, key in
+                guard position < decisions.count, !removed.contains(key), !logKeys.contains(key) else { return }
+                switch decisions[position] {
+                case 1: counted += 1
+                case 2: return
+                default:
+                    let (entry, start) = try loaded.row(at: position, path: path)
+                    rows.append((key, entry.version, loaded.bytes, start))
+                }
+            }
+        } else {
+            // Nothing in the log: only the undecided rows' keys are read.
+            for position in 0..<min(decisions.count, keys.count) {
+                switch decisions[position] {
+                case 1: counted += 1
+                case 2: continue
+                default:
+                    let (entry, start) = try loaded.row(at: position, path: path)
+                    rows.append((entry.key, entry.version, loaded.bytes, start))
+                }
             }
         }
         if !logKeys.isEmpty {
@@ -1022,8 +1036,8 @@ private final class Core {
             result.reserveCapacity(loaded.part.rowCount + logKeys.count)
             if wantsPositions { snapshotPositions.reserveCapacity(loaded.part.rowCount) }
             let skipping = !removed.isEmpty || !logKeys.isEmpty
-            for (position, key) in loaded.keys.enumerated() {
-                if skipping && (removed.contains(key) || logKeys.contains(key)) { continue }
+            try loaded.keys.forEachKey { position, key in
+                if skipping && (removed.contains(key) || logKeys.contains(key)) { return }
                 let (entry, start) = try unread?[position] == 2 ? loaded.place(at: position, path: path) : loaded.row(at: position, path: path)
                 result.append((key, entry.version, loaded.bytes, start))
                 if wantsPositions { snapshotPositions.append(position) }

@@ -308,6 +308,19 @@ struct Snapshot {
         var startIndex: Int { 0 }
         var endIndex: Int { part.rowCount }
         subscript(position: Int) -> Int64 { Snapshot.key(in: bytes, at: position, part: part) }
+
+        /// Calls `body` with each position and key in order, reading the directory in one pass.
+        func forEachKey(_ body: (Int, Int64) throws -> Void) rethrows {
+            guard let widths = part.widths else {
+                for position in 0..<part.rowCount { try body(position, self[position]) }
+                return
+            }
+            let size = part.entrySize, width = widths.key, count = part.rowCount
+            try bytes.withUnsafeBytes { raw in
+                guard raw.count >= count * size else { return }
+                for position in 0..<count { try body(position, Int64(bitPattern: Snapshot.littleEndian(raw, position * size, width))) }
+            }
+        }
     }
 
     /// An entity's directory and rows, read in one piece (for fetches that visit every row).
@@ -398,7 +411,7 @@ struct Snapshot {
         }
         let loaded = Loaded(part: part, bytes: bytes)
         var previous = Int64.min
-        for key in loaded.keys {
+        try loaded.keys.forEachKey { _, key in
             guard key > previous else { throw StoreError.corrupt(path: path, reason: "snapshot at byte \(base): a directory is out of order") }
             previous = key
         }
@@ -633,9 +646,17 @@ struct Snapshot {
     /// are there).
     @inline(__always)
     static func littleEndian(_ raw: UnsafeRawBufferPointer, _ at: Int, _ width: Int) -> UInt64 {
-        var value: UInt64 = 0
-        for k in 0..<width { value |= UInt64(raw[at + k]) << UInt64(8 * k) }
-        return value
+        switch width {
+        case 1: return UInt64(raw[at])
+        case 2: return UInt64(UInt16(littleEndian: raw.loadUnaligned(fromByteOffset: at, as: UInt16.self)))
+        case 3: return UInt64(UInt16(littleEndian: raw.loadUnaligned(fromByteOffset: at, as: UInt16.self))) | UInt64(raw[at + 2]) << 16
+        case 4: return UInt64(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: at, as: UInt32.self)))
+        case 8: return UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: at, as: UInt64.self))
+        default:
+            var value: UInt64 = 0
+            for k in 0..<width { value |= UInt64(raw[at + k]) << UInt64(8 * k) }
+            return value
+        }
     }
 
     /// The fewest bytes that hold a non-negative number (at least one).
