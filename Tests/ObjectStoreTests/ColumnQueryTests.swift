@@ -442,10 +442,9 @@ import ObjectStoreModel
         }
     }
 
-    /// Snapshot rows are checked against their checksum when they are read, a block of 16
-    /// at a time (format 5): a damaged row whose block a query's columns reject is not read
-    /// (and the query answers); one whose block is read is reported, with the other rows of
-    /// its block, and so is it by `checkIntegrity()`.
+    /// A snapshot row is checked against its checksum when it is read: a damaged row that a
+    /// query's columns reject is not read (and the query answers); one that is read is
+    /// reported, and so is it by `checkIntegrity()`.
     @Test func aDamagedRowIsReportedWhenReadAndNotWhenTheColumnsRejectIt() throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("rows.store")
@@ -458,10 +457,10 @@ import ObjectStoreModel
         try Data(bytes).write(to: url)
 
         func open() throws -> ManagedObjectContext { ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: Self.model, storeURL: url)) }
-        // Rows 0-15 are the first block (keys 1-16), with the damaged row 7.
-        #expect(try labels(try open(), try ObjectPredicate("i >= 16")) == (16..<40).map { "r\($0)" })
-        #expect(throws: StoreError.self) { try labels(try open(), try ObjectPredicate("i < 5")) }
+        #expect(try labels(try open(), try ObjectPredicate("i < 5")) == ["r0", "r1", "r2", "r3", "r4"])
+        #expect(try labels(try open(), try ObjectPredicate("i >= 8")) == (8..<40).map { "r\($0)" }.sorted())
         #expect(throws: StoreError.self) { try labels(try open(), try ObjectPredicate("i >= 7 AND i < 8")) }
+        #expect(throws: StoreError.self) { try labels(try open(), try ObjectPredicate("i >= 5")) }
         let reader = try open()
         #expect(throws: StoreError.self) { try reader.fetch(FetchRequest(entityName: "Row")).map { try $0.value(forKey: "label") } }
         #expect(throws: StoreError.self) { try open().coordinator.checkIntegrity() }

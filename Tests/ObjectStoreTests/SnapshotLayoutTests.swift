@@ -124,9 +124,8 @@ import ObjectStoreModel
     }
 
     /// Format 5 packs each field of a directory entry into as many bytes as the entity's
-    /// largest key, version and row end need, per entity, and keeps the rows' checksums per
-    /// block of 16 rows; every row reads back by key, by position and with its entity
-    /// loaded whole.
+    /// largest key, version and row end need, per entity; every row reads back by key, by
+    /// position and with its entity loaded whole.
     @Test func packedDirectoriesTakeTheBytesTheirLargestValuesNeed() throws {
         let directory = try TemporaryDirectory()
         let small = (1...300).map { row(Int64($0), version: $0 == 7 ? 2 : 1, "row \($0)") }
@@ -135,10 +134,9 @@ import ObjectStoreModel
         let (snapshot, fd, path) = try written(rows: [small, large, empty], layout: .packed, in: directory)
         defer { close(fd) }
         // 300 keys: 2 bytes; versions 1 byte; the rows end by byte 1,992: 2 bytes.
-        #expect(snapshot.entities[0].widths == Snapshot.DirectoryWidths(key: 2, version: 1, end: 2, blocks: true))
-        #expect(snapshot.entities[1].widths == Snapshot.DirectoryWidths(key: 6, version: 5, end: 1, blocks: true))
-        #expect(snapshot.entities.map(\.entrySize) == [5, 12, 3])
-        #expect(snapshot.entities.map(\.directoryLength) == [300 * 5 + 19 * 4, 3 * 12 + 4, 0])
+        #expect(snapshot.entities[0].widths == Snapshot.DirectoryWidths(key: 2, version: 1, end: 2))
+        #expect(snapshot.entities[1].widths == Snapshot.DirectoryWidths(key: 6, version: 5, end: 1))
+        #expect(snapshot.entities.map(\.entrySize) == [9, 16, 7])
         for (entity, rows) in [small, large, empty].enumerated() {
             for (position, expected) in rows.enumerated() {
                 let found = try #require(try snapshot.find(key: expected.key, entity: entity, fd: fd, path: path))
@@ -153,50 +151,6 @@ import ObjectStoreModel
                 let (entry, start) = try loaded.row(at: position, path: path)
                 #expect(entry.version == expected.version && loaded.bytes[start..<start + entry.size] == expected.bytes)
             }
-        }
-    }
-
-    /// A damaged row, or a damaged checksum, is found when its block is read (by key, by
-    /// position, or with the entity loaded whole); the other blocks still read.
-    @Test(arguments: [false, true])
-    func aDamagedBlockIsFoundWhenRead(damagingChecksum: Bool) throws {
-        let directory = try TemporaryDirectory()
-        let rows = [(1...40).map { row(Int64($0), "row number \($0)") }]
-        let url = directory.file("blocks")
-        var bytes = Snapshot.bytes(rows: rows, indexes: [], columns: [[]], layout: .packed)
-        // Rows 17-32 are the second block: damage row 20 ("row number 20"), or that block's checksum.
-        let part = try #require(try {
-            try Data(bytes).write(to: url)
-            let fd = open(url.path, O_RDONLY)
-            defer { close(fd) }
-            return try Snapshot.open(fd, base: 0, length: bytes.count, entityCount: 1, path: url.path).entities.first
-        }())
-        if damagingChecksum {
-            bytes[part.directoryOffset + 40 * part.entrySize + 4] ^= 0x01
-        } else {
-            let text = Array("row number 20".utf8)
-            let at = try #require((0...(bytes.count - text.count)).first { Array(bytes[$0..<$0 + text.count]) == text })
-            bytes[at + 12] ^= 0x01
-        }
-        try Data(bytes).write(to: url)
-        let fd = open(url.path, O_RDONLY)
-        defer { close(fd) }
-        // The directory's own checksum covers the block checksums: a whole read refuses the
-        // directory when one of them is damaged.
-        let snapshot = try Snapshot.open(fd, base: 0, length: bytes.count, entityCount: 1, path: url.path)
-        for key in [1, 16, 33, 40] as [Int64] {
-            #expect(try snapshot.find(key: key, entity: 0, fd: fd, path: url.path)?.bytes == Array("row number \(key)".utf8))
-        }
-        for key in [17, 20, 32] as [Int64] {
-            #expect(throws: StoreError.self) { try snapshot.find(key: key, entity: 0, fd: fd, path: url.path) }
-            #expect(throws: StoreError.self) { try snapshot.row(at: Int(key) - 1, entity: 0, fd: fd, path: url.path) }
-        }
-        if damagingChecksum {
-            #expect(throws: StoreError.self) { try snapshot.load(entity: 0, fd: fd, path: url.path) }
-        } else {
-            let loaded = try snapshot.load(entity: 0, fd: fd, path: url.path)
-            #expect(try loaded.row(at: 39, path: url.path).entry.key == 40)
-            #expect(throws: StoreError.self) { try loaded.row(at: 16, path: url.path) }
         }
     }
 

@@ -35,38 +35,32 @@ struct Snapshot {
         case wide, narrow, packed
     }
 
-    /// The widths of a directory entry that holds where its row ends (narrow: 4, 4, 4, and
-    /// a CRC-32 per entry), and whether the rows' checksums are kept per block of
-    /// ``blockRows`` rows after the entries (format 5) rather than in each entry.
+    /// The widths of a directory entry that holds where its row ends (narrow: 4, 4, 4),
+    /// before the row's CRC-32.
     struct DirectoryWidths: Equatable {
         var key: Int
         var version: Int
         var end: Int
-        var blocks = false
 
         static let narrow = DirectoryWidths(key: 4, version: 4, end: 4)
-        /// The entry's size: the three fields, and the row's CRC-32 unless blocks hold them.
-        var entrySize: Int { key + version + end + (blocks ? 0 : 4) }
+        /// The entry's size: the three fields and the row's CRC-32.
+        var entrySize: Int { key + version + end + 4 }
         /// The table's size field for them (format 5).
-        var code: UInt32 { packedFlag | UInt32(key) | UInt32(version) << 4 | UInt32(end) << 8 | (blocks ? 0x1000 : 0) }
+        var code: UInt32 { packedFlag | UInt32(key) | UInt32(version) << 4 | UInt32(end) << 8 }
 
-        init(key: Int, version: Int, end: Int, blocks: Bool = false) {
+        init(key: Int, version: Int, end: Int) {
             self.key = key
             self.version = version
             self.end = end
-            self.blocks = blocks
         }
 
         /// The widths a packed size field says, nil when it says none or one out of range.
         init?(code: UInt32) {
-            guard code & packedFlag != 0, code & ~(packedFlag | 0x1FFF) == 0 else { return nil }
-            (key, version, end, blocks) = (Int(code & 0xF), Int(code >> 4 & 0xF), Int(code >> 8 & 0xF), code & 0x1000 != 0)
+            guard code & packedFlag != 0, code & ~(packedFlag | 0xFFF) == 0 else { return nil }
+            (key, version, end) = (Int(code & 0xF), Int(code >> 4 & 0xF), Int(code >> 8 & 0xF))
             guard (1...8).contains(key), (1...8).contains(version), (1...8).contains(end) else { return nil }
         }
     }
-
-    /// Rows per checksum of a directory whose rows are checked by blocks.
-    static let blockRows = 16
 
     /// The widths of a narrow or packed index entry: a uniqueness index's kept hash bytes
     /// (its top ones), entity bytes (0: every entry is the owner's) and key bytes; a schema
@@ -117,12 +111,8 @@ struct Snapshot {
 
         /// Whether entries hold where their row ends (narrow or packed), not offset and size.
         var isNarrow: Bool { widths != nil }
-        /// Whether the rows' checksums are per block of ``Snapshot/blockRows`` rows.
-        var hasBlocks: Bool { widths?.blocks == true }
-        /// The blocks' checksums (none when each entry holds its row's).
-        var blockCount: Int { hasBlocks ? (rowCount + Snapshot.blockRows - 1) / Snapshot.blockRows : 0 }
-        /// The directory: its entries, then the blocks' checksums.
-        var directoryLength: Int { rowCount * entrySize + blockCount * 4 }
+        /// The directory's bytes.
+        var directoryLength: Int { rowCount * entrySize }
     }
 
     /// One uniqueness constraint's index: (hash of the values, entity, key) sorted; or one
@@ -333,7 +323,7 @@ struct Snapshot {
         init(part: EntityPart, bytes: [UInt8]) {
             self.part = part
             self.bytes = bytes
-            checked = CheckedRows(count: part.hasBlocks ? part.blockCount : part.rowCount)
+            checked = CheckedRows(count: part.rowCount)
         }
 
         /// The directory's keys, in order.
@@ -360,33 +350,13 @@ struct Snapshot {
         /// its checksum the first time it is asked for (the caller holds the store's lock).
         func row(at index: Int, path: String) throws -> (entry: Entry, start: Int) {
             let (entry, start) = try place(at: index, path: path)
-            if part.hasBlocks {
-                let block = index / Snapshot.blockRows
-                if !checked.contains(block) {
-                    try checkBlock(block, path: path)
-                    checked.insert(block)
-                }
-            } else if !checked.contains(index) {
+            if !checked.contains(index) {
                 guard Snapshot.checksum(entry, bytes[start..<start + entry.size]) == entry.crc else {
                     throw StoreError.corrupt(path: path, reason: "a snapshot row of key \(entry.key) does not match its checksum")
                 }
                 checked.insert(index)
             }
             return (entry, start)
-        }
-
-        /// Checks a block of rows against its checksum.
-        private func checkBlock(_ block: Int, path: String) throws {
-            let first = block * Snapshot.blockRows, end = min(part.rowCount, first + Snapshot.blockRows)
-            var crc: UInt32 = 0
-            for index in first..<end {
-                let (entry, start) = try place(at: index, path: path)
-                crc = Snapshot.checksum(entry, bytes[start..<start + entry.size], continuing: crc)
-            }
-            let stored = bytes.withUnsafeBytes { UInt32(Snapshot.littleEndian($0, part.rowCount * part.entrySize + block * 4, 4)) }
-            guard crc == stored else {
-                throw StoreError.corrupt(path: path, reason: "snapshot rows \(first + 1)-\(end) of an entity (keys \(keys[first])-\(keys[end - 1])) do not match their checksum")
-            }
         }
 
         /// The row at a directory position, its place checked but not its bytes: for a row
@@ -436,41 +406,10 @@ struct Snapshot {
         guard low < high else { return nil }
         let (run, first) = try directoryRun(part, low..<high, fd: fd, path: path)
         for i in low..<high where Self.key(in: run, at: i - first, part: part) == key {
-            if part.hasBlocks { return try blockRow(i, of: part, fd: fd, path: path) }
             let entry = Self.entry(in: run, at: i, first: first, part: part)
             return (entry, try readRow(entry, of: part, fd: fd, path: path))
         }
         return nil
-    }
-
-    /// The row at a directory position of an entity whose rows are checked by blocks: its
-    /// block's entries, checksum and rows read (three reads), the block checked, the row's
-    /// entry and bytes returned.
-    private func blockRow(_ position: Int, of part: EntityPart, fd: Int32, path: String) throws -> (entry: Entry, bytes: [UInt8]) {
-        let block = position / Self.blockRows
-        let firstRow = block * Self.blockRows, endRow = min(part.rowCount, firstRow + Self.blockRows)
-        let (run, first) = try directoryRun(part, firstRow..<endRow, fd: fd, path: path)
-        let entries = (firstRow..<endRow).map { Self.entry(in: run, at: $0, first: first, part: part) }
-        guard let start = entries.first?.offset, let last = entries.last, start >= part.rowsOffset, last.size >= 0,
-              last.offset >= start, last.offset <= part.rowsOffset + part.rowsLength, last.size <= part.rowsOffset + part.rowsLength - last.offset
-        else { throw StoreError.corrupt(path: path, reason: "a snapshot row lies outside its entity") }
-        let rows = try FileIO.read(fd, count: last.offset + last.size - start, at: base + start, path: path)
-        let stored = try FileIO.read(fd, count: 4, at: base + part.directoryOffset + part.rowCount * part.entrySize + block * 4, path: path)
-        guard rows.count == last.offset + last.size - start, stored.count == 4 else {
-            throw StoreError.corrupt(path: path, reason: "snapshot at byte \(base): a block of rows is truncated")
-        }
-        var crc: UInt32 = 0
-        for entry in entries {
-            guard entry.size >= 0, entry.offset >= start, entry.offset - start <= rows.count - entry.size else {
-                throw StoreError.corrupt(path: path, reason: "a snapshot row of key \(entry.key) lies outside its entity")
-            }
-            crc = Self.checksum(entry, rows[(entry.offset - start)..<(entry.offset - start + entry.size)], continuing: crc)
-        }
-        guard crc == stored.withUnsafeBytes({ UInt32(Self.littleEndian($0, 0, 4)) }) else {
-            throw StoreError.corrupt(path: path, reason: "snapshot rows \(firstRow + 1)-\(endRow) of an entity (keys \(entries[0].key)-\(last.key)) do not match their checksum")
-        }
-        let entry = entries[position - firstRow]
-        return (entry, Array(rows[(entry.offset - start)..<(entry.offset - start + entry.size)]))
     }
 
     /// The directory entries of `positions` as read from the file, and the position of the
@@ -636,7 +575,6 @@ struct Snapshot {
     func row(at position: Int, entity index: Int, fd: Int32, path: String) throws -> (entry: Entry, bytes: [UInt8])? {
         let part = entities[index]
         guard position >= 0, position < part.rowCount else { return nil }
-        if part.hasBlocks { return try blockRow(position, of: part, fd: fd, path: path) }
         let (run, first) = try directoryRun(part, position..<position + 1, fd: fd, path: path)
         let entry = Self.entry(in: run, at: position, first: first, part: part)
         return (entry, try readRow(entry, of: part, fd: fd, path: path))
@@ -692,16 +630,15 @@ struct Snapshot {
             let start = position == 0 ? 0 : Int(truncatingIfNeeded: littleEndian(raw, at - part.entrySize + endAt, widths.end))
             let end = Int(truncatingIfNeeded: littleEndian(raw, at + endAt, widths.end))
             return Entry(key: Int64(bitPattern: littleEndian(raw, at, widths.key)), version: Int64(bitPattern: littleEndian(raw, at + widths.key, widths.version)),
-                         offset: part.rowsOffset &+ start, size: end &- start, crc: widths.blocks ? 0 : u32(endAt + widths.end))
+                         offset: part.rowsOffset &+ start, size: end &- start, crc: u32(endAt + widths.end))
         }
     }
 
-    /// The CRC-32 of a row's key and version (8 bytes each) and its slots, continuing
-    /// `previous` (a block's checksum covers its rows one after another).
-    static func checksum(_ entry: Entry, _ row: ArraySlice<UInt8>, continuing previous: UInt32 = 0) -> UInt32 {
+    /// The CRC-32 of a row's key and version (8 bytes each) and its slots.
+    static func checksum(_ entry: Entry, _ row: ArraySlice<UInt8>) -> UInt32 {
         // Key and version little-endian, as ByteWriter writes them, without an array.
         let head = (UInt64(bitPattern: entry.key).littleEndian, UInt64(bitPattern: entry.version).littleEndian)
-        let headCRC = withUnsafeBytes(of: head) { CRC32.checksum($0, continuing: previous) }
+        let headCRC = withUnsafeBytes(of: head) { CRC32.checksum($0) }
         return CRC32.checksum(row, continuing: headCRC)
     }
 
@@ -760,32 +697,21 @@ struct Snapshot {
             switch layout {
             case .packed where entityRows.allSatisfy({ $0.key >= 0 && $0.version >= 0 }):
                 let keys = entityRows.map { UInt64($0.key) }.max() ?? 0, versions = entityRows.map { UInt64($0.version) }.max() ?? 0
-                widths = DirectoryWidths(key: bytesNeeded(keys), version: bytesNeeded(versions), end: bytesNeeded(UInt64(rowsLength)), blocks: true)
+                widths = DirectoryWidths(key: bytesNeeded(keys), version: bytesNeeded(versions), end: bytesNeeded(UInt64(rowsLength)))
             case .narrow where rowsLength <= Int(UInt32.max) && entityRows.allSatisfy({ fits32($0.key) && fits32($0.version) }):
                 widths = .narrow
             default:
                 widths = nil
             }
             let entrySize = widths?.entrySize ?? directoryEntrySize
-            let blocks = widths?.blocks == true ? (entityRows.count + blockRows - 1) / blockRows : 0
             let directoryOffset = offset
-            let rowsOffset = directoryOffset + entityRows.count * entrySize + blocks * 4
+            let rowsOffset = directoryOffset + entityRows.count * entrySize
             var directory = ByteWriter()
-            directory.bytes.reserveCapacity(entityRows.count * entrySize + blocks * 4)
-            var blockChecksums = ByteWriter()
-            var blockCRC: UInt32 = 0
+            directory.bytes.reserveCapacity(entityRows.count * entrySize)
             var rowOffset = rowsOffset
-            for (position, row) in entityRows.enumerated() {
+            for row in entityRows {
                 var entry = Entry(key: row.key, version: row.version, offset: rowOffset, size: row.bytes.count, crc: 0)
                 rowOffset += row.bytes.count
-                if let widths, widths.blocks {
-                    blockCRC = checksum(entry, row.bytes, continuing: position % blockRows == 0 ? 0 : blockCRC)
-                    if position % blockRows == blockRows - 1 || position == entityRows.count - 1 { blockChecksums.u32(blockCRC) }
-                    directory.littleEndian(UInt64(entry.key), widths.key)
-                    directory.littleEndian(UInt64(entry.version), widths.version)
-                    directory.littleEndian(UInt64(rowOffset - rowsOffset), widths.end)
-                    continue
-                }
                 entry.crc = checksum(entry, row.bytes)
                 if let widths {
                     directory.littleEndian(UInt64(entry.key), widths.key)
@@ -799,7 +725,6 @@ struct Snapshot {
                 }
                 directory.u32(entry.crc)
             }
-            directory.bytes += blockChecksums.bytes
             var part = EntityPart(rowCount: entityRows.count, directoryOffset: directoryOffset, rowsOffset: rowsOffset,
                                   rowsLength: rowOffset - rowsOffset, directoryCRC: CRC32.checksum(directory.bytes))
             part.widths = widths
