@@ -122,6 +122,25 @@ struct TaskctlDataTests {
         #expect(try t.run("list").err.isEmpty, "the notice comes once")
     }
 
+    /// A migration killed after it linked the backup name to the store and before it renamed
+    /// the new store in leaves the original under two names; the next run migrates it (the
+    /// long kill harness found runs refused for the store's two hard links), and a backup
+    /// of an earlier, finished migration (another file) is kept.
+    @Test func aMigrationKilledBeforeItsRenameIsRunAgain() throws {
+        let t = try TaskctlRunner()
+        let fixture = TaskctlRunner.repository.appendingPathComponent("Tests/ObjectStoreTests/Fixtures/Tasks/v1.store")
+        try FileManager.default.copyItem(at: fixture, to: t.store)
+        let earlier = URL(fileURLWithPath: t.store.path + ".v1-backup")
+        try Data("an earlier backup".utf8).write(to: earlier)
+        let stale = t.store.path + ".v1-backup-2"
+        #expect(link(t.store.path, stale) == 0)
+        let result = try t.run("list")
+        #expect(result.status == 0, "\(result.err)")
+        #expect(try t.texts().sorted() == ["Buy milk", "Call Zoë ☎", "Read", "Write report"])
+        #expect(try Data(contentsOf: earlier) == Data("an earlier backup".utf8))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: stale)) == Data(contentsOf: fixture), "the original, kept as this migration's backup")
+    }
+
     /// `format3.store` was written by taskctl at d18e192 (binary format 3: a snapshot with
     /// wide entries, then a commit in the log), and `format3-export.json` is that taskctl's
     /// export of it; `format4.store` is that store compacted by taskctl at ec86200 (format 4:

@@ -173,6 +173,7 @@ public struct StoreMigrator: Sendable {
             let chain = try self.chain(for: metadata)
             let converting = destinationURL.map { StoreType.forFile($0) != StoreType.forFile(storeURL) } ?? false
             guard chain.count > 1 || converting else { return nil }
+            if destinationURL == nil, !dryRun { Self.removeStaleBackups(of: storeURL, version: chain.first?.name ?? "old") }
             var info = stat()
             if destinationURL == nil, stat(storeURL.path, &info) == 0, info.st_nlink > 1 {
                 throw StoreError.io(path: storeURL.path, reason: "the store has \(info.st_nlink) hard links, and migrating it would leave the others behind; use a symbolic link to share a store")
@@ -240,6 +241,27 @@ public struct StoreMigrator: Sendable {
     }
 
     /// Leftovers of a migration that was killed: temporary stores beside `storeURL`.
+    /// Removes backup names that are the store itself: a migration killed after it linked the
+    /// backup and before it renamed the new store in leaves the original in place under two
+    /// names, which would make every later migration refuse the store for its hard links.
+    /// Such a name holds nothing the store does not (it is the same file); a backup of a
+    /// finished migration is another file and stays.
+    static func removeStaleBackups(of storeURL: URL, version: String) {
+        var store = stat()
+        guard stat(storeURL.path, &store) == 0, store.st_nlink > 1 else { return }
+        let safe = version.replacingOccurrences(of: " ", with: "-")
+        var names = [storeURL.path + ".\(safe)-backup"]
+        var n = 2
+        while FileIO.exists(names[names.count - 1]) {
+            names.append(storeURL.path + ".\(safe)-backup-\(n)")
+            n += 1
+        }
+        for name in names {
+            var backup = stat()
+            if lstat(name, &backup) == 0, backup.st_ino == store.st_ino, backup.st_dev == store.st_dev { unlink(name) }
+        }
+    }
+
     public static func removeLeftovers(of storeURL: URL) {
         let directory = storeURL.deletingLastPathComponent()
         let prefix = storeURL.lastPathComponent + ".migrating-"
