@@ -134,18 +134,18 @@ struct RowCodec {
     /// ascending key order as its key distances (rows of format 5; values hashed for
     /// uniqueness keep the tags they always had).
     private func encode(_ slot: SlotValue, into writer: inout ByteWriter, ascendingLists: Bool = false) throws {
-            switch slot {
-            case .value(let value): encode(value, into: &writer)
-            case .toOne(nil): writer.u8(Tag.toOneNil.rawValue)
-            case .toOne(let id?):
-                writer.u8(Tag.toOne.rawValue)
-                try reference(id, into: &writer)
-            case .toMany(let ids):
-                if ascendingLists, try ascending(ids, into: &writer) { return }
-                writer.u8(Tag.toMany.rawValue)
-                writer.varint(UInt64(ids.count))
-                for id in ids { try reference(id, into: &writer) }
-            }
+        switch slot {
+        case .value(let value): encode(value, into: &writer)
+        case .toOne(nil): writer.u8(Tag.toOneNil.rawValue)
+        case .toOne(let id?):
+            writer.u8(Tag.toOne.rawValue)
+            try reference(id, into: &writer)
+        case .toMany(let ids):
+            if ascendingLists, try ascending(ids, into: &writer) { return }
+            writer.u8(Tag.toMany.rawValue)
+            writer.varint(UInt64(ids.count))
+            for id in ids { try reference(id, into: &writer) }
+        }
     }
 
     /// Writes a list of references as ``Tag/ascendingToMany`` when they are two or more, of
