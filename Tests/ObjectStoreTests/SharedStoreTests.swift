@@ -48,6 +48,68 @@ import ObjectStoreModel
         #expect(reread["priority"] == 2)
     }
 
+    /// A format-4 file (tagged rows, narrow entries) shared by two openings, one through a
+    /// symbolic link: the other's saves append sparse rows (format 5) to its log, each side
+    /// reads what the other wrote, and after one compacts the file to format 5 (replacing
+    /// it) both, and a new opening, read every value, list and ordered list as written.
+    @Test func aFormatFourFileSharedWithAFormatFiveWriterReadsTheSameOnEverySide() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("tasks.store")
+        let link = directory.file("link.store")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: url)
+        let setup = try Self.open(url)
+        let home = try setup.location("Home")
+        var tasks: [ManagedObject] = []
+        for n in 0..<40 {
+            let task = try setup.task("task \(n)", priority: Int64(n % 4))
+            if n % 3 == 0 { try task.setObject(home, forKey: "location") }
+            tasks.append(task)
+        }
+        // Subtasks in descending and in ascending key order (an ordered relationship).
+        try tasks[0].setObjects([tasks[9], tasks[5], tasks[7]], forKey: "subtasks")
+        try tasks[1].setObjects([tasks[10], tasks[11], tasks[12]], forKey: "subtasks")
+        try setup.save()
+        try (setup.coordinator.store as? BinaryStore)?.compact(format: 4)
+        #expect(try Data(contentsOf: url)[8] == 4)
+
+        // What every side must read: text, priority, location, subtasks in order, per key.
+        func view(_ context: ManagedObjectContext) throws -> [String] {
+            try context.all("Task").map { task in
+                let subtasks = try task.objectIDs(forRelationship: "subtasks").map { String($0.primaryKey ?? -1) }
+                let place = try task.value(forKeyPath: "location.name").value?.stringValue ?? "-"
+                return "\(task.objectID.primaryKey ?? -1) \(task["text"].stringValue ?? "?") \(task["priority"]) \(place) [\(subtasks.joined(separator: ","))]"
+            }.sorted()
+        }
+        let a = try Self.open(url)
+        let b = try Self.open(link)
+        #expect(try view(a) == view(setup))
+
+        // B edits through the link: sparse rows in the log of a format-4 snapshot.
+        let bTasks = try b.all("Task").sorted { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) }
+        try bTasks[2].setValue("edited by B", forKey: "text")
+        try bTasks[3].setObject(try b.all("Location").first, forKey: "location")
+        try bTasks[4].setObjects([bTasks[20], bTasks[30]], forKey: "subtasks")
+        try b.save()
+        #expect(try Data(contentsOf: url)[8] == 5, "the save's header says format 5")
+        a.reset()
+        #expect(try view(a) == view(b))
+
+        // A edits, then B compacts to format 5 (the file replaced under A).
+        let aTask = try #require(try a.all("Task").first { $0["text"] == "task 6" })
+        try aTask.setValue(3, forKey: "priority")
+        try aTask.setObjects([bTasks[35].objectID, bTasks[33].objectID].map { try a.existingObject(with: $0) }, forKey: "subtasks")
+        try a.save()
+        b.reset()
+        let expected = try view(b)
+        #expect(try view(a) == expected)
+        try (b.coordinator.store as? BinaryStore)?.compact()
+        #expect(try Data(contentsOf: url)[8] == 5)
+        a.reset()
+        #expect(try view(a) == expected)
+        #expect(try view(Self.open(link)) == expected)
+        #expect(try a.coordinator.checkIntegrity().problems.isEmpty)
+    }
+
     @Test(arguments: fileKinds)
     func twoOpeningsAddingToOneLocationKeepBothTasks(kind: StoreKind) throws {
         let directory = try TemporaryDirectory()

@@ -23,6 +23,27 @@ import ObjectStoreModel
         return Snapshot.Row(key: key, version: version, source: bytes, start: 0, length: bytes.count)
     }
 
+    /// Every row of each entity is found by a binary search in the file and by position,
+    /// and read with its entity loaded whole (each row checked against its checksum); a key
+    /// that is not there is not found.
+    private func expectEveryRowReadsBack(_ entities: [[Snapshot.Row]], from snapshot: Snapshot, missing: Int64, fd: Int32, path: String) throws {
+        for (entity, rows) in entities.enumerated() {
+            for (position, expected) in rows.enumerated() {
+                let found = try #require(try snapshot.find(key: expected.key, entity: entity, fd: fd, path: path))
+                #expect(found.entry.key == expected.key && found.entry.version == expected.version && found.bytes[...] == expected.bytes)
+                let at = try #require(try snapshot.row(at: position, entity: entity, fd: fd, path: path))
+                #expect(at.entry.key == expected.key && at.bytes[...] == expected.bytes)
+            }
+            #expect(try snapshot.find(key: missing, entity: entity, fd: fd, path: path) == nil)
+            let loaded = try snapshot.load(entity: entity, fd: fd, path: path)
+            #expect(Array(loaded.keys) == rows.map(\.key))
+            for (position, expected) in rows.enumerated() {
+                let (entry, start) = try loaded.row(at: position, path: path)
+                #expect(entry.version == expected.version && loaded.bytes[start..<start + entry.size] == expected.bytes)
+            }
+        }
+    }
+
     @Test func eachEntityGetsNarrowEntriesOnlyWhenAllOfItsKeysAndVersionsFit() throws {
         let directory = try TemporaryDirectory()
         let small = [row(1, "one"), row(2, version: 7, ""), row(3, "three"), row(4_000_000_000, version: 4_294_967_295, "big but 32-bit")]
@@ -31,23 +52,7 @@ import ObjectStoreModel
         let (snapshot, fd, path) = try written(rows: [small, large, oldVersion], in: directory)
         defer { close(fd) }
         #expect(snapshot.entities.map(\.entrySize) == [16, 32, 32])
-        for (entity, rows) in [small, large, oldVersion].enumerated() {
-            // Found by a binary search in the file, and by position.
-            for (position, expected) in rows.enumerated() {
-                let found = try #require(try snapshot.find(key: expected.key, entity: entity, fd: fd, path: path))
-                #expect(found.entry.key == expected.key && found.entry.version == expected.version && found.bytes[...] == expected.bytes)
-                let at = try #require(try snapshot.row(at: position, entity: entity, fd: fd, path: path))
-                #expect(at.entry.key == expected.key && at.bytes[...] == expected.bytes)
-            }
-            #expect(try snapshot.find(key: 6, entity: entity, fd: fd, path: path) == nil)
-            // Read whole, each row checked against its checksum.
-            let loaded = try snapshot.load(entity: entity, fd: fd, path: path)
-            #expect(Array(loaded.keys) == rows.map(\.key))
-            for (position, expected) in rows.enumerated() {
-                let (entry, start) = try loaded.row(at: position, path: path)
-                #expect(entry.version == expected.version && loaded.bytes[start..<start + entry.size] == expected.bytes)
-            }
-        }
+        try expectEveryRowReadsBack([small, large, oldVersion], from: snapshot, missing: 6, fd: fd, path: path)
         // Format 3's layout: every entry wide, and the same rows read back.
         let (wide, wideFD, _) = try written(rows: [small], layout: .wide, in: directory)
         defer { close(wideFD) }
@@ -137,21 +142,7 @@ import ObjectStoreModel
         #expect(snapshot.entities[0].widths == Snapshot.DirectoryWidths(key: 2, version: 1, end: 2))
         #expect(snapshot.entities[1].widths == Snapshot.DirectoryWidths(key: 6, version: 5, end: 1))
         #expect(snapshot.entities.map(\.entrySize) == [9, 16, 7])
-        for (entity, rows) in [small, large, empty].enumerated() {
-            for (position, expected) in rows.enumerated() {
-                let found = try #require(try snapshot.find(key: expected.key, entity: entity, fd: fd, path: path))
-                #expect(found.entry.key == expected.key && found.entry.version == expected.version && found.bytes[...] == expected.bytes)
-                let at = try #require(try snapshot.row(at: position, entity: entity, fd: fd, path: path))
-                #expect(at.entry.key == expected.key && at.bytes[...] == expected.bytes)
-            }
-            #expect(try snapshot.find(key: 301, entity: entity, fd: fd, path: path) == nil)
-            let loaded = try snapshot.load(entity: entity, fd: fd, path: path)
-            #expect(Array(loaded.keys) == rows.map(\.key))
-            for (position, expected) in rows.enumerated() {
-                let (entry, start) = try loaded.row(at: position, path: path)
-                #expect(entry.version == expected.version && loaded.bytes[start..<start + entry.size] == expected.bytes)
-            }
-        }
+        try expectEveryRowReadsBack([small, large, empty], from: snapshot, missing: 301, fd: fd, path: path)
     }
 
     /// A packed uniqueness index keeps the top 32 bits of each hash, entity indexes only

@@ -102,12 +102,10 @@ struct Snapshot {
         var rowsLength: Int
         /// CRC-32 of the whole directory.
         var directoryCRC: UInt32
-        /// ``directoryEntrySize``, or the size of the narrow or packed entries ``widths`` gives.
-        var entrySize: Int = Snapshot.directoryEntrySize
         /// Nil for wide entries; otherwise the widths of entries that hold where their row ends.
-        var widths: DirectoryWidths? = nil {
-            didSet { entrySize = widths?.entrySize ?? Snapshot.directoryEntrySize }
-        }
+        var widths: DirectoryWidths? = nil
+        /// ``directoryEntrySize``, or the size of the narrow or packed entries ``widths`` gives.
+        var entrySize: Int { widths?.entrySize ?? Snapshot.directoryEntrySize }
 
         /// Whether entries hold where their row ends (narrow or packed), not offset and size.
         var isNarrow: Bool { widths != nil }
@@ -128,13 +126,11 @@ struct Snapshot {
         var crc: UInt32
         /// What the index was built for (``BinaryStore/signature(of:in:)``).
         var signature: UInt32
+        /// Nil for wide entries.
+        var widths: IndexWidths? = nil
         /// The size of an entry: ``indexEntrySize``, or the size of the narrow or packed
         /// entries ``widths`` gives.
-        var entrySize: Int = Snapshot.indexEntrySize
-        /// Nil for wide entries.
-        var widths: IndexWidths? = nil {
-            didSet { entrySize = widths?.entrySize ?? Snapshot.indexEntrySize }
-        }
+        var entrySize: Int { widths?.entrySize ?? Snapshot.indexEntrySize }
 
         var isSchemaIndex: Bool { constraint & Snapshot.schemaIndexFlag != 0 }
         var isNarrow: Bool { widths != nil }
