@@ -48,53 +48,115 @@ import ObjectStoreModel
     }
 
     /// What decoding the whole row gives, or nil when it throws.
-    static func decoded(_ bytes: [UInt8], blanks: [SlotValue]) -> [SlotValue]? {
+    static func decoded(_ bytes: [UInt8], shape: RowCodec.Shape, codec: RowCodec = codec) -> [SlotValue]? {
         var reader = ByteReader(bytes)
-        return try? codec.decode(from: &reader, blanks: blanks)
+        return try? codec.decode(from: &reader, shape: shape)
     }
 
-    /// Whether two slot values are the same (NaN equal to NaN).
+    /// Whether two slot values are the same (NaN equal to NaN, strings byte for byte).
     static func same(_ a: SlotValue, _ b: SlotValue) -> Bool {
         if case .value(.double(let x)) = a, case .value(.double(let y)) = b, x.isNaN, y.isNaN { return true }
+        if case .value(.string(let x)) = a, case .value(.string(let y)) = b { return x.utf8.elementsEqual(y.utf8) }
         return a == b
     }
 
-    /// Rows with every slot tagged (as before format 5) and sparse ones (format 5: blanks
-    /// left out, per a bitmap), whole and damaged.
-    @Test(arguments: [false, true])
-    func aRowIsAcceptedForReadingInPlaceExactlyWhenItDecodes(sparse: Bool) throws {
-        var g = Generator(state: sparse ? 20261124 : 20261123)
-        var accepted = 0, refused = 0, left = 0, ascending = 0
-        let kinds: [SlotValue] = [.value(.null), .toOne(nil), .toMany([])]
+    /// The kind a typed row writes a value as, and its slot's blank (for a value that is a
+    /// blank, a kind at random): `destination` for a reference, at random its own entity's
+    /// or another (a sub-entity's object, whose index the row writes).
+    static func kindAndBlank(of slot: SlotValue, _ g: inout Generator) -> (RowCodec.SlotKind, SlotValue) {
+        let attributeKinds: [RowCodec.SlotKind] = [.bool, .integer, .double, .decimal, .string, .date, .data, .uuid, .uri]
+        switch slot {
+        case .value(.null): return (attributeKinds[g.below(attributeKinds.count)], slot)
+        case .value(.bool): return (.bool, .value(.null))
+        case .value(.integer): return (.integer, .value(.null))
+        case .value(.double): return (.double, .value(.null))
+        case .value(.decimal): return (.decimal, .value(.null))
+        case .value(.string): return (.string, .value(.null))
+        case .value(.date): return (.date, .value(.null))
+        case .value(.data): return (.data, .value(.null))
+        case .value(.uuid): return (.uuid, .value(.null))
+        case .value(.uri): return (.uri, .value(.null))
+        case .toOne(let id):
+            let own = id.flatMap { codec.entityIndex(of: $0) } ?? g.below(3)
+            return (.toOne(g.below(2) == 0 ? own : (own + 1) % 3), .toOne(nil))
+        case .toMany: return (.tagged, [.value(.null), .toOne(nil), .toMany([])][g.below(3)])
+        }
+    }
+
+    /// The typed rows' codec: a dictionary with a composed "café", so the decomposed one
+    /// (equal to it for Swift's ==) must be written as its own bytes.
+    static let typedCodec = codec.with(strings: ["home", "caf\u{E9}", "日本", "Straße"])
+
+    /// Rows with every slot tagged (as before format 5), sparse ones (format 5: blanks left
+    /// out, per a bitmap) and typed ones (format 6: sparse, values without tags, strings of
+    /// the dictionary as numbers), whole and damaged.
+    @Test(arguments: ["tagged", "sparse", "typed"])
+    func aRowIsAcceptedForReadingInPlaceExactlyWhenItDecodes(form: String) throws {
+        var g = Generator(state: form == "sparse" ? 20261124 : form == "typed" ? 20261125 : 20261123)
+        var accepted = 0, refused = 0, left = 0, ascending = 0, typedRows = 0, untypeable = 0
+        let blankKinds: [SlotValue] = [.value(.null), .toOne(nil), .toMany([])]
+        let codec = form == "typed" ? Self.typedCodec : Self.codec
         for round in 0..<3000 {
             // Up to 70 slots, so a bitmap of more than 64 bits is read too.
-            let slots = (0..<(1 + g.below(round % 10 == 0 ? 70 : 12))).map { _ in Self.randomSlot(&g) }
-            // Each slot's blank, of a kind at random: a slot holds its blank or another value.
-            let blanks = slots.map { _ in kinds[g.below(3)] }
+            var slots = (0..<(1 + g.below(round % 10 == 0 ? 70 : 12))).map { _ in Self.randomSlot(&g) }
+            if form == "typed", g.below(3) == 0 {
+                // Canonically equivalent strings, one of them in the dictionary.
+                slots[g.below(slots.count)] = .value(.string(g.below(2) == 0 ? "caf\u{E9}" : "cafe\u{301}"))
+            }
+            var shape: RowCodec.Shape
+            if form == "typed" {
+                let pairs = slots.map { Self.kindAndBlank(of: $0, &g) }
+                shape = RowCodec.Shape(blanks: pairs.map(\.1), kinds: pairs.map(\.0))
+                // Now and then a value of another type than its slot's: the row is written sparse.
+                if round % 10 == 5 {
+                    let i = g.below(slots.count)
+                    if slots[i] != shape.blanks[i], shape.kinds[i] != .tagged {
+                        shape.kinds[i] = shape.kinds[i] == .integer ? .string : .integer
+                        untypeable += 1
+                    }
+                }
+            } else {
+                // Each slot's blank, of a kind at random: a slot holds its blank or another value.
+                shape = RowCodec.Shape(blanks: slots.map { _ in blankKinds[g.below(3)] })
+            }
             var writer = ByteWriter()
-            if sparse {
-                try Self.codec.encodeRow(slots, blanks: blanks, into: &writer)
+            if form == "tagged" {
+                try codec.encode(slots, into: &writer)
+            } else {
+                try codec.encodeRow(slots, shape: shape, into: &writer)
+                var sparse = ByteWriter()
+                try codec.encodeRow(slots, shape: shape.sparse, into: &sparse)
                 var tagged = ByteWriter()
-                try Self.codec.encode(slots, into: &tagged)
+                try codec.encode(slots, into: &tagged)
                 // The tagged row, less each blank's bytes (a tag; an empty list's count too),
                 // plus a byte of count and the bitmap.
-                let blankBytes = zip(slots, blanks).reduce(0) { sum, pair in pair.0 != pair.1 ? sum : sum + (pair.1 == .toMany([]) ? 2 : 1) }
+                let blankBytes = zip(slots, shape.blanks).reduce(0) { sum, pair in pair.0 != pair.1 ? sum : sum + (pair.1 == .toMany([]) ? 2 : 1) }
                 let expected = tagged.bytes.count - blankBytes + 1 + (slots.count + 7) / 8
                 // Lists of one entity's objects in ascending order take their key distances:
                 // fewer bytes; any other row exactly that many.
-                let ascendingLists = zip(slots, blanks).contains { slot, blank in
+                let ascendingLists = zip(slots, shape.blanks).contains { slot, blank in
                     guard slot != blank, case .toMany(let ids) = slot, ids.count >= 2 else { return false }
                     return zip(ids, ids.dropFirst()).allSatisfy { $0.entityName == $1.entityName && ($0.primaryKey ?? 0) < ($1.primaryKey ?? 0) }
                 }
                 if ascendingLists { ascending += 1 }
-                #expect(ascendingLists ? writer.bytes.count < expected : writer.bytes.count == expected, "round \(round)")
+                #expect(ascendingLists ? sparse.bytes.count < expected : sparse.bytes.count == expected, "round \(round)")
                 left += blankBytes
-                // The same row, made sparse from its tagged bytes without decoding them.
-                var rewritten = ByteWriter()
-                let length = try Self.codec.appendSparse(tagged.bytes, from: 0, blanks: blanks, to: &rewritten)
-                #expect(rewritten.bytes == writer.bytes && length == writer.bytes.count, "round \(round)")
-            } else {
-                try Self.codec.encode(slots, into: &writer)
+                if form == "typed" {
+                    // Typed when every value is of its slot's kind; never longer than sparse.
+                    let isTyped = writer.bytes.starts(with: [0x80, 0x00])
+                    let typeable = zip(slots, zip(shape.blanks, shape.kinds)).allSatisfy { slot, pair in
+                        let (blank, kind) = pair
+                        return slot == blank || kind == Self.kindAndBlank(of: slot, &g).0 || kind == .tagged || {
+                            if case .toOne = kind, case .toOne = slot { return true }
+                            return false
+                        }()
+                    }
+                    #expect(isTyped == typeable, "round \(round)")
+                    #expect(isTyped ? writer.bytes.count <= sparse.bytes.count : writer.bytes == sparse.bytes, "round \(round)")
+                    if isTyped { typedRows += 1 }
+                } else {
+                    #expect(writer.bytes == sparse.bytes)
+                }
             }
             var bytes = writer.bytes
             if round % 3 != 0 {
@@ -105,33 +167,40 @@ import ObjectStoreModel
                     for _ in 0..<(1 + g.below(3)) { bytes[g.below(bytes.count)] = UInt8(g.below(256)) }
                 }
             }
-            let whole = Self.decoded(bytes, blanks: blanks)
+            let whole = Self.decoded(bytes, shape: shape, codec: codec)
             var reader = ByteReader(bytes)
-            let checked = try? Self.codec.check(&reader, blanks: blanks)
+            let checked = try? codec.check(&reader, shape: shape)
             #expect(checked == whole?.count, "round \(round): check \(String(describing: checked)), decoding \(String(describing: whole?.count))")
             guard let whole, checked == whole.count else {
                 refused += 1
                 continue
             }
             accepted += 1
-            if round % 3 == 0 { #expect(whole == slots || zip(whole, slots).allSatisfy(Self.same)) }
+            if round % 3 == 0 { #expect(whole.count == slots.count && zip(whole, slots).allSatisfy(Self.same), "round \(round)") }
             // Read in place, slot by slot, as an object reads it.
             for index in whole.indices {
                 var slotReader = ByteReader(bytes)
-                let one = try Self.codec.slot(index, from: &slotReader, blanks: blanks)
+                let one = try codec.slot(index, from: &slotReader, shape: shape)
                 #expect(Self.same(one, whole[index]), "round \(round), slot \(index)")
             }
-            // Decoding some slots, and skipping the row, agree with decoding it whole.
+            // Decoding some slots, into an array or by mark, and each slot in turn agree with
+            // decoding the row whole, and end where it ends.
             let wanted = whole.indices.filter { _ in g.below(2) == 0 }
-            var someReader = ByteReader(bytes), skipReader = ByteReader(bytes), wholeReader = ByteReader(bytes)
-            let some = try Self.codec.decode(slots: wanted, from: &someReader, blanks: blanks)
+            var someReader = ByteReader(bytes), markReader = ByteReader(bytes), eachReader = ByteReader(bytes), wholeReader = ByteReader(bytes)
+            let some = try codec.decode(slots: wanted, from: &someReader, shape: shape)
             #expect(zip(some, wanted.map { whole[$0] }).allSatisfy(Self.same))
-            _ = try Self.codec.decode(from: &wholeReader, blanks: blanks)
-            try Self.codec.skipRow(&skipReader)
-            #expect(skipReader.position == wholeReader.position)
+            var marked = [SlotValue](repeating: .value(.integer(-1)), count: whole.count)
+            try codec.decode(into: &marked, wanted: whole.indices.map { wanted.contains($0) }, from: &markReader, shape: shape)
+            #expect(whole.indices.allSatisfy { wanted.contains($0) ? Self.same(marked[$0], whole[$0]) : marked[$0] == .value(.integer(-1)) })
+            var each: [SlotValue] = []
+            try codec.forEachSlot(from: &eachReader, shape: shape) { each.append($1); return true }
+            #expect(each.count == whole.count && zip(each, whole).allSatisfy(Self.same))
+            _ = try codec.decode(from: &wholeReader, shape: shape)
+            #expect(eachReader.position == wholeReader.position)
         }
         #expect(accepted > 1000 && refused > 500)
-        if sparse { #expect(left > 1000 && ascending > 100, "slots that held their blank: \(left) bytes; rows with ascending lists: \(ascending)") }
+        if form != "tagged" { #expect(left > 1000 && ascending > 100, "slots that held their blank: \(left) bytes; rows with ascending lists: \(ascending)") }
+        if form == "typed" { #expect(typedRows > 900 && untypeable > 100, "typed rows \(typedRows), rows with a value of another type \(untypeable)") }
     }
 
     static func open(_ url: URL) throws -> ManagedObjectContext {

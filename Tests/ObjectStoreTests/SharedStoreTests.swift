@@ -90,7 +90,7 @@ import ObjectStoreModel
         try bTasks[3].setObject(try b.all("Location").first, forKey: "location")
         try bTasks[4].setObjects([bTasks[20], bTasks[30]], forKey: "subtasks")
         try b.save()
-        #expect(try Data(contentsOf: url)[8] == 5, "the save's header says format 5")
+        #expect(try Data(contentsOf: url)[8] == 6, "the save's header says format 6")
         a.reset()
         #expect(try view(a) == view(b))
 
@@ -103,10 +103,60 @@ import ObjectStoreModel
         let expected = try view(b)
         #expect(try view(a) == expected)
         try (b.coordinator.store as? BinaryStore)?.compact()
-        #expect(try Data(contentsOf: url)[8] == 5)
+        #expect(try Data(contentsOf: url)[8] == 6)
         a.reset()
         #expect(try view(a) == expected)
         #expect(try view(Self.open(link)) == expected)
+        #expect(try a.coordinator.checkIntegrity().problems.isEmpty)
+    }
+
+    /// Format 6: a compaction puts the strings rows repeat in the store's dictionary and
+    /// typed rows write them as numbers. Each opening reads every string byte for byte (a
+    /// decomposed "café" is not the dictionary's composed one) whichever dictionary its rows
+    /// were written with: rows held from before a compaction, rows the other opening wrote
+    /// with the new dictionary, and rows after another compaction chose another one.
+    @Test func stringsReadBackAsWrittenAcrossCompactionsThatChangeTheDictionary() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("tasks.store")
+        let composed = "caf\u{E9}", decomposed = "cafe\u{301}"
+        let a = try Self.open(url), b = try Self.open(url)
+        for n in 0..<30 {
+            _ = try a.task(n % 3 == 0 ? "errand" : n % 3 == 1 ? composed : "task \(n)")
+        }
+        _ = try a.task(decomposed)
+        try a.save()
+        func texts(_ context: ManagedObjectContext) throws -> [[UInt8]] {
+            try context.all("Task").compactMap { $0["text"].stringValue.map { Array($0.utf8) } }.sorted { $0.lexicographicallyPrecedes($1) }
+        }
+        let written = try texts(a)
+        #expect(written.filter { $0 == Array(decomposed.utf8) }.count == 1 && written.filter { $0 == Array(composed.utf8) }.count == 10)
+        let held = try b.all("Task")
+        let store = try #require(b.coordinator.store as? BinaryStore)
+        try store.compact()
+        #expect(Set(store.dictionary).isSuperset(of: ["errand", composed]) && !store.dictionary.contains { $0.hasPrefix("task") }, "\(store.dictionary)")
+        // B's objects, read before the compaction, and A's after it read the same bytes.
+        #expect(held.compactMap { $0["text"].stringValue.map { Array($0.utf8) } }.sorted { $0.lexicographicallyPrecedes($1) } == written)
+        a.reset()
+        #expect(try texts(a) == written)
+
+        // A writes with the new dictionary; B reads it. Then B renames the errands and
+        // compacts: another dictionary, and A's held objects still read what they read.
+        for _ in 0..<5 { _ = try a.task("errand") }
+        _ = try a.task(decomposed)
+        try a.save()
+        let aHeld = try a.all("Task")
+        let aTexts = try texts(a)
+        b.reset()
+        #expect(try texts(b) == aTexts)
+        for task in try b.all("Task") where task["text"] == "errand" { try task.setValue("chore", forKey: "text") }
+        try b.save()
+        try store.compact()
+        #expect(Set(store.dictionary).isSuperset(of: ["chore", composed]) && !store.dictionary.contains("errand"), "\(store.dictionary)")
+        #expect(aHeld.compactMap { $0["text"].stringValue.map { Array($0.utf8) } }.sorted { $0.lexicographicallyPrecedes($1) } == aTexts)
+        a.reset()
+        let renamed = aTexts.map { $0 == Array("errand".utf8) ? Array("chore".utf8) : $0 }.sorted { $0.lexicographicallyPrecedes($1) }
+        #expect(try texts(a) == renamed)
+        #expect(try texts(Self.open(url)) == renamed)
         #expect(try a.coordinator.checkIntegrity().problems.isEmpty)
     }
 

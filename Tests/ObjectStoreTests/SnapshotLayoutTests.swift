@@ -213,13 +213,25 @@ import ObjectStoreModel
         try codec.encode([.value(.date(Date(timeIntervalSinceReferenceDate: seconds)))], into: &writer)
         #expect(writer.bytes.count == 2 + size, "a count, a tag and \(size) bytes")
         var reader = ByteReader(writer.bytes)
-        guard case .value(.date(let date)) = try codec.decode(from: &reader, blanks: []).first else {
+        guard case .value(.date(let date)) = try codec.decode(from: &reader, shape: RowCodec.Shape()).first else {
             Issue.record("no date read back")
             return
         }
         #expect(date.timeIntervalSinceReferenceDate.bitPattern == seconds.bitPattern)
         var checker = ByteReader(writer.bytes)
-        #expect(try codec.check(&checker, blanks: []) == 1)
+        #expect(try codec.check(&checker, shape: RowCodec.Shape()) == 1)
+        // A typed row (format 6) writes it without the tag: a byte less, or the same bytes
+        // for a date that is not a whole second (a byte that says so, then the Double).
+        let shape = RowCodec.Shape(blanks: [.value(.null)], kinds: [.date])
+        var typed = ByteWriter()
+        try codec.encodeRow([.value(.date(Date(timeIntervalSinceReferenceDate: seconds)))], shape: shape, into: &typed)
+        #expect(typed.bytes.count == 3 + (size == 8 ? 9 : size), "a mark, a bitmap and the value")
+        var typedReader = ByteReader(typed.bytes)
+        guard case .value(.date(let typedDate)) = try codec.decode(from: &typedReader, shape: shape).first else {
+            Issue.record("no date read back from a typed row")
+            return
+        }
+        #expect(typedDate.timeIntervalSinceReferenceDate.bitPattern == seconds.bitPattern)
     }
 
     /// Each value's width is the narrowest that reads back to the same bits: integers by

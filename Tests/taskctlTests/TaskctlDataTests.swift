@@ -144,10 +144,12 @@ struct TaskctlDataTests {
     /// `format3.store` was written by taskctl at d18e192 (binary format 3: a snapshot with
     /// wide entries, then a commit in the log), and `format3-export.json` is that taskctl's
     /// export of it; `format4.store` is that store compacted by taskctl at ec86200 (format 4:
-    /// narrow entries), then a task added and one done in its log, with that taskctl's export.
-    /// Today's taskctl reads each as it was, and its compaction rewrites it in format 5,
-    /// smaller, with the same tasks.
-    @Test(arguments: [3, 4])
+    /// narrow entries), then a task added and one done in its log, with that taskctl's export;
+    /// `format5.store` is `format4.store` compacted by taskctl at f92e17b (format 5: packed
+    /// entries, sparse rows), then a task with a project, a location and a tag added and
+    /// one done in its log, with that taskctl's export. Today's taskctl reads each as it
+    /// was, and its compaction rewrites it in format 6, smaller, with the same tasks.
+    @Test(arguments: [3, 4, 5])
     func anOlderFormatReadsAsBeforeAndCompactsSmaller(format: Int) throws {
         let t = try TaskctlRunner()
         try FileManager.default.copyItem(at: TaskctlRunner.fixtures.appendingPathComponent("format\(format).store"), to: t.store)
@@ -157,11 +159,11 @@ struct TaskctlDataTests {
         #expect(try t.ok("store", "check").hasPrefix("ok:"))
         // A range of due dates (the store's dueDate index serves it): what that taskctl listed.
         let dueTexts = try t.tasks("--due-after", "2026-12-19", "--due-before", "2026-12-21").compactMap { $0["text"] as? String }.sorted()
-        #expect(dueTexts == (["Task 19 of the format-3 fixture", "Task 2 of the format-3 fixture"] + (format == 4 ? ["Added after the format-4 compaction"] : [])).sorted())
+        #expect(dueTexts == (["Task 19 of the format-3 fixture", "Task 2 of the format-3 fixture"] + (format >= 4 ? ["Added after the format-4 compaction"] : [])).sorted())
         let before = try FileManager.default.attributesOfItem(atPath: t.store.path)[.size] as? Int ?? 0
         try t.ok("store", "compact")
         let after = try FileManager.default.attributesOfItem(atPath: t.store.path)[.size] as? Int ?? 0
-        #expect(try Data(contentsOf: t.store)[8] == 5)
+        #expect(try Data(contentsOf: t.store)[8] == 6)
         #expect(after < before, "\(before) -> \(after) bytes")
         #expect(try t.ok("export") == expected)
         #expect(try t.ok("store", "check").hasPrefix("ok:"))

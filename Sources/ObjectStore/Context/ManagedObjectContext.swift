@@ -163,10 +163,10 @@ public final class ManagedObjectContext {
         fill(object, with: snapshot)
     }
 
-    /// The layout of an entity's rows encoded with `codec` (made once per entity and table).
+    /// The layout of an entity's rows encoded with `codec` (made once per entity, table and
+    /// dictionary).
     func rowLayout(_ entity: EntityDescription, codec: RowCodec) -> RowLayout {
-        if let known = rowLayouts[entity.identity], known.codec.entityNames == codec.entityNames,
-           known.codec.storeIdentifier == codec.storeIdentifier {
+        if let known = rowLayouts[entity.identity], known.codec.isSame(as: codec) {
             return known
         }
         let made = RowLayout(codec: codec, entity: entity)

@@ -10,14 +10,15 @@ final class RowLayout {
     let initial: [SlotValue]
     /// Per slot, whether stores write it (the others read as their initial value).
     let stored: [Bool]
-    /// Each slot's blank, which a sparse row leaves out.
-    let blanks: [SlotValue]
+    /// Each slot's blank (which sparse and typed rows leave out) and kind (typed rows).
+    let shape: RowCodec.Shape
 
     init(codec: RowCodec, entity: EntityDescription) {
         self.codec = codec
         self.initial = entity.properties.map(SlotValue.initial(for:))
         self.stored = entity.properties.map { $0.attribute?.isStored ?? true }
-        self.blanks = entity.properties.map(SlotValue.blank(for:))
+        let shape = codec.shape(entity: codec.entityIndex[entity.name] ?? -1)
+        self.shape = shape.count == entity.properties.count ? shape : RowCodec.Shape(blanks: entity.properties.map(SlotValue.blank(for:)))
     }
 
     var count: Int { initial.count }
@@ -36,7 +37,7 @@ struct EncodedRow {
     /// values, as decoded ones do). Throws when it does not decode.
     init?(bytes: [UInt8], start: Int, layout: RowLayout) throws {
         var reader = ByteReader(bytes, from: start)
-        guard try layout.codec.check(&reader, blanks: layout.blanks) == layout.count else { return nil }
+        guard try layout.codec.check(&reader, shape: layout.shape) == layout.count else { return nil }
         self.bytes = bytes
         self.start = start
         self.layout = layout
@@ -46,13 +47,13 @@ struct EncodedRow {
     func slot(_ index: Int) -> SlotValue {
         guard layout.stored[index] else { return layout.initial[index] }
         var reader = ByteReader(bytes, from: start)
-        return (try? layout.codec.slot(index, from: &reader, blanks: layout.blanks)) ?? layout.initial[index]
+        return (try? layout.codec.slot(index, from: &reader, shape: layout.shape)) ?? layout.initial[index]
     }
 
     /// Every slot decoded.
     func decoded() -> [SlotValue] {
         var reader = ByteReader(bytes, from: start)
-        guard var slots = try? layout.codec.decode(from: &reader, blanks: layout.blanks), slots.count == layout.count else { return layout.initial }
+        guard var slots = try? layout.codec.decode(from: &reader, shape: layout.shape), slots.count == layout.count else { return layout.initial }
         for (index, isStored) in layout.stored.enumerated() where !isStored { slots[index] = layout.initial[index] }
         return slots
     }
@@ -61,7 +62,7 @@ struct EncodedRow {
     /// returns false.
     func forEachSlot(_ body: (Int, SlotValue) -> Bool) {
         var reader = ByteReader(bytes, from: start)
-        try? layout.codec.forEachSlot(from: &reader, blanks: layout.blanks) { index, value in
+        try? layout.codec.forEachSlot(from: &reader, shape: layout.shape) { index, value in
             body(index, index < layout.count && !layout.stored[index] ? layout.initial[index] : value)
         }
     }

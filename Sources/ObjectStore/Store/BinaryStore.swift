@@ -32,12 +32,14 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
     /// (snapshots with wide entries only) and 4 (narrow entries) are read too; every header
     /// this code writes says 5, so an older reader, which would misread packed snapshot
     /// entries or overwrite commits past the header's length, refuses the file.
-    package static let formatVersion = 5
+    package static let formatVersion = 6
     static let magic: [UInt8] = [0x89, 0x4F, 0x53, 0x54, 0x4F, 0x52, 0x45, 0x0A]  // \x89 O S T O R E \n
     static let headerSize = 64
 
     enum RecordTag: UInt8 {
         case metadata = 1, put = 2, delete = 3, nextKey = 4
+        /// The dictionary of strings (format 6), right after the metadata record.
+        case strings = 5
     }
 
     /// The store file.
@@ -164,6 +166,10 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
 
     package var identifier: String { core.withLock { $0.state.metadata?.storeIdentifier ?? "" } }
 
+    /// The store's dictionary of strings (format 6; empty before its first compaction) as
+    /// of the last read.
+    var dictionary: [String] { core.withLock { $0.state.codec?.strings ?? [] } }
+
     /// The store's metadata as of the last read.
     package var metadata: StoreMetadata? { core.withLock { $0.state.metadata } }
 
@@ -181,6 +187,16 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
         let header = Self.header(Header(version: Self.formatVersion, committedLength: Self.headerSize + frame.count, commitCount: 1))
         return header + frame
     }
+
+    /// A dictionary record (format 6): the strings typed rows write as their numbers.
+    static func writeStrings(_ strings: [String], into writer: inout ByteWriter) {
+        writer.u8(RecordTag.strings.rawValue)
+        writer.varint(UInt64(strings.count))
+        for string in strings { writer.string(string) }
+    }
+
+    /// How many rows must hold a string for a compaction to put it in the dictionary.
+    static let dictionaryUses = 3
 
     static func writeMetadata(_ metadata: StoreMetadata, entityNames: [String], into writer: inout ByteWriter) {
         writer.u8(RecordTag.metadata.rawValue)
@@ -343,6 +359,14 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
                 }
                 state.metadata = StoreMetadata(storeIdentifier: identifier, modelVersionName: versionName.isEmpty ? nil : versionName, entityVersionHashes: hashes, schemaText: schema, nextKeys: nextKeys)
                 state.codec = RowCodec(entityNames: names, storeIdentifier: identifier, model: state.model)
+            case .strings:
+                guard let codec = state.codec else { throw ByteReader.Truncated() }
+                let count = try reader.count()
+                guard count <= RowCodec.maxStrings else { throw ByteReader.Truncated() }
+                var strings: [String] = []
+                strings.reserveCapacity(count)
+                for _ in 0..<count { strings.append(try reader.string()) }
+                state.codec = codec.with(strings: strings)
             case .put:
                 guard let codec = state.codec else { throw ByteReader.Truncated() }
                 let id = try codec.reference(from: &reader)
@@ -427,7 +451,7 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
             do {
                 return (try Slots.inPlace(bytes, start: start, layout: layout(codec)), version)
             } catch {
-                throw StoreError.corrupt(path: path, reason: "unreadable row \(id)")
+                throw StoreError.corrupt(path: path, reason: "unreadable row \(id) DEBUG450")
             }
         }
     }
@@ -474,7 +498,7 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
                 if let decisions, let positions {
                     decided = positions.map { $0 < 0 ? 0 : decisions[$0] }
                 }
-                return RowScan(codec: codec, path: path, rows: rows, verdicts: decided, blanks: codec.blanks(entity: codec.entityIndex[entityName] ?? -1))
+                return RowScan(codec: codec, path: path, rows: rows, verdicts: decided, shape: codec.shape(entity: codec.entityIndex[entityName] ?? -1))
             }
         }
     }
@@ -642,7 +666,7 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
                     payload.signed(row.version)
                     encoded.bytes.removeAll(keepingCapacity: true)
                     do {
-                        try codec.encodeRow(row.slots, blanks: codec.entityIndex(of: row.objectID).map { codec.blanks(entity: $0) } ?? [], into: &encoded)
+                        try codec.encodeRow(row.slots, shape: codec.entityIndex(of: row.objectID).map { codec.shape(entity: $0) } ?? RowCodec.Shape(), into: &encoded)
                     } catch {
                         throw StoreError.invalidRequest(path: path, reason: "cannot write \(row.objectID): it refers to an object of an entity this store does not have")
                     }
@@ -981,7 +1005,7 @@ private final class Core {
             rows.sort { $0.key < $1.key }
         }
         var scan = RowScan(codec: codec, path: path, rows: rows, verdicts: [UInt8](repeating: 0, count: rows.count),
-                           blanks: codec.blanks(entity: codec.entityIndex[name] ?? -1))
+                           shape: codec.shape(entity: codec.entityIndex[name] ?? -1))
         scan.counted = counted
         return scan
     }
@@ -1073,14 +1097,16 @@ private final class Core {
         return merged
     }
 
-    func decode(_ id: ObjectID, _ bytes: [UInt8], from start: Int, slots: [Int]? = nil) throws -> [SlotValue] {
-        guard let codec = state.codec else { throw StoreError.corrupt(path: path, reason: "no metadata record") }
+    /// The slots of a row (those of `slots`, or all) as `codec` reads them (the state's by
+    /// default; a compaction's rows are read with the codec of their new dictionary).
+    func decode(_ id: ObjectID, _ bytes: [UInt8], from start: Int, slots: [Int]? = nil, codec: RowCodec? = nil) throws -> [SlotValue] {
+        guard let codec = codec ?? state.codec else { throw StoreError.corrupt(path: path, reason: "no metadata record") }
         var reader = ByteReader(bytes, from: start)
         do {
-            let blanks = codec.entityIndex(of: id).map { codec.blanks(entity: $0) } ?? []
-            return try slots.map { try codec.decode(slots: $0, from: &reader, blanks: blanks) } ?? codec.decode(from: &reader, blanks: blanks)
+            let shape = codec.entityIndex(of: id).map { codec.shape(entity: $0) } ?? RowCodec.Shape()
+            return try slots.map { try codec.decode(slots: $0, from: &reader, shape: shape) } ?? codec.decode(from: &reader, shape: shape)
         } catch {
-            throw StoreError.corrupt(path: path, reason: "unreadable row \(id)")
+            throw StoreError.corrupt(path: path, reason: "unreadable row \(id) DEBUG1105")
         }
     }
 
@@ -1177,36 +1203,41 @@ private final class Core {
 
     func compactLocked(path realPath: String, format: Int = BinaryStore.formatVersion) throws {
         guard let metadata = state.metadata, let codec = state.codec else { return }
-        // The metadata in a commit of its own, so reading it never reads the rows.
+        // Every row is read and written again: typed with a dictionary of the strings the
+        // rows repeat (format 6), sparse (format 5), or every slot tagged (older formats).
+        let strings = format >= 6 ? try dictionary(codec: codec) : []
+        let target = codec.with(strings: strings)
+        // The metadata (and the dictionary) in a commit of its own, so reading it never
+        // reads the rows.
         var metadataPayload = ByteWriter()
         BinaryStore.writeMetadata(metadata, entityNames: codec.entityNames, into: &metadataPayload)
+        if !strings.isEmpty { BinaryStore.writeStrings(strings, into: &metadataPayload) }
         let metadataFrame = BinaryStore.frame(metadataPayload.bytes)
         var rows: [[Snapshot.Row]] = []
         for (index, name) in codec.entityNames.enumerated() {
-            // Format 5 writes every row sparse (rows of the log and of an older snapshot are
-            // rewritten without decoding their values); older formats every slot tagged.
-            let blanks = codec.blanks(entity: index)
+            let shape = codec.shape(entity: index)
             var written = ByteWriter()
             var places: [(key: Int64, version: Int64, start: Int, length: Int)] = []
             for row in try encodedRows(ofEntity: name) {
                 let start = written.bytes.count
                 do {
-                    if format >= 5 {
-                        _ = try codec.appendSparse(row.bytes, from: row.start, blanks: blanks, to: &written)
-                    } else {
-                        var reader = ByteReader(row.bytes, from: row.start)
-                        try codec.encode(try codec.decode(from: &reader, blanks: blanks), into: &written)
+                    var reader = ByteReader(row.bytes, from: row.start)
+                    let slots = try codec.decode(from: &reader, shape: shape)
+                    switch format {
+                    case 6...: try target.encodeRow(slots, shape: shape, into: &written)
+                    case 5: try target.encodeRow(slots, shape: shape.sparse, into: &written)
+                    default: try target.encode(slots, into: &written)
                     }
                 } catch {
-                    throw StoreError.corrupt(path: path, reason: "unreadable row \(codec.objectID(entity: index, key: row.key))")
+                    throw StoreError.corrupt(path: path, reason: "unreadable row \(codec.objectID(entity: index, key: row.key)) DEBUG \(error)")
                 }
                 places.append((row.key, row.version, start, written.bytes.count - start))
             }
             let source = written.bytes
             rows.append(places.map { Snapshot.Row(key: $0.key, version: $0.version, source: source, start: $0.start, length: $0.length) })
         }
-        let columns = try columns(of: rows, codec: codec)
-        let snapshot = Snapshot.bytes(rows: rows, indexes: try indexes(of: rows, codec: codec) + schemaIndexes(of: rows, columns: columns, codec: codec, format: format),
+        let columns = try columns(of: rows, codec: target)
+        let snapshot = Snapshot.bytes(rows: rows, indexes: try indexes(of: rows, codec: target) + schemaIndexes(of: rows, columns: columns, codec: target, format: format),
                                       columns: columns, layout: format >= 5 ? .packed : format == 4 ? .narrow : .wide)
         let snapshotOffset = BinaryStore.headerSize + metadataFrame.count
         let header = BinaryStore.header(BinaryStore.Header(version: min(format, BinaryStore.formatVersion), committedLength: snapshotOffset + snapshot.count, commitCount: state.commitCount + 1,
@@ -1215,6 +1246,27 @@ private final class Core {
         let fd = try FileIO.replace(realPath, with: header + metadataFrame + snapshot)
         defer { close(fd) }
         try reload(fd)
+    }
+
+    /// The strings a compaction puts in the dictionary (format 6): those the typed rows'
+    /// string slots hold at least ``dictionaryUses`` times (of 2 to 64 bytes), most used
+    /// first (the first 64 take a byte in a row), at most ``RowCodec/maxStrings``.
+    func dictionary(codec: RowCodec) throws -> [String] {
+        var uses: [String: Int] = [:]
+        for (index, name) in codec.entityNames.enumerated() {
+            let shape = codec.shape(entity: index)
+            let slots = shape.kinds.indices.filter { shape.kinds[$0] == .string }
+            guard shape.isTyped, !slots.isEmpty else { continue }
+            for row in try encodedRows(ofEntity: name) {
+                for value in try decode(codec.objectID(entity: index, key: row.key), row.bytes, from: row.start, slots: slots, codec: codec) {
+                    guard case .value(.string(let text)) = value, (2...64).contains(text.utf8.count) else { continue }
+                    uses[text, default: 0] += 1
+                }
+            }
+        }
+        return uses.filter { $0.value >= BinaryStore.dictionaryUses }
+            .sorted { $0.value != $1.value ? $0.value > $1.value : $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+            .prefix(RowCodec.maxStrings).map(\.key)
     }
 
     /// The index entries of the snapshot's rows (the rows of a snapshot part as read).
@@ -1285,7 +1337,7 @@ private final class Core {
         hashed.reserveCapacity(rows.count)
         for (position, row) in rows.enumerated() {
             let id = codec.objectID(entity: table, key: row.key)
-            guard let value = try decode(id, row.source, from: row.start, slots: [slot]).first, let hash = hash(value) else { continue }
+            guard let value = try decode(id, row.source, from: row.start, slots: [slot], codec: codec).first, let hash = hash(value) else { continue }
             hashed.append((Int64(bitPattern: hash), position))
         }
         hashed.sort { ($0.hash, $0.position) < ($1.hash, $1.position) }
@@ -1462,7 +1514,7 @@ private final class Core {
         // The index's rows are in key order already.
         if rows.count > indexedCount { rows.sort { $0.key < $1.key } }
         return RowScan(codec: codec, path: path, rows: rows.map { ($0.key, $0.version, $0.bytes, $0.start) }, verdicts: rows.map(\.verdict),
-                       blanks: codec.blanks(entity: codec.entityIndex[name] ?? -1))
+                       shape: codec.shape(entity: codec.entityIndex[name] ?? -1))
     }
 
     /// An index per uniqueness constraint of the model over rows (`rows[i]`: entity i's).
@@ -1479,7 +1531,7 @@ private final class Core {
                     guard let kindIndex = codec.entityIndex[kind.name] else { continue }
                     for row in rows[kindIndex] {
                         let id = codec.objectID(entity: kindIndex, key: row.key)
-                        let decoded = try decode(id, row.source, from: row.start, slots: ascending)
+                        let decoded = try decode(id, row.source, from: row.start, slots: ascending, codec: codec)
                         let values = slots.map { slot in ascending.firstIndex(of: slot).map { decoded[$0] } ?? .value(.null) }
                         guard !values.contains(.value(.null)) else { continue }
                         let comparable = UniquenessCheck.comparable(values, constraint: constraint, in: owner)
@@ -1506,7 +1558,7 @@ private final class Core {
             var values = [[SlotValue]](repeating: [], count: slots.count)
             for row in rows[entityIndex] {
                 let id = codec.objectID(entity: entityIndex, key: row.key)
-                let decoded = try decode(id, row.source, from: row.start, slots: slots)
+                let decoded = try decode(id, row.source, from: row.start, slots: slots, codec: codec)
                 for i in slots.indices { values[i].append(decoded[i]) }
             }
             return slots.indices.compactMap { i in

@@ -136,8 +136,12 @@ struct ByteReader {
     /// Moves past a string, checking it as ``string()`` does without making it (ASCII is
     /// checked in place).
     mutating func skipString() throws {
-        let n = try count()
-        guard end - position >= n else { throw Truncated() }
+        try skipString(length: try count())
+    }
+
+    /// ``skipString()`` of a string of `n` bytes whose length was read already.
+    mutating func skipString(length n: Int) throws {
+        guard n >= 0, end - position >= n else { throw Truncated() }
         defer { position += n }
         let start = position
         try bytes.withUnsafeBufferPointer { buffer in
@@ -147,8 +151,12 @@ struct ByteReader {
     }
 
     mutating func string() throws -> String {
-        let n = try count()
-        guard end - position >= n else { throw Truncated() }
+        try string(length: try count())
+    }
+
+    /// ``string()`` of a string of `n` bytes whose length was read already.
+    mutating func string(length n: Int) throws -> String {
+        guard n >= 0, end - position >= n else { throw Truncated() }
         defer { position += n }
         let start = position
         return try bytes.withUnsafeBufferPointer { buffer in

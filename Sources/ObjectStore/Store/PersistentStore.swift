@@ -359,15 +359,16 @@ struct RowScan {
     /// Matches the store counted and did not list (a scan `leavingUnread` when the caller
     /// holds no object of the entity): rows the columns accept for the whole predicate.
     var counted = 0
-    /// The entity's slot blanks (which sparse rows leave out).
-    var blanks: [SlotValue] = []
+    /// The entity's row shape (the slot blanks sparse rows leave out, the kinds typed rows
+    /// write).
+    var shape = RowCodec.Shape()
 
     /// Every slot of a row.
     func slots(at index: Int) throws -> [SlotValue] {
         let row = rows[index]
         var reader = ByteReader(row.bytes, from: row.start)
         do {
-            return try codec.decode(from: &reader, blanks: blanks)
+            return try codec.decode(from: &reader, shape: shape)
         } catch {
             throw StoreError.corrupt(path: path, reason: "unreadable row of key \(row.key)")
         }
@@ -378,7 +379,7 @@ struct RowScan {
         let row = rows[index]
         var reader = ByteReader(row.bytes, from: row.start)
         do {
-            try codec.decode(into: &slots, wanted: wanted, from: &reader, blanks: blanks)
+            try codec.decode(into: &slots, wanted: wanted, from: &reader, shape: shape)
         } catch {
             throw StoreError.corrupt(path: path, reason: "unreadable row of key \(row.key)")
         }

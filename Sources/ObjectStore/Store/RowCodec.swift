@@ -4,8 +4,62 @@ import ObjectStoreModel
 /// The binary encoding of slots (docs/store-format.md, "Slots"): one tag byte per slot,
 /// then the value. Relationship targets are written as an entity-table index and a key.
 /// A sparse row (format 5) leaves out the slots that hold their blank (nil, no object, no
-/// objects): a bitmap says which it holds.
+/// objects): a bitmap says which it holds. A typed row (format 6) is a sparse row whose
+/// values have no tag: the model's type of each slot says how it is written, and a string
+/// of the store's dictionary is written as its number there.
 struct RowCodec {
+    /// How a typed row writes a slot's value, from the slot's property in the model.
+    enum SlotKind: Equatable, Sendable {
+        /// Tagged, as in other rows (to-many relationships, and slots stores do not write).
+        case tagged
+        case bool, integer, double, decimal, string, date, data, uuid, uri
+        /// A to-one relationship to the entity at this entity-table index (or one of its
+        /// sub-entities, whose index then follows the key).
+        case toOne(Int)
+
+        /// The kind of a property's values; `entityIndex` gives a destination's table index.
+        init(_ property: PropertyDescription, entityIndex: [String: Int]) {
+            switch property {
+            case .attribute(let attribute):
+                guard attribute.isStored else { self = .tagged; return }
+                switch attribute.type {
+                case .boolean: self = .bool
+                case .int16, .int32, .int64: self = .integer
+                case .double, .float: self = .double
+                case .decimal: self = .decimal
+                case .string: self = .string
+                case .date: self = .date
+                case .binary: self = .data
+                case .uuid: self = .uuid
+                case .uri: self = .uri
+                }
+            case .relationship(let relationship):
+                guard !relationship.isToMany, let destination = entityIndex[relationship.destinationEntityName] else { self = .tagged; return }
+                self = .toOne(destination)
+            }
+        }
+    }
+
+    /// How one entity's rows are written: each slot's blank (which sparse and typed rows
+    /// leave out) and kind (typed rows). Empty for an entity the model does not have: its
+    /// rows are written with every slot tagged.
+    struct Shape: Sendable {
+        var blanks: [SlotValue]
+        /// Empty: rows are written sparse, not typed (tests, and compactions to format 5).
+        var kinds: [SlotKind]
+
+        init(blanks: [SlotValue] = [], kinds: [SlotKind] = []) {
+            self.blanks = blanks
+            self.kinds = kinds
+        }
+
+        var count: Int { blanks.count }
+        /// Whether rows of this shape are written typed.
+        var isTyped: Bool { !kinds.isEmpty && kinds.count == blanks.count }
+        /// The same shape for sparse rows (format 5).
+        var sparse: Shape { Shape(blanks: blanks) }
+    }
+
     /// Entity names in table order.
     let entityNames: [String]
     let entityIndex: [String: Int]
@@ -15,11 +69,31 @@ struct RowCodec {
     /// Entity-table indexes by scope (scopes are shared), so writing a reference hashes a
     /// pointer, not the entity's name.
     private let scopeIndex: [ObjectIdentifier: Int]
-    /// Per entity-table index, each slot's blank (``SlotValue/blank(for:)``) as the model
-    /// says, which a sparse row leaves out; empty for an entity the model does not have.
-    let blanks: [[SlotValue]]
+    /// Per entity-table index, each slot's blank (``SlotValue/blank(for:)``) and kind as
+    /// the model says; empty for an entity the model does not have.
+    let shapes: [Shape]
+    /// The store's dictionary of strings (format 6): a typed row writes one of them as its
+    /// number. Read from the metadata commit; a compaction chooses it.
+    var strings: [String] { dictionary.strings }
+    /// The dictionary and its strings' numbers, shared: rows read with one dictionary are
+    /// read with the same one (``isSame(as:)``).
+    private let dictionary: Dictionary
 
-    init(entityNames: [String], storeIdentifier: String, model: ManagedObjectModel? = nil) {
+    final class Dictionary: Sendable {
+        let strings: [String]
+        let codes: [String: Int]
+        init(_ strings: [String]) {
+            self.strings = strings
+            var codes: [String: Int] = [:]
+            for (i, string) in strings.enumerated() where codes[string] == nil { codes[string] = i }
+            self.codes = codes
+        }
+        static let empty = Dictionary([])
+    }
+    /// The most strings a dictionary may have: it is read at every open.
+    static let maxStrings = 4096
+
+    init(entityNames: [String], storeIdentifier: String, model: ManagedObjectModel? = nil, strings: [String] = []) {
         self.entityNames = entityNames
         var index: [String: Int] = [:]
         for (i, name) in entityNames.enumerated() { index[name] = i }
@@ -29,12 +103,38 @@ struct RowCodec {
         var byScope: [ObjectIdentifier: Int] = [:]
         for (i, scope) in scopes.enumerated() { byScope[ObjectIdentifier(scope)] = i }
         self.scopeIndex = byScope
-        self.blanks = entityNames.map { name in model?.entity(named: name)?.properties.map(SlotValue.blank(for:)) ?? [] }
+        self.shapes = entityNames.map { name in
+            guard let entity = model?.entity(named: name) else { return Shape() }
+            return Shape(blanks: entity.properties.map(SlotValue.blank(for:)), kinds: entity.properties.map { SlotKind($0, entityIndex: index) })
+        }
+        self.dictionary = strings.isEmpty ? .empty : Dictionary(strings)
     }
 
-    /// The blanks of the slots of the entity at `index` in the entity table (empty when unknown).
-    func blanks(entity index: Int) -> [SlotValue] {
-        index >= 0 && index < blanks.count ? blanks[index] : []
+    /// The same codec with another dictionary of strings.
+    func with(strings: [String]) -> RowCodec {
+        RowCodec(entityNames: entityNames, storeIdentifier: storeIdentifier, shapes: shapes, scopes: scopes, scopeIndex: scopeIndex, entityIndex: entityIndex,
+                 dictionary: strings.isEmpty ? .empty : Dictionary(strings))
+    }
+
+    /// Whether both read rows alike: the same entity table, store and dictionary.
+    func isSame(as other: RowCodec) -> Bool {
+        dictionary === other.dictionary && entityNames == other.entityNames && storeIdentifier == other.storeIdentifier
+    }
+
+    private init(entityNames: [String], storeIdentifier: String, shapes: [Shape], scopes: [ObjectID.Scope], scopeIndex: [ObjectIdentifier: Int],
+                 entityIndex: [String: Int], dictionary: Dictionary) {
+        self.entityNames = entityNames
+        self.storeIdentifier = storeIdentifier
+        self.shapes = shapes
+        self.scopes = scopes
+        self.scopeIndex = scopeIndex
+        self.entityIndex = entityIndex
+        self.dictionary = dictionary
+    }
+
+    /// The shape of the rows of the entity at `index` in the entity table (empty when unknown).
+    func shape(entity index: Int) -> Shape {
+        index >= 0 && index < shapes.count ? shapes[index] : Shape()
     }
 
     /// The ID of an object of the entity at `index` (in the entity table).
@@ -64,6 +164,9 @@ struct RowCodec {
     }
 
     struct UnknownEntity: Error { let name: String }
+    /// A value a typed row cannot write as its slot's kind (``encodeRow(_:shape:into:)``
+    /// writes such a row sparse instead).
+    struct Untypeable: Error {}
 
     /// Every slot, tagged (as rows before format 5, and as uniqueness values are hashed).
     func encode(_ slots: [SlotValue], into writer: inout ByteWriter) throws {
@@ -71,15 +174,30 @@ struct RowCodec {
         for slot in slots { try encode(slot, into: &writer) }
     }
 
-    /// A row: sparse when `blanks` has a blank for each slot (format 5), else every slot tagged.
-    func encodeRow(_ slots: [SlotValue], blanks: [SlotValue], into writer: inout ByteWriter) throws {
-        guard !blanks.isEmpty, blanks.count == slots.count else { return try encode(slots, into: &writer) }
-        Self.writeSparseCount(slots.count, into: &writer)
+    /// A row: typed when the shape has a kind for each slot and every value the row holds
+    /// is of its slot's kind (format 6), sparse when it has a blank for each slot (format
+    /// 5), else every slot tagged.
+    func encodeRow(_ slots: [SlotValue], shape: Shape, into writer: inout ByteWriter) throws {
+        guard !shape.blanks.isEmpty, shape.count == slots.count else { return try encode(slots, into: &writer) }
+        let blanks = shape.blanks
+        let typed = shape.isTyped && slots.indices.allSatisfy { slots[$0] == blanks[$0] || isTypeable(slots[$0], shape.kinds[$0]) }
+        if typed {
+            // The typed row's mark: a varint of zero with an empty group, which no sparse
+            // row starts with (an entity without slots has no sparse rows).
+            writer.u8(0x80)
+            writer.u8(0)
+        } else {
+            Self.writeSparseCount(slots.count, into: &writer)
+        }
         let bitmap = writer.bytes.count
         writer.bytes.append(contentsOf: repeatElement(0, count: (slots.count + 7) / 8))
         for (index, slot) in slots.enumerated() where slot != blanks[index] {
             writer.bytes[bitmap + index >> 3] |= 1 << UInt8(index & 7)
-            try encode(slot, into: &writer, ascendingLists: true)
+            if typed {
+                try encode(slot, kind: shape.kinds[index], into: &writer)
+            } else {
+                try encode(slot, into: &writer, ascendingLists: true)
+            }
         }
     }
 
@@ -91,43 +209,63 @@ struct RowCodec {
         writer.u8(0)
     }
 
-    /// The row at `start` of `bytes` as a sparse row (the same slots, without their blanks),
-    /// appended to `writer`, without decoding its values; a row that is sparse already, or
-    /// whose slot count is not the blanks', is copied as it is. Returns its length.
-    func appendSparse(_ bytes: [UInt8], from start: Int, blanks: [SlotValue], to writer: inout ByteWriter) throws -> Int {
-        var reader = ByteReader(bytes, from: start)
-        let head = try self.head(&reader)
-        let begin = writer.bytes.count
-        guard head.bitmap == nil, !blanks.isEmpty, head.count == blanks.count else {
-            reader.position = start
-            try skipRow(&reader)
-            writer.bytes.append(contentsOf: bytes[start..<reader.position])
-            return reader.position - start
+    /// Whether a typed row can write `slot` as `kind` says (a value of the slot's type).
+    private func isTypeable(_ slot: SlotValue, _ kind: SlotKind) -> Bool {
+        switch (kind, slot) {
+        case (.tagged, _): return true
+        case (.bool, .value(.bool)), (.integer, .value(.integer)), (.double, .value(.double)), (.decimal, .value(.decimal)),
+             (.string, .value(.string)), (.date, .value(.date)), (.data, .value(.data)), (.uuid, .value(.uuid)), (.uri, .value(.uri)):
+            return true
+        case (.toOne, .toOne(let id?)):
+            guard let key = id.primaryKey, entityIndex(of: id) != nil else { return false }
+            return key >= 0 && key <= StoreMetadata.maxKey
+        default: return false
         }
-        Self.writeSparseCount(head.count, into: &writer)
-        let bitmap = writer.bytes.count
-        writer.bytes.append(contentsOf: repeatElement(0, count: (head.count + 7) / 8))
-        for index in 0..<head.count {
-            let from = reader.position
-            let tag = bytes[from]
-            try skip(&reader)
-            // A blank's tag (and an empty list's count) of the slot's own kind is left out.
-            let isBlank: Bool
-            switch blanks[index] {
-            case .value: isBlank = tag == Tag.null.rawValue
-            case .toOne: isBlank = tag == Tag.toOneNil.rawValue
-            case .toMany: isBlank = tag == Tag.toMany.rawValue && reader.position - from == 2
+    }
+
+    /// One slot of a typed row, as its kind writes it (``isTypeable(_:_:)`` said it can).
+    private func encode(_ slot: SlotValue, kind: SlotKind, into writer: inout ByteWriter) throws {
+        switch (kind, slot) {
+        case (.tagged, _): try encode(slot, into: &writer, ascendingLists: true)
+        case (_, .value(.bool(let b))): writer.u8(b ? 1 : 0)
+        case (_, .value(.integer(let i))): writer.signed(i)
+        case (_, .value(.double(let d))): writer.u64(d.bitPattern)
+        case (_, .value(.decimal(let d))): writer.string(d.description)
+        case (_, .value(.string(let text))):
+            // A string of the dictionary as its number (odd), another as its length (even)
+            // and bytes. The dictionary's string must be the same bytes, not only equal
+            // (Swift's == finds canonically equivalent strings equal).
+            if let code = dictionary.codes[text], dictionary.strings[code].utf8.elementsEqual(text.utf8) {
+                writer.varint(UInt64(code) << 1 | 1)
+            } else {
+                var text = text
+                text.withUTF8 { utf8 in
+                    writer.varint(UInt64(utf8.count) << 1)
+                    writer.bytes.append(contentsOf: utf8)
+                }
             }
-            guard !isBlank else { continue }
-            writer.bytes[bitmap + index >> 3] |= 1 << UInt8(index & 7)
-            // A list of two or more is written as its key distances when it can be.
-            if tag == Tag.toMany.rawValue, reader.position - from > 2 {
-                var list = ByteReader(bytes, from: from)
-                if case .toMany(let ids) = try slot(from: &list), try ascending(ids, into: &writer) { continue }
+        case (_, .value(.date(let d))):
+            // A whole second (every date of the years 0001-9999 is) as one more than its
+            // zigzag; another as 0 and the Double's bits.
+            let seconds = d.timeIntervalSinceReferenceDate
+            if let whole = seconds.exactWholeNumber, whole.magnitude < 1 << 48 {
+                writer.varint(UInt64(bitPattern: (whole << 1) ^ (whole >> 63)) + 1)
+            } else {
+                writer.u8(0)
+                writer.u64(seconds.bitPattern)
             }
-            writer.bytes.append(contentsOf: bytes[from..<reader.position])
+        case (_, .value(.data(let d))): writer.blob(Array(d))
+        case (_, .value(.uuid(let u))): withUnsafeBytes(of: u.uuid) { writer.bytes.append(contentsOf: $0) }
+        case (_, .value(.uri(let u))): writer.string(u.absoluteString)
+        case (.toOne(let destination), .toOne(let id?)):
+            // The key shifted left once; set when the object is of another entity than the
+            // destination (a sub-entity), whose index follows.
+            guard let entity = entityIndex(of: id), let key = id.primaryKey else { throw UnknownEntity(name: id.entityName) }
+            writer.varint(UInt64(key) << 1 | (entity == destination ? 0 : 1))
+            if entity != destination { writer.varint(UInt64(entity)) }
+        default:
+            throw Untypeable()
         }
-        return writer.bytes.count - begin
     }
 
     /// One slot, tagged; with `ascendingLists`, a to-many list of one entity's objects in
@@ -214,7 +352,8 @@ struct RowCodec {
         }
     }
 
-    /// The start of a row: its number of slots and, for a sparse row, where its bitmap is.
+    /// The start of a row: its number of slots and, for a sparse or typed row, where its
+    /// bitmap is.
     struct Head {
         var count: Int
         /// Nil: every slot follows, tagged.
@@ -223,6 +362,8 @@ struct RowCodec {
         var first: UInt64 = ~0
         /// The bytes of a sparse row of more than 64 slots (for the bits past the first 64).
         var wide: [UInt8]? = nil
+        /// A typed row: its values are written as their slots' kinds say, without tags.
+        var typed = false
 
         /// Whether the row holds slot `index` (a sparse row's bitmap has its bit).
         @inline(__always)
@@ -240,8 +381,10 @@ struct RowCodec {
         }
     }
 
-    /// Reads a row's count (and a sparse row's bitmap), leaving the reader at its first value.
-    func head(_ reader: inout ByteReader) throws -> Head {
+    /// Reads a row's count (and a sparse or typed row's bitmap), leaving the reader at its
+    /// first value. A sparse row must have as many slots as the shape, and a typed row has
+    /// them (its count is not written) and needs a typed shape.
+    func head(_ reader: inout ByteReader, shape: Shape) throws -> Head {
         var raw: UInt64 = 0, shift: UInt64 = 0, groups = 0, last: UInt8 = 0
         repeat {
             last = try reader.u8()
@@ -250,8 +393,15 @@ struct RowCodec {
             shift += 7
             groups += 1
         } while last & 0x80 != 0
-        guard raw <= UInt64(reader.end - reader.position) + 1_000_000, let count = Int(exactly: raw) else { throw ByteReader.Truncated() }
+        guard raw <= UInt64(reader.end - reader.position) + 1_000_000, var count = Int(exactly: raw) else { throw ByteReader.Truncated() }
         guard groups > 1, last == 0 else { return Head(count: count, bitmap: nil) }
+        let typed = raw == 0
+        if typed {
+            guard groups == 2, shape.isTyped else { throw ByteReader.Truncated() }
+            count = shape.count
+        } else if count != shape.count {
+            throw ByteReader.Truncated()
+        }
         let bitmap = reader.position, size = (count + 7) / 8
         guard reader.end - bitmap >= size else { throw ByteReader.Truncated() }
         // No bit past the last slot.
@@ -259,59 +409,88 @@ struct RowCodec {
         var first: UInt64 = 0
         for k in 0..<min(size, 8) { first |= UInt64(reader.bytes[bitmap + k]) << UInt64(8 * k) }
         reader.position += size
-        return Head(count: count, bitmap: bitmap, first: first, wide: count > 64 ? reader.bytes : nil)
-    }
-
-    /// ``head(_:)``, for decoding with the entity's `blanks`: a sparse row has as many slots.
-    private func head(_ reader: inout ByteReader, blanks: [SlotValue]) throws -> Head {
-        let head = try head(&reader)
-        if head.bitmap != nil, head.count != blanks.count { throw ByteReader.Truncated() }
-        return head
+        return Head(count: count, bitmap: bitmap, first: first, wide: count > 64 ? reader.bytes : nil, typed: typed)
     }
 
     /// A blank the row leaves out: the slot's own, or a sparse row of another shape is damage.
-    private func blank(_ index: Int, _ blanks: [SlotValue]) throws -> SlotValue {
-        guard index < blanks.count else { throw ByteReader.Truncated() }
-        return blanks[index]
+    private func blank(_ index: Int, _ shape: Shape) throws -> SlotValue {
+        guard index < shape.blanks.count else { throw ByteReader.Truncated() }
+        return shape.blanks[index]
     }
 
-    /// Every slot of the row at the reader; `blanks` are the entity's (for a sparse row).
-    func decode(from reader: inout ByteReader, blanks: [SlotValue]) throws -> [SlotValue] {
-        let head = try head(&reader, blanks: blanks)
+    /// The value of slot `index`, which the row holds, at the reader.
+    @inline(__always)
+    private func held(_ index: Int, _ head: Head, _ shape: Shape, from reader: inout ByteReader) throws -> SlotValue {
+        head.typed ? try slot(kind: shape.kinds[index], from: &reader) : try slot(from: &reader)
+    }
+
+    /// Moves past the value of slot `index`, which the row holds.
+    @inline(__always)
+    private func skipHeld(_ index: Int, _ head: Head, _ shape: Shape, _ reader: inout ByteReader) throws {
+        if head.typed { try skip(kind: shape.kinds[index], &reader) } else { try skip(&reader) }
+    }
+
+    /// Every slot of the row at the reader.
+    func decode(from reader: inout ByteReader, shape: Shape) throws -> [SlotValue] {
+        let head = try head(&reader, shape: shape)
         var slots: [SlotValue] = []
         slots.reserveCapacity(min(head.count, 4096))
         for index in 0..<head.count {
-            slots.append(head.holds(index) ? try slot(from: &reader) : try blank(index, blanks))
+            slots.append(head.holds(index) ? try held(index, head, shape, from: &reader) : try blank(index, shape))
         }
         return slots
     }
 
     /// The value of slot `index` of the row at the reader, the slots before it skipped.
-    func slot(_ index: Int, from reader: inout ByteReader, blanks: [SlotValue]) throws -> SlotValue {
-        let head = try head(&reader, blanks: blanks)
+    func slot(_ index: Int, from reader: inout ByteReader, shape: Shape) throws -> SlotValue {
+        let head = try head(&reader, shape: shape)
         guard index < head.count else { return .value(.null) }
-        guard head.holds(index) else { return try blank(index, blanks) }
-        for _ in 0..<head.held(before: index) { try skip(&reader) }
-        return try slot(from: &reader)
+        guard head.holds(index) else { return try blank(index, shape) }
+        if head.typed {
+            for before in 0..<index where head.holds(before) { try skip(kind: shape.kinds[before], &reader) }
+        } else {
+            for _ in 0..<head.held(before: index) { try skip(&reader) }
+        }
+        return try held(index, head, shape, from: &reader)
     }
 
     /// Calls `body` with each slot's value in order, decoding the row once, until it returns
     /// false.
-    func forEachSlot(from reader: inout ByteReader, blanks: [SlotValue], _ body: (Int, SlotValue) -> Bool) throws {
-        let head = try head(&reader, blanks: blanks)
+    func forEachSlot(from reader: inout ByteReader, shape: Shape, _ body: (Int, SlotValue) -> Bool) throws {
+        let head = try head(&reader, shape: shape)
         for index in 0..<head.count {
-            let value = head.holds(index) ? try slot(from: &reader) : try blank(index, blanks)
+            let value = head.holds(index) ? try held(index, head, shape, from: &reader) : try blank(index, shape)
             if !body(index, value) { return }
         }
     }
 
     /// Checks that the row at the reader decodes, without making its values (a row read in
-    /// place later, slot by slot, must not fail then); returns its number of slots. A sparse
-    /// row must have as many slots as `blanks`.
-    func check(_ reader: inout ByteReader, blanks: [SlotValue]) throws -> Int {
-        let head = try head(&reader, blanks: blanks)
+    /// place later, slot by slot, must not fail then); returns its number of slots.
+    func check(_ reader: inout ByteReader, shape: Shape) throws -> Int {
+        let head = try head(&reader, shape: shape)
         for index in 0..<head.count where head.holds(index) {
             let start = reader.position
+            if head.typed {
+                switch shape.kinds[index] {
+                case .tagged: break
+                case .string:
+                    let raw = try reader.varint()
+                    if raw & 1 == 0 {
+                        guard let length = Int(exactly: raw >> 1) else { throw ByteReader.Truncated() }
+                        try reader.skipString(length: length)
+                    } else {
+                        guard raw >> 1 < UInt64(strings.count) else { throw ByteReader.Truncated() }
+                    }
+                    continue
+                case .integer, .double, .data, .uuid:
+                    try skip(kind: shape.kinds[index], &reader)
+                    continue
+                case let kind:
+                    // Values whose decoding checks more than their length.
+                    _ = try slot(kind: kind, from: &reader)
+                    continue
+                }
+            }
             guard let tag = Tag(rawValue: try reader.u8()) else { throw ByteReader.Truncated() }
             switch tag {
             case .string: try reader.skipString()
@@ -325,6 +504,80 @@ struct RowCodec {
             }
         }
         return head.count
+    }
+
+    /// One value of a typed row, written as `kind` says.
+    func slot(kind: SlotKind, from reader: inout ByteReader) throws -> SlotValue {
+        switch kind {
+        case .tagged: return try slot(from: &reader)
+        case .bool:
+            let byte = try reader.u8()
+            guard byte <= 1 else { throw ByteReader.Truncated() }
+            return .value(.bool(byte == 1))
+        case .integer: return .value(.integer(try reader.signed()))
+        case .double: return .value(.double(Double(bitPattern: try reader.u64())))
+        case .decimal:
+            guard let d = DecimalText.parse(try reader.string()) else { throw ByteReader.Truncated() }
+            return .value(.decimal(d))
+        case .string:
+            let raw = try reader.varint()
+            if raw & 1 == 0 {
+                guard let length = Int(exactly: raw >> 1) else { throw ByteReader.Truncated() }
+                return .value(.string(try reader.string(length: length)))
+            }
+            guard raw >> 1 < UInt64(strings.count) else { throw ByteReader.Truncated() }
+            return .value(.string(strings[Int(raw >> 1)]))
+        case .date:
+            let raw = try reader.varint()
+            if raw != 0 {
+                let zigzag = raw - 1
+                return .value(.date(Date(timeIntervalSinceReferenceDate: Double(Int64(bitPattern: (zigzag >> 1) ^ (0 &- (zigzag & 1)))))))
+            }
+            let seconds = Double(bitPattern: try reader.u64())
+            guard seconds.isFinite else { throw ByteReader.Truncated() }  // no date is NaN or infinite
+            return .value(.date(Date(timeIntervalSinceReferenceDate: seconds)))
+        case .data: return .value(.data(Data(try reader.blob())))
+        case .uuid: return .value(.uuid(try uuid(from: &reader)))
+        case .uri:
+            guard let url = URL(string: try reader.string()) else { throw ByteReader.Truncated() }
+            return .value(.uri(url))
+        case .toOne(let destination):
+            let raw = try reader.varint()
+            let entity = raw & 1 == 0 ? destination : try reader.count()
+            guard entity < entityNames.count else { throw ByteReader.Truncated() }
+            return .toOne(ObjectID(scopes[entity], key: .permanent(Int64(raw >> 1))))
+        }
+    }
+
+    /// Moves past one value of a typed row.
+    private func skip(kind: SlotKind, _ reader: inout ByteReader) throws {
+        switch kind {
+        case .tagged: try skip(&reader)
+        case .bool: _ = try reader.u8()
+        case .integer: _ = try reader.varint()
+        case .double: _ = try reader.u64()
+        case .decimal, .data, .uri: _ = try reader.blob()
+        case .string:
+            let raw = try reader.varint()
+            if raw & 1 == 0 {
+                guard let length = Int(exactly: raw >> 1), length <= reader.end - reader.position else { throw ByteReader.Truncated() }
+                reader.position += length
+            }
+        case .date:
+            if try reader.varint() == 0 { _ = try reader.u64() }
+        case .uuid: for _ in 0..<16 { _ = try reader.u8() }
+        case .toOne(_):
+            if try reader.varint() & 1 == 1 { _ = try reader.varint() }
+        }
+    }
+
+    /// 16 bytes as a UUID, read in place (an array per UUID was most of decoding one).
+    private func uuid(from reader: inout ByteReader) throws -> UUID {
+        var raw: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        try withUnsafeMutableBytes(of: &raw) { target in
+            for k in 0..<16 { target[k] = try reader.u8() }
+        }
+        return UUID(uuid: raw)
     }
 
     /// One slot's value.
@@ -346,13 +599,7 @@ struct RowCodec {
             return .value(.date(Date(timeIntervalSinceReferenceDate: seconds)))
         case .wholeSecondDate: return .value(.date(Date(timeIntervalSinceReferenceDate: Double(try reader.signed()))))
         case .data: return .value(.data(Data(try reader.blob())))
-        case .uuid:
-            // Read in place (an array per UUID was most of decoding one).
-            var raw: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-            try withUnsafeMutableBytes(of: &raw) { target in
-                for k in 0..<16 { target[k] = try reader.u8() }
-            }
-            return .value(.uuid(UUID(uuid: raw)))
+        case .uuid: return .value(.uuid(try uuid(from: &reader)))
         case .uri:
             guard let url = URL(string: try reader.string()) else { throw ByteReader.Truncated() }
             return .value(.uri(url))
@@ -385,19 +632,19 @@ struct RowCodec {
 
     /// Decodes only the wanted slots (sorted indices), skipping the others' bytes without
     /// making values of them.
-    func decode(slots wanted: [Int], from reader: inout ByteReader, blanks: [SlotValue]) throws -> [SlotValue] {
-        let head = try head(&reader, blanks: blanks)
+    func decode(slots wanted: [Int], from reader: inout ByteReader, shape: Shape) throws -> [SlotValue] {
+        let head = try head(&reader, shape: shape)
         var result: [SlotValue] = []
         result.reserveCapacity(wanted.count)
         var next = 0
         for index in 0..<head.count {
             guard next < wanted.count else { break }
-            let held = head.holds(index)
+            let isHeld = head.holds(index)
             if index == wanted[next] {
-                result.append(held ? try slot(from: &reader) : try blank(index, blanks))
+                result.append(isHeld ? try held(index, head, shape, from: &reader) : try blank(index, shape))
                 next += 1
-            } else if held {
-                try skip(&reader)
+            } else if isHeld {
+                try skipHeld(index, head, shape, &reader)
             }
         }
         while result.count < wanted.count { result.append(.value(.null)) }
@@ -406,22 +653,16 @@ struct RowCodec {
 
     /// Decodes the slots `wanted` marks into `slots` (which has one entry per slot),
     /// skipping the others; a row with fewer slots leaves the rest as they are.
-    func decode(into slots: inout [SlotValue], wanted: [Bool], from reader: inout ByteReader, blanks: [SlotValue]) throws {
-        let head = try head(&reader, blanks: blanks)
+    func decode(into slots: inout [SlotValue], wanted: [Bool], from reader: inout ByteReader, shape: Shape) throws {
+        let head = try head(&reader, shape: shape)
         for index in 0..<head.count {
-            let held = head.holds(index)
+            let isHeld = head.holds(index)
             if index < wanted.count, wanted[index], index < slots.count {
-                slots[index] = held ? try slot(from: &reader) : try blank(index, blanks)
-            } else if held {
-                try skip(&reader)
+                slots[index] = isHeld ? try held(index, head, shape, from: &reader) : try blank(index, shape)
+            } else if isHeld {
+                try skipHeld(index, head, shape, &reader)
             }
         }
-    }
-
-    /// Moves past a whole row of slots.
-    func skipRow(_ reader: inout ByteReader) throws {
-        let head = try head(&reader)
-        for index in 0..<head.count where head.holds(index) { try skip(&reader) }
     }
 
     /// Moves past one slot.
