@@ -84,8 +84,8 @@ import ObjectStoreModel
     }
 
     /// The typed rows' codec: a dictionary with a composed "café", so the decomposed one
-    /// (equal to it for Swift's ==) must be written as its own bytes.
-    static let typedCodec = codec.with(strings: ["home", "caf\u{E9}", "日本", "Straße"])
+    /// (equal to it for Swift's ==) must be written as its own bytes, and a date origin.
+    static let typedCodec = codec.with(strings: ["home", "caf\u{E9}", "日本", "Straße"], dateOrigin: 300_000_000)
 
     /// Rows with every slot tagged (as before format 5), sparse ones (format 5: blanks left
     /// out, per a bitmap) and typed ones (format 6: sparse, values without tags, strings of

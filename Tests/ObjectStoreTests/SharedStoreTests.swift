@@ -160,6 +160,51 @@ import ObjectStoreModel
         #expect(try a.coordinator.checkIntegrity().problems.isEmpty)
     }
 
+    /// Format 6: typed rows write a date as its distance from the dictionary's date origin
+    /// (the median of the dates a compaction found). Dates far from it, before 2001, of the
+    /// year 1 and 9999 and between whole seconds read back to the bit, in rows held from
+    /// before a compaction and in rows written after it, when another compaction moves the
+    /// origin.
+    @Test func datesReadBackToTheBitAcrossCompactionsThatMoveTheDateOrigin() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("tasks.store")
+        let a = try Self.open(url), b = try Self.open(url)
+        let near = (0..<20).map { 817_000_000.0 + Double($0) * 86_400 }
+        let far: [Double] = [-63_113_904_000, 252_423_993_599, -1, 0, 817_000_000.25, -0.0, 1e-300]
+        for (n, seconds) in (near + far).enumerated() {
+            try a.task("task \(n)").setValue(.date(Date(timeIntervalSinceReferenceDate: seconds)), forKey: "dueDate")
+        }
+        try a.save()
+        func dates(_ context: ManagedObjectContext) throws -> [UInt64] {
+            try context.all("Task").compactMap { $0["dueDate"].dateValue?.timeIntervalSinceReferenceDate.bitPattern }.sorted()
+        }
+        let written = try dates(a)
+        #expect(written == (near + far).map(\.bitPattern).sorted())
+        let held = try b.all("Task")
+        let store = try #require(b.coordinator.store as? BinaryStore)
+        try store.compact()
+        // The whole seconds: the 20 near ones and four far ones, three of them before.
+        #expect(store.dateOrigin == Int64(near[9]), "the median of the whole seconds")
+        #expect(held.compactMap { $0["dueDate"].dateValue?.timeIntervalSinceReferenceDate.bitPattern }.sorted() == written)
+        a.reset()
+        #expect(try dates(a) == written)
+        // Rows written with the origin, then an origin far away.
+        try a.task("after").setValue(.date(Date(timeIntervalSinceReferenceDate: 817_000_123)), forKey: "dueDate")
+        try a.save()
+        b.reset()
+        for task in try b.all("Task") where task["text"].stringValue?.hasPrefix("task 1") == true {
+            try task.setValue(.date(Date(timeIntervalSinceReferenceDate: -63_113_904_000)), forKey: "dueDate")
+        }
+        try b.save()
+        let expected = try dates(b)
+        try store.compact()
+        #expect(store.dateOrigin != Int64(near[9]))
+        a.reset()
+        #expect(try dates(a) == expected)
+        #expect(try dates(Self.open(url)) == expected)
+        #expect(try a.coordinator.checkIntegrity().problems.isEmpty)
+    }
+
     @Test(arguments: fileKinds)
     func twoOpeningsAddingToOneLocationKeepBothTasks(kind: StoreKind) throws {
         let directory = try TemporaryDirectory()

@@ -145,6 +145,58 @@ import ObjectStoreModel
         try expectEveryRowReadsBack([small, large, empty], from: snapshot, missing: 301, fd: fd, path: path)
     }
 
+    /// Format 6 writes no keys in a directory whose keys are consecutive (the entity table
+    /// holds the first): rows read back by key, by position and loaded whole, keys before
+    /// the first and past the last are not found, and an entity with a gap keeps its keys.
+    @Test func aDenseDirectoryOfConsecutiveKeysWritesNone() throws {
+        let directory = try TemporaryDirectory()
+        let consecutive = (1...300).map { row(Int64($0), version: $0 == 7 ? 2 : 1, "row \($0)") }
+        let fromLater = (1_000...1_009).map { row(Int64($0), "later \($0)") }
+        let gap = [row(1, "one"), row(2, "two"), row(4, "four")]
+        let one = [row(1 << 40, "a lone key past 32 bits")]
+        let empty: [Snapshot.Row] = []
+        let entities = [consecutive, fromLater, gap, one, empty]
+        let (snapshot, fd, path) = try written(rows: entities, layout: .dense, in: directory)
+        defer { close(fd) }
+        #expect(snapshot.entities.map(\.firstKey) == [1, 1_000, nil, 1 << 40, nil])
+        #expect(snapshot.entities[0].widths == Snapshot.DirectoryWidths(key: 0, version: 1, end: 2))
+        #expect(snapshot.entities.map(\.entrySize) == [7, 6, 7, 6, 7])
+        try expectEveryRowReadsBack(entities, from: snapshot, missing: 500, fd: fd, path: path)
+        #expect(try snapshot.find(key: 3, entity: 2, fd: fd, path: path) == nil, "the gap")
+        for (entity, rows) in entities.enumerated() where !rows.isEmpty {
+            let loaded = try snapshot.load(entity: entity, fd: fd, path: path)
+            for key in [rows[0].key - 1, rows[rows.count - 1].key + 1] {
+                #expect(try snapshot.find(key: key, entity: entity, fd: fd, path: path) == nil)
+                #expect(loaded.find(key) == nil)
+            }
+        }
+        // Format 5's packed layout of the same rows writes every key.
+        let (packed, packedFD, _) = try written(rows: entities, layout: .packed, in: directory)
+        defer { close(packedFD) }
+        #expect(packed.entities.allSatisfy { $0.firstKey == nil })
+        #expect(packed.entities.map(\.entrySize) == [9, 8, 7, 12, 7])
+    }
+
+    /// A dense directory's first key comes from the entity table: one so large that the
+    /// last row's key would pass Int64's range is damage, not a crash.
+    @Test func aDenseDirectoryWhoseKeysWouldOverflowIsRefused() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("snapshot")
+        var bytes = Snapshot.bytes(rows: [[row(1, "a"), row(2, "b")]], indexes: [], columns: [], layout: .dense)
+        // The first entity's rows-offset field (bytes 16-23 of its table entry, after the
+        // 16-byte prefix) holds the first key; the tables' checksum is made to match.
+        let field = Snapshot.prefixSize + 16
+        for k in 0..<8 { bytes[field + k] = UInt8(truncatingIfNeeded: UInt64(Int64.max) >> (8 * UInt64(k))) }
+        let tables = Array(bytes[Snapshot.prefixSize..<Snapshot.prefixSize + Snapshot.entityPartSize])
+        let crc = CRC32.checksum(tables)
+        for k in 0..<4 { bytes[12 + k] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(k))) }
+        try Data(bytes).write(to: url)
+        let fd = open(url.path, O_RDONLY)
+        try #require(fd >= 0)
+        defer { close(fd) }
+        #expect(throws: StoreError.self) { try Snapshot.open(fd, base: 0, length: bytes.count, entityCount: 1, path: url.path) }
+    }
+
     /// A packed uniqueness index keeps the top 32 bits of each hash, entity indexes only
     /// when an entry is not the owner's, and keys in the bytes the largest needs.
     @Test func aPackedUniquenessIndexKeeps32BitsOfEachHash() throws {

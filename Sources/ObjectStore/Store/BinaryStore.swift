@@ -38,8 +38,8 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
 
     enum RecordTag: UInt8 {
         case metadata = 1, put = 2, delete = 3, nextKey = 4
-        /// The dictionary of strings (format 6), right after the metadata record.
-        case strings = 5
+        /// The dictionary (format 6): strings and the date origin, right after the metadata record.
+        case dictionary = 5
     }
 
     /// The store file.
@@ -169,6 +169,8 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
     /// The store's dictionary of strings (format 6; empty before its first compaction) as
     /// of the last read.
     var dictionary: [String] { core.withLock { $0.state.codec?.strings ?? [] } }
+    /// The second typed rows write dates from (format 6; 0 before the first compaction).
+    var dateOrigin: Int64 { core.withLock { $0.state.codec?.dateOrigin ?? 0 } }
 
     /// The store's metadata as of the last read.
     package var metadata: StoreMetadata? { core.withLock { $0.state.metadata } }
@@ -188,11 +190,13 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
         return header + frame
     }
 
-    /// A dictionary record (format 6): the strings typed rows write as their numbers.
-    static func writeStrings(_ strings: [String], into writer: inout ByteWriter) {
-        writer.u8(RecordTag.strings.rawValue)
+    /// A dictionary record (format 6): the strings typed rows write as their numbers, and
+    /// the second they write dates from.
+    static func writeDictionary(_ strings: [String], dateOrigin: Int64, into writer: inout ByteWriter) {
+        writer.u8(RecordTag.dictionary.rawValue)
         writer.varint(UInt64(strings.count))
         for string in strings { writer.string(string) }
+        writer.signed(dateOrigin)
     }
 
     /// How many rows must hold a string for a compaction to put it in the dictionary.
@@ -359,14 +363,16 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
                 }
                 state.metadata = StoreMetadata(storeIdentifier: identifier, modelVersionName: versionName.isEmpty ? nil : versionName, entityVersionHashes: hashes, schemaText: schema, nextKeys: nextKeys)
                 state.codec = RowCodec(entityNames: names, storeIdentifier: identifier, model: state.model)
-            case .strings:
+            case .dictionary:
                 guard let codec = state.codec else { throw ByteReader.Truncated() }
                 let count = try reader.count()
                 guard count <= RowCodec.maxStrings else { throw ByteReader.Truncated() }
                 var strings: [String] = []
                 strings.reserveCapacity(count)
                 for _ in 0..<count { strings.append(try reader.string()) }
-                state.codec = codec.with(strings: strings)
+                let origin = try reader.signed()
+                guard origin.magnitude < 1 << 48 else { throw ByteReader.Truncated() }
+                state.codec = codec.with(strings: strings, dateOrigin: origin)
             case .put:
                 guard let codec = state.codec else { throw ByteReader.Truncated() }
                 let id = try codec.reference(from: &reader)
@@ -1205,13 +1211,13 @@ private final class Core {
         guard let metadata = state.metadata, let codec = state.codec else { return }
         // Every row is read and written again: typed with a dictionary of the strings the
         // rows repeat (format 6), sparse (format 5), or every slot tagged (older formats).
-        let strings = format >= 6 ? try dictionary(codec: codec) : []
-        let target = codec.with(strings: strings)
+        let (strings, origin) = format >= 6 ? try dictionary(codec: codec) : ([], 0)
+        let target = codec.with(strings: strings, dateOrigin: origin)
         // The metadata (and the dictionary) in a commit of its own, so reading it never
         // reads the rows.
         var metadataPayload = ByteWriter()
         BinaryStore.writeMetadata(metadata, entityNames: codec.entityNames, into: &metadataPayload)
-        if !strings.isEmpty { BinaryStore.writeStrings(strings, into: &metadataPayload) }
+        if !strings.isEmpty || origin != 0 { BinaryStore.writeDictionary(strings, dateOrigin: origin, into: &metadataPayload) }
         let metadataFrame = BinaryStore.frame(metadataPayload.bytes)
         var rows: [[Snapshot.Row]] = []
         for (index, name) in codec.entityNames.enumerated() {
@@ -1238,7 +1244,7 @@ private final class Core {
         }
         let columns = try columns(of: rows, codec: target)
         let snapshot = Snapshot.bytes(rows: rows, indexes: try indexes(of: rows, codec: target) + schemaIndexes(of: rows, columns: columns, codec: target, format: format),
-                                      columns: columns, layout: format >= 5 ? .packed : format == 4 ? .narrow : .wide)
+                                      columns: columns, layout: format >= 6 ? .dense : format == 5 ? .packed : format == 4 ? .narrow : .wide)
         let snapshotOffset = BinaryStore.headerSize + metadataFrame.count
         let header = BinaryStore.header(BinaryStore.Header(version: min(format, BinaryStore.formatVersion), committedLength: snapshotOffset + snapshot.count, commitCount: state.commitCount + 1,
                                         snapshotOffset: snapshotOffset, snapshotLength: snapshot.count))
@@ -1248,25 +1254,34 @@ private final class Core {
         try reload(fd)
     }
 
-    /// The strings a compaction puts in the dictionary (format 6): those the typed rows'
-    /// string slots hold at least ``dictionaryUses`` times (of 2 to 64 bytes), most used
-    /// first (the first 64 take a byte in a row), at most ``RowCodec/maxStrings``.
-    func dictionary(codec: RowCodec) throws -> [String] {
+    /// The dictionary a compaction writes (format 6): the strings the typed rows' string
+    /// slots hold at least ``dictionaryUses`` times (of 2 to 64 bytes), most used first (the
+    /// first 64 take a byte in a row), at most ``RowCodec/maxStrings``; and the median of
+    /// the whole seconds their date slots hold (0 without dates) as the date origin.
+    func dictionary(codec: RowCodec) throws -> (strings: [String], dateOrigin: Int64) {
         var uses: [String: Int] = [:]
+        var dates: [Int64] = []
         for (index, name) in codec.entityNames.enumerated() {
             let shape = codec.shape(entity: index)
-            let slots = shape.kinds.indices.filter { shape.kinds[$0] == .string }
+            let slots = shape.kinds.indices.filter { shape.kinds[$0] == .string || shape.kinds[$0] == .date }
             guard shape.isTyped, !slots.isEmpty else { continue }
             for row in try encodedRows(ofEntity: name) {
                 for value in try decode(codec.objectID(entity: index, key: row.key), row.bytes, from: row.start, slots: slots, codec: codec) {
-                    guard case .value(.string(let text)) = value, (2...64).contains(text.utf8.count) else { continue }
-                    uses[text, default: 0] += 1
+                    switch value {
+                    case .value(.string(let text)) where (2...64).contains(text.utf8.count): uses[text, default: 0] += 1
+                    case .value(.date(let date)):
+                        if let whole = date.timeIntervalSinceReferenceDate.exactWholeNumber, whole.magnitude < 1 << 48 { dates.append(whole) }
+                    default: break
+                    }
                 }
             }
         }
-        return uses.filter { $0.value >= BinaryStore.dictionaryUses }
+        let strings = uses.filter { $0.value >= BinaryStore.dictionaryUses }
             .sorted { $0.value != $1.value ? $0.value > $1.value : $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
             .prefix(RowCodec.maxStrings).map(\.key)
+        guard !dates.isEmpty else { return (strings, 0) }
+        dates.sort()
+        return (strings, dates[dates.count / 2])
     }
 
     /// The index entries of the snapshot's rows (the rows of a snapshot part as read).

@@ -5,8 +5,9 @@ import ObjectStoreModel
 /// then the value. Relationship targets are written as an entity-table index and a key.
 /// A sparse row (format 5) leaves out the slots that hold their blank (nil, no object, no
 /// objects): a bitmap says which it holds. A typed row (format 6) is a sparse row whose
-/// values have no tag: the model's type of each slot says how it is written, and a string
-/// of the store's dictionary is written as its number there.
+/// values have no tag: the model's type of each slot says how it is written, a string of
+/// the store's dictionary is written as its number there, and a date as its distance from
+/// the dictionary's date origin.
 struct RowCodec {
     /// How a typed row writes a slot's value, from the slot's property in the model.
     enum SlotKind: Equatable, Sendable {
@@ -75,25 +76,35 @@ struct RowCodec {
     /// The store's dictionary of strings (format 6): a typed row writes one of them as its
     /// number. Read from the metadata commit; a compaction chooses it.
     var strings: [String] { dictionary.strings }
-    /// The dictionary and its strings' numbers, shared: rows read with one dictionary are
-    /// read with the same one (``isSame(as:)``).
-    private let dictionary: Dictionary
+    /// The second (since 2001-01-01) typed rows write dates from (format 6; chosen with
+    /// the dictionary: the median of the rows' dates, so most take a byte less).
+    var dateOrigin: Int64 { dictionary.dateOrigin }
+    /// The dictionary, shared: rows read with one dictionary are read with the same one
+    /// (``isSame(as:)``).
+    private let dictionary: Lexicon
 
-    final class Dictionary: Sendable {
+    /// The store's dictionary: its strings, their numbers, and the date origin.
+    final class Lexicon: Sendable {
         let strings: [String]
         let codes: [String: Int]
-        init(_ strings: [String]) {
+        let dateOrigin: Int64
+        init(_ strings: [String], dateOrigin: Int64) {
             self.strings = strings
+            self.dateOrigin = dateOrigin
             var codes: [String: Int] = [:]
             for (i, string) in strings.enumerated() where codes[string] == nil { codes[string] = i }
             self.codes = codes
         }
-        static let empty = Dictionary([])
+        static let empty = Lexicon([], dateOrigin: 0)
+
+        static func of(_ strings: [String], dateOrigin: Int64) -> Lexicon {
+            strings.isEmpty && dateOrigin == 0 ? .empty : Lexicon(strings, dateOrigin: dateOrigin)
+        }
     }
     /// The most strings a dictionary may have: it is read at every open.
     static let maxStrings = 4096
 
-    init(entityNames: [String], storeIdentifier: String, model: ManagedObjectModel? = nil, strings: [String] = []) {
+    init(entityNames: [String], storeIdentifier: String, model: ManagedObjectModel? = nil, strings: [String] = [], dateOrigin: Int64 = 0) {
         self.entityNames = entityNames
         var index: [String: Int] = [:]
         for (i, name) in entityNames.enumerated() { index[name] = i }
@@ -107,13 +118,13 @@ struct RowCodec {
             guard let entity = model?.entity(named: name) else { return Shape() }
             return Shape(blanks: entity.properties.map(SlotValue.blank(for:)), kinds: entity.properties.map { SlotKind($0, entityIndex: index) })
         }
-        self.dictionary = strings.isEmpty ? .empty : Dictionary(strings)
+        self.dictionary = .of(strings, dateOrigin: dateOrigin)
     }
 
-    /// The same codec with another dictionary of strings.
-    func with(strings: [String]) -> RowCodec {
+    /// The same codec with another dictionary.
+    func with(strings: [String], dateOrigin: Int64 = 0) -> RowCodec {
         RowCodec(entityNames: entityNames, storeIdentifier: storeIdentifier, shapes: shapes, scopes: scopes, scopeIndex: scopeIndex, entityIndex: entityIndex,
-                 dictionary: strings.isEmpty ? .empty : Dictionary(strings))
+                 dictionary: .of(strings, dateOrigin: dateOrigin))
     }
 
     /// Whether both read rows alike: the same entity table, store and dictionary.
@@ -122,7 +133,7 @@ struct RowCodec {
     }
 
     private init(entityNames: [String], storeIdentifier: String, shapes: [Shape], scopes: [ObjectID.Scope], scopeIndex: [ObjectIdentifier: Int],
-                 entityIndex: [String: Int], dictionary: Dictionary) {
+                 entityIndex: [String: Int], dictionary: Lexicon) {
         self.entityNames = entityNames
         self.storeIdentifier = storeIdentifier
         self.shapes = shapes
@@ -245,11 +256,12 @@ struct RowCodec {
                 }
             }
         case (_, .value(.date(let d))):
-            // A whole second (every date of the years 0001-9999 is) as one more than its
-            // zigzag; another as 0 and the Double's bits.
+            // A whole second (every date of the years 0001-9999 is) as one more than the
+            // zigzag of its distance from the date origin; another as 0 and the Double's bits.
             let seconds = d.timeIntervalSinceReferenceDate
             if let whole = seconds.exactWholeNumber, whole.magnitude < 1 << 48 {
-                writer.varint(UInt64(bitPattern: (whole << 1) ^ (whole >> 63)) + 1)
+                let distance = whole - dictionary.dateOrigin
+                writer.varint(UInt64(bitPattern: (distance << 1) ^ (distance >> 63)) + 1)
             } else {
                 writer.u8(0)
                 writer.u64(seconds.bitPattern)
@@ -531,7 +543,8 @@ struct RowCodec {
             let raw = try reader.varint()
             if raw != 0 {
                 let zigzag = raw - 1
-                return .value(.date(Date(timeIntervalSinceReferenceDate: Double(Int64(bitPattern: (zigzag >> 1) ^ (0 &- (zigzag & 1)))))))
+                let distance = Int64(bitPattern: (zigzag >> 1) ^ (0 &- (zigzag & 1)))
+                return .value(.date(Date(timeIntervalSinceReferenceDate: Double(distance &+ dictionary.dateOrigin))))
             }
             let seconds = Double(bitPattern: try reader.u64())
             guard seconds.isFinite else { throw ByteReader.Truncated() }  // no date is NaN or infinite

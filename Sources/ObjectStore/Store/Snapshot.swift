@@ -30,9 +30,10 @@ struct Snapshot {
     static let packedFlag: UInt32 = 0x8000
 
     /// How entries are laid out: as format 3 wrote them (wide), as format 4 did (narrow
-    /// where they fit), or as format 5 does (packed: each field as wide as its largest value).
+    /// where they fit), as format 5 did (packed: each field as wide as its largest value),
+    /// or as format 6 does (dense: packed, and a directory of consecutive keys writes none).
     enum Layout: Sendable {
-        case wide, narrow, packed
+        case wide, narrow, packed, dense
     }
 
     /// The widths of a directory entry that holds where its row ends (narrow: 4, 4, 4),
@@ -58,7 +59,8 @@ struct Snapshot {
         init?(code: UInt32) {
             guard code & packedFlag != 0, code & ~(packedFlag | 0xFFF) == 0 else { return nil }
             (key, version, end) = (Int(code & 0xF), Int(code >> 4 & 0xF), Int(code >> 8 & 0xF))
-            guard (1...8).contains(key), (1...8).contains(version), (1...8).contains(end) else { return nil }
+            // Key width 0 (format 6): the keys are consecutive, from the entity's first key.
+            guard (0...8).contains(key), (1...8).contains(version), (1...8).contains(end) else { return nil }
         }
     }
 
@@ -104,6 +106,10 @@ struct Snapshot {
         var directoryCRC: UInt32
         /// Nil for wide entries; otherwise the widths of entries that hold where their row ends.
         var widths: DirectoryWidths? = nil
+        /// The first key of a directory whose keys are consecutive and not written (key
+        /// width 0, format 6): the row at position i has key `firstKey + i`. The table's
+        /// rows-offset field holds it (the rows follow the directory).
+        var firstKey: Int64? = nil
         /// ``directoryEntrySize``, or the size of the narrow or packed entries ``widths`` gives.
         var entrySize: Int { widths?.entrySize ?? Snapshot.directoryEntrySize }
 
@@ -212,7 +218,15 @@ struct Snapshot {
                 }
                 // Checked in an order that cannot overflow, whatever the (checksummed) table says.
                 guard part.rowCount >= 0, part.rowCount <= length / part.entrySize, part.directoryOffset >= 0,
-                      part.directoryOffset <= length, part.rowsOffset == part.directoryOffset + part.directoryLength,
+                      part.directoryOffset <= length else { throw corrupt("an entity's rows lie outside it") }
+                if part.widths?.key == 0 {
+                    // Consecutive keys: the field holds the first, and the rows follow the directory.
+                    let first = Int64(truncatingIfNeeded: part.rowsOffset)
+                    guard first >= 0, first <= Int64.max - Int64(part.rowCount) else { throw corrupt("an entity's keys run past the largest key") }
+                    part.firstKey = first
+                    part.rowsOffset = part.directoryOffset + part.directoryLength
+                }
+                guard part.rowsOffset == part.directoryOffset + part.directoryLength,
                       part.rowsLength >= 0, part.rowsOffset <= length, part.rowsLength <= length - part.rowsOffset
                 else { throw corrupt("an entity's rows lie outside it") }
                 entities.append(part)
@@ -293,10 +307,17 @@ struct Snapshot {
         let part: EntityPart
         var startIndex: Int { 0 }
         var endIndex: Int { part.rowCount }
-        subscript(position: Int) -> Int64 { Snapshot.key(in: bytes, at: position, part: part) }
+        subscript(position: Int) -> Int64 {
+            if let first = part.firstKey { return first + Int64(position) }
+            return Snapshot.key(in: bytes, at: position, part: part)
+        }
 
         /// Calls `body` with each position and key in order, reading the directory in one pass.
         func forEachKey(_ body: (Int, Int64) throws -> Void) rethrows {
+            if let first = part.firstKey {
+                for position in 0..<part.rowCount { try body(position, first + Int64(position)) }
+                return
+            }
             guard let widths = part.widths else {
                 for position in 0..<part.rowCount { try body(position, self[position]) }
                 return
@@ -331,6 +352,10 @@ struct Snapshot {
 
         /// The directory position of a key.
         func find(_ key: Int64) -> Int? {
+            if let first = part.firstKey {
+                guard key >= first, key - first < Int64(part.rowCount) else { return nil }
+                return Int(key - first)
+            }
             let keys = keys
             var low = 0, high = keys.count
             while low < high {
@@ -390,6 +415,10 @@ struct Snapshot {
     /// file, then one read of the row. Returns its entry and encoded slots.
     func find(key: Int64, entity index: Int, fd: Int32, path: String) throws -> (entry: Entry, bytes: [UInt8])? {
         let part = entities[index]
+        if let first = part.firstKey {
+            guard key >= first, key - first < Int64(part.rowCount) else { return nil }
+            return try row(at: Int(key - first), entity: index, fd: fd, path: path)
+        }
         var low = 0, high = part.rowCount
         // Halve with single entries, then read the last few hundred in one go.
         while high - low > 128 {
@@ -596,7 +625,8 @@ struct Snapshot {
     /// The fewest bytes that hold a non-negative number (at least one).
     static func bytesNeeded(_ n: UInt64) -> Int { max(1, (64 - n.leadingZeroBitCount + 7) / 8) }
 
-    /// The key of entry `i` of directory bytes that start with an entry (zero when short).
+    /// The key of entry `i` of directory bytes that start with an entry (zero when short),
+    /// in a directory that writes its keys.
     private static func key(in bytes: [UInt8], at i: Int, part: EntityPart) -> Int64 {
         let at = i * part.entrySize
         guard at >= 0, bytes.count - at >= part.entrySize else { return 0 }
@@ -625,7 +655,8 @@ struct Snapshot {
             let endAt = widths.key + widths.version
             let start = position == 0 ? 0 : Int(truncatingIfNeeded: littleEndian(raw, at - part.entrySize + endAt, widths.end))
             let end = Int(truncatingIfNeeded: littleEndian(raw, at + endAt, widths.end))
-            return Entry(key: Int64(bitPattern: littleEndian(raw, at, widths.key)), version: Int64(bitPattern: littleEndian(raw, at + widths.key, widths.version)),
+            let key = part.firstKey.map { $0 &+ Int64(position) } ?? Int64(bitPattern: littleEndian(raw, at, widths.key))
+            return Entry(key: key, version: Int64(bitPattern: littleEndian(raw, at + widths.key, widths.version)),
                          offset: part.rowsOffset &+ start, size: end &- start, crc: u32(endAt + widths.end))
         }
     }
@@ -681,6 +712,8 @@ struct Snapshot {
     /// wide ones.
     static func bytes(rows: [[Row]], indexes: [Index], columns: [[(slot: Int, column: Column)]], layout: Layout = .packed) -> [UInt8] {
         let narrow = layout != .wide
+        // Dense entries are packed ones that may leave keys out.
+        let entryLayout: Layout = layout == .dense ? .packed : layout
         let columnTotal = columns.reduce(0) { $0 + $1.count }
         let tableSize = rows.count * entityPartSize + indexes.count * indexPartSize + columnTotal * columnPartSize
         var body = ByteWriter()
@@ -690,10 +723,17 @@ struct Snapshot {
         for entityRows in rows {
             let rowsLength = entityRows.reduce(0) { $0 + $1.length }
             let widths: DirectoryWidths?
-            switch layout {
+            var firstKey: Int64? = nil
+            switch entryLayout {
             case .packed where entityRows.allSatisfy({ $0.key >= 0 && $0.version >= 0 }):
                 let keys = entityRows.map { UInt64($0.key) }.max() ?? 0, versions = entityRows.map { UInt64($0.version) }.max() ?? 0
-                widths = DirectoryWidths(key: bytesNeeded(keys), version: bytesNeeded(versions), end: bytesNeeded(UInt64(rowsLength)))
+                var keyWidth = bytesNeeded(keys)
+                // Consecutive keys (a store whose objects were never deleted): none written.
+                if layout == .dense, let first = entityRows.first?.key, entityRows.enumerated().allSatisfy({ $0.element.key == first + Int64($0.offset) }) {
+                    keyWidth = 0
+                    firstKey = first
+                }
+                widths = DirectoryWidths(key: keyWidth, version: bytesNeeded(versions), end: bytesNeeded(UInt64(rowsLength)))
             case .narrow where rowsLength <= Int(UInt32.max) && entityRows.allSatisfy({ fits32($0.key) && fits32($0.version) }):
                 widths = .narrow
             default:
@@ -724,6 +764,7 @@ struct Snapshot {
             var part = EntityPart(rowCount: entityRows.count, directoryOffset: directoryOffset, rowsOffset: rowsOffset,
                                   rowsLength: rowOffset - rowsOffset, directoryCRC: CRC32.checksum(directory.bytes))
             part.widths = widths
+            part.firstKey = firstKey
             parts.append(part)
             body.bytes += directory.bytes
             for row in entityRows { body.bytes += row.bytes }
@@ -736,7 +777,7 @@ struct Snapshot {
             let keysFit = index.entries.allSatisfy { $0.key >= 0 }
             let maxKey = UInt64(index.entries.map { max(0, $0.key) }.max() ?? 0)
             if let positions = index.positions {
-                switch layout {
+                switch entryLayout {
                 case .packed where keysFit && index.owner <= Int(UInt16.max):
                     let value = Column.narrowest(index.entries.map(\.hash), kind: index.kind)
                     widths = IndexWidths(value: value, middle: bytesNeeded(UInt64(positions.max() ?? 0)), key: bytesNeeded(maxKey),
@@ -761,7 +802,7 @@ struct Snapshot {
                 }
             } else {
                 let entities = index.entries.map(\.entity)
-                switch layout {
+                switch entryLayout {
                 case .packed where keysFit && index.owner <= Int(UInt16.max) && entities.allSatisfy({ $0 >= 0 }):
                     // Four bytes of hash: a lookup compares every candidate's row anyway.
                     widths = IndexWidths(value: 4, middle: entities.allSatisfy({ $0 == index.owner }) ? 0 : bytesNeeded(UInt64(entities.max() ?? 0)),
@@ -808,15 +849,16 @@ struct Snapshot {
         for (entity, part) in parts.enumerated() {
             table.u64(UInt64(part.rowCount))
             table.u64(UInt64(part.directoryOffset))
-            table.u64(UInt64(part.rowsOffset))
+            // A directory without keys: its first key instead of where its rows are.
+            table.u64(part.firstKey.map { UInt64($0) } ?? UInt64(part.rowsOffset))
             table.u64(UInt64(part.rowsLength))
             table.u32(part.directoryCRC)
             // A wide directory says 0, as before format 4; a narrow one its entry size.
-            let size = part.widths.map { layout == .packed ? $0.code : UInt32($0.entrySize) } ?? 0
+            let size = part.widths.map { layout == .packed || layout == .dense ? $0.code : UInt32($0.entrySize) } ?? 0
             table.u32(UInt32(entity < columns.count ? columns[entity].count : 0) | size << 16)
         }
         for part in indexParts {
-            let size = part.widths.map { layout == .packed ? $0.code : UInt32($0.entrySize) } ?? 0
+            let size = part.widths.map { layout == .packed || layout == .dense ? $0.code : UInt32($0.entrySize) } ?? 0
             table.u32(UInt32(part.owner) | size << 16)
             table.u32(UInt32(part.constraint))
             table.u64(UInt64(part.count))
