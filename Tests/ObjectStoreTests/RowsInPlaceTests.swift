@@ -86,6 +86,9 @@ import ObjectStoreModel
     /// The typed rows' codec: a dictionary with a composed "café", so the decomposed one
     /// (equal to it for Swift's ==) must be written as its own bytes, and a date origin.
     static let typedCodec = codec.with(strings: ["home", "caf\u{E9}", "日本", "Straße"], dateOrigin: 300_000_000)
+    /// Another dictionary, as a compaction may choose: typed rows written again for it (in
+    /// place, without making values) must read back the same.
+    static let otherCodec = codec.with(strings: ["日本", "cafe\u{301}", "a longer text of more than fifteen bytes"], dateOrigin: -5_000_000)
 
     /// Rows with every slot tagged (as before format 5), sparse ones (format 5: blanks left
     /// out, per a bitmap) and typed ones (format 6: sparse, values without tags, strings of
@@ -143,7 +146,7 @@ import ObjectStoreModel
                 left += blankBytes
                 if form == "typed" {
                     // Typed when every value is of its slot's kind; never longer than sparse.
-                    let isTyped = writer.bytes.starts(with: [0x80, 0x00])
+                    let isTyped = writer.bytes.first == 0
                     let typeable = zip(slots, zip(shape.blanks, shape.kinds)).allSatisfy { slot, pair in
                         let (blank, kind) = pair
                         return slot == blank || kind == Self.kindAndBlank(of: slot, &g).0 || kind == .tagged || {
@@ -153,7 +156,25 @@ import ObjectStoreModel
                     }
                     #expect(isTyped == typeable, "round \(round)")
                     #expect(isTyped ? writer.bytes.count <= sparse.bytes.count : writer.bytes == sparse.bytes, "round \(round)")
-                    if isTyped { typedRows += 1 }
+                    if isTyped {
+                        typedRows += 1
+                        var recoded = ByteWriter()
+                        #expect(try codec.recode(writer.bytes, from: 0, shape: shape, to: Self.otherCodec, into: &recoded))
+                        var recodedReader = ByteReader(recoded.bytes)
+                        let back = try Self.otherCodec.decode(from: &recodedReader, shape: shape)
+                        #expect(recodedReader.position == recoded.bytes.count && back.count == slots.count && zip(back, slots).allSatisfy(Self.same), "round \(round)")
+                        // The strings and dates a compaction counts are the row's.
+                        var texts: [[UInt8]] = [], seconds: [Int64] = []
+                        #expect(try codec.forEachTypedValue(writer.bytes, from: 0, shape: shape, string: { texts.append(Array($0)) }, date: { seconds.append($0) }))
+                        let held = zip(slots, shape.blanks).filter { $0.0 != $0.1 }.map(\.0)
+                        #expect(texts == held.compactMap { if case .value(.string(let text)) = $0 { return Array(text.utf8) } else { return nil } })
+                        #expect(seconds == held.compactMap {
+                            if case .value(.date(let date)) = $0 { return date.timeIntervalSinceReferenceDate.exactWholeNumber } else { return nil }
+                        })
+                    } else {
+                        var sparseWriter = ByteWriter()
+                        #expect(try !codec.recode(writer.bytes, from: 0, shape: shape, to: Self.otherCodec, into: &sparseWriter) && sparseWriter.bytes.isEmpty)
+                    }
                 } else {
                     #expect(writer.bytes == sparse.bytes)
                 }
@@ -168,6 +189,15 @@ import ObjectStoreModel
                 }
             }
             let whole = Self.decoded(bytes, shape: shape, codec: codec)
+            if form == "typed" {
+                // Written again for another dictionary, damaged or not: no crash, and what
+                // it writes reads as the row does.
+                var recoded = ByteWriter()
+                if (try? codec.recode(bytes, from: 0, shape: shape, to: Self.otherCodec, into: &recoded)) == true, let whole {
+                    #expect(Self.decoded(recoded.bytes, shape: shape, codec: Self.otherCodec).map { zip($0, whole).allSatisfy(Self.same) } == true, "round \(round)")
+                }
+                _ = try? codec.forEachTypedValue(bytes, from: 0, shape: shape, string: { _ in }, date: { _ in })
+            }
             var reader = ByteReader(bytes)
             let checked = try? codec.check(&reader, shape: shape)
             #expect(checked == whole?.count, "round \(round): check \(String(describing: checked)), decoding \(String(describing: whole?.count))")

@@ -218,6 +218,17 @@ import ObjectStoreModel
         let both = try #require(try snapshot.candidates(owner: 0, constraint: 1, signature: 9, hash: hash, fd: fd, path: path))
         #expect(both.map { "\($0.entity)/\($0.key)" }.sorted() == ["0/1", "0/2", "1/70000"])
         #expect(try snapshot.indexEntries(snapshot.indexes[1], fd: fd, path: path).map(\.hash).allSatisfy { $0 & 0xFFFF_FFFF == 0 })
+
+        // Format 6 (dense) keeps 24 bits of a hash in an index of fewer than 2^20 entries:
+        // hashes that differ only below them are each other's candidates.
+        let nearby: [(hash: UInt64, entity: Int, key: Int64)] = [(hash, 0, 1), (hash ^ 0xFF_FFFF_FFFF, 0, 2), (hash ^ 0x100_0000_0000, 0, 3)]
+        let (dense, denseFD, densePath) = try written(rows: rows, indexes: [Snapshot.Index(owner: 0, constraint: 0, signature: 9, entries: nearby)],
+                                                      layout: .dense, in: directory)
+        defer { close(denseFD) }
+        #expect(dense.indexes.map(\.widths) == [Snapshot.IndexWidths(value: 3, middle: 0, key: 1)])
+        let sharing = try #require(try dense.candidates(owner: 0, constraint: 0, signature: 9, hash: hash, fd: denseFD, path: densePath))
+        #expect(sharing.map(\.key).sorted() == [1, 2])
+        #expect(try dense.candidates(owner: 0, constraint: 0, signature: 9, hash: hash ^ 0x100_0000_0000, fd: denseFD, path: densePath)?.map(\.key) == [3])
     }
 
     /// A packed schema index writes each value as narrow as its column would (a signed
@@ -277,7 +288,7 @@ import ObjectStoreModel
         let shape = RowCodec.Shape(blanks: [.value(.null)], kinds: [.date])
         var typed = ByteWriter()
         try codec.encodeRow([.value(.date(Date(timeIntervalSinceReferenceDate: seconds)))], shape: shape, into: &typed)
-        #expect(typed.bytes.count == 3 + (size == 8 ? 9 : size), "a mark, a bitmap and the value")
+        #expect(typed.bytes.count == 2 + (size == 8 ? 9 : size), "a mark, a bitmap and the value")
         var typedReader = ByteReader(typed.bytes)
         guard case .value(.date(let typedDate)) = try codec.decode(from: &typedReader, shape: shape).first else {
             Issue.record("no date read back from a typed row")

@@ -457,7 +457,7 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
             do {
                 return (try Slots.inPlace(bytes, start: start, layout: layout(codec)), version)
             } catch {
-                throw StoreError.corrupt(path: path, reason: "unreadable row \(id) DEBUG450")
+                throw StoreError.corrupt(path: path, reason: "unreadable row \(id)")
             }
         }
     }
@@ -1112,7 +1112,7 @@ private final class Core {
             let shape = codec.entityIndex(of: id).map { codec.shape(entity: $0) } ?? RowCodec.Shape()
             return try slots.map { try codec.decode(slots: $0, from: &reader, shape: shape) } ?? codec.decode(from: &reader, shape: shape)
         } catch {
-            throw StoreError.corrupt(path: path, reason: "unreadable row \(id) DEBUG1105")
+            throw StoreError.corrupt(path: path, reason: "unreadable row \(id)")
         }
     }
 
@@ -1227,6 +1227,11 @@ private final class Core {
             for row in try encodedRows(ofEntity: name) {
                 let start = written.bytes.count
                 do {
+                    // A typed row is written again in place; another is decoded.
+                    if format >= 6, try codec.recode(row.bytes, from: row.start, shape: shape, to: target, into: &written) {
+                        places.append((row.key, row.version, start, written.bytes.count - start))
+                        continue
+                    }
                     var reader = ByteReader(row.bytes, from: row.start)
                     let slots = try codec.decode(from: &reader, shape: shape)
                     switch format {
@@ -1235,7 +1240,7 @@ private final class Core {
                     default: try target.encode(slots, into: &written)
                     }
                 } catch {
-                    throw StoreError.corrupt(path: path, reason: "unreadable row \(codec.objectID(entity: index, key: row.key)) DEBUG \(error)")
+                    throw StoreError.corrupt(path: path, reason: "unreadable row \(codec.objectID(entity: index, key: row.key))")
                 }
                 places.append((row.key, row.version, start, written.bytes.count - start))
             }
@@ -1259,16 +1264,26 @@ private final class Core {
     /// first 64 take a byte in a row), at most ``RowCodec/maxStrings``; and the median of
     /// the whole seconds their date slots hold (0 without dates) as the date origin.
     func dictionary(codec: RowCodec) throws -> (strings: [String], dateOrigin: Int64) {
-        var uses: [String: Int] = [:]
+        // Strings counted by their bytes (slices of the rows, not strings made of them).
+        var uses: [ArraySlice<UInt8>: Int] = [:]
         var dates: [Int64] = []
         for (index, name) in codec.entityNames.enumerated() {
             let shape = codec.shape(entity: index)
             let slots = shape.kinds.indices.filter { shape.kinds[$0] == .string || shape.kinds[$0] == .date }
             guard shape.isTyped, !slots.isEmpty else { continue }
             for row in try encodedRows(ofEntity: name) {
-                for value in try decode(codec.objectID(entity: index, key: row.key), row.bytes, from: row.start, slots: slots, codec: codec) {
+                let id = { codec.objectID(entity: index, key: row.key) }
+                do {
+                    if try codec.forEachTypedValue(row.bytes, from: row.start, shape: shape, string: { text in
+                        if (2...64).contains(text.count) { uses[text, default: 0] += 1 }
+                    }, date: { dates.append($0) }) { continue }
+                } catch {
+                    throw StoreError.corrupt(path: path, reason: "unreadable row \(id())")
+                }
+                // A row of an older format.
+                for value in try decode(id(), row.bytes, from: row.start, slots: slots, codec: codec) {
                     switch value {
-                    case .value(.string(let text)) where (2...64).contains(text.utf8.count): uses[text, default: 0] += 1
+                    case .value(.string(let text)) where (2...64).contains(text.utf8.count): uses[Array(text.utf8)[...], default: 0] += 1
                     case .value(.date(let date)):
                         if let whole = date.timeIntervalSinceReferenceDate.exactWholeNumber, whole.magnitude < 1 << 48 { dates.append(whole) }
                     default: break
@@ -1277,8 +1292,8 @@ private final class Core {
             }
         }
         let strings = uses.filter { $0.value >= BinaryStore.dictionaryUses }
-            .sorted { $0.value != $1.value ? $0.value > $1.value : $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
-            .prefix(RowCodec.maxStrings).map(\.key)
+            .sorted { $0.value != $1.value ? $0.value > $1.value : $0.key.lexicographicallyPrecedes($1.key) }
+            .prefix(RowCodec.maxStrings).map { String(decoding: $0.key, as: UTF8.self) }
         guard !dates.isEmpty else { return (strings, 0) }
         dates.sort()
         return (strings, dates[dates.count / 2])

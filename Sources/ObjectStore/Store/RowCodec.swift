@@ -83,10 +83,15 @@ struct RowCodec {
     /// (``isSame(as:)``).
     private let dictionary: Lexicon
 
-    /// The store's dictionary: its strings, their numbers, and the date origin.
+    /// The store's dictionary: its strings, their numbers (by string and by bytes), and
+    /// the date origin.
     final class Lexicon: Sendable {
         let strings: [String]
         let codes: [String: Int]
+        /// Each string's UTF-8 bytes, and the numbers by those bytes (a compaction writes
+        /// rows again without making strings of them).
+        let bytes: [[UInt8]]
+        let byteCodes: [ArraySlice<UInt8>: Int]
         let dateOrigin: Int64
         init(_ strings: [String], dateOrigin: Int64) {
             self.strings = strings
@@ -94,6 +99,10 @@ struct RowCodec {
             var codes: [String: Int] = [:]
             for (i, string) in strings.enumerated() where codes[string] == nil { codes[string] = i }
             self.codes = codes
+            bytes = strings.map { Array($0.utf8) }
+            var byteCodes: [ArraySlice<UInt8>: Int] = [:]
+            for (i, utf8) in bytes.enumerated() where byteCodes[utf8[...]] == nil { byteCodes[utf8[...]] = i }
+            self.byteCodes = byteCodes
         }
         static let empty = Lexicon([], dateOrigin: 0)
 
@@ -102,7 +111,7 @@ struct RowCodec {
         }
     }
     /// The most strings a dictionary may have: it is read at every open.
-    static let maxStrings = 4096
+    static let maxStrings = 256
 
     init(entityNames: [String], storeIdentifier: String, model: ManagedObjectModel? = nil, strings: [String] = [], dateOrigin: Int64 = 0) {
         self.entityNames = entityNames
@@ -189,26 +198,38 @@ struct RowCodec {
     /// is of its slot's kind (format 6), sparse when it has a blank for each slot (format
     /// 5), else every slot tagged.
     func encodeRow(_ slots: [SlotValue], shape: Shape, into writer: inout ByteWriter) throws {
-        guard !shape.blanks.isEmpty, shape.count == slots.count else { return try encode(slots, into: &writer) }
-        let blanks = shape.blanks
-        let typed = shape.isTyped && slots.indices.allSatisfy { slots[$0] == blanks[$0] || isTypeable(slots[$0], shape.kinds[$0]) }
-        if typed {
-            // The typed row's mark: a varint of zero with an empty group, which no sparse
-            // row starts with (an entity without slots has no sparse rows).
-            writer.u8(0x80)
-            writer.u8(0)
-        } else {
-            Self.writeSparseCount(slots.count, into: &writer)
+        guard !shape.blanks.isEmpty, shape.count == slots.count else {
+            // A row of no slots would start with the typed row's mark.
+            if slots.isEmpty, shape.isTyped { throw Untypeable() }
+            return try encode(slots, into: &writer)
         }
+        let blanks = shape.blanks
+        if shape.isTyped {
+            // The typed row's mark: a zero count, which no other row of an entity with
+            // slots starts with (its count is its number of slots). A value of another
+            // type than its slot's takes the row back, to be written sparse.
+            let begin = writer.bytes.count
+            writer.u8(0)
+            let bitmap = writer.bytes.count
+            writer.bytes.append(contentsOf: repeatElement(0, count: (slots.count + 7) / 8))
+            var typed = true
+            for (index, slot) in slots.enumerated() where slot != blanks[index] {
+                guard isTypeable(slot, shape.kinds[index]) else {
+                    typed = false
+                    break
+                }
+                writer.bytes[bitmap + index >> 3] |= 1 << UInt8(index & 7)
+                try encode(slot, kind: shape.kinds[index], into: &writer)
+            }
+            if typed { return }
+            writer.bytes.removeSubrange(begin...)
+        }
+        Self.writeSparseCount(slots.count, into: &writer)
         let bitmap = writer.bytes.count
         writer.bytes.append(contentsOf: repeatElement(0, count: (slots.count + 7) / 8))
         for (index, slot) in slots.enumerated() where slot != blanks[index] {
             writer.bytes[bitmap + index >> 3] |= 1 << UInt8(index & 7)
-            if typed {
-                try encode(slot, kind: shape.kinds[index], into: &writer)
-            } else {
-                try encode(slot, into: &writer, ascendingLists: true)
-            }
+            try encode(slot, into: &writer, ascendingLists: true)
         }
     }
 
@@ -246,7 +267,7 @@ struct RowCodec {
             // A string of the dictionary as its number (odd), another as its length (even)
             // and bytes. The dictionary's string must be the same bytes, not only equal
             // (Swift's == finds canonically equivalent strings equal).
-            if let code = dictionary.codes[text], dictionary.strings[code].utf8.elementsEqual(text.utf8) {
+            if !dictionary.strings.isEmpty, let code = dictionary.codes[text], dictionary.strings[code].utf8.elementsEqual(text.utf8) {
                 writer.varint(UInt64(code) << 1 | 1)
             } else {
                 var text = text
@@ -397,6 +418,10 @@ struct RowCodec {
     /// first value. A sparse row must have as many slots as the shape, and a typed row has
     /// them (its count is not written) and needs a typed shape.
     func head(_ reader: inout ByteReader, shape: Shape) throws -> Head {
+        if shape.isTyped, reader.position < reader.end, reader.bytes[reader.position] == 0 {
+            reader.position += 1
+            return try bitmap(&reader, count: shape.count, typed: true)
+        }
         var raw: UInt64 = 0, shift: UInt64 = 0, groups = 0, last: UInt8 = 0
         repeat {
             last = try reader.u8()
@@ -405,15 +430,14 @@ struct RowCodec {
             shift += 7
             groups += 1
         } while last & 0x80 != 0
-        guard raw <= UInt64(reader.end - reader.position) + 1_000_000, var count = Int(exactly: raw) else { throw ByteReader.Truncated() }
+        guard raw <= UInt64(reader.end - reader.position) + 1_000_000, let count = Int(exactly: raw) else { throw ByteReader.Truncated() }
         guard groups > 1, last == 0 else { return Head(count: count, bitmap: nil) }
-        let typed = raw == 0
-        if typed {
-            guard groups == 2, shape.isTyped else { throw ByteReader.Truncated() }
-            count = shape.count
-        } else if count != shape.count {
-            throw ByteReader.Truncated()
-        }
+        guard count == shape.count else { throw ByteReader.Truncated() }
+        return try bitmap(&reader, count: count, typed: false)
+    }
+
+    /// The bitmap of a sparse or typed row of `count` slots, at the reader.
+    private func bitmap(_ reader: inout ByteReader, count: Int, typed: Bool) throws -> Head {
         let bitmap = reader.position, size = (count + 7) / 8
         guard reader.end - bitmap >= size else { throw ByteReader.Truncated() }
         // No bit past the last slot.
@@ -481,28 +505,17 @@ struct RowCodec {
     func check(_ reader: inout ByteReader, shape: Shape) throws -> Int {
         let head = try head(&reader, shape: shape)
         for index in 0..<head.count where head.holds(index) {
-            let start = reader.position
-            if head.typed {
-                switch shape.kinds[index] {
-                case .tagged: break
-                case .string:
-                    let raw = try reader.varint()
-                    if raw & 1 == 0 {
-                        guard let length = Int(exactly: raw >> 1) else { throw ByteReader.Truncated() }
-                        try reader.skipString(length: length)
-                    } else {
-                        guard raw >> 1 < UInt64(strings.count) else { throw ByteReader.Truncated() }
-                    }
-                    continue
-                case .integer, .double, .data, .uuid:
-                    try skip(kind: shape.kinds[index], &reader)
-                    continue
-                case let kind:
-                    // Values whose decoding checks more than their length.
-                    _ = try slot(kind: kind, from: &reader)
-                    continue
-                }
-            }
+            try check(head.typed ? shape.kinds[index] : .tagged, &reader)
+        }
+        return head.count
+    }
+
+    /// Checks one value as decoding it would, and moves past it: a tagged one, or one of a
+    /// typed row written as `kind` says.
+    private func check(_ kind: SlotKind, _ reader: inout ByteReader) throws {
+        let start = reader.position
+        switch kind {
+        case .tagged:
             guard let tag = Tag(rawValue: try reader.u8()) else { throw ByteReader.Truncated() }
             switch tag {
             case .string: try reader.skipString()
@@ -514,8 +527,20 @@ struct RowCodec {
                 reader.position = start
                 try skip(&reader)
             }
+        case .string:
+            let raw = try reader.varint()
+            if raw & 1 == 0 {
+                guard let length = Int(exactly: raw >> 1) else { throw ByteReader.Truncated() }
+                try reader.skipString(length: length)
+            } else {
+                guard raw >> 1 < UInt64(strings.count) else { throw ByteReader.Truncated() }
+            }
+        case .integer, .double, .data, .uuid:
+            try skip(kind: kind, &reader)
+        default:
+            // Values whose decoding checks more than their length.
+            _ = try slot(kind: kind, from: &reader)
         }
-        return head.count
     }
 
     /// One value of a typed row, written as `kind` says.
@@ -582,6 +607,91 @@ struct RowCodec {
         case .toOne(_):
             if try reader.varint() & 1 == 1 { _ = try reader.varint() }
         }
+    }
+
+    /// Walks the values of the typed row at `start` without making them: `string` gets the
+    /// bytes of each string (a dictionary string's from the dictionary), `date` each date
+    /// at a whole second. False, with nothing called, when the row is not typed.
+    func forEachTypedValue(_ bytes: [UInt8], from start: Int, shape: Shape, string: (ArraySlice<UInt8>) -> Void, date: (Int64) -> Void) throws -> Bool {
+        guard shape.isTyped, start < bytes.count, bytes[start] == 0 else { return false }
+        var reader = ByteReader(bytes, from: start)
+        let head = try head(&reader, shape: shape)
+        for index in 0..<head.count where head.holds(index) {
+            switch shape.kinds[index] {
+            case .string:
+                let raw = try reader.varint()
+                if raw & 1 == 0 {
+                    guard let length = Int(exactly: raw >> 1) else { throw ByteReader.Truncated() }
+                    let from = reader.position
+                    try reader.skipString(length: length)
+                    string(bytes[from..<reader.position])
+                } else {
+                    guard raw >> 1 < UInt64(dictionary.bytes.count) else { throw ByteReader.Truncated() }
+                    string(dictionary.bytes[Int(raw >> 1)][...])
+                }
+            case .date:
+                let raw = try reader.varint()
+                if raw == 0 {
+                    _ = try reader.u64()
+                } else {
+                    let zigzag = raw - 1
+                    date(Int64(bitPattern: (zigzag >> 1) ^ (0 &- (zigzag & 1))) &+ dictionary.dateOrigin)
+                }
+            case let kind: try skip(kind: kind, &reader)
+            }
+        }
+        return true
+    }
+
+    /// The typed row at `start` written again with `target`'s dictionary (its strings'
+    /// numbers and date origin), its other values copied as they are, without making
+    /// values; false, with nothing written, when the row is not typed. Returns after
+    /// checking each string and date it writes.
+    func recode(_ bytes: [UInt8], from start: Int, shape: Shape, to target: RowCodec, into writer: inout ByteWriter) throws -> Bool {
+        guard shape.isTyped, start < bytes.count, bytes[start] == 0 else { return false }
+        var reader = ByteReader(bytes, from: start)
+        let head = try head(&reader, shape: shape)
+        writer.bytes.append(contentsOf: bytes[start..<reader.position])
+        let lexicon = target.dictionary
+        for index in 0..<head.count where head.holds(index) {
+            let from = reader.position
+            switch shape.kinds[index] {
+            case .string:
+                let raw = try reader.varint()
+                let text: ArraySlice<UInt8>
+                if raw & 1 == 0 {
+                    guard let length = Int(exactly: raw >> 1) else { throw ByteReader.Truncated() }
+                    let at = reader.position
+                    try reader.skipString(length: length)
+                    text = bytes[at..<reader.position]
+                } else {
+                    guard raw >> 1 < UInt64(dictionary.bytes.count) else { throw ByteReader.Truncated() }
+                    text = dictionary.bytes[Int(raw >> 1)][...]
+                }
+                if let code = lexicon.byteCodes[text] {
+                    writer.varint(UInt64(code) << 1 | 1)
+                } else {
+                    writer.varint(UInt64(text.count) << 1)
+                    writer.bytes.append(contentsOf: text)
+                }
+            case .date:
+                let raw = try reader.varint()
+                if raw == 0 {
+                    _ = try reader.u64()
+                    writer.bytes.append(contentsOf: bytes[from..<reader.position])
+                } else {
+                    let zigzag = raw - 1
+                    let whole = Int64(bitPattern: (zigzag >> 1) ^ (0 &- (zigzag & 1))) &+ dictionary.dateOrigin
+                    guard whole.magnitude < 1 << 48 else { throw ByteReader.Truncated() }
+                    let distance = whole - lexicon.dateOrigin
+                    writer.varint(UInt64(bitPattern: (distance << 1) ^ (distance >> 63)) + 1)
+                }
+            case let kind:
+                try check(kind, &reader)
+                writer.bytes.append(contentsOf: bytes[from..<reader.position])
+            }
+        }
+        return true
     }
 
     /// 16 bytes as a UUID, read in place (an array per UUID was most of decoding one).
