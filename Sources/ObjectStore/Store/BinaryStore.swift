@@ -1264,8 +1264,18 @@ private final class Core {
     /// first 64 take a byte in a row), at most ``RowCodec/maxStrings``; and the median of
     /// the whole seconds their date slots hold (0 without dates) as the date origin.
     func dictionary(codec: RowCodec) throws -> (strings: [String], dateOrigin: Int64) {
-        // Strings counted by their bytes (slices of the rows, not strings made of them).
-        var uses: [ArraySlice<UInt8>: Int] = [:]
+        // Strings counted by their bytes (slices of the rows, not strings made of them),
+        // filed by a hash of them; of two strings with one hash, the second is not counted.
+        var uses: [UInt64: (count: Int, text: ArraySlice<UInt8>)] = [:]
+        func use(_ text: ArraySlice<UInt8>) {
+            guard (2...64).contains(text.count) else { return }
+            let hash = text.withUnsafeBytes { RowCodec.hash($0) }
+            if let found = uses[hash] {
+                if found.text == text { uses[hash] = (found.count + 1, found.text) }
+            } else {
+                uses[hash] = (1, text)
+            }
+        }
         var dates: [Int64] = []
         for (index, name) in codec.entityNames.enumerated() {
             let shape = codec.shape(entity: index)
@@ -1274,16 +1284,14 @@ private final class Core {
             for row in try encodedRows(ofEntity: name) {
                 let id = { codec.objectID(entity: index, key: row.key) }
                 do {
-                    if try codec.forEachTypedValue(row.bytes, from: row.start, shape: shape, string: { text in
-                        if (2...64).contains(text.count) { uses[text, default: 0] += 1 }
-                    }, date: { dates.append($0) }) { continue }
+                    if try codec.forEachTypedValue(row.bytes, from: row.start, shape: shape, string: use, date: { dates.append($0) }) { continue }
                 } catch {
                     throw StoreError.corrupt(path: path, reason: "unreadable row \(id())")
                 }
                 // A row of an older format.
                 for value in try decode(id(), row.bytes, from: row.start, slots: slots, codec: codec) {
                     switch value {
-                    case .value(.string(let text)) where (2...64).contains(text.utf8.count): uses[Array(text.utf8)[...], default: 0] += 1
+                    case .value(.string(let text)): use(Array(text.utf8)[...])
                     case .value(.date(let date)):
                         if let whole = date.timeIntervalSinceReferenceDate.exactWholeNumber, whole.magnitude < 1 << 48 { dates.append(whole) }
                     default: break
@@ -1291,9 +1299,9 @@ private final class Core {
                 }
             }
         }
-        let strings = uses.filter { $0.value >= BinaryStore.dictionaryUses }
-            .sorted { $0.value != $1.value ? $0.value > $1.value : $0.key.lexicographicallyPrecedes($1.key) }
-            .prefix(RowCodec.maxStrings).map { String(decoding: $0.key, as: UTF8.self) }
+        let strings = uses.values.filter { $0.count >= BinaryStore.dictionaryUses }
+            .sorted { $0.count != $1.count ? $0.count > $1.count : $0.text.lexicographicallyPrecedes($1.text) }
+            .prefix(RowCodec.maxStrings).map { String(decoding: $0.text, as: UTF8.self) }
         guard !dates.isEmpty else { return (strings, 0) }
         dates.sort()
         return (strings, dates[dates.count / 2])

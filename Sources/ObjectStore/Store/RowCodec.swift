@@ -83,26 +83,36 @@ struct RowCodec {
     /// (``isSame(as:)``).
     private let dictionary: Lexicon
 
-    /// The store's dictionary: its strings, their numbers (by string and by bytes), and
-    /// the date origin.
+    /// The store's dictionary: its strings (and their UTF-8 bytes), their numbers by a
+    /// hash of those bytes, and the date origin. Strings are found by their bytes (Swift's
+    /// `==` and hashing find a composed and a decomposed "café" equal, and hashing a
+    /// String is slow).
     final class Lexicon: Sendable {
         let strings: [String]
-        let codes: [String: Int]
-        /// Each string's UTF-8 bytes, and the numbers by those bytes (a compaction writes
-        /// rows again without making strings of them).
         let bytes: [[UInt8]]
-        let byteCodes: [ArraySlice<UInt8>: Int]
+        private let codes: [UInt64: Int]
         let dateOrigin: Int64
         init(_ strings: [String], dateOrigin: Int64) {
             self.strings = strings
             self.dateOrigin = dateOrigin
-            var codes: [String: Int] = [:]
-            for (i, string) in strings.enumerated() where codes[string] == nil { codes[string] = i }
-            self.codes = codes
             bytes = strings.map { Array($0.utf8) }
-            var byteCodes: [ArraySlice<UInt8>: Int] = [:]
-            for (i, utf8) in bytes.enumerated() where byteCodes[utf8[...]] == nil { byteCodes[utf8[...]] = i }
-            self.byteCodes = byteCodes
+            var codes: [UInt64: Int] = [:]
+            for (i, utf8) in bytes.enumerated() {
+                let hash = utf8.withUnsafeBytes { RowCodec.hash($0) }
+                if codes[hash] == nil { codes[hash] = i }
+            }
+            self.codes = codes
+        }
+
+        /// The number of the string of these UTF-8 bytes, nil when it has none.
+        func code(of utf8: UnsafeRawBufferPointer) -> Int? {
+            guard !codes.isEmpty, utf8.count >= 2, utf8.count <= 64, let code = codes[RowCodec.hash(utf8)],
+                  bytes[code].elementsEqual(utf8) else { return nil }
+            return code
+        }
+
+        func code(of utf8: ArraySlice<UInt8>) -> Int? {
+            utf8.withUnsafeBytes { code(of: $0) }
         }
         static let empty = Lexicon([], dateOrigin: 0)
 
@@ -267,11 +277,11 @@ struct RowCodec {
             // A string of the dictionary as its number (odd), another as its length (even)
             // and bytes. The dictionary's string must be the same bytes, not only equal
             // (Swift's == finds canonically equivalent strings equal).
-            if !dictionary.strings.isEmpty, let code = dictionary.codes[text], dictionary.strings[code].utf8.elementsEqual(text.utf8) {
-                writer.varint(UInt64(code) << 1 | 1)
-            } else {
-                var text = text
-                text.withUTF8 { utf8 in
+            var text = text
+            text.withUTF8 { utf8 in
+                if let code = dictionary.code(of: UnsafeRawBufferPointer(utf8)) {
+                    writer.varint(UInt64(code) << 1 | 1)
+                } else {
                     writer.varint(UInt64(utf8.count) << 1)
                     writer.bytes.append(contentsOf: utf8)
                 }
@@ -668,7 +678,7 @@ struct RowCodec {
                     guard raw >> 1 < UInt64(dictionary.bytes.count) else { throw ByteReader.Truncated() }
                     text = dictionary.bytes[Int(raw >> 1)][...]
                 }
-                if let code = lexicon.byteCodes[text] {
+                if let code = lexicon.code(of: text) {
                     writer.varint(UInt64(code) << 1 | 1)
                 } else {
                     writer.varint(UInt64(text.count) << 1)
@@ -692,6 +702,13 @@ struct RowCodec {
             }
         }
         return true
+    }
+
+    /// FNV-1a of some bytes (the dictionary's strings are found by it).
+    static func hash(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return hash
     }
 
     /// 16 bytes as a UUID, read in place (an array per UUID was most of decoding one).

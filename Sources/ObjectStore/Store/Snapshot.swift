@@ -671,9 +671,7 @@ struct Snapshot {
 
     /// FNV-1a: a hash that is the same in every process (Swift's `Hasher` is seeded per run).
     static func hash(_ bytes: [UInt8]) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        return hash
+        bytes.withUnsafeBytes { RowCodec.hash($0) }
     }
 
     // MARK: Writing
