@@ -147,7 +147,7 @@ import ObjectStoreModel
         try context.fetch(FetchRequest(entityName: "Row", predicate: predicate, sortDescriptors: [SortKey("label")])).map { $0["label"].stringValue ?? "?" }
     }
 
-    @Test(arguments: [false, true], [3, 4, 5])
+    @Test(arguments: [false, true], [3, 4, 5, 6])
     func columnVerdictsAgreeWithTestingEveryObject(indexed: Bool, format: Int) throws {
         let model = indexed ? Self.indexedModel : Self.model
         let directory = try TemporaryDirectory()
@@ -314,15 +314,15 @@ import ObjectStoreModel
 
     /// An index entry that names another row than its position holds (a forged file) is
     /// reported by the query that reads it and by `checkIntegrity()`, in the wide entries
-    /// of format 3, the narrow ones of format 4 and the packed ones of format 5.
-    @Test(arguments: [3, 4, 5])
+    /// of format 3, the narrow ones of format 4 and the packed ones of formats 5 and 6.
+    @Test(arguments: [3, 4, 5, 6])
     func queriesReadTheIndexesAndIntegrityChecksThem(format: Int) throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("rows.store")
         try compactedStore(url, rows: 40, model: Self.indexedModel, format: format) { n in ("r\(n)", 7_000 + Int64(n)) }
         // The index of `i`: entries of (value 8, entity 4, position 4, key 8) in format 3,
-        // (value 8, position 4, key 4) in format 4, (value 2, position 1, key 1) in format
-        // 5 (the values fit 16 bits, 40 rows and keys 8 bits); row 5 has key 6.
+        // (value 8, position 4, key 4) in format 4, (value 2, position 1, key 1) in formats
+        // 5 and 6 (the values fit 16 bits, 40 rows and keys 8 bits); row 5 has key 6.
         var bytes = Array(try Data(contentsOf: url))
         func little(_ value: Int, _ count: Int) -> [UInt8] { (0..<count).map { UInt8(truncatingIfNeeded: value >> (8 * $0)) } }
         let entry = switch format {
@@ -331,7 +331,7 @@ import ObjectStoreModel
         default: little(7_004, 2) + little(4, 1) + little(5, 1) + little(7_005, 2) + little(5, 1) + little(6, 1)  // with the entry before it
         }
         let keyAt = entry.count - (format == 3 ? 8 : format == 4 ? 4 : 1)
-        let entrySize = format == 5 ? 4 : entry.count
+        let entrySize = format >= 5 ? 4 : entry.count
         let starts = (0...(bytes.count - entry.count)).filter { Array(bytes[$0..<$0 + entry.count]) == entry }
         #expect(starts.count == 1)
         guard let start = starts.first else { return }

@@ -49,10 +49,11 @@ import ObjectStoreModel
     }
 
     /// A format-4 file (tagged rows, narrow entries) shared by two openings, one through a
-    /// symbolic link: the other's saves append sparse rows (format 5) to its log, each side
-    /// reads what the other wrote, and after one compacts the file to format 5 (replacing
-    /// it) both, and a new opening, read every value, list and ordered list as written.
-    @Test func aFormatFourFileSharedWithAFormatFiveWriterReadsTheSameOnEverySide() throws {
+    /// symbolic link: the other's saves append typed rows (format 6) to its log, each side
+    /// reads what the other wrote, and after one compacts the file to format 6 (replacing
+    /// it, with a dictionary) both, and a new opening, read every value, list and ordered
+    /// list as written.
+    @Test func aFormatFourFileSharedWithANewerWriterReadsTheSameOnEverySide() throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("tasks.store")
         let link = directory.file("link.store")
@@ -84,7 +85,7 @@ import ObjectStoreModel
         let b = try Self.open(link)
         #expect(try view(a) == view(setup))
 
-        // B edits through the link: sparse rows in the log of a format-4 snapshot.
+        // B edits through the link: typed rows in the log of a format-4 snapshot.
         let bTasks = try b.all("Task").sorted { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) }
         try bTasks[2].setValue("edited by B", forKey: "text")
         try bTasks[3].setObject(try b.all("Location").first, forKey: "location")
@@ -94,7 +95,7 @@ import ObjectStoreModel
         a.reset()
         #expect(try view(a) == view(b))
 
-        // A edits, then B compacts to format 5 (the file replaced under A).
+        // A edits, then B compacts to format 6 (the file replaced under A).
         let aTask = try #require(try a.all("Task").first { $0["text"] == "task 6" })
         try aTask.setValue(3, forKey: "priority")
         try aTask.setObjects([bTasks[35].objectID, bTasks[33].objectID].map { try a.existingObject(with: $0) }, forKey: "subtasks")

@@ -60,9 +60,9 @@ import ObjectStoreModel
     }
 
     /// Through the wide index entries of format 3, the narrow ones of format 4 (which keep
-    /// 48 bits of each hash) and the packed ones of format 5 (32 bits; the people of the
-    /// sub-entity make the entries hold entity indexes).
-    @Test(arguments: [3, 4, 5])
+    /// 48 bits of each hash), the packed ones of format 5 (32 bits) and the dense ones of
+    /// format 6 (24 bits); the people of the sub-entity make the entries hold entity indexes.
+    @Test(arguments: [3, 4, 5, 6])
     func uniquenessHoldsThroughTheSnapshotIndexAndTheLog(format: Int) throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("people.store")
@@ -110,7 +110,7 @@ import ObjectStoreModel
     /// `==` finds canonically equivalent strings equal ("caf\u{E9}" and "cafe\u{301}"), so a
     /// uniqueness constraint does too: in the log, and through the snapshot's index (which
     /// hashes strings decomposed), case folded or not, in either layout.
-    @Test(arguments: [3, 4, 5])
+    @Test(arguments: [3, 4, 5, 6])
     func canonicallyEquivalentStringsAreOneValueUnderAConstraint(format: Int) throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("people.store")
@@ -239,7 +239,7 @@ import ObjectStoreModel
         }
     }
 
-    @Test(arguments: [3, 4, 5])
+    @Test(arguments: [3, 4, 5, 6])
     func everyFlippedByteOfACompactedStoreIsReportedAndTheFileLeftAlone(format: Int) throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("people.store")
@@ -278,7 +278,7 @@ import ObjectStoreModel
         return crc ^ 0xFFFF_FFFF
     }
 
-    @Test(arguments: [3, 4, 5])
+    @Test(arguments: [3, 4, 5, 6])
     func forgedSnapshotTablesWithValidChecksumsAreRefusedNeverTrapped(format: Int) throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("people.store")
