@@ -29,9 +29,10 @@ import Darwin
 package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading, OrderedIndexReading, Sendable {
     /// The format version this code writes and the newest it reads. Formats 1 (a log
     /// without snapshot), 2 (commits only up to the header's committed length) and 3
-    /// (snapshots with wide entries only) and 4 (narrow entries) are read too; every header
-    /// this code writes says 5, so an older reader, which would misread packed snapshot
-    /// entries or overwrite commits past the header's length, refuses the file.
+    /// (snapshots with wide entries only), 4 (narrow entries) and 5 (packed entries, sparse
+    /// rows) are read too; every header this code writes says 6, so an older reader, which
+    /// would misread typed rows or overwrite commits past the header's length, refuses the
+    /// file.
     package static let formatVersion = 6
     static let magic: [UInt8] = [0x89, 0x4F, 0x53, 0x54, 0x4F, 0x52, 0x45, 0x0A]  // \x89 O S T O R E \n
     static let headerSize = 64
