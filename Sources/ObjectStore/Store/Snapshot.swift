@@ -803,7 +803,7 @@ struct Snapshot {
                 switch entryLayout {
                 case .packed where keysFit && index.owner <= Int(UInt16.max) && entities.allSatisfy({ $0 >= 0 }):
                     // Four bytes of hash, three in a dense index of fewer than 2^20 entries (a
-                    // lookup then finds another value's entry once in 16 or more): a
+                    // lookup then lists another value's entry at most once in 16 lookups): a
                     // lookup compares every candidate's row anyway.
                     widths = IndexWidths(value: layout == .dense && index.entries.count < 1 << 20 ? 3 : 4, middle: entities.allSatisfy({ $0 == index.owner }) ? 0 : bytesNeeded(UInt64(entities.max() ?? 0)),
                                          key: bytesNeeded(maxKey))
