@@ -81,7 +81,7 @@ struct RowCodec {
     var dateOrigin: Int64 { dictionary.dateOrigin }
     /// The dictionary, shared: rows read with one dictionary are read with the same one
     /// (``isSame(as:)``).
-    private let dictionary: Lexicon
+    private var dictionary: Lexicon
 
     /// The store's dictionary: its strings (and their UTF-8 bytes), their numbers by a
     /// hash of those bytes, and the date origin. Strings are found by their bytes (Swift's
@@ -142,24 +142,14 @@ struct RowCodec {
 
     /// The same codec with another dictionary.
     func with(strings: [String], dateOrigin: Int64 = 0) -> RowCodec {
-        RowCodec(entityNames: entityNames, storeIdentifier: storeIdentifier, shapes: shapes, scopes: scopes, scopeIndex: scopeIndex, entityIndex: entityIndex,
-                 dictionary: .of(strings, dateOrigin: dateOrigin))
+        var codec = self
+        codec.dictionary = .of(strings, dateOrigin: dateOrigin)
+        return codec
     }
 
     /// Whether both read rows alike: the same entity table, store and dictionary.
     func isSame(as other: RowCodec) -> Bool {
         dictionary === other.dictionary && entityNames == other.entityNames && storeIdentifier == other.storeIdentifier
-    }
-
-    private init(entityNames: [String], storeIdentifier: String, shapes: [Shape], scopes: [ObjectID.Scope], scopeIndex: [ObjectIdentifier: Int],
-                 entityIndex: [String: Int], dictionary: Lexicon) {
-        self.entityNames = entityNames
-        self.storeIdentifier = storeIdentifier
-        self.shapes = shapes
-        self.scopes = scopes
-        self.scopeIndex = scopeIndex
-        self.entityIndex = entityIndex
-        self.dictionary = dictionary
     }
 
     /// The shape of the rows of the entity at `index` in the entity table (empty when unknown).
