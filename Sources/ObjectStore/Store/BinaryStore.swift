@@ -569,8 +569,12 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
     /// Strings are hashed canonically decomposed: `==` finds canonically equivalent strings
     /// equal ("caf\u{E9}" and "cafe\u{301}"), so they must share a hash.
     static func indexHash(_ comparable: [SlotValue], codec: RowCodec) -> UInt64 {
-        let canonical = comparable.map { slot -> SlotValue in
-            guard case .value(.string(let text)) = slot, !text.utf8.allSatisfy({ $0 < 0x80 }) else { return slot }
+        let needsMapping = { (slot: SlotValue) -> Bool in
+            guard case .value(.string(let text)) = slot else { return false }
+            return !text.utf8.allSatisfy { $0 < 0x80 }
+        }
+        let canonical = !comparable.contains(where: needsMapping) ? comparable : comparable.map { slot -> SlotValue in
+            guard case .value(.string(let text)) = slot, needsMapping(slot) else { return slot }
             return .value(.string(text.decomposedStringWithCanonicalMapping))
         }
         var writer = ByteWriter()
@@ -1212,7 +1216,9 @@ private final class Core {
         guard let metadata = state.metadata, let codec = state.codec else { return }
         // Every row is read and written again: typed with a dictionary of the strings the
         // rows repeat (format 6), sparse (format 5), or every slot tagged (older formats).
-        let (strings, origin) = format >= 6 ? try dictionary(codec: codec) : ([], 0)
+        // Each entity's rows listed once, for the dictionary and for writing them.
+        let sources = try codec.entityNames.map { try encodedRows(ofEntity: $0) }
+        let (strings, origin) = format >= 6 ? try dictionary(codec: codec, rows: sources) : ([], 0)
         let target = codec.with(strings: strings, dateOrigin: origin)
         // The metadata (and the dictionary) in a commit of its own, so reading it never
         // reads the rows.
@@ -1221,11 +1227,11 @@ private final class Core {
         if !strings.isEmpty || origin != 0 { BinaryStore.writeDictionary(strings, dateOrigin: origin, into: &metadataPayload) }
         let metadataFrame = BinaryStore.frame(metadataPayload.bytes)
         var rows: [[Snapshot.Row]] = []
-        for (index, name) in codec.entityNames.enumerated() {
+        for index in codec.entityNames.indices {
             let shape = codec.shape(entity: index)
             var written = ByteWriter()
             var places: [(key: Int64, version: Int64, start: Int, length: Int)] = []
-            for row in try encodedRows(ofEntity: name) {
+            for row in sources[index] {
                 let start = written.bytes.count
                 do {
                     // A typed row is written again in place; another is decoded.
@@ -1264,28 +1270,29 @@ private final class Core {
     /// slots hold at least ``dictionaryUses`` times (of 2 to 64 bytes), most used first (the
     /// first 64 take a byte in a row), at most ``RowCodec/maxStrings``; and the median of
     /// the whole seconds their date slots hold (0 without dates) as the date origin.
-    func dictionary(codec: RowCodec) throws -> (strings: [String], dateOrigin: Int64) {
-        // Strings counted by their bytes (slices of the rows, not strings made of them),
-        // filed by a hash of them; of two strings with one hash, the second is not counted.
-        var uses: [UInt64: (count: Int, text: ArraySlice<UInt8>)] = [:]
+    /// `rows[i]`: entity i's rows, as ``encodedRows(ofEntity:)`` lists them.
+    func dictionary(codec: RowCodec, rows: [[(key: Int64, version: Int64, bytes: [UInt8], start: Int)]]) throws -> (strings: [String], dateOrigin: Int64) {
+        // Strings counted by a hash of their bytes (two strings of one hash count as one:
+        // the choice of a dictionary, never what a row reads, is all that may change);
+        // those of the present dictionary by their number, without hashing them.
+        var uses = BinaryStore.UseCounts()
+        var texts: [UInt64: ArraySlice<UInt8>] = [:]
+        var codeUses = [Int](repeating: 0, count: codec.stringBytes.count)
         func use(_ text: ArraySlice<UInt8>) {
             guard (2...64).contains(text.count) else { return }
             let hash = text.withUnsafeBytes { RowCodec.hash($0) }
-            if let found = uses[hash] {
-                if found.text == text { uses[hash] = (found.count + 1, found.text) }
-            } else {
-                uses[hash] = (1, text)
-            }
+            if uses.add(hash) == BinaryStore.dictionaryUses { texts[hash] = text }
         }
         var dates: [Int64] = []
-        for (index, name) in codec.entityNames.enumerated() {
+        for index in codec.entityNames.indices {
             let shape = codec.shape(entity: index)
             let slots = shape.kinds.indices.filter { shape.kinds[$0] == .string || shape.kinds[$0] == .date }
-            guard shape.isTyped, !slots.isEmpty else { continue }
-            for row in try encodedRows(ofEntity: name) {
+            guard shape.isTyped, !slots.isEmpty, index < rows.count else { continue }
+            for row in rows[index] {
                 let id = { codec.objectID(entity: index, key: row.key) }
                 do {
-                    if try codec.forEachTypedValue(row.bytes, from: row.start, shape: shape, string: use, date: { dates.append($0) }) { continue }
+                    if try codec.forEachTypedValue(row.bytes, from: row.start, shape: shape, string: use, code: { codeUses[$0] += 1 },
+                                                   date: { dates.append($0) }) { continue }
                 } catch {
                     throw StoreError.corrupt(path: path, reason: "unreadable row \(id())")
                 }
@@ -1300,12 +1307,16 @@ private final class Core {
                 }
             }
         }
-        let strings = uses.values.filter { $0.count >= BinaryStore.dictionaryUses }
+        for (code, count) in codeUses.enumerated() where count > 0 {
+            let text = codec.stringBytes[code][...]
+            let hash = text.withUnsafeBytes { RowCodec.hash($0) }
+            if uses.add(hash, count) >= BinaryStore.dictionaryUses && texts[hash] == nil { texts[hash] = text }
+        }
+        let strings = texts.map { (count: uses.count(of: $0.key), text: $0.value) }
             .sorted { $0.count != $1.count ? $0.count > $1.count : $0.text.lexicographicallyPrecedes($1.text) }
             .prefix(RowCodec.maxStrings).map { String(decoding: $0.text, as: UTF8.self) }
         guard !dates.isEmpty else { return (strings, 0) }
-        dates.sort()
-        return (strings, dates[dates.count / 2])
+        return (strings, BinaryStore.median(&dates))
     }
 
     /// The index entries of the snapshot's rows (the rows of a snapshot part as read).
@@ -1564,17 +1575,16 @@ private final class Core {
             for (number, constraint) in owner.uniquenessConstraints.enumerated() {
                 let slots = constraint.compactMap { owner.slot(of: $0) }
                 guard slots.count == constraint.count else { continue }
-                let ascending = Array(Set(slots)).sorted()
+                let folding = UniquenessCheck.folding(constraint, in: owner)
                 var entries: [(hash: UInt64, entity: Int, key: Int64)] = []
                 for kind in model.entityAndDescendants(of: ownerName) {
                     guard let kindIndex = codec.entityIndex[kind.name] else { continue }
-                    for row in rows[kindIndex] {
-                        let id = codec.objectID(entity: kindIndex, key: row.key)
-                        let decoded = try decode(id, row.source, from: row.start, slots: ascending, codec: codec)
-                        let values = slots.map { slot in ascending.firstIndex(of: slot).map { decoded[$0] } ?? .value(.null) }
-                        guard !values.contains(.value(.null)) else { continue }
-                        let comparable = UniquenessCheck.comparable(values, constraint: constraint, in: owner)
-                        entries.append((BinaryStore.indexHash(comparable, codec: codec), kindIndex, row.key))
+                    entries.reserveCapacity(entries.count + rows[kindIndex].count)
+                    try forEachRow(rows[kindIndex], entity: kindIndex, slots: slots, codec: codec) { key, decoded in
+                        let values = slots.map { decoded[$0] }
+                        guard !values.contains(.value(.null)) else { return }
+                        let comparable = UniquenessCheck.comparable(values, folding: folding)
+                        entries.append((BinaryStore.indexHash(comparable, codec: codec), kindIndex, key))
                     }
                 }
                 indexes.append(Snapshot.Index(owner: ownerIndex, constraint: number, signature: BinaryStore.signature(of: constraint, in: owner), entries: entries))
@@ -1583,6 +1593,26 @@ private final class Core {
         return indexes
     }
 
+    /// Calls `body` with each row's key and its slots, those of `slots` decoded (null when
+    /// the row has fewer), the others left null, in one array used again for every row.
+    private func forEachRow(_ rows: [Snapshot.Row], entity index: Int, slots: [Int], codec: RowCodec,
+                            _ body: (Int64, [SlotValue]) throws -> Void) throws {
+        let shape = codec.shape(entity: index)
+        let width = (slots.max() ?? -1) + 1
+        var wanted = [Bool](repeating: false, count: width)
+        for slot in slots { wanted[slot] = true }
+        var decoded = [SlotValue](repeating: .value(.null), count: width)
+        for row in rows {
+            for slot in slots { decoded[slot] = .value(.null) }
+            var reader = ByteReader(row.source, from: row.start)
+            do {
+                try codec.decode(into: &decoded, wanted: wanted, from: &reader, shape: shape, end: width)
+            } catch {
+                throw StoreError.corrupt(path: path, reason: "unreadable row \(codec.objectID(entity: index, key: row.key))")
+            }
+            try body(row.key, decoded)
+        }
+    }
 
     /// The columns of every entity's fixed-width stored attributes (`rows[i]`: entity i's),
     /// except those with a value a column cannot hold.
@@ -1594,17 +1624,88 @@ private final class Core {
                 return attribute.isStored && Column.Kind(attribute.type) != nil
             }
             guard !slots.isEmpty, !rows[entityIndex].isEmpty else { return [] }
-            var values = [[SlotValue]](repeating: [], count: slots.count)
-            for row in rows[entityIndex] {
-                let id = codec.objectID(entity: entityIndex, key: row.key)
-                let decoded = try decode(id, row.source, from: row.start, slots: slots, codec: codec)
-                for i in slots.indices { values[i].append(decoded[i]) }
+            var builders = slots.compactMap { slot in
+                entity.properties[slot].attribute.flatMap { Column.Kind($0.type) }.map { Column.Builder(kind: $0, capacity: rows[entityIndex].count) }
+            }
+            guard builders.count == slots.count else { return [] }
+            try forEachRow(rows[entityIndex], entity: entityIndex, slots: slots, codec: codec) { _, decoded in
+                for i in slots.indices { builders[i].append(decoded[slots[i]]) }
             }
             return slots.indices.compactMap { i in
-                guard let attribute = entity.properties[slots[i]].attribute, let kind = Column.Kind(attribute.type),
-                      let column = Column(kind: kind, values: values[i]) else { return nil }
+                guard let column = builders[i].column else { return nil }
                 return (slots[i], column)
             }
         }
+    }
+}
+
+extension BinaryStore {
+    /// Counts by 64-bit hash in an open-addressed table (the dictionary's count of a
+    /// compaction's strings, most of them seen once: a Swift Dictionary hashed each key
+    /// again and was a fifth of a compaction).
+    struct UseCounts {
+        private var keys = [UInt64](repeating: 0, count: 1 << 12)
+        private var counts = [Int](repeating: 0, count: 1 << 12)
+        private var filled = 0
+
+        /// Adds `count` uses of `hash`; returns its uses now.
+        mutating func add(_ hash: UInt64, _ count: Int = 1) -> Int {
+            if filled * 2 >= keys.count { grow() }
+            let key = hash == 0 ? 1 : hash
+            let slot = place(of: key)
+            if keys[slot] == 0 {
+                keys[slot] = key
+                filled += 1
+            }
+            counts[slot] += count
+            return counts[slot]
+        }
+
+        func count(of hash: UInt64) -> Int {
+            let slot = place(of: hash == 0 ? 1 : hash)
+            return keys[slot] == 0 ? 0 : counts[slot]
+        }
+
+        /// Where `key` is, or the empty slot it would take.
+        private func place(of key: UInt64) -> Int {
+            let mask = keys.count - 1
+            var slot = Int(truncatingIfNeeded: key >> 7) & mask
+            while keys[slot] != 0 && keys[slot] != key { slot = (slot + 1) & mask }
+            return slot
+        }
+
+        private mutating func grow() {
+            let (oldKeys, oldCounts) = (keys, counts)
+            keys = [UInt64](repeating: 0, count: oldKeys.count * 2)
+            counts = [Int](repeating: 0, count: oldKeys.count * 2)
+            for (i, key) in oldKeys.enumerated() where key != 0 {
+                let slot = place(of: key)
+                keys[slot] = key
+                counts[slot] = oldCounts[i]
+            }
+        }
+    }
+
+    /// The median of some values (the upper one of an even count), found by selection
+    /// rather than a sort; reorders them.
+    static func median(_ values: inout [Int64]) -> Int64 {
+        let target = values.count / 2
+        var low = 0, high = values.count - 1
+        while low < high {
+            // Hoare's partition around the middle element's value.
+            let pivot = values[low + (high - low) / 2]
+            var i = low, j = high
+            while i <= j {
+                while values[i] < pivot { i += 1 }
+                while values[j] > pivot { j -= 1 }
+                if i <= j {
+                    values.swapAt(i, j)
+                    i += 1
+                    j -= 1
+                }
+            }
+            if target <= j { high = j } else if target >= i { low = i } else { break }
+        }
+        return values[target]
     }
 }

@@ -96,22 +96,58 @@ struct Column: Sendable {
     /// A column of values, or nil when one does not fit the kind (another type, or a NaN,
     /// which compares unlike a number): such an attribute gets no column.
     init?(kind: Kind, values slotValues: [SlotValue]) {
-        self.kind = kind
-        rows = slotValues.count
-        var nulls = [UInt8](repeating: 0, count: (slotValues.count + 7) / 8)
-        var values = [UInt64](repeating: 0, count: slotValues.count)
-        for (i, slot) in slotValues.enumerated() {
-            guard case .value(let value) = slot else { return nil }
+        var builder = Builder(kind: kind, capacity: slotValues.count)
+        for slot in slotValues { builder.append(slot) }
+        guard let column = builder.column else { return nil }
+        self = column
+    }
+
+    /// A column made a row's value at a time (a compaction's, as it reads each row once).
+    struct Builder {
+        let kind: Kind
+        private var nulls: [UInt8] = []
+        private var values: [UInt64] = []
+        /// False once a value did not fit the kind: then there is no column.
+        private var fits = true
+
+        init(kind: Kind, capacity: Int = 0) {
+            self.kind = kind
+            nulls.reserveCapacity((capacity + 7) / 8)
+            values.reserveCapacity(capacity)
+        }
+
+        /// The next row's value.
+        mutating func append(_ slot: SlotValue) {
+            let i = values.count
+            if i & 7 == 0 { nulls.append(0) }
+            values.append(0)
+            guard fits, case .value(let value) = slot else {
+                fits = false
+                return
+            }
             if value.isNull {
                 nulls[i >> 3] |= 1 << UInt8(i & 7)
-                continue
+            } else if let bits = Column.bits(value, kind: kind), kind != .double || !Double(bitPattern: bits).isNaN {
+                values[i] = bits
+            } else {
+                fits = false
             }
-            guard let bits = Column.bits(value, kind: kind), kind != .double || !Double(bitPattern: bits).isNaN else { return nil }
-            values[i] = bits
         }
+
+        /// The column of the values appended, nil when one did not fit.
+        var column: Column? {
+            guard fits else { return nil }
+            let width = Column.narrowest(values.indices.lazy.filter { nulls[$0 >> 3] & (1 << UInt8($0 & 7)) == 0 }.map { values[$0] }, kind: kind)
+            return Column(kind: kind, nulls: nulls, values: values, width: width)
+        }
+    }
+
+    private init(kind: Kind, nulls: [UInt8], values: [UInt64], width: Int) {
+        self.kind = kind
+        self.rows = values.count
         self.nulls = nulls
         self.values = values
-        width = Column.narrowest(values.indices.lazy.filter { nulls[$0 >> 3] & (1 << UInt8($0 & 7)) == 0 }.map { values[$0] }, kind: kind)
+        self.width = width
     }
 
     /// A narrow value as the column holds it in memory: an integer as it is, a whole

@@ -76,6 +76,8 @@ struct RowCodec {
     /// The store's dictionary of strings (format 6): a typed row writes one of them as its
     /// number. Read from the metadata commit; a compaction chooses it.
     var strings: [String] { dictionary.strings }
+    /// The UTF-8 bytes of the dictionary's strings, by number.
+    var stringBytes: [[UInt8]] { dictionary.bytes }
     /// The second (since 2001-01-01) typed rows write dates from (format 6; chosen with
     /// the dictionary: the median of the rows' dates, so most take a byte less).
     var dateOrigin: Int64 { dictionary.dateOrigin }
@@ -610,9 +612,11 @@ struct RowCodec {
     }
 
     /// Walks the values of the typed row at `start` without making them: `string` gets the
-    /// bytes of each string (a dictionary string's from the dictionary), `date` each date
-    /// at a whole second. False, with nothing called, when the row is not typed.
-    func forEachTypedValue(_ bytes: [UInt8], from start: Int, shape: Shape, string: (ArraySlice<UInt8>) -> Void, date: (Int64) -> Void) throws -> Bool {
+    /// bytes of each string (a dictionary string's from the dictionary, or only its number,
+    /// to `code`, when that is given), `date` each date at a whole second. False, with
+    /// nothing called, when the row is not typed.
+    func forEachTypedValue(_ bytes: [UInt8], from start: Int, shape: Shape, string: (ArraySlice<UInt8>) -> Void, code: ((Int) -> Void)? = nil,
+                           date: (Int64) -> Void) throws -> Bool {
         guard shape.isTyped, start < bytes.count, bytes[start] == 0 else { return false }
         var reader = ByteReader(bytes, from: start)
         let head = try head(&reader, shape: shape)
@@ -627,7 +631,7 @@ struct RowCodec {
                     string(bytes[from..<reader.position])
                 } else {
                     guard raw >> 1 < UInt64(dictionary.bytes.count) else { throw ByteReader.Truncated() }
-                    string(dictionary.bytes[Int(raw >> 1)][...])
+                    if let code { code(Int(raw >> 1)) } else { string(dictionary.bytes[Int(raw >> 1)][...]) }
                 }
             case .date:
                 let raw = try reader.varint()
@@ -782,10 +786,11 @@ struct RowCodec {
     }
 
     /// Decodes the slots `wanted` marks into `slots` (which has one entry per slot),
-    /// skipping the others; a row with fewer slots leaves the rest as they are.
-    func decode(into slots: inout [SlotValue], wanted: [Bool], from reader: inout ByteReader, shape: Shape) throws {
+    /// skipping the others; a row with fewer slots leaves the rest as they are. Reading
+    /// stops before slot `end` (the reader is then inside the row).
+    func decode(into slots: inout [SlotValue], wanted: [Bool], from reader: inout ByteReader, shape: Shape, end: Int = .max) throws {
         let head = try head(&reader, shape: shape)
-        for index in 0..<head.count {
+        for index in 0..<min(head.count, end) {
             let isHeld = head.holds(index)
             if index < wanted.count, wanted[index], index < slots.count {
                 slots[index] = isHeld ? try held(index, head, shape, from: &reader) : try blank(index, shape)
