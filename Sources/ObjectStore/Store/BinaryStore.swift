@@ -1261,7 +1261,7 @@ private final class Core {
         let header = BinaryStore.header(BinaryStore.Header(version: min(format, BinaryStore.formatVersion), committedLength: snapshotOffset + snapshot.count, commitCount: state.commitCount + 1,
                                         snapshotOffset: snapshotOffset, snapshotLength: snapshot.count))
         // Beside the real file, so a symbolic link to the store stays one.
-        let fd = try FileIO.replace(realPath, with: header + metadataFrame + snapshot)
+        let fd = try FileIO.replace(realPath, with: [header, metadataFrame, snapshot])
         defer { close(fd) }
         try reload(fd)
     }

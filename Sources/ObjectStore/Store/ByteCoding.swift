@@ -31,7 +31,8 @@ struct ByteWriter {
 
     /// The low `width` bytes (1 to 8) of `v`, little-endian.
     mutating func littleEndian(_ v: UInt64, _ width: Int) {
-        withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0.prefix(width)) }
+        // A buffer, not a slice of one: appending a slice went a byte at a time.
+        withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[..<min(max(width, 0), 8)])) }
     }
 
     mutating func varint(_ v: UInt64) {

@@ -216,6 +216,12 @@ enum FileIO {
     /// - Returns: a descriptor of the new file (the caller closes it), so the caller reads
     ///   back exactly what it wrote even if someone replaces the file again at once.
     static func replace(_ path: String, with bytes: [UInt8]) throws -> Int32 {
+        try replace(path, with: [bytes])
+    }
+
+    /// ``replace(_:with:)`` with the file's bytes in pieces, written one after another
+    /// (a compaction's header, metadata and snapshot, without copying them into one array).
+    static func replace(_ path: String, with pieces: [[UInt8]]) throws -> Int32 {
         var info = stat()
         var mode: mode_t = 0o600
         if stat(path, &info) == 0 {
@@ -224,7 +230,7 @@ enum FileIO {
             }
             mode = info.st_mode & 0o7777
         }
-        let temporary = try writeTemporary(bytes, beside: path, mode: mode)
+        let temporary = try writeTemporary(pieces, beside: path, mode: mode)
         let fd = open(temporary, O_RDONLY | O_CLOEXEC)
         guard fd >= 0, rename(temporary, path) == 0 else {
             let reason = errorText()
@@ -239,7 +245,7 @@ enum FileIO {
     /// Creates `path` with `bytes` unless it exists (then does nothing): the file is written
     /// and flushed under a temporary name, then linked in, so nobody sees it half written.
     static func createExclusively(_ bytes: [UInt8], at path: String) throws {
-        let temporary = try writeTemporary(bytes, beside: path, mode: 0o600)
+        let temporary = try writeTemporary([bytes], beside: path, mode: 0o600)
         defer { unlink(temporary) }
         if link(temporary, path) != 0 {
             if errno == EEXIST { return }
@@ -248,12 +254,16 @@ enum FileIO {
         syncDirectory(of: path)
     }
 
-    private static func writeTemporary(_ bytes: [UInt8], beside path: String, mode: mode_t) throws -> String {
+    private static func writeTemporary(_ pieces: [[UInt8]], beside path: String, mode: mode_t) throws -> String {
         let temporary = path + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw StoreError.io(path: path, reason: "cannot create \(temporary): \(errorText())") }
         do {
-            try write(fd, bytes, at: 0, path: temporary)
+            var offset = 0
+            for bytes in pieces {
+                try write(fd, bytes, at: offset, path: temporary)
+                offset += bytes.count
+            }
             _ = fchmod(fd, mode)
             try sync(fd, path: temporary)
             close(fd)

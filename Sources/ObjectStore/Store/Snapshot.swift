@@ -686,6 +686,18 @@ struct Snapshot {
         var length: Int
 
         var bytes: ArraySlice<UInt8> { source[start..<start + length] }
+
+        /// The bytes of `rows` when they lie one after another in one array, else nil.
+        static func span(_ rows: [Row]) -> ArraySlice<UInt8>? {
+            guard let first = rows.first else { return [] }
+            let base = first.source.withUnsafeBufferPointer { $0.baseAddress }
+            var end = first.start
+            for row in rows {
+                guard row.start == end, row.source.withUnsafeBufferPointer({ $0.baseAddress }) == base else { return nil }
+                end += row.length
+            }
+            return first.source[first.start..<end]
+        }
     }
 
     /// One index to write. A uniqueness index is written sorted by (hash, entity, key); a
@@ -715,6 +727,9 @@ struct Snapshot {
         let columnTotal = columns.reduce(0) { $0 + $1.count }
         let tableSize = rows.count * entityPartSize + indexes.count * indexPartSize + columnTotal * columnPartSize
         var body = ByteWriter()
+        // Room for the rows, directories and indexes at their widest (columns grow it).
+        body.bytes.reserveCapacity(rows.reduce(0) { $0 + $1.reduce(0) { $0 + $1.length } + $1.count * directoryEntrySize }
+                                   + indexes.reduce(0) { $0 + $1.entries.count * indexEntrySize })
         var offset = prefixSize + tableSize
         var parts: [EntityPart] = []
         let fits32 = { (n: Int64) in n >= 0 && n <= Int64(UInt32.max) }
@@ -765,7 +780,12 @@ struct Snapshot {
             part.firstKey = firstKey
             parts.append(part)
             body.bytes += directory.bytes
-            for row in entityRows { body.bytes += row.bytes }
+            // Rows that follow one another in one array (a compaction's) in one copy.
+            if let span = Row.span(entityRows) {
+                body.bytes += span
+            } else {
+                for row in entityRows { body.bytes += row.bytes }
+            }
             offset = rowOffset
         }
         var indexParts: [IndexPart] = []
