@@ -27,6 +27,32 @@ if arguments.first == "--child-hold", arguments.count == 2 {
     withExtendedLifetime(tasks) {}
     exit(touched > 0 ? 0 : 1)
 }
+// For a profiler: build a store of N tasks, then `rounds` times edit 100 of them and save
+// (`.normal`), as workload 3 does, with nothing else in the process after the build.
+if arguments.first == "--profile-edit", arguments.count == 4, let n = Int(arguments[2]), let rounds = Int(arguments[3]) {
+    let url = URL(fileURLWithPath: arguments[1])
+    if !FileManager.default.fileExists(atPath: url.path) { try OS.build(url, TaskData.make(n)) }
+    let context = try OS.open(url, durability: .normal)
+    let identifier = context.coordinator.storeIdentifier
+    let start = DispatchTime.now().uptimeNanoseconds
+    for round in 1...Int64(max(1, rounds)) {
+        for key in 1...Int64(100) {
+            let task = try context.existingObject(with: ObjectID(entityName: "Task", storeIdentifier: identifier, key: .permanent(key * 7 % Int64(n) + 1)))
+            try task.setValue(.integer((round + key) % 4), forKey: "priority")
+        }
+        try context.save()
+    }
+    print("\((DispatchTime.now().uptimeNanoseconds - start) / UInt64(max(1, rounds)) / 1000) us a round")
+    exit(0)
+}
+// For a profiler: compact an existing store `rounds` times.
+if arguments.first == "--profile-compact", arguments.count == 3, let rounds = Int(arguments[2]) {
+    let context = try OS.open(URL(fileURLWithPath: arguments[1]), durability: .normal)
+    let start = DispatchTime.now().uptimeNanoseconds
+    for _ in 0..<max(1, rounds) { try context.coordinator.compactStore() }
+    print("\((DispatchTime.now().uptimeNanoseconds - start) / UInt64(max(1, rounds)) / 1000) us a compaction")
+    exit(0)
+}
 if arguments.first == "--child-baseline" {
     _ = try OS.models().currentModel()
     print(peakResidentBytes())
