@@ -45,6 +45,20 @@ if arguments.first == "--profile-edit", arguments.count == 4, let n = Int(argume
     print("\((DispatchTime.now().uptimeNanoseconds - start) / UInt64(max(1, rounds)) / 1000) us a round")
     exit(0)
 }
+// Open an existing store `rounds` times (each a new coordinator), and read one object.
+if arguments.first == "--profile-open", arguments.count == 3, let rounds = Int(arguments[2]) {
+    let url = URL(fileURLWithPath: arguments[1])
+    var times: [UInt64] = []
+    for _ in 0..<max(1, rounds) {
+        let start = DispatchTime.now().uptimeNanoseconds
+        let context = try OS.open(url)
+        _ = try context.existingObject(with: ObjectID(entityName: "Task", storeIdentifier: context.coordinator.storeIdentifier, key: .permanent(1)))["title"]
+        times.append(DispatchTime.now().uptimeNanoseconds - start)
+    }
+    times.sort()
+    print("open: median \(times[times.count / 2] / 1000) us, fastest \(times[0] / 1000) us, file \((try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0) B")
+    exit(0)
+}
 // For a profiler: compact an existing store `rounds` times.
 if arguments.first == "--profile-compact", arguments.count == 3, let rounds = Int(arguments[2]) {
     let context = try OS.open(URL(fileURLWithPath: arguments[1]), durability: .normal)
