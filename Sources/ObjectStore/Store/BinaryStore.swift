@@ -1642,7 +1642,7 @@ private final class Core {
 extension BinaryStore {
     /// Counts by 64-bit hash in an open-addressed table (the dictionary's count of a
     /// compaction's strings, most of them seen once: a Swift Dictionary hashed each key
-    /// again and was a fifth of a compaction).
+    /// again and was a quarter of a compaction).
     struct UseCounts {
         private var keys = [UInt64](repeating: 0, count: 1 << 12)
         private var counts = [Int](repeating: 0, count: 1 << 12)
