@@ -341,6 +341,10 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
 
     private static func parseRecords(_ bytes: [UInt8], from start: Int, to end: Int, chunk: Int, state: inout State, path: String) throws {
         var reader = ByteReader(bytes, from: start, to: end)
+        // The codec read from here (not copied out of the state for each record: a copy
+        // retained and released each of its arrays, a fifth of replaying a log).
+        var codec = state.codec
+        defer { state.codec = codec }
         while !reader.isAtEnd {
             guard let tag = RecordTag(rawValue: try reader.u8()) else { throw ByteReader.Truncated() }
             switch tag {
@@ -363,9 +367,9 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
                     nextKeys[name] = next
                 }
                 state.metadata = StoreMetadata(storeIdentifier: identifier, modelVersionName: versionName.isEmpty ? nil : versionName, entityVersionHashes: hashes, schemaText: schema, nextKeys: nextKeys)
-                state.codec = RowCodec(entityNames: names, storeIdentifier: identifier, model: state.model)
+                codec = RowCodec(entityNames: names, storeIdentifier: identifier, model: state.model)
             case .dictionary:
-                guard let codec = state.codec else { throw ByteReader.Truncated() }
+                guard let present = codec else { throw ByteReader.Truncated() }
                 let count = try reader.count()
                 guard count <= RowCodec.maxStrings else { throw ByteReader.Truncated() }
                 var strings: [String] = []
@@ -373,10 +377,9 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
                 for _ in 0..<count { strings.append(try reader.string()) }
                 let origin = try reader.signed()
                 guard origin.magnitude < 1 << 48 else { throw ByteReader.Truncated() }
-                state.codec = codec.with(strings: strings, dateOrigin: origin)
+                codec = present.with(strings: strings, dateOrigin: origin)
             case .put:
-                guard let codec = state.codec else { throw ByteReader.Truncated() }
-                let id = try codec.reference(from: &reader)
+                guard let id = try codec?.reference(from: &reader) else { throw ByteReader.Truncated() }
                 let version = try reader.signed()
                 // Keys and versions past the limit would overflow the next save's counting.
                 guard let key = id.primaryKey, (1...StoreMetadata.maxKey).contains(key), (1...StoreMetadata.maxKey).contains(version) else { throw ByteReader.Truncated() }
@@ -388,19 +391,16 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
                 reader.position += length
                 state.entries[id] = Entry(version: version, chunk: chunk, offset: slotsStart, length: length)
                 state.keysByEntity[id.entityName, default: []].insert(key)
-                state.removed[id.entityName]?.remove(key)
+                if !state.removed.isEmpty { state.removed[id.entityName]?.remove(key) }
             case .delete:
-                guard let codec = state.codec else { throw ByteReader.Truncated() }
-                let id = try codec.reference(from: &reader)
-                guard let key = id.primaryKey else { throw ByteReader.Truncated() }
+                guard let id = try codec?.reference(from: &reader), let key = id.primaryKey else { throw ByteReader.Truncated() }
                 state.entries.removeValue(forKey: id)
                 state.keysByEntity[id.entityName]?.remove(key)
                 state.removed[id.entityName, default: []].insert(key)
             case .nextKey:
-                guard let codec = state.codec else { throw ByteReader.Truncated() }
                 let index = try reader.count()
-                guard index < codec.entityNames.count else { throw ByteReader.Truncated() }
-                let name = codec.entityNames[index]
+                guard let names = codec?.entityNames, index < names.count else { throw ByteReader.Truncated() }
+                let name = names[index]
                 let next = try reader.signed()
                 guard (1...StoreMetadata.maxKey + 1).contains(next) else { throw ByteReader.Truncated() }
                 let current = state.metadata?.nextKey(for: name) ?? 1
