@@ -48,6 +48,79 @@ import ObjectStoreModel
         #expect(reread["priority"] == 2)
     }
 
+    /// A log whose rows were mostly written again since (one task edited save after save)
+    /// is cut, not compacted: the file is replaced by its metadata and snapshot, byte for
+    /// byte, and one commit of each logged object's last row, the deletions and the next
+    /// keys. An opening through a symbolic link does it while another opening holds objects
+    /// read before; both, and a new opening, then read the last values, no deleted task
+    /// comes back, and keys are not handed out twice.
+    @Test func aLogOfRowsWrittenAgainIsCutAndTheSnapshotKeptAsItIs() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("tasks.store")
+        let link = directory.file("link.store")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: url)
+        let a = try Self.open(link)
+        let tasks = try (0..<40).map { try a.task("task \($0)", priority: 1) }
+        try a.save()
+        let store = try #require(a.coordinator.store as? BinaryStore)
+        try store.compact()
+        let snapshotEnd = store.sizes.total
+        let snapshot = try Data(contentsOf: url)[BinaryStore.headerSize..<snapshotEnd]
+
+        // In the log: a snapshot task deleted, one inserted, and B holding the churned task.
+        a.delete(tasks[3])
+        let inserted = try a.task("inserted")
+        try a.save()
+        let b = try Self.open(url)
+        let held = try b.existingObject(with: tasks[0].objectID)
+        #expect(held["text"] == "task 0")
+        store.compactionThreshold = 2_000
+        for round in 0..<200 {
+            try tasks[0].setValue(.string("churn \(round)"), forKey: "text")
+            try a.save()
+        }
+        #expect(store.sizes.log <= 2_000, "the log was cut or compacted")
+        #expect(store.sizes.total - store.sizes.log == snapshotEnd, "the snapshot stays where it was")
+        #expect(try Data(contentsOf: url)[BinaryStore.headerSize..<snapshotEnd] == snapshot, "and as it was: the log was cut, not compacted")
+
+        // B's held object and a fresh fetch read the last text; B's edit is not lost.
+        b.refresh(held, mergeChanges: false)
+        #expect(held["text"] == "churn 199")
+        #expect(try b.all("Task").count == 40)
+        try held.setValue(3, forKey: "priority")
+        try b.save()
+        let later = try b.task("after the cut")
+        try b.save()
+        let keys = try Self.open(url).all("Task").compactMap(\.objectID.primaryKey)
+        let deletedKey = try #require(tasks[3].objectID.primaryKey)
+        #expect(Set(keys).count == 41 && !keys.contains(deletedKey))
+        let laterKey = try #require(later.objectID.primaryKey), insertedKey = try #require(inserted.objectID.primaryKey)
+        #expect(laterKey > insertedKey, "no key handed out twice")
+        let fresh = try Self.open(link)
+        #expect(try fresh.existingObject(with: tasks[0].objectID)["text"] == "churn 199")
+        #expect(try fresh.existingObject(with: tasks[0].objectID)["priority"] == 3)
+        #expect(try fresh.existingObject(with: inserted.objectID)["text"] == "inserted")
+        #expect(try fresh.coordinator.checkIntegrity().problems.isEmpty)
+    }
+
+    /// A log of rows that are all still current (a bulk insert) is compacted, not cut.
+    @Test func aLogOfCurrentRowsIsCompacted() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("tasks.store")
+        let a = try Self.open(url)
+        _ = try a.task("first")
+        try a.save()
+        let store = try #require(a.coordinator.store as? BinaryStore)
+        try store.compact()
+        let before = store.sizes.total
+        store.compactionThreshold = 2_000
+        for n in 0..<100 { _ = try a.task("bulk \(n)") }
+        try a.save()
+        #expect(store.sizes.log == 0, "a compaction leaves no log")
+        #expect(store.sizes.total > before)
+        #expect(try Self.open(url).all("Task").count == 101)
+    }
+
     /// A format-4 file (tagged rows, narrow entries) shared by two openings, one through a
     /// symbolic link: the other's saves append typed rows (format 6) to its log, each side
     /// reads what the other wrote, and after one compacts the file to format 6 (replacing
