@@ -113,6 +113,23 @@ extension ManagedObjectContext {
         changes.inserted = inserted.map { row($0, version: 1) }
         changes.updated = updated.map { (row($0, version: $0.committedVersion + 1), $0.committedVersion) }
         changes.deleted = deleted.map { ($0.objectID, $0.committedVersion) }
+        // Edits that leave every constrained value as loaded (a value slot not changed);
+        // the store checks the others.
+        var constrainedSlots: [ObjectIdentifier: [Int]] = [:]
+        for (object, (row, _)) in zip(updated, changes.updated) where constrainedEntityNames.contains(object.entity.name) {
+            let slots: [Int]
+            if let known = constrainedSlots[object.entity.identity] {
+                slots = known
+            } else {
+                slots = model.constrainedSlots(of: object.entity)
+                constrainedSlots[object.entity.identity] = slots
+            }
+            let kept = slots.allSatisfy { slot in
+                guard slot < row.slots.count, case .value = row.slots[slot] else { return false }
+                return !object.slotChanged(slot)
+            }
+            if kept { changes.constrainedValuesKept.insert(object.objectID) }
+        }
         return changes
     }
 

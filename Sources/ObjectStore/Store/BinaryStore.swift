@@ -855,6 +855,10 @@ private final class Core {
     var held: (fd: Int32, identity: FileIdentity)?
     var threshold = 256 << 10
     var lastHousekeepingWarning: String?
+    /// The locked file's size as the last ``refresh(_:)`` under this lock found it and
+    /// appends since left it (nil: not known). A commit appended where the file ends needs
+    /// no truncation after it: there is no torn tail to cut.
+    var fileSize: Int?
     let durability: BinaryStore.Durability
     /// Under `.normal`, unclaimed bytes past which a save flushes and moves the header (what
     /// a crash of the machine may lose, and where a damaged commit would pass for a torn tail).
@@ -917,10 +921,12 @@ private final class Core {
     func refresh(_ fd: Int32) throws {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw StoreError.io(path: path, reason: "cannot read: \(FileIO.errorText())") }
+        fileSize = nil
         guard let held, held.identity == FileIdentity(info) else { return try reload(fd) }
         let head = try FileIO.read(fd, count: BinaryStore.headerSize, at: 0, path: path)
         guard fstat(fd, &info) == 0 else { throw StoreError.io(path: path, reason: "cannot read: \(FileIO.errorText())") }
         let size = Int(info.st_size)
+        fileSize = size
         let header = try BinaryStore.parseHeader(head, path: path, fileSize: size)
         // In one file the header only moves forward and commits are only appended; anything
         // else is a file changed in place, read anew.
@@ -1200,8 +1206,13 @@ private final class Core {
         let frame = BinaryStore.frame(payload)
         let end = state.committedLength + frame.count
         // The commit goes where the last one ended; a torn tail from a crash is overwritten.
+        let tailless = fileSize == state.committedLength
+        fileSize = nil
         try FileIO.write(fd, frame, at: state.committedLength, path: path)
-        guard ftruncate(fd, off_t(end)) == 0 else { throw StoreError.io(path: path, reason: "cannot set the file size: \(FileIO.errorText())") }
+        if !tailless {
+            guard ftruncate(fd, off_t(end)) == 0 else { throw StoreError.io(path: path, reason: "cannot set the file size: \(FileIO.errorText())") }
+        }
+        fileSize = end
         state.committedLength = end
         state.commitCount += 1
         if durability == .full || end - state.claimedLength > Core.checkpointBytes {

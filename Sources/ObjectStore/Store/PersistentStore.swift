@@ -38,6 +38,11 @@ package struct StoreChanges: Sendable {
     /// complete: the step has checked uniqueness over every row of the file itself, so
     /// the store does not read them all again for each batch.
     package var uniquenessChecked = false
+    /// Updated rows whose values under uniqueness constraints are the ones their writer
+    /// loaded at `expectedVersion` (an edit of other attributes). Once the store has found
+    /// that version current, those values are the stored ones and cannot clash anew, so its
+    /// uniqueness check skips the rows without reading them.
+    package var constrainedValuesKept: Set<ObjectID> = []
 
     /// No changes yet.
     package init() {}
@@ -173,7 +178,7 @@ struct UniquenessCheck {
                 slots = model.constrainedSlots(of: entity)
                 constrainedSlots[scope] = slots
             }
-            guard !slots.isEmpty else { continue }
+            guard !slots.isEmpty, !changes.constrainedValuesKept.contains(row.objectID) else { continue }
             if let before = try saved(row.objectID, slots), before == row.values(at: slots) { continue }
             rows.append(row)
         }
