@@ -1243,9 +1243,6 @@ private final class Core {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw StoreError.io(path: path, reason: "cannot read: \(FileIO.errorText())") }
         let header = try BinaryStore.parseHeader(try FileIO.read(fd, count: BinaryStore.headerSize, at: 0, path: path), path: path, fileSize: Int(info.st_size))
-        // The metadata commit and the snapshot, as they are in the file.
-        let kept = try FileIO.read(fd, count: state.logStart - BinaryStore.headerSize, at: BinaryStore.headerSize, path: path)
-        guard kept.count == state.logStart - BinaryStore.headerSize else { throw StoreError.corrupt(path: path, reason: "the file is truncated") }
         var payload = ByteWriter()
         for (index, name) in codec.entityNames.enumerated() {
             for key in (state.removed[name] ?? []).sorted() {
@@ -1272,7 +1269,9 @@ private final class Core {
         let fields = BinaryStore.Header(version: header.version, committedLength: state.logStart + commit.count, commitCount: state.commitCount + 1,
                                         snapshotOffset: state.snapshotPlace.offset, snapshotLength: state.snapshotPlace.length)
         // Beside the real file, so a symbolic link to the store stays one.
-        let replaced = try FileIO.replace(realPath, with: [BinaryStore.header(fields), kept, commit])
+        // The metadata commit and the snapshot, copied as they are in the file.
+        let kept = FileIO.Piece.copied(fd: fd, offset: BinaryStore.headerSize, count: state.logStart - BinaryStore.headerSize)
+        let replaced = try FileIO.replace(realPath, with: [.bytes(BinaryStore.header(fields)), kept, .bytes(commit)])
         defer { close(replaced) }
         try reload(replaced)
         return true
@@ -1327,7 +1326,7 @@ private final class Core {
         let header = BinaryStore.header(BinaryStore.Header(version: min(format, BinaryStore.formatVersion), committedLength: snapshotOffset + snapshot.count, commitCount: state.commitCount + 1,
                                         snapshotOffset: snapshotOffset, snapshotLength: snapshot.count))
         // Beside the real file, so a symbolic link to the store stays one.
-        let fd = try FileIO.replace(realPath, with: [header, metadataFrame, snapshot])
+        let fd = try FileIO.replace(realPath, with: [.bytes(header), .bytes(metadataFrame), .bytes(snapshot)])
         defer { close(fd) }
         try reload(fd)
     }
