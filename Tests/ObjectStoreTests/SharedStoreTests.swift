@@ -49,11 +49,12 @@ import ObjectStoreModel
     }
 
     /// A log whose rows were mostly written again since (one task edited save after save)
-    /// is cut, not compacted: the file is replaced by its metadata and snapshot, byte for
-    /// byte, and one commit of each logged object's last row, the deletions and the next
-    /// keys. An opening through a symbolic link does it while another opening holds objects
-    /// read before; both, and a new opening, then read the last values, no deleted task
-    /// comes back, and keys are not handed out twice.
+    /// is cut, not compacted: in place, the metadata and snapshot left as they are, the log
+    /// one commit of each logged object's last row, the deletions and the next keys, written
+    /// in turn after the log and where an earlier cut's log was (so the file stays small).
+    /// An opening through a symbolic link cuts while another opening holds objects read
+    /// before; both, and a new opening, then read the last values, no deleted task comes
+    /// back, and keys are not handed out twice.
     @Test func aLogOfRowsWrittenAgainIsCutAndTheSnapshotKeptAsItIs() throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("tasks.store")
@@ -74,14 +75,18 @@ import ObjectStoreModel
         let b = try Self.open(url)
         let held = try b.existingObject(with: tasks[0].objectID)
         #expect(held["text"] == "task 0")
+        let inode = try FileManager.default.attributesOfItem(atPath: url.path)[.systemFileNumber] as? Int
         store.compactionThreshold = 2_000
         for round in 0..<200 {
             try tasks[0].setValue(.string("churn \(round)"), forKey: "text")
             try a.save()
         }
         #expect(store.sizes.log <= 2_000, "the log was cut or compacted")
-        #expect(store.sizes.total - store.sizes.log == snapshotEnd, "the snapshot stays where it was")
-        #expect(try Data(contentsOf: url)[BinaryStore.headerSize..<snapshotEnd] == snapshot, "and as it was: the log was cut, not compacted")
+        #expect(try Data(contentsOf: url)[BinaryStore.headerSize..<snapshotEnd] == snapshot, "the snapshot as it was: the log was cut, not compacted")
+        let attributes = try FileManager.default.attributesOfItem(atPath: url.path)
+        #expect(attributes[.systemFileNumber] as? Int == inode, "cut in place: the file is not replaced")
+        let size = try #require(attributes[.size] as? Int)
+        #expect(size < snapshotEnd + 5_000, "the space of older logs is written again: \(size) bytes after 200 saves of ~80")
 
         // B's held object and a fresh fetch read the last text; B's edit is not lost.
         b.refresh(held, mergeChanges: false)
@@ -101,6 +106,62 @@ import ObjectStoreModel
         #expect(try fresh.existingObject(with: tasks[0].objectID)["priority"] == 3)
         #expect(try fresh.existingObject(with: inserted.objectID)["text"] == "inserted")
         #expect(try fresh.coordinator.checkIntegrity().problems.isEmpty)
+    }
+
+    /// A cut stopped after writing its log (the header not moved), or after moving the
+    /// header (the file not yet cut after the new log): the first cut, written after the
+    /// log, and later ones, written where an earlier log was. Each time a new opening reads
+    /// the last values, saves after them, and so does the stopped opening.
+    @Test(arguments: [BinaryStore.CutStop.afterWritingTheLog, .afterMovingTheHeader], [1, 2, 3, 4])
+    func aCutStoppedAtEitherStepLeavesTheStoreWhole(stop: BinaryStore.CutStop, cut: Int) throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("tasks.store")
+        let a = try Self.open(url)
+        let tasks = try (0..<40).map { try a.task("task \($0)", priority: 1) }
+        try a.save()
+        let store = try #require(a.coordinator.store as? BinaryStore)
+        try store.compact()
+        store.compactionThreshold = 2_000
+        // Texts of one length, so a cut log has the length of the one two cuts before, written
+        // at the same place: what follows it in the file is then the older log's next
+        // commit, not a torn one.
+        func text(_ round: Int) -> String { "churn " + String(String(100_000 + round).dropFirst()) }
+        var round = 0
+        func churn() throws {
+            round += 1
+            try tasks[round % 2].setValue(.string(text(round)), forKey: "text")
+            try a.save()
+        }
+        // The cuts before the one stopped, each seen as the log shrinking.
+        for _ in 1..<cut {
+            var log = store.sizes.log
+            while store.sizes.log >= log {
+                log = store.sizes.log
+                try churn()
+            }
+        }
+        store.cutStop = stop
+        while store.housekeepingWarning == nil { try churn() }
+        #expect(store.housekeepingWarning?.contains("stopped where a test asked") == true)
+        store.cutStop = nil
+
+        func texts(_ context: ManagedObjectContext) throws -> [String] {
+            try context.all("Task").compactMap { $0["text"].stringValue }.sorted()
+        }
+        let expected = ((2..<40).map { "task \($0)" } + [text(round), text(round - 1)]).sorted()
+        let fresh = try Self.open(url)
+        #expect(try texts(fresh) == expected)
+        #expect(try fresh.coordinator.checkIntegrity().problems.isEmpty)
+        // A save from a new opening, then from the stopped one: each over what the
+        // stopped cut left.
+        let task = try fresh.existingObject(with: tasks[5].objectID)
+        try task.setValue("saved after the stop", forKey: "text")
+        try fresh.save()
+        try churn()
+        let last = try Self.open(url)
+        #expect(try texts(last) == ((2..<40).filter { $0 != 5 }.map { "task \($0)" } + [text(round), text(round - 1), "saved after the stop"]).sorted())
+        #expect(try last.coordinator.checkIntegrity().problems.isEmpty)
+        #expect(try last.existingObject(with: tasks[round % 2].objectID)["text"] == .string(text(round)))
     }
 
     /// A log of rows that are all still current (a bulk insert) is compacted, not cut.
@@ -164,7 +225,7 @@ import ObjectStoreModel
         try bTasks[3].setObject(try b.all("Location").first, forKey: "location")
         try bTasks[4].setObjects([bTasks[20], bTasks[30]], forKey: "subtasks")
         try b.save()
-        #expect(try Data(contentsOf: url)[8] == 6, "the save's header says format 6")
+        #expect(try Data(contentsOf: url)[8] == UInt8(BinaryStore.formatVersion), "the save's header says the current format")
         a.reset()
         #expect(try view(a) == view(b))
 
@@ -177,7 +238,7 @@ import ObjectStoreModel
         let expected = try view(b)
         #expect(try view(a) == expected)
         try (b.coordinator.store as? BinaryStore)?.compact()
-        #expect(try Data(contentsOf: url)[8] == 6)
+        #expect(try Data(contentsOf: url)[8] == UInt8(BinaryStore.formatVersion))
         a.reset()
         #expect(try view(a) == expected)
         #expect(try view(Self.open(link)) == expected)

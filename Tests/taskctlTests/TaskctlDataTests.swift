@@ -163,7 +163,7 @@ struct TaskctlDataTests {
         let before = try FileManager.default.attributesOfItem(atPath: t.store.path)[.size] as? Int ?? 0
         try t.ok("store", "compact")
         let after = try FileManager.default.attributesOfItem(atPath: t.store.path)[.size] as? Int ?? 0
-        #expect(try Data(contentsOf: t.store)[8] == 6)
+        #expect(try Data(contentsOf: t.store)[8] == 7, "the current format")
         #expect(after < before, "\(before) -> \(after) bytes")
         #expect(try t.ok("export") == expected)
         #expect(try t.ok("store", "check").hasPrefix("ok:"))

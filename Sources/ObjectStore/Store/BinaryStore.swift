@@ -30,10 +30,11 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
     /// The format version this code writes and the newest it reads. Formats 1 (a log
     /// without snapshot), 2 (commits only up to the header's committed length) and 3
     /// (snapshots with wide entries only), 4 (narrow entries) and 5 (packed entries, sparse
-    /// rows) are read too; every header this code writes says 6, so an older reader, which
-    /// would misread typed rows or overwrite commits past the header's length, refuses the
-    /// file.
-    package static let formatVersion = 6
+    /// rows) and 6 (typed rows, a string dictionary) are read too; every header this code
+    /// writes says 7 (a header that may place the log apart from the snapshot's end), so an
+    /// older reader, which would read the log from the wrong place, misread typed rows or
+    /// overwrite commits past the header's length, refuses the file.
+    package static let formatVersion = 7
     static let magic: [UInt8] = [0x89, 0x4F, 0x53, 0x54, 0x4F, 0x52, 0x45, 0x0A]  // \x89 O S T O R E \n
     static let headerSize = 64
 
@@ -72,6 +73,18 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
     /// committed; compaction is housekeeping, so its failure does not fail the save.
     package var housekeepingWarning: String? { core.withLock { $0.lastHousekeepingWarning } }
 
+    /// A step of a log cut after which it stops, as a crash there would (tests check what
+    /// the file then holds).
+    package enum CutStop: Sendable {
+        case afterWritingTheLog, afterMovingTheHeader
+    }
+
+    /// Where this opening's log cuts stop, for tests; nil (the default) for none.
+    package var cutStop: CutStop? {
+        get { core.withLock { $0.cutStop } }
+        set { core.withLock { $0.cutStop = newValue } }
+    }
+
     fileprivate struct State {
         /// The model the store was opened with (its slots' blanks go to the codec).
         var model: ManagedObjectModel?
@@ -106,6 +119,8 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
         /// Where the snapshot is (offset, length; 0 without one) and where the log starts.
         var snapshotPlace = (offset: 0, length: 0)
         var logStart = BinaryStore.headerSize
+        /// The header's count of log cuts (format 7).
+        var logGeneration: UInt64 = 0
     }
 
     /// Log bytes above which a save compacts the file (when they are also more than an
@@ -224,6 +239,15 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
         /// The snapshot's offset and length (format 2), zeros in format 1.
         var snapshotOffset = 0
         var snapshotLength = 0
+        /// Where the log starts when not right after the snapshot (format 7: a cut log is
+        /// written apart from the log it replaces); 0 otherwise.
+        var logOffset = 0
+        /// How many times the log was cut in place (format 7; 0 before): a log can return to
+        /// where an older one started, and readers must not take it for that one grown.
+        var logGeneration: UInt64 = 0
+
+        /// Where the log starts in a file with a snapshot.
+        var logStart: Int { logOffset != 0 ? logOffset : snapshotOffset + snapshotLength }
     }
 
     static func header(_ fields: Header) -> [UInt8] {
@@ -232,7 +256,8 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
         tail.u64(fields.commitCount)
         tail.u64(UInt64(fields.snapshotOffset))
         tail.u64(UInt64(fields.snapshotLength))
-        tail.bytes.append(contentsOf: [UInt8](repeating: 0, count: headerSize - 16 - 32))
+        tail.u64(UInt64(fields.logOffset))
+        tail.u64(fields.logGeneration)
         var header = ByteWriter()
         header.bytes = magic
         header.u32(UInt32(fields.version))
@@ -266,6 +291,10 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
             let count = try reader.u64()
             let snapshotOffset = try reader.u64()
             let snapshotLength = try reader.u64()
+            // Format 7 may place the log elsewhere than the snapshot's end (older formats
+            // wrote zeros there).
+            let logOffset = version >= 7 ? try reader.u64() : 0
+            let logGeneration = version >= 7 ? try reader.u64() : 0
             guard committed >= UInt64(headerSize), committed <= UInt64(fileSize) else {
                 throw StoreError.corrupt(path: path, reason: "the file is truncated: \(committed) bytes committed, \(fileSize) present")
             }
@@ -277,7 +306,11 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
             guard version == 1 ? none : version == 2 ? snapshotFits : (none || snapshotFits) else {
                 throw StoreError.corrupt(path: path, reason: "the header's snapshot place is not valid")
             }
-            return Header(version: version, committedLength: Int(committed), commitCount: count, snapshotOffset: Int(snapshotOffset), snapshotLength: Int(snapshotLength))
+            guard logOffset == 0 || (!none && logOffset >= snapshotOffset + snapshotLength && logOffset <= committed) else {
+                throw StoreError.corrupt(path: path, reason: "the header's log place is not valid")
+            }
+            return Header(version: version, committedLength: Int(committed), commitCount: count, snapshotOffset: Int(snapshotOffset), snapshotLength: Int(snapshotLength),
+                          logOffset: Int(logOffset), logGeneration: logGeneration)
         } catch is ByteReader.Truncated {
             throw StoreError.corrupt(path: path, reason: "the header is truncated")
         }
@@ -720,7 +753,7 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
                     // The save is durable already: a compaction that fails leaves a warning.
                     // A log that mostly repeats rows written again since is cut, not compacted.
                     do {
-                        if try !(core.liveLogBytes * 4 <= log && core.cutLogLocked(path: realPath, fd: fd)) { try core.compactLocked(path: realPath) }
+                        if try !(core.liveLogBytes * 4 <= log && core.cutLogLocked(fd: fd)) { try core.compactLocked(path: realPath) }
                         core.lastHousekeepingWarning = nil
                     } catch {
                         core.lastHousekeepingWarning = "the store was saved, but compacting it failed: \(error)"
@@ -859,6 +892,8 @@ private final class Core {
     /// appends since left it (nil: not known). A commit appended where the file ends needs
     /// no truncation after it: there is no torn tail to cut.
     var fileSize: Int?
+    /// See ``BinaryStore/cutStop``.
+    var cutStop: BinaryStore.CutStop?
     let durability: BinaryStore.Durability
     /// Under `.normal`, unclaimed bytes past which a save flushes and moves the header (what
     /// a crash of the machine may lose, and where a damaged commit would pass for a torn tail).
@@ -887,7 +922,7 @@ private final class Core {
             guard let codec = fresh.codec else { throw StoreError.corrupt(path: path, reason: "no metadata record") }
             fresh.snapshot = try Snapshot.open(fd, base: header.snapshotOffset, length: header.snapshotLength, entityCount: codec.entityNames.count, path: path)
             fresh.snapshotPlace = (header.snapshotOffset, header.snapshotLength)
-            fresh.logStart = header.snapshotOffset + header.snapshotLength
+            fresh.logStart = header.logStart
             let log = try FileIO.read(fd, count: size - fresh.logStart, at: fresh.logStart, path: path)
             guard log.count >= header.committedLength - fresh.logStart else { throw StoreError.corrupt(path: path, reason: "the file is truncated") }
             unclaimed = try BinaryStore.parse(log, path: path, into: &fresh, base: fresh.logStart, claimed: header.committedLength - fresh.logStart).unclaimed
@@ -900,6 +935,7 @@ private final class Core {
             fresh.logStart = BinaryStore.headerSize + 8 + Int((try? reader.u32()) ?? 0)
         }
         fresh.claimedLength = header.committedLength
+        fresh.logGeneration = header.logGeneration
         fresh.commitCount = header.commitCount + unclaimed
         state = fresh
         try hold(fd)
@@ -931,7 +967,8 @@ private final class Core {
         // In one file the header only moves forward and commits are only appended; anything
         // else is a file changed in place, read anew.
         guard header.committedLength >= state.claimedLength, size >= state.committedLength,
-              header.snapshotOffset == state.snapshotPlace.offset, header.snapshotLength == state.snapshotPlace.length
+              header.snapshotOffset == state.snapshotPlace.offset, header.snapshotLength == state.snapshotPlace.length,
+              header.logGeneration == state.logGeneration
         else { return try reload(fd) }
         state.claimedLength = header.committedLength
         // Commits appended since, whether the header claims them yet or not.
@@ -1193,8 +1230,11 @@ private final class Core {
 
     /// The header as the state says, for a commit count and committed length.
     func currentHeader(committedLength: Int, commitCount: UInt64) -> [UInt8] {
-        BinaryStore.header(BinaryStore.Header(version: BinaryStore.formatVersion, committedLength: committedLength, commitCount: commitCount,
-                           snapshotOffset: state.snapshotPlace.offset, snapshotLength: state.snapshotPlace.length))
+        let snapshotEnd = state.snapshotPlace.offset + state.snapshotPlace.length
+        return BinaryStore.header(BinaryStore.Header(version: BinaryStore.formatVersion, committedLength: committedLength, commitCount: commitCount,
+                                  snapshotOffset: state.snapshotPlace.offset, snapshotLength: state.snapshotPlace.length,
+                                  logOffset: state.snapshotPlace.length > 0 && state.logStart != snapshotEnd ? state.logStart : 0,
+                                  logGeneration: state.logGeneration))
     }
 
     /// Appends one commit. `.full`: flushed (one `fdatasync`), then the header moved past
@@ -1205,13 +1245,15 @@ private final class Core {
     func append(_ payload: [UInt8], fd: Int32) throws {
         let frame = BinaryStore.frame(payload)
         let end = state.committedLength + frame.count
-        // The commit goes where the last one ended; a torn tail from a crash is overwritten.
-        let tailless = fileSize == state.committedLength
+        // The commit goes where the last one ended. Bytes past that (a torn tail, or what
+        // a log cut stopped before cutting away) are cut first: written over, their rest
+        // could follow the commit and pass for more commits.
+        if fileSize != state.committedLength {
+            fileSize = nil
+            guard ftruncate(fd, off_t(state.committedLength)) == 0 else { throw StoreError.io(path: path, reason: "cannot set the file size: \(FileIO.errorText())") }
+        }
         fileSize = nil
         try FileIO.write(fd, frame, at: state.committedLength, path: path)
-        if !tailless {
-            guard ftruncate(fd, off_t(end)) == 0 else { throw StoreError.io(path: path, reason: "cannot set the file size: \(FileIO.errorText())") }
-        }
         fileSize = end
         state.committedLength = end
         state.commitCount += 1
@@ -1231,18 +1273,19 @@ private final class Core {
             + (state.metadata?.nextKeys.count ?? 0) * 12
     }
 
-    /// Rewrites the file with its metadata and snapshot as they are (their bytes copied) and
-    /// the log cut to one commit of what it says: each logged object's last row, the
+    /// Cuts the log to one commit of what it says: each logged object's last row, the
     /// deletions and the next keys. A log most of whose rows were written again since (one
     /// object edited save after save) is cut this way: a compaction reads and writes every
-    /// row, which at 100,000 tasks costs a save loop a millisecond a save. Like a
-    /// compaction, it replaces the file (other openings read it anew). False, with nothing
-    /// done, for a file without a snapshot. Caller holds both locks; `fd` is the locked file.
-    func cutLogLocked(path realPath: String, fd: Int32) throws -> Bool {
+    /// row, which at 100,000 tasks costs a save loop a millisecond a save. The file is not
+    /// replaced: the cut log is written where no header points (the space before the log,
+    /// left by an earlier cut, when it fits there, else after the log), ended by a mark no
+    /// commit passes for and flushed; only then does the header (format 7) point at it, and
+    /// once that is flushed the file is cut after it. A crash leaves the old log or the cut
+    /// one. Other openings read the file anew when the header's count of cuts moved. False,
+    /// with nothing done, for a file without a snapshot. Caller holds both locks; `fd` is
+    /// the locked file.
+    func cutLogLocked(fd: Int32) throws -> Bool {
         guard let codec = state.codec, state.snapshotPlace.length > 0, state.logStart > BinaryStore.headerSize else { return false }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw StoreError.io(path: path, reason: "cannot read: \(FileIO.errorText())") }
-        let header = try BinaryStore.parseHeader(try FileIO.read(fd, count: BinaryStore.headerSize, at: 0, path: path), path: path, fileSize: Int(info.st_size))
         var payload = ByteWriter()
         for (index, name) in codec.entityNames.enumerated() {
             for key in (state.removed[name] ?? []).sorted() {
@@ -1266,14 +1309,30 @@ private final class Core {
             payload.signed(key)
         }
         let commit = payload.bytes.isEmpty ? [] : BinaryStore.frame(payload.bytes)
-        let fields = BinaryStore.Header(version: header.version, committedLength: state.logStart + commit.count, commitCount: state.commitCount + 1,
-                                        snapshotOffset: state.snapshotPlace.offset, snapshotLength: state.snapshotPlace.length)
-        // Beside the real file, so a symbolic link to the store stays one.
-        // The metadata commit and the snapshot, copied as they are in the file.
-        let kept = FileIO.Piece.copied(fd: fd, offset: BinaryStore.headerSize, count: state.logStart - BinaryStore.headerSize)
-        let replaced = try FileIO.replace(realPath, with: [.bytes(BinaryStore.header(fields)), kept, .bytes(commit)])
-        defer { close(replaced) }
-        try reload(replaced)
+        // Where nothing live is: before the log, from the snapshot's end (free after an
+        // earlier cut), when the cut log and its end mark fit; else after the log.
+        let snapshotEnd = state.snapshotPlace.offset + state.snapshotPlace.length
+        let place = commit.count + 8 <= state.logStart - snapshotEnd ? snapshotEnd : state.committedLength
+        // A frame longer than any file: readers looking for commits past the header's
+        // length stop here. What an older log left after it is history up to the log the
+        // header pointed at, which would give the same rows, only read for nothing.
+        var end = ByteWriter()
+        end.u32(UInt32.max)
+        end.u32(0)
+        fileSize = nil
+        try FileIO.write(fd, commit + end.bytes, at: place, path: path)
+        // The header never points at a log not on disk, and the log it pointed at is not
+        // written over until the header pointing elsewhere is.
+        try FileIO.syncData(fd, path: path)
+        if cutStop == .afterWritingTheLog { throw StoreError.io(path: path, reason: "the log cut stopped where a test asked") }
+        let fields = BinaryStore.Header(version: BinaryStore.formatVersion, committedLength: place + commit.count, commitCount: state.commitCount + 1,
+                                        snapshotOffset: state.snapshotPlace.offset, snapshotLength: state.snapshotPlace.length,
+                                        logOffset: place == snapshotEnd ? 0 : place, logGeneration: state.logGeneration &+ 1)
+        try FileIO.write(fd, Array(BinaryStore.header(fields)[8...]), at: 8, path: path)
+        try FileIO.syncData(fd, path: path)
+        if cutStop == .afterMovingTheHeader { throw StoreError.io(path: path, reason: "the log cut stopped where a test asked") }
+        guard ftruncate(fd, off_t(place + commit.count)) == 0 else { throw StoreError.io(path: path, reason: "cannot set the file size: \(FileIO.errorText())") }
+        try reload(fd)
         return true
     }
 
@@ -1326,7 +1385,7 @@ private final class Core {
         let header = BinaryStore.header(BinaryStore.Header(version: min(format, BinaryStore.formatVersion), committedLength: snapshotOffset + snapshot.count, commitCount: state.commitCount + 1,
                                         snapshotOffset: snapshotOffset, snapshotLength: snapshot.count))
         // Beside the real file, so a symbolic link to the store stays one.
-        let fd = try FileIO.replace(realPath, with: [.bytes(header), .bytes(metadataFrame), .bytes(snapshot)])
+        let fd = try FileIO.replace(realPath, with: [header, metadataFrame, snapshot])
         defer { close(fd) }
         try reload(fd)
     }

@@ -216,21 +216,12 @@ enum FileIO {
     /// - Returns: a descriptor of the new file (the caller closes it), so the caller reads
     ///   back exactly what it wrote even if someone replaces the file again at once.
     static func replace(_ path: String, with bytes: [UInt8]) throws -> Int32 {
-        try replace(path, with: [.bytes(bytes)])
-    }
-
-    /// Part of a file being written: bytes in memory, or a range of another open file.
-    enum Piece {
-        case bytes([UInt8])
-        /// `count` bytes of the file open as `fd` from `offset`, copied by the kernel where it
-        /// can (no buffer of their size in this process).
-        case copied(fd: Int32, offset: Int, count: Int)
+        try replace(path, with: [bytes])
     }
 
     /// ``replace(_:with:)`` with the file's bytes in pieces, written one after another
-    /// (a compaction's header, metadata and snapshot, without copying them into one array;
-    /// a cut log's snapshot copied from the file it replaces).
-    static func replace(_ path: String, with pieces: [Piece]) throws -> Int32 {
+    /// (a compaction's header, metadata and snapshot, without copying them into one array).
+    static func replace(_ path: String, with pieces: [[UInt8]]) throws -> Int32 {
         var info = stat()
         var mode: mode_t = 0o600
         if stat(path, &info) == 0 {
@@ -254,7 +245,7 @@ enum FileIO {
     /// Creates `path` with `bytes` unless it exists (then does nothing): the file is written
     /// and flushed under a temporary name, then linked in, so nobody sees it half written.
     static func createExclusively(_ bytes: [UInt8], at path: String) throws {
-        let temporary = try writeTemporary([.bytes(bytes)], beside: path, mode: 0o600)
+        let temporary = try writeTemporary([bytes], beside: path, mode: 0o600)
         defer { unlink(temporary) }
         if link(temporary, path) != 0 {
             if errno == EEXIST { return }
@@ -263,21 +254,15 @@ enum FileIO {
         syncDirectory(of: path)
     }
 
-    private static func writeTemporary(_ pieces: [Piece], beside path: String, mode: mode_t) throws -> String {
+    private static func writeTemporary(_ pieces: [[UInt8]], beside path: String, mode: mode_t) throws -> String {
         let temporary = path + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw StoreError.io(path: path, reason: "cannot create \(temporary): \(errorText())") }
         do {
             var offset = 0
-            for piece in pieces {
-                switch piece {
-                case .bytes(let bytes):
-                    try write(fd, bytes, at: offset, path: temporary)
-                    offset += bytes.count
-                case .copied(let source, let start, let count):
-                    try copy(count, from: source, at: start, to: fd, at: offset, path: path)
-                    offset += count
-                }
+            for bytes in pieces {
+                try write(fd, bytes, at: offset, path: temporary)
+                offset += bytes.count
             }
             _ = fchmod(fd, mode)
             try sync(fd, path: temporary)
@@ -288,31 +273,6 @@ enum FileIO {
             throw error
         }
         return temporary
-    }
-
-    /// Copies `count` bytes of one file to another: by `sendfile` on Linux (in the kernel,
-    /// so no buffer of their size), else, or where it is refused, through a 1 MiB buffer.
-    /// - Throws: when the source holds fewer bytes than asked.
-    private static func copy(_ count: Int, from source: Int32, at sourceOffset: Int, to destination: Int32, at destinationOffset: Int, path: String) throws {
-        var done = 0
-        #if os(Linux)
-        // sendfile writes where the destination's offset is (it reads at `from`).
-        if lseek(destination, off_t(destinationOffset), SEEK_SET) == off_t(destinationOffset) {
-            var from = off_t(sourceOffset)
-            while done < count {
-                let n = sendfile(destination, source, &from, count - done)
-                if n < 0 && errno == EINTR { continue }
-                guard n > 0 else { break }
-                done = Int(from) - sourceOffset
-            }
-        }
-        #endif
-        while done < count {
-            let piece = try read(source, count: min(1 << 20, count - done), at: sourceOffset + done, path: path)
-            guard !piece.isEmpty else { throw StoreError.corrupt(path: path, reason: "the file is truncated") }
-            try write(destination, piece, at: destinationOffset + done, path: path)
-            done += piece.count
-        }
     }
 
     /// `path` with symbolic links followed: the real file, or where a dangling link points.
