@@ -88,6 +88,8 @@ extension ManagedObjectContext {
     /// Rows for a save: stored slots only, references to deleted objects dropped. The store
     /// replaces temporary IDs.
     private func storeChanges(inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject]) -> StoreChanges {
+        // Per entity, its unstored slots with their initial values, worked out once.
+        var unstored: [ObjectIdentifier: [(index: Int, initial: SlotValue)]] = [:]
         func row(_ object: ManagedObject, version: Int64) -> StoredRow {
             var slots = object.slots.values
             let entity = object.entity
@@ -102,9 +104,15 @@ extension ManagedObjectContext {
                     }
                 }
             }
-            for index in entity.unstoredSlots where index < slots.count {
+            let initials: [(index: Int, initial: SlotValue)]
+            if let known = unstored[entity.identity] {
+                initials = known
+            } else {
+                initials = entity.unstoredSlots.map { ($0, SlotValue.initial(for: entity.properties[$0])) }
+                unstored[entity.identity] = initials
+            }
+            for (index, initial) in initials where index < slots.count {
                 // Written only when it differs: a write copies the array the object shares.
-                let initial = SlotValue.initial(for: entity.properties[index])
                 if slots[index] != initial { slots[index] = initial }
             }
             return StoredRow(objectID: object.objectID, version: version, slots: slots)
@@ -116,7 +124,7 @@ extension ManagedObjectContext {
         // Edits that leave every constrained value as loaded (a value slot not changed);
         // the store checks the others.
         var constrainedSlots: [ObjectIdentifier: [Int]] = [:]
-        for (object, (row, _)) in zip(updated, changes.updated) where constrainedEntityNames.contains(object.entity.name) {
+        for (object, (row, _)) in zip(updated, changes.updated) {
             let slots: [Int]
             if let known = constrainedSlots[object.entity.identity] {
                 slots = known
@@ -124,6 +132,7 @@ extension ManagedObjectContext {
                 slots = model.constrainedSlots(of: object.entity)
                 constrainedSlots[object.entity.identity] = slots
             }
+            guard !slots.isEmpty else { continue }
             let kept = slots.allSatisfy { slot in
                 guard slot < row.slots.count, case .value = row.slots[slot] else { return false }
                 return !object.slotChanged(slot)
