@@ -164,6 +164,58 @@ import ObjectStoreModel
         #expect(try last.existingObject(with: tasks[round % 2].objectID)["text"] == .string(text(round)))
     }
 
+    /// Three openings of one file (as three processes have), on three threads, each editing
+    /// its own tasks save after save with a small log limit, so their saves cut the log
+    /// (and compact it) under each other: every opening reads the others' last values after
+    /// each cut, and a new opening reads each task's last text.
+    @Test func openingsThatCutTheLogUnderEachOtherLoseNothing() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("tasks.store")
+        let setup = try Self.open(url)
+        let tasks = try (0..<30).map { try setup.task("task \($0)") }
+        try setup.save()
+        try setup.coordinator.compactStore()
+        let ids = tasks.map(\.objectID)
+        let rounds = 80
+        let cuts = try await withThrowingTaskGroup(of: UInt64.self) { group in
+            for worker in 0..<3 {
+                group.addTask {
+                    let context = try Self.open(url)
+                    let store = try #require(context.coordinator.store as? BinaryStore)
+                    store.compactionThreshold = 3_000
+                    var cuts: UInt64 = 0
+                    for round in 0..<rounds {
+                        for n in 0..<2 {
+                            let task = try context.existingObject(with: ids[worker * 2 + n])
+                            try task.setValue(.string("worker \(worker) round \(round)"), forKey: "text")
+                        }
+                        try context.save()
+                        #expect(store.housekeepingWarning == nil)
+                        cuts = max(cuts, try StoreHeader.logCuts(url))
+                        // Another worker's task, read again: its own text or that worker's,
+                        // never another's (rows read from the wrong log would mix them).
+                        let next = (worker + 1) % 3
+                        let other = try context.existingObject(with: ids[next * 2])
+                        context.refresh(other, mergeChanges: false)
+                        let text = other["text"].stringValue ?? ""
+                        #expect(text == "task \(next * 2)" || text.hasPrefix("worker \(next) round "), "\(text)")
+                    }
+                    return cuts
+                }
+            }
+            return try await group.reduce(0) { max($0, $1) }
+        }
+        #expect(cuts > 0, "the log was cut")
+        let check = try Self.open(url)
+        for worker in 0..<3 {
+            for n in 0..<2 {
+                #expect(try check.existingObject(with: ids[worker * 2 + n])["text"] == .string("worker \(worker) round \(rounds - 1)"))
+            }
+        }
+        #expect(try check.all("Task").count == 30)
+        #expect(try check.coordinator.checkIntegrity().problems.isEmpty)
+    }
+
     /// A log of rows that are all still current (a bulk insert) is compacted, not cut.
     @Test func aLogOfCurrentRowsIsCompacted() throws {
         let directory = try TemporaryDirectory()

@@ -134,4 +134,7 @@ enum StoreHeader {
 
     /// The snapshot's length (zero: no snapshot).
     static func snapshotLength(_ url: URL) throws -> UInt64 { field(try Data(contentsOf: url), at: 40) }
+
+    /// How many times the log was cut in place since the file was written (format 7).
+    static func logCuts(_ url: URL) throws -> UInt64 { field(try Data(contentsOf: url), at: 56) }
 }
