@@ -147,9 +147,12 @@ struct TaskctlDataTests {
     /// narrow entries), then a task added and one done in its log, with that taskctl's export;
     /// `format5.store` is `format4.store` compacted by taskctl at f92e17b (format 5: packed
     /// entries, sparse rows), then a task with a project, a location and a tag added and
-    /// one done in its log, with that taskctl's export. Today's taskctl reads each as it
-    /// was, and its compaction rewrites it in format 6, smaller, with the same tasks.
-    @Test(arguments: [3, 4, 5])
+    /// one done in its log, with that taskctl's export; `format6.store` is `format5.store`
+    /// compacted by taskctl at f79760c (format 6: typed rows, a string dictionary), then a
+    /// task with a project, a location and two tags added, one edited and one done in its
+    /// log, with that taskctl's export. Today's taskctl reads each as it was, and its
+    /// compaction rewrites it in the current format, smaller, with the same tasks.
+    @Test(arguments: [3, 4, 5, 6])
     func anOlderFormatReadsAsBeforeAndCompactsSmaller(format: Int) throws {
         let t = try TaskctlRunner()
         try FileManager.default.copyItem(at: TaskctlRunner.fixtures.appendingPathComponent("format\(format).store"), to: t.store)

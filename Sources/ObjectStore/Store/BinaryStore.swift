@@ -17,7 +17,9 @@ import Darwin
 /// table of the snapshot and the log since it, not the rows: a row is read (and its checksum
 /// checked) when it is asked for. ``compact()`` writes the live rows as a new snapshot, with
 /// an index per uniqueness constraint, and empties the log; a save does it on its own once
-/// the log outgrows ``compactionThreshold`` and an eighth of the snapshot.
+/// the log outgrows ``compactionThreshold`` and an eighth of the snapshot, or, when the log
+/// mostly repeats rows written again since, cuts the log in place to one commit of what it
+/// says (the snapshot not read).
 ///
 /// ```swift
 /// let store = try BinaryStore(url: URL(fileURLWithPath: "tasks.store"), model: model)
@@ -123,8 +125,9 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
         var logGeneration: UInt64 = 0
     }
 
-    /// Log bytes above which a save compacts the file (when they are also more than an
-    /// eighth of the snapshot, so compacting costs a fraction of what was appended).
+    /// Log bytes above which a save compacts the file or cuts the log (when they are also
+    /// more than an eighth of the snapshot, so compacting costs a fraction of what was
+    /// appended).
     package var compactionThreshold: Int {
         get { core.withLock { $0.threshold } }
         set { core.withLock { $0.threshold = newValue } }
