@@ -893,7 +893,7 @@ private final class Core {
     var lastHousekeepingWarning: String?
     /// The locked file's size as the last ``refresh(_:)`` under this lock found it and
     /// appends since left it (nil: not known). A commit appended where the file ends needs
-    /// no truncation after it: there is no torn tail to cut.
+    /// no truncation first: nothing lies past the last commit.
     var fileSize: Int?
     /// See ``BinaryStore/cutStop``.
     var cutStop: BinaryStore.CutStop?
@@ -1252,7 +1252,6 @@ private final class Core {
         // a log cut stopped before cutting away) are cut first: written over, their rest
         // could follow the commit and pass for more commits.
         if fileSize != state.committedLength {
-            fileSize = nil
             guard ftruncate(fd, off_t(state.committedLength)) == 0 else { throw StoreError.io(path: path, reason: "cannot set the file size: \(FileIO.errorText())") }
         }
         fileSize = nil
