@@ -166,8 +166,8 @@ import ObjectStoreModel
 
     /// Three openings of one file (as three processes have), on three threads, each editing
     /// its own tasks save after save with a small log limit, so their saves cut the log
-    /// (and compact it) under each other: every opening reads the others' last values after
-    /// each cut, and a new opening reads each task's last text.
+    /// (and compact it) under each other: each reads another worker's task as that worker
+    /// wrote it (never with a third one's text), and a new opening reads every last text.
     @Test func openingsThatCutTheLogUnderEachOtherLoseNothing() async throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("tasks.store")
