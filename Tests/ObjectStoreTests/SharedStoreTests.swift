@@ -108,6 +108,33 @@ import ObjectStoreModel
         #expect(try fresh.coordinator.checkIntegrity().problems.isEmpty)
     }
 
+    /// A log of rows written again is cut as soon as it passes the threshold, not only once
+    /// it is an eighth of the snapshot (as a compaction waits to be): a cut does not read
+    /// the snapshot, and opening then reads at most that much log whatever the store holds.
+    @Test func aLogOfRowsWrittenAgainIsCutAtTheThresholdWhateverTheSnapshotsSize() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("tasks.store")
+        let a = try Self.open(url)
+        let tasks = try (0..<3_000).map { try a.task("task \($0)", priority: 1) }
+        try a.save()
+        let store = try #require(a.coordinator.store as? BinaryStore)
+        try store.compact()
+        let snapshot = store.sizes.total
+        store.compactionThreshold = 2_000
+        #expect(snapshot / 8 > 4 * 2_000, "a snapshot an eighth of which is far past the threshold: \(snapshot) bytes")
+        let inode = try FileManager.default.attributesOfItem(atPath: url.path)[.systemFileNumber] as? Int
+        var longest = 0
+        for round in 0..<300 {
+            try tasks[round % 3].setValue(.string("churn \(round)"), forKey: "text")
+            try a.save()
+            longest = max(longest, store.sizes.log)
+        }
+        #expect(try StoreHeader.logCuts(url) > 0)
+        #expect(longest < 2_000 + 200, "the log never grew much past the threshold: \(longest) bytes")
+        #expect(try FileManager.default.attributesOfItem(atPath: url.path)[.systemFileNumber] as? Int == inode, "cut, never compacted")
+        #expect(try Self.open(url).existingObject(with: tasks[299 % 3].objectID)["text"] == "churn 299")
+    }
+
     /// A cut stopped after writing its log (the header not moved), or after moving the
     /// header (the file not yet cut after the new log): the first cut, written after the
     /// log, and later ones, written where an earlier log was. Each time a new opening reads

@@ -752,14 +752,23 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
                     }
                 }
                 let log = core.state.committedLength - core.state.logStart
-                if log > core.threshold && log > core.state.snapshotPlace.length / 8 {
-                    // The save is durable already: a compaction that fails leaves a warning.
-                    // A log that mostly repeats rows written again since is cut, not compacted.
-                    do {
-                        if try !(core.liveLogBytes * 4 <= log && core.cutLogLocked(fd: fd)) { try core.compactLocked(path: realPath) }
-                        core.lastHousekeepingWarning = nil
-                    } catch {
-                        core.lastHousekeepingWarning = "the store was saved, but compacting it failed: \(error)"
+                // A compaction costs what the store holds, so it waits until the log is also
+                // an eighth of the snapshot. A cut costs what the log says, so a log that
+                // mostly repeats rows written again since is cut once it passes the threshold
+                // (opening then reads at most that much log, whatever the store's size);
+                // whether it does is asked again each time the log grows by a quarter.
+                let compacting = log > core.threshold && log > core.state.snapshotPlace.length / 8
+                if compacting || (log > core.threshold && log >= core.nextCutCheck) {
+                    let repeats = core.liveLogBytes * 4 <= log
+                    if !repeats { core.nextCutCheck = log + log / 4 }
+                    if repeats || compacting {
+                        // The save is durable already: a compaction that fails leaves a warning.
+                        do {
+                            if try !(repeats && core.cutLogLocked(fd: fd)) { try core.compactLocked(path: realPath) }
+                            core.lastHousekeepingWarning = nil
+                        } catch {
+                            core.lastHousekeepingWarning = "the store was saved, but compacting it failed: \(error)"
+                        }
                     }
                 }
                 return mapping
@@ -897,6 +906,9 @@ private final class Core {
     var fileSize: Int?
     /// See ``BinaryStore/cutStop``.
     var cutStop: BinaryStore.CutStop?
+    /// The log length from which a save asks again whether the log mostly repeats rows
+    /// (0 after every reading of the file: a new log).
+    var nextCutCheck = 0
     let durability: BinaryStore.Durability
     /// Under `.normal`, unclaimed bytes past which a save flushes and moves the header (what
     /// a crash of the machine may lose, and where a damaged commit would pass for a torn tail).
@@ -911,6 +923,7 @@ private final class Core {
     /// Reads the file again, from a descriptor of the locked file: the header, the metadata,
     /// the snapshot's tables and the log, not the snapshot's rows.
     func reload(_ fd: Int32) throws {
+        nextCutCheck = 0
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw StoreError.io(path: path, reason: "cannot read: \(FileIO.errorText())") }
         let size = Int(info.st_size)
