@@ -59,6 +59,24 @@ import ObjectStoreModel
         }
     }
 
+    /// An edit of a sub-entity's object is checked against the constraint it inherits: an
+    /// employee's email moved onto another person's is refused, its name alone is saved.
+    @Test func anEditIsCheckedAgainstTheConstraintASubEntityInherits() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("people.store")
+        let (setup, _) = try open(url)
+        try person(setup, "taken@example.com")
+        let employee = try person(setup, "employee@example.com", entity: "Employee", badge: 1)
+        try setup.save()
+        let (context, _) = try open(url)
+        let edited = try context.existingObject(with: employee.objectID)
+        #expect(try refusesAsDuplicate(context) { try edited.setValue("Taken@Example.com", forKey: "email") })
+        try edited.setValue("Ann", forKey: "name")
+        try context.save()
+        let reread = try open(url).0.existingObject(with: employee.objectID)
+        #expect(reread["email"] == "employee@example.com" && reread["name"] == "Ann")
+    }
+
     /// Through the wide index entries of format 3, the narrow ones of format 4 (which keep
     /// 48 bits of each hash), the packed ones of format 5 (32 bits) and the dense ones of
     /// format 6 (24 bits); the people of the sub-entity make the entries hold entity indexes.

@@ -123,15 +123,8 @@ extension ManagedObjectContext {
         changes.deleted = deleted.map { ($0.objectID, $0.committedVersion) }
         // Edits that leave every constrained value as loaded (a value slot not changed);
         // the store checks the others.
-        var constrainedSlots: [ObjectIdentifier: [Int]] = [:]
         for (object, (row, _)) in zip(updated, changes.updated) {
-            let slots: [Int]
-            if let known = constrainedSlots[object.entity.identity] {
-                slots = known
-            } else {
-                slots = model.constrainedSlots(of: object.entity)
-                constrainedSlots[object.entity.identity] = slots
-            }
+            let slots = object.entity.constrainedSlots
             guard !slots.isEmpty else { continue }
             let kept = slots.allSatisfy { slot in
                 guard slot < row.slots.count, case .value = row.slots[slot] else { return false }

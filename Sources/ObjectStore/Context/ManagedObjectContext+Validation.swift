@@ -89,19 +89,10 @@ extension ManagedObjectContext {
         // Only objects whose constrained values are new can break a constraint; an edit of
         // other attributes costs nothing here.
         let constrained = constrainedEntityNames
-        // Per entity, the slots its own and its ancestors' constraints name, worked out once.
-        var constrainedSlots: [ObjectIdentifier: [Int]] = [:]
-        func slots(of entity: EntityDescription) -> [Int] {
-            if let known = constrainedSlots[entity.identity] { return known }
-            let slots = model.constrainedSlots(of: entity)
-            constrainedSlots[entity.identity] = slots
-            return slots
-        }
         let changed = changed.filter { object in
             guard constrained.contains(object.entity.name) else { return false }
             if object.isInserted { return true }
-            let constrainedSlots = slots(of: object.entity)
-            return constrainedSlots.contains { object.slotChanged($0) }
+            return object.entity.constrainedSlots.contains { object.slotChanged($0) }
         }
         for object in changed {
             for owner in [object.entity.name] + object.entity.ancestorNames {

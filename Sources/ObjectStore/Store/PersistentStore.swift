@@ -166,19 +166,19 @@ struct UniquenessCheck {
         // A migration step's batch, checked by the step over its whole new file.
         guard !changes.uniquenessChecked else { return [] }
         var rows = changes.inserted
-        // Per entity, the slots its own and its ancestors' constraints name, worked out once.
+        // Per entity, its constrained slots (its description looked up by name once).
         var constrainedSlots: [ObjectIdentifier: [Int]] = [:]
-        for (row, _) in changes.updated {
+        for (row, _) in changes.updated where !changes.constrainedValuesKept.contains(row.objectID) {
             let scope = ObjectIdentifier(row.objectID.scope)
             let slots: [Int]
             if let known = constrainedSlots[scope] {
                 slots = known
             } else {
                 guard let entity = model.entity(named: row.objectID.entityName) else { continue }
-                slots = model.constrainedSlots(of: entity)
+                slots = entity.constrainedSlots
                 constrainedSlots[scope] = slots
             }
-            guard !slots.isEmpty, !changes.constrainedValuesKept.contains(row.objectID) else { continue }
+            guard !slots.isEmpty else { continue }
             if let before = try saved(row.objectID, slots), before == row.values(at: slots) { continue }
             rows.append(row)
         }

@@ -37,6 +37,8 @@ public struct EntityDescription: Sendable, Hashable {
         /// Slots stores do not write (transient and derived attributes, transient
         /// relationships): rows hold their initial values.
         let unstoredSlots: [Int]
+        /// The slots its own and its ancestors' uniqueness constraints name, ascending.
+        let constrainedSlots: [Int]
         /// Slot numbers by ``NameTable/hash(_:)`` of the property's name, open addressing
         /// (-1: empty); the names in slot order, to confirm a hit.
         let nameTable: [Int32]
@@ -45,7 +47,7 @@ public struct EntityDescription: Sendable, Hashable {
         init(name: String, parentName: String?, isAbstract: Bool, userInfo: [String: String], renamingIdentifier: String?,
              versionHashModifier: String?, uniquenessConstraints: [[String]], indexes: [IndexDescription],
              properties: [PropertyDescription], inheritedPropertyCount: Int, fetchedProperties: [FetchedPropertyDescription],
-             ancestorNames: [String], subentityNames: [String], versionHash: VersionHash) {
+             ancestorNames: [String], subentityNames: [String], inheritedUniquenessConstraints: [[String]], versionHash: VersionHash) {
             self.name = name
             self.parentName = parentName
             self.isAbstract = isAbstract
@@ -84,6 +86,8 @@ public struct EntityDescription: Sendable, Hashable {
                 case .relationship(let relationship): return relationship.isTransient
                 }
             }
+            let names = self.names
+            self.constrainedSlots = Set((uniquenessConstraints + inheritedUniquenessConstraints).joined().compactMap { names.firstIndex(of: $0) }).sorted()
             self.saveChecks = properties.enumerated().compactMap { index, property in
                 switch property {
                 case .attribute(let attribute):
@@ -132,6 +136,11 @@ public struct EntityDescription: Sendable, Hashable {
     /// The slots stores do not write (transient and derived attributes, transient
     /// relationships), in order: a saved row holds their initial values.
     package var unstoredSlots: [Int] { storage.unstoredSlots }
+
+    /// The slots that its own and its ancestors' uniqueness constraints name, ascending (an
+    /// ancestor's slot is the same in every descendant). A save checks an updated object's
+    /// uniqueness only when one of them changed.
+    package var constrainedSlots: [Int] { storage.constrainedSlots }
 
     /// What a slot holds, without copying its property's description.
     package enum SlotKind: Sendable {
@@ -187,7 +196,7 @@ public struct EntityDescription: Sendable, Hashable {
         name: String, parentName: String?, isAbstract: Bool, userInfo: [String: String], renamingIdentifier: String?,
         versionHashModifier: String?, uniquenessConstraints: [[String]], indexes: [IndexDescription],
         properties: [PropertyDescription], inheritedPropertyCount: Int, fetchedProperties: [FetchedPropertyDescription],
-        ancestorNames: [String], subentityNames: [String]
+        ancestorNames: [String], subentityNames: [String], inheritedUniquenessConstraints: [[String]]
     ) {
         var encoder = CanonicalEncoder()
         encoder.field("entity")
@@ -202,7 +211,8 @@ public struct EntityDescription: Sendable, Hashable {
             name: name, parentName: parentName, isAbstract: isAbstract, userInfo: userInfo, renamingIdentifier: renamingIdentifier,
             versionHashModifier: versionHashModifier, uniquenessConstraints: uniquenessConstraints, indexes: indexes,
             properties: properties, inheritedPropertyCount: inheritedPropertyCount, fetchedProperties: fetchedProperties,
-            ancestorNames: ancestorNames, subentityNames: subentityNames, versionHash: encoder.digest)
+            ancestorNames: ancestorNames, subentityNames: subentityNames,
+            inheritedUniquenessConstraints: inheritedUniquenessConstraints, versionHash: encoder.digest)
     }
 
     /// Entities are equal when every part of their description is.

@@ -78,16 +78,6 @@ public struct ManagedObjectModel: Sendable, Hashable {
         Dictionary(uniqueKeysWithValues: entities.map { ($0.name, $0.versionHash) })
     }
 
-    /// The slots of `entity` that its own and its ancestors' uniqueness constraints name,
-    /// ascending (an ancestor's slot is the same in every descendant). A save checks an
-    /// updated object's uniqueness only when one of them changed.
-    package func constrainedSlots(of entity: EntityDescription) -> [Int] {
-        let slots = ([entity.name] + entity.ancestorNames).flatMap { owner in
-            (self.entity(named: owner)?.uniquenessConstraints ?? []).flatMap { $0.compactMap { entity.slot(of: $0) } }
-        }
-        return Array(Set(slots)).sorted()
-    }
-
     /// The entity and all its descendants, the entity first.
     public func entityAndDescendants(of name: String) -> [EntityDescription] {
         guard let root = entity(named: name) else { return [] }

@@ -544,7 +544,9 @@ enum SchemaLoader {
                 uniquenessConstraints: raw.uniquenessConstraints.map(\.names), indexes: raw.indexes.map(\.0),
                 properties: properties, inheritedPropertyCount: inherited.count,
                 fetchedProperties: inheritedFetched + ownFetched, ancestorNames: ancestors[name] ?? [],
-                subentityNames: (children[name] ?? []).sorted())
+                subentityNames: (children[name] ?? []).sorted(),
+                // Ancestors are built first (fewer ancestors first).
+                inheritedUniquenessConstraints: (ancestors[name] ?? []).flatMap { built[$0]?.uniquenessConstraints ?? [] })
         }
 
         // Relationships: destinations, inverses, abstract destinations.
