@@ -17,9 +17,9 @@ import Darwin
 /// table of the snapshot and the log since it, not the rows: a row is read (and its checksum
 /// checked) when it is asked for. ``compact()`` writes the live rows as a new snapshot, with
 /// an index per uniqueness constraint, and empties the log; a save does it on its own once
-/// the log outgrows ``compactionThreshold`` and an eighth of the snapshot, or, when the log
-/// mostly repeats rows written again since, cuts the log in place to one commit of what it
-/// says (the snapshot not read).
+/// the log outgrows ``compactionThreshold`` and an eighth of the snapshot. A log that mostly
+/// repeats rows written again since is instead cut in place to one commit of what it says
+/// (the snapshot not read) as soon as it outgrows ``compactionThreshold``.
 ///
 /// ```swift
 /// let store = try BinaryStore(url: URL(fileURLWithPath: "tasks.store"), model: model)
@@ -125,9 +125,9 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
         var logGeneration: UInt64 = 0
     }
 
-    /// Log bytes above which a save compacts the file or cuts the log (when they are also
-    /// more than an eighth of the snapshot, so compacting costs a fraction of what was
-    /// appended).
+    /// Log bytes above which a save cuts a log that mostly repeats rows written again, and
+    /// compacts the file when the log is also more than an eighth of the snapshot (so
+    /// compacting costs a fraction of what was appended).
     package var compactionThreshold: Int {
         get { core.withLock { $0.threshold } }
         set { core.withLock { $0.threshold = newValue } }
@@ -757,18 +757,20 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
                 // mostly repeats rows written again since is cut once it passes the threshold
                 // (opening then reads at most that much log, whatever the store's size);
                 // whether it does is asked again each time the log grows by a quarter.
-                let compacting = log > core.threshold && log > core.state.snapshotPlace.length / 8
-                if compacting || (log > core.threshold && log >= core.nextCutCheck) {
+                let compacting = log > core.state.snapshotPlace.length / 8
+                if log > core.threshold && (compacting || log >= core.nextCutCheck) {
                     let repeats = core.liveLogBytes * 4 <= log
                     if !repeats { core.nextCutCheck = log + log / 4 }
-                    if repeats || compacting {
-                        // The save is durable already: a compaction that fails leaves a warning.
-                        do {
-                            if try !(repeats && core.cutLogLocked(fd: fd)) { try core.compactLocked(path: realPath) }
+                    // The save is durable already: a compaction that fails leaves a warning.
+                    do {
+                        if repeats, try core.cutLogLocked(fd: fd) {
                             core.lastHousekeepingWarning = nil
-                        } catch {
-                            core.lastHousekeepingWarning = "the store was saved, but compacting it failed: \(error)"
+                        } else if compacting {
+                            try core.compactLocked(path: realPath)
+                            core.lastHousekeepingWarning = nil
                         }
+                    } catch {
+                        core.lastHousekeepingWarning = "the store was saved, but compacting it failed: \(error)"
                     }
                 }
                 return mapping
