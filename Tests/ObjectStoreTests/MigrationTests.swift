@@ -191,6 +191,64 @@ import ObjectStoreModel
         try Self.checkCurrent(url, from: "v2")
     }
 
+    /// An older program opening a store written with a newer version of its model (or with
+    /// a version it does not know) refuses it on every open path, names both versions, and
+    /// leaves the file and its directory exactly as they were: no migration "down" that
+    /// drops what the newer version added, no backup, no temporary store.
+    @Test(arguments: ["store", "json"])
+    func aStoreWrittenWithANewerModelIsRefusedNotMigratedDown(format: String) throws {
+        let directory = try TemporaryDirectory()
+        let v1 = #"{"entities": [{"name": "Note", "attributes": [{"name": "body", "type": "string"}]}]}"#
+        let v2 = #"{"entities": [{"name": "Note", "attributes": [{"name": "body", "type": "string"}, {"name": "text", "type": "string"}]}, {"name": "Tag", "attributes": [{"name": "name", "type": "string"}]}]}"#
+        let newer = try ModelDirectory(location: "new", files: ["manifest.json": #"{"versions": ["v1", "v2"], "current": "v2"}"#, "v1.json": v1, "v2.json": v2])
+        let url = directory.file("notes.\(format)")
+        let (written, _) = try StoreMigrator(models: newer).openStore(at: url)
+        let context = ManagedObjectContext(coordinator: written)
+        let note = try context.insertObject(entityName: "Note")
+        try note.setValue("the text a v1 program would drop", forKey: "text")
+        try context.insertObject(entityName: "Tag").setValue("kept", forKey: "name")
+        try context.save()
+        let before = try Data(contentsOf: url)
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { !$0.hasSuffix(".lock") }.sorted()
+
+        // The program knows v1 only; and a program that lists v2 but still ships v1 as current.
+        let onlyV1 = try ModelDirectory(location: "old", files: ["manifest.json": #"{"versions": ["v1"], "current": "v1"}"#, "v1.json": v1])
+        let unknown = StoreError.unknownModelVersion(path: url.path, storeVersion: "v2", knownVersions: ["v1"])
+        let v2NotCurrent = try ModelDirectory(location: "old", files: ["manifest.json": #"{"versions": ["v1", "v2"], "current": "v1"}"#, "v1.json": v1, "v2.json": v2])
+        let newerError = StoreError.newerModel(path: url.path, storeVersion: "v2", currentVersion: "v1")
+        for (models, expected) in [(onlyV1, unknown), (v2NotCurrent, newerError)] {
+            let migrator = StoreMigrator(models: models)
+            #expect(throws: expected) { try migrator.openStore(at: url) }
+            #expect(throws: expected) { try migrator.openStore(at: url, readOnly: true) }
+            #expect(throws: expected) { try migrator.migrate(storeURL: url) }
+            #expect(throws: expected) { try migrator.plan(storeURL: url) }
+            #expect(throws: expected) { try migrator.dryRun(storeURL: url) }
+            #expect(throws: expected) { try PersistentContainer(name: "Notes", models: models, storeURL: url) }
+            #expect(throws: StoreError.self) { try PersistentStoreCoordinator(model: try models.currentModel(), storeURL: url) }
+        }
+        #expect(unknown.description.contains("model version v2") && unknown.description.contains("(v1)"), "\(unknown)")
+        #expect(newerError.description.contains("v2, newer than this program's current version v1"), "\(newerError)")
+        #expect(try Data(contentsOf: url) == before)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { !$0.hasSuffix(".lock") }.sorted() == files)
+        // The newer program still reads everything.
+        let (again, _) = try StoreMigrator(models: newer).openStore(at: url)
+        let reread = ManagedObjectContext(coordinator: again)
+        #expect(try reread.fetch(FetchRequest(entityName: "Note")).first?["text"] == "the text a v1 program would drop")
+        #expect(try reread.count(for: FetchRequest(entityName: "Tag")) == 1)
+    }
+
+    /// Opening an older store read-only says it needs a migration, naming the versions.
+    @Test func anOlderStoreOpenedReadOnlySaysItNeedsAMigration() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("tasks.store")
+        try Self.writeStore(version: "v2", to: url)
+        #expect {
+            try StoreMigrator(models: try Self.tasksDirectory()).openStore(at: url, readOnly: true)
+        } throws: { error in
+            "\(error)".contains("written with model version v2") && "\(error)".contains("cannot migrate it to the current v4")
+        }
+    }
+
     @Test func theSourceModelComesFromTheStoreWhenTheDirectoryNoLongerHasIt() throws {
         let directory = try TemporaryDirectory()
         let old = #"{"entities": [{"name": "Note", "attributes": [{"name": "body", "type": "string"}, {"name": "stars", "type": "int16"}]}]}"#
@@ -203,7 +261,13 @@ import ObjectStoreModel
         try context.save()
         // The directory only knows the new version.
         let models = try ModelDirectory(location: "notes", files: ["manifest.json": #"{"versions": ["b"], "current": "b"}"#, "b.json": new])
-        let (coordinator, result) = try StoreMigrator(models: models).openStore(at: url)
+        // Refused unless the caller says the store is older than the directory's versions.
+        #expect(throws: StoreError.unknownModelVersion(path: url.path, storeVersion: "a", knownVersions: ["b"])) {
+            try StoreMigrator(models: models).openStore(at: url)
+        }
+        var migrator = StoreMigrator(models: models)
+        migrator.migratesFromStoredModel = true
+        let (coordinator, result) = try migrator.openStore(at: url)
         #expect(result?.plan.steps.first?.source == "the model stored in the file")
         let migrated = try ManagedObjectContext(coordinator: coordinator).existingObject(with: note.objectID)
         #expect(migrated["text"] == "hello" && migrated["stars"] == 4 && migrated["pinned"] == false)

@@ -128,3 +128,32 @@ struct StoreSafetyTests {
         #expect(try t.run("show", "99").err.contains("no task with id 99"))
     }
 }
+
+/// A store written by a newer taskctl (a Tasks model this one does not have).
+@Suite(.enabled(if: TaskctlRunner.binary != nil, "needs the built taskctl (swift build)"))
+struct NewerStoreTests {
+    /// Every command refuses it with both versions named and leaves the file as it was: an
+    /// older taskctl never migrates a newer store down.
+    @Test func aStoreOfANewerTaskctlIsRefusedAndUntouched() throws {
+        let t = try TaskctlRunner()
+        let v4 = try String(contentsOf: TaskctlRunner.repository.appendingPathComponent("Models/Tasks/v4.json"), encoding: .utf8)
+        // v5: v4 and one more entity.
+        let v5 = v4.replacingOccurrences(of: #""entities": ["#, with: #""entities": [{"name": "Context", "attributes": [{"name": "label", "type": "string"}]},"#)
+        #expect(v5 != v4)
+        let model = try ManagedObjectModel(schema: v5, versionName: "v5")
+        let context = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: model, storeURL: t.store))
+        try context.insertObject(entityName: "Context").setValue("at the desk", forKey: "label")
+        let task = try context.insertObject(entityName: "Task")
+        try task.setValue("written by v5", forKey: "title")
+        try task.setValue(.uuid(UUID()), forKey: "uuid")
+        try context.save()
+        let before = try Data(contentsOf: t.store)
+        for command in [["list"], ["add", "x"], ["store", "info"], ["migrate"], ["migrate", "--dry-run"], ["export"]] {
+            let result = try t.run(command)
+            #expect(result.status == 2, "\(command): \(result.err)")
+            #expect(result.err.contains("model version v5") && result.err.contains("v1, v2, v3, v4"), "\(command): \(result.err)")
+        }
+        #expect(try Data(contentsOf: t.store) == before)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: t.directory.path).filter { $0.contains("backup") || $0.contains("migrating") }.isEmpty)
+    }
+}

@@ -27,6 +27,12 @@ public struct StoreMigrator: Sendable {
     public let models: ModelDirectory
     /// Objects read and written per batch; memory stays bounded by it.
     public var batchSize = 2_000
+    /// Whether a store written with a model the directory does not have is migrated from
+    /// the model stored in the file (one inferred step to the current version). Off by
+    /// default, as Core Data refuses a store without its source model: such a store may be
+    /// newer than this program, and migrating it would drop what the newer version added.
+    /// Turn it on only for a directory known to have dropped old versions.
+    public var migratesFromStoredModel = false
 
     /// A migrator to the current version of `models`.
     public init(models: ModelDirectory) {
@@ -38,7 +44,7 @@ public struct StoreMigrator: Sendable {
     /// One step of a migration.
     public struct Step: Sendable, Hashable {
         /// The source version's name, or "the model stored in the file" when the directory no
-        /// longer has it.
+        /// longer has it (with ``StoreMigrator/migratesFromStoredModel``).
         public var source: String
         /// The destination version's name.
         public var destination: String
@@ -85,24 +91,30 @@ public struct StoreMigrator: Sendable {
     }
 
     /// The models a store must go through, oldest first (the store's own model first).
-    func chain(for metadata: StoreMetadata) throws -> [(name: String, model: ManagedObjectModel)] {
+    ///
+    /// A store whose model is newer than the current version, or none of the directory's
+    /// versions, is refused: migrating it "down" would drop what the newer version added.
+    func chain(for metadata: StoreMetadata, path: String) throws -> [(name: String, model: ManagedObjectModel)] {
         let all = try models.allModels()
         let names = models.versionNames
         let currentIndex = names.firstIndex(of: models.currentVersionName) ?? names.count - 1
         if let index = all.firstIndex(where: { $0.entityVersionHashes == metadata.entityVersionHashes }) {
             guard index <= currentIndex else {
-                throw StoreError.incompatibleModel(path: "the store", entities: ["written with version \(names[index]), newer than the current \(models.currentVersionName)"])
+                throw StoreError.newerModel(path: path, storeVersion: names[index], currentVersion: models.currentVersionName)
             }
             return (index...currentIndex).map { (names[$0], all[$0]) }
         }
-        // The directory no longer has the store's version: start from the model in the file.
+        guard migratesFromStoredModel else {
+            throw StoreError.unknownModelVersion(path: path, storeVersion: metadata.modelVersionName, knownVersions: names)
+        }
+        // The caller vouches that the store is older: start from the model in the file.
         return [("the model stored in the file", try metadata.storedModel()), (models.currentVersionName, all[currentIndex])]
     }
 
     /// The steps and object counts of migrating the store at `storeURL`, without writing.
     public func plan(storeURL: URL) throws -> Plan {
         let metadata = try Self.metadata(at: storeURL)
-        let chain = try self.chain(for: metadata)
+        let chain = try self.chain(for: metadata, path: storeURL.path)
         var steps: [Step] = []
         for (from, to) in zip(chain, chain.dropFirst()) {
             steps.append(Step(source: from.name, destination: to.name, usesCustomMapping: models.mappingText(from: from.name, to: to.name) != nil))
@@ -170,7 +182,7 @@ public struct StoreMigrator: Sendable {
             let metadata = try Self.metadata(at: storeURL)
             let current = try models.currentModel()
             Self.removeLeftovers(of: destinationURL ?? storeURL)
-            let chain = try self.chain(for: metadata)
+            let chain = try self.chain(for: metadata, path: storeURL.path)
             let converting = destinationURL.map { StoreType.forFile($0) != StoreType.forFile(storeURL) } ?? false
             guard chain.count > 1 || converting else { return nil }
             if destinationURL == nil, !dryRun { Self.removeStaleBackups(of: storeURL, version: chain.first?.name ?? "old") }
@@ -421,7 +433,11 @@ extension StoreMigrator {
         if FileIO.exists(url.path) {
             let metadata = try Self.metadata(at: url)
             if !metadata.incompatibleEntities(with: current).isEmpty {
-                guard !readOnly else { throw StoreError.readOnly(path: url.path) }
+                // A newer or unknown version is refused here, before anything is written.
+                let chain = try self.chain(for: metadata, path: url.path)
+                guard !readOnly else {
+                    throw StoreError.invalidRequest(path: url.path, reason: "the store was written with model version \(chain.first?.name ?? "?"), and opening it read-only cannot migrate it to the current \(models.currentVersionName)")
+                }
                 result = try migrate(storeURL: url, progress: progress)
             }
         }

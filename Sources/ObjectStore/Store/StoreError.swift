@@ -11,6 +11,12 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     case newerFormat(path: String, version: Int, supported: Int)
     /// The store was written with a model whose entities differ from this one.
     case incompatibleModel(path: String, entities: [String])
+    /// The store was written with a version of the model newer than the program's current
+    /// one: an older program opening a newer store. It is refused, never migrated down.
+    case newerModel(path: String, storeVersion: String, currentVersion: String)
+    /// The store was written with a model that is none of the model directory's versions
+    /// (an unnamed one when `storeVersion` is nil): it may be newer, so it is refused.
+    case unknownModelVersion(path: String, storeVersion: String?, knownVersions: [String])
     /// The operating system refused: permissions, a full disk, a missing directory.
     case io(path: String, reason: String)
     /// The store was opened read-only.
@@ -28,6 +34,11 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
             return "\(path): written by a newer ObjectStore (store format \(version); this version reads up to \(supported))"
         case .incompatibleModel(let path, let entities):
             return "\(path): the store was written with a different model; these entities differ: \(entities.joined(separator: ", "))"
+        case .newerModel(let path, let storeVersion, let currentVersion):
+            return "\(path): the store was written with model version \(storeVersion), newer than this program's current version \(currentVersion); open it with the newer program (the file was not changed)"
+        case .unknownModelVersion(let path, let storeVersion, let knownVersions):
+            let written = storeVersion.map { "model version \($0)" } ?? "an unnamed model version"
+            return "\(path): the store was written with \(written), whose entities match none of this program's versions (\(knownVersions.joined(separator: ", "))); it may be newer, so it is not migrated (the file was not changed)"
         case .io(let path, let reason): return "\(path): \(reason)"
         case .readOnly(let path): return "\(path): the store is open read-only"
         case .invalidRequest(let path, let reason): return "\(path): \(reason)"
