@@ -1,0 +1,110 @@
+import Foundation
+import Testing
+
+/// ObjectStoreModelPlugin as a user meets it: a package of their own that depends on ours,
+/// built again and again while its model changes.
+@Suite struct ModelPluginBuildTests {
+    static let swift: URL? = {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
+        let candidates = path.split(separator: ":").map { URL(fileURLWithPath: String($0)).appendingPathComponent("swift") }
+            + [URL(fileURLWithPath: "/opt/swift/usr/bin/swift"), URL(fileURLWithPath: "/usr/bin/swift")]
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
+    }()
+
+    /// Every incremental build embeds and checks the model directory as it is at that build:
+    /// a version added (and later edits of it), an invalid edit (fails the build at its file,
+    /// line and column), a file removed (no "missing inputs"), and a build that changed
+    /// nothing relinks nothing.
+    @Test(.enabled(if: swift != nil, "needs the swift command"), .timeLimit(.minutes(10)))
+    func anIncrementallyBuiltPackageEmbedsTheModelAsItIsAtEachBuild() throws {
+        let swift = try #require(Self.swift)
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("plugin-user-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let models = root.appendingPathComponent("Models/Notes")
+        let sources = root.appendingPathComponent("Sources/app")
+        try FileManager.default.createDirectory(at: models, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: sources, withIntermediateDirectories: true)
+        let repository = TaskctlRunner.repository
+        try Data("""
+            // swift-tools-version:6.0
+            import PackageDescription
+            let package = Package(name: "NotesApp", dependencies: [.package(path: "\(repository.path)")], targets: [
+                .executableTarget(name: "app", plugins: [.plugin(name: "ObjectStoreModelPlugin", package: "\(repository.lastPathComponent)")]),
+            ])
+            """.utf8).write(to: root.appendingPathComponent("Package.swift"))
+        // A target without ObjectStore gets the files only (the typed classes need ObjectStore).
+        try Data(#"for (name, text) in NotesModelFiles.files.sorted(by: { $0.key < $1.key }) { print("\(name)=\(text)") }"#.utf8)
+            .write(to: sources.appendingPathComponent("main.swift"))
+        let v1 = #"{"entities": [{"name": "Note", "attributes": [{"name": "body", "type": "string"}]}]}"#
+        func write(_ text: String, _ name: String) throws {
+            // The Swift driver tells a changed source by its modification time in seconds:
+            // edits a second apart, as a person makes them.
+            Thread.sleep(forTimeInterval: 1.1)
+            try Data(text.utf8).write(to: models.appendingPathComponent(name))
+        }
+        func build() throws -> (status: Int32, output: String) {
+            let process = Process()
+            process.executableURL = swift
+            process.arguments = ["build", "--package-path", root.path, "--scratch-path", root.appendingPathComponent(".build").path]
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            process.standardError = pipe
+            try process.run()
+            let data = pipe.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        }
+        let app = root.appendingPathComponent(".build/debug/app")
+        func embedded() throws -> String {
+            let process = Process()
+            process.executableURL = app
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            try process.run()
+            let data = pipe.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return String(decoding: data, as: UTF8.self)
+        }
+
+        try write(#"{"versions": ["v1"], "current": "v1"}"#, "manifest.json")
+        try write(v1, "v1.json")
+        var result = try build()
+        try #require(result.status == 0, "\(result.output)")
+        #expect(try embedded().contains("v1.json=\(v1)"))
+
+        // A new version: added and the manifest bumped.
+        let v2 = #"{"entities": [{"name": "Note", "attributes": [{"name": "body", "type": "string"}, {"name": "pinned", "type": "boolean"}]}]}"#
+        try write(v2, "v2.json")
+        try write(#"{"versions": ["v1", "v2"], "current": "v2"}"#, "manifest.json")
+        result = try build()
+        #expect(result.status == 0, "\(result.output)")
+        #expect(try embedded().contains("v2.json=\(v2)"))
+
+        // Edits of the new file: each one checked and embedded.
+        let v2b = v2.replacingOccurrences(of: "pinned", with: "starred")
+        try write(v2b, "v2.json")
+        result = try build()
+        #expect(result.status == 0, "\(result.output)")
+        #expect(try embedded().contains("v2.json=\(v2b)"))
+        try write(v2b.replacingOccurrences(of: "boolean", with: "strng"), "v2.json")
+        result = try build()
+        #expect(result.status != 0)
+        #expect(result.output.contains("Models/Notes/v2.json:1:") && result.output.contains("unknown type 'strng'"), "\(result.output)")
+
+        // The version withdrawn: its file removed.
+        try write(#"{"versions": ["v1"], "current": "v1"}"#, "manifest.json")
+        try FileManager.default.removeItem(at: models.appendingPathComponent("v2.json"))
+        result = try build()
+        #expect(result.status == 0, "\(result.output)")
+        #expect(!result.output.contains("missing inputs"), "\(result.output)")
+        let now = try embedded()
+        #expect(now.contains("v1.json=\(v1)") && !now.contains("v2.json"), "\(now)")
+
+        // Nothing changed: the model is checked again, nothing is compiled or linked.
+        let linked = try FileManager.default.attributesOfItem(atPath: app.path)[.modificationDate] as? Date
+        Thread.sleep(forTimeInterval: 1.1)
+        result = try build()
+        #expect(result.status == 0, "\(result.output)")
+        #expect(try FileManager.default.attributesOfItem(atPath: app.path)[.modificationDate] as? Date == linked, "\(result.output)")
+    }
+}
