@@ -176,6 +176,41 @@ struct TaskwarriorHabitsTests {
         #expect(try t.ok("completion", "fish").contains("complete -c taskctl"))
     }
 
+    /// Locations, projects and tags are task data: a name such as `$(cmd)` or `` `cmd` ``
+    /// (one line of an imported todo.txt) is offered as text, quoted, and never run.
+    @Test func bashCompletionNeverRunsTaskData() throws {
+        let t = try TaskctlRunner()
+        guard FileManager.default.isExecutableFile(atPath: "/bin/bash") else { return }
+        let marker = t.directory.appendingPathComponent("ran")
+        let hostile = ["$(touch \(marker.path))", "`touch \(marker.path)`", "x;touch \(marker.path)", "Home Office"]
+        let todo = t.directory.appendingPathComponent("todo.txt")
+        try Data(hostile.enumerated().map { "task \($0.offset) @\($0.element.replacingOccurrences(of: " ", with: "_"))\n" }.joined().utf8).write(to: todo)
+        try t.ok("import", todo.path)
+        for (index, name) in hostile.enumerated() { try t.ok("add", "more \(index)", "--location", name, "--project", name, "--tag", name.replacingOccurrences(of: " ", with: "-")) }
+        func complete(_ words: [String]) throws -> [String] {
+            let quoted = words.map { "'" + $0 + "'" }.joined(separator: " ")
+            let script = "eval \"$(taskctl completion bash)\"; COMP_WORDS=(taskctl \(quoted)); COMP_CWORD=\(words.count); _taskctl; printf '%s\\n' \"${COMPREPLY[@]}\""
+            return try t.run(program: "/bin/bash", ["-c", script]).out.split(separator: "\n").map(String.init)
+        }
+        for option in ["--location", "--project", "--tag"] {
+            let offered = try complete(["add", "x", option, ""])
+            #expect(!FileManager.default.fileExists(atPath: marker.path), "\(option) ran a name: \(offered)")
+            // Each name offered once per spelling, quoted for the shell: reading it back gives the name.
+            for name in offered {
+                // The command line as the user's shell reads it once the name is inserted.
+                let unquoted = try t.run(program: "/bin/bash", ["-c", "printf '%s' \(name)"]).out
+                #expect(!FileManager.default.fileExists(atPath: marker.path), "\(name)")
+                #expect(hostile.contains(unquoted) || hostile.map { $0.replacingOccurrences(of: " ", with: option == "--tag" ? "-" : "_") }.contains(unquoted), "\(option): \(name) -> \(unquoted)")
+            }
+            #expect(offered.count >= hostile.count, "\(option): \(offered)")
+        }
+        // A plain prefix match: `$` and `*` in what is typed are text too.
+        #expect(try complete(["add", "x", "--location", "$"]).count == 2)
+        #expect(try complete(["add", "x", "--location", "*"]).isEmpty)
+        #expect(try complete(["add", "x", "--location", "Home"]) == [#"Home\ Office"#, "Home_Office"])
+        #expect(!FileManager.default.fileExists(atPath: marker.path))
+    }
+
     @Test func theManualPageIsTheHelpInRoff() throws {
         let t = try TaskctlRunner()
         let page = try t.ok("help", "man")

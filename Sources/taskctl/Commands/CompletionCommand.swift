@@ -77,16 +77,24 @@ enum CompletionCommand {
         }
     }
 
+    /// Candidates are task data (a location may be named `$(cmd)`), so they are only ever
+    /// read as lines and compared as plain text: never through `compgen -W`, which expands
+    /// its word list, and never evaluated. A candidate is put on the command line quoted
+    /// (`printf %q`), so spaces and `$` stay part of it.
     static let bash = """
         # taskctl completion for bash: eval "$(taskctl completion bash)" in ~/.bashrc
         _taskctl() {
-            local cur="${COMP_WORDS[COMP_CWORD]}"
-            local IFS=$'\\n'
-            COMPREPLY=($(compgen -W "$(taskctl completion --next "${COMP_WORDS[@]:1:COMP_CWORD-1}" 2>/dev/null)" -- "$cur"))
+            local cur="${COMP_WORDS[COMP_CWORD]}" candidate
+            COMPREPLY=()
+            while IFS= read -r candidate; do
+                [[ "$candidate" == "$cur"* ]] && COMPREPLY+=("$(printf '%q' "$candidate")")
+            done < <(taskctl completion --next "${COMP_WORDS[@]:1:COMP_CWORD-1}" 2>/dev/null)
         }
         complete -F _taskctl taskctl
         """
 
+    /// zsh's `compadd` and fish's `complete -a` take the lines as words and quote them when
+    /// they insert one; neither evaluates them.
     static let zsh = """
         # taskctl completion for zsh: eval "$(taskctl completion zsh)" in ~/.zshrc
         _taskctl() {

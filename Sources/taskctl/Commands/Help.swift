@@ -218,7 +218,8 @@ enum Help {
             Prints a script that completes commands, options, priorities, locations, projects,
             tags and task ids. bash: eval "$(taskctl completion bash)" in ~/.bashrc; zsh: eval
             "$(taskctl completion zsh)" in ~/.zshrc; fish: taskctl completion fish >
-            ~/.config/fish/completions/taskctl.fish.
+            ~/.config/fish/completions/taskctl.fish. Names from the store are offered as
+            text, quoted; the shell never runs them.
             """,
         "help": """
             usage: taskctl help [COMMAND | dates | man]
