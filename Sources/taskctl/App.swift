@@ -115,7 +115,11 @@ final class App {
     func task(_ reference: String, in context: ManagedObjectContext) throws -> ManagedObject {
         if let id = Int64(reference), id > 0 {
             let objectID = ObjectID(entityName: "Task", storeIdentifier: context.coordinator.storeIdentifier, key: .permanent(id))
-            if let task = try? context.existingObject(with: objectID) { return task }
+            do {
+                return try context.existingObject(with: objectID)
+            } catch ObjectStoreError.objectNotFound {
+                // Not a task id: maybe a UUID prefix (below). A damaged row throws as it is.
+            }
             // A UUID can start with digits only ("12345678-..."): try it as a prefix too.
             let asPrefix = reference.count >= 4 ? try? task(uuidPrefix: reference, in: context) : nil
             if let asPrefix { return asPrefix }

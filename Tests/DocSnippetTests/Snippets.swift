@@ -31,7 +31,7 @@ enum Snippets {
         context.undo()                                                               // and redo(), rollback()
     }
 
-    /// README.md, line 72.
+    /// README.md, line 74.
     static func readme_2() async throws {
         let models = try SnippetEnvironment.models()
 

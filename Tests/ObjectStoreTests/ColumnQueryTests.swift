@@ -464,6 +464,14 @@ import ObjectStoreModel
         let reader = try open()
         #expect(throws: StoreError.self) { try reader.fetch(FetchRequest(entityName: "Row")).map { try $0.value(forKey: "label") } }
         #expect(throws: StoreError.self) { try open().coordinator.checkIntegrity() }
+        // Registered as a fault first, as a relationship's destination is: a fetch that meets
+        // it throws, never leaves it out as if it had been deleted.
+        for predicate in ["i == 7", "i >= 5", "label BEGINSWITH 'seven'", "label MATCHES 's.*'", "i + 1 == 8", "TRUEPREDICATE"] {
+            let holder = try open()
+            let fault = try holder.object(with: ObjectID(entityName: "Row", storeIdentifier: holder.coordinator.storeIdentifier, key: .permanent(8)))
+            #expect(throws: StoreError.self, "\(predicate)") { try holder.fetch(FetchRequest(entityName: "Row", predicate: try ObjectPredicate(predicate))) }
+            withExtendedLifetime(fault) {}
+        }
     }
 
     /// A store of `rows` rows with the label and `i` that `row(n)` gives, saved and compacted.

@@ -202,6 +202,18 @@ open class ManagedObject {
         try context.fulfillFault(self)
     }
 
+    /// Loads the object's values; false when its row was deleted elsewhere since it was
+    /// listed (a fetch then leaves it out). Anything else, a damaged row above all, throws:
+    /// a row that cannot be read is an error, never a row that is not there.
+    func fireFaultUnlessDeleted() throws -> Bool {
+        do {
+            try fireFault()
+            return true
+        } catch ObjectStoreError.objectNotFound {
+            return false
+        }
+    }
+
     func slotIndex(_ key: String) throws -> Int {
         guard let index = entity.slot(of: key) else {
             throw ObjectStoreError.unknownKey(entity: entity.name, key: key, suggestion: NameSuggestion.closest(to: key, in: entity.properties.map(\.name)))

@@ -242,7 +242,7 @@ struct FetchExecutor {
                 var seen = Set<ObjectID>()
                 var owners: [(ManagedObject, [ObjectID])] = []
                 for object in level {
-                    guard object.entity.relationship(named: key) != nil, (try? object.fireFault()) != nil else { continue }
+                    guard object.entity.relationship(named: key) != nil, try object.fireFaultUnlessDeleted() else { continue }
                     let ids = try object.objectIDs(forRelationship: key)
                     owners.append((object, ids))
                     for id in ids where seen.insert(id).inserted { next.append(id) }
@@ -303,7 +303,7 @@ struct FetchExecutor {
         for id in try candidateIDs() {
             if let object = context.registeredObject(for: id) {
                 // A row deleted elsewhere since it was listed simply does not match.
-                if object.faultState { guard (try? object.fireFault()) != nil else { continue } }
+                if object.faultState { guard try object.fireFaultUnlessDeleted() else { continue } }
                 let tested = savedState(of: object)
                 if hasFixed {
                     if try tested.slots.satisfy(fixedTest) { try match(id, object, nil) }
@@ -395,7 +395,7 @@ struct FetchExecutor {
                 if !deleted.isEmpty && deleted.contains(id) { continue }
                 if let object = context.registeredObject(for: id) {
                     // A row deleted elsewhere since it was listed simply does not match.
-                    guard (try? object.fireFault()) != nil else { continue }
+                    guard try object.fireFaultUnlessDeleted() else { continue }
                     let tested = savedState(of: object)
                     if let direct, object.entity.name == rowEntity.name {
                         if try direct.matches(tested.slots) { try match(id, object, nil) }
@@ -653,7 +653,7 @@ extension ManagedObjectContext {
         let scope = evaluationScope(variables: ["FETCH_SOURCE": .object(object)])
         let candidates = try FetchExecutor(context: self, request: FetchRequest(entityName: destination.name)).candidateIDs().map { try self.object(with: $0) }
         let matches = try candidates.filter { candidate in
-            guard (try? candidate.fireFault()) != nil else { return false }
+            guard try candidate.fireFaultUnlessDeleted() else { return false }
             return try test(candidate, scope)
         }.sorted { ObjectID.tieBreak($0.objectID, $1.objectID) }
         object.fetchedPropertyCache[property.name] = matches.map(\.objectID)

@@ -12,11 +12,11 @@ enum LocationCommands {
         var rows: [(name: String, pending: Int, high: [TaskView])] = []
         let highProperty = try App.modelDirectory().currentModel().entity(named: "Location")?.fetchedProperty(named: "highPriTasks")
         for location in locations {
-            guard case .string(let name) = location["name"] else { continue }
-            let pending = try location.objects(forKey: "tasks").filter { $0["status"] == "pending" }
+            guard case .string(let name) = try location.value(forKey: "name") else { continue }
+            let pending = try location.objects(forKey: "tasks").filter { try $0.value(forKey: "status") == "pending" }
             // The model's fetched property: high-priority tasks of this location.
             let high = try highProperty.map { try context.fetchedPropertyObjects($0, of: location) } ?? []
-            rows.append((name, pending.count, try high.filter { $0["status"] == "pending" }.map { try TaskView($0, now: app.now) }))
+            rows.append((name, pending.count, try high.filter { try $0.value(forKey: "status") == "pending" }.map { try TaskView($0, now: app.now) }))
         }
         if args.has("json") {
             let items = rows.map { row in

@@ -51,7 +51,12 @@ enum StoreCommands {
     /// inverse, and uniqueness across the store.
     static func check(_ app: App) throws {
         let context = try app.context(readOnly: true)
-        let report = try context.coordinator.checkIntegrity()
+        let report: IntegrityReport
+        do {
+            report = try context.coordinator.checkIntegrity()
+        } catch let error as StoreError {
+            throw CLIError.store(error.description)
+        }
         let problems = report.problems
         if !problems.isEmpty {
             throw CLIError.store("the store has \(problems.count) problem(s):\n" + problems.sorted().prefix(50).joined(separator: "\n"))

@@ -15,8 +15,8 @@ enum Annotations {
     /// The task's annotations as (entry, text), oldest first.
     static func list(of task: ManagedObject) throws -> [(entry: Date?, text: String)] {
         try task.objects(forKey: "annotations").compactMap { note -> (Date?, String)? in
-            guard case .string(let text) = note["text"] else { return nil }
-            if case .date(let entry) = note["entry"] { return (entry, text) }
+            guard case .string(let text) = try note.value(forKey: "text") else { return nil }
+            if case .date(let entry) = try note.value(forKey: "entry") { return (entry, text) }
             return (nil, text)
         }.sorted { ($0.0 ?? .distantPast, $0.1) < ($1.0 ?? .distantPast, $1.1) }
     }

@@ -14,7 +14,10 @@ struct CLIError: Error {
     static func from(_ error: any Error) -> CLIError {
         switch error {
         case let error as CLIError: return error
-        case let error as StoreError: return .store(error.description)
+        case let error as StoreError:
+            // A damaged row is never shown as an absent one: the command stops and says so.
+            if case .corrupt = error { return .store(error.description + "\nrun taskctl store check to check the whole store; nothing was changed") }
+            return .store(error.description)
         case let error as MigrationError: return .store("cannot migrate the store; it was left as it was: \(error)")
         case let error as SchemaError: return .store("the Tasks model does not load: \(error)")
         case let error as StoreConflictError: return .store("\(error)\nanother taskctl saved the same task at the same time; run the command again")

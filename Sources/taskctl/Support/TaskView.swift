@@ -79,7 +79,7 @@ final class TaskView {
     convenience init(_ task: ManagedObject, now: Date, slots known: Slots? = nil) throws {
         let slots = known ?? Slots(task.entity)
         try self.init(id: task.objectID, now: now, slots: slots, context: task.managedObjectContext,
-                      value: { slot in (try? task.value(atSlot: slot)) ?? .null },
+                      value: { slot in try task.value(atSlot: slot) },
                       ids: { slot in try task.objectIDs(atSlot: slot) })
     }
 
@@ -93,16 +93,16 @@ final class TaskView {
 
     /// `value` and `ids` read the property at an index of `slots`.
     init(id objectID: ObjectID, now: Date, slots: Slots, context: ManagedObjectContext?,
-                 value read: (Int) -> Value, ids readIDs: (Int) throws -> [ObjectID]) throws {
-        func value(_ slot: Int?) -> Value {
+                 value read: (Int) throws -> Value, ids readIDs: (Int) throws -> [ObjectID]) throws {
+        func value(_ slot: Int?) throws -> Value {
             guard let slot else { return .null }
-            return read(slot)
+            return try read(slot)
         }
         id = objectID.primaryKey ?? 0
-        if case .uuid(let u) = value(slots.uuid) { uuidValue = u }
-        if case .string(let s) = value(slots.title) { text = s } else { text = "" }
-        if case .integer(let p) = value(slots.priority) { priority = p } else { priority = 0 }
-        if case .date(let d) = value(slots.dueDate) { due = d }
+        if case .uuid(let u) = try value(slots.uuid) { uuidValue = u }
+        if case .string(let s) = try value(slots.title) { text = s } else { text = "" }
+        if case .integer(let p) = try value(slots.priority) { priority = p } else { priority = 0 }
+        if case .date(let d) = try value(slots.dueDate) { due = d }
         func ids(_ slot: Int?) throws -> [ObjectID] {
             guard let slot else { return [] }
             return try readIDs(slot)
@@ -111,26 +111,26 @@ final class TaskView {
         func name(_ id: ObjectID) throws -> String? {
             if let known = slots.names.byID[id] { return known }
             var found: String?
-            if let context, case .string(let s) = try context.object(with: id)["name"] { found = s }
+            if let context, case .string(let s) = try context.object(with: id).value(forKey: "name") { found = s }
             slots.names.byID[id] = found
             return found
         }
         location = try ids(slots.location).first.flatMap(name)
         project = try ids(slots.project).first.flatMap(name)
         tags = try ids(slots.tags).compactMap(name).sorted()
-        if case .string(let s) = value(slots.status) { status = s } else { status = "pending" }
-        overdue = value(slots.isOverdue) == true
-        if case .date(let d) = value(slots.createdAt) { created = d }
-        if case .date(let d) = value(slots.completedAt) { completed = d }
-        if case .date(let d) = value(slots.waitUntil) { wait = d }
-        if case .date(let d) = value(slots.scheduled) { scheduled = d }
-        if case .date(let d) = value(slots.startedAt) { started = d }
-        if case .string(let s) = value(slots.recurrence) { recurrence = s }
-        if case .date(let d) = value(slots.until) { until = d }
+        if case .string(let s) = try value(slots.status) { status = s } else { status = "pending" }
+        overdue = try value(slots.isOverdue) == true
+        if case .date(let d) = try value(slots.createdAt) { created = d }
+        if case .date(let d) = try value(slots.completedAt) { completed = d }
+        if case .date(let d) = try value(slots.waitUntil) { wait = d }
+        if case .date(let d) = try value(slots.scheduled) { scheduled = d }
+        if case .date(let d) = try value(slots.startedAt) { started = d }
+        if case .string(let s) = try value(slots.recurrence) { recurrence = s }
+        if case .date(let d) = try value(slots.until) { until = d }
         // Stores written before model v4 keep Taskwarrior's wait, scheduled and annotations
         // in the extras. A byte scan first: most extras have none of these keys, and every
         // listed task passes here.
-        if case .string(let text) = value(slots.extras),
+        if case .string(let text) = try value(slots.extras),
             ["\"wait\"", "\"scheduled\"", "\"annotations\""].contains(where: { Self.bytes(of: text, contain: $0) }),
             let root = try? JSONParser.parse(text)
         {
@@ -141,8 +141,8 @@ final class TaskView {
             }
         }
         let notes = try ids(slots.annotations).compactMap { id -> ManagedObject? in try context?.object(with: id) }.compactMap { note -> (Date?, String)? in
-            guard case .string(let text) = note["text"] else { return nil }
-            if case .date(let entry) = note["entry"] { return (entry, text) }
+            guard case .string(let text) = try note.value(forKey: "text") else { return nil }
+            if case .date(let entry) = try note.value(forKey: "entry") { return (entry, text) }
             return (nil, text)
         }
         if !notes.isEmpty {
