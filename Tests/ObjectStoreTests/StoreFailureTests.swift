@@ -21,6 +21,52 @@ import ObjectStoreModel
         return try context.count(for: FetchRequest(entityName: "Task"))
     }
 
+    /// A header whose checksum is right (forged, or damaged and re-checksummed) but whose
+    /// counters are near 2^64 is refused when the store opens, never accepted only to trap
+    /// at the next save's addition; the file is left as it was.
+    @Test(arguments: [(24, "commit count"), (56, "log generation")])
+    func headerCountersPastWhatAStoreCountsAreRefusedAtOpen(offset: Int, field: String) throws {
+        let directory = try TemporaryDirectory()
+        let (url, original) = try binaryStore(in: directory)
+        for value in [UInt64.max, UInt64(1) << 62] {
+            var forged = original
+            for i in 0..<8 { forged[offset + i] = UInt8(truncatingIfNeeded: value >> (8 * UInt64(i))) }
+            let crc = Self.crc32(forged[16..<64])
+            for i in 0..<4 { forged[12 + i] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(i))) }
+            try Data(forged).write(to: url)
+            #expect {
+                let context = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: TestModel.model, storeURL: url))
+                _ = try context.task("one more", priority: 1)
+                try context.save()
+            } throws: { error in
+                guard case .corrupt(_, let reason)? = error as? StoreError else { return false }
+                return reason.contains(field) && reason.contains("out of range")
+            }
+            #expect(Array(try Data(contentsOf: url)) == forged)
+        }
+        // A large value a store can count to opens, saves and opens again.
+        var edge = original
+        let value = UInt64(1) << 61
+        for i in 0..<8 { edge[offset + i] = UInt8(truncatingIfNeeded: value >> (8 * UInt64(i))) }
+        let crc = Self.crc32(edge[16..<64])
+        for i in 0..<4 { edge[12 + i] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(i))) }
+        try Data(edge).write(to: url)
+        let context = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: TestModel.model, storeURL: url))
+        _ = try context.task("one more", priority: 1)
+        try context.save()
+        #expect(try open(url) == 4)
+    }
+
+    /// CRC-32 (IEEE), to forge a header checksum.
+    private static func crc32(_ bytes: ArraySlice<UInt8>) -> UInt32 {
+        var crc: UInt32 = 0xFFFF_FFFF
+        for byte in bytes {
+            crc ^= UInt32(byte)
+            for _ in 0..<8 { crc = crc & 1 != 0 ? 0xEDB8_8320 ^ (crc >> 1) : crc >> 1 }
+        }
+        return crc ^ 0xFFFF_FFFF
+    }
+
     @Test func everyFlippedByteIsReportedAndTheFileLeftAlone() throws {
         let directory = try TemporaryDirectory()
         let (url, original) = try binaryStore(in: directory)

@@ -277,6 +277,9 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
         return writer.bytes
     }
 
+    /// The bound of the header's counters (see ``parseHeader(_:path:fileSize:)``).
+    static let maxCounter: UInt64 = 1 << 62
+
     fileprivate static func parseHeader(_ bytes: [UInt8], path: String, fileSize: Int) throws -> Header {
         if bytes.isEmpty { throw StoreError.foreignFile(path: path, reason: "the file is empty") }
         guard bytes.count >= headerSize, Array(bytes[0..<8]) == magic else {
@@ -298,6 +301,12 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
             // wrote zeros there).
             let logOffset = version >= 7 ? try reader.u64() : 0
             let logGeneration = version >= 7 ? try reader.u64() : 0
+            // Counters a save adds to: a forged or damaged value near 2^64 would trap the
+            // next save's addition, so anything past what a store could count to (2^62,
+            // a million saves a second for 146,000 years) is refused.
+            guard count < maxCounter, logGeneration < maxCounter else {
+                throw StoreError.corrupt(path: path, reason: "the header's commit count \(count) or log generation \(logGeneration) is out of range")
+            }
             guard committed >= UInt64(headerSize), committed <= UInt64(fileSize) else {
                 throw StoreError.corrupt(path: path, reason: "the file is truncated: \(committed) bytes committed, \(fileSize) present")
             }
