@@ -524,6 +524,26 @@ import ObjectStoreModel
         #expect(problems.contains { $0.contains("Task 1.priority: 9 is greater than the maximum") }, "\(problems)")
     }
 
+    /// A location with many tasks (its inverse list checked as a set): every task that it
+    /// does not list is reported, and only those.
+    @Test func checkIntegrityFindsAMissingBackPointerInALongInverse() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("tasks.json")
+        let context = try Self.open(url)
+        let home = try context.location("Home")
+        for i in 0..<200 { try context.task("task \(i)").setObject(home, forKey: "location") }
+        try context.save()
+        #expect(try context.coordinator.checkIntegrity().problems.isEmpty)
+        var text = try String(contentsOf: url, encoding: .utf8)
+        for key in [7, 150] {
+            #expect(text.contains("\"Task/\(key)\", "))
+            text = text.replacingOccurrences(of: "\"Task/\(key)\", ", with: "")
+        }
+        try text.write(to: url, atomically: true, encoding: .utf8)
+        let problems = try Self.open(url).coordinator.checkIntegrity().problems
+        #expect(problems == ["Task 150.location -> Location 1, but its tasks does not point back", "Task 7.location -> Location 1, but its tasks does not point back"], "\(problems)")
+    }
+
     @Test func aCompactionThatFailsAfterASaveLeavesTheSaveAndAWarning() throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("tasks.store")

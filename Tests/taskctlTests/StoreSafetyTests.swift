@@ -201,3 +201,30 @@ struct DamagedRowTests {
         }
     }
 }
+
+/// Imports of a task with very many tags (Taskwarrior JSON), and new names among old ones.
+@Suite(.enabled(if: TaskctlRunner.binary != nil, "needs the built taskctl (swift build)"))
+struct LargeImportTests {
+    /// 20,000 tags on one task import whole (16,000 took 17 s in release, 160 s in a debug
+    /// build, when each new name was looked up with a fetch over every name inserted before
+    /// it); tags and locations the store has are reused, ignoring case for locations.
+    @Test(.timeLimit(.minutes(1)))
+    func aTaskWithTwentyThousandTagsImports() throws {
+        let t = try TaskctlRunner()
+        try t.ok("add", "first", "--location", "Home", "--tag", "t7", "--project", "p")
+        let names = (0..<20_000).map { "t\($0)" }
+        let item: [String: Any] = ["uuid": "00000000-0000-4000-8000-000000000001", "description": "many tags", "status": "pending",
+                                   "entry": "20261101T120000Z", "tags": names, "location": "HOME", "project": "p"]
+        let file = t.directory.appendingPathComponent("many.json")
+        try JSONSerialization.data(withJSONObject: [item]).write(to: file)
+        #expect(try t.ok("import", file.path).contains("1 added"))
+        let tasks = try t.tasks("--all")
+        let imported = try #require(tasks.first { $0["text"] as? String == "many tags" })
+        #expect((imported["tags"] as? [String])?.count == 20_000)
+        #expect(imported["location"] as? String == "Home", "the existing location, matched ignoring case")
+        let check = try t.run("store", "check")
+        #expect(check.status == 0, "\(check.err)")
+        // One Tag t7, one location, one project: 20,000 + 1 + 1 + the two tasks.
+        #expect(check.out.contains("ok: 20004 objects"), "\(check.out)")
+    }
+}

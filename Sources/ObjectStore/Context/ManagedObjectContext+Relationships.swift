@@ -20,6 +20,12 @@ extension ManagedObjectContext {
         }
     }
 
+    /// Makes `source` a destination of `inverse` on `target`, when the caller knows it is
+    /// not one yet (`setObjects` sets its own side once, in one slot write).
+    func addInverse(_ target: ManagedObject, _ inverse: RelationshipDescription, _ source: ManagedObject) throws {
+        try addOneSide(target, inverse, source, knownAbsent: true)
+    }
+
     /// Removes `target` from `source.relationship`, and `source` from the inverse.
     func unrelate(_ source: ManagedObject, _ relationship: RelationshipDescription, _ target: ManagedObject) throws {
         try removeOneSide(source, relationship, target)
@@ -34,8 +40,12 @@ extension ManagedObjectContext {
         try object.fireFault()
         guard let index = object.entity.slot(of: relationship.name) else { return false }
         if relationship.isToMany {
-            guard case .toMany(let ids) = object.slots[index] else { return false }
-            if !knownAbsent && ids.contains(target.objectID) { return false }
+            // The list is looked at in its own scope: a binding of it alive across the
+            // append would make the append copy it (every append, in a debug build).
+            do {
+                guard case .toMany(let ids) = object.slots[index] else { return false }
+                if !knownAbsent && ids.contains(target.objectID) { return false }
+            }
             try appendReference(object, index, target.objectID)
             return true
         } else {
