@@ -175,6 +175,38 @@ import Testing
         }
     }
 
+    /// Inheritance is at most 100 levels deep: 100 ancestors load, 101 are refused with one
+    /// short message at the entity that passes the limit; a chain or cycle of 2,000 entities
+    /// is refused at once (it took 18.6 s, and a cycle's message named every entity).
+    @Test(.timeLimit(.minutes(1)))
+    func inheritanceDepthIsBoundedAndLongChainsAreRefusedQuickly() throws {
+        func chain(_ count: Int) -> String {
+            let entities = (0..<count).map { i in
+                #"{"name": "E\#(i)""# + (i == 0 ? "" : #", "parent": "E\#(i - 1)""#) + #", "attributes": [{"name": "a\#(i)", "type": "string"}]}"#
+            }
+            return #"{"entities": ["# + entities.joined(separator: ", ") + "]}"
+        }
+        let deepest = try ManagedObjectModel(schema: chain(101))
+        #expect(deepest.entity(named: "E100")?.ancestorNames.count == 100)
+        #expect(deepest.entity(named: "E100")?.properties.count == 101)
+        for count in [102, 2_000] {
+            #expect {
+                try ManagedObjectModel(schema: chain(count))
+            } throws: { error in
+                guard let error = error as? SchemaError else { return false }
+                return error.diagnostics.count == 1 && error.diagnostics[0].path == "$.entities[101].parent"
+                    && error.diagnostics[0].message.hasPrefix("E101: inheritance is more than 100 levels deep") && "\(error)".utf8.count < 400
+            }
+        }
+        let cycle = #"{"entities": ["# + (0..<2_000).map { #"{"name": "C\#($0)", "parent": "C\#(($0 + 1) % 2_000)"}"# }.joined(separator: ", ") + "]}"
+        #expect {
+            try ManagedObjectModel(schema: cycle)
+        } throws: { error in
+            guard let error = error as? SchemaError else { return false }
+            return error.diagnostics.count == 1 && error.diagnostics[0].message.contains("inheritance cycle C0 -> C1 -> C2 -> ... (2000 entities) -> C0")
+        }
+    }
+
     @Test func derivedAttributesReadingEachOtherInACycleAreRefused() throws {
         let cycle = #"""
             {"entities": [
