@@ -301,4 +301,37 @@ import ObjectStoreModel
         }
         #expect(try texts(context, "text MATCHES '(ab)+'") == ["abab"])
     }
+
+    /// A length of `a`s on which `(a|a?)+b` takes at least `milliseconds` to fail (the time
+    /// doubles with every few characters, so the first such length takes well under 100 ms).
+    static func slowLength(milliseconds: Double) throws -> Int {
+        let regex = try NSRegularExpression(pattern: "^(?:(a|a?)+b)$")
+        for length in 8...40 {
+            let text = String(repeating: "a", count: length)
+            let start = Date()
+            _ = regex.firstMatch(in: text, range: NSRange(text.startIndex..., in: text))
+            if Date().timeIntervalSince(start) * 1000 >= milliseconds { return length }
+        }
+        return 40
+    }
+
+    /// MATCHES is bounded per query, not only per value: 300 values that each take a few
+    /// milliseconds (under the 100 ms a value may take) stop the query once it has spent
+    /// 1 s and 1 ms a value; before, 500 such values took 30 s. Ordinary values do not
+    /// count against it: 20,000 matched quickly pass.
+    @Test func matchesIsBoundedForTheWholeQuery() throws {
+        let length = try Self.slowLength(milliseconds: 8)
+        let context = TestModel.context()
+        for _ in 0..<300 { try context.task(String(repeating: "a", count: length)) }
+        #expect {
+            _ = try context.fetch(FetchRequest(entityName: "Task", predicate: try ObjectPredicate("text MATCHES '(a|a?)+b'")))
+        } throws: { error in
+            let message = (error as? PredicateEvaluationError)?.message ?? ""
+            // Under load a value may pass 100 ms itself: that stops the query too.
+            return message.contains("in this query for") || message.contains("took more than 100 ms on one value")
+        }
+        let many = TestModel.context()
+        for i in 0..<20_000 { try many.task("task \(i)") }
+        #expect(try many.count(for: FetchRequest(entityName: "Task", predicate: try ObjectPredicate("text MATCHES 'task [0-9]*5'"))) == 2_000)
+    }
 }

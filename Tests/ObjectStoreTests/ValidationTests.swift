@@ -17,6 +17,32 @@ import ObjectStoreModel
         }
     }
 
+    /// A schema `pattern` is bounded as MATCHES is: one value that backtracks without end
+    /// fails its check after 100 ms (it took seconds per value per save), and values that
+    /// each take a few milliseconds stop the save once its patterns have spent 1 s and 1 ms
+    /// a value. Ordinary values pass, many of them.
+    @Test func aSchemaPatternIsBoundedPerValueAndPerSave() throws {
+        let schema = #"{"entities": [{"name": "Item", "attributes": [{"name": "code", "type": "string", "pattern": "(a|a?)+b|ok[0-9]*"}]}]}"#
+        let model = try ManagedObjectModel(schema: schema)
+        func save(_ codes: [String]) throws -> [ValidationFailure] {
+            let context = ManagedObjectContext(coordinator: PersistentStoreCoordinator(inMemoryWith: model))
+            for code in codes { try context.insertObject(entityName: "Item").setValue(.string(code), forKey: "code") }
+            do {
+                try context.save()
+                return []
+            } catch let error as ValidationError {
+                return error.failures
+            }
+        }
+        let stuck = try save([String(repeating: "a", count: 40) + "!"])
+        #expect(stuck.count == 1 && stuck[0].message.contains("took more than 100 ms"), "\(stuck)")
+
+        let length = try PredicateEvaluationTests.slowLength(milliseconds: 8)
+        let slow = try save(Array(repeating: String(repeating: "a", count: length), count: 300))
+        #expect(slow.contains { $0.message.contains("more than 1 s and 1 ms a value") || $0.message.contains("took more than 100 ms") }, "\(slow.prefix(2))")
+        #expect(try save((0..<20_000).map { "ok\($0)" }).isEmpty)
+    }
+
     @Test func oneFailurePerBrokenRuleAllInOneError() throws {
         let context = TestModel.context()
         let task = try context.insertObject(entityName: "Task")  // no text: required

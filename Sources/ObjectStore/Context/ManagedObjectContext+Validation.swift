@@ -8,8 +8,10 @@ extension ManagedObjectContext {
     func validationFailures(inserted: [ManagedObject], updated: [ManagedObject]) throws -> [ValidationFailure] {
         var failures: [ValidationFailure] = []
         let changed = inserted + updated
+        // Schema patterns share one time bound per save, as MATCHES does per query.
+        let clock = MatchClock()
         for object in changed {
-            failures += propertyFailures(of: object)
+            failures += propertyFailures(of: object, clock: clock)
             do {
                 try object.validateForSave()
             } catch {
@@ -34,7 +36,7 @@ extension ManagedObjectContext {
         return failures
     }
 
-    private func propertyFailures(of object: ManagedObject) -> [ValidationFailure] {
+    private func propertyFailures(of object: ManagedObject, clock: MatchClock) -> [ValidationFailure] {
         var failures: [ValidationFailure] = []
         let entity = object.entity
         func fail(_ key: String, _ value: Value?, _ rule: ValidationRules.Rule, _ message: String) {
@@ -47,7 +49,7 @@ extension ManagedObjectContext {
                 if value.isNull {
                     if !check.isOptional { fail(check.name, value, .required, "is required") }
                 } else {
-                    for failure in check.ruleFailures(for: value) { fail(check.name, value, failure.rule, failure.message) }
+                    for failure in check.ruleFailures(for: value, clock: clock) { fail(check.name, value, failure.rule, failure.message) }
                     if case .date(let date) = value, !supportedDates.contains(date) {
                         let early = date < supportedDates.lowerBound
                         fail(check.name, value, early ? .minimum : .maximum, "is outside the years 0001 to 9999 that stores keep")

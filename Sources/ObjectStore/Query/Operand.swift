@@ -41,6 +41,9 @@ enum Operand {
 struct EvaluationScope {
     var now: Date
     var variables: [String: Operand] = [:]
+    /// The time MATCHES may still take: one clock per scope, so per query (copies of the
+    /// scope share it).
+    var matchClock = MatchClock()
 }
 
 /// A predicate or expression that could not be evaluated: a missing variable, a bad

@@ -35,7 +35,15 @@ struct PredicateCompiler {
     private func compile(_ c: PredicateComparison, entity: EntityDescription?) -> PredicateClosure {
         let lhs = compile(c.lhs, entity: entity)
         let rhs = compile(c.rhs, entity: entity)
-        let test = Self.test(for: c.op, options: c.options, constantRight: { if case .constant(let v) = c.rhs { return v } else { return nil } }())
+        let constantRight: Value? = { if case .constant(let v) = c.rhs { return v } else { return nil } }()
+        // MATCHES reads the query's clock from the scope; every other test needs no scope.
+        let test: (Operand, Operand, EvaluationScope) throws -> Bool
+        if c.op == .matches {
+            test = Self.matches(options: c.options, constantRight: constantRight)
+        } else {
+            let plain = Self.test(for: c.op, options: c.options, constantRight: constantRight)
+            test = { l, r, _ in try plain(l, r) }
+        }
         switch c.quantifier {
         case .direct:
             let membership = c.op == .contains || c.op == .in
@@ -43,24 +51,47 @@ struct PredicateCompiler {
                 let l = try lhs(object, scope), r = try rhs(object, scope)
                 // A to-many key path compared directly means "any of its values".
                 if !membership, case .collection(let items) = l {
-                    return try items.contains { try test($0, r) }
+                    return try items.contains { try test($0, r, scope) }
                 }
-                return try test(l, r)
+                return try test(l, r, scope)
             }
         case .any:
             return { object, scope in
                 let r = try rhs(object, scope)
-                return try (try lhs(object, scope)).elementsOrSelf.contains { try test($0, r) }
+                return try (try lhs(object, scope)).elementsOrSelf.contains { try test($0, r, scope) }
             }
         case .all:
             return { object, scope in
                 let r = try rhs(object, scope)
-                return try (try lhs(object, scope)).elementsOrSelf.allSatisfy { try test($0, r) }
+                return try (try lhs(object, scope)).elementsOrSelf.allSatisfy { try test($0, r, scope) }
             }
         case .none:
             return { object, scope in
                 let r = try rhs(object, scope)
-                return try !(try lhs(object, scope)).elementsOrSelf.contains { try test($0, r) }
+                return try !(try lhs(object, scope)).elementsOrSelf.contains { try test($0, r, scope) }
+            }
+        }
+    }
+
+    /// MATCHES: a whole-string ICU regular expression, within the query's time (a value may
+    /// take 100 ms, the query 1 s and 1 ms a value in all: ``MatchClock``).
+    static func matches(options: PredicateComparison.Options, constantRight: Value?) -> (Operand, Operand, EvaluationScope) throws -> Bool {
+        let caseInsensitive = options.contains(.caseInsensitive)
+        let cache = RegexCache()
+        if case .string(let pattern)? = constantRight { cache.prepare(pattern, caseInsensitive: caseInsensitive) }
+        return { l, r, scope in
+            guard case .value(.string(let text)) = l, case .value(.string(let pattern)) = r else { return false }
+            let subject = options.contains(.diacriticInsensitive) ? StringMatching.fold(text, [.diacriticInsensitive]) : text
+            guard let regex = cache.regex(pattern, caseInsensitive: caseInsensitive) else {
+                throw PredicateEvaluationError(message: "MATCHES: '\(pattern)' is not a valid regular expression")
+            }
+            let clock = scope.matchClock
+            switch clock.wholeMatch(regex, subject) {
+            case .matched(let matched): return matched
+            case .valueTooSlow:
+                throw PredicateEvaluationError(message: "MATCHES '\(pattern)' took more than \(Int(clock.perValue * 1000)) ms on one value (\(subject.count) characters); a pattern with nested repetition such as (a+)+ backtracks without end")
+            case .totalTooSlow:
+                throw PredicateEvaluationError(message: "MATCHES '\(pattern)' took \(clock.spent / 1_000_000) ms in this query for \(clock.values) values, more than 1 s and 1 ms a value; a pattern with nested repetition such as (a+)+ backtracks without end")
             }
         }
     }
@@ -110,20 +141,10 @@ struct PredicateCompiler {
                 }
             }
         case .matches:
-            let caseInsensitive = options.contains(.caseInsensitive)
-            let cache = RegexCache()
-            if case .string(let pattern)? = constantRight { cache.prepare(pattern, caseInsensitive: caseInsensitive) }
-            return { l, r in
-                guard case .value(.string(let text)) = l, case .value(.string(let pattern)) = r else { return false }
-                let subject = options.contains(.diacriticInsensitive) ? StringMatching.fold(text, [.diacriticInsensitive]) : text
-                guard let regex = cache.regex(pattern, caseInsensitive: caseInsensitive) else {
-                    throw PredicateEvaluationError(message: "MATCHES: '\(pattern)' is not a valid regular expression")
-                }
-                guard let matched = RegularExpressionCheck.wholeMatch(regex, subject, budget: Self.matchBudget) else {
-                    throw PredicateEvaluationError(message: "MATCHES '\(pattern)' took more than \(Int(Self.matchBudget * 1000)) ms on one value (\(subject.count) characters); a pattern with nested repetition such as (a+)+ backtracks without end")
-                }
-                return matched
-            }
+            // Only through ``matches(options:constantRight:)``, with the query's clock; a
+            // clock of its own here would bound one value, not the query.
+            let matcher = matches(options: options, constantRight: constantRight)
+            return { l, r in try matcher(l, r, EvaluationScope(now: Date())) }
         }
     }
 
@@ -328,9 +349,6 @@ struct PredicateCompiler {
             return try next(stepped, scope)
         }
     }
-
-    /// The longest one MATCHES may take on one value.
-    static let matchBudget: TimeInterval = 0.1
 
     /// The most values a key path may gather from one object.
     static let maximumCollection = 1_000_000

@@ -58,6 +58,8 @@ indirect enum SlotPredicate {
                 default: return nil
                 }
             }
+            // MATCHES needs the query's clock, which only the closures' scope carries.
+            guard c.op != .matches else { return nil }
             let rightConstant: Value? = { if case .constant(let v) = c.rhs { return v } else { return nil } }()
             let test = PredicateCompiler.test(for: c.op, options: c.options, constantRight: rightConstant)
             if let index = slot(c.lhs), let value = constant(c.rhs) {

@@ -81,6 +81,12 @@ public struct ValidationRules: Sendable, Hashable {
     /// caller. An invalid ``pattern`` is reported as a failure rather than trapping (a loaded
     /// model never has one).
     public func failures(for value: Value) -> [RuleFailure] {
+        failures(for: value, clock: MatchClock())
+    }
+
+    /// The broken rules of a value, the pattern matched within what is left of `clock` (one
+    /// save shares one clock).
+    package func failures(for value: Value, clock: MatchClock) -> [RuleFailure] {
         if value.isNull { return [] }
         var failures: [RuleFailure] = []
         if let minimum, let order = value.compare(to: minimum), order == .orderedAscending {
@@ -106,11 +112,17 @@ public struct ValidationRules: Sendable, Hashable {
             failures.append(RuleFailure(rule: .maxLength, message: "has \(length) \(unit), at most \(maxLength) allowed"))
         }
         if let pattern, case .string(let s) = value {
-            switch RegularExpressionCheck.wholeMatch(pattern, s) {
-            case .some(true): break
-            case .some(false):
-                failures.append(RuleFailure(rule: .pattern, message: "\(value) does not match the pattern \(pattern)"))
-            case .none:
+            if let regex = try? NSRegularExpression(pattern: "^(?:" + pattern + ")$") {
+                switch clock.wholeMatch(regex, s) {
+                case .matched(true): break
+                case .matched(false):
+                    failures.append(RuleFailure(rule: .pattern, message: "\(value) does not match the pattern \(pattern)"))
+                case .valueTooSlow:
+                    failures.append(RuleFailure(rule: .pattern, message: "matching the pattern \(pattern) took more than \(Int(clock.perValue * 1000)) ms (\(s.count) characters); a pattern with nested repetition such as (a+)+ backtracks without end"))
+                case .totalTooSlow:
+                    failures.append(RuleFailure(rule: .pattern, message: "not checked against the pattern \(pattern): this save's patterns took \(clock.spent / 1_000_000) ms for \(clock.values) values, more than 1 s and 1 ms a value"))
+                }
+            } else {
                 failures.append(RuleFailure(rule: .pattern, message: "the pattern \(pattern) is not a valid regular expression"))
             }
         }
@@ -170,5 +182,59 @@ package enum RegularExpressionCheck {
         }
         let range = NSRange(string.startIndex..<string.endIndex, in: string)
         return regex.firstMatch(in: string, options: [.anchored], range: range) != nil
+    }
+}
+
+/// The time regular expressions may take in one query or one save: each value at most
+/// ``perValue``, and all of them together at most ``allowance`` plus ``perValueOnAverage``
+/// for each value matched. A pattern with nested repetition (`(a+)+b`) backtracks for
+/// seconds on a few dozen characters; bounding only each value let 500 values just under
+/// the bound take 30 s. The average keeps a query or save of a million ordinary values (a
+/// few microseconds each) from being cut short.
+package final class MatchClock {
+    /// What one value may take, in seconds.
+    package let perValue: TimeInterval
+    /// What every value may take together beyond the average, in seconds.
+    package let allowance: TimeInterval
+    /// What a value may take on average, in seconds.
+    package let perValueOnAverage: TimeInterval
+    /// Nanoseconds spent so far.
+    package private(set) var spent: UInt64 = 0
+    /// Values matched so far.
+    package private(set) var values = 0
+
+    /// The bounds MATCHES and schema patterns use: 100 ms a value; 1 s plus 1 ms a value
+    /// for a query or a save.
+    package init(perValue: TimeInterval = 0.1, allowance: TimeInterval = 1, perValueOnAverage: TimeInterval = 0.001) {
+        self.perValue = perValue
+        self.allowance = allowance
+        self.perValueOnAverage = perValueOnAverage
+    }
+
+    /// The time all values matched so far may take, in seconds.
+    package var total: TimeInterval { allowance + perValueOnAverage * Double(values) }
+
+    /// What a match came to.
+    package enum Outcome: Equatable {
+        case matched(Bool)
+        /// This value alone took more than ``perValue``.
+        case valueTooSlow
+        /// The query or save has spent its ``total``.
+        case totalTooSlow
+    }
+
+    /// Whether `regex` matches all of `string`, within what is left of the time.
+    package func wholeMatch(_ regex: NSRegularExpression, _ string: String) -> Outcome {
+        let limit = UInt64(max(0, total + perValueOnAverage) * 1_000_000_000)
+        guard spent < limit else { return .totalTooSlow }
+        let left = Double(limit - spent) / 1_000_000_000
+        let start = DispatchTime.now().uptimeNanoseconds
+        let result = RegularExpressionCheck.wholeMatch(regex, string, budget: min(perValue, left))
+        spent += DispatchTime.now().uptimeNanoseconds - start
+        values += 1
+        switch result {
+        case .some(let matched): return .matched(matched)
+        case .none: return left < perValue ? .totalTooSlow : .valueTooSlow
+        }
     }
 }

@@ -117,8 +117,8 @@ public struct EntityDescription: Sendable, Hashable {
         package let relationship: (isToMany: Bool, minCount: Int?, maxCount: Int?)?
         /// The attribute's broken rules for a value (the rules read where they are kept:
         /// binding them to a variable copied every field at each check).
-        package func ruleFailures(for value: Value) -> [ValidationRules.RuleFailure] {
-            rules?.failures(for: value) ?? []
+        package func ruleFailures(for value: Value, clock: MatchClock) -> [ValidationRules.RuleFailure] {
+            rules?.failures(for: value, clock: clock) ?? []
         }
 
         init(slot: Int, name: String, isOptional: Bool, rules: ValidationRules?, relationship: (isToMany: Bool, minCount: Int?, maxCount: Int?)?) {
