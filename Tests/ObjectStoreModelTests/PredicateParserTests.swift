@@ -232,4 +232,26 @@ import Testing
         // A predicate a person writes is far from the bound.
         _ = try ObjectPredicate(Array(repeating: "priority == 1", count: 60).joined(separator: " OR "))
     }
+
+    /// The constants of an IN list are values, not operators: 300 numbers, 300 UUIDs (as
+    /// casts of strings) and 100,000 numbers parse; the list has a bound of its own, and
+    /// expressions inside a list still count as operators.
+    @Test func listsOfConstantsAreBoundedByTheirOwnSize() throws {
+        let numbers = try ObjectPredicate("priority IN {" + (0..<300).map(String.init).joined(separator: ", ") + "}")
+        guard case .comparison(let c) = numbers, case .array(let items) = c.rhs else { Issue.record("\(numbers)"); return }
+        #expect(items.count == 300)
+        let uuids = (0..<300).map { _ in "CAST('\(UUID().uuidString)', 'NSUUID')" }
+        _ = try ObjectPredicate(format: "uuid IN {" + uuids.joined(separator: ", ") + "} AND priority IN {-1, 'x', 2.5, %@}", .integer(3))
+        _ = try ObjectPredicate("priority IN {" + (0..<100_000).map(String.init).joined(separator: ",") + "}")
+        #expect {
+            _ = try ObjectPredicate("priority IN {" + (0...100_000).map(String.init).joined(separator: ",") + "}")
+        } throws: { error in
+            (error as? PredicateSyntaxError)?.message.contains("the list has more than 100000 items") == true
+        }
+        #expect {
+            _ = try ObjectPredicate("priority IN {" + (0..<300).map { "\($0) + 1" }.joined(separator: ", ") + "}")
+        } throws: { error in
+            (error as? PredicateSyntaxError)?.message.contains("too long") == true
+        }
+    }
 }

@@ -16,6 +16,8 @@ struct PredicateParser {
     /// no person writes is refused with a message instead of overflowing the stack.
     private var nodes = 0
     static let maximumNodes = 256
+    /// The most items of one `{...}` list.
+    static let maximumListItems = 100_000
 
     static let reservedWords: Set<String> = [
         "AND", "OR", "NOT", "ANY", "ALL", "NONE", "SOME", "IN", "LIKE", "MATCHES", "CONTAINS", "BEGINSWITH", "ENDSWITH",
@@ -426,11 +428,23 @@ struct PredicateParser {
         case .symbol("{"):
             advance()
             var items: [ObjectExpression] = []
+            // A constant of the list is no operator: it counts against the list's own bound,
+            // not the predicate's (`priority IN {300 numbers}` was "too long").
+            func item() throws(PredicateSyntaxError) -> ObjectExpression {
+                let before = nodes
+                let item = try parseExpression()
+                switch item {
+                case .constant, .cast(.constant, _): nodes = before  // a value, or a typed one (a UUID)
+                default: break
+                }
+                if items.count >= Self.maximumListItems { throw error("the list has more than \(Self.maximumListItems) items") }
+                return item
+            }
             if !isSymbol("}") {
-                items.append(try parseExpression())
+                items.append(try item())
                 while isSymbol(",") {
                     advance()
-                    items.append(try parseExpression())
+                    items.append(try item())
                 }
             }
             try expectSymbol("}", "to close the array")
