@@ -225,6 +225,46 @@ struct TaskwarriorHabitsTests {
         #expect(rendered.out.contains("taskctl undo"))
     }
 
+    /// Files written on Windows: "\r\n" ends a line of a todo.txt import and of the config
+    /// file (a 3-line CRLF todo.txt imported as one task; a CRLF config stopped every command).
+    @Test func windowsLineEndingsEndLines() throws {
+        let t = try TaskctlRunner()
+        let todo = t.directory.appendingPathComponent("todo.txt")
+        try Data("(A) Call mom +family\r\nx 2026-11-20 Pay rent\r\nBuy milk @store\r\n\r\n".utf8).write(to: todo)
+        #expect(try t.ok("import", todo.path).contains("imported 3 tasks"))
+        #expect(try t.texts("--all", "--sort", "text") == ["Buy milk @store", "Call mom +family", "Pay rent"])
+        // Old Mac line ends too.
+        try Data("one\rtwo".utf8).write(to: todo)
+        #expect(try t.ok("import", todo.path).contains("imported 2 tasks"))
+
+        let config = t.directory.appendingPathComponent(".config/taskctl")
+        try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
+        try Data("# written on Windows\r\nsort = -text\r\ncolor = never\r\n".utf8).write(to: config.appendingPathComponent("config"))
+        #expect(try t.texts() == ["two", "one", "Call mom +family", "Buy milk @store"])
+        try Data("sort = text\r\ncolour = never\r\n".utf8).write(to: config.appendingPathComponent("config"))
+        let bad = try t.run("list")
+        #expect(bad.status == 1 && bad.err.contains("config:2: unknown setting 'colour'"), "\(bad.err)")
+    }
+
+    /// A Taskwarrior file with one UUID twice: the later record wins (as in Taskwarrior), the
+    /// count says so ("1 added, 1 updated", not "2 added" for one stored task), and undo
+    /// removes the one task.
+    @Test func aUUIDTwiceInOneImportIsOneTaskTheLaterWinning() throws {
+        let t = try TaskctlRunner()
+        let file = t.directory.appendingPathComponent("dup.json")
+        let uuid = "00000000-0000-4000-8000-000000000001"
+        try Data(("[{\"uuid\":\"\(uuid)\",\"description\":\"first\",\"status\":\"pending\",\"entry\":\"20261101T120000Z\",\"tags\":[\"a\"]},"
+                  + "{\"uuid\":\"\(uuid)\",\"description\":\"second\",\"status\":\"pending\",\"entry\":\"20261101T120000Z\",\"tags\":[\"b\"]}]").utf8).write(to: file)
+        #expect(try t.ok("import", file.path).contains("imported 2 tasks from \(file.path) (Taskwarrior JSON): 1 added, 1 updated"))
+        let tasks = try t.tasks("--all")
+        #expect(tasks.count == 1)
+        #expect(tasks.first?["text"] as? String == "second" && tasks.first?["tags"] as? [String] == ["b"], "\(tasks)")
+        #expect(try t.ok("import", file.path, "--json").contains("{\"added\": 0, \"updated\": 2}"))
+        // The second import changed nothing: one undo removes the task.
+        try t.ok("undo")
+        #expect(try t.tasks("--all").isEmpty)
+    }
+
     @Test func aConfigFileSetsTheStoreSortAndColourAndRefusesWhatItDoesNotKnow() throws {
         let t = try TaskctlRunner()
         let config = t.directory.appendingPathComponent(".config/taskctl")

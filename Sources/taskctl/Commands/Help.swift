@@ -164,8 +164,10 @@ enum Help {
             Imports tasks from taskctl's own JSON (taskctl export), Taskwarrior's JSON
             (task export) or todo.txt; the format is detected unless given (JSON by its content,
             todo.txt by a .txt name; other files need --format) and said. Tasks whose UUID is
-            already in the store are updated. All or nothing: on any error nothing is imported.
-            Fields taskctl does not model are kept, so exporting again loses nothing.
+            already in the store are updated, and a UUID given twice is one task, the later
+            record winning (counted as added, then updated). All or nothing: on any error
+            nothing is imported. Fields taskctl does not model are kept, so exporting again
+            loses nothing. Lines may end as on Unix, Windows (CR LF) or old Macs (CR).
             """,
         "export": """
             usage: taskctl export [--format taskctl|taskwarrior|todo.txt] [--all]

@@ -215,7 +215,8 @@ enum JSONSlice {
 enum TodoTxtFormat {
     static func records(_ text: String, dates: DateParser) throws -> [TaskRecord] {
         var records: [TaskRecord] = []
-        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        // "\r\n" is one Character, so splitting on "\n" kept a Windows file one line.
+        for (index, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
             let line = rawLine.trimmingCharacters(in: .whitespaces)
             guard !line.isEmpty else { continue }
             var words = line.split(separator: " ").map(String.init)
@@ -313,7 +314,7 @@ enum ImportCommand {
         let context = try app.context()
         var recorder = ChangeRecorder(command: "import")
         var added = 0, updated = 0
-        let existing = try app.tasks(context).reduce(into: [UUID: ManagedObject]()) { map, task in
+        var existing = try app.tasks(context).reduce(into: [UUID: ManagedObject]()) { map, task in
             if case .uuid(let u) = task["uuid"] { map[u] = task }
         }
         // Every location, project and tag the store has, read once; a name not among them is
@@ -352,13 +353,19 @@ enum ImportCommand {
         }
         for record in records {
             let task: ManagedObject
+            var created = false
             if let uuid = record.uuid, let found = existing[uuid] {
+                // A stored task, or one an earlier record of this file added (a UUID twice in
+                // one file: the later record wins, as in Taskwarrior, and counts as an update).
                 task = found
-                try recorder.willChange(task: task)
+                if !task.isInserted { try recorder.willChange(task: task) }
                 updated += 1
             } else {
                 task = try context.insertObject(entityName: "Task")
-                try task.setValue(.uuid(record.uuid ?? UUID()), forKey: "uuid")
+                let uuid = record.uuid ?? UUID()
+                try task.setValue(.uuid(uuid), forKey: "uuid")
+                existing[uuid] = task
+                created = true
                 added += 1
             }
             try task.setValue(.string(record.title), forKey: "title")
@@ -377,7 +384,7 @@ enum ImportCommand {
             try task.setValue(record.until.map(Value.date) ?? .null, forKey: "until")
             try task.setValue(record.recurrence.map(Value.string) ?? .null, forKey: "recurrence")
             try Annotations.replace(on: task, with: record.annotations, in: context)
-            if task.isInserted { try recorder.willChange(task: task) }
+            if created { try recorder.willChange(task: task) }
         }
         do {
             try recorder.save(context, journal: UndoJournal(storeURL: app.storeURL), app: app)
