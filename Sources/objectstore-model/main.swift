@@ -121,52 +121,87 @@ source += "    ]\n}\n"
 // do not hide Swift's own types.
 if !filesOnly { do {
     let model = try models.currentModel()
+    // Every type the classes use is written with its module, so an entity named Date,
+    // String, Attribute or ManagedObject (a class inside the namespace) hides nothing.
     let swiftTypes: [AttributeType: String] = [
-        .int16: "Int16", .int32: "Int32", .int64: "Int64", .double: "Double", .float: "Float", .decimal: "Decimal",
-        .string: "String", .boolean: "Bool", .date: "Date", .binary: "Data", .uuid: "UUID", .uri: "URL",
+        .int16: "Swift.Int16", .int32: "Swift.Int32", .int64: "Swift.Int64", .double: "Swift.Double", .float: "Swift.Float",
+        .decimal: "Foundation.Decimal", .string: "Swift.String", .boolean: "Swift.Bool", .date: "Foundation.Date",
+        .binary: "Foundation.Data", .uuid: "Foundation.UUID", .uri: "Foundation.URL",
     ]
-    // Names ManagedObject already has: such a property is declared under another name with
-    // its key given (`@Attribute("entity") var entity_`).
-    let taken: Set<String> = ["entity", "entityName", "objectID", "managedObjectContext", "isFault", "isInserted", "isDeleted",
-                              "isUpdated", "hasChanges", "lastAccessError", "changedValues", "committedValues", "description"]
     let keywords: Set<String> = ["class", "struct", "enum", "protocol", "func", "var", "let", "in", "is", "as", "if", "else", "for",
                                  "while", "repeat", "return", "default", "case", "switch", "import", "init", "self", "Self", "super",
                                  "true", "false", "nil", "where", "throw", "throws", "try", "catch", "do", "break", "continue",
                                  "operator", "extension", "static", "public", "private", "internal", "fileprivate", "open", "subscript",
-                                 "typealias", "associatedtype", "defer", "guard", "inout", "any", "some", "Type", "Protocol"]
-    func swiftName(_ key: String) -> (name: String, explicitKey: Bool) {
-        if taken.contains(key) { return (key + "_", true) }
-        return (keywords.contains(key) ? "`\(key)`" : key, false)
+                                 "typealias", "associatedtype", "defer", "guard", "inout", "any", "some", "Type", "Protocol", "Any",
+                                 "deinit", "fallthrough", "rethrows", "_"]
+    // Class names Swift takes for itself even in backquotes, and the modules the classes
+    // name their types with: such an entity cannot be a class here.
+    let unusableClassNames: Set<String> = ["Type", "Protocol", "Self", "Any", "_", "Swift", "Foundation", "ObjectStore", "ObjectStoreModel",
+                                           identifier + "Model", identifier + "ModelFiles"]
+    // Names ManagedObject already has, or a property cannot take even in backquotes: such a
+    // property is declared under another name with its key given
+    // (`@ObjectStore.Attribute("entity") var entity_`).
+    let taken: Set<String> = ["entity", "entityName", "objectID", "managedObjectContext", "isFault", "isInserted", "isDeleted",
+                              "isUpdated", "hasChanges", "lastAccessError", "changedValues", "committedValues", "description",
+                              "self", "Self", "super", "init", "deinit", "Type", "Protocol", "_"]
+    func escaped(_ name: String) -> String { keywords.contains(name) ? "`\(name)`" : name }
+    /// Where the current version's file names an entity, for a diagnostic.
+    func place(of entityName: String) -> String {
+        let file = directory.appendingPathComponent(models.currentVersionName + ".json")
+        let text = (try? String(contentsOf: file, encoding: .utf8)) ?? ""
+        var line = 1, column = 1
+        if let range = text.range(of: "\"\(entityName)\"") {
+            for character in text[..<range.lowerBound] {
+                if character == "\n" { line += 1; column = 1 } else { column += 1 }
+            }
+        }
+        return "\(file.path):\(line):\(column)"
+    }
+    let unusable = model.entities.filter { unusableClassNames.contains($0.name) }
+    if !unusable.isEmpty {
+        fail(unusable.map { "\(place(of: $0.name)): error: entity \($0.name) cannot be a Swift class in \(identifier)Model (Swift reserves the name, or the generated code needs it); rename it, or use a target that does not depend on ObjectStore to embed the files only" }
+            .joined(separator: "\n"))
     }
     source += "\n/// The \(name) model's entities (version \(models.currentVersionName)) as typed classes; `register(in:)` makes\n"
     source += "/// a coordinator hand them out for their entities.\n"
     source += "enum \(identifier)Model {\n"
+    // Swift names in use: every property name of the model, and each name a rename chose,
+    // so a renamed property meets no other in its class, its ancestors or its descendants
+    // (`entity` -> `entity__` when `entity_` exists too).
+    var used = Set(model.entities.flatMap { $0.properties.map(\.name) })
     for entity in model.entities {
         let isFinal = entity.subentityNames.isEmpty
-        source += "    \(isFinal ? "final " : "")class \(entity.name): \(entity.parentName ?? "ManagedObject") {\n"
+        let base = entity.parentName.map(escaped) ?? "ObjectStore.ManagedObject"
+        source += "    \(isFinal ? "final " : "")class \(escaped(entity.name)): \(base) {\n"
         for property in entity.ownProperties {
-            let (swift, explicit) = swiftName(property.name)
+            var swift = property.name
+            let explicit = taken.contains(property.name)
+            if explicit {
+                repeat { swift += "_" } while used.contains(swift) || taken.contains(swift)
+                used.insert(swift)
+            }
+            swift = escaped(swift)
             let key = explicit ? "(\(literal(property.name)))" : ""
             switch property {
             case .attribute(let attribute):
-                let type = swiftTypes[attribute.type] ?? "String"
+                let type = swiftTypes[attribute.type] ?? "Swift.String"
                 if attribute.isDerived {
-                    source += "        @Derived\(key) var \(swift): \(type)?\n"
+                    source += "        @ObjectStore.Derived\(key) var \(swift): \(type)?\n"
                 } else {
                     let optional = attribute.isOptional || attribute.isTransient ? "?" : ""
-                    source += "        @Attribute\(key) var \(swift): \(type)\(optional)\n"
+                    source += "        @ObjectStore.Attribute\(key) var \(swift): \(type)\(optional)\n"
                 }
             case .relationship(let relationship):
-                let destination = relationship.destinationEntityName
-                source += "        @Relationship\(key) var \(swift): \(relationship.isToMany ? "[\(destination)]" : "\(destination)?")\n"
+                let destination = escaped(relationship.destinationEntityName)
+                source += "        @ObjectStore.Relationship\(key) var \(swift): \(relationship.isToMany ? "[\(destination)]" : "\(destination)?")\n"
             }
         }
         source += "    }\n\n"
     }
     source += "    /// Registers every class for its entity with a coordinator of this model.\n"
-    source += "    static func register(in coordinator: PersistentStoreCoordinator) throws {\n"
+    source += "    static func register(in coordinator: ObjectStore.PersistentStoreCoordinator) throws {\n"
     for entity in model.entities {
-        source += "        try coordinator.register(\(entity.name).self, forEntityName: \(literal(entity.name)))\n"
+        source += "        try coordinator.register(\(escaped(entity.name)).self, forEntityName: \(literal(entity.name)))\n"
     }
     source += "    }\n}\n"
 } catch {

@@ -47,10 +47,70 @@ import ObjectStore
         #expect(source.contains("enum NotesModelFiles {") && source.contains(#""v2.json": "#) && source.contains(#"a\\tb\\u0001"#))
         // Typed classes: a keyword escaped, a name ManagedObject has renamed with its key, a
         // parent class open to its sub-entity.
-        for line in ["enum NotesModel {", "    class Note: ManagedObject {", "        @Attribute var `default`: Int32\n",
-                     "        @Attribute(\"entity\") var entity_: String?\n", "    final class Memo: Note {", "        @Attribute var due: Date?\n",
+        for line in ["enum NotesModel {", "    class Note: ObjectStore.ManagedObject {", "        @ObjectStore.Attribute var `default`: Swift.Int32\n",
+                     "        @ObjectStore.Attribute(\"entity\") var entity_: Swift.String?\n", "    final class Memo: Note {",
+                     "        @ObjectStore.Attribute var due: Foundation.Date?\n",
                      "        try coordinator.register(Memo.self, forEntityName: \"Memo\")"] {
             #expect(source.contains(line), "\(line) missing from:\n\(source)")
+        }
+    }
+
+    /// The classes the tool writes compile whatever the entities and properties are named:
+    /// entities named like Foundation's and Swift's types (Date, Data, UUID, URL, String),
+    /// like ObjectStore's (Attribute, Relationship, Derived, ManagedObject,
+    /// PersistentStoreCoordinator) or a keyword (`default`), and properties named like
+    /// ManagedObject's members or keywords, `entity` next to `entity_` and a sub-entity's
+    /// `entity__`. Names no class can take are refused where the schema says them.
+    @Test(.enabled(if: TaskctlRunner.binary != nil && ModelPluginBuildTests.swift != nil, "needs the built tools and swiftc"))
+    func theGeneratedClassesCompileWhateverTheNames() throws {
+        let built = try #require(TaskctlRunner.binary).deletingLastPathComponent()
+        let tool = built.appendingPathComponent("objectstore-model")
+        let swiftc = try #require(ModelPluginBuildTests.swift).deletingLastPathComponent().appendingPathComponent("swiftc")
+        let t = try TaskctlRunner()
+        let models = t.directory.appendingPathComponent("Nasty")
+        try FileManager.default.createDirectory(at: models, withIntermediateDirectories: true)
+        try Data(#"{"versions": ["v1"], "current": "v1"}"#.utf8).write(to: models.appendingPathComponent("manifest.json"))
+        let plain = ["Data", "UUID", "URL", "String", "Attribute", "Relationship", "Derived", "ManagedObject", "PersistentStoreCoordinator", "default"]
+        var entities = plain.enumerated().map { #"{"name": "\#($0.element)", "attributes": [{"name": "class", "type": "int\#([16, 32, 64][$0.offset % 3])"}]}"# }
+        entities.append(#"{"name": "Date", "attributes": [{"name": "at", "type": "date"}], "relationships": [{"name": "notes", "destination": "Note", "inverse": "when", "toMany": true}]}"#)
+        let awkward = ["entity", "entity_", "self", "description", "init", "hasChanges", "objectID", "Type", "managedObjectContext", "isFault", "lastAccessError"]
+        entities.append(#"{"name": "Note", "attributes": ["# + awkward.map { #"{"name": "\#($0)", "type": "string"}"# }.joined(separator: ", ")
+                        + #", {"name": "default", "type": "int32", "optional": false, "default": 1}, {"name": "plusOne", "type": "int32", "derived": "default + 1"}], "#
+                        + #""relationships": [{"name": "when", "destination": "Date", "inverse": "notes"}]}"#)
+        entities.append(#"{"name": "Memo", "parent": "Note", "attributes": [{"name": "entity__", "type": "string"}, {"name": "blob", "type": "binary"}, {"name": "amount", "type": "decimal"}, {"name": "link", "type": "uri"}, {"name": "id", "type": "uuid"}, {"name": "ok", "type": "boolean"}, {"name": "x", "type": "double"}, {"name": "y", "type": "float"}]}"#)
+        try Data((#"{"entities": [\#n"# + entities.joined(separator: ",\n") + "\n]}").utf8).write(to: models.appendingPathComponent("v1.json"))
+        let source = t.directory.appendingPathComponent("NastyModelFiles.swift")
+        let generated = try t.run(program: tool.path, ["embed", models.path, source.path])
+        try #require(generated.status == 0, "\(generated.err)")
+        let use = t.directory.appendingPathComponent("Use.swift")
+        try Data("""
+            import Foundation
+            import ObjectStore
+            func use(_ coordinator: PersistentStoreCoordinator) throws {
+                try NastyModel.register(in: coordinator)
+                let context = ManagedObjectContext(coordinator: coordinator)
+                let memo = try context.insert(NastyModel.Memo.self)
+                memo.default = 3
+                memo.entity__ = "Memo's own"
+                memo.entity___ = "the key entity"
+                memo.self_ = "the key self"
+                let when = try context.insert(NastyModel.Date.self)
+                when.at = Date()
+                memo.when = when
+                _ = NastyModelFiles.files.count + Int(memo.plusOne ?? 0)
+            }
+            """.utf8).write(to: use)
+        let check = try t.run(program: swiftc.path, ["-typecheck", "-swift-version", "6", "-I", built.appendingPathComponent("Modules").path, source.path, use.path])
+        let classes = (try? String(contentsOf: source, encoding: .utf8))?.components(separatedBy: "enum NastyModel {").last ?? ""
+        #expect(check.status == 0, "the generated classes do not compile:\n\(check.err)\n\(classes)")
+
+        // An entity no Swift class can be named after: refused at its place in the file.
+        for name in ["Type", "Swift", "NastyModel"] {
+            try Data(("{\"entities\": [\n  {\"name\": \"Fine\"},\n  {\"name\": \"\(name)\"}\n]}").utf8).write(to: models.appendingPathComponent("v1.json"))
+            let refused = try t.run(program: tool.path, ["embed", models.path, source.path])
+            #expect(refused.status == 1 && refused.err.contains("/Nasty/v1.json:3:12: error: entity \(name) cannot be a Swift class"), "\(refused.err)")
+            // Embedding the files only (a target without ObjectStore) has no classes to name.
+            #expect(try t.run(program: tool.path, ["embed", models.path, source.path, "--files-only"]).status == 0)
         }
     }
 
