@@ -506,6 +506,38 @@ import ObjectStoreModel
         #expect(try Self.open(real).all("Task").count == 3)
     }
 
+    /// Copies a killed compaction, save or migration left beside the store (a whole store
+    /// each) are removed by the next writable open, but only those whose process is gone:
+    /// a live process's copy and other files stay, and a read-only open removes nothing.
+    @Test(arguments: fileKinds)
+    func leftoversOfKilledProcessesAreRemovedOnTheNextOpen(kind: StoreKind) throws {
+        let directory = try TemporaryDirectory()
+        let url = Self.url(kind, in: directory)
+        try Self.open(url).task("kept")
+        let context = try Self.open(url)
+        try context.task("saved")
+        try context.save()
+        // A process that has ended: its id names no process now.
+        let ended = Process()
+        ended.executableURL = URL(fileURLWithPath: "/bin/true")
+        try ended.run()
+        ended.waitUntilExit()
+        let dead = ended.processIdentifier
+        let alive = ProcessInfo.processInfo.processIdentifier
+        let name = url.lastPathComponent
+        let deadOnes = ["\(name).tmp-\(dead)-12345", "\(name).migrating-p\(dead)-1-deadbeef", "\(name).migrating-p\(dead)-2-cafe0000.json"]
+        let kept = ["\(name).tmp-\(alive)-777", "\(name).migrating-p\(alive)-1-0badf00d", "\(name).tmp-notapid", "other.store.tmp-\(dead)-1", "\(name).backup"]
+        for file in deadOnes + kept { try Data("a copy".utf8).write(to: directory.file(file)) }
+        func present() throws -> Set<String> { Set(try FileManager.default.contentsOfDirectory(atPath: directory.url.path)) }
+        _ = try PersistentStoreCoordinator(model: TestModel.model, storeURL: url, readOnly: true)
+        #expect(try present().isSuperset(of: deadOnes + kept), "a read-only open removes nothing")
+        let reopened = try Self.open(url)
+        let after = try present()
+        #expect(after.isDisjoint(with: deadOnes), "\(after)")
+        #expect(after.isSuperset(of: kept), "\(after)")
+        #expect(try reopened.all("Task").count == 1)
+    }
+
     @Test func checkIntegrityFindsBrokenInversesAndRuleViolations() throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("tasks.json")

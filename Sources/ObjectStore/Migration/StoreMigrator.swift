@@ -202,7 +202,9 @@ public struct StoreMigrator: Sendable {
                 let mapping = chain.count > 1 ? try self.mapping(from: from, to: to) : try MappingModel.infer(from: from.model, to: to.model)
                 let isLast = index == steps.count - 1
                 let type = isLast ? StoreType.forFile(finalURL) : StoreType.forFile(storeURL)
-                let output = URL(fileURLWithPath: finalURL.path + ".migrating-\(index + 1)-\(UUID().uuidString.prefix(8))" + (type == .json ? ".json" : ""))
+                // Named with the process id, so a later open can tell a killed run's leftover
+                // from a running migration's step (FileIO.removeLeftoversOfDeadProcesses).
+                let output = URL(fileURLWithPath: finalURL.path + ".migrating-p\(getpid())-\(index + 1)-\(UUID().uuidString.prefix(8))" + (type == .json ? ".json" : ""))
                 temporaries.append(output)
                 do {
                     try runStep(mapping, from: input, to: output, type: type, identifier: metadata.storeIdentifier) { done in
@@ -274,10 +276,13 @@ public struct StoreMigrator: Sendable {
         }
     }
 
+    /// Removes temporary stores of migrations that were killed, beside `storeURL`: those
+    /// whose process is gone, and those of versions that did not name it.
     public static func removeLeftovers(of storeURL: URL) {
         let directory = storeURL.deletingLastPathComponent()
-        let prefix = storeURL.lastPathComponent + ".migrating-"
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [] where name.hasPrefix(prefix) {
+        let store = storeURL.lastPathComponent
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [] where name.hasPrefix(store + ".migrating-") {
+            if let owner = FileIO.leftoverOwner(name, store: store), !FileIO.processIsGone(owner) { continue }
             unlink(directory.appendingPathComponent(name).path)
         }
     }

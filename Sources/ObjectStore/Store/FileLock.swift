@@ -314,4 +314,34 @@ enum FileIO {
         var info = stat()
         return stat(path, &info) == 0
     }
+
+    /// Whether no process has the id (`kill(pid, 0)` finds none). A process of another user
+    /// answers EPERM: it exists.
+    static func processIsGone(_ pid: Int32) -> Bool {
+        pid > 0 && kill(pid, 0) != 0 && errno == ESRCH
+    }
+
+    /// The id of the process a leftover's name says made it: `STORE.tmp-PID-N` (a compaction's
+    /// or a save's copy) or `STORE.migrating-pPID-...` (a migration step).
+    static func leftoverOwner(_ name: String, store: String) -> Int32? {
+        for marker in [".tmp-", ".migrating-p"] where name.hasPrefix(store + marker) {
+            let digits = name.dropFirst(store.count + marker.count).prefix { $0.isASCII && $0.isNumber }
+            return digits.isEmpty ? nil : Int32(digits)
+        }
+        return nil
+    }
+
+    /// Removes what killed processes left beside the store at `path`: temporary copies
+    /// (`STORE.tmp-PID-N`, a whole store each when a compaction was killed) and migration
+    /// steps (`STORE.migrating-pPID-...`), each only when the process that made it is gone,
+    /// so a copy another process is writing now is never touched.
+    static func removeLeftoversOfDeadProcesses(beside path: String) {
+        let directory = (path as NSString).deletingLastPathComponent
+        let store = (path as NSString).lastPathComponent
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.isEmpty ? "." : directory) else { return }
+        for name in names {
+            guard let owner = leftoverOwner(name, store: store), processIsGone(owner) else { continue }
+            unlink((directory as NSString).appendingPathComponent(name))
+        }
+    }
 }
