@@ -24,6 +24,34 @@ import ObjectStoreModel
         #expect(ISO8601.format(try parser.parse(text)) == expected)
     }
 
+    /// The years 0001-9999 of the proleptic Gregorian calendar, as ISO 8601 and the docs say:
+    /// 0001-01-01 and the ten days of October 1582 that Foundation's Julian-then-Gregorian
+    /// calendar does not have are dates, read and shown as written, in any zone; 1500-02-29
+    /// is not; an offset past +-18:00 is refused.
+    @Test func datesAreProlepticGregorianAndOffsetsBounded() throws {
+        for (text, expected) in [("0001-01-01", "0001-01-01T23:59:59Z"), ("1582-10-05", "1582-10-05T23:59:59Z"), ("1582-10-14", "1582-10-14T23:59:59Z"),
+                                 ("1582-10-04T10:00", "1582-10-04T10:00:00Z"), ("1200-02-29", "1200-02-29T23:59:59Z"),
+                                 ("2026-12-01T10:00+18:00", "2026-11-30T16:00:00Z")] {
+            #expect(try ISO8601.format(parser.parse(text)) == expected, "\(text)")
+        }
+        for text in ["1500-02-29", "0000-01-01", "2026-12-01T10:00+99:00", "2026-12-01T10:00-18:30"] {
+            #expect(throws: CLIError.self, "\(text)") { try parser.parse(text) }
+        }
+        // In a zone with an offset of its own then (New York's local mean time, -4:56:02),
+        // the typed day is the local day, shown back as typed.
+        let zone = try #require(TimeZone(identifier: "America/New_York"))
+        let local = DateParser(now: parser.now, timeZone: zone)
+        let calendar = Calendar.taskctl(in: zone)
+        for text in ["1582-10-10", "0001-01-01", "1000-06-15"] {
+            let date = try local.parse(text)
+            let fields = calendar.isoFields(of: date)
+            #expect(String(format: "%04d-%02d-%02d %02d:%02d", fields.year, fields.month, fields.day, fields.hour, fields.minute) == text + " 23:59", "\(text)")
+        }
+        // 1582-10-15 was a Friday (6), and so the day before it a Thursday.
+        #expect(calendar.isoFields(of: try local.parse("1582-10-15")).weekday == 6)
+        #expect(calendar.isoFields(of: try local.parse("1582-10-14")).weekday == 5)
+    }
+
     @Test(arguments: [
         // Zones whose clocks skip midnight at the start of summer time.
         ("America/Santiago", "2026-09-06", "2026-09-07T02:59:59Z"),

@@ -63,7 +63,9 @@ package enum ISO8601 {
                 if expect("+") { sign = 1 } else if expect("-") { sign = -1 } else { return nil }
                 guard let oh = number(2) else { return nil }
                 _ = expect(":")
-                guard let om = number(2) else { return nil }
+                // Offsets run from -18:00 to +18:00 (as Foundation's time zones and RFC 3339
+                // readers take them); +99:00 is a typo, not a zone.
+                guard let om = number(2), om < 60, oh * 60 + om <= 18 * 60 else { return nil }
                 offsetSeconds = sign * (oh * 3600 + om * 60)
             }
         }
@@ -78,14 +80,10 @@ package enum ISO8601 {
         guard (1...12).contains(month), (1...31).contains(day), (0...23).contains(hour), (0...59).contains(minute),
             (0...60).contains(second)
         else { return nil }
-        guard year >= reformYear else {
-            // Before the Gregorian reform Foundation's Gregorian calendar counts Julian
-            // years; those dates stay as they always were read.
-            let components = DateComponents(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
-            guard let base = utcCalendar.date(from: components), utcCalendar.component(.day, from: base) == day else { return nil }
-            return base
-        }
-        guard day <= daysIn(month: month, year: year) else { return nil }
+        // The proleptic Gregorian calendar for every year, as ISO 8601 counts (Foundation's
+        // Gregorian calendar counts Julian days before October 1582, and had no 1582-10-05
+        // to 1582-10-14).
+        guard (1...9999).contains(year), day <= daysIn(month: month, year: year) else { return nil }
         let days = daysSinceEpoch(year: year, month: month, day: day)
         return Date(timeIntervalSince1970: Double(days * 86_400 + hour * 3_600 + minute * 60 + second))
     }
@@ -138,27 +136,17 @@ package enum ISO8601 {
 
     /// The UTC calendar fields of whole seconds since 1970.
     package static func fields(ofWholeSeconds seconds: Int) -> (year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) {
-        guard seconds >= reformStart else {
-            let c = utcCalendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: Date(timeIntervalSince1970: Double(seconds)))
-            return (c.year ?? 0, c.month ?? 0, c.day ?? 0, c.hour ?? 0, c.minute ?? 0, c.second ?? 0)
-        }
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let inDay = seconds - days * 86_400
         let (year, month, day) = civilDate(daysSinceEpoch: days)
         return (year, month, day, inDay / 3_600, inDay % 3_600 / 60, inDay % 60)
     }
 
-    /// Years from this one on are counted the same by every Gregorian calendar (Foundation's
-    /// switches from the Julian calendar in October 1582).
-    static let reformYear = 1583
+    /// Years from this one on are counted the same by Foundation's Gregorian calendar and
+    /// the proleptic one (Foundation's counts Julian days before October 1582).
+    package static let reformYear = 1583
     /// 1583-01-01T00:00:00Z in seconds since 1970.
-    static let reformStart = daysSinceEpoch(year: reformYear, month: 1, day: 1) * 86_400
-
-    static let utcCalendar: Calendar = {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
-        return calendar
-    }()
+    package static let reformStart = daysSinceEpoch(year: reformYear, month: 1, day: 1) * 86_400
 
     static func isLeap(_ year: Int) -> Bool { year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) }
 
@@ -172,7 +160,7 @@ package enum ISO8601 {
 
     /// Days from 1970-01-01 to a date of the Gregorian calendar, counting years that start in
     /// March (so the leap day is the last of its year) in 400-year cycles of 146,097 days.
-    static func daysSinceEpoch(year: Int, month: Int, day: Int) -> Int {
+    package static func daysSinceEpoch(year: Int, month: Int, day: Int) -> Int {
         let marchYear = month <= 2 ? year - 1 : year
         let cycle = (marchYear >= 0 ? marchYear : marchYear - 399) / 400
         let yearOfCycle = marchYear - cycle * 400

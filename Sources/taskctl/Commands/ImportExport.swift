@@ -277,8 +277,8 @@ enum TodoTxtFormat {
         }
         let calendar = Calendar.taskctl(in: timeZone)
         func day(_ date: Date) -> String {
-            let c = calendar.dateComponents([.year, .month, .day], from: date)
-            return String(format: "%04d-%02d-%02d", c.year ?? 0, c.month ?? 0, c.day ?? 0)
+            let c = calendar.isoFields(of: date)
+            return String(format: "%04d-%02d-%02d", c.year, c.month, c.day)
         }
         var words: [String] = []
         if view.status == "done" {

@@ -90,9 +90,7 @@ struct DateParser {
         // A bare date: the end of that day, locally.
         if parts.count == 3, text.count == 10, let y = Int(parts[0]), let m = Int(parts[1]), let d = Int(parts[2]) {
             // Noon exists on every day; midnight does not where the clocks skip it.
-            guard let date = calendar.date(from: DateComponents(year: y, month: m, day: d, hour: 12)),
-                calendar.component(.day, from: date) == d, calendar.component(.month, from: date) == m
-            else { return nil }
+            guard let date = calendar.isoDate(year: y, month: m, day: d, hour: 12, minute: 0, second: 0) else { return nil }
             return endOfDay(date)
         }
         // A date and time: with a zone as written, without one in local time.
@@ -101,15 +99,46 @@ struct DateParser {
         if hasZone { return utc }
         // The written wall-clock time, in the zone's offset of that local time (an offset
         // looked up at the UTC reading is an hour off next to a transition).
-        var utcCalendar = Calendar(identifier: .gregorian)
-        utcCalendar.timeZone = TimeZone(identifier: "UTC") ?? utcCalendar.timeZone
-        var local = utcCalendar.dateComponents([.year, .month, .day, .hour, .minute, .second, .nanosecond], from: utc)
-        local.timeZone = calendar.timeZone
-        return calendar.date(from: local)
+        let whole = utc.timeIntervalSince1970.rounded(.down)
+        let f = ISO8601.fields(ofWholeSeconds: Int(whole))
+        return calendar.isoDate(year: f.year, month: f.month, day: f.day, hour: f.hour, minute: f.minute, second: f.second)?
+            .addingTimeInterval(utc.timeIntervalSince1970 - whole)
     }
 }
 
 extension Calendar {
+    /// The date of wall-clock fields in the calendar's zone, counted in the proleptic
+    /// Gregorian calendar as ISO 8601 does, or nil for a day the month does not have.
+    /// Foundation's Gregorian calendar counts Julian days before October 1582 (refusing
+    /// 1582-10-05 to 14, reading 0001-01-01 two days early); from 1583 on both agree and
+    /// Foundation's is used, for its handling of clock changes.
+    func isoDate(year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) -> Date? {
+        guard (1...9999).contains(year), let utc = ISO8601.date(year: year, month: month, day: day, hour: hour, minute: minute, second: second) else {
+            return nil
+        }
+        guard year < ISO8601.reformYear else {
+            let date = self.date(from: DateComponents(year: year, month: month, day: day, hour: hour, minute: minute, second: second))
+            return date.flatMap { component(.day, from: $0) == day ? $0 : nil }
+        }
+        // Before any clock change: the zone's offset then (local mean time) is fixed.
+        let offset = timeZone.secondsFromGMT(for: utc)
+        return utc.addingTimeInterval(-Double(timeZone.secondsFromGMT(for: utc.addingTimeInterval(-Double(offset)))))
+    }
+
+    /// Year, month, day, hour, minute and weekday (1 = Sunday) of `date` in the calendar's
+    /// zone, in the proleptic Gregorian calendar (see ``isoDate(year:month:day:hour:minute:second:)``).
+    func isoFields(of date: Date) -> (year: Int, month: Int, day: Int, hour: Int, minute: Int, weekday: Int) {
+        if date.timeIntervalSince1970 >= Double(ISO8601.reformStart) + 86_400 {
+            let c = dateComponents([.year, .month, .day, .hour, .minute, .weekday], from: date)
+            return (c.year ?? 0, c.month ?? 1, c.day ?? 1, c.hour ?? 0, c.minute ?? 0, c.weekday ?? 1)
+        }
+        let seconds = Int(date.timeIntervalSince1970.rounded(.down)) + timeZone.secondsFromGMT(for: date)
+        let f = ISO8601.fields(ofWholeSeconds: seconds)
+        let days = (seconds >= 0 ? seconds : seconds - 86_399) / 86_400
+        // 1970-01-01 was a Thursday (5).
+        return (f.year, f.month, f.day, f.hour, f.minute, ((days % 7 + 7 + 4) % 7) + 1)
+    }
+
     /// The calendar taskctl reckons days in: Gregorian, in the user's zone, weeks from Monday.
     static func taskctl(in timeZone: TimeZone) -> Calendar {
         var calendar = Calendar(identifier: .gregorian)

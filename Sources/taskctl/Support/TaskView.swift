@@ -282,28 +282,28 @@ struct RelativeDate {
     }
 
     func day(_ date: Date) -> String {
-        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .weekday], from: date)
-        func two(_ v: Int?) -> String { String(format: "%02d", v ?? 0) }
+        let c = calendar.isoFields(of: date)
+        func two(_ v: Int) -> String { String(format: "%02d", v) }
         let time = (c.hour == 23 && c.minute == 59) ? "" : " \(two(c.hour)):\(two(c.minute))"
-        return Self.apply(format, year: c.year ?? 0, month: c.month ?? 1, day: c.day ?? 1, weekday: c.weekday ?? 1) + time
+        return Self.apply(format, year: c.year, month: c.month, day: c.day, weekday: c.weekday) + time
     }
 
     /// The date alone, in the format.
     func date(_ date: Date) -> String {
-        let c = calendar.dateComponents([.year, .month, .day, .weekday], from: date)
-        return Self.apply(format, year: c.year ?? 0, month: c.month ?? 1, day: c.day ?? 1, weekday: c.weekday ?? 1)
+        let c = calendar.isoFields(of: date)
+        return Self.apply(format, year: c.year, month: c.month, day: c.day, weekday: c.weekday)
     }
 
     /// The time (HH:MM), or nil for the end of a day (a due date without a time).
     func time(_ date: Date) -> String? {
-        let c = calendar.dateComponents([.hour, .minute], from: date)
-        return c.hour == 23 && c.minute == 59 ? nil : String(format: "%02d:%02d", c.hour ?? 0, c.minute ?? 0)
+        let c = calendar.isoFields(of: date)
+        return c.hour == 23 && c.minute == 59 ? nil : String(format: "%02d:%02d", c.hour, c.minute)
     }
 
     /// The date in ISO form (YYYY-MM-DD), whatever the format: for --json and exports.
     func isoDay(_ date: Date) -> String {
-        let c = calendar.dateComponents([.year, .month, .day], from: date)
-        return String(format: "%04d-%02d-%02d", c.year ?? 0, c.month ?? 1, c.day ?? 1)
+        let c = calendar.isoFields(of: date)
+        return String(format: "%04d-%02d-%02d", c.year, c.month, c.day)
     }
 
     static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
