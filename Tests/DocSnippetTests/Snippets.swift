@@ -145,7 +145,7 @@ enum Snippets {
         let tasks = try context.fetch(request)
     }
 
-    /// docs/predicates.md, line 134.
+    /// docs/predicates.md, line 137.
     static func predicates_2() async throws {
         var request = FetchRequest(entityName: "Task")
         request.sortDescriptors = [SortKey("dueDate"), SortKey("priority", ascending: false), SortKey("title", comparison: .natural)]
@@ -159,7 +159,7 @@ enum Snippets {
         print(task.properties.map(\.name))   // ["dueDate", "isOverdue", "location", "priority", "text"]
     }
 
-    /// docs/schema.md, line 268.
+    /// docs/schema.md, line 270.
     static func schema_2() async throws {
         let tasks = try ModelDirectory(url: URL(fileURLWithPath: "Models/Tasks"))
         let current = try tasks.currentModel()

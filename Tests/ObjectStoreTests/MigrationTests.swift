@@ -249,6 +249,19 @@ import ObjectStoreModel
         }
     }
 
+    /// A name the backup would take that is a symbolic link, even a dangling one, is taken:
+    /// the backup goes to the next name (the link failed with "File exists" before).
+    @Test func aDanglingLinkAtTheBackupNameIsStepped() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("tasks.store")
+        try Self.writeStore(version: "v2", to: url)
+        try FileManager.default.createSymbolicLink(atPath: url.path + ".v2-backup", withDestinationPath: directory.file("gone").path)
+        let result = try StoreMigrator(models: try Self.tasksDirectory()).migrate(storeURL: url)
+        #expect(result?.backupURL.lastPathComponent == "tasks.store.v2-backup-2")
+        try Self.checkCurrent(url, from: "v2")
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: url.path + ".v2-backup") == directory.file("gone").path)
+    }
+
     @Test func theSourceModelComesFromTheStoreWhenTheDirectoryNoLongerHasIt() throws {
         let directory = try TemporaryDirectory()
         let old = #"{"entities": [{"name": "Note", "attributes": [{"name": "body", "type": "string"}, {"name": "stars", "type": "int16"}]}]}"#

@@ -228,3 +228,68 @@ struct LargeImportTests {
         #expect(check.out.contains("ok: 20004 objects"), "\(check.out)")
     }
 }
+
+/// Repairs and imports that the first round of outside testing found blocked.
+@Suite(.enabled(if: TaskctlRunner.binary != nil, "needs the built taskctl (swift build)"))
+struct RepairTests {
+    /// A hand-edited store whose task's location points at a Project or an Annotation:
+    /// reading the task works, `edit --no-location` repairs it without touching the other
+    /// entity's own relationships, and store check then finds only what the hand edit left.
+    @Test(arguments: ["Project/1", "Annotation/1"])
+    func aLocationPointingAtAnotherEntityCanBeRepaired(wrong: String) throws {
+        let t = try TaskctlRunner(storeName: "tasks.json")
+        try t.ok("add", "x", "--location", "Home", "--project", "p")
+        try t.ok("annotate", "1", "a note")
+        var text = try String(contentsOf: t.store, encoding: .utf8)
+        #expect(text.contains("\"location\": \"Location/1\""))
+        text = text.replacingOccurrences(of: "\"location\": \"Location/1\"", with: "\"location\": \"\(wrong)\"")
+        try text.write(to: t.store, atomically: true, encoding: .utf8)
+        #expect(try t.run("store", "check").err.contains("Task 1.location points at \(wrong.replacingOccurrences(of: "/", with: " ")), but it must point at a Location"))
+        #expect(try t.tasks().first?["location"] is NSNull)
+        try t.ok("show", "1")
+        try t.ok("edit", "1", "--no-location")
+        let after = try t.run("store", "check")
+        #expect(after.err.contains("Location 1.tasks -> Task 1, but its location does not point back"), "\(after.err)")
+        #expect(!after.err.contains("must point at") && !after.err.contains("Project 1") && !after.err.contains("Task 1.project"), "\(after.err)")
+        #expect(try t.tasks().first?["project"] as? String == "p")
+        // Setting the location again leaves the list naming the task once; check says so
+        // if a list ever names an object twice.
+        try t.ok("edit", "1", "--location", "Home")
+        let again = try t.run("store", "check")
+        if again.status != 0 { #expect(again.err.contains("lists Task 1 2 times"), "\(again.err)") }
+        try t.ok("edit", "1", "--no-location")
+        try t.ok("edit", "1", "--location", "Home")
+        #expect(try t.run("store", "check").status == 0)
+    }
+
+    /// Taskwarrior allows a high-priority task without a due date; taskctl's rule asks for
+    /// one. Such an imported task stays editable (text, tags, location); only an edit of its
+    /// priority, due date or status must satisfy the rule. A taskctl JSON priority given as
+    /// a number is read as one (3 became none), and a bad one is an error.
+    @Test func importedTasksStayEditableAndNumericPrioritiesAreRead() throws {
+        let t = try TaskctlRunner()
+        let file = t.directory.appendingPathComponent("tw.json")
+        try Data(#"[{"uuid": "00000000-0000-4000-8000-000000000001", "description": "urgent", "status": "pending", "entry": "20261101T120000Z", "priority": "H"}]"#.utf8).write(to: file)
+        try t.ok("import", file.path)
+        try t.ok("edit", "1", "--text", "still urgent", "--location", "Desk")
+        #expect(try t.tasks().first?["text"] as? String == "still urgent")
+        try t.ok("edit", "1", "--priority", "medium")
+        let raised = try t.run("edit", "1", "--priority", "high")
+        #expect(raised.status == 1 && raised.err.contains("a high-priority task needs a due date"), "\(raised.err)")
+        try t.ok("add", "with due", "--priority", "high", "--due", "tomorrow")
+        let cleared = try t.run("edit", "2", "--no-due")
+        #expect(cleared.status == 1 && cleared.err.contains("needs a due date"), "\(cleared.err)")
+
+        let own = t.directory.appendingPathComponent("own.json")
+        try Data(#"[{"text": "numeric", "priority": 3, "due": "2026-12-01T10:00:00Z"}, {"text": "named", "priority": "low"}]"#.utf8).write(to: own)
+        try t.ok("import", own.path, "--format", "taskctl")
+        let priorities = Dictionary(uniqueKeysWithValues: try t.tasks().compactMap { task in (task["text"] as? String).map { ($0, task["priority"] as? String ?? "") } })
+        #expect(priorities["numeric"] == "high" && priorities["named"] == "low", "\(priorities)")
+        try Data(#"[{"text": "bad", "priority": 7}]"#.utf8).write(to: own)
+        let bad = try t.run("import", own.path, "--format", "taskctl")
+        #expect(bad.status == 1 && bad.err.contains("unknown priority 7"), "\(bad.err)")
+        try Data(#"[{"uuid": "00000000-0000-4000-8000-000000000009", "description": "n", "status": "pending", "entry": "20261101T120000Z", "priority": 3}]"#.utf8).write(to: file)
+        let numericTW = try t.run("import", file.path)
+        #expect(numericTW.status == 1 && numericTW.err.contains("unknown priority '3' (H, M or L)"), "\(numericTW.err)")
+    }
+}

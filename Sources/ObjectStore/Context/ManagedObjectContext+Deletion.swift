@@ -44,7 +44,9 @@ extension ManagedObjectContext {
             guard let index = object.entity.slot(of: relationship.name) else { continue }
             let rule = relationship.deleteRule
             guard rule == .cascade || rule == .nullify else { continue }  // deny is checked at save; noAction leaves both sides as they are
+            // Targets of another entity (a damaged store's) have no such inverse.
             let targets = object.slots[index].referencedIDs.compactMap { try? self.object(with: $0) }
+                .filter { $0.entity.isKind(of: relationship.destinationEntityName) }
             if rule == .cascade { for target in targets { delete(target) } }
             try? setSlot(object, index, relationship.isToMany ? .toMany([]) : .toOne(nil))
             guard let inverse = inverse(of: relationship) else { continue }

@@ -29,7 +29,7 @@ extension ManagedObjectContext {
     /// Removes `target` from `source.relationship`, and `source` from the inverse.
     func unrelate(_ source: ManagedObject, _ relationship: RelationshipDescription, _ target: ManagedObject) throws {
         try removeOneSide(source, relationship, target)
-        if let inverse = inverse(of: relationship) {
+        if let inverse = inverse(of: relationship), target.entity.isKind(of: relationship.destinationEntityName) {
             try removeOneSide(target, inverse, source)
         }
     }
@@ -52,8 +52,12 @@ extension ManagedObjectContext {
             let old: ObjectID?
             if case .toOne(let id) = object.slots[index] { old = id } else { old = nil }
             guard old != target.objectID else { return false }
-            // The displaced partner no longer points back at this object.
-            if let old, let inverse = inverse(of: relationship), let oldObject = try? self.object(with: old) {
+            // The displaced partner no longer points back at this object. A partner of another
+            // entity (a damaged store's) has no such inverse: a slot of the same name there
+            // is another relationship, left alone, so that the repair damages nothing.
+            if let old, let inverse = inverse(of: relationship), let oldObject = try? self.object(with: old),
+                oldObject.entity.isKind(of: relationship.destinationEntityName)
+            {
                 try removeOneSide(oldObject, inverse, object)
             }
             try setSlot(object, index, .toOne(target.objectID))

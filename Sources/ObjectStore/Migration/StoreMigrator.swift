@@ -225,7 +225,7 @@ public struct StoreMigrator: Sendable {
                 // The backup is a second name for the original; the rename then swaps the
                 // new store in atomically. A crash before the rename leaves the original.
                 guard link(storeURL.path, backup.path) == 0 else {
-                    throw StoreError.io(path: backup.path, reason: "cannot keep a backup: \(FileIO.errorText())")
+                    throw StoreError.io(path: storeURL.path, reason: "cannot keep a backup of the store at \(backup.path): \(FileIO.errorText()); the store was left as it was")
                 }
             } else {
                 backup = storeURL
@@ -243,7 +243,10 @@ public struct StoreMigrator: Sendable {
         let safe = version.replacingOccurrences(of: " ", with: "-")
         var candidate = URL(fileURLWithPath: url.path + ".\(safe)-backup")
         var n = 2
-        while FileIO.exists(candidate.path) {
+        // lstat: a name taken by a symbolic link, even a dangling one, is taken (stat said
+        // it was free, and the link then failed with "File exists").
+        var info = stat()
+        while lstat(candidate.path, &info) == 0 {
             candidate = URL(fileURLWithPath: url.path + ".\(safe)-backup-\(n)")
             n += 1
         }

@@ -70,6 +70,16 @@ extension PersistentStoreCoordinator {
                 if count == 0 && !relationship.isOptional { problems.append("\(name): \(relationship.name) is required but empty") }
                 if let minCount = relationship.minCount, count > 0, count < minCount { problems.append("\(name): \(relationship.name) has \(count) object(s), at least \(minCount) required") }
                 if let maxCount = relationship.maxCount, count > maxCount { problems.append("\(name): \(relationship.name) has \(count) object(s), at most \(maxCount) allowed") }
+                if relationship.isToMany, count > 1 {
+                    // A list names each object once (a damaged store's inverse, repaired by
+                    // hand, can name one twice).
+                    var seen = Set<ObjectID>(minimumCapacity: count)
+                    var repeated: [ObjectID: Int] = [:]
+                    for target in row.slots[index].referencedIDs where !seen.insert(target).inserted { repeated[target, default: 1] += 1 }
+                    for (target, times) in repeated.sorted(by: { ($0.key.primaryKey ?? 0) < ($1.key.primaryKey ?? 0) }) {
+                        problems.append("\(name).\(relationship.name) lists \(target.entityName) \(target.primaryKey ?? 0) \(times) times")
+                    }
+                }
                 for target in row.slots[index].referencedIDs {
                     guard let targetRow = rows[target], let targetEntity = model.entity(named: target.entityName) else {
                         problems.append("\(entity.name) \(id.primaryKey ?? 0).\(relationship.name) points at \(target.entityName) \(target.primaryKey ?? 0), which does not exist")

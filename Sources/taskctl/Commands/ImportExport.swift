@@ -99,12 +99,13 @@ enum TaskwarriorFormat {
             var record = TaskRecord(title: description)
             guard let uuidText = item["uuid"]?.stringValue, let uuid = parseUUID(uuidText) else { throw bad("no valid uuid") }
             record.uuid = uuid
-            switch item["priority"]?.stringValue {
-            case "H": record.priority = 3
-            case "M": record.priority = 2
-            case "L": record.priority = 1
-            case nil: record.priority = 0
-            case let other?: throw bad("unknown priority '\(other)' (H, M or L)")
+            switch item["priority"]?.kind {
+            case .string("H")?: record.priority = 3
+            case .string("M")?: record.priority = 2
+            case .string("L")?: record.priority = 1
+            case nil, .null?: record.priority = 0
+            case .string(let other)?, .number(let other)?: throw bad("unknown priority '\(other)' (H, M or L)")
+            default: throw bad("priority must be H, M or L")
             }
             func date(_ key: String) throws -> Date? {
                 guard let node = item[key] else { return nil }
@@ -431,7 +432,14 @@ enum ImportCommand {
             guard let title = item["text"]?.stringValue else { throw bad("no \"text\"") }
             var record = TaskRecord(title: title)
             record.uuid = item["uuid"]?.stringValue.flatMap(UUID.init(uuidString:))
-            if let p = item["priority"]?.stringValue { record.priority = try Priority.parse(p) }
+            // A name or a number (0-3), as `add --priority` takes it; anything else is an
+            // error, never "none" (a numeric priority 3 was dropped).
+            switch item["priority"]?.kind {
+            case nil, .null?: break
+            case .string(let p)?, .number(let p)?:
+                do { record.priority = try Priority.parse(p) } catch { throw bad("unknown priority \(p) (none, low, medium, high or 0-3)") }
+            default: throw bad("priority must be a name or a number")
+            }
             func date(_ key: String) throws -> Date? {
                 guard let node = item[key], node.kind != .null else { return nil }
                 guard let text = node.stringValue, let date = ISO8601.parse(text) else { throw bad("\(key) is not an ISO-8601 date") }

@@ -176,6 +176,10 @@ enum TaskCommands {
                 throw CLIError.usage("task \(task.objectID.primaryKey ?? 0) is deleted; 'taskctl undo' brings back a delete")
             }
             try recorder.willChange(task: task)
+            // A task that broke taskctl's own rule before (an imported high-priority task
+            // without a due date: Taskwarrior allows it) stays editable: only an edit of its
+            // priority, due date or status must satisfy the rule.
+            let brokeRulesBefore = (try? checkRules(task)) == nil
             if let text = args.value("text") {
                 let trimmed = text.trimmingCharacters(in: .whitespaces)
                 guard !trimmed.isEmpty else { throw CLIError.usage("a task's text cannot be empty") }
@@ -191,7 +195,9 @@ enum TaskCommands {
                 if let object = try app.named("Tag", tag, in: context, create: false) { try task.removeObject(object, fromKey: "tags") }
             }
             try dates.apply(to: task)
-            try checkRules(task)
+            if !brokeRulesBefore || ["priority", "dueDate", "status"].contains(where: { task.changedValues()[$0] != nil }) {
+                try checkRules(task)
+            }
             context.processPendingChanges()
             if task.hasChanges { changed.append(task) }
         }

@@ -76,6 +76,15 @@ final class TaskView {
         }
     }
 
+    /// The name of a task's location, project or tag (`entity`); nil for none, or for an
+    /// object of another entity: a damaged store may point the relationship at one, which
+    /// `store check` reports and an edit must still be able to repair, so reading the task
+    /// does not fail on it. (A row that cannot be read still throws.)
+    static func name(of object: ManagedObject?, entity: String) throws -> String? {
+        guard let object, object.entity.isKind(of: entity), object.entity.slot(of: "name") != nil else { return nil }
+        return try object.value(forKey: "name").stringValue
+    }
+
     convenience init(_ task: ManagedObject, now: Date, slots known: Slots? = nil) throws {
         let slots = known ?? Slots(task.entity)
         try self.init(id: task.objectID, now: now, slots: slots, context: task.managedObjectContext,
@@ -108,16 +117,17 @@ final class TaskView {
             return try readIDs(slot)
         }
         /// The `name` of a related object, looked up once per object per list.
-        func name(_ id: ObjectID) throws -> String? {
+        func name(_ id: ObjectID, _ entity: String) throws -> String? {
+            guard id.entityName == entity else { return nil }  // a damaged store's pointer
             if let known = slots.names.byID[id] { return known }
             var found: String?
-            if let context, case .string(let s) = try context.object(with: id).value(forKey: "name") { found = s }
+            if let context { found = try TaskView.name(of: try context.object(with: id), entity: entity) }
             slots.names.byID[id] = found
             return found
         }
-        location = try ids(slots.location).first.flatMap(name)
-        project = try ids(slots.project).first.flatMap(name)
-        tags = try ids(slots.tags).compactMap(name).sorted()
+        location = try ids(slots.location).first.flatMap { try name($0, "Location") }
+        project = try ids(slots.project).first.flatMap { try name($0, "Project") }
+        tags = try ids(slots.tags).compactMap { try name($0, "Tag") }.sorted()
         if case .string(let s) = try value(slots.status) { status = s } else { status = "pending" }
         overdue = try value(slots.isOverdue) == true
         if case .date(let d) = try value(slots.createdAt) { created = d }

@@ -42,9 +42,9 @@ struct UndoJournal {
             fields[key] = JSONText.encode(task[key])
         }
         fields["annotations"] = try Annotations.journalText(of: task)
-        fields["location"] = JSONText.encode(try task.value(forKeyPath: "location.name").value ?? .null)
-        fields["project"] = JSONText.encode(try task.value(forKeyPath: "project.name").value ?? .null)
-        let tags = try task.objects(forKey: "tags").map { JSONText.encode($0["name"]) }
+        fields["location"] = JSONText.encode(try TaskView.name(of: task.object(forKey: "location"), entity: "Location").map(Value.string) ?? .null)
+        fields["project"] = JSONText.encode(try TaskView.name(of: task.object(forKey: "project"), entity: "Project").map(Value.string) ?? .null)
+        let tags = try task.objects(forKey: "tags").map { JSONText.encode(try TaskView.name(of: $0, entity: "Tag").map(Value.string) ?? .null) }
         fields["tags"] = "[" + tags.joined(separator: ",") + "]"
         return fields
     }
