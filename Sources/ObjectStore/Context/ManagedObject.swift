@@ -389,7 +389,10 @@ open class ManagedObject {
         let inverse = context.inverse(of: relationship)
         if let inverse {
             for id in currentIDs where !wanted.contains(id) {
-                try context.removeOneSide(try context.object(with: id), inverse, self)
+                let old = try context.object(with: id)
+                // An object of another entity (a damaged store's) has no such inverse.
+                guard old.entity.isKind(of: relationship.destinationEntityName) else { continue }
+                try context.removeOneSide(old, inverse, self)
             }
         }
         try context.setSlot(self, index, .toMany(ordered))
