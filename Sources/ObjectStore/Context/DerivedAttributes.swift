@@ -66,7 +66,7 @@ enum DerivedAttributes {
         guard let context = object.managedObjectContext else { throw ObjectStoreError.objectNotFound(object.objectID) }
         guard let compiled = try compiled(in: context, entity: object.entity, slot: slot) else { return .null }
         try object.fireFault()
-        let scope = context.evaluationScope()
+        let scope = context.evaluationScope(perQuery: false)  // one object's value
         let value: Value
         if let test = compiled.slotTest(at: scope.now, entity: object.entity) {
             value = .bool(try test.matches(object.slots))

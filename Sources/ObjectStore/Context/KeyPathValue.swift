@@ -54,7 +54,7 @@ extension ManagedObject {
         }
         let operand: Operand
         do {
-            operand = try reader(self, context.evaluationScope())
+            operand = try reader(self, context.evaluationScope(perQuery: false))
         } catch let error as PredicateEvaluationError {
             throw KeyPathError(path: keyPath, message: error.message)
         }

@@ -586,8 +586,9 @@ extension ManagedObjectContext {
     var compiler: PredicateCompiler { PredicateCompiler(model: model) }
 
     /// Variables and clock for evaluating predicates now.
-    func evaluationScope(variables: [String: Operand] = [:]) -> EvaluationScope {
-        EvaluationScope(now: coordinator.clock(), variables: variables)
+    /// A scope for one query (with its own MATCHES clock), or for one object's value.
+    func evaluationScope(variables: [String: Operand] = [:], perQuery: Bool = true) -> EvaluationScope {
+        EvaluationScope(now: coordinator.clock(), variables: variables, matchClock: perQuery ? MatchClock() : nil)
     }
 
     /// A compiled predicate, cached per (predicate, entity).

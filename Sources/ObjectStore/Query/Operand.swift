@@ -42,8 +42,9 @@ struct EvaluationScope {
     var now: Date
     var variables: [String: Operand] = [:]
     /// The time MATCHES may still take: one clock per scope, so per query (copies of the
-    /// scope share it).
-    var matchClock = MatchClock()
+    /// scope share it); nil where a scope is made per object (a derived attribute), whose
+    /// MATCHES then has the bound of one value.
+    var matchClock: MatchClock? = MatchClock()
 }
 
 /// A predicate or expression that could not be evaluated: a missing variable, a bad

@@ -85,7 +85,7 @@ struct PredicateCompiler {
             guard let regex = cache.regex(pattern, caseInsensitive: caseInsensitive) else {
                 throw PredicateEvaluationError(message: "MATCHES: '\(pattern)' is not a valid regular expression")
             }
-            let clock = scope.matchClock
+            let clock = scope.matchClock ?? MatchClock()
             switch clock.wholeMatch(regex, subject) {
             case .matched(let matched): return matched
             case .valueTooSlow:
