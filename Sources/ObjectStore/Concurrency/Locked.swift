@@ -8,7 +8,7 @@ import Foundation
 /// let counter = Locked(0)
 /// counter.withLock { $0 += 1 }
 /// ```
-final class Locked<Value>: @unchecked Sendable {
+final class Locked<Value> {
     private var value: Value
     private let lock = NSLock()
 
@@ -24,3 +24,6 @@ final class Locked<Value>: @unchecked Sendable {
         return try body(&value)
     }
 }
+
+/// The lock makes a `Locked` safe to share exactly when its value may cross threads.
+extension Locked: @unchecked Sendable where Value: Sendable {}

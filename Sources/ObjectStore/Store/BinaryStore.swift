@@ -902,8 +902,9 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
 
 /// Everything of a binary store that changes, and the code that reads and writes it. The
 /// store reaches it only through its `Locked<Core>`, after taking the file's lock, so one
-/// thread at a time.
-private final class Core {
+/// thread at a time: the one place that promise is made by hand (`@unchecked`), for this
+/// class, not for every value a `Locked` may hold.
+private final class Core: @unchecked Sendable {
     let path: String
     let model: ManagedObjectModel
     var state = BinaryStore.State()

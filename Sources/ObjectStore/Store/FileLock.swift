@@ -50,25 +50,43 @@ final class FileLock: Sendable {
         try FileIO.createExclusively(try make(), at: path)
     }
 
-    /// One file's in-process lock. `depth` (of the thread holding `lock`) is read and
-    /// written only by that thread, while it holds `lock`: the recursive lock is what
-    /// protects it, which the compiler cannot see (hence `@unchecked`).
+    /// One file's in-process lock. `depth` and `exclusive` (of the thread holding `lock`)
+    /// are read and written only by that thread, while it holds `lock`; `users` only under
+    /// the table's lock: the locks are what protect them, which the compiler cannot see
+    /// (hence `@unchecked`).
     private final class Holder: @unchecked Sendable {
         let lock = NSRecursiveLock()
         /// Nesting depth of the thread that holds `lock`.
         var depth = 0
+        /// Whether the outermost hold of that thread is exclusive.
+        var exclusive = false
+        /// Threads that took this holder from the table and have not given it back.
+        var users = 0
     }
 
+    /// The holders of files some thread is locking or waiting for: an entry leaves when its
+    /// last user gives it back, so the table holds what is in use, not every file (every
+    /// compaction's new inode) ever locked.
     private static let holders = Locked([FileIdentity: Holder]())
 
     private static func holder(for identity: FileIdentity) -> Holder {
         holders.withLock { holders in
-            if let holder = holders[identity] { return holder }
-            let holder = Holder()
+            let holder = holders[identity] ?? Holder()
+            holder.users += 1
             holders[identity] = holder
             return holder
         }
     }
+
+    private static func giveBack(_ holder: Holder, of identity: FileIdentity) {
+        holders.withLock { holders in
+            holder.users -= 1
+            if holder.users == 0 && holders[identity] === holder { holders[identity] = nil }
+        }
+    }
+
+    /// How many files have a holder now (tests: the table shrinks back).
+    static var holderCount: Int { holders.withLock { $0.count } }
 
     /// Runs `body` holding the lock: exclusive for writers, shared for readers. `body` gets
     /// a descriptor of the locked file (open for writing when exclusive) and its resolved path.
@@ -95,10 +113,16 @@ final class FileLock: Sendable {
             }
             let identity = FileIdentity(info)
             let holder = Self.holder(for: identity)
+            defer { Self.giveBack(holder, of: identity) }
             holder.lock.lock()
             defer { holder.lock.unlock() }
-            // A thread that holds the lock already (through another descriptor) nests.
+            // A thread that holds the lock already (through another descriptor) nests; a
+            // write inside a read would run under the shared lock only, so it is refused.
             let outermost = holder.depth == 0
+            if !outermost && exclusive && !holder.exclusive {
+                close(fd)
+                throw StoreError.invalidRequest(path: storePath, reason: "a write was asked for while this thread holds the store's shared (reading) lock")
+            }
             if outermost {
                 while flock(fd, exclusive ? LOCK_EX : LOCK_SH) != 0 {
                     guard errno == EINTR else {
@@ -116,6 +140,7 @@ final class FileLock: Sendable {
                 guard attempts < 1_000 else { throw StoreError.io(path: storePath, reason: "the file keeps being replaced; cannot lock it") }
                 continue
             }
+            if outermost { holder.exclusive = exclusive }
             holder.depth += 1
             defer {
                 holder.depth -= 1
