@@ -237,6 +237,46 @@ import ObjectStoreModel
         #expect(try reread.count(for: FetchRequest(entityName: "Tag")) == 1)
     }
 
+    /// Tasks v5 changes only validation rules (longer texts), which version hashes leave out:
+    /// a v4 store opens with v5 as it is, needs no step (`plan` says so), and a store a v5
+    /// program wrote opens in a program whose current version is v4.
+    @Test func aVersionOfTheSameHashesNeedsNoMigration() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("tasks.store")
+        try Self.writeStore(version: "v4", to: url)
+        let models = try Self.tasksDirectory()
+        #expect(models.currentVersionName == "v5")
+        #expect(try models.model(version: "v4").entityVersionHashes == models.model(version: "v5").entityVersionHashes)
+        #expect(try StoreMigrator(models: models).plan(storeURL: url).isNeeded == false)
+        let before = try Data(contentsOf: url)
+        let (_, migration) = try StoreMigrator(models: models).openStore(at: url)
+        #expect(migration == nil)
+        #expect(try Data(contentsOf: url) == before)
+        // Written with v5, read by a program that ships v1-v4.
+        let v5url = directory.file("v5.store")
+        let context = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: try models.model(version: "v5"), storeURL: v5url))
+        let task = try context.insertObject(entityName: "Task")
+        try task.setValue(.string(String(repeating: "x", count: 600)), forKey: "title")
+        try task.setValue(.uuid(UUID()), forKey: "uuid")
+        try context.save()
+        var files = try Self.tasksFiles()
+        files["manifest.json"] = #"{"versions": ["v1", "v2", "v3", "v4"], "current": "v4"}"#
+        files["v5.json"] = nil
+        let older = try ModelDirectory(location: "older", files: files)
+        let (coordinator, none) = try StoreMigrator(models: older).openStore(at: v5url)
+        #expect(none == nil)
+        #expect(try ManagedObjectContext(coordinator: coordinator).count(for: FetchRequest(entityName: "Task")) == 1)
+    }
+
+    static func tasksFiles() throws -> [String: String] {
+        let url = repository.appendingPathComponent("Models/Tasks")
+        var files: [String: String] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: url.path) where name.hasSuffix(".json") {
+            files[name] = try String(contentsOf: url.appendingPathComponent(name), encoding: .utf8)
+        }
+        return files
+    }
+
     /// Opening an older store read-only says it needs a migration, naming the versions.
     @Test func anOlderStoreOpenedReadOnlySaysItNeedsAMigration() throws {
         let directory = try TemporaryDirectory()
@@ -245,7 +285,7 @@ import ObjectStoreModel
         #expect {
             try StoreMigrator(models: try Self.tasksDirectory()).openStore(at: url, readOnly: true)
         } throws: { error in
-            "\(error)".contains("written with model version v2") && "\(error)".contains("cannot migrate it to the current v4")
+            "\(error)".contains("written with model version v2") && "\(error)".contains("cannot migrate it to the current v5")
         }
     }
 

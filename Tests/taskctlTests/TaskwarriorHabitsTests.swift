@@ -246,6 +246,28 @@ struct TaskwarriorHabitsTests {
         #expect(bad.status == 1 && bad.err.contains("config:2: unknown setting 'colour'"), "\(bad.err)")
     }
 
+    /// Real Taskwarrior exports have long texts: a 5,000-character description and a
+    /// 3,000-character annotation import (model v5; v4 refused the whole file past 500 and
+    /// 2,000), and a text past the bound names its field, an annotation's as an annotation's.
+    @Test func longTaskwarriorTextsImportAndAnOverlongOneNamesItsField() throws {
+        let t = try TaskctlRunner()
+        let file = t.directory.appendingPathComponent("long.json")
+        func write(description: Int, annotation: Int) throws {
+            let item: [String: Any] = ["uuid": "00000000-0000-4000-8000-000000000001", "description": String(repeating: "d", count: description),
+                                       "status": "pending", "entry": "20261101T120000Z",
+                                       "annotations": [["entry": "20261102T120000Z", "description": String(repeating: "a", count: annotation)]]]
+            try JSONSerialization.data(withJSONObject: [item]).write(to: file)
+        }
+        try write(description: 5_000, annotation: 3_000)
+        #expect(try t.ok("import", file.path).contains("1 added"))
+        let task = try #require(try t.tasks().first)
+        #expect((task["text"] as? String)?.count == 5_000)
+        #expect(((task["annotations"] as? [[String: Any]])?.first?["text"] as? String)?.count == 3_000)
+        try write(description: 10, annotation: 100_001)
+        let refused = try t.run("import", file.path)
+        #expect(refused.status == 1 && refused.err.contains("annotation text: has 100001 characters, at most 100000 allowed"), "\(refused.err)")
+    }
+
     /// A Taskwarrior file with one UUID twice: the later record wins (as in Taskwarrior), the
     /// count says so ("1 added, 1 updated", not "2 added" for one stored task), and undo
     /// removes the one task.

@@ -98,11 +98,27 @@ public struct StoreMigrator: Sendable {
         let all = try models.allModels()
         let names = models.versionNames
         let currentIndex = names.firstIndex(of: models.currentVersionName) ?? names.count - 1
-        if let index = all.firstIndex(where: { $0.entityVersionHashes == metadata.entityVersionHashes }) {
-            guard index <= currentIndex else {
-                throw StoreError.newerModel(path: path, storeVersion: names[index], currentVersion: models.currentVersionName)
+        // Versions that change only what hashes leave out (validation rules, defaults) share
+        // their hashes: the store is of the version it names when that is one of them, else
+        // of the latest of them up to the current one.
+        let matching = all.indices.filter { all[$0].entityVersionHashes == metadata.entityVersionHashes }
+        let named = metadata.modelVersionName.flatMap { name in matching.first { names[$0] == name && $0 <= currentIndex } }
+        if let index = named ?? matching.last(where: { $0 <= currentIndex }) {
+            // A step to a version of the same hashes changes no row: it is left out (Core Data
+            // does not migrate between compatible models), unless a mapping file asks for it
+            // or the version adds uniqueness constraints, which a step checks across the store.
+            var kept = [index]
+            for next in (index + 1)...max(index + 1, currentIndex) where next <= currentIndex {
+                let last = kept[kept.count - 1]
+                let compatible = all[next].entityVersionHashes == all[last].entityVersionHashes
+                    && all[next].entities.map(\.uniquenessConstraints) == all[last].entities.map(\.uniquenessConstraints)
+                if compatible && models.mappingText(from: names[last], to: names[next]) == nil { continue }
+                kept.append(next)
             }
-            return (index...currentIndex).map { (names[$0], all[$0]) }
+            return kept.map { (names[$0], all[$0]) }
+        }
+        if let newer = matching.first {
+            throw StoreError.newerModel(path: path, storeVersion: names[newer], currentVersion: models.currentVersionName)
         }
         guard migratesFromStoredModel else {
             throw StoreError.unknownModelVersion(path: path, storeVersion: metadata.modelVersionName, knownVersions: names)

@@ -23,8 +23,11 @@ struct CLIError: Error {
         case let error as StoreConflictError: return .store("\(error)\nanother taskctl saved the same task at the same time; run the command again")
         case let error as ValidationError:
             return .usage(error.failures.map { failure in
+                // The field as the user knows it, and whose it is when not the task's own
+                // (an annotation's text is not the task's text).
                 let key = failure.key.map { displayName(ofKey: $0) } ?? "task"
-                return "\(key): \(failure.message)"
+                let owner = failure.entityName == "Task" ? "" : failure.entityName.lowercased() + " "
+                return "\(owner)\(key): \(failure.message)"
             }.joined(separator: "\n"))
         default: return .usage("\(error)")
         }
