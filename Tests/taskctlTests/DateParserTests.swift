@@ -24,6 +24,35 @@ import ObjectStoreModel
         #expect(ISO8601.format(try parser.parse(text)) == expected)
     }
 
+    /// Taskwarrior's date words, as Taskwarrior 2.6.2 reads them (`task calc WORD` and
+    /// `task add x due:WORD`, run on Wednesday 2026-11-25 at 13:05:16 UTC): the start words
+    /// at their first second, eoq at the quarter's last, later/someday at 9999-12-30, ISO
+    /// durations as exact seconds from now (a month 30 days, a year 365), and Taskwarrior's
+    /// compact form. Ordinals are the next such day at its end (taskctl's day words mean the
+    /// end of the day; Taskwarrior says midnight), and November's "31st" is December 31st
+    /// (Taskwarrior rolls it over to December 1st).
+    @Test func taskwarriorsDateWords() throws {
+        let wednesday = DateParser(now: try #require(ISO8601.parse("2026-11-25T13:05:16Z")), timeZone: try #require(TimeZone(identifier: "UTC")))
+        let expected: [(String, String)] = [
+            ("sod", "2026-11-25T00:00:00Z"), ("sow", "2026-11-23T00:00:00Z"), ("som", "2026-11-01T00:00:00Z"), ("soq", "2026-10-01T00:00:00Z"),
+            ("soy", "2026-01-01T00:00:00Z"), ("eoq", "2026-12-31T23:59:59Z"), ("later", "9999-12-30T00:00:00Z"), ("someday", "9999-12-30T00:00:00Z"),
+            ("P3D", "2026-11-28T13:05:16Z"), ("PT2H", "2026-11-25T15:05:16Z"), ("P1W", "2026-12-02T13:05:16Z"), ("P1M", "2026-12-25T13:05:16Z"),
+            ("P1Y2M3DT4H5M6S", "2028-01-27T17:10:22Z"), ("20261201T143000Z", "2026-12-01T14:30:00Z"), ("20261201T1430Z", "2026-12-01T14:30:00Z"),
+            ("15th", "2026-12-15T23:59:59Z"), ("1st", "2026-12-01T23:59:59Z"), ("2nd", "2026-12-02T23:59:59Z"), ("3rd", "2026-12-03T23:59:59Z"),
+            ("22nd", "2026-12-22T23:59:59Z"), ("11th", "2026-12-11T23:59:59Z"), ("25th", "2026-12-25T23:59:59Z"), ("26th", "2026-11-26T23:59:59Z"),
+            ("30th", "2026-11-30T23:59:59Z"), ("31st", "2026-12-31T23:59:59Z"), ("eow", "2026-11-29T23:59:59Z"), ("eom", "2026-11-30T23:59:59Z"),
+        ]
+        for (word, date) in expected {
+            #expect(try ISO8601.format(wednesday.parse(word)) == date, "\(word)")
+        }
+        for word in ["21th", "1nd", "32nd", "0th", "P", "PT", "P3", "P3X", "PT3D", "P1DT", "20261301T143000Z"] {
+            #expect(throws: CLIError.self, "\(word)") { try wednesday.parse(word) }
+        }
+        // In a zone, the start words start the local day (22:05 in Tokyo: its 25th began at 15:00 UTC on the 24th).
+        let tokyo = DateParser(now: try #require(ISO8601.parse("2026-11-25T13:05:16Z")), timeZone: try #require(TimeZone(identifier: "Asia/Tokyo")))
+        #expect(try ISO8601.format(tokyo.parse("sod")) == "2026-11-24T15:00:00Z")
+    }
+
     /// The years 0001-9999 of the proleptic Gregorian calendar, as ISO 8601 and the docs say:
     /// 0001-01-01 and the ten days of October 1582 that Foundation's Julian-then-Gregorian
     /// calendar does not have are dates, read and shown as written, in any zone; 1500-02-29

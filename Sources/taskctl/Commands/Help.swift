@@ -237,10 +237,17 @@ enum Help {
               today, eod          the end of today
               tomorrow, yesterday the end of that day
               monday ... sunday   the end of the next such day (mon, tue, ... work too)
-              eow, eom, eoy       the end of this week (Sunday), month, year
+              eow, eom, eoq, eoy  the end of this week (Sunday), month, quarter, year
+              sod, sow, som, soq, soy  the start (00:00) of this day, week (Monday), month,
+                                  quarter, year
+              15th, 1st, 22nd     the end of the next day of that number
+              later, someday      9999-12-30 (a date that does not come)
               3d, +2w, -1d        days or weeks from now, at the end of that day
               1m, 1y              months or years from now, at the end of that day
               4h, -2h             hours from now, exactly
+              P3D, PT2H, P1Y2M    ISO 8601 durations from now, exactly, as Taskwarrior reads
+                                  them (a month is 30 days, a year 365)
+              20261201T143000Z    Taskwarrior's own form (UTC)
               now                 now
             Times are in the time zone from TZ; TASKCTL_NOW fixes "now". --wait and --scheduled
             take a day without a time as the start of that day.

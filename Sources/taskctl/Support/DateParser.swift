@@ -12,11 +12,13 @@ struct DateParser {
         self.calendar = .taskctl(in: timeZone)
     }
 
-    static let accepted = "2026-12-01, 2026-12-01T14:30, today, tomorrow, yesterday, now, monday..sunday, eod, eow, eom, eoy, 3d, +2w, -1d, 1m, 1y, 4h"
+    static let accepted = "2026-12-01, 2026-12-01T14:30, 20261201T143000Z, today, tomorrow, yesterday, now, monday..sunday, 15th, eod, eow, eom, eoq, eoy, sod, sow, som, soq, soy, later, 3d, +2w, -1d, 1m, 1y, 4h, P3D, PT2H"
 
     func parse(_ input: String) throws -> Date {
         let text = input.trimmingCharacters(in: .whitespaces).lowercased()
-        if let date = parseKeyword(text) ?? parseRelative(text) ?? parseAbsolute(input.trimmingCharacters(in: .whitespaces)) {
+        if let date = parseKeyword(text) ?? parseRelative(text) ?? parseOrdinal(text) ?? parseDuration(input.trimmingCharacters(in: .whitespaces))
+            ?? parseAbsolute(input.trimmingCharacters(in: .whitespaces))
+        {
             return date
         }
         throw CLIError.usage("bad date '\(input)'; use one of: \(Self.accepted)")
@@ -54,6 +56,18 @@ struct DateParser {
         case "eoy":
             let year = calendar.component(.year, from: now)
             return calendar.date(from: DateComponents(year: year, month: 12, day: 31)).map(endOfDay)
+        case "eoq":
+            // The last day of the quarter: the day before the next quarter starts.
+            return startOfQuarter(after: 1).map { endOfDay($0.addingTimeInterval(-1)) }
+        // The start words mean the first second of what they name, as in Taskwarrior.
+        case "sod": return calendar.startOfDay(for: now)
+        case "sow": return calendar.dateInterval(of: .weekOfYear, for: now)?.start
+        case "som": return calendar.dateInterval(of: .month, for: now)?.start
+        case "soq": return startOfQuarter(after: 0)
+        case "soy": return calendar.dateInterval(of: .year, for: now)?.start
+        case "later", "someday":
+            // Taskwarrior's "a date that never comes": 9999-12-30 at midnight, local.
+            return calendar.isoDate(year: 9999, month: 12, day: 30, hour: 0, minute: 0, second: 0)
         default:
             break
         }
@@ -85,7 +99,82 @@ struct DateParser {
         }
     }
 
+    /// The start of this quarter (`quarters` 0) or of a later one.
+    private func startOfQuarter(after quarters: Int) -> Date? {
+        let month = calendar.component(.month, from: now)
+        let year = calendar.component(.year, from: now)
+        let first = (month - 1) / 3 * 3 + 1 + 3 * quarters
+        return calendar.date(from: DateComponents(year: year + (first - 1) / 12, month: (first - 1) % 12 + 1, day: 1))
+    }
+
+    /// `15th`, `1st`, `2nd`, `23rd`: the next day of that number (this month when it is still
+    /// to come, else the next month that has it: Taskwarrior takes November's "31st" as
+    /// December 1st), at the end of the day.
+    private func parseOrdinal(_ text: String) -> Date? {
+        let digits = text.prefix { $0.isASCII && $0.isNumber }
+        guard (1...2).contains(digits.count), let day = Int(digits), (1...31).contains(day) else { return nil }
+        let suffix = text.dropFirst(digits.count)
+        let expected = (day % 100 / 10 == 1) ? "th" : [1: "st", 2: "nd", 3: "rd"][day % 10] ?? "th"
+        guard suffix == expected else { return nil }
+        let today = calendar.component(.day, from: now)
+        var month = calendar.component(.month, from: now), year = calendar.component(.year, from: now)
+        if day <= today { month += 1 }
+        for _ in 0..<12 {
+            if month > 12 { month -= 12; year += 1 }
+            if let date = calendar.isoDate(year: year, month: month, day: day, hour: 12, minute: 0, second: 0) { return endOfDay(date) }
+            month += 1
+        }
+        return nil
+    }
+
+    /// An ISO 8601 duration from now, as Taskwarrior reads one (`P3D`, `PT2H`, `P1Y2M3DT4H5M6S`,
+    /// `P2W`): exact seconds, a month 30 days and a year 365, not calendar steps.
+    private func parseDuration(_ text: String) -> Date? {
+        let upper = text.uppercased()
+        guard upper.hasPrefix("P"), upper.count > 1 else { return nil }
+        var seconds = 0
+        var inTime = false
+        var number = ""
+        var any = false, timeParts = 0
+        for character in upper.dropFirst() {
+            if character.isASCII && character.isNumber {
+                guard number.count < 7 else { return nil }
+                number.append(character)
+                continue
+            }
+            if character == "T" {
+                guard !inTime, number.isEmpty else { return nil }
+                inTime = true
+                continue
+            }
+            guard let value = Int(number) else { return nil }
+            let unit: Int
+            switch (character, inTime) {
+            case ("Y", false): unit = 365 * 86_400
+            case ("M", false): unit = 30 * 86_400
+            case ("W", false): unit = 7 * 86_400
+            case ("D", false): unit = 86_400
+            case ("H", true): unit = 3_600
+            case ("M", true): unit = 60
+            case ("S", true): unit = 1
+            default: return nil
+            }
+            seconds += value * unit
+            number = ""
+            any = true
+            if inTime { timeParts += 1 }
+        }
+        // A "T" is followed by at least one time part (P1DT is not a duration).
+        guard any, number.isEmpty, !inTime || timeParts > 0 else { return nil }
+        return now.addingTimeInterval(Double(seconds))
+    }
+
     private func parseAbsolute(_ text: String) -> Date? {
+        // Taskwarrior's own form, 20261201T143000Z (or ...T1430Z): UTC.
+        if text.count == 16 || text.count == 14, text.hasSuffix("Z") || text.hasSuffix("z") {
+            let compact = text.count == 14 ? String(text.dropLast()) + "00Z" : text
+            if let date = TaskwarriorFormat.parseDate(compact.uppercased()), compact.dropFirst(8).first == "T" { return date }
+        }
         let parts = text.split(separator: "-")
         // A bare date: the end of that day, locally.
         if parts.count == 3, text.count == 10, let y = Int(parts[0]), let m = Int(parts[1]), let d = Int(parts[2]) {
