@@ -99,7 +99,7 @@ struct TaskctlCommandTests {
         try t.ok("add", "Something")
         let cases: [([String], Int32, String)] = [
             (["show", "42"], 1, "no task with id 42"),
-            (["add", "X", "--due", "someday"], 1, "bad date 'someday'; use one of: 2026-12-01, 2026-12-01T14:30, today"),
+            (["add", "X", "--due", "sometime"], 1, "bad date 'sometime'; use one of: 2026-12-01, 2026-12-01T14:30, 20261201T143000Z, today"),
             (["add", "X", "--priority", "urgent"], 1, "bad priority 'urgent'; use none, low, medium or high"),
             (["add", "X", "--priority", "high"], 1, "a high-priority task needs a due date"),
             (["add"], 1, "add needs the task's text"),
@@ -125,7 +125,7 @@ struct TaskctlCommandTests {
         // Help and success exit 0, and help matches per command.
         #expect(try t.run("--help").status == 0)
         #expect(try t.run("help", "list").out == t.run("list", "--help").out)
-        #expect(try t.run("help", "dates").out.contains("eow, eom, eoy"))
+        #expect(try t.run("help", "dates").out.contains("eow, eom, eoq, eoy"))
         for command in ["add", "list", "show", "edit", "done", "reopen", "delete", "undo", "locations", "location", "import", "export", "agenda", "store", "migrate"] {
             let help = try t.run(command, "--help")
             #expect(help.status == 0 && help.out.hasPrefix("usage: taskctl \(command)") || help.out.contains("usage: taskctl"), "\(command)")

@@ -268,6 +268,23 @@ struct TaskwarriorHabitsTests {
         #expect(refused.status == 1 && refused.err.contains("annotation text: has 100001 characters, at most 100000 allowed"), "\(refused.err)")
     }
 
+    /// An empty attribute clears the field, as in Taskwarrior: `edit 1 due: pri: project:
+    /// wait: location:` leaves none of them; `add ... pri: due:` stores none.
+    @Test func anEmptyAttributeClearsTheField() throws {
+        let t = try TaskctlRunner()
+        try t.ok("add", "x", "due:tomorrow", "pri:M", "project:home", "wait:tomorrow", "loc:Desk", "recur:weekly", "until:2027-06-01")
+        var task = try #require(try t.tasks("--all").first)
+        #expect(task["priority"] as? String == "medium" && task["project"] as? String == "home" && task["location"] as? String == "Desk")
+        try t.ok("edit", "1", "recur:", "until:", "due:", "pri:", "project:", "wait:", "location:")
+        task = try #require(try t.tasks("--all").first)
+        for key in ["due", "project", "wait", "location", "recur", "until"] { #expect(task[key] is NSNull, "\(key): \(task)") }
+        #expect(task["priority"] as? String == "none")
+        try t.ok("add", "y", "pri:", "due:", "project:")
+        let y = try #require(try t.tasks("--all").first { $0["text"] as? String == "y" })
+        #expect(y["priority"] as? String == "none" && y["due"] is NSNull && y["project"] is NSNull, "\(y)")
+        #expect(Set(try t.texts("pri:")) == ["x", "y"])
+    }
+
     /// A Taskwarrior file with one UUID twice: the later record wins (as in Taskwarrior), the
     /// count says so ("1 added, 1 updated", not "2 added" for one stored task), and undo
     /// removes the one task.

@@ -99,7 +99,8 @@ enum Help {
             More than 3 tasks at once are confirmed first on a terminal; elsewhere --yes
             says so. One undo reverts the whole edit.
             Taskwarrior's words work too: +tag, -tag, pri:H, due:friday, project:work, loc:Home,
-            wait:, scheduled:, recur:, until:.
+            wait:, scheduled:, recur:, until:; with no value (due:, pri:, project:) they clear
+            the field.
             """,
         "done": """
             usage: taskctl done ID... [--json]

@@ -16,7 +16,7 @@ struct Arguments {
             i += 1
             if onlyPositional || !word.hasPrefix("--") || word == "--" {
                 if word == "--" && !onlyPositional { onlyPositional = true; continue }
-                if !onlyPositional, taskwarriorAttributes, try taskwarriorAttribute(word, valued: valued, command: command) { continue }
+                if !onlyPositional, taskwarriorAttributes, try taskwarriorAttribute(word, valued: valued, switches: switches, command: command) { continue }
                 positional.append(word)
                 continue
             }
@@ -49,8 +49,9 @@ struct Arguments {
     /// `--untag` exists), `due:`, `project:`/`proj:`, `priority:`/`pri:` (H, M, L),
     /// `location:`/`loc:`, read as the matching option. Attributes taskctl does not have
     /// are refused with a hint rather than stored as text. `--` ends this: words after it
-    /// are text as written.
-    private mutating func taskwarriorAttribute(_ word: String, valued: Set<String>, command: String) throws -> Bool {
+    /// are text as written. An empty value clears the field, as in Taskwarrior: `due:` is
+    /// `--no-due` in `edit` and no due date in `add`, `pri:` no priority.
+    private mutating func taskwarriorAttribute(_ word: String, valued: Set<String>, switches: Set<String>, command: String) throws -> Bool {
         func add(_ option: String, _ value: String) throws {
             guard valued.contains(option) else {
                 throw CLIError.usage("'\(word)' is Taskwarrior's syntax; '\(command)' has no --\(option) (see taskctl help \(command))")
@@ -78,7 +79,19 @@ struct Arguments {
                        "recur": "recur", "until": "until"]
         let missing = ["depends", "start", "end", "entry", "status", "annotation"]
         if let option = options[key] {
-            guard !value.isEmpty else { throw CLIError.usage("'\(word)' has no value; write \(key):VALUE or --\(option) VALUE") }
+            if value.isEmpty {
+                if option == "priority" && valued.contains("priority") {
+                    try add("priority", "none")
+                    return true
+                }
+                if switches.contains("no-" + option) {
+                    flags.insert("no-" + option)
+                    return true
+                }
+                // `add` starts without the field: nothing to clear.
+                if command == "add" && valued.contains(option) { return true }
+                throw CLIError.usage("'\(word)' has no value; write \(key):VALUE or --\(option) VALUE")
+            }
             if command == "list" && ["due", "wait", "scheduled", "recur", "until"].contains(option) {
                 throw CLIError.usage(option == "due" ? "'\(word)': list filters by due date with --due-before DATE and --due-after DATE"
                                                      : "'\(word)': list filters by \(option) with --where (e.g. --where \"\(option == "wait" ? "waitUntil" : option == "recur" ? "recurrence" : option) != nil\")")
