@@ -102,8 +102,25 @@ final class App {
         // Two taskctl processes editing different fields of one task both keep their edit.
         context.mergePolicy = .mergeByPropertyMemoryWins
         opened = (coordinator, context)
+        if !readOnly { try expireTasks(in: context) }
         return context
     }
+
+    /// Taskwarrior's expiry: a pending task with `until` and no recurrence is deleted once its
+    /// `until` has passed, ending then. A command that writes does it (saved with its own
+    /// change); commands that only read leave such tasks out (``notExpired``).
+    private func expireTasks(in context: ManagedObjectContext) throws {
+        let expired = try tasks(context, where: try ObjectPredicate(format: "status == 'pending' AND recurrence == nil AND until != nil AND until <= %@", .date(now)))
+        for task in expired {
+            try task.setValue("deleted", forKey: "status")
+            try task.setValue(try task.value(forKey: "until"), forKey: "completedAt")
+            try task.setValue(.null, forKey: "startedAt")
+        }
+    }
+
+    /// The tasks a list of pending ones leaves out: those past their `until` without a
+    /// recurrence, which the next writing command deletes.
+    static let notExpired = "NOT (status == 'pending' AND recurrence == nil AND until != nil AND until <= now())"
 
     // MARK: Lookups
 

@@ -285,6 +285,33 @@ struct TaskwarriorHabitsTests {
         #expect(Set(try t.texts("pri:")) == ["x", "y"])
     }
 
+    /// `until` without a recurrence is an expiry date, as in Taskwarrior: past it the task
+    /// leaves the lists, reads as deleted (exported with `end` = until), and the next
+    /// writing command deletes it; a deleted task is exported with `end`, its deletion time.
+    @Test func untilWithoutRecurrenceExpiresTheTaskAndDeletedTasksHaveAnEnd() throws {
+        let t = try TaskctlRunner()
+        t.now = "2026-11-25T10:00:00Z"
+        try t.ok("add", "soon", "until:2026-11-25T12:00")
+        try t.ok("add", "stays")
+        try t.ok("add", "gone")
+        try t.ok("delete", "3")
+        #expect(try t.texts() == ["soon", "stays"])
+        let deleted = try t.ok("export", "--format", "taskwarrior", "--all")
+        #expect(deleted.contains(#""description":"gone","end":"20261125T100000Z""#), "\(deleted)")
+        t.now = "2026-11-25T13:00:00Z"
+        #expect(try t.texts() == ["stays"])
+        #expect(try t.texts("--all") == ["stays"])
+        let expired = try t.ok("export", "--format", "taskwarrior", "--all")
+        #expect(expired.contains(#""description":"soon","end":"20261125T120000Z","entry":"20261125T100000Z","status":"deleted""#), "\(expired)")
+        #expect(!(try t.ok("export")).contains("soon"))
+        try t.ok("add", "later one")  // a writing command: the expiry is stored
+        let edit = try t.run("edit", "1", "--text", "again")
+        #expect(edit.status == 1 && edit.err.contains("task 1 is deleted"), "\(edit.err)")
+        // A recurring task's until only ends the recurrence.
+        try t.ok("add", "weekly", "--due", "2026-11-20", "--recur", "weekly", "--until", "2026-11-21")
+        #expect(try t.texts().contains("weekly"))
+    }
+
     /// A Taskwarrior file with one UUID twice: the later record wins (as in Taskwarrior), the
     /// count says so ("1 added, 1 updated", not "2 added" for one stored task), and undo
     /// removes the one task.

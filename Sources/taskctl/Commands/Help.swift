@@ -42,7 +42,7 @@ enum Help {
     static let commands: [String: String] = [
         "add": """
             usage: taskctl add TEXT [--priority P] [--due DATE] [--location NAME] [--project NAME] [--tag TAG]
-                                    [--wait DATE] [--scheduled DATE] [--recur PERIOD [--until DATE]] [--json]
+                                    [--wait DATE] [--scheduled DATE] [--recur PERIOD] [--until DATE] [--json]
 
             Adds a pending task and prints its id (the whole task with --json).
               --priority P      none, low, medium, high (or n, l, m, h, 0-3); default none
@@ -54,7 +54,8 @@ enum Help {
               --scheduled DATE  when work may start; once it has, the task is more urgent
               --recur PERIOD    daily, weekly, biweekly, monthly, quarterly, yearly, or 3d, 2w, 6m, 1y:
                                 marking it done adds the next one (needs --due)
-              --until DATE      the last due date the recurrence makes
+              --until DATE      the last due date the recurrence makes; without --recur, when
+                                the task expires (deleted, as in Taskwarrior)
             A high-priority task needs a due date.
             Taskwarrior's words work too: taskctl add Buy milk +shopping due:tomorrow pri:H
             (also project:, loc:, wait:, scheduled:, recur:, until:). Attributes taskctl lacks

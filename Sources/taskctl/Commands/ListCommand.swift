@@ -13,11 +13,11 @@ enum ListCommand {
         guard args.positional.isEmpty else { throw CLIError.usage("list takes no words; did you mean --where \"...\"? (see taskctl help list)") }
         var clauses: [ObjectPredicate] = []
         if args.has("all") {
-            clauses.append(try ObjectPredicate("status IN {'pending', 'done'}"))
+            clauses.append(try ObjectPredicate("status IN {'pending', 'done'} AND " + App.notExpired))
         } else if args.has("done") {
             clauses.append(try ObjectPredicate("status == 'done'"))
         } else {
-            clauses.append(try ObjectPredicate("status == 'pending'"))
+            clauses.append(try ObjectPredicate("status == 'pending' AND " + App.notExpired))
         }
         if let p = args.value("priority") { clauses.append(try ObjectPredicate(format: "priority == %d", .integer(try Priority.parse(p)))) }
         if let l = args.value("location") { clauses.append(try ObjectPredicate(format: "location.name ==[c] %@", .string(l))) }

@@ -82,9 +82,6 @@ enum TaskCommands {
             if let scheduled { try task.setValue(scheduled.map(Value.date) ?? .null, forKey: "scheduled") }
             if let until { try task.setValue(until.map(Value.date) ?? .null, forKey: "until") }
             if let recurrence { try task.setValue(recurrence.map(Value.string) ?? .null, forKey: "recurrence") }
-            if !task["until"].isNull && task["recurrence"].isNull {
-                throw CLIError.usage("--until ends a recurrence: give --recur too (e.g. --recur weekly)")
-            }
             if !task["recurrence"].isNull && task["dueDate"].isNull {
                 throw CLIError.usage("a recurring task needs a due date: add --due DATE")
             }
@@ -159,7 +156,7 @@ enum TaskCommands {
         let tasks: [ManagedObject]
         if let predicate {
             // Pending tasks, as a list without --all shows them.
-            tasks = try app.tasks(context, where: .and(try ObjectPredicate("status == 'pending'"), predicate), sort: [SortKey("title")])
+            tasks = try app.tasks(context, where: .and(try ObjectPredicate("status == 'pending' AND " + App.notExpired), predicate), sort: [SortKey("title")])
                 .sorted { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) }
             guard !tasks.isEmpty else { throw CLIError.usage("no pending task matches --where \(filter ?? ""); nothing changed") }
         } else {
@@ -248,7 +245,9 @@ enum TaskCommands {
             }
             try recorder.willChange(task: task)
             try task.setValue(.string(status), forKey: "status")
-            try task.setValue(status == "done" ? .date(app.now) : .null, forKey: "completedAt")
+            // When the task ended: done or deleted, as Taskwarrior's `end` (a deleted task
+            // was exported without one).
+            try task.setValue(status == "pending" ? .null : .date(app.now), forKey: "completedAt")
             if status != "pending" { try task.setValue(.null, forKey: "startedAt") }
             changed.append(task)
             if status == "done", let next = try nextOccurrence(of: task, app: app, context: context) {

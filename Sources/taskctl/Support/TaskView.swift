@@ -137,6 +137,12 @@ final class TaskView {
         if case .date(let d) = try value(slots.startedAt) { started = d }
         if case .string(let s) = try value(slots.recurrence) { recurrence = s }
         if case .date(let d) = try value(slots.until) { until = d }
+        // Past its `until` without a recurrence, a task has expired as Taskwarrior counts it:
+        // the next writing command deletes it; until then it reads as deleted.
+        if status == "pending", recurrence == nil, let until, until <= now {
+            status = "deleted"
+            completed = completed ?? until
+        }
         // Stores written before model v4 keep Taskwarrior's wait, scheduled and annotations
         // in the extras. A byte scan first: most extras have none of these keys, and every
         // listed task passes here.
