@@ -312,6 +312,46 @@ struct TaskwarriorHabitsTests {
         #expect(try t.texts().contains("weekly"))
     }
 
+    /// Taskwarrior's filters: virtual tags, `-tag`, attribute modifiers and `status:`. The
+    /// tasks and the expected answers are Taskwarrior 2.6.2's (`task +TODAY export` ...,
+    /// run on Wednesday 2026-11-25 at 13:14:13 UTC with these due dates).
+    @Test func taskwarriorsFiltersSelectWhatTaskwarriorSelects() throws {
+        let t = try TaskctlRunner()
+        t.now = "2026-11-25T13:14:13Z"
+        let dues = [("yesterday", "2026-11-24T00:00:00Z"), ("today", "2026-11-25T00:00:00Z"), ("eod", "2026-11-25T23:59:59Z"),
+                    ("tomorrow", "2026-11-26T00:00:00Z"), ("now+6d", "2026-12-01T13:14:13Z"), ("now+8d", "2026-12-03T13:14:13Z"),
+                    ("eow", "2026-11-29T23:59:59Z"), ("sow", "2026-11-23T00:00:00Z"), ("now-8d", "2026-11-17T13:14:13Z")]
+        for (name, due) in dues { try t.ok("add", "d " + name, "--due", due, "project:" + (name.hasPrefix("now") ? "work.code" : "home"), "+" + (name.count > 4 ? "shop" : "call")) }
+        try t.ok("add", "waiting", "wait:tomorrow")
+        try t.ok("add", "act")
+        try t.ok("start", "11")
+        func texts(_ filter: String...) throws -> Set<String> {
+            let result = try t.run(["list", "--json"] + filter)
+            let items = (try? JSONSerialization.jsonObject(with: Data(result.out.utf8))) as? [[String: Any]]
+            #expect(items != nil, "\(filter): \(result.err)")
+            return Set((items ?? []).compactMap { $0["text"] as? String })
+        }
+        #expect(try texts("+OVERDUE") == ["d yesterday", "d today", "d sow", "d now-8d"])
+        #expect(try texts("+TODAY") == ["d today", "d eod"])
+        #expect(try texts("+WEEK") == ["d yesterday", "d today", "d eod", "d tomorrow", "d eow", "d sow"])
+        #expect(try texts("+DUE") == ["d today", "d eod", "d tomorrow", "d now+6d", "d eow"])
+        #expect(try texts("+WAITING") == ["waiting"])
+        #expect(try texts("+ACTIVE") == ["act"])
+        #expect(try texts("+TOMORROW") == ["d tomorrow"])
+        #expect(try texts("due.by:2026-11-26T00:00:00Z") == ["d yesterday", "d today", "d eod", "d tomorrow", "d sow", "d now-8d"])
+        #expect(try texts("due.before:2026-11-26T00:00:00Z") == ["d yesterday", "d today", "d eod", "d sow", "d now-8d"])
+        #expect(try texts("status:waiting") == ["waiting"])
+        // Without a tag, a project, and text containing a word.
+        // (a waiting task stays hidden unless asked for)
+        #expect(try texts("-shop") == ["d eod", "d eow", "d sow", "act"])
+        #expect(try texts("-OVERDUE", "-shop") == ["d eod", "d eow", "act"])
+        #expect(try texts("project.not:work") == ["d yesterday", "d today", "d eod", "d tomorrow", "d eow", "d sow", "act"])
+        #expect(try texts("description.contains:NOW") == ["d now+6d", "d now+8d", "d now-8d"])
+        try t.ok("done", "1")
+        #expect(try texts("status:completed") == ["d yesterday"])
+        #expect(try t.run("list", "status:sleeping").err.contains("use pending, completed, deleted or waiting"))
+    }
+
     /// A Taskwarrior file with one UUID twice: the later record wins (as in Taskwarrior), the
     /// count says so ("1 added, 1 updated", not "2 added" for one stored task), and undo
     /// removes the one task.

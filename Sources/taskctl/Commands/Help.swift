@@ -78,7 +78,12 @@ enum Help {
             Default order: most urgent first (Taskwarrior's urgency, its default coefficients:
             due date, priority, started, scheduled, age, tags, annotations, project, waiting),
             then due soonest, priority (high first), id. Waiting tasks are not listed (--all shows them).
-            Taskwarrior's filters work too: +tag (several: all of them), project:NAME, pri:H, loc:NAME.
+            Taskwarrior's filters work too: +tag (several: all of them), -tag (without it),
+            project:NAME, pri:H, loc:NAME, status:pending|completed|deleted|waiting,
+            due.before:DATE, due.after:DATE, due.by:DATE, project.not:NAME,
+            description.contains:TEXT, and the virtual tags +OVERDUE, +TODAY, +TOMORROW,
+            +WEEK (Monday to Sunday), +DUE (from today to 7 days ahead), +WAITING, +ACTIVE.
+            Tag, project and location names match ignoring case (Taskwarrior matches exactly).
             """,
         "show": """
             usage: taskctl show ID [--deleted] [--json]

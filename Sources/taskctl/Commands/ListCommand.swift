@@ -7,12 +7,47 @@ import ObjectStoreModel
 enum ListCommand {
     static let sortKeys = ["urgency", "id", "text", "priority", "due", "location", "project", "created", "status"]
 
+    /// A tag filter: a tag of the task, or one of Taskwarrior's virtual tags (upper case):
+    /// OVERDUE (due before now), TODAY, TOMORROW, WEEK (due this day, the next, this week,
+    /// Monday to Sunday), DUE (due from today's start to 7 days from now), WAITING (hidden
+    /// until a later date), ACTIVE (started).
+    static func tagPredicate(_ tag: String, app: App) throws -> ObjectPredicate {
+        let dates = DateParser(now: app.now, timeZone: app.timeZone)
+        func due(from start: Date, to end: Date) throws -> ObjectPredicate {
+            try ObjectPredicate(format: "dueDate >= %@ AND dueDate <= %@", .date(start), .date(end))
+        }
+        switch tag {
+        case "OVERDUE": return try ObjectPredicate(format: "dueDate < %@", .date(app.now))
+        case "TODAY": return try due(from: try dates.parse("sod"), to: try dates.parse("eod"))
+        case "TOMORROW": return try due(from: try dates.parse("eod").addingTimeInterval(1), to: try dates.parse("tomorrow"))
+        case "WEEK": return try due(from: try dates.parse("sow"), to: try dates.parse("eow"))
+        case "DUE": return try due(from: try dates.parse("sod"), to: app.now.addingTimeInterval(7 * 86_400))
+        case "WAITING": return try ObjectPredicate("waitUntil > now()")
+        case "ACTIVE": return try ObjectPredicate("startedAt != nil")
+        default: return try ObjectPredicate(format: "ANY tags.name ==[c] %@", .string(tag))
+        }
+    }
+
     static func run(_ words: [String], _ app: App) throws {
-        let args = try Arguments(words, valued: ["priority", "location", "project", "tag", "due-before", "due-after", "where", "sort", "group-by", "limit"],
+        let args = try Arguments(words, valued: ["priority", "location", "project", "tag", "untag", "due-before", "due-after", "due-by", "project-not",
+                                                 "text-contains", "status", "where", "sort", "group-by", "limit"],
                                  switches: ["all", "done", "overdue", "json"], command: "list", taskwarriorAttributes: true)
         guard args.positional.isEmpty else { throw CLIError.usage("list takes no words; did you mean --where \"...\"? (see taskctl help list)") }
         var clauses: [ObjectPredicate] = []
-        if args.has("all") {
+        let tags = (args.value("tag") ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        let withoutTags = (args.value("untag") ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        // Waiting tasks show where asked for (+WAITING, status:waiting).
+        let waiting = tags.contains("WAITING") || args.value("status")?.lowercased() == "waiting"
+        if let status = args.value("status") {
+            // Taskwarrior's status: filter.
+            switch status.lowercased() {
+            case "pending": clauses.append(try ObjectPredicate("status == 'pending' AND " + App.notExpired))
+            case "completed", "done": clauses.append(try ObjectPredicate("status == 'done'"))
+            case "deleted": clauses.append(try ObjectPredicate("NOT (" + App.notExpired + ") OR status == 'deleted'"))
+            case "waiting": clauses.append(try ObjectPredicate("status == 'pending' AND waitUntil > now() AND " + App.notExpired))
+            default: throw CLIError.usage("status:\(status): use pending, completed, deleted or waiting")
+            }
+        } else if args.has("all") {
             clauses.append(try ObjectPredicate("status IN {'pending', 'done'} AND " + App.notExpired))
         } else if args.has("done") {
             clauses.append(try ObjectPredicate("status == 'done'"))
@@ -25,9 +60,13 @@ enum ListCommand {
             // Projects are hierarchical, as in Taskwarrior: work includes work.code.
             clauses.append(try ObjectPredicate(format: "project.name ==[c] %@ OR project.name BEGINSWITH[c] %@", .string(p), .string(p + ".")))
         }
-        for t in (args.value("tag") ?? "").split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !t.isEmpty {
-            clauses.append(try ObjectPredicate(format: "ANY tags.name ==[c] %@", .string(t)))
+        for t in tags { clauses.append(try tagPredicate(t, app: app)) }
+        for t in withoutTags { clauses.append(.not(try tagPredicate(t, app: app))) }
+        if let d = args.value("due-by") { clauses.append(try ObjectPredicate(format: "dueDate <= %@", .date(try app.parseDate(d)))) }
+        if let p = args.value("project-not") {
+            clauses.append(.not(try ObjectPredicate(format: "project.name ==[c] %@ OR project.name BEGINSWITH[c] %@", .string(p), .string(p + "."))))
         }
+        if let text = args.value("text-contains") { clauses.append(try ObjectPredicate(format: "title CONTAINS[c] %@", .string(text))) }
         if args.has("overdue") { clauses.append(try ObjectPredicate("isOverdue == TRUE")) }
         if let d = args.value("due-before") { clauses.append(try ObjectPredicate(format: "dueDate < %@", .date(try app.parseDate(d)))) }
         if let d = args.value("due-after") { clauses.append(try ObjectPredicate(format: "dueDate > %@", .date(try app.parseDate(d)))) }
@@ -46,7 +85,7 @@ enum ListCommand {
         let predicate = clauses.dropFirst().reduce(clauses[0]) { .and($0, $1) }
         var views = try TaskView.fetch(context, where: predicate, app: app)
         // Waiting tasks (Taskwarrior's wait:) stay out of the pending list until their date.
-        if !args.has("all") && !args.has("done") { views.removeAll { ($0.wait ?? .distantPast) > app.now } }
+        if !args.has("all") && !args.has("done") && !waiting { views.removeAll { ($0.wait ?? .distantPast) > app.now } }
         views = sorted(views, by: sort)
         app.keptUntilExit.append(views)
         // Groups count every matching task; --limit caps the rows shown, after grouping.

@@ -76,8 +76,11 @@ struct Arguments {
         let value = String(word[word.index(after: colon)...])
         let options = ["due": "due", "project": "project", "proj": "project", "pro": "project", "priority": "priority", "pri": "priority",
                        "location": "location", "loc": "location", "wait": "wait", "scheduled": "scheduled", "sched": "scheduled",
-                       "recur": "recur", "until": "until"]
-        let missing = ["depends", "start", "end", "entry", "status", "annotation"]
+                       "recur": "recur", "until": "until",
+                       // Filters of `list`: attribute modifiers and status.
+                       "due.before": "due-before", "due.after": "due-after", "due.by": "due-by", "project.not": "project-not",
+                       "proj.not": "project-not", "description.contains": "text-contains", "desc.contains": "text-contains", "status": "status"]
+        let missing = ["depends", "start", "end", "entry", "annotation"]
         if let option = options[key] {
             if value.isEmpty {
                 if option == "priority" && valued.contains("priority") {
