@@ -105,6 +105,24 @@ struct TaskwarriorFeaturesTests {
         #expect(try t.ok("done", "5").contains("next 6: due 2026-11-25"))
     }
 
+    /// Around a clock change in New York: a repeated local time is its first instant (EDT),
+    /// a skipped one an hour later, and a weekly recurrence keeps 09:00 across the change
+    /// (Taskwarrior 2.6.2 adds 7 x 24 h: its next instance is at 13:00 UTC, 08:00 EST), as
+    /// docs/taskctl.md says.
+    @Test func clockChangesAreReadAsTheManualSays() throws {
+        let t = try TaskctlRunner()
+        t.extraEnvironment["TZ"] = "America/New_York"
+        t.now = "2026-10-28T12:00:00Z"
+        try t.ok("add", "repeated", "--due", "2026-11-01T01:30")
+        try t.ok("add", "skipped", "--due", "2026-03-08T02:30")
+        try t.ok("add", "weekly", "--due", "2026-10-29T09:00", "--recur", "weekly")
+        try t.ok("done", "3")
+        let dues = Dictionary(try t.tasks("--all").compactMap { task in (task["text"] as? String).map { ($0, task["due"] as? String ?? "") } }, uniquingKeysWith: max)
+        #expect(dues["repeated"] == "2026-11-01T05:30:00Z")
+        #expect(dues["skipped"] == "2026-03-08T07:30:00Z")
+        #expect(dues["weekly"] == "2026-11-05T14:00:00Z", "\(dues)")
+    }
+
     @Test func urgencyFollowsTaskwarriorsCoefficients() throws {
         let t = try TaskctlRunner()
         // High priority 6, due in 14 days 0.2 x 12, a project 1, one tag 0.8.
