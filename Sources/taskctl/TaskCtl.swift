@@ -7,7 +7,7 @@ enum TaskCtl {
     /// taskctl's version (CHANGELOG.md).
     static let version = "0.3.0"
 
-    static let commandNames = ["add", "list", "show", "edit", "done", "reopen", "delete", "start", "stop", "annotate", "undo", "locations", "location", "import", "export", "agenda", "stats", "store", "migrate", "completion", "help"]
+    static let commandNames = ["add", "list", "show", "edit", "done", "reopen", "delete", "start", "stop", "annotate", "undo", "locations", "location", "import", "export", "agenda", "stats", "store", "migrate", "completion", "install", "uninstall", "help"]
 
     static func run(arguments: [String], environment: [String: String]) -> Int32 {
         var words = arguments
@@ -117,6 +117,8 @@ enum TaskCtl {
         case "store": try StoreCommands.run(words, app)
         case "migrate": try StoreCommands.migrate(words, app)
         case "completion": try CompletionCommand.run(words, app)
+        case "install": try InstallCommand.install(words, app)
+        case "uninstall": try InstallCommand.uninstall(words, app)
         default: throw CLIError.usage("unknown command '\(command)'")
         }
     }

@@ -6,7 +6,7 @@ import ObjectStoreModel
 
 /// Every Swift snippet of the docs, compiled with the tests so none can drift from the API.
 enum Snippets {
-    /// README.md, line 22.
+    /// README.md, line 33.
     static func readme_1() async throws {
 
         let models = try ModelDirectory(url: URL(fileURLWithPath: "Models/Tasks"))   // every version
@@ -31,7 +31,7 @@ enum Snippets {
         context.undo()                                                               // and redo(), rollback()
     }
 
-    /// README.md, line 74.
+    /// README.md, line 85.
     static func readme_2() async throws {
         let models = try SnippetEnvironment.models()
 

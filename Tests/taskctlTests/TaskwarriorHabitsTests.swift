@@ -399,3 +399,43 @@ struct TaskwarriorHabitsTests {
         #expect(badFormat.status == 1 && badFormat.err.contains("config:1: dateformat takes"), "\(badFormat.err)")
     }
 }
+
+/// `taskctl install` and `uninstall`, into a temporary PREFIX, as the README's install line
+/// does it (that line builds a static release first; this copies the built taskctl).
+@Suite(.enabled(if: TaskctlRunner.binary != nil, "needs the built taskctl (swift build)"))
+struct InstallTests {
+    @Test func installPutsTaskctlItsManualAndCompletionsWhereShellsLookAndUninstallTakesThemAway() throws {
+        let t = try TaskctlRunner()
+        try t.ok("add", "kept")
+        let storeBefore = try Data(contentsOf: t.store)
+        let prefix = t.directory.appendingPathComponent("prefix")
+        let out = try t.ok("install", "--prefix", prefix.path)
+        let files = ["bin/taskctl", "share/man/man1/taskctl.1", "share/bash-completion/completions/taskctl",
+                     "share/zsh/site-functions/_taskctl", "share/fish/vendor_completions.d/taskctl.fish"]
+        for file in files {
+            #expect(FileManager.default.fileExists(atPath: prefix.appendingPathComponent(file).path), "\(file)")
+            #expect(out.contains("installed " + prefix.appendingPathComponent(file).path), "\(out)")
+        }
+        // The installed taskctl runs, on the same store.
+        let installed = prefix.appendingPathComponent("bin/taskctl")
+        #expect(FileManager.default.isExecutableFile(atPath: installed.path))
+        #expect(try t.run(program: installed.path, ["--version"]).out.hasPrefix("taskctl "))
+        #expect(try t.run(program: installed.path, ["list"]).out.contains("kept"))
+        // The manual page is the roff of taskctl help man; the completions are the scripts.
+        let page = try String(contentsOf: prefix.appendingPathComponent("share/man/man1/taskctl.1"), encoding: .utf8)
+        #expect(page.hasPrefix(".TH TASKCTL 1") && page.contains(".SS install"))
+        #expect(try String(contentsOf: prefix.appendingPathComponent("share/fish/vendor_completions.d/taskctl.fish"), encoding: .utf8) == (try t.ok("completion", "fish")))
+        let zsh = try String(contentsOf: prefix.appendingPathComponent("share/zsh/site-functions/_taskctl"), encoding: .utf8)
+        #expect(zsh.hasPrefix("#compdef taskctl\n") && zsh.hasSuffix("_taskctl \"$@\"\n"), "\(zsh)")
+        // bash, as bash-completion loads the file: it completes commands.
+        let bashFile = prefix.appendingPathComponent("share/bash-completion/completions/taskctl").path
+        let completed = try t.run(program: "/bin/bash", ["-c", "source \(bashFile); COMP_WORDS=(taskctl lo); COMP_CWORD=1; _taskctl; printf '%s\\n' \"${COMPREPLY[@]}\""])
+        #expect(completed.out == "locations\nlocation\n", "\(completed.out) \(completed.err)")
+
+        let removed = try t.ok("uninstall", "--prefix", prefix.path)
+        for file in files { #expect(!FileManager.default.fileExists(atPath: prefix.appendingPathComponent(file).path), "\(file)") }
+        #expect(removed.contains("the store and the configuration are left as they are"))
+        #expect(try t.ok("uninstall", "--prefix", prefix.path).contains("nothing of taskctl is installed"))
+        #expect(try Data(contentsOf: t.store) == storeBefore)
+    }
+}

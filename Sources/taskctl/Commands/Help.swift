@@ -26,6 +26,7 @@ enum Help {
           store               store info | check | compact
           migrate             migrate an older store (--dry-run shows the plan)
           completion SHELL    a completion script for bash, zsh or fish
+          install             put taskctl, its manual and completions under ~/.local (uninstall)
           help [TOPIC]        this help, a command's, or 'help dates'
 
         Global options: --store PATH, --color auto|always|never, --version.
@@ -229,6 +230,21 @@ enum Help {
             "$(taskctl completion zsh)" in ~/.zshrc; fish: taskctl completion fish >
             ~/.config/fish/completions/taskctl.fish. Names from the store are offered as
             text, quoted; the shell never runs them.
+            """,
+        "install": """
+            usage: taskctl install [--prefix DIR]
+
+            Copies this taskctl to DIR/bin, its manual page to DIR/share/man/man1 and its
+            completions for bash, zsh and fish under DIR/share (DIR: ~/.local). Build it
+            first as a release with the standard library inside, which starts faster:
+            swift build -c release --static-swift-stdlib --product taskctl && .build/release/taskctl install
+            The store and the configuration are not touched.
+            """,
+        "uninstall": """
+            usage: taskctl uninstall [--prefix DIR]
+
+            Removes what taskctl install put under DIR (~/.local); the store and the
+            configuration stay.
             """,
         "help": """
             usage: taskctl help [COMMAND | dates | man]
