@@ -7,7 +7,8 @@ enum TaskCtl {
     /// taskctl's version (CHANGELOG.md).
     static let version = "0.3.0"
 
-    static let commandNames = ["add", "list", "show", "edit", "done", "reopen", "delete", "start", "stop", "annotate", "undo", "locations", "location", "import", "export", "agenda", "stats", "store", "migrate", "completion", "install", "uninstall", "help"]
+    /// Every command (``CommandDefinition/all``) and help.
+    static var commandNames: [String] { CommandDefinition.all.map(\.name) + ["help"] }
 
     static func run(arguments: [String], environment: [String: String]) -> Int32 {
         var words = arguments
@@ -96,30 +97,7 @@ enum TaskCtl {
     }
 
     static func dispatch(_ command: String, _ words: [String], _ app: App) throws {
-        switch command {
-        case "add": try TaskCommands.add(words, app)
-        case "list": try ListCommand.run(words, app)
-        case "show": try TaskCommands.show(words, app)
-        case "edit": try TaskCommands.edit(words, app)
-        case "done": try TaskCommands.setStatus(words, app, command: "done", to: "done")
-        case "reopen": try TaskCommands.setStatus(words, app, command: "reopen", to: "pending")
-        case "delete": try TaskCommands.setStatus(words, app, command: "delete", to: "deleted")
-        case "start": try TaskCommands.setStarted(words, app, start: true)
-        case "stop": try TaskCommands.setStarted(words, app, start: false)
-        case "annotate": try TaskCommands.annotate(words, app)
-        case "undo": try UndoCommand.run(words, app)
-        case "locations": try LocationCommands.list(words, app)
-        case "location": try LocationCommands.run(words, app)
-        case "import": try ImportCommand.run(words, app)
-        case "export": try ExportCommand.run(words, app)
-        case "agenda": try AgendaCommand.run(words, app)
-        case "stats": try StatsCommand.run(words, app)
-        case "store": try StoreCommands.run(words, app)
-        case "migrate": try StoreCommands.migrate(words, app)
-        case "completion": try CompletionCommand.run(words, app)
-        case "install": try InstallCommand.install(words, app)
-        case "uninstall": try InstallCommand.uninstall(words, app)
-        default: throw CLIError.usage("unknown command '\(command)'")
-        }
+        guard let definition = CommandDefinition.named(command) else { throw CLIError.usage("unknown command '\(command)'") }
+        try definition.run(words, app)
     }
 }

@@ -10,3 +10,32 @@ import Testing
         }
     }
 }
+
+/// Dispatch, help, the manual page and completion all come from one definition per command.
+@Suite struct CommandDefinitionTests {
+    @Test func everyCommandIsDefinedOnceAndEverythingIsMadeFromIt() throws {
+        let names = CommandDefinition.all.map(\.name)
+        #expect(Set(names).count == names.count, "a command defined twice")
+        let page = Help.manPage
+        for command in CommandDefinition.all {
+            // Its help, its section of the manual, its line (or a mention) in the overview.
+            #expect(Help.text(for: command.name) == command.help)
+            #expect(command.help.hasPrefix("usage: taskctl \(command.name)"), "\(command.name)")
+            #expect(page.contains(".SS \(command.name)\n"), "\(command.name)")
+            if let synopsis = command.synopsis {
+                #expect(Help.overview.contains("\n  " + synopsis.padding(toLength: 20, withPad: " ", startingAt: 0) + command.summary + "\n"), "\(command.name)")
+            } else {
+                #expect(Help.overview.contains(command.name), "\(command.name) is named nowhere in the overview")
+            }
+            // Completion offers exactly the options its words are read with.
+            #expect(CompletionCommand.options(of: command.name) == command.options)
+            for option in command.valued {
+                #expect(throws: Never.self) { try Arguments(["--" + option, "x"], for: command.name) }
+            }
+            for option in command.switches {
+                #expect(throws: Never.self) { try Arguments(["--" + option], for: command.name) }
+            }
+            #expect(throws: CLIError.self) { try Arguments(["--no-such-option"], for: command.name) }
+        }
+    }
+}

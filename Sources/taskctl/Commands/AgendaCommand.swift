@@ -7,7 +7,7 @@ import ObjectStoreModel
 /// location; `agenda --month` is a month's calendar.
 enum AgendaCommand {
     static func run(_ words: [String], _ app: App) throws {
-        let args = try Arguments(words, valued: ["weeks"], switches: ["json", "month"], command: "agenda")
+        let args = try Arguments(words, for: "agenda")
         if args.has("month") {
             try args.allowWords(1, command: "agenda --month")
             return try month(args.positional.first ?? "", json: args.has("json"), app)

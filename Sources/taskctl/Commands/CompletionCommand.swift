@@ -4,7 +4,7 @@ import ObjectStoreModel
 
 /// `taskctl completion bash|zsh|fish` prints a completion script; the scripts ask
 /// `taskctl completion --next WORDS...` for the candidates of the word after WORDS, so the
-/// logic lives here once: commands, each command's options (read from its help text),
+/// logic lives here once: commands, each command's options (from its definition),
 /// option values (priorities, locations, projects, tags, group keys, formats) and task ids.
 enum CompletionCommand {
     static func run(_ words: [String], _ app: App) throws {
@@ -12,7 +12,7 @@ enum CompletionCommand {
             for candidate in try candidates(after: Array(words.dropFirst()), app) { app.output.line(candidate) }
             return
         }
-        let args = try Arguments(words, valued: [], switches: [], command: "completion")
+        let args = try Arguments(words, for: "completion")
         try args.allowWords(1, command: "completion")
         switch args.positional.first {
         case "bash": app.output.line(bash)
@@ -22,24 +22,9 @@ enum CompletionCommand {
         }
     }
 
-    /// The options a command's help text names.
+    /// A command's options, from its definition.
     static func options(of command: String) -> [String] {
-        guard let text = Help.text(for: command) else { return [] }
-        var found: [String] = []
-        let scalars = Array(text)
-        var i = 0
-        while i + 2 < scalars.count {
-            if scalars[i] == "-", scalars[i + 1] == "-", scalars[i + 2].isLetter, i == 0 || !(scalars[i - 1].isLetter || scalars[i - 1] == "-") {
-                var j = i + 2
-                while j < scalars.count, scalars[j].isLetter || scalars[j] == "-" { j += 1 }
-                let option = String(scalars[i..<j])
-                if !found.contains(option) { found.append(option) }
-                i = j
-            } else {
-                i += 1
-            }
-        }
-        return found
+        CommandDefinition.named(command)?.options ?? []
     }
 
     static func candidates(after words: [String], _ app: App) throws -> [String] {

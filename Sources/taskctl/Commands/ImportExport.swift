@@ -302,7 +302,7 @@ enum TodoTxtFormat {
 /// `taskctl import FILE`.
 enum ImportCommand {
     static func run(_ words: [String], _ app: App) throws {
-        let args = try Arguments(words, valued: ["format"], switches: ["json"], command: "import")
+        let args = try Arguments(words, for: "import")
         guard args.positional.count == 1 else { throw CLIError.usage("usage: taskctl import FILE [--format taskctl|taskwarrior|todo.txt]") }
         let path = args.positional[0]
         guard let data = FileManager.default.contents(atPath: path) else { throw CLIError.usage("cannot read \(path)") }
@@ -478,7 +478,7 @@ enum ImportCommand {
 /// `taskctl export`.
 enum ExportCommand {
     static func run(_ words: [String], _ app: App) throws {
-        let args = try Arguments(words, valued: ["format"], switches: ["all"], command: "export")
+        let args = try Arguments(words, for: "export")
         try args.allowWords(0, command: "export")
         let format = args.value("format") ?? "taskctl"
         guard ["taskctl", "taskwarrior", "todo.txt"].contains(format) else { throw CLIError.usage("unknown format '\(format)'; use taskctl, taskwarrior or todo.txt") }

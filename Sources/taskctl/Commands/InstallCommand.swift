@@ -32,7 +32,7 @@ enum InstallCommand {
     }
 
     static func install(_ words: [String], _ app: App) throws {
-        let args = try Arguments(words, valued: ["prefix"], switches: [], command: "install")
+        let args = try Arguments(words, for: "install")
         try args.allowWords(0, command: "install")
         let prefix = prefix(args, environment: app.environment)
         guard let executable = Bundle.main.executablePath ?? CommandLine.arguments.first,
@@ -66,7 +66,7 @@ enum InstallCommand {
     }
 
     static func uninstall(_ words: [String], _ app: App) throws {
-        let args = try Arguments(words, valued: ["prefix"], switches: [], command: "uninstall")
+        let args = try Arguments(words, for: "uninstall")
         try args.allowWords(0, command: "uninstall")
         let prefix = prefix(args, environment: app.environment)
         var removed = 0

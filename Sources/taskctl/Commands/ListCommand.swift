@@ -29,9 +29,7 @@ enum ListCommand {
     }
 
     static func run(_ words: [String], _ app: App) throws {
-        let args = try Arguments(words, valued: ["priority", "location", "project", "tag", "untag", "due-before", "due-after", "due-by", "project-not",
-                                                 "text-contains", "status", "where", "sort", "group-by", "limit"],
-                                 switches: ["all", "done", "overdue", "json"], command: "list", taskwarriorAttributes: true)
+        let args = try Arguments(words, for: "list")
         guard args.positional.isEmpty else { throw CLIError.usage("list takes no words; did you mean --where \"...\"? (see taskctl help list)") }
         var clauses: [ObjectPredicate] = []
         let tags = (args.value("tag") ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }

@@ -5,7 +5,7 @@ import ObjectStoreModel
 /// `taskctl locations` and `taskctl location add|rename|delete`.
 enum LocationCommands {
     static func list(_ words: [String], _ app: App) throws {
-        let args = try Arguments(words, valued: [], switches: ["json"], command: "locations")
+        let args = try Arguments(words, for: "locations")
         try args.allowWords(0, command: "locations")
         let context = try app.context(readOnly: true)
         let locations = try context.fetch(FetchRequest(entityName: "Location", sortDescriptors: [SortKey("name", comparison: .localized)]))
@@ -38,7 +38,7 @@ enum LocationCommands {
     }
 
     static func run(_ words: [String], _ app: App) throws {
-        let args = try Arguments(words, valued: [], switches: ["with-tasks"], command: "location")
+        let args = try Arguments(words, for: "location")
         guard let action = args.positional.first else { throw CLIError.usage(Help.commands["location"] ?? "usage: taskctl location add|rename|delete") }
         let names = Array(args.positional.dropFirst()).map { $0.trimmingCharacters(in: .whitespaces) }
         let context = try app.context()

@@ -7,7 +7,7 @@ import ObjectStoreModel
 /// project, location and priority.
 enum StatsCommand {
     static func run(_ words: [String], _ app: App) throws {
-        let args = try Arguments(words, valued: ["weeks"], switches: ["json"], command: "stats")
+        let args = try Arguments(words, for: "stats")
         try args.allowWords(0, command: "stats")
         let weeks = try args.value("weeks").map { text -> Int in
             guard let n = Int(text), (1...104).contains(n) else { throw CLIError.usage("--weeks takes 1 to 104, not '\(text)'") }

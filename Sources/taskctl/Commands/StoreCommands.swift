@@ -5,7 +5,7 @@ import ObjectStoreModel
 /// `taskctl store info|check` and `taskctl migrate`.
 enum StoreCommands {
     static func run(_ words: [String], _ app: App) throws {
-        let args = try Arguments(words, valued: [], switches: ["json"], command: "store")
+        let args = try Arguments(words, for: "store")
         try args.allowWords(1, command: "store")
         switch args.positional.first {
         case "info": try info(args, app)
@@ -65,7 +65,7 @@ enum StoreCommands {
     }
 
     static func migrate(_ words: [String], _ app: App) throws {
-        let args = try Arguments(words, valued: [], switches: ["dry-run"], command: "migrate")
+        let args = try Arguments(words, for: "migrate")
         try args.allowWords(0, command: "migrate")
         guard FileManager.default.fileExists(atPath: app.storeURL.path) else { throw CLIError.store("no store at \(app.storeURL.path)") }
         let migrator = StoreMigrator(models: try App.modelDirectory())

@@ -5,8 +5,7 @@ import ObjectStoreModel
 /// add, show, edit, done, reopen, delete.
 enum TaskCommands {
     static func add(_ words: [String], _ app: App) throws {
-        let args = try Arguments(words, valued: ["priority", "due", "location", "project", "tag", "wait", "scheduled", "recur", "until"], switches: ["json"],
-                                 command: "add", taskwarriorAttributes: true)
+        let args = try Arguments(words, for: "add")
         let text = args.positional.joined(separator: " ").trimmingCharacters(in: .whitespaces)
         guard !text.isEmpty else { throw CLIError.usage("add needs the task's text: taskctl add \"Buy milk\" [--due tomorrow]") }
         // Check every value before touching the store.
@@ -96,7 +95,7 @@ enum TaskCommands {
     }
 
     static func show(_ words: [String], _ app: App) throws {
-        let args = try Arguments(words, valued: [], switches: ["json", "all", "deleted"], command: "show")
+        let args = try Arguments(words, for: "show")
         guard args.positional.count == 1 else { throw CLIError.usage("usage: taskctl show ID") }
         let context = try app.context(readOnly: true)
         let view = try TaskView(try app.task(args.positional[0], in: context), now: app.now)
@@ -133,9 +132,7 @@ enum TaskCommands {
     static let bulkLimit = 3
 
     static func edit(_ words: [String], _ app: App) throws {
-        let args = try Arguments(words, valued: ["text", "priority", "due", "location", "project", "tag", "untag", "wait", "scheduled", "recur", "until", "where"],
-                                 switches: ["no-due", "no-location", "no-project", "no-wait", "no-scheduled", "no-recur", "no-until", "json", "yes"],
-                                 command: "edit", taskwarriorAttributes: true)
+        let args = try Arguments(words, for: "edit")
         let filter = args.value("where")
         guard !args.positional.isEmpty || filter != nil else {
             throw CLIError.usage("usage: taskctl edit ID... [--text T] [--priority P] [--due DATE] ..., or taskctl edit --where PREDICATE ...")
@@ -228,7 +225,7 @@ enum TaskCommands {
 
     /// done, reopen and delete: change the status of several tasks at once.
     static func setStatus(_ words: [String], _ app: App, command: String, to status: String) throws {
-        let args = try Arguments(words, valued: [], switches: ["json"], command: command)
+        let args = try Arguments(words, for: command)
         guard !args.positional.isEmpty else { throw CLIError.usage("usage: taskctl \(command) ID...") }
         let context = try app.context()
         var recorder = ChangeRecorder(command: command)
@@ -311,7 +308,7 @@ enum TaskCommands {
     /// start and stop: mark pending tasks as being worked on (Taskwarrior's start/stop).
     static func setStarted(_ words: [String], _ app: App, start: Bool) throws {
         let command = start ? "start" : "stop"
-        let args = try Arguments(words, valued: [], switches: ["json"], command: command)
+        let args = try Arguments(words, for: command)
         guard !args.positional.isEmpty else { throw CLIError.usage("usage: taskctl \(command) ID...") }
         let context = try app.context()
         var recorder = ChangeRecorder(command: command)
@@ -339,7 +336,7 @@ enum TaskCommands {
 
     /// `annotate ID TEXT`: a dated note on a task.
     static func annotate(_ words: [String], _ app: App) throws {
-        let args = try Arguments(words, valued: [], switches: ["json"], command: "annotate")
+        let args = try Arguments(words, for: "annotate")
         guard args.positional.count >= 2 else { throw CLIError.usage("usage: taskctl annotate ID TEXT") }
         let text = args.positional.dropFirst().joined(separator: " ").trimmingCharacters(in: .whitespacesAndNewlines)
         guard !text.isEmpty else { throw CLIError.usage("an annotation needs text") }

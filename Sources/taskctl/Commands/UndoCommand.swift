@@ -20,7 +20,7 @@ enum UndoCommand {
     }
 
     static func run(_ words: [String], _ app: App) throws {
-        let args = try Arguments(words, valued: [], switches: [], command: "undo")
+        let args = try Arguments(words, for: "undo")
         guard args.positional.isEmpty else {
             throw CLIError.usage("undo takes no arguments: it undoes the last change, whichever task it was ('\(args.positional.joined(separator: " "))' given)")
         }

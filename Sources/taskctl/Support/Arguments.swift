@@ -6,6 +6,13 @@ struct Arguments {
     private var values: [String: String] = [:]
     private var flags: Set<String> = []
 
+    /// Parses `words` with the options ``CommandDefinition`` gives `command`.
+    init(_ words: [String], for command: String) throws {
+        guard let definition = CommandDefinition.named(command) else { throw CLIError.usage("unknown command '\(command)'") }
+        try self.init(words, valued: definition.valued, switches: definition.switches, command: command,
+                      taskwarriorAttributes: definition.taskwarriorAttributes)
+    }
+
     /// Parses `words`; `valued` options take a value, `switches` are flags. With
     /// `taskwarriorAttributes`, words such as `+tag` and `due:tomorrow` are options too.
     init(_ words: [String], valued: Set<String>, switches: Set<String>, command: String, taskwarriorAttributes: Bool = false) throws {

@@ -1,0 +1,323 @@
+/// One definition per command: its name, its line in `taskctl help`, its options, its help
+/// text and the code that runs it. Dispatch, `help`, the manual page and completion are all
+/// made from this table, and each command reads its words with the options defined here
+/// (``Arguments/init(_:for:)``), so no list is kept in step with another by hand.
+struct CommandDefinition {
+    let name: String
+    /// How `taskctl help` shows it in the list of commands (nil: named in another's line).
+    let synopsis: String?
+    /// What it does, in that list.
+    let summary: String
+    /// Options that take a value, and switches, without their dashes.
+    let valued: Set<String>
+    let switches: Set<String>
+    /// Whether Taskwarrior's words (`+tag`, `due:friday`) are read as options.
+    let taskwarriorAttributes: Bool
+    /// `taskctl help NAME`, also the command's section of the manual page and of docs/taskctl.md.
+    let help: String
+    let run: ([String], App) throws -> Void
+
+    /// Every option as typed (`--name`), as completion offers them.
+    var options: [String] { (valued.sorted() + switches.sorted()).map { "--" + $0 } }
+
+    static func named(_ name: String) -> CommandDefinition? { all.first { $0.name == name } }
+
+    /// The table, in the order `taskctl help` lists the commands.
+    static var all: [CommandDefinition] {
+        [
+            CommandDefinition(
+                name: "add", synopsis: "add TEXT", summary: "add a task and print its id",
+                valued: ["priority", "due", "location", "project", "tag", "wait", "scheduled", "recur", "until"], switches: ["json"], taskwarriorAttributes: true,
+                help: """
+                    usage: taskctl add TEXT [--priority P] [--due DATE] [--location NAME] [--project NAME] [--tag TAG]
+                                            [--wait DATE] [--scheduled DATE] [--recur PERIOD] [--until DATE] [--json]
+
+                    Adds a pending task and prints its id (the whole task with --json).
+                      --priority P      none, low, medium, high (or n, l, m, h, 0-3); default none
+                      --due DATE        see 'Dates' in taskctl help dates
+                      --location NAME   created when new
+                      --project NAME    created when new
+                      --tag TAG         a tag; repeat with commas: --tag a,b
+                      --wait DATE       hidden from the pending list until then (a bare day: its start)
+                      --scheduled DATE  when work may start; once it has, the task is more urgent
+                      --recur PERIOD    daily, weekly, biweekly, monthly, quarterly, yearly, or 3d, 2w, 6m, 1y:
+                                        marking it done adds the next one (needs --due)
+                      --until DATE      the last due date the recurrence makes; without --recur, when
+                                        the task expires (deleted, as in Taskwarrior)
+                    A high-priority task needs a due date.
+                    Taskwarrior's words work too: taskctl add Buy milk +shopping due:tomorrow pri:H
+                    (also project:, loc:, wait:, scheduled:, recur:, until:). Attributes taskctl lacks
+                    (depends:...) are refused, never stored as text; after -- every word is text.
+                    """,
+                run: TaskCommands.add),
+            CommandDefinition(
+                name: "list", synopsis: "list", summary: "list tasks (pending by default)",
+                valued: ["priority", "location", "project", "tag", "untag", "due-before", "due-after", "due-by", "project-not", "text-contains", "status", "where", "sort", "group-by", "limit"], switches: ["all", "done", "overdue", "json"], taskwarriorAttributes: true,
+                help: """
+                    usage: taskctl list [--all|--done] [--priority P] [--location NAME] [--project NAME] [--tag TAG]
+                                        [--overdue] [--due-before DATE] [--due-after DATE] [--where PREDICATE]
+                                        [--sort KEYS] [--group-by location|priority|due|project] [--limit N] [--json]
+
+                    Lists pending tasks by default; --done lists done ones, --all both.
+                      --where PREDICATE  the predicate language over Task, e.g.
+                                         "priority >= 2 AND location.name ==[c] 'home'"
+                      --sort KEYS        comma-separated keys, '-' for descending: due,-priority
+                                         (keys: urgency, id, text, priority, due, location, project,
+                                         created, status; urgency is most urgent first unless +urgency)
+                      --group-by KEY     sections with headers and counts (of every match, before --limit);
+                                         with --json, [{"group", "count", "tasks"}]
+                      --limit N          at most N tasks
+                    Default order: most urgent first (Taskwarrior's urgency, its default coefficients:
+                    due date, priority, started, scheduled, age, tags, annotations, project, waiting),
+                    then due soonest, priority (high first), id. Waiting tasks are not listed (--all shows them).
+                    Taskwarrior's filters work too: +tag (several: all of them), -tag (without it),
+                    project:NAME, pri:H, loc:NAME, status:pending|completed|deleted|waiting,
+                    due.before:DATE, due.after:DATE, due.by:DATE, project.not:NAME,
+                    description.contains:TEXT, and the virtual tags +OVERDUE, +TODAY, +TOMORROW,
+                    +WEEK (Monday to Sunday), +DUE (from today to 7 days ahead), +WAITING, +ACTIVE.
+                    Tag, project and location names match ignoring case (Taskwarrior matches exactly).
+                    """,
+                run: ListCommand.run),
+            CommandDefinition(
+                name: "show", synopsis: "show ID", summary: "show one task",
+                valued: [], switches: ["json", "all", "deleted"], taskwarriorAttributes: false,
+                help: """
+                    usage: taskctl show ID [--deleted] [--json]
+
+                    Shows one task. ID is the task's number, its UUID or a unique UUID prefix.
+                    A deleted task is shown only with --deleted (or --all); otherwise it is an error.
+                    """,
+                run: TaskCommands.show),
+            CommandDefinition(
+                name: "edit", synopsis: "edit ID...", summary: "change tasks (or every task --where PREDICATE matches)",
+                valued: ["text", "priority", "due", "location", "project", "tag", "untag", "wait", "scheduled", "recur", "until", "where"], switches: ["no-due", "no-location", "no-project", "no-wait", "no-scheduled", "no-recur", "no-until", "json", "yes"], taskwarriorAttributes: true,
+                help: """
+                    usage: taskctl edit ID... [--text T] [--priority P] [--due DATE | --no-due]
+                                              [--location NAME | --no-location] [--project NAME | --no-project]
+                                              [--tag TAG] [--untag TAG] [--wait DATE | --no-wait]
+                                              [--scheduled DATE | --no-scheduled] [--recur PERIOD | --no-recur]
+                                              [--until DATE | --no-until] [--json]
+                           taskctl edit --where PREDICATE [changes as above] [--yes]
+
+                    Changes tasks; options not given stay as they are. At least one change is
+                    needed. Prints each task's id and text (the whole task with --json).
+                    --where changes every pending task the predicate matches (as in list --where).
+                    More than 3 tasks at once are confirmed first on a terminal; elsewhere --yes
+                    says so. One undo reverts the whole edit.
+                    Taskwarrior's words work too: +tag, -tag, pri:H, due:friday, project:work, loc:Home,
+                    wait:, scheduled:, recur:, until:; with no value (due:, pri:, project:) they clear
+                    the field.
+                    """,
+                run: TaskCommands.edit),
+            CommandDefinition(
+                name: "done", synopsis: "done ID...", summary: "mark tasks done (a recurring task makes its next one)",
+                valued: [], switches: ["json"], taskwarriorAttributes: false,
+                help: """
+                    usage: taskctl done ID... [--json]
+
+                    Marks tasks done (recording when) and stops started ones. A recurring task makes
+                    its next task: the same, due one period after this one (periods already past are
+                    skipped), none past its --until; the output names it.
+                    """,
+                run: { try TaskCommands.setStatus($0, $1, command: "done", to: "done") }),
+            CommandDefinition(
+                name: "reopen", synopsis: "reopen ID...", summary: "mark done tasks pending again",
+                valued: [], switches: ["json"], taskwarriorAttributes: false,
+                help: """
+                    usage: taskctl reopen ID... [--json]
+
+                    Marks done tasks pending again. When no task given changes (all are pending
+                    already), it is an error (exit 1); the same holds for done and delete.
+                    """,
+                run: { try TaskCommands.setStatus($0, $1, command: "reopen", to: "pending") }),
+            CommandDefinition(
+                name: "delete", synopsis: "delete ID...", summary: "delete tasks",
+                valued: [], switches: ["json"], taskwarriorAttributes: false,
+                help: """
+                    usage: taskctl delete ID...
+
+                    Deletes tasks. They keep their ids and can be brought back with 'taskctl undo'.
+                    """,
+                run: { try TaskCommands.setStatus($0, $1, command: "delete", to: "deleted") }),
+            CommandDefinition(
+                name: "start", synopsis: "start ID...", summary: "mark tasks as being worked on (stop ID... ends that)",
+                valued: [], switches: ["json"], taskwarriorAttributes: false,
+                help: """
+                    usage: taskctl start ID... [--json]
+                           taskctl stop ID... [--json]
+
+                    start marks pending tasks as being worked on (recording when: more urgent, and
+                    shown); stop ends that. done stops a task too.
+                    """,
+                run: { try TaskCommands.setStarted($0, $1, start: true) }),
+            CommandDefinition(
+                name: "stop", synopsis: nil, summary: "end work on tasks started with start",
+                valued: [], switches: ["json"], taskwarriorAttributes: false,
+                help: """
+                    usage: taskctl stop ID... [--json]
+
+                    Ends what taskctl start began (see taskctl help start).
+                    """,
+                run: { try TaskCommands.setStarted($0, $1, start: false) }),
+            CommandDefinition(
+                name: "annotate", synopsis: "annotate ID TEXT", summary: "add a dated note to a task",
+                valued: [], switches: ["json"], taskwarriorAttributes: false,
+                help: """
+                    usage: taskctl annotate ID TEXT [--json]
+
+                    Adds a note, dated now, to a task; show lists a task's notes oldest first, and
+                    Taskwarrior's export carries them as annotations.
+                    """,
+                run: TaskCommands.annotate),
+            CommandDefinition(
+                name: "undo", synopsis: "undo", summary: "revert the last change made by any taskctl command",
+                valued: [], switches: [], taskwarriorAttributes: false,
+                help: """
+                    usage: taskctl undo
+
+                    Reverts the last change made by any taskctl command (add, edit, done, reopen,
+                    delete, start, stop, annotate, import, location changes), whichever process made it. Repeat to go further back.
+                    Only the fields that change touched are reverted; if one of them was changed since
+                    (by a program that does not journal), undo refuses and changes nothing.
+                    """,
+                run: UndoCommand.run),
+            CommandDefinition(
+                name: "locations", synopsis: "locations", summary: "list locations with task counts and high-priority tasks",
+                valued: [], switches: ["json"], taskwarriorAttributes: false,
+                help: """
+                    usage: taskctl locations [--json]
+
+                    Lists locations with their pending task counts and high-priority tasks.
+                    """,
+                run: LocationCommands.list),
+            CommandDefinition(
+                name: "location", synopsis: "location", summary: "add, rename or delete a location",
+                valued: [], switches: ["with-tasks"], taskwarriorAttributes: false,
+                help: """
+                    usage: taskctl location add NAME
+                           taskctl location rename OLD NEW
+                           taskctl location delete NAME [--with-tasks]
+
+                    Location names are unique, compared without regard to case. Deleting a location
+                    leaves its tasks without one, or deletes them too with --with-tasks.
+                    """,
+                run: LocationCommands.run),
+            CommandDefinition(
+                name: "import", synopsis: "import FILE", summary: "import taskctl JSON, Taskwarrior JSON or todo.txt",
+                valued: ["format"], switches: ["json"], taskwarriorAttributes: false,
+                help: """
+                    usage: taskctl import FILE [--format taskctl|taskwarrior|todo.txt] [--json]
+
+                    Imports tasks from taskctl's own JSON (taskctl export), Taskwarrior's JSON
+                    (task export) or todo.txt; the format is detected unless given (JSON by its content,
+                    todo.txt by a .txt name; other files need --format) and said. Tasks whose UUID is
+                    already in the store are updated, and a UUID given twice is one task, the later
+                    record winning (counted as added, then updated). All or nothing: on any error
+                    nothing is imported. Fields taskctl does not model are kept, so exporting again
+                    loses nothing. Lines may end as on Unix, Windows (CR LF) or old Macs (CR).
+                    """,
+                run: ImportCommand.run),
+            CommandDefinition(
+                name: "export", synopsis: "export", summary: "export tasks (taskctl JSON, Taskwarrior JSON or todo.txt)",
+                valued: ["format"], switches: ["all"], taskwarriorAttributes: false,
+                help: """
+                    usage: taskctl export [--format taskctl|taskwarrior|todo.txt] [--all]
+
+                    Prints tasks (pending and done; --all adds deleted ones) in a format to import
+                    elsewhere or back into taskctl. The default format is taskctl's JSON, the same as
+                    list --json.
+                    """,
+                run: ExportCommand.run),
+            CommandDefinition(
+                name: "agenda", synopsis: "agenda", summary: "the next weeks at a glance, or a month (--month)",
+                valued: ["weeks"], switches: ["json", "month"], taskwarriorAttributes: false,
+                help: """
+                    usage: taskctl agenda [--weeks N] [--json]
+                           taskctl agenda --month [YYYY-MM] [--json]
+
+                    Overdue tasks first (in red on a terminal), then the tasks due each day of the
+                    next N weeks (default 4), those weeks as a calendar of tasks due per day, and
+                    pending tasks by priority and location. --month shows a month (this one, or
+                    YYYY-MM) as a calendar with the number of pending tasks due each day.
+                    """,
+                run: AgendaCommand.run),
+            CommandDefinition(
+                name: "stats", synopsis: "stats", summary: "counts, tasks done per week, ages, by project and location",
+                valued: ["weeks"], switches: ["json"], taskwarriorAttributes: false,
+                help: """
+                    usage: taskctl stats [--weeks N] [--json]
+
+                    Pending (overdue, waiting, started), done and deleted tasks; tasks done per week
+                    over the last N weeks (default 8); how old pending tasks are on average and the
+                    oldest; how long done tasks took from added to done; pending tasks by project,
+                    location and priority.
+                    """,
+                run: StatsCommand.run),
+            CommandDefinition(
+                name: "store", synopsis: "store", summary: "store info | check | compact",
+                valued: [], switches: ["json"], taskwarriorAttributes: false,
+                help: """
+                    usage: taskctl store info [--json]
+                           taskctl store check
+                           taskctl store compact
+
+                    info: the store's format, path, model version, objects per entity and size.
+                    check: integrity: every reference points at an existing object, inverses agree,
+                    unique values (location names, task UUIDs) are unique, checksums match. Exit status 2
+                    when a problem is found.
+                    compact: rewrite a binary store as a snapshot of its tasks, without the space of
+                    old versions (also done automatically once the changes since the last compaction
+                    pass 256 KiB and an eighth of the snapshot).
+                    """,
+                run: StoreCommands.run),
+            CommandDefinition(
+                name: "migrate", synopsis: "migrate", summary: "migrate an older store (--dry-run shows the plan)",
+                valued: [], switches: ["dry-run"], taskwarriorAttributes: false,
+                help: """
+                    usage: taskctl migrate [--dry-run]
+
+                    Migrates a store written by an older taskctl to the current model (taskctl does
+                    this on its own when it opens such a store). --dry-run prints the steps and the
+                    objects each would carry, and runs the whole migration into temporary files, with
+                    every check, without changing the store; objects that would fail are named.
+                    """,
+                run: StoreCommands.migrate),
+            CommandDefinition(
+                name: "completion", synopsis: "completion SHELL", summary: "a completion script for bash, zsh or fish",
+                valued: [], switches: [], taskwarriorAttributes: false,
+                help: """
+                    usage: taskctl completion bash|zsh|fish
+
+                    Prints a script that completes commands, options, priorities, locations, projects,
+                    tags and task ids. bash: eval "$(taskctl completion bash)" in ~/.bashrc; zsh: eval
+                    "$(taskctl completion zsh)" in ~/.zshrc; fish: taskctl completion fish >
+                    ~/.config/fish/completions/taskctl.fish. Names from the store are offered as
+                    text, quoted; the shell never runs them.
+                    """,
+                run: CompletionCommand.run),
+            CommandDefinition(
+                name: "install", synopsis: "install", summary: "put taskctl, its manual and completions under ~/.local (uninstall)",
+                valued: ["prefix"], switches: [], taskwarriorAttributes: false,
+                help: """
+                    usage: taskctl install [--prefix DIR]
+
+                    Copies this taskctl to DIR/bin, its manual page to DIR/share/man/man1 and its
+                    completions for bash, zsh and fish under DIR/share (DIR: ~/.local). Build it
+                    first as a release with the standard library inside, which starts faster:
+                    swift build -c release --static-swift-stdlib --product taskctl && .build/release/taskctl install
+                    The store and the configuration are not touched.
+                    """,
+                run: InstallCommand.install),
+            CommandDefinition(
+                name: "uninstall", synopsis: nil, summary: "remove what install put under ~/.local",
+                valued: ["prefix"], switches: [], taskwarriorAttributes: false,
+                help: """
+                    usage: taskctl uninstall [--prefix DIR]
+
+                    Removes what taskctl install put under DIR (~/.local); the store and the
+                    configuration stay.
+                    """,
+                run: InstallCommand.uninstall),
+        ]
+    }
+}
