@@ -233,6 +233,23 @@ import Testing
         _ = try ObjectPredicate(Array(repeating: "priority == 1", count: 60).joined(separator: " OR "))
     }
 
+    /// A format argument no specifier takes is refused, not dropped: it is a %@ left out of
+    /// the text; too few arguments are refused as before.
+    @Test func formatArgumentsMustMatchTheirSpecifiers() throws {
+        #expect {
+            _ = try ObjectPredicate(format: "priority == 2", .integer(3))
+        } throws: { error in
+            (error as? PredicateSyntaxError)?.message == "1 format argument given, but the predicate uses 0"
+        }
+        #expect {
+            _ = try ObjectPredicate(format: "priority == %@ AND title == %@", .integer(3), .string("x"), .string("extra"))
+        } throws: { error in
+            (error as? PredicateSyntaxError)?.message == "3 format arguments given, but the predicate uses 2"
+        }
+        #expect(throws: PredicateSyntaxError.self) { _ = try ObjectPredicate(format: "priority == %@ AND title == %@", .integer(3)) }
+        _ = try ObjectPredicate(format: "priority == %@ AND %K == %@", .integer(3), .string("title"), .string("x"))
+    }
+
     /// The constants of an IN list are values, not operators: 300 numbers, 300 UUIDs (as
     /// casts of strings) and 100,000 numbers parse; the list has a bound of its own, and
     /// expressions inside a list still count as operators.

@@ -33,6 +33,20 @@ final class NoteLocation: ManagedObject {
         #expect(count == 1)
     }
 
+    /// A store URL in a folder that does not exist yet: the folder is made, owner-only, as
+    /// for the default place; a read-only open makes nothing and says there is no store.
+    @Test func aContainerMakesTheFolderOfAGivenStoreURL() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.url.appendingPathComponent("data/notes/tasks.store")
+        #expect(throws: StoreError.self) { try PersistentContainer(name: "Tasks", models: ModelDirectory(url: Self.models), storeURL: url, readOnly: true) }
+        #expect(!FileManager.default.fileExists(atPath: url.deletingLastPathComponent().path))
+        let container = try PersistentContainer(name: "Tasks", models: ModelDirectory(url: Self.models), storeURL: url)
+        try container.viewContext.save()
+        #expect(FileManager.default.fileExists(atPath: url.path))
+        let mode = try FileManager.default.attributesOfItem(atPath: url.deletingLastPathComponent().path)[.posixPermissions] as? Int
+        #expect(mode == 0o700)
+    }
+
     @Test func aContainerTakesTheStoresDurability() throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("tasks.store")

@@ -170,7 +170,7 @@ import ObjectStoreModel
         let keys = ["i", "d", "t", "b"]
         var compared = 0
         for format in predicates {
-            let predicate = try format.map { try ObjectPredicate(format: $0, .date(base.addingTimeInterval(20 * 3600))) }
+            let predicate = try format.map { try ObjectPredicate(format: $0, arguments: $0.contains("%@") ? [.date(base.addingTimeInterval(20 * 3600))] : []) }
             for key in keys {
                 for ascending in [true, false] {
                     let whole = FetchRequest(entityName: "Row", predicate: predicate, sortDescriptors: [SortKey(key, ascending: ascending)])

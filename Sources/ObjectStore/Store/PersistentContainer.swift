@@ -31,14 +31,16 @@ public final class PersistentContainer {
     /// - Parameters:
     ///   - name: the application's name, for the default store location.
     ///   - storeURL: the store file (`.json` for a JSON store); default
-    ///     ``defaultStoreURL(name:environment:)``, whose directory is created.
+    ///     ``defaultStoreURL(name:environment:)``. Its folder is created when missing.
     ///   - durability: when a binary store's saves reach the disk (``StoreDurability``).
     ///   - clock: what `now()` reads in predicates and derived attributes.
     /// - Throws: ``SchemaError`` for a bad model, ``StoreError`` and ``MigrationError``.
     public init(name: String, models: ModelDirectory, storeURL: URL? = nil, readOnly: Bool = false,
                 durability: StoreDurability = .full, clock: @escaping @Sendable () -> Date = { Date() }) throws {
         let url = storeURL ?? Self.defaultStoreURL(name: name)
-        if storeURL == nil {
+        // The store's folder is made when missing, for a given URL too (a new store there
+        // failed with "no such file"); a read-only open makes nothing.
+        if !readOnly && !FileManager.default.fileExists(atPath: url.deletingLastPathComponent().path) {
             do {
                 try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             } catch {

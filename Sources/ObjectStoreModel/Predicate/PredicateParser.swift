@@ -7,7 +7,7 @@ struct PredicateParser {
     private let tokens: [PredicateToken]
     private var position = 0
     private var arguments: [Value]
-    private var argumentIndex = 0
+    private(set) var argumentIndex = 0
     private var depth = 0
     private static let maximumDepth = 200
     /// Operators, key path steps and arguments of the whole predicate: chains such as
@@ -30,6 +30,12 @@ struct PredicateParser {
         if parser.current.kind == .end { throw parser.error("expected a predicate, found nothing") }
         let predicate = try parser.parseOr()
         try parser.expectEnd()
+        // An argument no specifier takes is a mistake (a %@ left out of the text), not
+        // something to drop in silence.
+        guard parser.argumentIndex == arguments.count else {
+            throw PredicateSyntaxError(text: text, column: text.count + 1,
+                                       message: "\(arguments.count) format argument\(arguments.count == 1 ? "" : "s") given, but the predicate uses \(parser.argumentIndex)")
+        }
         return predicate
     }
 
