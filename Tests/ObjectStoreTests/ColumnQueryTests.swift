@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import ObjectStore
+@testable import ObjectStore
 import ObjectStoreModel
 
 /// A compacted binary store keeps a column per fixed-width attribute (integers, doubles,

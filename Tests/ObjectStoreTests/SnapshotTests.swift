@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import ObjectStore
+@testable import ObjectStore
 import ObjectStoreModel
 
 /// The binary store's format 2: a snapshot (row directories, uniqueness indexes) followed by

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import ObjectStore
+@testable import ObjectStore
 import ObjectStoreModel
 
 /// One temporary directory per test, removed afterwards.

@@ -75,17 +75,19 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
     /// committed; compaction is housekeeping, so its failure does not fail the save.
     package var housekeepingWarning: String? { core.withLock { $0.lastHousekeepingWarning } }
 
+    #if DEBUG
     /// A step of a log cut after which it stops, as a crash there would (tests check what
-    /// the file then holds).
-    package enum CutStop: Sendable {
+    /// the file then holds). A test hook: debug builds only, never in a release.
+    enum CutStop: Sendable {
         case afterWritingTheLog, afterMovingTheHeader
     }
 
     /// Where this opening's log cuts stop, for tests; nil (the default) for none.
-    package var cutStop: CutStop? {
+    var cutStop: CutStop? {
         get { core.withLock { $0.cutStop } }
         set { core.withLock { $0.cutStop = newValue } }
     }
+    #endif
 
     fileprivate struct State {
         /// The model the store was opened with (its slots' blanks go to the codec).
@@ -128,7 +130,8 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
     /// Log bytes above which a save cuts a log that mostly repeats rows written again, and
     /// compacts the file when the log is also more than an eighth of the snapshot (so
     /// compacting costs a fraction of what was appended).
-    package var compactionThreshold: Int {
+    /// Only the engine's own code (a migration step) and tests (`@testable`) set it.
+    package internal(set) var compactionThreshold: Int {
         get { core.withLock { $0.threshold } }
         set { core.withLock { $0.threshold = newValue } }
     }
@@ -918,8 +921,10 @@ private final class Core: @unchecked Sendable {
     /// appends since left it (nil: not known). A commit appended where the file ends needs
     /// no truncation first: nothing lies past the last commit.
     var fileSize: Int?
+    #if DEBUG
     /// See ``BinaryStore/cutStop``.
     var cutStop: BinaryStore.CutStop?
+    #endif
     /// The log length from which a save asks again whether the log mostly repeats rows
     /// (0 after every reading of the file: a new log).
     var nextCutCheck = 0
@@ -1353,13 +1358,17 @@ private final class Core: @unchecked Sendable {
         // The header never points at a log not on disk, and the log it pointed at is not
         // written over until the header pointing elsewhere is.
         try FileIO.syncData(fd, path: path)
+        #if DEBUG
         if cutStop == .afterWritingTheLog { throw StoreError.io(path: path, reason: "the log cut stopped where a test asked") }
+        #endif
         let fields = BinaryStore.Header(version: BinaryStore.formatVersion, committedLength: place + commit.count, commitCount: state.commitCount + 1,
                                         snapshotOffset: state.snapshotPlace.offset, snapshotLength: state.snapshotPlace.length,
                                         logOffset: place == snapshotEnd ? 0 : place, logGeneration: state.logGeneration &+ 1)
         try FileIO.write(fd, Array(BinaryStore.header(fields)[8...]), at: 8, path: path)
         try FileIO.syncData(fd, path: path)
+        #if DEBUG
         if cutStop == .afterMovingTheHeader { throw StoreError.io(path: path, reason: "the log cut stopped where a test asked") }
+        #endif
         guard ftruncate(fd, off_t(place + commit.count)) == 0 else { throw StoreError.io(path: path, reason: "cannot set the file size: \(FileIO.errorText())") }
         try reload(fd)
         return true
