@@ -10,11 +10,12 @@ enum Snippets {
     static func readme_1() async throws {
 
         let models = try ModelDirectory(url: URL(fileURLWithPath: "Models/Tasks"))   // every version
-        let (coordinator, _) = try StoreMigrator(models: models)
-            .openStore(at: URL(fileURLWithPath: "tasks.store"))                      // creates or migrates
+        let storeURL = FileManager.default.temporaryDirectory.appendingPathComponent("tour.store")
+        let (coordinator, _) = try StoreMigrator(models: models).openStore(at: storeURL)  // creates or migrates
         let context = ManagedObjectContext(coordinator: coordinator)
 
-        let home = try context.insertObject(entityName: "Location")
+        let homes = FetchRequest(entityName: "Location", predicate: try ObjectPredicate("name == 'Home'"))
+        let home = try context.fetch(homes).first ?? context.insertObject(entityName: "Location")  // names are unique
         try home.setValue("Home", forKey: "name")
         let task = try context.insertObject(entityName: "Task")                     // defaults applied
         try task.setValue("Buy milk", forKey: "title")
@@ -31,7 +32,7 @@ enum Snippets {
         context.undo()                                                               // and redo(), rollback()
     }
 
-    /// README.md, line 85.
+    /// README.md, line 86.
     static func readme_2() async throws {
         let models = try SnippetEnvironment.models()
 
@@ -174,10 +175,12 @@ enum Snippets {
 
     /// The snippets that need no file of their own.
     static let runnable: [(name: String, run: @Sendable () async throws -> Void)] = [
+        ("readme_1", readme_1),
         ("context_3", context_3),
         ("context_5", context_5),
         ("context_7", context_7),
         ("predicates_1", predicates_1),
         ("predicates_2", predicates_2),
+        ("schema_2", schema_2),
     ]
 }
