@@ -108,19 +108,20 @@ final class App {
 
     /// Taskwarrior's expiry: a pending task with `until` and no recurrence is deleted once its
     /// `until` has passed, ending then. A command that writes does it (saved with its own
-    /// change); commands that only read leave such tasks out (``notExpired``).
+    /// change); commands that only read leave such tasks out (``pending``).
     private func expireTasks(in context: ManagedObjectContext) throws {
-        let expired = try tasks(context, where: try ObjectPredicate(format: "status == 'pending' AND recurrence == nil AND until != nil AND until <= %@", .date(now)))
-        for task in expired {
+        for task in try tasks(context, where: try ObjectPredicate(Self.expired)) {
             try task.setValue("deleted", forKey: "status")
             try task.setValue(try task.value(forKey: "until"), forKey: "completedAt")
             try task.setValue(.null, forKey: "startedAt")
         }
     }
 
-    /// The tasks a list of pending ones leaves out: those past their `until` without a
-    /// recurrence, which the next writing command deletes.
-    static let notExpired = "NOT (status == 'pending' AND recurrence == nil AND until != nil AND until <= now())"
+    /// Tasks past their `until` without a recurrence: pending in the store until the next
+    /// writing command deletes them, left out of every list until then.
+    static let expired = "(status == 'pending' AND recurrence == nil AND until != nil AND until <= now())"
+    /// The pending tasks lists show: the expired ones left out.
+    static let pending = "status == 'pending' AND NOT " + expired
 
     // MARK: Lookups
 

@@ -28,43 +28,35 @@ import ObjectStoreModel
     func headerCountersPastWhatAStoreCountsAreRefusedAtOpen(offset: Int, field: String) throws {
         let directory = try TemporaryDirectory()
         let (url, original) = try binaryStore(in: directory)
+        /// The store with the counter at `offset` set to `value` and the header's checksum
+        /// made right again.
+        func forged(_ value: UInt64) -> [UInt8] {
+            var bytes = original
+            for i in 0..<8 { bytes[offset + i] = UInt8(truncatingIfNeeded: value >> (8 * UInt64(i))) }
+            let crc = CRC32.checksum(bytes[16..<64])
+            for i in 0..<4 { bytes[12 + i] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(i))) }
+            return bytes
+        }
+        func saveOneMore() throws {
+            let context = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: TestModel.model, storeURL: url))
+            _ = try context.task("one more", priority: 1)
+            try context.save()
+        }
         for value in [UInt64.max, UInt64(1) << 62] {
-            var forged = original
-            for i in 0..<8 { forged[offset + i] = UInt8(truncatingIfNeeded: value >> (8 * UInt64(i))) }
-            let crc = Self.crc32(forged[16..<64])
-            for i in 0..<4 { forged[12 + i] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(i))) }
-            try Data(forged).write(to: url)
+            let bytes = forged(value)
+            try Data(bytes).write(to: url)
             #expect {
-                let context = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: TestModel.model, storeURL: url))
-                _ = try context.task("one more", priority: 1)
-                try context.save()
+                try saveOneMore()
             } throws: { error in
                 guard case .corrupt(_, let reason)? = error as? StoreError else { return false }
                 return reason.contains(field) && reason.contains("out of range")
             }
-            #expect(Array(try Data(contentsOf: url)) == forged)
+            #expect(Array(try Data(contentsOf: url)) == bytes)
         }
         // A large value a store can count to opens, saves and opens again.
-        var edge = original
-        let value = UInt64(1) << 61
-        for i in 0..<8 { edge[offset + i] = UInt8(truncatingIfNeeded: value >> (8 * UInt64(i))) }
-        let crc = Self.crc32(edge[16..<64])
-        for i in 0..<4 { edge[12 + i] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(i))) }
-        try Data(edge).write(to: url)
-        let context = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: TestModel.model, storeURL: url))
-        _ = try context.task("one more", priority: 1)
-        try context.save()
+        try Data(forged(UInt64(1) << 61)).write(to: url)
+        try saveOneMore()
         #expect(try open(url) == 4)
-    }
-
-    /// CRC-32 (IEEE), to forge a header checksum.
-    private static func crc32(_ bytes: ArraySlice<UInt8>) -> UInt32 {
-        var crc: UInt32 = 0xFFFF_FFFF
-        for byte in bytes {
-            crc ^= UInt32(byte)
-            for _ in 0..<8 { crc = crc & 1 != 0 ? 0xEDB8_8320 ^ (crc >> 1) : crc >> 1 }
-        }
-        return crc ^ 0xFFFF_FFFF
     }
 
     @Test func everyFlippedByteIsReportedAndTheFileLeftAlone() throws {

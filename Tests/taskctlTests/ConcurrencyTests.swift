@@ -42,6 +42,40 @@ struct ConcurrencyTests {
         }
     }
 
+    /// Expiry and leftover cleanup with several processes at once: two add tasks that
+    /// expire at once and tasks that do not, one through the real path and one through a
+    /// symbolic link, while a third compacts the store (a new file each time) and lists.
+    /// Every writing command expires what has passed, so an expired task ends deleted
+    /// whichever process got there; every other add lands; no copy of a compaction is left
+    /// beside the store; `store check` passes.
+    @Test(arguments: ["tasks.store", "tasks.json"])
+    func expiryAndLeftoverCleanupHoldWithSeveralProcessesAtOnce(storeName: String) throws {
+        let t = try TaskctlRunner(storeName: storeName)
+        try t.ok("add", "seed")
+        let link = t.directory.appendingPathComponent("link-" + storeName)
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: t.store)
+        func adds(_ prefix: String, store: URL) -> [[String]] {
+            (0..<8).flatMap { i in [["--store", store.path, "add", "\(prefix) keep \(i)"],
+                                    ["--store", store.path, "add", "\(prefix) expire \(i)", "until:2026-11-22T11:00"]] }
+        }
+        var housekeeping: [[String]] = []
+        for _ in 0..<4 { housekeeping += [["store", "compact"], ["list"], ["--store", link.path, "store", "compact"]] }
+        let results = try Self.runLoops(t, [adds("real", store: t.store), adds("link", store: link), housekeeping])
+        for (status, message) in results { #expect(status == 0 && message.isEmpty, "\(message)") }
+        try t.ok("add", "last")  // a writing command after all of them
+        let all = try t.tasks("--all")
+        let texts = Set(all.compactMap { $0["text"] as? String })
+        for prefix in ["real", "link"] {
+            for i in 0..<8 { #expect(texts.contains("\(prefix) keep \(i)"), "\(prefix) keep \(i)") }
+        }
+        #expect(!texts.contains { $0.contains("expire") }, "\(texts)")
+        let export = try t.ok("export", "--all", "--format", "taskwarrior")
+        #expect(export.components(separatedBy: "\"status\":\"deleted\"").count - 1 == 16, "every expired task deleted")
+        #expect(try t.run("store", "check").status == 0)
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: t.directory.path).filter { $0.contains(".tmp-") || $0.contains(".migrating-") }
+        #expect(leftovers.isEmpty, "\(leftovers)")
+    }
+
     @Test(arguments: ["tasks.store", "tasks.json"])
     func addsThroughASymlinkAHardLinkAndTheRealPathAllLand(storeName: String) throws {
         let t = try TaskctlRunner(storeName: storeName)

@@ -39,18 +39,18 @@ enum ListCommand {
         if let status = args.value("status") {
             // Taskwarrior's status: filter.
             switch status.lowercased() {
-            case "pending": clauses.append(try ObjectPredicate("status == 'pending' AND " + App.notExpired))
+            case "pending": clauses.append(try ObjectPredicate(App.pending))
             case "completed", "done": clauses.append(try ObjectPredicate("status == 'done'"))
-            case "deleted": clauses.append(try ObjectPredicate("NOT (" + App.notExpired + ") OR status == 'deleted'"))
-            case "waiting": clauses.append(try ObjectPredicate("status == 'pending' AND waitUntil > now() AND " + App.notExpired))
+            case "deleted": clauses.append(try ObjectPredicate(App.expired + " OR status == 'deleted'"))
+            case "waiting": clauses.append(try ObjectPredicate(App.pending + " AND waitUntil > now()"))
             default: throw CLIError.usage("status:\(status): use pending, completed, deleted or waiting")
             }
         } else if args.has("all") {
-            clauses.append(try ObjectPredicate("status IN {'pending', 'done'} AND " + App.notExpired))
+            clauses.append(try ObjectPredicate("status IN {'pending', 'done'} AND NOT " + App.expired))
         } else if args.has("done") {
             clauses.append(try ObjectPredicate("status == 'done'"))
         } else {
-            clauses.append(try ObjectPredicate("status == 'pending' AND " + App.notExpired))
+            clauses.append(try ObjectPredicate(App.pending))
         }
         if let p = args.value("priority") { clauses.append(try ObjectPredicate(format: "priority == %d", .integer(try Priority.parse(p)))) }
         if let l = args.value("location") { clauses.append(try ObjectPredicate(format: "location.name ==[c] %@", .string(l))) }
