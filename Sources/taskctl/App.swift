@@ -102,26 +102,32 @@ final class App {
         // Two taskctl processes editing different fields of one task both keep their edit.
         context.mergePolicy = .mergeByPropertyMemoryWins
         opened = (coordinator, context)
-        if !readOnly { try expireTasks(in: context) }
         return context
     }
 
-    /// Taskwarrior's expiry: a pending task with `until` and no recurrence is deleted once its
-    /// `until` has passed, ending then. A command that writes does it (saved with its own
-    /// change); commands that only read leave such tasks out (``pending``).
-    private func expireTasks(in context: ManagedObjectContext) throws {
-        for task in try tasks(context, where: try ObjectPredicate(Self.expired)) {
-            try task.setValue("deleted", forKey: "status")
-            try task.setValue(try task.value(forKey: "until"), forKey: "completedAt")
-            try task.setValue(.null, forKey: "startedAt")
-        }
+    /// Taskwarrior's expiry, where a command meets the task: a pending task with `until` and
+    /// no recurrence is deleted once its `until` has passed, ending then (saved with the
+    /// command's own change). Lists leave such tasks out (``pending()``) and views read them
+    /// as deleted, so a task nobody names needs no write: searching for them at every
+    /// command cost `add` 18 ms at 100,000 tasks.
+    func expireIfPassed(_ task: ManagedObject) throws {
+        guard task["status"] == "pending", task["recurrence"].isNull, case .date(let until) = task["until"], until <= now else { return }
+        try task.setValue("deleted", forKey: "status")
+        try task.setValue(.date(until), forKey: "completedAt")
+        try task.setValue(.null, forKey: "startedAt")
     }
 
-    /// Tasks past their `until` without a recurrence: pending in the store until the next
-    /// writing command deletes them, left out of every list until then.
-    static let expired = "(status == 'pending' AND recurrence == nil AND until != nil AND until <= now())"
+    /// Tasks past their `until` without a recurrence: still pending in the store, left out
+    /// of every list. The clock as a constant, so the store's columns decide it (with
+    /// `now()` every row was evaluated: `list` at 100k 181 -> 212 ms).
+    func expired() throws -> ObjectPredicate {
+        try ObjectPredicate(format: "status == 'pending' AND recurrence == nil AND until != nil AND until <= %@", .date(now))
+    }
+
     /// The pending tasks lists show: the expired ones left out.
-    static let pending = "status == 'pending' AND NOT " + expired
+    func pending() throws -> ObjectPredicate {
+        .and(try ObjectPredicate("status == 'pending'"), .not(try expired()))
+    }
 
     // MARK: Lookups
 
@@ -131,6 +137,12 @@ final class App {
 
     /// A task by id, UUID or unique UUID prefix.
     func task(_ reference: String, in context: ManagedObjectContext) throws -> ManagedObject {
+        let task = try lookUp(reference, in: context)
+        try expireIfPassed(task)
+        return task
+    }
+
+    private func lookUp(_ reference: String, in context: ManagedObjectContext) throws -> ManagedObject {
         if let id = Int64(reference), id > 0 {
             let objectID = ObjectID(entityName: "Task", storeIdentifier: context.coordinator.storeIdentifier, key: .permanent(id))
             do {

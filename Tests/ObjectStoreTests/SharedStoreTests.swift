@@ -507,10 +507,11 @@ import ObjectStoreModel
     }
 
     /// Copies a killed compaction, save or migration left beside the store (a whole store
-    /// each) are removed by the next writable open, but only those whose process is gone:
-    /// a live process's copy and other files stay, and a read-only open removes nothing.
+    /// each) are removed by the next write of a whole file (a compaction, a JSON save), but
+    /// only those whose process is gone: a live process's copy and other files stay. Opening
+    /// the store, which must stay cheap, lists nothing.
     @Test(arguments: fileKinds)
-    func leftoversOfKilledProcessesAreRemovedOnTheNextOpen(kind: StoreKind) throws {
+    func leftoversOfKilledProcessesAreRemovedByTheNextWholeFileWrite(kind: StoreKind) throws {
         let directory = try TemporaryDirectory()
         let url = Self.url(kind, in: directory)
         try Self.open(url).task("kept")
@@ -532,10 +533,14 @@ import ObjectStoreModel
         _ = try PersistentStoreCoordinator(model: TestModel.model, storeURL: url, readOnly: true)
         #expect(try present().isSuperset(of: deadOnes + kept), "a read-only open removes nothing")
         let reopened = try Self.open(url)
+        #expect(try present().isSuperset(of: deadOnes + kept), "an open removes nothing")
+        try reopened.task("another")
+        try reopened.save()
+        try (reopened.coordinator.store as? BinaryStore)?.compact()
         let after = try present()
         #expect(after.isDisjoint(with: deadOnes), "\(after)")
         #expect(after.isSuperset(of: kept), "\(after)")
-        #expect(try reopened.all("Task").count == 1)
+        #expect(try reopened.all("Task").count == 2)
     }
 
     @Test func checkIntegrityFindsBrokenInversesAndRuleViolations() throws {

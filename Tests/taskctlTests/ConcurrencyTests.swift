@@ -45,9 +45,8 @@ struct ConcurrencyTests {
     /// Expiry and leftover cleanup with several processes at once: two add tasks that
     /// expire at once and tasks that do not, one through the real path and one through a
     /// symbolic link, while a third compacts the store (a new file each time) and lists.
-    /// Every writing command expires what has passed, so an expired task ends deleted
-    /// whichever process got there; every other add lands; no copy of a compaction is left
-    /// beside the store; `store check` passes.
+    /// Every expired task reads as deleted whichever process wrote it; every other add
+    /// lands; no copy of a compaction is left beside the store; `store check` passes.
     @Test(arguments: ["tasks.store", "tasks.json"])
     func expiryAndLeftoverCleanupHoldWithSeveralProcessesAtOnce(storeName: String) throws {
         let t = try TaskctlRunner(storeName: storeName)

@@ -286,8 +286,8 @@ struct TaskwarriorHabitsTests {
     }
 
     /// `until` without a recurrence is an expiry date, as in Taskwarrior: past it the task
-    /// leaves the lists, reads as deleted (exported with `end` = until), and the next
-    /// writing command deletes it; a deleted task is exported with `end`, its deletion time.
+    /// leaves the lists, reads as deleted (exported with `end` = until), and a command that
+    /// names it stores the deletion; a deleted task is exported with `end`, its deletion time.
     @Test func untilWithoutRecurrenceExpiresTheTaskAndDeletedTasksHaveAnEnd() throws {
         let t = try TaskctlRunner()
         t.now = "2026-11-25T10:00:00Z"
@@ -304,7 +304,7 @@ struct TaskwarriorHabitsTests {
         let expired = try t.ok("export", "--format", "taskwarrior", "--all")
         #expect(expired.contains(#""description":"soon","end":"20261125T120000Z","entry":"20261125T100000Z","status":"deleted""#), "\(expired)")
         #expect(!(try t.ok("export")).contains("soon"))
-        try t.ok("add", "later one")  // a writing command: the expiry is stored
+        try t.ok("add", "later one")
         let edit = try t.run("edit", "1", "--text", "again")
         #expect(edit.status == 1 && edit.err.contains("task 1 is deleted"), "\(edit.err)")
         // A recurring task's until only ends the recurrence.

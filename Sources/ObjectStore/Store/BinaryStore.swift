@@ -155,8 +155,6 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
         self.durability = durability
         self.core = Locked(Core(path: url.path, model: model, durability: durability))
         try fileLock.createIfMissing(readOnly: readOnly) { create(identifier: identifier ?? UUID().uuidString) }
-        // Copies killed processes left (a killed compaction leaves a whole store).
-        if !readOnly { FileIO.removeLeftoversOfDeadProcesses(beside: fileLock.resolvedPath) }
         try fileLock.withLock(exclusive: false) { fd, _ in try core.withLock { try $0.reload(fd) } }
         try core.withLock { $0.state.metadata }?.requireCompatible(with: model, path: url.path)
     }

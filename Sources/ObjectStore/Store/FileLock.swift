@@ -280,6 +280,10 @@ enum FileIO {
     }
 
     private static func writeTemporary(_ pieces: [[UInt8]], beside path: String, mode: mode_t) throws -> String {
+        // Before a new copy, the copies killed processes left: every whole-file write (a
+        // compaction, a JSON save, a store's creation) comes here, and costs far more than
+        // the directory listing; an open, which should not, does not list it.
+        removeLeftoversOfDeadProcesses(beside: path)
         let temporary = path + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw StoreError.io(path: path, reason: "cannot create \(temporary): \(errorText())") }

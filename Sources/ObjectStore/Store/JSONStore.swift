@@ -53,8 +53,6 @@ package final class JSONStore: PersistentStore, Sendable {
             let metadata = StoreMetadata(storeIdentifier: identifier ?? UUID().uuidString, model: model)
             return Array(Self.render(metadata, rows: [:], model: model).utf8)
         }
-        // Copies killed processes left (a killed compaction leaves a whole store).
-        if !readOnly { FileIO.removeLeftoversOfDeadProcesses(beside: fileLock.resolvedPath) }
         try fileLock.withLock(exclusive: false) { fd, _ in try state.withLock { try reload(fd, into: &$0) } }
         try state.withLock { $0.metadata }?.requireCompatible(with: model, path: url.path)
     }

@@ -18,7 +18,7 @@ enum AgendaCommand {
             return n
         } ?? 4
         let context = try app.context(readOnly: true)
-        let pending = try TaskView.fetch(context, where: try ObjectPredicate(App.pending), app: app)
+        let pending = try TaskView.fetch(context, where: try app.pending(), app: app)
         let relative = app.relative
         let calendar = relative.calendar
         let today = calendar.startOfDay(for: app.now)
@@ -112,7 +112,7 @@ enum AgendaCommand {
               let days = calendar.range(of: .day, in: .month, for: first)?.count,
               let end = calendar.date(byAdding: .day, value: days, to: first) else { throw CLIError.usage("--month '\(text)' is not a month taskctl can show") }
         let context = try app.context(readOnly: true)
-        let predicate = try ObjectPredicate(format: App.pending + " AND dueDate >= %@ AND dueDate < %@", .date(first), .date(end))
+        let predicate: ObjectPredicate = .and(try app.pending(), try ObjectPredicate(format: "dueDate >= %@ AND dueDate < %@", .date(first), .date(end)))
         var perDay: [Int: Int] = [:]
         for task in try app.tasks(context, where: predicate) {
             guard case .date(let due) = task["dueDate"] else { continue }

@@ -483,7 +483,7 @@ enum ExportCommand {
         let format = args.value("format") ?? "taskctl"
         guard ["taskctl", "taskwarrior", "todo.txt"].contains(format) else { throw CLIError.usage("unknown format '\(format)'; use taskctl, taskwarrior or todo.txt") }
         let context = try app.context(readOnly: true)
-        let predicate = try ObjectPredicate(args.has("all") ? "TRUEPREDICATE" : "status != 'deleted' AND NOT " + App.expired)
+        let predicate = args.has("all") ? try ObjectPredicate("TRUEPREDICATE") : .and(try ObjectPredicate("status != 'deleted'"), .not(try app.expired()))
         let tasks = try app.tasks(context, where: predicate)
         switch format {
         case "taskwarrior":

@@ -22,7 +22,7 @@ enum ListCommand {
         case "TOMORROW": return try due(from: try dates.parse("eod").addingTimeInterval(1), to: try dates.parse("tomorrow"))
         case "WEEK": return try due(from: try dates.parse("sow"), to: try dates.parse("eow"))
         case "DUE": return try due(from: try dates.parse("sod"), to: app.now.addingTimeInterval(7 * 86_400))
-        case "WAITING": return try ObjectPredicate("waitUntil > now()")
+        case "WAITING": return try ObjectPredicate(format: "waitUntil > %@", .date(app.now))
         case "ACTIVE": return try ObjectPredicate("startedAt != nil")
         default: return try ObjectPredicate(format: "ANY tags.name ==[c] %@", .string(tag))
         }
@@ -39,18 +39,18 @@ enum ListCommand {
         if let status = args.value("status") {
             // Taskwarrior's status: filter.
             switch status.lowercased() {
-            case "pending": clauses.append(try ObjectPredicate(App.pending))
+            case "pending": clauses.append(try app.pending())
             case "completed", "done": clauses.append(try ObjectPredicate("status == 'done'"))
-            case "deleted": clauses.append(try ObjectPredicate(App.expired + " OR status == 'deleted'"))
-            case "waiting": clauses.append(try ObjectPredicate(App.pending + " AND waitUntil > now()"))
+            case "deleted": clauses.append(.or(try app.expired(), try ObjectPredicate("status == 'deleted'")))
+            case "waiting": clauses.append(.and(try app.pending(), try ObjectPredicate(format: "waitUntil > %@", .date(app.now))))
             default: throw CLIError.usage("status:\(status): use pending, completed, deleted or waiting")
             }
         } else if args.has("all") {
-            clauses.append(try ObjectPredicate("status IN {'pending', 'done'} AND NOT " + App.expired))
+            clauses.append(.and(try ObjectPredicate("status IN {'pending', 'done'}"), .not(try app.expired())))
         } else if args.has("done") {
             clauses.append(try ObjectPredicate("status == 'done'"))
         } else {
-            clauses.append(try ObjectPredicate(App.pending))
+            clauses.append(try app.pending())
         }
         if let p = args.value("priority") { clauses.append(try ObjectPredicate(format: "priority == %d", .integer(try Priority.parse(p)))) }
         if let l = args.value("location") { clauses.append(try ObjectPredicate(format: "location.name ==[c] %@", .string(l))) }

@@ -153,7 +153,7 @@ enum TaskCommands {
         let tasks: [ManagedObject]
         if let predicate {
             // Pending tasks, as a list without --all shows them.
-            tasks = try app.tasks(context, where: .and(try ObjectPredicate(App.pending), predicate), sort: [SortKey("title")])
+            tasks = try app.tasks(context, where: .and(try app.pending(), predicate), sort: [SortKey("title")])
                 .sorted { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) }
             guard !tasks.isEmpty else { throw CLIError.usage("no pending task matches --where \(filter ?? ""); nothing changed") }
         } else {
