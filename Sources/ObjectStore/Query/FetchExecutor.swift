@@ -692,9 +692,3 @@ extension ManagedObjectContext {
         return bound.variableNames.contains("FETCH_SOURCE") ? nil : bound
     }
 }
-
-/// The cache key of a compiled predicate.
-struct CompiledKey: Hashable {
-    var predicate: ObjectPredicate
-    var entity: String
-}

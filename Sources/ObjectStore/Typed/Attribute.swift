@@ -154,12 +154,3 @@ public struct Relationship<T: RelationshipValue>: TypedPropertyWrapper {
         }
     }
 }
-
-/// Where a typed property was declared: the key that ties a wrapper instance to its
-/// property name, found once per class by reflection.
-struct PropertySite: Hashable, Sendable {
-    var key: String?
-    var file: String
-    var line: UInt
-    var column: UInt
-}

@@ -6,130 +6,23 @@ import ObjectStoreModel
 /// list of constants, for IN). A fetch over a store's rows uses it when the predicate is of
 /// that shape; anything else (relationships, derived attributes, functions, variables,
 /// quantifiers) goes through the compiled closures. Both use the same comparison functions,
-/// so they agree on every value (nil, numbers across types, string options).
+/// so they agree on every value (nil, numbers across types, string options). Made from an
+/// ``ObjectPredicate`` above the store (`SlotPredicate(_:entity:)`); the store decides it on
+/// its columns and indexes and tests it on rows.
 indirect enum SlotPredicate {
     case constant(Bool)
     case not(SlotPredicate)
     case and(SlotPredicate, SlotPredicate)
     case or(SlotPredicate, SlotPredicate)
-    /// `slot op constant`, or `constant op slot` when `slotOnLeft` is false.
-    /// `direct`, when set, decides the common cases inline (no closure called).
-    case compare(slot: Int, op: PredicateComparison.Operator, test: (Operand, Operand) throws -> Bool, constant: Operand, slotOnLeft: Bool,
+    /// `slot op constant`, or `constant op slot` when `slotOnLeft` is false. `test` is the
+    /// comparison with the constant bound: its verdict for a slot's value. `direct`, when
+    /// set, decides the common cases inline (no closure called).
+    case compare(slot: Int, op: PredicateComparison.Operator, test: (Value) throws -> Bool, constant: SlotConstant, slotOnLeft: Bool,
                  direct: DirectTest?)
     /// A to-one relationship `== object` (an object's URI) or `IN` a list of them, either
     /// way round for `==`: the slot refers to one of `targets`. A URI that is not an object
     /// ID's own (``ObjectID/uriRepresentation``) names no object, so it adds no target.
     case reference(slot: Int, targets: Set<ObjectID>)
-
-    /// The predicate in this form for objects of `entity`, or nil when it has another shape.
-    init?(_ predicate: ObjectPredicate, entity: EntityDescription) {
-        switch predicate {
-        case .constant(let value): self = .constant(value)
-        case .not(let inner):
-            guard let inner = SlotPredicate(inner, entity: entity) else { return nil }
-            self = .not(inner)
-        case .and(let a, let b):
-            guard let a = SlotPredicate(a, entity: entity), let b = SlotPredicate(b, entity: entity) else { return nil }
-            self = .and(a, b)
-        case .or(let a, let b):
-            guard let a = SlotPredicate(a, entity: entity), let b = SlotPredicate(b, entity: entity) else { return nil }
-            self = .or(a, b)
-        case .comparison(let c):
-            guard c.quantifier == .direct else { return nil }
-            if let reference = Self.reference(c, entity: entity) {
-                self = reference
-                return
-            }
-            func slot(_ expression: ObjectExpression) -> Int? {
-                guard case .keyPath(.evaluatedObject, let path) = expression, path.count == 1, let index = entity.slot(of: path[0]),
-                      entity.kind(ofSlot: index) == .attribute, entity.properties[index].attribute?.isTransient == false else { return nil }
-                return index
-            }
-            func constant(_ expression: ObjectExpression) -> Operand? {
-                switch expression {
-                case .constant(let value): return .value(value)
-                case .array(let items):
-                    var values: [Operand] = []
-                    for item in items {
-                        guard case .constant(let value) = item else { return nil }
-                        values.append(.value(value))
-                    }
-                    return .collection(values)
-                default: return nil
-                }
-            }
-            // MATCHES needs the query's clock, which only the closures' scope carries.
-            guard c.op != .matches else { return nil }
-            let rightConstant: Value? = { if case .constant(let v) = c.rhs { return v } else { return nil } }()
-            let test = PredicateCompiler.test(for: c.op, options: c.options, constantRight: rightConstant)
-            if let index = slot(c.lhs), let value = constant(c.rhs) {
-                // A to-many value on the left would mean ANY; an attribute is never one.
-                let direct = c.options.isEmpty ? DirectTest(c.op, value) : nil
-                self = .compare(slot: index, op: c.op, test: test, constant: value, slotOnLeft: true, direct: direct)
-            } else if let value = constant(c.lhs), let index = slot(c.rhs), c.op != .contains, c.op != .in {
-                self = .compare(slot: index, op: c.op, test: test, constant: value, slotOnLeft: false, direct: nil)
-            } else {
-                return nil
-            }
-        }
-    }
-
-    /// The comparison as a ``reference(slot:targets:)``, when it compares a to-one
-    /// relationship of the object with object URIs (`==` either way round, `IN` a list).
-    private static func reference(_ c: PredicateComparison, entity: EntityDescription) -> SlotPredicate? {
-        func toOne(_ expression: ObjectExpression) -> Int? {
-            guard case .keyPath(.evaluatedObject, let path) = expression, path.count == 1, let index = entity.slot(of: path[0]),
-                  let relationship = entity.properties[index].relationship, !relationship.isToMany, !relationship.isTransient else { return nil }
-            return index
-        }
-        func target(_ expression: ObjectExpression) -> Set<ObjectID>? {
-            guard case .constant(.uri(let uri)) = expression else { return nil }
-            guard let id = ObjectID(uri: uri), id.uriRepresentation == uri else { return [] }
-            return [id]
-        }
-        switch c.op {
-        case .equal:
-            if let slot = toOne(c.lhs), let targets = target(c.rhs) { return .reference(slot: slot, targets: targets) }
-            if let slot = toOne(c.rhs), let targets = target(c.lhs) { return .reference(slot: slot, targets: targets) }
-            return nil
-        case .in:
-            guard let slot = toOne(c.lhs), case .array(let items) = c.rhs else { return nil }
-            var targets = Set<ObjectID>()
-            for item in items {
-                guard let found = target(item) else { return nil }
-                targets.formUnion(found)
-            }
-            return .reference(slot: slot, targets: targets)
-        default:
-            return nil
-        }
-    }
-
-    /// The comparison of a value with a constant for the most common cases (a value nil or
-    /// not, a string equal to a constant, a date or an integer against a constant), without
-    /// the general comparison's folding and pairing of operands; other values go to
-    /// `generic`. Each case gives what the general comparison gives (NaN dates included:
-    /// `<=` is "not after").
-    static func directTest(_ op: PredicateComparison.Operator, _ constant: Operand,
-                           generic: @escaping (Operand, Operand) throws -> Bool) -> ((Operand, Operand) throws -> Bool)? {
-        guard let direct = DirectTest(op, constant) else { return nil }
-        return { l, r in
-            if case .value(let value) = l, let verdict = direct.test(value) { return verdict }
-            return try generic(l, r)
-        }
-    }
-
-    /// The conjuncts of `predicate` (its top-level ANDs) that have this shape, joined: a test
-    /// every match passes, so a row failing it needs no other test. Nil when none has.
-    static func prefilter(_ predicate: ObjectPredicate, entity: EntityDescription) -> SlotPredicate? {
-        func conjuncts(_ p: ObjectPredicate) -> [ObjectPredicate] {
-            if case .and(let a, let b) = p { return conjuncts(a) + conjuncts(b) }
-            return [p]
-        }
-        let usable = conjuncts(predicate).compactMap { SlotPredicate($0, entity: entity) }
-        guard let first = usable.first else { return nil }
-        return usable.dropFirst().reduce(first) { .and($0, $1) }
-    }
 
     /// Whether an object with these slots matches.
     func matches(_ slots: [SlotValue]) throws -> Bool {
@@ -152,8 +45,8 @@ indirect enum SlotPredicate {
             // decide (binding them copied them for every value tested).
             guard slot < slots.count, case .value(let value) = slots[slot] else { return false }
             if let direct, let verdict = direct.test(value) { return verdict }
-            guard case .compare(_, _, let test, let constant, let slotOnLeft, _) = self else { return false }
-            return slotOnLeft ? try test(.value(value), constant) : try test(constant, .value(value))
+            guard case .compare(_, _, let test, _, _, _) = self else { return false }
+            return try test(value)
         case .reference(let slot, let targets):
             guard slot < slots.count, case .toOne(let id?) = slots[slot] else { return false }
             return targets.contains(id)
@@ -168,9 +61,9 @@ extension SlotPredicate {
         switch self {
         case .and(let a, let b): return try a.rejectsNil(inSlot: slot) || b.rejectsNil(inSlot: slot)
         case .constant(let value): return !value
-        case .compare(let compared, _, let test, let constant, let slotOnLeft, _):
+        case .compare(let compared, _, let test, _, _, _):
             guard compared == slot else { return false }
-            return try !(slotOnLeft ? test(.value(.null), constant) : test(constant, .value(.null)))
+            return try !test(.null)
         case .reference(let compared, _): return compared == slot
         case .not, .or: return false
         }
@@ -238,33 +131,30 @@ extension SlotPredicate {
             return left
         case .compare(let slot, let op, let test, let constant, let slotOnLeft, _):
             guard let column = columns[slot], column.rows == rows else { return nil }
-            let null = slotOnLeft ? try test(.value(.null), constant) : try test(constant, .value(.null))
+            let null = try test(.null)
             var result: [Bool]
             switch constant {
             case .value(let value):
                 if value.isNull {
                     // Any value against nil: the same answer whatever the value.
                     let dummy: Value = column.kind == .integer ? .integer(0) : column.kind == .boolean ? .bool(false) : column.kind == .date ? .date(Date()) : .double(0)
-                    let other = slotOnLeft ? try test(.value(dummy), constant) : try test(constant, .value(dummy))
+                    let other = try test(dummy)
                     result = [Bool](repeating: other, count: rows)
                 } else {
                     guard let bits = Column.bits(value, kind: column.kind), let compare = Self.comparison(op, slotOnLeft: slotOnLeft) else { return nil }
                     result = compare(column, bits)
                 }
-            case .collection(let items):
+            case .list(let items):
                 guard op == .in, slotOnLeft else { return nil }
                 // -0.0 and 0.0 are equal numbers with different bits.
                 let floating = column.kind == .double || column.kind == .date
                 var wanted = Set<UInt64>()
-                for item in items {
-                    guard case .value(let value) = item else { return nil }
+                for value in items {
                     if value.isNull { continue }  // decides the nil rows, through `null`
                     guard let bits = Column.bits(value, kind: column.kind) else { return nil }
                     wanted.insert(floating && Double(bitPattern: bits) == 0 ? 0 : bits)
                 }
                 result = column.values.map { bits in wanted.contains(floating && Double(bitPattern: bits) == 0 ? 0 : bits) }
-            default:
-                return nil
             }
             for i in 0..<rows where column.isNull(i) { result[i] = null }
             return result
@@ -302,6 +192,12 @@ extension SlotPredicate {
             }
         }
     }
+}
+
+/// The constant a slot is compared with: one value, or the list of an `IN`.
+enum SlotConstant {
+    case value(Value)
+    case list([Value])
 }
 
 /// A slot predicate ready to test many objects: when it is an AND of comparisons the direct
@@ -352,7 +248,7 @@ enum DirectTest {
     case integer(Int64, PredicateComparison.Operator)
 
     /// The direct test of `op` with `constant` on the right, when there is one.
-    init?(_ op: PredicateComparison.Operator, _ constant: Operand) {
+    init?(_ op: PredicateComparison.Operator, _ constant: SlotConstant) {
         guard case .value(let right) = constant else { return nil }
         switch (op, right) {
         case (.equal, .null), (.notEqual, .null): self = .null(equal: op == .equal)

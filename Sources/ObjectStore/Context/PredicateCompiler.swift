@@ -410,3 +410,9 @@ final class RegexCache {
         return regex
     }
 }
+
+/// The cache key of a compiled predicate.
+struct CompiledKey: Hashable {
+    var predicate: ObjectPredicate
+    var entity: String
+}

@@ -1594,7 +1594,7 @@ private final class Core: @unchecked Sendable {
                   slot < entity.properties.count, let attribute = entity.properties[slot].attribute, attribute.isStored,
                   let kind = Column.Kind(attribute.type), let bits = Column.bits(constant, kind: kind),
                   // The index lists no nil: only a comparison no nil passes can use it.
-                  try !(slotOnLeft ? test(.value(.null), .value(constant)) : test(.value(constant), .value(.null)))
+                  try !test(.null)
             else { continue }
             // With the constant on the left, `k < x` is `x > k`.
             let bound = Snapshot.Bound(bits: bits, inclusive: true), open = Snapshot.Bound(bits: bits, inclusive: false)
@@ -1661,14 +1661,14 @@ private final class Core: @unchecked Sendable {
     /// `==` a value of the type, one per item of `IN` a list of them. Nil for any other
     /// comparison (`IN` a string tests for a substring; a nil or a value of another type in
     /// the list could match rows the index does not list or files otherwise).
-    static func indexHashes(_ op: PredicateComparison.Operator, _ constant: Operand, type: AttributeType) -> Set<UInt64>? {
+    static func indexHashes(_ op: PredicateComparison.Operator, _ constant: SlotConstant, type: AttributeType) -> Set<UInt64>? {
         switch (op, constant) {
         case (.equal, .value(let value)):
             return BinaryStore.indexHash(value, type: type).map { [$0] }
-        case (.in, .collection(let items)):
+        case (.in, .list(let items)):
             var hashes = Set<UInt64>()
-            for item in items {
-                guard case .value(let value) = item, let hash = BinaryStore.indexHash(value, type: type) else { return nil }
+            for value in items {
+                guard let hash = BinaryStore.indexHash(value, type: type) else { return nil }
                 hashes.insert(hash)
             }
             return hashes
