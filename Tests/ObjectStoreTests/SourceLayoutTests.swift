@@ -17,7 +17,7 @@ import Testing
     /// Runs the script in `directory`; its exit status and output.
     static func layers(in directory: URL) throws -> (status: Int32, output: String) {
         let process = Process()
-        process.executableURL = try #require(swift)
+        process.executableURL = swift
         process.arguments = [root.appendingPathComponent(".ci/layers.swift").path]
         process.currentDirectoryURL = directory
         let pipe = Pipe()

@@ -439,7 +439,7 @@ struct Snapshot {
 
     /// The directory entries of `positions` as read from the file, and the position of the
     /// first entry read: a narrow entry holds where its row ends, so the one before is read too.
-    private func directoryRun(_ part: EntityPart, _ positions: Range<Int>, fd: Int32, path: String) throws -> (bytes: [UInt8], first: Int) {
+    func directoryRun(_ part: EntityPart, _ positions: Range<Int>, fd: Int32, path: String) throws -> (bytes: [UInt8], first: Int) {
         let first = part.isNarrow ? max(0, positions.lowerBound - 1) : positions.lowerBound
         let count = (positions.upperBound - first) * part.entrySize
         let run = try FileIO.read(fd, count: count, at: base + part.directoryOffset + first * part.entrySize, path: path)
@@ -449,7 +449,7 @@ struct Snapshot {
 
     /// The encoded slots a directory entry points at, checked to lie in the entity's rows
     /// and against the row's checksum.
-    private func readRow(_ entry: Entry, of part: EntityPart, fd: Int32, path: String) throws -> [UInt8] {
+    func readRow(_ entry: Entry, of part: EntityPart, fd: Int32, path: String) throws -> [UInt8] {
         guard entry.offset >= part.rowsOffset, entry.size >= 0, entry.offset <= part.rowsOffset + part.rowsLength,
               entry.size <= part.rowsOffset + part.rowsLength - entry.offset else {
             throw StoreError.corrupt(path: path, reason: "a snapshot row of key \(entry.key) lies outside its entity")
@@ -459,150 +459,6 @@ struct Snapshot {
             throw StoreError.corrupt(path: path, reason: "a snapshot row of key \(entry.key) does not match its checksum")
         }
         return bytes
-    }
-
-    /// The (entity, key) pairs an index lists under a hash.
-    /// `nil` when there is no index for the constraint as the model defines it now.
-    func candidates(owner: Int, constraint: Int, signature: UInt32, hash: UInt64, fd: Int32, path: String) throws -> [(entity: Int, key: Int64)]? {
-        guard let part = indexes.first(where: { $0.owner == owner && $0.constraint == constraint && $0.signature == signature }) else { return nil }
-        func read(_ range: Range<Int>) throws -> [UInt8] { try readEntries(part, range, fd: fd, path: path) }
-        // The first entry whose hash is not below `hash` (as much of it as the index keeps).
-        let hash = hash & part.hashMask
-        var low = 0, high = part.count
-        while high - low > 128 {
-            let mid = (low + high) / 2
-            if Self.indexEntry(in: try read(mid..<mid + 1), at: 0, part: part).value < hash { low = mid + 1 } else { high = mid }
-        }
-        var result: [(Int, Int64)] = []
-        var start = low
-        while start < part.count {
-            let end = min(part.count, start + 128)
-            let bytes = try read(start..<end)
-            for i in 0..<(end - start) {
-                let found = Self.indexEntry(in: bytes, at: i, part: part)
-                if found.value < hash { continue }
-                if found.value > hash { return result }
-                result.append((found.entity, found.key))
-            }
-            start = end
-        }
-        return result
-    }
-
-    /// Entry `i` of index bytes that start with an entry: the hash (as much as the index
-    /// keeps) or the value, the entity, the directory position (zero in a uniqueness index)
-    /// and the key. Callers read whole entries.
-    private static func indexEntry(in bytes: [UInt8], at i: Int, part: IndexPart) -> (value: UInt64, entity: Int, position: Int, key: Int64) {
-        let at = i * part.entrySize
-        guard at >= 0, bytes.count - at >= part.entrySize else { return (0, 0, 0, 0) }
-        return bytes.withUnsafeBytes { raw in
-            guard let widths = part.widths else {
-                func u64(_ offset: Int) -> UInt64 { UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: at + offset, as: UInt64.self)) }
-                func u32(_ offset: Int) -> UInt32 { UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: at + offset, as: UInt32.self)) }
-                return (u64(0), Int(u32(8)), Int(u32(12)), Int64(bitPattern: u64(16)))
-            }
-            let value = littleEndian(raw, at, widths.value)
-            let middle = Int(littleEndian(raw, at + widths.value, widths.middle))
-            let key = Int64(bitPattern: littleEndian(raw, at + widths.value + widths.middle, widths.key))
-            guard part.isSchemaIndex else {
-                // The top bytes of the hash.
-                return (value << UInt64(64 - 8 * widths.value), widths.middle == 0 ? part.owner : middle, 0, key)
-            }
-            guard widths.value < 8 else { return (value, part.owner, middle, key) }
-            // A narrow value: a signed whole number, as its column would hold it.
-            let shift = UInt64(64 - 8 * widths.value)
-            let number = Int64(bitPattern: value << shift) >> shift
-            return (widths.doubles ? Double(number).bitPattern : UInt64(bitPattern: number), part.owner, middle, key)
-        }
-    }
-
-    /// Every entry of an index, checked against its checksum (for integrity checks).
-    func indexEntries(_ part: IndexPart, fd: Int32, path: String) throws -> [(hash: UInt64, entity: Int, position: Int, key: Int64)] {
-        let bytes = try FileIO.read(fd, count: part.count * part.entrySize, at: base + part.offset, path: path)
-        guard bytes.count == part.count * part.entrySize, CRC32.checksum(bytes) == part.crc else {
-            throw StoreError.corrupt(path: path, reason: "snapshot at byte \(base): an index checksum does not match")
-        }
-        return (0..<part.count).map { i in
-            let entry = Self.indexEntry(in: bytes, at: i, part: part)
-            return (entry.value, entry.entity, entry.position, entry.key)
-        }
-    }
-
-    /// One end of a range: a column value (as the column stores it) and whether it is in.
-    struct Bound {
-        var bits: UInt64
-        var inclusive: Bool
-    }
-
-    /// The (directory position, key) of the rows a schema index lists between two bounds
-    /// (values compared as `kind` orders them), in index order: a binary search of the
-    /// entries in the file, then one read of the range. The entries are not checksummed
-    /// here (``indexEntries(_:fd:path:)`` is, for integrity checks); each position is
-    /// checked against the row's directory entry by the caller.
-    func range(_ part: IndexPart, kind: Column.Kind, from lower: Bound?, to upper: Bound?, fd: Int32, path: String) throws -> [(position: Int, key: Int64)] {
-        try entries(part, try span(part, kind: kind, from: lower, to: upper, fd: fd, path: path), fd: fd, path: path)
-    }
-
-    /// The (directory position, key) of a span of an index's entries (from ``span(_:kind:from:to:fd:path:)``).
-    func entries(_ part: IndexPart, _ span: Range<Int>, fd: Int32, path: String) throws -> [(position: Int, key: Int64)] {
-        guard !span.isEmpty else { return [] }
-        let bytes = try readEntries(part, span, fd: fd, path: path)
-        return (0..<span.count).map { i in
-            let entry = Self.indexEntry(in: bytes, at: i, part: part)
-            return (entry.position, entry.key)
-        }
-    }
-
-    /// The value (as its column stores it) of entry `i` of an index, in index order.
-    func entryValue(_ part: IndexPart, at i: Int, fd: Int32, path: String) throws -> UInt64 {
-        guard (0..<part.count).contains(i) else { throw StoreError.corrupt(path: path, reason: "snapshot at byte \(base): an index is truncated") }
-        return Self.indexEntry(in: try readEntries(part, i..<i + 1, fd: fd, path: path), at: 0, part: part).value
-    }
-
-    private func readEntries(_ part: IndexPart, _ range: Range<Int>, fd: Int32, path: String) throws -> [UInt8] {
-        let bytes = try FileIO.read(fd, count: range.count * part.entrySize, at: base + part.offset + range.lowerBound * part.entrySize, path: path)
-        guard bytes.count == range.count * part.entrySize else { throw StoreError.corrupt(path: path, reason: "snapshot at byte \(base): an index is truncated") }
-        return bytes
-    }
-
-    /// The entries between two bounds: a binary search that reads one entry per step until
-    /// at most ``searchBlock`` entries remain, then reads those at once and ends in memory;
-    /// the upper bound's search starts where the lower one's ended.
-    func span(_ part: IndexPart, kind: Column.Kind, from lower: Bound?, to upper: Bound?, fd: Int32, path: String) throws -> Range<Int> {
-        let less = kind.less
-        // The first entry from `low` for which `before` is false (entries are sorted so it is monotone).
-        func partition(from low: Int, _ before: (UInt64) -> Bool) throws -> Int {
-            var low = low, high = part.count
-            while high - low > Self.searchBlock {
-                let mid = (low + high) / 2
-                if before(Self.indexEntry(in: try readEntries(part, mid..<mid + 1, fd: fd, path: path), at: 0, part: part).value) { low = mid + 1 } else { high = mid }
-            }
-            guard low < high else { return low }
-            let block = try readEntries(part, low..<high, fd: fd, path: path)
-            var first = 0, last = high - low
-            while first < last {
-                let mid = (first + last) / 2
-                if before(Self.indexEntry(in: block, at: mid, part: part).value) { first = mid + 1 } else { last = mid }
-            }
-            return low + first
-        }
-        let start = try lower.map { bound in try partition(from: 0) { bound.inclusive ? less($0, bound.bits) : !less(bound.bits, $0) } } ?? 0
-        let end = try upper.map { bound in try partition(from: start) { bound.inclusive ? !less(bound.bits, $0) : less($0, bound.bits) } } ?? part.count
-        return start < end ? start..<end : start..<start
-    }
-
-    /// Entries a binary search of an index reads in one piece once its range is this narrow
-    /// (4 KiB of narrow schema index entries).
-    static let searchBlock = 256
-
-    /// One row at a directory position, without reading the entity: its entry and encoded
-    /// slots, checked against the row's checksum. Nil when the position is past the directory.
-    func row(at position: Int, entity index: Int, fd: Int32, path: String) throws -> (entry: Entry, bytes: [UInt8])? {
-        let part = entities[index]
-        guard position >= 0, position < part.rowCount else { return nil }
-        let (run, first) = try directoryRun(part, position..<position + 1, fd: fd, path: path)
-        let entry = Self.entry(in: run, at: position, first: first, part: part)
-        return (entry, try readRow(entry, of: part, fd: fd, path: path))
     }
 
     /// The `width` bytes at `at` as a little-endian unsigned number (the caller checked they
@@ -627,7 +483,7 @@ struct Snapshot {
 
     /// The key of entry `i` of directory bytes that start with an entry (zero when short),
     /// in a directory that writes its keys.
-    private static func key(in bytes: [UInt8], at i: Int, part: EntityPart) -> Int64 {
+    static func key(in bytes: [UInt8], at i: Int, part: EntityPart) -> Int64 {
         let at = i * part.entrySize
         guard at >= 0, bytes.count - at >= part.entrySize else { return 0 }
         return bytes.withUnsafeBytes { raw in
@@ -639,7 +495,7 @@ struct Snapshot {
     /// The entry at directory position `position`, from directory bytes that start with the
     /// entry at position `first` (for a narrow entry, the one before it as well, when there
     /// is one). Callers check that the directory holds the entry; a short one reads as zeros.
-    private static func entry(in bytes: [UInt8], at position: Int, first: Int, part: EntityPart) -> Entry {
+    static func entry(in bytes: [UInt8], at position: Int, first: Int, part: EntityPart) -> Entry {
         let at = (position - first) * part.entrySize
         guard at >= 0, bytes.count - at >= part.entrySize, !part.isNarrow || position == 0 || at >= part.entrySize else {
             return Entry(key: 0, version: 0, offset: 0, size: 0, crc: 0)
@@ -674,230 +530,4 @@ struct Snapshot {
         bytes.withUnsafeBytes { RowCodec.hash($0) }
     }
 
-    // MARK: Writing
-
-    /// One row to write: its key, version and encoded slots (`length` bytes of `source`
-    /// from `start`: the commit or snapshot part it was read from, not a copy).
-    struct Row {
-        var key: Int64
-        var version: Int64
-        var source: [UInt8]
-        var start: Int
-        var length: Int
-
-        var bytes: ArraySlice<UInt8> { source[start..<start + length] }
-
-        /// The bytes of `rows` when they lie one after another in one array, else nil.
-        static func span(_ rows: [Row]) -> ArraySlice<UInt8>? {
-            guard let first = rows.first else { return [] }
-            let base = first.source.withUnsafeBufferPointer { $0.baseAddress }
-            var end = first.start
-            for row in rows {
-                guard row.start == end, row.source.withUnsafeBufferPointer({ $0.baseAddress }) == base else { return nil }
-                end += row.length
-            }
-            return first.source[first.start..<end]
-        }
-    }
-
-    /// One index to write. A uniqueness index is written sorted by (hash, entity, key); a
-    /// schema index (with `positions`) in the order given, each entry with its row's
-    /// directory position.
-    struct Index {
-        var owner: Int
-        var constraint: Int
-        var signature: UInt32
-        var entries: [(hash: UInt64, entity: Int, key: Int64)]
-        var positions: [Int]? = nil
-        /// How a schema index's values order and narrow: its column's kind (hashes, and
-        /// uniqueness indexes, as integers).
-        var kind: Column.Kind = .integer
-    }
-
-    /// The bytes of a snapshot: `rows[i]` are entity i's rows sorted by key, `columns[i]` its
-    /// columns (in the rows' order). `.packed` (format 5): each field of the directories'
-    /// and indexes' entries as wide as its largest value needs, and column values narrow;
-    /// `.narrow` (format 4): directories, indexes and columns take the narrow entries and
-    /// values wherever theirs fit; otherwise (and always `.wide`, as format 3 wrote them)
-    /// wide ones.
-    static func bytes(rows: [[Row]], indexes: [Index], columns: [[(slot: Int, column: Column)]], layout: Layout = .packed) -> [UInt8] {
-        let narrow = layout != .wide
-        // Dense entries are packed ones that may leave keys out.
-        let entryLayout: Layout = layout == .dense ? .packed : layout
-        let columnTotal = columns.reduce(0) { $0 + $1.count }
-        let tableSize = rows.count * entityPartSize + indexes.count * indexPartSize + columnTotal * columnPartSize
-        var body = ByteWriter()
-        // Room for the rows, directories and indexes at their widest (columns grow it).
-        body.bytes.reserveCapacity(rows.reduce(0) { $0 + $1.reduce(0) { $0 + $1.length } + $1.count * directoryEntrySize }
-                                   + indexes.reduce(0) { $0 + $1.entries.count * indexEntrySize })
-        var offset = prefixSize + tableSize
-        var parts: [EntityPart] = []
-        let fits32 = { (n: Int64) in n >= 0 && n <= Int64(UInt32.max) }
-        for entityRows in rows {
-            let rowsLength = entityRows.reduce(0) { $0 + $1.length }
-            let widths: DirectoryWidths?
-            var firstKey: Int64? = nil
-            switch entryLayout {
-            case .packed where entityRows.allSatisfy({ $0.key >= 0 && $0.version >= 0 }):
-                let keys = entityRows.map { UInt64($0.key) }.max() ?? 0, versions = entityRows.map { UInt64($0.version) }.max() ?? 0
-                var keyWidth = bytesNeeded(keys)
-                // Consecutive keys (a store whose objects were never deleted): none written.
-                if layout == .dense, let first = entityRows.first?.key, entityRows.enumerated().allSatisfy({ $0.element.key == first + Int64($0.offset) }) {
-                    keyWidth = 0
-                    firstKey = first
-                }
-                widths = DirectoryWidths(key: keyWidth, version: bytesNeeded(versions), end: bytesNeeded(UInt64(rowsLength)))
-            case .narrow where rowsLength <= Int(UInt32.max) && entityRows.allSatisfy({ fits32($0.key) && fits32($0.version) }):
-                widths = .narrow
-            default:
-                widths = nil
-            }
-            let entrySize = widths?.entrySize ?? directoryEntrySize
-            let directoryOffset = offset
-            let rowsOffset = directoryOffset + entityRows.count * entrySize
-            var directory = ByteWriter()
-            directory.bytes.reserveCapacity(entityRows.count * entrySize)
-            var rowOffset = rowsOffset
-            for row in entityRows {
-                var entry = Entry(key: row.key, version: row.version, offset: rowOffset, size: row.bytes.count, crc: 0)
-                rowOffset += row.bytes.count
-                entry.crc = checksum(entry, row.bytes)
-                if let widths {
-                    directory.littleEndian(UInt64(entry.key), widths.key)
-                    directory.littleEndian(UInt64(entry.version), widths.version)
-                    directory.littleEndian(UInt64(rowOffset - rowsOffset), widths.end)
-                } else {
-                    directory.u64(UInt64(bitPattern: entry.key))
-                    directory.u64(UInt64(bitPattern: entry.version))
-                    directory.u64(UInt64(entry.offset))
-                    directory.u32(UInt32(entry.size))
-                }
-                directory.u32(entry.crc)
-            }
-            var part = EntityPart(rowCount: entityRows.count, directoryOffset: directoryOffset, rowsOffset: rowsOffset,
-                                  rowsLength: rowOffset - rowsOffset, directoryCRC: CRC32.checksum(directory.bytes))
-            part.widths = widths
-            part.firstKey = firstKey
-            parts.append(part)
-            body.bytes += directory.bytes
-            // Rows that follow one another in one array (a compaction's) in one copy.
-            if let span = Row.span(entityRows) {
-                body.bytes += span
-            } else {
-                for row in entityRows { body.bytes += row.bytes }
-            }
-            offset = rowOffset
-        }
-        var indexParts: [IndexPart] = []
-        for index in indexes {
-            var entries = ByteWriter()
-            let widths: IndexWidths?
-            let keysFit = index.entries.allSatisfy { $0.key >= 0 }
-            let maxKey = UInt64(index.entries.map { max(0, $0.key) }.max() ?? 0)
-            if let positions = index.positions {
-                switch entryLayout {
-                case .packed where keysFit && index.owner <= Int(UInt16.max):
-                    let value = Column.narrowest(index.entries.map(\.hash), kind: index.kind)
-                    widths = IndexWidths(value: value, middle: bytesNeeded(UInt64(positions.max() ?? 0)), key: bytesNeeded(maxKey),
-                                         doubles: value < 8 && (index.kind == .double || index.kind == .date))
-                case .narrow where index.owner <= Int(UInt16.max) && positions.allSatisfy({ $0 <= Int(UInt32.max) }) && index.entries.allSatisfy({ fits32($0.key) }):
-                    widths = .narrowSchema
-                default:
-                    widths = nil
-                }
-                for (entry, position) in zip(index.entries, positions) {
-                    guard let widths else {
-                        entries.u64(entry.hash)
-                        entries.u32(UInt32(entry.entity))
-                        entries.u32(UInt32(position))
-                        entries.u64(UInt64(bitPattern: entry.key))
-                        continue
-                    }
-                    let value = widths.value == 8 ? entry.hash : UInt64(bitPattern: Column.narrowNumber(entry.hash, kind: index.kind) ?? 0)
-                    entries.littleEndian(value, widths.value)
-                    entries.littleEndian(UInt64(position), widths.middle)
-                    entries.littleEndian(UInt64(entry.key), widths.key)
-                }
-            } else {
-                let entities = index.entries.map(\.entity)
-                switch entryLayout {
-                case .packed where keysFit && index.owner <= Int(UInt16.max) && entities.allSatisfy({ $0 >= 0 }):
-                    // Four bytes of hash, three in a dense index of fewer than 2^20 entries (a
-                    // lookup then lists another value's entry at most once in 16 lookups): a
-                    // lookup compares every candidate's row anyway.
-                    widths = IndexWidths(value: layout == .dense && index.entries.count < 1 << 20 ? 3 : 4, middle: entities.allSatisfy({ $0 == index.owner }) ? 0 : bytesNeeded(UInt64(entities.max() ?? 0)),
-                                         key: bytesNeeded(maxKey))
-                case .narrow where index.owner <= Int(UInt16.max) && index.entries.allSatisfy({ $0.entity <= Int(UInt16.max) && fits32($0.key) }):
-                    widths = .narrowUniqueness
-                default:
-                    widths = nil
-                }
-                // Sorted by as much of the hash as is written, so a search finds every entry of one.
-                let mask: UInt64 = widths.map { ~0 << UInt64(64 - 8 * $0.value) } ?? ~0
-                for entry in index.entries.sorted(by: { ($0.hash & mask, $0.entity, $0.key) < ($1.hash & mask, $1.entity, $1.key) }) {
-                    guard let widths else {
-                        entries.u64(entry.hash)
-                        entries.u32(UInt32(entry.entity))
-                        entries.u32(0)
-                        entries.u64(UInt64(bitPattern: entry.key))
-                        continue
-                    }
-                    entries.littleEndian(entry.hash >> UInt64(64 - 8 * widths.value), widths.value)
-                    entries.littleEndian(UInt64(entry.entity), widths.middle)
-                    entries.littleEndian(UInt64(entry.key), widths.key)
-                }
-            }
-            var part = IndexPart(owner: index.owner, constraint: index.constraint, count: index.entries.count, offset: offset,
-                                 crc: CRC32.checksum(entries.bytes), signature: index.signature)
-            part.widths = widths
-            indexParts.append(part)
-            body.bytes += entries.bytes
-            offset += entries.bytes.count
-        }
-        var columnParts: [ColumnPart] = []
-        for (entity, entityColumns) in columns.enumerated() {
-            for (slot, column) in entityColumns {
-                let column = narrow ? column : column.widened
-                let bytes = column.bytes
-                columnParts.append(ColumnPart(entity: entity, slot: slot, kind: column.kind, offset: offset, crc: CRC32.checksum(bytes),
-                                              present: column.present, width: column.width))
-                body.bytes += bytes
-                offset += bytes.count
-            }
-        }
-        var table = ByteWriter()
-        for (entity, part) in parts.enumerated() {
-            table.u64(UInt64(part.rowCount))
-            table.u64(UInt64(part.directoryOffset))
-            // A directory without keys: its first key instead of where its rows are.
-            table.u64(part.firstKey.map { UInt64($0) } ?? UInt64(part.rowsOffset))
-            table.u64(UInt64(part.rowsLength))
-            table.u32(part.directoryCRC)
-            // A wide directory says 0, as before format 4; a narrow one its entry size.
-            let size = part.widths.map { layout == .packed || layout == .dense ? $0.code : UInt32($0.entrySize) } ?? 0
-            table.u32(UInt32(entity < columns.count ? columns[entity].count : 0) | size << 16)
-        }
-        for part in indexParts {
-            let size = part.widths.map { layout == .packed || layout == .dense ? $0.code : UInt32($0.entrySize) } ?? 0
-            table.u32(UInt32(part.owner) | size << 16)
-            table.u32(UInt32(part.constraint))
-            table.u64(UInt64(part.count))
-            table.u64(UInt64(part.offset))
-            table.u32(part.crc)
-            table.u32(part.signature)
-        }
-        for part in columnParts {
-            table.u32(UInt32(part.slot))
-            table.u32(part.kind.rawValue | UInt32(part.width == 8 ? 0 : part.width) << 8)
-            table.u64(UInt64(part.offset))
-            table.u32(part.crc)
-            table.u32(UInt32(part.present))
-        }
-        var result = ByteWriter()
-        result.bytes = magic
-        result.u32(UInt32(rows.count))
-        result.u32(UInt32(indexes.count))
-        result.u32(CRC32.checksum(table.bytes))
-        return result.bytes + table.bytes + body.bytes
-    }
 }
