@@ -95,7 +95,10 @@ final class App {
             }
         }
         if let result {
-            output.warn("taskctl: migrated the store (\(result.plan.steps.map { "\($0.source) -> \($0.destination)" }.joined(separator: ", "))); the old store is kept at \(result.backupURL.path)")
+            var done: [String] = []
+            if result.plan.isNeeded { done.append("migrated the store (\(result.plan.steps.map { "\($0.source) -> \($0.destination)" }.joined(separator: ", ")))") }
+            if let format = result.upgradedFormat { done.append("upgraded the store from the pre-release binary format \(format) to store format 1.0") }
+            output.warn("taskctl: \(done.joined(separator: " and ")); the old store is kept at \(result.backupURL.path)")
         }
         let context = ManagedObjectContext(coordinator: coordinator)
         context.undoManager = nil

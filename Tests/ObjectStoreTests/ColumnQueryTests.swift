@@ -109,7 +109,7 @@ import ObjectStoreModel
     }
 
     /// The same rows and the same later changes in two stores.
-    private func fill(_ contexts: [ManagedObjectContext], compacting store: BinaryStore, format: Int = BinaryStore.formatVersion) throws {
+    private func fill(_ contexts: [ManagedObjectContext], compacting store: BinaryStore) throws {
         var g = Generator(state: 0x5EED_1234_ABCD_0001)
         var rows: [[String: Value]] = (0..<400).map { _ in Self.values(&g) }
         for context in contexts {
@@ -120,8 +120,8 @@ import ObjectStoreModel
             }
             try context.save()
         }
-        try store.compact(format: format)
-        #expect(try Data(contentsOf: store.url)[8] == UInt8(format), "compacted as format \(format)")
+        try store.compact()
+        #expect(try Data(contentsOf: store.url)[8] == UInt8(BinaryStore.formatVersion), "compacted in store format 1.0")
         // Changes after the compaction live in the log, over the snapshot's rows.
         let edits = (0..<40).map { _ in (Int(g.next() % 400), Self.values(&g)) }
         let deletions = Set((0..<25).map { _ in Int(g.next() % 400) })
@@ -147,8 +147,8 @@ import ObjectStoreModel
         try context.fetch(FetchRequest(entityName: "Row", predicate: predicate, sortDescriptors: [SortKey("label")])).map { $0["label"].stringValue ?? "?" }
     }
 
-    @Test(arguments: [false, true], [3, 4, 5, 6])
-    func columnVerdictsAgreeWithTestingEveryObject(indexed: Bool, format: Int) throws {
+    @Test(arguments: [false, true])
+    func columnVerdictsAgreeWithTestingEveryObject(indexed: Bool) throws {
         let model = indexed ? Self.indexedModel : Self.model
         let directory = try TemporaryDirectory()
         let url = directory.file("rows.store")
@@ -156,7 +156,7 @@ import ObjectStoreModel
         store.compactionThreshold = .max
         let binary = PersistentStoreCoordinator(model: model, store: store)
         let memory = PersistentStoreCoordinator(model: model, store: InMemoryStore(model: model))
-        try fill([ManagedObjectContext(coordinator: binary), ManagedObjectContext(coordinator: memory)], compacting: store, format: format)
+        try fill([ManagedObjectContext(coordinator: binary), ManagedObjectContext(coordinator: memory)], compacting: store)
         #expect(store.sizes.log > 0, "changes over the snapshot")
 
         // Contexts holding every object: registered objects are tested on their slots.
@@ -313,25 +313,18 @@ import ObjectStoreModel
     }
 
     /// An index entry that names another row than its position holds (a forged file) is
-    /// reported by the query that reads it and by `checkIntegrity()`, in the wide entries
-    /// of format 3, the narrow ones of format 4 and the packed ones of formats 5 and 6.
-    @Test(arguments: [3, 4, 5, 6])
-    func queriesReadTheIndexesAndIntegrityChecksThem(format: Int) throws {
+    /// reported by the query that reads it and by `checkIntegrity()`.
+    @Test func queriesReadTheIndexesAndIntegrityChecksThem() throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("rows.store")
-        try compactedStore(url, rows: 40, model: Self.indexedModel, format: format) { n in ("r\(n)", 7_000 + Int64(n)) }
-        // The index of `i`: entries of (value 8, entity 4, position 4, key 8) in format 3,
-        // (value 8, position 4, key 4) in format 4, (value 2, position 1, key 1) in formats
-        // 5 and 6 (the values fit 16 bits, 40 rows and keys 8 bits); row 5 has key 6.
+        try compactedStore(url, rows: 40, model: Self.indexedModel) { n in ("r\(n)", 7_000 + Int64(n)) }
+        // The index of `i`: entries of (value 2, position 1, key 1) (the values fit 16 bits,
+        // 40 rows and keys 8 bits); row 5 has key 6.
         var bytes = Array(try Data(contentsOf: url))
         func little(_ value: Int, _ count: Int) -> [UInt8] { (0..<count).map { UInt8(truncatingIfNeeded: value >> (8 * $0)) } }
-        let entry = switch format {
-        case 3: little(7_005, 8) + little(0, 4) + little(5, 4) + little(6, 8)
-        case 4: little(7_005, 8) + little(5, 4) + little(6, 4)
-        default: little(7_004, 2) + little(4, 1) + little(5, 1) + little(7_005, 2) + little(5, 1) + little(6, 1)  // with the entry before it
-        }
-        let keyAt = entry.count - (format == 3 ? 8 : format == 4 ? 4 : 1)
-        let entrySize = format >= 5 ? 4 : entry.count
+        let entry = little(7_004, 2) + little(4, 1) + little(5, 1) + little(7_005, 2) + little(5, 1) + little(6, 1)  // with the entry before it
+        let keyAt = entry.count - 1
+        let entrySize = 4
         let starts = (0...(bytes.count - entry.count)).filter { Array(bytes[$0..<$0 + entry.count]) == entry }
         #expect(starts.count == 1)
         guard let start = starts.first else { return }
@@ -363,13 +356,13 @@ import ObjectStoreModel
     }
 
     /// A column that disagrees with its rows (a forged file with a valid checksum) shows that
-    /// queries take the column's word, and `checkIntegrity()` reports it: with 8-byte values
-    /// (format 3) and with 2-byte ones (format 4, where these values fit in 16 bits).
-    @Test(arguments: [(3, 8), (4, 2)])
-    func queriesReadTheColumnsAndIntegrityChecksThem(format: Int, width: Int) throws {
+    /// queries take the column's word, and `checkIntegrity()` reports it (2-byte values:
+    /// these fit in 16 bits).
+    @Test func queriesReadTheColumnsAndIntegrityChecksThem() throws {
+        let width = 2
         let directory = try TemporaryDirectory()
         let url = directory.file("rows.store")
-        try compactedStore(url, rows: 10, format: format) { n in ("r\(n)", 1_000 + Int64(n)) }
+        try compactedStore(url, rows: 10) { n in ("r\(n)", 1_000 + Int64(n)) }
         // Find the column of `i`: ten little-endian values 1000...1009 after a 2-byte bitmap.
         var bytes = Array(try Data(contentsOf: url))
         let needle = (0..<10).flatMap { n in (0..<width).map { UInt8(truncatingIfNeeded: (1_000 + n) >> (8 * $0)) } }
@@ -476,7 +469,7 @@ import ObjectStoreModel
 
     /// A store of `rows` rows with the label and `i` that `row(n)` gives, saved and compacted.
     @discardableResult
-    private func compactedStore(_ url: URL, rows: Int, model: ManagedObjectModel = ColumnQueryTests.model, format: Int = BinaryStore.formatVersion,
+    private func compactedStore(_ url: URL, rows: Int, model: ManagedObjectModel = ColumnQueryTests.model,
                                 _ row: (Int) -> (String, Int64)) throws -> BinaryStore {
         let store = try BinaryStore(url: url, model: model)
         let setup = ManagedObjectContext(coordinator: PersistentStoreCoordinator(model: model, store: store))
@@ -487,8 +480,8 @@ import ObjectStoreModel
             try object.setValue(.integer(i), forKey: "i")
         }
         try setup.save()
-        try store.compact(format: format)
-        #expect(try Data(contentsOf: url)[8] == UInt8(format), "compacted as format \(format)")
+        try store.compact()
+        #expect(try Data(contentsOf: url)[8] == UInt8(BinaryStore.formatVersion), "compacted in store format 1.0")
         return store
     }
 

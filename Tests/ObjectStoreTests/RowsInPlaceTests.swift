@@ -128,7 +128,7 @@ import ObjectStoreModel
             } else {
                 try codec.encodeRow(slots, shape: shape, into: &writer)
                 var sparse = ByteWriter()
-                try codec.encodeRow(slots, shape: shape.sparse, into: &sparse)
+                try codec.encodeRow(slots, shape: RowCodec.Shape(blanks: shape.blanks), into: &sparse)
                 var tagged = ByteWriter()
                 try codec.encode(slots, into: &tagged)
                 // The tagged row, less each blank's bytes (a tag; an empty list's count too),

@@ -261,12 +261,11 @@ import ObjectStoreModel
         #expect(try Self.open(url).all("Task").count == 101)
     }
 
-    /// A format-4 file (tagged rows, narrow entries) shared by two openings, one through a
-    /// symbolic link: the other's saves append typed rows (format 6) to its log, each side
-    /// reads what the other wrote, and after one compacts the file to format 6 (replacing
-    /// it, with a dictionary) both, and a new opening, read every value, list and ordered
-    /// list as written.
-    @Test func aFormatFourFileSharedWithANewerWriterReadsTheSameOnEverySide() throws {
+    /// A compacted file shared by two openings, one through a symbolic link: each side's
+    /// saves append rows to the log over the snapshot, each side reads what the other wrote,
+    /// and after one compacts the file again (replacing it, with a new dictionary) both, and
+    /// a new opening, read every value, list and ordered list as written.
+    @Test func aCompactedFileSharedThroughALinkReadsTheSameOnEverySide() throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("tasks.store")
         let link = directory.file("link.store")
@@ -283,8 +282,8 @@ import ObjectStoreModel
         try tasks[0].setObjects([tasks[9], tasks[5], tasks[7]], forKey: "subtasks")
         try tasks[1].setObjects([tasks[10], tasks[11], tasks[12]], forKey: "subtasks")
         try setup.save()
-        try (setup.coordinator.store as? BinaryStore)?.compact(format: 4)
-        #expect(try Data(contentsOf: url)[8] == 4)
+        try (setup.coordinator.store as? BinaryStore)?.compact()
+        #expect(try Data(contentsOf: url)[8] == UInt8(BinaryStore.formatVersion))
 
         // What every side must read: text, priority, location, subtasks in order, per key.
         func view(_ context: ManagedObjectContext) throws -> [String] {
@@ -298,7 +297,7 @@ import ObjectStoreModel
         let b = try Self.open(link)
         #expect(try view(a) == view(setup))
 
-        // B edits through the link: typed rows in the log of a format-4 snapshot.
+        // B edits through the link: rows in the log over the snapshot.
         let bTasks = try b.all("Task").sorted { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) }
         try bTasks[2].setValue("edited by B", forKey: "text")
         try bTasks[3].setObject(try b.all("Location").first, forKey: "location")
@@ -308,7 +307,7 @@ import ObjectStoreModel
         a.reset()
         #expect(try view(a) == view(b))
 
-        // A edits, then B compacts to format 6 (the file replaced under A).
+        // A edits, then B compacts (the file replaced under A).
         let aTask = try #require(try a.all("Task").first { $0["text"] == "task 6" })
         try aTask.setValue(3, forKey: "priority")
         try aTask.setObjects([bTasks[35].objectID, bTasks[33].objectID].map { try a.existingObject(with: $0) }, forKey: "subtasks")

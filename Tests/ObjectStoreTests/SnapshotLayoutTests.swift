@@ -3,15 +3,15 @@ import Testing
 @testable import ObjectStore
 import ObjectStoreModel
 
-/// The widths of format 4's snapshot entries and column values: narrow where every key,
-/// version, offset and value fits, wide (as format 3 wrote them) where one does not, and
-/// every row, index entry and value read back as it was written either way.
+/// The widths of a snapshot's entries and column values: each field as wide as its largest
+/// value needs, wide entries only where a value cannot be packed, and every row, index
+/// entry and value read back as it was written.
 @Suite struct SnapshotLayoutTests {
     /// A snapshot written to a file of its own (at byte 0) and opened again.
     private func written(rows: [[Snapshot.Row]], indexes: [Snapshot.Index] = [], columns: [[(slot: Int, column: Column)]] = [],
-                         layout: Snapshot.Layout = .narrow, in directory: TemporaryDirectory) throws -> (Snapshot, Int32, String) {
+                         in directory: TemporaryDirectory) throws -> (Snapshot, Int32, String) {
         let url = directory.file("snapshot-\(UUID().uuidString)")
-        let bytes = Snapshot.bytes(rows: rows, indexes: indexes, columns: columns, layout: layout)
+        let bytes = Snapshot.bytes(rows: rows, indexes: indexes, columns: columns)
         try Data(bytes).write(to: url)
         let fd = open(url.path, O_RDONLY)
         try #require(fd >= 0)
@@ -44,58 +44,22 @@ import ObjectStoreModel
         }
     }
 
-    @Test func eachEntityGetsNarrowEntriesOnlyWhenAllOfItsKeysAndVersionsFit() throws {
+    /// Each entity's entries pack its keys, versions and row ends in the bytes its largest
+    /// need; an entity with a negative key or version (which no save writes, but a row's
+    /// fields allow) gets wide entries, and its rows read back the same.
+    @Test func eachEntityGetsPackedEntriesAndWideOnesOnlyWhereAValueIsNegative() throws {
         let directory = try TemporaryDirectory()
         let small = [row(1, "one"), row(2, version: 7, ""), row(3, "three"), row(4_000_000_000, version: 4_294_967_295, "big but 32-bit")]
         let large = [row(5, "five"), row(1 << 40, "a key past 32 bits")]
-        let oldVersion = [row(1, version: 1 << 33, "a version past 32 bits")]
-        let (snapshot, fd, path) = try written(rows: [small, large, oldVersion], in: directory)
+        let negative = [row(-3, "a negative key"), row(9, version: 1 << 33, "a version past 32 bits")]
+        let (snapshot, fd, path) = try written(rows: [small, large, negative], in: directory)
         defer { close(fd) }
-        #expect(snapshot.entities.map(\.entrySize) == [16, 32, 32])
-        try expectEveryRowReadsBack([small, large, oldVersion], from: snapshot, missing: 6, fd: fd, path: path)
-        // Format 3's layout: every entry wide, and the same rows read back.
-        let (wide, wideFD, _) = try written(rows: [small], layout: .wide, in: directory)
-        defer { close(wideFD) }
-        #expect(wide.entities.map(\.entrySize) == [32])
-        #expect(Array(try wide.load(entity: 0, fd: wideFD, path: path).keys) == small.map(\.key))
-    }
-
-    @Test func aUniquenessIndexKeeps48BitsOfEachHashAndFindsEveryEntryThatSharesThem() throws {
-        let directory = try TemporaryDirectory()
-        let hash: UInt64 = 0xDEAD_BEEF_CAFE_1234
-        // Two hashes that differ only in the 16 bits a narrow entry drops, and one that does not.
-        let entries: [(hash: UInt64, entity: Int, key: Int64)] = [(hash, 0, 1), (hash ^ 0x00FF, 1, 2), (hash ^ 0x1_0000, 0, 3)]
-        let narrowIndex = Snapshot.Index(owner: 0, constraint: 0, signature: 9, entries: entries)
-        let wideIndex = Snapshot.Index(owner: 0, constraint: 1, signature: 9, entries: entries + [(hash, 70_000, 4)])
-        let rows = [[row(1, "a"), row(3, "c")], [row(2, "b")]]
-        let (snapshot, fd, path) = try written(rows: rows, indexes: [narrowIndex, wideIndex], in: directory)
-        defer { close(fd) }
-        #expect(snapshot.indexes.map(\.entrySize) == [12, 24], "an entity index past 16 bits keeps the index wide")
-        let narrow = try #require(try snapshot.candidates(owner: 0, constraint: 0, signature: 9, hash: hash, fd: fd, path: path))
-        #expect(narrow.map(\.key).sorted() == [1, 2], "both hashes that share the kept bits are candidates; the store compares their rows")
-        #expect(try snapshot.candidates(owner: 0, constraint: 0, signature: 9, hash: hash ^ 0x1_0000, fd: fd, path: path)?.map(\.key) == [3])
-        #expect(try snapshot.candidates(owner: 0, constraint: 0, signature: 9, hash: hash ^ 0x2_0000, fd: fd, path: path)?.isEmpty == true)
-        let wide = try #require(try snapshot.candidates(owner: 0, constraint: 1, signature: 9, hash: hash, fd: fd, path: path))
-        #expect(wide.map(\.key).sorted() == [1, 4], "a wide entry keeps the whole hash")
-        #expect(wide.contains { $0.entity == 70_000 })
-    }
-
-    @Test func aSchemaIndexNarrowsToValuePositionAndKey() throws {
-        let directory = try TemporaryDirectory()
-        let rows = [[row(10, "x"), row(20, "y"), row(30, "z")]]
-        let values: [UInt64] = [3, 5, 5]
-        let index = Snapshot.Index(owner: 0, constraint: Snapshot.schemaIndexFlag, signature: 1,
-                                   entries: zip(values, rows[0]).map { ($0, 0, $1.key) }, positions: [0, 1, 2])
-        for narrow in [true, false] {
-            let (snapshot, fd, path) = try written(rows: rows, indexes: [index], layout: narrow ? .narrow : .wide, in: directory)
-            defer { close(fd) }
-            let part = try #require(snapshot.indexes.first)
-            #expect(part.entrySize == (narrow ? 16 : 24))
-            let found = try snapshot.range(part, kind: .integer, from: Snapshot.Bound(bits: 4, inclusive: true), to: nil, fd: fd, path: path)
-            #expect(found.map(\.position) == [1, 2] && found.map(\.key) == [20, 30])
-            #expect(try snapshot.indexEntries(part, fd: fd, path: path).map(\.entity) == [0, 0, 0])
-            #expect(try snapshot.entryValue(part, at: 2, fd: fd, path: path) == 5)
-        }
+        // Keys to 4e9: 4 bytes, versions to 2^32 - 1: 4, rows end by byte 28: 1.
+        #expect(snapshot.entities[0].widths == Snapshot.DirectoryWidths(key: 4, version: 4, end: 1))
+        #expect(snapshot.entities[1].widths == Snapshot.DirectoryWidths(key: 6, version: 1, end: 1))
+        #expect(snapshot.entities[2].widths == nil)
+        #expect(snapshot.entities[2].entrySize == 32)
+        try expectEveryRowReadsBack([small, large, negative], from: snapshot, missing: 6, fd: fd, path: path)
     }
 
     /// The search of an index probes one entry at a time, then reads the last few hundred
@@ -128,24 +92,25 @@ import ObjectStoreModel
         }
     }
 
-    /// Format 5 packs each field of a directory entry into as many bytes as the entity's
+    /// A snapshot packs each field of a directory entry into as many bytes as the entity's
     /// largest key, version and row end need, per entity; every row reads back by key, by
     /// position and with its entity loaded whole.
     @Test func packedDirectoriesTakeTheBytesTheirLargestValuesNeed() throws {
         let directory = try TemporaryDirectory()
-        let small = (1...300).map { row(Int64($0), version: $0 == 7 ? 2 : 1, "row \($0)") }
+        // Keys 1 to 300 but 150 (consecutive keys would be left out: below).
+        let small = (1...300).filter { $0 != 150 }.map { row(Int64($0), version: $0 == 7 ? 2 : 1, "row \($0)") }
         let large = [row(5, "five"), row(1 << 40, version: 70_000, "a key past 32 bits"), row((1 << 40) + 1, version: 1 << 33, "")]
         let empty: [Snapshot.Row] = []
-        let (snapshot, fd, path) = try written(rows: [small, large, empty], layout: .packed, in: directory)
+        let (snapshot, fd, path) = try written(rows: [small, large, empty], in: directory)
         defer { close(fd) }
-        // 300 keys: 2 bytes; versions 1 byte; the rows end by byte 1,992: 2 bytes.
+        // Keys to 300: 2 bytes; versions 1 byte; the rows end by byte 1,985: 2 bytes.
         #expect(snapshot.entities[0].widths == Snapshot.DirectoryWidths(key: 2, version: 1, end: 2))
         #expect(snapshot.entities[1].widths == Snapshot.DirectoryWidths(key: 6, version: 5, end: 1))
         #expect(snapshot.entities.map(\.entrySize) == [9, 16, 7])
         try expectEveryRowReadsBack([small, large, empty], from: snapshot, missing: 301, fd: fd, path: path)
     }
 
-    /// Format 6 writes no keys in a directory whose keys are consecutive (the entity table
+    /// A snapshot writes no keys in a directory whose keys are consecutive (the entity table
     /// holds the first): rows read back by key, by position and loaded whole, keys before
     /// the first and past the last are not found, and an entity with a gap keeps its keys.
     @Test func aDenseDirectoryOfConsecutiveKeysWritesNone() throws {
@@ -156,7 +121,7 @@ import ObjectStoreModel
         let one = [row(1 << 40, "a lone key past 32 bits")]
         let empty: [Snapshot.Row] = []
         let entities = [consecutive, fromLater, gap, one, empty]
-        let (snapshot, fd, path) = try written(rows: entities, layout: .dense, in: directory)
+        let (snapshot, fd, path) = try written(rows: entities, in: directory)
         defer { close(fd) }
         #expect(snapshot.entities.map(\.firstKey) == [1, 1_000, nil, 1 << 40, nil])
         #expect(snapshot.entities[0].widths == Snapshot.DirectoryWidths(key: 0, version: 1, end: 2))
@@ -170,11 +135,6 @@ import ObjectStoreModel
                 #expect(loaded.find(key) == nil)
             }
         }
-        // Format 5's packed layout of the same rows writes every key.
-        let (packed, packedFD, _) = try written(rows: entities, layout: .packed, in: directory)
-        defer { close(packedFD) }
-        #expect(packed.entities.allSatisfy { $0.firstKey == nil })
-        #expect(packed.entities.map(\.entrySize) == [9, 8, 7, 12, 7])
     }
 
     /// A dense directory's first key comes from the entity table: one so large that the
@@ -182,7 +142,7 @@ import ObjectStoreModel
     @Test func aDenseDirectoryWhoseKeysWouldOverflowIsRefused() throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("snapshot")
-        var bytes = Snapshot.bytes(rows: [[row(1, "a"), row(2, "b")]], indexes: [], columns: [], layout: .dense)
+        var bytes = Snapshot.bytes(rows: [[row(1, "a"), row(2, "b")]], indexes: [], columns: [])
         // The first entity's rows-offset field (bytes 16-23 of its table entry, after the
         // 16-byte prefix) holds the first key; the tables' checksum is made to match.
         let field = Snapshot.prefixSize + 16
@@ -197,38 +157,29 @@ import ObjectStoreModel
         #expect(throws: StoreError.self) { try Snapshot.open(fd, base: 0, length: bytes.count, entityCount: 1, path: url.path) }
     }
 
-    /// A packed uniqueness index keeps the top 32 bits of each hash, entity indexes only
-    /// when an entry is not the owner's, and keys in the bytes the largest needs.
-    @Test func aPackedUniquenessIndexKeeps32BitsOfEachHash() throws {
+    /// A uniqueness index keeps the top 24 bits of each hash in an index of fewer than 2^20
+    /// entries (hashes that differ only below them are each other's candidates; the store
+    /// compares their rows), entity indexes only when an entry is not the owner's, and keys
+    /// in the bytes the largest needs.
+    @Test func aUniquenessIndexKeeps24BitsOfEachHash() throws {
         let directory = try TemporaryDirectory()
         let hash: UInt64 = 0xDEAD_BEEF_CAFE_1234
-        let entries: [(hash: UInt64, entity: Int, key: Int64)] = [(hash, 0, 1), (hash ^ 0xFFFF_FFFF, 0, 2), (hash ^ 0x1_0000_0000, 0, 3)]
+        let entries: [(hash: UInt64, entity: Int, key: Int64)] = [(hash, 0, 1), (hash ^ 0xFF_FFFF_FFFF, 0, 2), (hash ^ 0x100_0000_0000, 0, 3)]
         let ownerOnly = Snapshot.Index(owner: 0, constraint: 0, signature: 9, entries: entries)
         let mixed = Snapshot.Index(owner: 0, constraint: 1, signature: 9, entries: entries + [(hash, 1, 70_000)])
         let rows = [[row(1, "a"), row(2, "b"), row(3, "c")], [row(70_000, "d")]]
-        let (snapshot, fd, path) = try written(rows: rows, indexes: [ownerOnly, mixed], layout: .packed, in: directory)
+        let (snapshot, fd, path) = try written(rows: rows, indexes: [ownerOnly, mixed], in: directory)
         defer { close(fd) }
-        #expect(snapshot.indexes.map(\.widths) == [Snapshot.IndexWidths(value: 4, middle: 0, key: 1), Snapshot.IndexWidths(value: 4, middle: 1, key: 3)])
-        #expect(snapshot.indexes.map(\.entrySize) == [5, 8])
+        #expect(snapshot.indexes.map(\.widths) == [Snapshot.IndexWidths(value: 3, middle: 0, key: 1), Snapshot.IndexWidths(value: 3, middle: 1, key: 3)])
+        #expect(snapshot.indexes.map(\.entrySize) == [4, 7])
         let shared = try #require(try snapshot.candidates(owner: 0, constraint: 0, signature: 9, hash: hash, fd: fd, path: path))
         #expect(shared.map(\.key).sorted() == [1, 2], "both hashes that share the kept bits are candidates")
         #expect(shared.allSatisfy { $0.entity == 0 })
-        #expect(try snapshot.candidates(owner: 0, constraint: 0, signature: 9, hash: hash ^ 0x1_0000_0000, fd: fd, path: path)?.map(\.key) == [3])
-        #expect(try snapshot.candidates(owner: 0, constraint: 0, signature: 9, hash: hash ^ 0x2_0000_0000, fd: fd, path: path)?.isEmpty == true)
+        #expect(try snapshot.candidates(owner: 0, constraint: 0, signature: 9, hash: hash ^ 0x100_0000_0000, fd: fd, path: path)?.map(\.key) == [3])
+        #expect(try snapshot.candidates(owner: 0, constraint: 0, signature: 9, hash: hash ^ 0x200_0000_0000, fd: fd, path: path)?.isEmpty == true)
         let both = try #require(try snapshot.candidates(owner: 0, constraint: 1, signature: 9, hash: hash, fd: fd, path: path))
         #expect(both.map { "\($0.entity)/\($0.key)" }.sorted() == ["0/1", "0/2", "1/70000"])
-        #expect(try snapshot.indexEntries(snapshot.indexes[1], fd: fd, path: path).map(\.hash).allSatisfy { $0 & 0xFFFF_FFFF == 0 })
-
-        // Format 6 (dense) keeps 24 bits of a hash in an index of fewer than 2^20 entries:
-        // hashes that differ only below them are each other's candidates.
-        let nearby: [(hash: UInt64, entity: Int, key: Int64)] = [(hash, 0, 1), (hash ^ 0xFF_FFFF_FFFF, 0, 2), (hash ^ 0x100_0000_0000, 0, 3)]
-        let (dense, denseFD, densePath) = try written(rows: rows, indexes: [Snapshot.Index(owner: 0, constraint: 0, signature: 9, entries: nearby)],
-                                                      layout: .dense, in: directory)
-        defer { close(denseFD) }
-        #expect(dense.indexes.map(\.widths) == [Snapshot.IndexWidths(value: 3, middle: 0, key: 1)])
-        let sharing = try #require(try dense.candidates(owner: 0, constraint: 0, signature: 9, hash: hash, fd: denseFD, path: densePath))
-        #expect(sharing.map(\.key).sorted() == [1, 2])
-        #expect(try dense.candidates(owner: 0, constraint: 0, signature: 9, hash: hash ^ 0x100_0000_0000, fd: denseFD, path: densePath)?.map(\.key) == [3])
+        #expect(try snapshot.indexEntries(snapshot.indexes[1], fd: fd, path: path).map(\.hash).allSatisfy { $0 & 0xFF_FFFF_FFFF == 0 })
     }
 
     /// A packed schema index writes each value as narrow as its column would (a signed
@@ -247,7 +198,7 @@ import ObjectStoreModel
         let rows = [(0..<values.count).map { row(Int64($0 + 1), "r") }]
         let index = Snapshot.Index(owner: 0, constraint: Snapshot.schemaIndexFlag, signature: 1,
                                    entries: zip(values, rows[0]).map { ($0, 0, $1.key) }, positions: Array(values.indices), kind: kind)
-        let (snapshot, fd, path) = try written(rows: rows, indexes: [index], layout: .packed, in: directory)
+        let (snapshot, fd, path) = try written(rows: rows, indexes: [index], in: directory)
         defer { close(fd) }
         let part = try #require(snapshot.indexes.first)
         #expect(part.widths?.value == width)

@@ -77,19 +77,17 @@ import ObjectStoreModel
         #expect(reread["email"] == "employee@example.com" && reread["name"] == "Ann")
     }
 
-    /// Through the wide index entries of format 3, the narrow ones of format 4 (which keep
-    /// 48 bits of each hash), the packed ones of format 5 (32 bits) and the dense ones of
-    /// format 6 (24 bits); the people of the sub-entity make the entries hold entity indexes.
-    @Test(arguments: [3, 4, 5, 6])
-    func uniquenessHoldsThroughTheSnapshotIndexAndTheLog(format: Int) throws {
+    /// Through the index's entries (24 bits of each hash); the people of the sub-entity make
+    /// the entries hold entity indexes.
+    @Test func uniquenessHoldsThroughTheSnapshotIndexAndTheLog() throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("people.store")
         let (setup, store) = try open(url, threshold: Int.max)
         for i in 0..<300 { try person(setup, "person\(i)@example.com") }
         try person(setup, "boss@example.com", entity: "Employee", badge: 7)
         try setup.save()
-        try store.compact(format: format)
-        #expect(try Data(contentsOf: url)[8] == UInt8(format))
+        try store.compact()
+        #expect(try Data(contentsOf: url)[8] == UInt8(BinaryStore.formatVersion))
 
         // Another opener, as another process would: values in the snapshot are taken,
         // case folded, across the entity and its sub-entity.
@@ -128,8 +126,7 @@ import ObjectStoreModel
     /// `==` finds canonically equivalent strings equal ("caf\u{E9}" and "cafe\u{301}"), so a
     /// uniqueness constraint does too: in the log, and through the snapshot's index (which
     /// hashes strings decomposed), case folded or not, in either layout.
-    @Test(arguments: [3, 4, 5, 6])
-    func canonicallyEquivalentStringsAreOneValueUnderAConstraint(format: Int) throws {
+    @Test func canonicallyEquivalentStringsAreOneValueUnderAConstraint() throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("people.store")
         let (setup, store) = try open(url, threshold: Int.max)
@@ -137,7 +134,7 @@ import ObjectStoreModel
         try person(setup, "na\u{EF}ve@example.com", entity: "Employee", badge: 1)
         try setup.save()
         for compacted in [false, true] {
-            if compacted { try store.compact(format: format) }
+            if compacted { try store.compact() }
             let (context, _) = try open(url, threshold: Int.max)
             #expect(try refusesAsDuplicate(context) { try person(context, "cafe\u{301}@example.com") }, "compacted: \(compacted)")
             #expect(try refusesAsDuplicate(context) { try person(context, "CAFE\u{301}@EXAMPLE.COM") }, "compacted: \(compacted)")
@@ -222,21 +219,24 @@ import ObjectStoreModel
         #expect(names.count == 20 && names.first == "P 0")
     }
 
-    @Test func theCommittedFormatOneFixturesStillOpen() throws {
-        let v3 = try MigrationTests.tasksDirectory().model(version: "v3")
+    /// A committed format-1 fixture (a log without snapshot) is upgraded into store format
+    /// 1.0 with a snapshot, and reads the same before (the legacy reader) and after.
+    @Test func theCommittedFormatOneFixturesUpgradeWithASnapshot() throws {
         let directory = try TemporaryDirectory()
         let copy = directory.file("v3.store")
         try FileManager.default.copyItem(at: MigrationTests.fixtures.appendingPathComponent("v3.store"), to: copy)
         #expect(try Data(contentsOf: copy)[8] == 1)
-        let context = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: v3, storeURL: copy))
-        let before = try context.fetch(FetchRequest(entityName: "Task", sortDescriptors: [SortKey("uuid")])).map { $0["title"] }
+        let before = try FormatUpgradeTests.tasks(copy, legacy: true)
         #expect(!before.isEmpty)
-        try context.coordinator.store.compact()
+        let v3 = try MigrationTests.tasksDirectory().model(version: "v3")
+        let upgrade = try BinaryStore.upgradeLegacyFile(at: copy, model: v3) { directory.file("v3.store.format\($0)-backup") }
+        #expect(upgrade?.version == 1)
         #expect(try Data(contentsOf: copy)[8] == UInt8(BinaryStore.formatVersion))
         #expect(try StoreHeader.snapshotLength(copy) > 0)
-        let reopened = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: v3, storeURL: copy))
-        #expect(try reopened.fetch(FetchRequest(entityName: "Task", sortDescriptors: [SortKey("uuid")])).map { $0["title"] } == before)
-        #expect(try reopened.coordinator.checkIntegrity().problems.isEmpty)
+        #expect(try FormatUpgradeTests.tasks(copy, legacy: false) == before)
+        let problems = try PersistentStoreCoordinator(model: v3, storeURL: copy).checkIntegrity().problems
+        #expect(problems.isEmpty, "\(problems)")
+        #expect(try BinaryStore.upgradeLegacyFile(at: copy) { directory.file("again-\($0)") } == nil, "upgraded once")
     }
 
     /// Opens the store, reads every value of every object and checks its integrity; returns
@@ -257,8 +257,7 @@ import ObjectStoreModel
         }
     }
 
-    @Test(arguments: [3, 4, 5, 6])
-    func everyFlippedByteOfACompactedStoreIsReportedAndTheFileLeftAlone(format: Int) throws {
+    @Test func everyFlippedByteOfACompactedStoreIsReportedAndTheFileLeftAlone() throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("people.store")
         let (context, store) = try open(url, threshold: Int.max)
@@ -267,8 +266,8 @@ import ObjectStoreModel
         let note = try context.insertObject(entityName: "Note")
         try note.setValue("hello", forKey: "body")
         try context.save()
-        try store.compact(format: format)
-        #expect(try Data(contentsOf: url)[8] == UInt8(format))
+        try store.compact()
+        #expect(try Data(contentsOf: url)[8] == UInt8(BinaryStore.formatVersion))
         // And a commit in the log over the snapshot.
         try note.setValue("hello again", forKey: "body")
         try context.save()
@@ -296,14 +295,13 @@ import ObjectStoreModel
         return crc ^ 0xFFFF_FFFF
     }
 
-    @Test(arguments: [3, 4, 5, 6])
-    func forgedSnapshotTablesWithValidChecksumsAreRefusedNeverTrapped(format: Int) throws {
+    @Test func forgedSnapshotTablesWithValidChecksumsAreRefusedNeverTrapped() throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("people.store")
         let (context, store) = try open(url, threshold: Int.max)
         for i in 0..<3 { try person(context, "p\(i)@example.com") }
         try context.save()
-        try store.compact(format: format)
+        try store.compact()
         let original = Array(try Data(contentsOf: url))
         func u64(_ bytes: [UInt8], _ at: Int) -> Int { (0..<8).reduce(0) { $0 | Int(bytes[at + $1]) << (8 * $1) } }
         let snapshot = u64(original, 32)

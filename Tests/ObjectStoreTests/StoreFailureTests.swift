@@ -33,7 +33,7 @@ import ObjectStoreModel
         func forged(_ value: UInt64) -> [UInt8] {
             var bytes = original
             for i in 0..<8 { bytes[offset + i] = UInt8(truncatingIfNeeded: value >> (8 * UInt64(i))) }
-            let crc = CRC32.checksum(bytes[16..<64])
+            let crc = CRC32.checksum(bytes[16..<BinaryStore.headerSize])
             for i in 0..<4 { bytes[12 + i] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(i))) }
             return bytes
         }

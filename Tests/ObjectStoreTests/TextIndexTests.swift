@@ -240,7 +240,7 @@ import ObjectStoreModel
             try item.setValue(.integer(Int64(n)), forKey: "n")
         }
         try setup.save()
-        try store.compact(format: BinaryStore.formatVersion)
+        try store.compact()
         // The entry of "NAME 5" (key 6, position 5): hash 8, position 1, key 1 (format 5
         // packs 40 positions and keys in a byte each).
         func little(_ value: UInt64, _ count: Int) -> [UInt8] { (0..<count).map { UInt8(truncatingIfNeeded: value >> (8 * UInt64($0))) } }

@@ -84,10 +84,13 @@ public struct StoreMigrator: Sendable {
 
     /// What a migration did.
     public struct Result: Sendable, Hashable {
-        /// What was done.
+        /// What was done to the model (no steps when only the file's format was upgraded).
         public var plan: Plan
         /// The store as it was before, kept until the caller removes it.
         public var backupURL: URL
+        /// The pre-release binary format (1 to 7) the store was in, when the run also
+        /// upgraded it to store format 1.0 (docs/store-format.md); nil otherwise.
+        public var upgradedFormat: Int? = nil
     }
 
     /// The models a store must go through, oldest first (the store's own model first).
@@ -139,7 +142,7 @@ public struct StoreMigrator: Sendable {
         for (from, to) in zip(chain, chain.dropFirst()) { _ = try mapping(from: from, to: to) }
         var counts: [String: Int] = [:]
         if let first = chain.first {
-            let store = try Self.open(storeURL, model: first.model, readOnly: true)
+            let store = try Self.open(storeURL, model: first.model, readOnly: true, readingLegacy: true)
             for entity in first.model.entities { counts[entity.name] = try store.objectIDs(ofEntity: entity.name).count }
         }
         return Plan(steps: steps, objectCounts: counts)
@@ -159,11 +162,20 @@ public struct StoreMigrator: Sendable {
         }
     }
 
-    static func open(_ url: URL, model: ManagedObjectModel, readOnly: Bool, identifier: String? = nil, type: StoreType? = nil) throws -> any PersistentStore {
+    static func open(_ url: URL, model: ManagedObjectModel, readOnly: Bool, identifier: String? = nil, type: StoreType? = nil,
+                     readingLegacy: Bool = false) throws -> any PersistentStore {
         switch type ?? StoreType.forFile(url) {
         case .json: return try JSONStore(url: url, model: model, readOnly: readOnly, identifier: identifier)
-        default: return try BinaryStore(url: url, model: model, readOnly: readOnly, identifier: identifier)
+        default: return try BinaryStore(url: url, model: model, readOnly: readOnly, identifier: identifier, readingLegacy: readingLegacy)
         }
+    }
+
+    /// The pre-release binary format of the file at `url` (1 to 7), or nil for store format
+    /// 1.0 or a JSON store.
+    static func legacyFormat(at url: URL) throws -> Int? {
+        guard StoreType.forFile(url) == .binary else { return nil }
+        let version = try BinaryStore.formatVersion(ofFileAt: url)
+        return BinaryStore.legacyVersions.contains(version) ? version : nil
     }
 
     // MARK: Running
@@ -200,7 +212,15 @@ public struct StoreMigrator: Sendable {
             Self.removeLeftovers(of: destinationURL ?? storeURL)
             let chain = try self.chain(for: metadata, path: storeURL.path)
             let converting = destinationURL.map { StoreType.forFile($0) != StoreType.forFile(storeURL) } ?? false
-            guard chain.count > 1 || converting else { return nil }
+            let legacy = try Self.legacyFormat(at: storeURL)
+            guard chain.count > 1 || converting else {
+                // A pre-release file of the current model: its format alone is upgraded.
+                guard let legacy, destinationURL == nil, !dryRun else { return nil }
+                Self.removeStaleBackups(of: storeURL, version: "format\(legacy)")
+                guard let upgrade = try BinaryStore.upgradeLegacyFile(at: storeURL, model: current, backup: { Self.backupURL(for: storeURL, version: "format\($0)") })
+                else { return nil }
+                return Result(plan: Plan(steps: [], objectCounts: [:]), backupURL: upgrade.backupURL, upgradedFormat: upgrade.version)
+            }
             if destinationURL == nil, !dryRun { Self.removeStaleBackups(of: storeURL, version: chain.first?.name ?? "old") }
             var info = stat()
             if destinationURL == nil, stat(storeURL.path, &info) == 0, info.st_nlink > 1 {
@@ -212,7 +232,6 @@ public struct StoreMigrator: Sendable {
             var temporaries: [URL] = []
             let finalURL = destinationURL ?? storeURL
             defer { for url in temporaries { Self.remove(url) } }
-            _ = current
             let steps = chain.count > 1 ? Array(zip(chain, chain.dropFirst())) : [(chain[0], chain[0])]
             for (index, (from, to)) in steps.enumerated() {
                 let mapping = chain.count > 1 ? try self.mapping(from: from, to: to) : try MappingModel.infer(from: from.model, to: to.model)
@@ -251,7 +270,7 @@ public struct StoreMigrator: Sendable {
             }
             FileIO.syncDirectory(of: finalURL.path)
             temporaries.removeAll { $0 == input }
-            return Result(plan: plan, backupURL: backup)
+            return Result(plan: plan, backupURL: backup, upgradedFormat: destinationURL == nil ? legacy : nil)
         }
     }
 
@@ -309,7 +328,9 @@ public struct StoreMigrator: Sendable {
     // MARK: One step
 
     private func runStep(_ mapping: MappingModel, from input: URL, to output: URL, type: StoreType, identifier: String, progress: (Int) -> Void) throws {
-        let sourceStore = try Self.open(input, model: mapping.source, readOnly: true)
+        // The source may be a pre-release file: the migration reads it with the legacy reader
+        // and writes store format 1.0, which upgrades it too.
+        let sourceStore = try Self.open(input, model: mapping.source, readOnly: true, readingLegacy: true)
         let destinationStore = try Self.open(output, model: mapping.destination, readOnly: false, identifier: identifier, type: type)
         // Batches append; one compaction at the end writes the snapshot (compacting as the
         // log grew rewrote the growing store again and again).
@@ -456,7 +477,11 @@ extension StoreMigrator {
         var result: Result?
         if FileIO.exists(url.path) {
             let metadata = try Self.metadata(at: url)
-            if !metadata.incompatibleEntities(with: current).isEmpty {
+            if !readOnly, try Self.legacyFormat(at: url) != nil {
+                // A pre-release binary file: upgraded (and migrated, when its model is older)
+                // with a backup. Read-only, the open below refuses it.
+                result = try migrate(storeURL: url, progress: progress)
+            } else if !metadata.incompatibleEntities(with: current).isEmpty {
                 // A newer or unknown version is refused here, before anything is written.
                 let chain = try self.chain(for: metadata, path: url.path)
                 guard !readOnly else {

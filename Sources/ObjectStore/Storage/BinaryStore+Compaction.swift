@@ -11,6 +11,40 @@ import Darwin
 // Compaction: the live rows written as a new snapshot (typed rows, a dictionary, columns
 // and indexes) and an empty log, replacing the file atomically.
 extension BinaryStore {
+    /// Upgrades a file of a pre-release format (1 to 7) to store format 1.0, under the
+    /// file's exclusive lock: the legacy reader reads it with `model` when the file was
+    /// written with that model's entities (its indexes are then the ones built), else with
+    /// the model stored in the file; a compaction writes its rows (keys, versions, metadata and history of keys unchanged)
+    /// as a new 1.0 file, the original keeps the name `backup(version)` (a second name of the
+    /// untouched file) and the new file is renamed into place. A failure or a kill leaves
+    /// the original as it was. Nil, and nothing done, for a file in store format 1.0.
+    package static func upgradeLegacyFile(at url: URL, model preferred: ManagedObjectModel? = nil, backup: (Int) -> URL) throws -> (version: Int, backupURL: URL)? {
+        try FileLock(storePath: url.path).withLock { fd, realPath in
+            var info = stat()
+            guard fstat(fd, &info) == 0 else { throw StoreError.io(path: url.path, reason: "cannot read: \(FileIO.errorText())") }
+            let header = try parseHeader(try FileIO.read(fd, count: headerSize, at: 0, path: url.path), path: url.path, fileSize: Int(info.st_size))
+            guard legacyVersions.contains(header.version) else { return nil }
+            let model: ManagedObjectModel
+            do {
+                let stored = try metadata(fd, path: url.path)
+                if let preferred, stored.incompatibleEntities(with: preferred).isEmpty {
+                    model = preferred
+                } else {
+                    model = try stored.storedModel()
+                }
+            } catch {
+                throw StoreError.corrupt(path: url.path, reason: "the model stored in the file does not load: \(error)")
+            }
+            let core = Core(path: realPath, model: model, durability: .full)
+            core.allowsLegacy = true
+            defer { if let held = core.held { close(held.fd) } }
+            try core.reload(fd)
+            let backupURL = backup(header.version)
+            try core.compactLocked(path: realPath, backup: backupURL.path)
+            return (header.version, backupURL)
+        }
+    }
+
     /// Rewrites the file as a snapshot of the live rows (with an index per uniqueness
     /// constraint) and an empty log, reclaiming the space of superseded and deleted rows.
     /// Atomic: a crash leaves the old file or the new one.
@@ -23,34 +57,20 @@ extension BinaryStore {
             }
         }
     }
-
-    #if DEBUG
-    /// Compacts into the layout of format 3 (wide snapshot entries and 8-byte column
-    /// values, header version 3), of format 4 (narrow entries) or of this format: tests use
-    /// the older ones to make the files older versions wrote. A test hook: debug builds only.
-    func compact(format: Int) throws {
-        guard (3...Self.formatVersion).contains(format) else {
-            throw StoreError.invalidRequest(path: path, reason: "cannot write format \(format) (3 to \(Self.formatVersion))")
-        }
-        guard !isReadOnly else { throw StoreError.readOnly(path: path) }
-        try fileLock.withLock { fd, realPath in
-            try core.withLock { core in
-                try core.refresh(fd)
-                try core.compactLocked(path: realPath, format: format)
-            }
-        }
-    }
-    #endif
 }
 
 extension BinaryStore.Core {
-    func compactLocked(path realPath: String, format: Int = BinaryStore.formatVersion) throws {
+    /// Writes the live rows as a new file in store format 1.0 (from a file of any format the
+    /// state was read from) and reads it; `backup`, when given, becomes a second name of the
+    /// file replaced.
+    func compactLocked(path realPath: String, backup: String? = nil) throws {
         guard let metadata = state.metadata, let codec = state.codec else { return }
-        // Every row is read and written again: typed with a dictionary of the strings the
-        // rows repeat (format 6), sparse (format 5), or every slot tagged (older formats).
-        // Each entity's rows listed once, for the dictionary and for writing them.
+        try requireWritable()
+        // Every row is read and written again, typed with a dictionary of the strings the
+        // rows repeat (sparse where a value is not of its slot's type). Each entity's rows
+        // listed once, for the dictionary and for writing them.
         let sources = try codec.entityNames.map { try encodedRows(ofEntity: $0) }
-        let (strings, origin) = format >= 6 ? try dictionary(codec: codec, rows: sources) : ([], 0)
+        let (strings, origin) = try dictionary(codec: codec, rows: sources)
         let target = codec.with(strings: strings, dateOrigin: origin)
         // The metadata (and the dictionary) in a commit of its own, so reading it never
         // reads the rows.
@@ -67,17 +87,13 @@ extension BinaryStore.Core {
                 let start = written.bytes.count
                 do {
                     // A typed row is written again in place; another is decoded.
-                    if format >= 6, try codec.recode(row.bytes, from: row.start, shape: shape, to: target, into: &written) {
+                    if try codec.recode(row.bytes, from: row.start, shape: shape, to: target, into: &written) {
                         places.append((row.key, row.version, start, written.bytes.count - start))
                         continue
                     }
                     var reader = ByteReader(row.bytes, from: row.start)
                     let slots = try codec.decode(from: &reader, shape: shape)
-                    switch format {
-                    case 6...: try target.encodeRow(slots, shape: shape, into: &written)
-                    case 5: try target.encodeRow(slots, shape: shape.sparse, into: &written)
-                    default: try target.encode(slots, into: &written)
-                    }
+                    try target.encodeRow(slots, shape: shape, into: &written)
                 } catch {
                     throw StoreError.corrupt(path: path, reason: "unreadable row \(codec.objectID(entity: index, key: row.key))")
                 }
@@ -87,13 +103,14 @@ extension BinaryStore.Core {
             rows.append(places.map { Snapshot.Row(key: $0.key, version: $0.version, source: source, start: $0.start, length: $0.length) })
         }
         let columns = try columns(of: rows, codec: target)
-        let snapshot = Snapshot.bytes(rows: rows, indexes: try indexes(of: rows, codec: target) + schemaIndexes(of: rows, columns: columns, codec: target, format: format),
-                                      columns: columns, layout: format >= 6 ? .dense : format == 5 ? .packed : format == 4 ? .narrow : .wide)
+        let snapshot = Snapshot.bytes(rows: rows, indexes: try indexes(of: rows, codec: target) + schemaIndexes(of: rows, columns: columns, codec: target),
+                                      columns: columns)
         let snapshotOffset = BinaryStore.headerSize + metadataFrame.count
-        let header = BinaryStore.header(BinaryStore.Header(version: min(format, BinaryStore.formatVersion), committedLength: snapshotOffset + snapshot.count, commitCount: state.commitCount + 1,
-                                        snapshotOffset: snapshotOffset, snapshotLength: snapshot.count))
+        let header = BinaryStore.header(BinaryStore.Header(version: BinaryStore.formatVersion, committedLength: snapshotOffset + snapshot.count, commitCount: state.commitCount + 1,
+                                        snapshotOffset: snapshotOffset, snapshotLength: snapshot.count,
+                                        readFeatures: state.readFeatures, writeFeatures: state.writeFeatures))
         // Beside the real file, so a symbolic link to the store stays one.
-        let fd = try FileIO.replace(realPath, with: [header, metadataFrame, snapshot])
+        let fd = try FileIO.replace(realPath, with: [header, metadataFrame, snapshot], backup: backup)
         defer { close(fd) }
         try reload(fd)
     }

@@ -34,6 +34,8 @@ extension BinaryStore {
         /// The log length from which a save asks again whether the log mostly repeats rows
         /// (0 after every reading of the file: a new log).
         var nextCutCheck = 0
+        /// Whether a pre-release file may be read (only to upgrade it).
+        var allowsLegacy = false
         let durability: BinaryStore.Durability
         /// Under `.normal`, unclaimed bytes past which a save flushes and moves the header (what
         /// a crash of the machine may lose, and where a damaged commit would pass for a torn tail).

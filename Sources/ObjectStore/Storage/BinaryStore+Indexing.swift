@@ -113,17 +113,16 @@ extension BinaryStore.Core {
     /// value then key, with their directory positions. `columns[i]` are table i's columns
     /// of `rows[i]`.
     /// An entry whose first property is a stored string or UUID attribute, or a to-one
-    /// relationship, gets a hashed index instead (format 4): each row with a value under
+    /// relationship, gets a hashed index instead: each row with a value under
     /// ``BinaryStore/indexHash(_:type:)`` of it (``BinaryStore/referenceHash(_:)`` of the
     /// object it refers to), then key.
-    func schemaIndexes(of rows: [[Snapshot.Row]], columns: [[(slot: Int, column: Column)]], codec: RowCodec,
-                       format: Int = BinaryStore.formatVersion) throws -> [Snapshot.Index] {
+    func schemaIndexes(of rows: [[Snapshot.Row]], columns: [[(slot: Int, column: Column)]], codec: RowCodec) throws -> [Snapshot.Index] {
         var result: [Snapshot.Index] = []
         for (table, name) in codec.entityNames.enumerated() where table < columns.count {
             guard let entity = model.entity(named: name) else { continue }
             for (number, index) in BinaryStore.schemaIndexes(of: entity, in: model).enumerated() {
                 guard let first = index.propertyNames.first, let slot = entity.slot(of: first) else { continue }
-                if format >= 4, let attribute = entity.properties[slot].attribute, attribute.isStored, BinaryStore.isHashed(attribute.type) {
+                if let attribute = entity.properties[slot].attribute, attribute.isStored, BinaryStore.isHashed(attribute.type) {
                     result.append(try hashedIndex(of: rows[table], table: table, slot: slot, number: number,
                                                   signature: BinaryStore.hashedSignature(ofIndexOn: attribute.name, type: attribute.type), codec: codec) {
                         guard case .value(let value) = $0 else { return nil }
@@ -131,7 +130,7 @@ extension BinaryStore.Core {
                     })
                     continue
                 }
-                if format >= 4, let relationship = entity.properties[slot].relationship, !relationship.isToMany, !relationship.isTransient {
+                if let relationship = entity.properties[slot].relationship, !relationship.isToMany, !relationship.isTransient {
                     result.append(try hashedIndex(of: rows[table], table: table, slot: slot, number: number,
                                                   signature: BinaryStore.referenceSignature(ofIndexOn: relationship.name), codec: codec) {
                         guard case .toOne(let id?) = $0 else { return nil }

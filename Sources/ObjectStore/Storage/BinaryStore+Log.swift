@@ -74,7 +74,16 @@ extension BinaryStore {
         var codec = state.codec
         defer { state.codec = codec }
         while !reader.isAtEnd {
-            guard let tag = RecordTag(rawValue: try reader.u8()) else { throw ByteReader.Truncated() }
+            let byte = try reader.u8()
+            if byte >= RecordTag.firstSkippable {
+                // A record this reader may pass over (a transaction of the history): its
+                // length, then its bytes, which the commit's checksum vouches for.
+                let length = try reader.count()
+                guard length <= reader.end - reader.position else { throw ByteReader.Truncated() }
+                reader.position += length
+                continue
+            }
+            guard let tag = RecordTag(rawValue: byte) else { throw ByteReader.Truncated() }
             switch tag {
             case .metadata:
                 let identifier = try reader.string()
@@ -147,13 +156,22 @@ extension BinaryStore.Core {
         guard fstat(fd, &info) == 0 else { throw StoreError.io(path: path, reason: "cannot read: \(FileIO.errorText())") }
         let size = Int(info.st_size)
         let header = try BinaryStore.parseHeader(try FileIO.read(fd, count: BinaryStore.headerSize, at: 0, path: path), path: path, fileSize: size)
+        // A pre-release file is read only to upgrade it (an older layout's reading stays
+        // in this one place, never behind a save or a query).
+        guard allowsLegacy || !BinaryStore.legacyVersions.contains(header.version) else {
+            throw StoreError.legacyFormat(path: path, version: header.version)
+        }
+        let start = header.size
         var fresh = BinaryStore.State()
         fresh.model = model
+        fresh.version = header.version
+        fresh.readFeatures = header.readFeatures
+        fresh.writeFeatures = header.writeFeatures
         let unclaimed: UInt64
         if header.snapshotLength > 0 {
             // The metadata commit, the snapshot, then the log, up to the file's end.
-            let head = try FileIO.read(fd, count: header.snapshotOffset - BinaryStore.headerSize, at: BinaryStore.headerSize, path: path)
-            try BinaryStore.parse(head, path: path, into: &fresh, base: BinaryStore.headerSize)
+            let head = try FileIO.read(fd, count: header.snapshotOffset - start, at: start, path: path)
+            try BinaryStore.parse(head, path: path, into: &fresh, base: start)
             guard let codec = fresh.codec else { throw StoreError.corrupt(path: path, reason: "no metadata record") }
             fresh.snapshot = try Snapshot.open(fd, base: header.snapshotOffset, length: header.snapshotLength, entityCount: codec.entityNames.count, path: path)
             fresh.snapshotPlace = (header.snapshotOffset, header.snapshotLength)
@@ -162,12 +180,12 @@ extension BinaryStore.Core {
             guard log.count >= header.committedLength - fresh.logStart else { throw StoreError.corrupt(path: path, reason: "the file is truncated") }
             unclaimed = try BinaryStore.parse(log, path: path, into: &fresh, base: fresh.logStart, claimed: header.committedLength - fresh.logStart).unclaimed
         } else {
-            let bytes = try FileIO.read(fd, count: size - BinaryStore.headerSize, at: BinaryStore.headerSize, path: path)
-            guard bytes.count >= header.committedLength - BinaryStore.headerSize else { throw StoreError.corrupt(path: path, reason: "the file is truncated") }
-            unclaimed = try BinaryStore.parse(bytes, path: path, into: &fresh, base: BinaryStore.headerSize, claimed: header.committedLength - BinaryStore.headerSize).unclaimed
+            let bytes = try FileIO.read(fd, count: size - start, at: start, path: path)
+            guard bytes.count >= header.committedLength - start else { throw StoreError.corrupt(path: path, reason: "the file is truncated") }
+            unclaimed = try BinaryStore.parse(bytes, path: path, into: &fresh, base: start, claimed: header.committedLength - start).unclaimed
             // The log of a file without snapshot is everything after its metadata commit.
             var reader = ByteReader(bytes)
-            fresh.logStart = BinaryStore.headerSize + 8 + Int((try? reader.u32()) ?? 0)
+            fresh.logStart = start + 8 + Int((try? reader.u32()) ?? 0)
         }
         fresh.claimedLength = header.committedLength
         fresh.logGeneration = header.logGeneration
@@ -203,7 +221,8 @@ extension BinaryStore.Core {
         // else is a file changed in place, read anew.
         guard header.committedLength >= state.claimedLength, size >= state.committedLength,
               header.snapshotOffset == state.snapshotPlace.offset, header.snapshotLength == state.snapshotPlace.length,
-              header.logGeneration == state.logGeneration
+              header.logGeneration == state.logGeneration, header.version == state.version,
+              header.readFeatures == state.readFeatures, header.writeFeatures == state.writeFeatures
         else { return try reload(fd) }
         state.claimedLength = header.committedLength
         // Commits appended since, whether the header claims them yet or not.
@@ -221,7 +240,18 @@ extension BinaryStore.Core {
         return BinaryStore.header(BinaryStore.Header(version: BinaryStore.formatVersion, committedLength: committedLength, commitCount: commitCount,
                                   snapshotOffset: state.snapshotPlace.offset, snapshotLength: state.snapshotPlace.length,
                                   logOffset: state.snapshotPlace.length > 0 && state.logStart != snapshotEnd ? state.logStart : 0,
-                                  logGeneration: state.logGeneration))
+                                  logGeneration: state.logGeneration, readFeatures: state.readFeatures, writeFeatures: state.writeFeatures))
+    }
+
+    /// Throws unless this code may change the file: one whose write features it knows, and
+    /// `inPlace` (an append, a log cut) one in store format 1.0 (a pre-release file is only
+    /// read and compacted into a new 1.0 file: its upgrade).
+    func requireWritable(inPlace: Bool = false) throws {
+        let unknown = state.writeFeatures & ~BinaryStore.Feature.writable
+        guard unknown == 0 else { throw StoreError.newerFeatures(path: path, features: unknown, writing: true) }
+        guard !inPlace || !BinaryStore.legacyVersions.contains(state.version) else {
+            throw StoreError.legacyFormat(path: path, version: state.version)
+        }
     }
 
     /// Appends one commit. `.full`: flushed (one `fdatasync`), then the header moved past
@@ -230,6 +260,7 @@ extension BinaryStore.Core {
     /// recognise by its checksum. `.normal`: not flushed; the header moves (after a flush)
     /// once the unclaimed commits pass ``Core/checkpointBytes``. Caller holds both locks.
     func append(_ payload: [UInt8], fd: Int32) throws {
+        try requireWritable(inPlace: true)
         let frame = BinaryStore.frame(payload)
         let end = state.committedLength + frame.count
         // The commit goes where the last one ended. Bytes past that (a torn tail, or what
@@ -271,7 +302,8 @@ extension BinaryStore.Core {
     /// with nothing done, for a file without a snapshot. Caller holds both locks; `fd` is
     /// the locked file.
     func cutLogLocked(fd: Int32) throws -> Bool {
-        guard let codec = state.codec, state.snapshotPlace.length > 0, state.logStart > BinaryStore.headerSize else { return false }
+        try requireWritable(inPlace: true)
+        guard let codec = state.codec, state.snapshotPlace.length > 0, state.logStart > BinaryStore.headerSize(ofVersion: state.version) else { return false }
         var payload = ByteWriter()
         for (index, name) in codec.entityNames.enumerated() {
             for key in (state.removed[name] ?? []).sorted() {

@@ -29,21 +29,31 @@ import Darwin
 /// Thread safety: everything that changes lives in a `Core` reached only through a
 /// `Locked`, always taken after the file's lock.
 package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading, OrderedIndexReading, Sendable {
-    /// The format version this code writes and the newest it reads. Formats 1 (a log
-    /// without snapshot), 2 (commits only up to the header's committed length) and 3
-    /// (snapshots with wide entries only), 4 (narrow entries) and 5 (packed entries, sparse
-    /// rows) and 6 (typed rows, a string dictionary) are read too; every header this code
-    /// writes says 7 (a header that may place the log apart from the snapshot's end), so an
-    /// older reader, which would read the log from the wrong place, misread typed rows or
-    /// overwrite commits past the header's length, refuses the file.
-    package static let formatVersion = 7
+    /// The header's format version of store format 1.0, the only one this code writes: 8.
+    /// Every 1.x program reads every 1.0 file; what a later 1.x adds is stamped in the
+    /// header's feature bits (``Feature``), only in files that use it.
+    package static let formatVersion = 8
+    /// The pre-release formats (1 to 7), read only to upgrade them to 1.0
+    /// (``upgradeLegacyFile(at:model:backup:)``); opening one otherwise is refused with
+    /// ``StoreError/legacyFormat(path:version:)``.
+    package static let legacyVersions = 1...7
     static let magic: [UInt8] = [0x89, 0x4F, 0x53, 0x54, 0x4F, 0x52, 0x45, 0x0A]  // \x89 O S T O R E \n
-    static let headerSize = 64
+    /// The header's size in store format 1.0.
+    static let headerSize = 128
+    /// The header's size in the pre-release formats.
+    static let legacyHeaderSize = 64
 
     enum RecordTag: UInt8 {
         case metadata = 1, put = 2, delete = 3, nextKey = 4
-        /// The dictionary (format 6): strings and the date origin, right after the metadata record.
+        /// The dictionary: strings and the date origin, right after the metadata record.
         case dictionary = 5
+        /// The first tag of records a reader may skip: the tag, a varint length, then that
+        /// many bytes. A reader skips such a record it does not know; one whose meaning a
+        /// reader must not miss comes with a read feature.
+        static let firstSkippable: UInt8 = 16
+        /// A transaction of the store's history (docs/store-format.md, "History"; written
+        /// only in a file with the history feature).
+        static let transaction: UInt8 = 16
     }
 
     /// The store file.
@@ -125,6 +135,11 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
         var logStart = BinaryStore.headerSize
         /// The header's count of log cuts (format 7).
         var logGeneration: UInt64 = 0
+        /// The file's format version (a pre-release one only while it is upgraded).
+        var version = BinaryStore.formatVersion
+        /// The header's feature bits (``BinaryStore/Feature``).
+        var readFeatures: UInt64 = 0
+        var writeFeatures: UInt64 = 0
     }
 
     /// Log bytes above which a save cuts a log that mostly repeats rows written again, and
@@ -146,14 +161,18 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
 
     /// Opens or creates a store; a new store takes `identifier` as its UUID when given (a
     /// migration keeps the store's identity).
-    init(url: URL, model: ManagedObjectModel, readOnly: Bool, durability: Durability = .full, identifier: String?) throws {
+    /// `readingLegacy`: a pre-release file is read rather than refused (a migration's
+    /// source, read-only, whose result is written in store format 1.0).
+    init(url: URL, model: ManagedObjectModel, readOnly: Bool, durability: Durability = .full, identifier: String?, readingLegacy: Bool = false) throws {
         self.url = url
         self.path = url.path
         self.model = model
         self.isReadOnly = readOnly
         self.fileLock = FileLock(storePath: url.path)
         self.durability = durability
-        self.core = Locked(Core(path: url.path, model: model, durability: durability))
+        let state = Core(path: url.path, model: model, durability: durability)
+        state.allowsLegacy = readingLegacy && readOnly
+        self.core = Locked(state)
         try fileLock.createIfMissing(readOnly: readOnly) { create(identifier: identifier ?? UUID().uuidString) }
         try fileLock.withLock(exclusive: false) { fd, _ in try core.withLock { try $0.reload(fd) } }
         try core.withLock { $0.state.metadata }?.requireCompatible(with: model, path: url.path)
@@ -162,6 +181,15 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
     deinit {
         core.withLock { core in
             if let held = core.held { close(held.fd) }
+        }
+    }
+
+    /// The format version in the header of the file at `url` (8 for store format 1.0).
+    package static func formatVersion(ofFileAt url: URL) throws -> Int {
+        try FileLock(storePath: url.path).withLock(exclusive: false) { fd, _ in
+            var info = stat()
+            let size = fstat(fd, &info) == 0 ? Int(info.st_size) : 0
+            return try parseHeader(try FileIO.read(fd, count: headerSize, at: 0, path: url.path), path: url.path, fileSize: size).version
         }
     }
 
@@ -174,14 +202,15 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
         var info = stat()
         let size = fstat(fd, &info) == 0 ? Int(info.st_size) : 0
         // Only the header and the first commit, which holds the metadata record.
-        let header = try FileIO.read(fd, count: headerSize + 8, at: 0, path: path)
-        let committed = try parseHeader(Array(header.prefix(headerSize)), path: path, fileSize: size).committedLength
-        guard header.count == headerSize + 8, committed > headerSize else { throw StoreError.corrupt(path: path, reason: "no metadata record") }
-        var reader = ByteReader(header, from: headerSize)
+        let head = try FileIO.read(fd, count: headerSize + 8, at: 0, path: path)
+        let header = try parseHeader(Array(head.prefix(headerSize)), path: path, fileSize: size)
+        let start = header.size
+        guard head.count >= start + 8, header.committedLength > start else { throw StoreError.corrupt(path: path, reason: "no metadata record") }
+        var reader = ByteReader(head, from: start)
         let length = Int((try? reader.u32()) ?? 0)
-        let first = try FileIO.read(fd, count: min(8 + length, committed - headerSize), at: headerSize, path: path)
+        let first = try FileIO.read(fd, count: min(8 + length, header.committedLength - start), at: start, path: path)
         var state = State()
-        try parse(first, path: path, into: &state, base: headerSize)
+        try parse(first, path: path, into: &state, base: start)
         guard let metadata = state.metadata else { throw StoreError.corrupt(path: path, reason: "no metadata record") }
         return metadata
     }

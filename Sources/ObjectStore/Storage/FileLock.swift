@@ -246,7 +246,10 @@ enum FileIO {
 
     /// ``replace(_:with:)`` with the file's bytes in pieces, written one after another
     /// (a compaction's header, metadata and snapshot, without copying them into one array).
-    static func replace(_ path: String, with pieces: [[UInt8]]) throws -> Int32 {
+    /// With `backup`, the file being replaced keeps that second name, given it once the new
+    /// file is written and flushed and before the rename (an upgrade's backup: the original
+    /// file itself, not a copy).
+    static func replace(_ path: String, with pieces: [[UInt8]], backup: String? = nil) throws -> Int32 {
         var info = stat()
         var mode: mode_t = 0o600
         if stat(path, &info) == 0 {
@@ -256,11 +259,17 @@ enum FileIO {
             mode = info.st_mode & 0o7777
         }
         let temporary = try writeTemporary(pieces, beside: path, mode: mode)
+        if let backup, link(path, backup) != 0 {
+            let reason = errorText()
+            unlink(temporary)
+            throw StoreError.io(path: path, reason: "cannot keep a backup of the store at \(backup): \(reason); the store was left as it was")
+        }
         let fd = open(temporary, O_RDONLY | O_CLOEXEC)
         guard fd >= 0, rename(temporary, path) == 0 else {
             let reason = errorText()
             if fd >= 0 { close(fd) }
             unlink(temporary)
+            if let backup { unlink(backup) }
             throw StoreError.io(path: path, reason: "cannot replace the file: \(reason)")
         }
         syncDirectory(of: path)

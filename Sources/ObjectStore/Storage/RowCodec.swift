@@ -57,8 +57,6 @@ struct RowCodec {
         var count: Int { blanks.count }
         /// Whether rows of this shape are written typed.
         var isTyped: Bool { !kinds.isEmpty && kinds.count == blanks.count }
-        /// The same shape for sparse rows (format 5).
-        var sparse: Shape { Shape(blanks: blanks) }
     }
 
     /// Entity names in table order.

@@ -41,16 +41,12 @@ extension Snapshot {
         var kind: Column.Kind = .integer
     }
 
-    /// The bytes of a snapshot: `rows[i]` are entity i's rows sorted by key, `columns[i]` its
-    /// columns (in the rows' order). `.packed` (format 5): each field of the directories'
-    /// and indexes' entries as wide as its largest value needs, and column values narrow;
-    /// `.narrow` (format 4): directories, indexes and columns take the narrow entries and
-    /// values wherever theirs fit; otherwise (and always `.wide`, as format 3 wrote them)
-    /// wide ones.
-    static func bytes(rows: [[Row]], indexes: [Index], columns: [[(slot: Int, column: Column)]], layout: Layout = .packed) -> [UInt8] {
-        let narrow = layout != .wide
-        // Dense entries are packed ones that may leave keys out.
-        let entryLayout: Layout = layout == .dense ? .packed : layout
+    /// The bytes of a snapshot (store format 1.0): `rows[i]` are entity i's rows sorted by
+    /// key, `columns[i]` its columns (in the rows' order). Each field of the directories' and
+    /// indexes' entries is as wide as its largest value needs (wide entries only where a
+    /// value cannot be packed: a negative key or version), a directory of consecutive keys
+    /// leaves them out, and column values are narrow where they fit.
+    static func bytes(rows: [[Row]], indexes: [Index], columns: [[(slot: Int, column: Column)]]) -> [UInt8] {
         let columnTotal = columns.reduce(0) { $0 + $1.count }
         let tableSize = rows.count * entityPartSize + indexes.count * indexPartSize + columnTotal * columnPartSize
         var body = ByteWriter()
@@ -59,24 +55,20 @@ extension Snapshot {
                                    + indexes.reduce(0) { $0 + $1.entries.count * indexEntrySize })
         var offset = prefixSize + tableSize
         var parts: [EntityPart] = []
-        let fits32 = { (n: Int64) in n >= 0 && n <= Int64(UInt32.max) }
         for entityRows in rows {
             let rowsLength = entityRows.reduce(0) { $0 + $1.length }
             let widths: DirectoryWidths?
             var firstKey: Int64? = nil
-            switch entryLayout {
-            case .packed where entityRows.allSatisfy({ $0.key >= 0 && $0.version >= 0 }):
+            if entityRows.allSatisfy({ $0.key >= 0 && $0.version >= 0 }) {
                 let keys = entityRows.map { UInt64($0.key) }.max() ?? 0, versions = entityRows.map { UInt64($0.version) }.max() ?? 0
                 var keyWidth = bytesNeeded(keys)
                 // Consecutive keys (a store whose objects were never deleted): none written.
-                if layout == .dense, let first = entityRows.first?.key, entityRows.enumerated().allSatisfy({ $0.element.key == first + Int64($0.offset) }) {
+                if let first = entityRows.first?.key, entityRows.enumerated().allSatisfy({ $0.element.key == first + Int64($0.offset) }) {
                     keyWidth = 0
                     firstKey = first
                 }
                 widths = DirectoryWidths(key: keyWidth, version: bytesNeeded(versions), end: bytesNeeded(UInt64(rowsLength)))
-            case .narrow where rowsLength <= Int(UInt32.max) && entityRows.allSatisfy({ fits32($0.key) && fits32($0.version) }):
-                widths = .narrow
-            default:
+            } else {
                 widths = nil
             }
             let entrySize = widths?.entrySize ?? directoryEntrySize
@@ -122,14 +114,11 @@ extension Snapshot {
             let keysFit = index.entries.allSatisfy { $0.key >= 0 }
             let maxKey = UInt64(index.entries.map { max(0, $0.key) }.max() ?? 0)
             if let positions = index.positions {
-                switch entryLayout {
-                case .packed where keysFit && index.owner <= Int(UInt16.max):
+                if keysFit && index.owner <= Int(UInt16.max) {
                     let value = Column.narrowest(index.entries.map(\.hash), kind: index.kind)
                     widths = IndexWidths(value: value, middle: bytesNeeded(UInt64(positions.max() ?? 0)), key: bytesNeeded(maxKey),
                                          doubles: value < 8 && (index.kind == .double || index.kind == .date))
-                case .narrow where index.owner <= Int(UInt16.max) && positions.allSatisfy({ $0 <= Int(UInt32.max) }) && index.entries.allSatisfy({ fits32($0.key) }):
-                    widths = .narrowSchema
-                default:
+                } else {
                     widths = nil
                 }
                 for (entry, position) in zip(index.entries, positions) {
@@ -147,16 +136,13 @@ extension Snapshot {
                 }
             } else {
                 let entities = index.entries.map(\.entity)
-                switch entryLayout {
-                case .packed where keysFit && index.owner <= Int(UInt16.max) && entities.allSatisfy({ $0 >= 0 }):
-                    // Four bytes of hash, three in a dense index of fewer than 2^20 entries (a
+                if keysFit && index.owner <= Int(UInt16.max) && entities.allSatisfy({ $0 >= 0 }) {
+                    // Four bytes of hash, three in an index of fewer than 2^20 entries (a
                     // lookup then lists another value's entry at most once in 16 lookups): a
                     // lookup compares every candidate's row anyway.
-                    widths = IndexWidths(value: layout == .dense && index.entries.count < 1 << 20 ? 3 : 4, middle: entities.allSatisfy({ $0 == index.owner }) ? 0 : bytesNeeded(UInt64(entities.max() ?? 0)),
+                    widths = IndexWidths(value: index.entries.count < 1 << 20 ? 3 : 4, middle: entities.allSatisfy({ $0 == index.owner }) ? 0 : bytesNeeded(UInt64(entities.max() ?? 0)),
                                          key: bytesNeeded(maxKey))
-                case .narrow where index.owner <= Int(UInt16.max) && index.entries.allSatisfy({ $0.entity <= Int(UInt16.max) && fits32($0.key) }):
-                    widths = .narrowUniqueness
-                default:
+                } else {
                     widths = nil
                 }
                 // Sorted by as much of the hash as is written, so a search finds every entry of one.
@@ -184,7 +170,6 @@ extension Snapshot {
         var columnParts: [ColumnPart] = []
         for (entity, entityColumns) in columns.enumerated() {
             for (slot, column) in entityColumns {
-                let column = narrow ? column : column.widened
                 let bytes = column.bytes
                 columnParts.append(ColumnPart(entity: entity, slot: slot, kind: column.kind, offset: offset, crc: CRC32.checksum(bytes),
                                               present: column.present, width: column.width))
@@ -200,12 +185,12 @@ extension Snapshot {
             table.u64(part.firstKey.map { UInt64($0) } ?? UInt64(part.rowsOffset))
             table.u64(UInt64(part.rowsLength))
             table.u32(part.directoryCRC)
-            // A wide directory says 0, as before format 4; a narrow one its entry size.
-            let size = part.widths.map { layout == .packed || layout == .dense ? $0.code : UInt32($0.entrySize) } ?? 0
+            // A wide directory says 0; a packed one its fields' widths.
+            let size = part.widths.map(\.code) ?? 0
             table.u32(UInt32(entity < columns.count ? columns[entity].count : 0) | size << 16)
         }
         for part in indexParts {
-            let size = part.widths.map { layout == .packed || layout == .dense ? $0.code : UInt32($0.entrySize) } ?? 0
+            let size = part.widths.map(\.code) ?? 0
             table.u32(UInt32(part.owner) | size << 16)
             table.u32(UInt32(part.constraint))
             table.u64(UInt64(part.count))

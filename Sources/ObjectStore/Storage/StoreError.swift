@@ -9,6 +9,14 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     case foreignFile(path: String, reason: String)
     /// The file was written by a newer version of the store format.
     case newerFormat(path: String, version: Int, supported: Int)
+    /// The file is in a pre-release binary format (1 to 7, before store format 1.0). It is
+    /// read only to upgrade it: ``StoreMigrator/openStore(at:readOnly:durability:clock:progress:)``
+    /// and ``StoreMigrator/migrate(storeURL:destinationURL:progress:)`` do, keeping a backup.
+    case legacyFormat(path: String, version: Int)
+    /// The file uses features of store format 1.x that this version does not know (the
+    /// header's feature bits): it cannot read it (`writing` false), or reads it but cannot
+    /// change it (`writing` true). A newer ObjectStore wrote it; the file was not changed.
+    case newerFeatures(path: String, features: UInt64, writing: Bool)
     /// The store was written with a model whose entities differ from this one.
     case incompatibleModel(path: String, entities: [String])
     /// The store was written with a version of the model newer than the program's current
@@ -32,6 +40,11 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         case .foreignFile(let path, let reason): return "\(path): not an ObjectStore store: \(reason)"
         case .newerFormat(let path, let version, let supported):
             return "\(path): written by a newer ObjectStore (store format \(version); this version reads up to \(supported))"
+        case .legacyFormat(let path, let version):
+            return "\(path): written by a pre-release ObjectStore (binary format \(version)); upgrade it to store format 1.0 with StoreMigrator (openStore and migrate do, keeping a backup; taskctl does on open)"
+        case .newerFeatures(let path, let features, let writing):
+            let bits = (0..<64).filter { features & (1 << UInt64($0)) != 0 }.map(String.init).joined(separator: ", ")
+            return "\(path): written by a newer ObjectStore that uses features this version \(writing ? "can read but not write" : "cannot read") (feature bits \(bits)); use the newer version (the file was not changed)"
         case .incompatibleModel(let path, let entities):
             return "\(path): the store was written with a different model; these entities differ: \(entities.joined(separator: ", "))"
         case .newerModel(let path, let storeVersion, let currentVersion):
