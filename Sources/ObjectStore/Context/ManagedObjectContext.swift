@@ -56,11 +56,9 @@ public final class ManagedObjectContext {
     var insertTemplates: [ObjectIdentifier: InsertTemplate] = [:]
     /// How the store's encoded rows of each entity read, while its entity table stays.
     var rowLayouts: [ObjectIdentifier: RowLayout] = [:]
-    /// The store, when its rows can be read in place.
-    lazy var encodedRowStore = coordinator.store as? EncodedRowReading
-    /// The store, when it hands its rows over in bulk (asked once: a failed cast scanned the
-    /// runtime's conformance records at every fetch).
-    lazy var rowScanningStore = coordinator.store as? RowScanning
+    /// Whether the store's rows are encoded: objects read their values from them in place,
+    /// and a root context's fetches take an entity's rows in bulk (``ScanPlanner``).
+    lazy var readsEncodedRows = coordinator.store.hasEncodedRows
     /// The entities whose objects uniqueness is checked for, found once (every save asks).
     lazy var constrainedEntityNames = Self.constrainedEntityNames(in: model)
     var compiledKeyPaths: [String: ExpressionClosure] = [:]
@@ -193,8 +191,8 @@ public final class ManagedObjectContext {
             return (object.slots, object.committedVersion)
         }
         guard !id.isTemporary, id.storeIdentifier == storeIdentifier, let entity = model.entity(named: id.entityName) else { return nil }
-        if let reading = encodedRowStore {
-            return try reading.encodedRow(for: id) { rowLayout(entity, codec: $0) }
+        if readsEncodedRows {
+            return try coordinator.store.encodedRow(for: id) { rowLayout(entity, codec: $0) }
         }
         guard let row = try coordinator.store.row(for: id) else { return nil }
         var slots = row.slots

@@ -334,7 +334,7 @@ public struct StoreMigrator: Sendable {
         let destinationStore = try Self.open(output, model: mapping.destination, readOnly: false, identifier: identifier, type: type)
         // Batches append; one compaction at the end writes the snapshot (compacting as the
         // log grew rewrote the growing store again and again).
-        (destinationStore as? BinaryStore)?.compactionThreshold = .max
+        destinationStore.suspendAutomaticCompaction()
         let sourceCoordinator = PersistentStoreCoordinator(model: mapping.source, store: sourceStore)
         let context = ManagedObjectContext(coordinator: sourceCoordinator)
         context.undoManager = nil

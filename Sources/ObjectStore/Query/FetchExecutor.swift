@@ -111,7 +111,7 @@ struct FetchExecutor {
         let entity = try entity()
         // A limited fetch from the store's rows orders the matches first: only those in
         // the window become objects (ten of 100,000, not 100,000).
-        if request.fetchLimit > 0, context.parent == nil, context.rowScanningStore != nil {
+        if request.fetchLimit > 0, context.parent == nil, context.readsEncodedRows {
             if let objects = try indexedWindow(entity: entity) { return try finished(objects) }
             return try finished(try window(of: request.predicate ?? .constant(true), entity: entity).objects)
         }
@@ -154,8 +154,9 @@ struct FetchExecutor {
         guard request.sortDescriptors.count == 1, let key = request.sortDescriptors.first,
               let attribute = entity.attribute(named: key.keyPath), attribute.isStored, let slot = entity.slot(of: key.keyPath),
               !request.includesSubentities || model.entityAndDescendants(of: entity.name).count == 1,
-              let ordered = context.coordinator.store as? OrderedIndexReading
+              context.readsEncodedRows
         else { return nil }
+        let store = context.coordinator.store
         if key.ascending {
             guard let predicate = request.predicate, let tests = SlotPredicate.prefilter(predicate, entity: entity) ?? SlotPredicate(predicate, entity: entity),
                   try tests.rejectsNil(inSlot: slot) else { return nil }
@@ -163,7 +164,8 @@ struct FetchExecutor {
         let wanted = request.fetchOffset + request.fetchLimit
         var rank = Swift.max(64, wanted * 4)
         while rank < Int.max / 8 {
-            guard let cutoff = try ordered.orderCutoff(ofEntity: entity.name, attribute: attribute.name, descending: !key.ascending, rank: rank - 1),
+            guard let read = try store.readRows({ try $0.orderCutoff(ofEntity: entity.name, attribute: attribute.name, descending: !key.ascending, rank: rank - 1) }),
+                  let cutoff = read,
                   rank <= Swift.max(64, cutoff.indexed / 4) else { return nil }
             let bound = try ObjectPredicate(format: key.ascending ? "%K <= %@" : "%K >= %@", .string(attribute.name), cutoff.value)
             let found = try window(of: request.predicate.map { .and($0, bound) } ?? bound, entity: entity)
@@ -272,8 +274,8 @@ struct FetchExecutor {
                       _ match: (ObjectID, ManagedObject?, (() throws -> (slots: Slots, version: Int64))?) throws -> Void) throws {
         let test = try context.compiled(predicate, entity: entity)
         let scope = context.evaluationScope()
-        if context.parent == nil, let scanning = context.rowScanningStore {
-            return try forEachMatch(scanning, test: test, scope: scope, predicate: predicate, entity: entity, makingObjects: makesObjects,
+        if context.parent == nil, context.readsEncodedRows {
+            return try forEachMatch(rowsOf: context.coordinator.store, test: test, scope: scope, predicate: predicate, entity: entity, makingObjects: makesObjects,
                                     counted: counted, readingInPlace: readingInPlace, match)
         }
         var probes = ScratchObjects(context: context)
@@ -323,7 +325,7 @@ struct FetchExecutor {
     /// `forEachMatch` over a store's rows of each entity, taken in one go: a row is decoded
     /// only as far as the predicate reads it, into one scratch object per entity, and fully
     /// only when it matches.
-    private func forEachMatch(_ scanning: RowScanning, test: PredicateClosure, scope: EvaluationScope, predicate: ObjectPredicate,
+    private func forEachMatch(rowsOf store: any PersistentStore, test: PredicateClosure, scope: EvaluationScope, predicate: ObjectPredicate,
                               entity: EntityDescription, makingObjects makesObjects: Bool, counted: ((Int) -> Void)?, readingInPlace: Bool,
                               _ match: (ObjectID, ManagedObject?, (() throws -> (slots: Slots, version: Int64))?) throws -> Void) throws {
         let countsOnly = counted != nil
@@ -350,9 +352,12 @@ struct FetchExecutor {
                 heldKeys = keys
                 return keys
             }
-            let scan = try scanning.scanRows(ofEntity: rowEntity.name, deciding: direct ?? prefilter, alsoListing: keysHeld,
-                                             holdsAtMost: { limit in heldKeys.map { $0.count <= limit } ?? context.registered.holds(atMost: limit, in: idScope) },
-                                             leavingUnread: countsOnly && direct != nil)
+            let listed = try store.readRows { reader in
+                try ScanPlanner.scan(reader, entity: rowEntity.name, predicate: direct ?? prefilter, alsoListing: keysHeld,
+                                     holdsAtMost: { limit in heldKeys.map { $0.count <= limit } ?? context.registered.holds(atMost: limit, in: idScope) },
+                                     leavingUnread: countsOnly && direct != nil)
+            }
+            guard let scan = listed else { continue }
             if scan.counted > 0 { counted?(scan.counted) }
             guard !scan.rows.isEmpty else { continue }
             // At most the rows the columns did not reject become objects.

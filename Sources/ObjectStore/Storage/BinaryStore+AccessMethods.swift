@@ -5,67 +5,78 @@ import ObjectStoreModel
 // rows, with the columns' verdicts), the spans a schema index finds, and the ordered cut-off
 // of an indexed attribute.
 extension BinaryStore {
-    func orderCutoff(ofEntity entityName: String, attribute: String, descending: Bool, rank: Int) throws -> (value: Value, indexed: Int)? {
-        guard let entity = model.entity(named: entityName), let attributeDescription = entity.attribute(named: attribute),
-              let kind = Column.Kind(attributeDescription.type), rank >= 0 else { return nil }
-        return try fileLock.withLock(exclusive: false) { fd, _ in
-            try core.withLock { core -> (value: Value, indexed: Int)? in
+    package func readRows<T>(_ body: (any RowReader) throws -> T) throws -> T? {
+        try fileLock.withLock(exclusive: false) { fd, _ in
+            try core.withLock { core in
                 try core.refresh(fd)
-                guard let snapshot = core.state.snapshot, let table = core.state.codec?.entityIndex[entityName] else { return nil }
-                let signature = BinaryStore.signature(ofIndexOn: attribute, kind: kind)
-                for (number, index) in BinaryStore.schemaIndexes(of: entity, in: model).enumerated() where index.propertyNames.first == attribute {
-                    guard let part = snapshot.indexes.first(where: {
-                        $0.owner == table && $0.constraint == Snapshot.schemaIndexFlag | number && $0.signature == signature
-                    }) else { continue }
-                    guard rank < part.count else { return nil }
-                    let bits = try snapshot.entryValue(part, at: descending ? part.count - 1 - rank : rank, fd: fd, path: path)
-                    switch kind {
-                    case .integer: return (.integer(Int64(bitPattern: bits)), part.count)
-                    case .double: return (.double(Double(bitPattern: bits)), part.count)
-                    case .date: return (.date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: bits))), part.count)
-                    case .boolean: return (.bool(bits != 0), part.count)
-                    }
-                }
-                return nil
+                guard let codec = core.state.codec, let held = core.held else { throw StoreError.corrupt(path: path, reason: "no metadata record") }
+                return try body(Reader(core: core, codec: codec, fd: held.fd, model: model, path: path))
             }
         }
     }
 
-    func scanRows(ofEntity entityName: String, deciding predicate: SlotPredicate?, alsoListing held: () -> Set<Int64>, holdsAtMost: (Int) -> Bool,
-                  leavingUnread: Bool) throws -> RowScan {
-        try fileLock.withLock(exclusive: false) { fd, _ in
-            try core.withLock { core in
-                try core.refresh(fd)
-                guard let codec = core.state.codec else { throw StoreError.corrupt(path: path, reason: "no metadata record") }
-                // A schema index that finds at most a quarter of the snapshot's rows lists only
-                // those (and the rows of the objects the caller holds, which it tests as they
-                // are: when those are more than a quarter too, the index does not pay).
-                if let predicate, let table = codec.entityIndex[entityName], let entity = model.entity(named: entityName),
-                   let snapshot = core.state.snapshot, table < snapshot.entities.count,
-                   let (found, whole) = try core.indexedRows(table: table, entity: entity, predicate: predicate, limit: snapshot.entities[table].rowCount / 4),
-                   holdsAtMost(snapshot.entities[table].rowCount / 4),
-                   let scan = try core.indexedScan(ofEntity: entityName, table: table, found: found, wholePredicate: whole, alsoListing: held(),
-                                                   leavingUnread: leavingUnread && whole) {
-                    return scan
-                }
-                var decisions: [UInt8]?
-                if let predicate, let index = codec.entityIndex[entityName], let loaded = try core.loadedEntity(index) {
-                    decisions = try predicate.decisions(try core.columns(ofEntity: index, slots: predicate.slots), rows: loaded.part.rowCount)
-                    // A count with nothing held: the rows the columns accept are counted, not
-                    // listed (nor read), those they reject left out; the undecided and the
-                    // log's rows are listed to be tested.
-                    if leavingUnread, let decisions, held().isEmpty {
-                        return try core.countingScan(ofEntity: entityName, loaded: loaded, decisions: decisions, codec: codec)
-                    }
-                }
-                var positions: [Int]? = decisions == nil ? nil : []
-                let rows = try core.encodedRows(ofEntity: entityName, positions: &positions, unread: decisions)
-                var decided: [UInt8] = []
-                if let decisions, let positions {
-                    decided = positions.map { $0 < 0 ? 0 : decisions[$0] }
-                }
-                return RowScan(codec: codec, path: path, rows: rows, verdicts: decided, shape: codec.shape(entity: codec.entityIndex[entityName] ?? -1))
+    /// The access methods over the state the store read under its lock (``readRows(_:)``).
+    struct Reader: RowReader {
+        let core: Core
+        let codec: RowCodec
+        /// The held descriptor of the file the state was read from.
+        let fd: Int32
+        let model: ManagedObjectModel
+        let path: String
+
+        func snapshotRowCount(ofEntity entityName: String) -> Int {
+            guard let snapshot = core.state.snapshot, let table = codec.entityIndex[entityName], table < snapshot.entities.count else { return 0 }
+            return snapshot.entities[table].rowCount
+        }
+
+        func indexCandidates(ofEntity entityName: String, predicate: SlotPredicate, limit: Int) throws -> IndexCandidates? {
+            guard let table = codec.entityIndex[entityName], let entity = model.entity(named: entityName),
+                  let (rows, whole) = try core.indexedRows(table: table, entity: entity, predicate: predicate, limit: limit) else { return nil }
+            return IndexCandidates(entityName: entityName, table: table, rows: rows, wholePredicate: whole)
+        }
+
+        func indexedScan(_ candidates: IndexCandidates, alsoListing: Set<Int64>, leavingUnread: Bool) throws -> RowScan? {
+            try core.indexedScan(ofEntity: candidates.entityName, table: candidates.table, found: candidates.rows, wholePredicate: candidates.wholePredicate,
+                                 alsoListing: alsoListing, leavingUnread: leavingUnread && candidates.wholePredicate)
+        }
+
+        func columnDecisions(ofEntity entityName: String, predicate: SlotPredicate) throws -> [UInt8]? {
+            guard let index = codec.entityIndex[entityName], let loaded = try core.loadedEntity(index) else { return nil }
+            return try predicate.decisions(try core.columns(ofEntity: index, slots: predicate.slots), rows: loaded.part.rowCount)
+        }
+
+        func scan(ofEntity entityName: String, decisions: [UInt8]?, counting: Bool) throws -> RowScan {
+            if counting, let decisions, let index = codec.entityIndex[entityName], let loaded = try core.loadedEntity(index) {
+                return try core.countingScan(ofEntity: entityName, loaded: loaded, decisions: decisions, codec: codec)
             }
+            var positions: [Int]? = decisions == nil ? nil : []
+            let rows = try core.encodedRows(ofEntity: entityName, positions: &positions, unread: decisions)
+            var decided: [UInt8] = []
+            if let decisions, let positions {
+                decided = positions.map { $0 < 0 ? 0 : decisions[$0] }
+            }
+            return RowScan(codec: codec, path: path, rows: rows, verdicts: decided, shape: codec.shape(entity: codec.entityIndex[entityName] ?? -1))
+        }
+
+        func orderCutoff(ofEntity entityName: String, attribute: String, descending: Bool, rank: Int) throws -> (value: Value, indexed: Int)? {
+            guard let entity = model.entity(named: entityName), let attributeDescription = entity.attribute(named: attribute),
+                  let kind = Column.Kind(attributeDescription.type), rank >= 0,
+                  let snapshot = core.state.snapshot, let table = codec.entityIndex[entityName] else { return nil }
+            let signature = BinaryStore.signature(ofIndexOn: attribute, kind: kind)
+            for (number, index) in BinaryStore.schemaIndexes(of: entity, in: model).enumerated() where index.propertyNames.first == attribute {
+                guard let part = snapshot.indexes.first(where: {
+                    $0.owner == table && $0.constraint == Snapshot.schemaIndexFlag | number && $0.signature == signature
+                }) else { continue }
+                guard rank < part.count else { return nil }
+                let bits = try snapshot.entryValue(part, at: descending ? part.count - 1 - rank : rank, fd: fd, path: path)
+                switch kind {
+                case .integer: return (.integer(Int64(bitPattern: bits)), part.count)
+                case .double: return (.double(Double(bitPattern: bits)), part.count)
+                case .date: return (.date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: bits))), part.count)
+                case .boolean: return (.bool(bits != 0), part.count)
+                }
+            }
+            return nil
         }
     }
 }

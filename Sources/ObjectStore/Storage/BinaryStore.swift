@@ -28,7 +28,7 @@ import Darwin
 ///
 /// Thread safety: everything that changes lives in a `Core` reached only through a
 /// `Locked`, always taken after the file's lock.
-package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading, OrderedIndexReading, Sendable {
+package final class BinaryStore: PersistentStore, Sendable {
     /// The header's format version of store format 1.0, the only one this code writes: 8.
     /// Every 1.x program reads every 1.0 file; what a later 1.x adds is stamped in the
     /// header's feature bits (``Feature``), only in files that use it.
@@ -248,7 +248,13 @@ package final class BinaryStore: PersistentStore, RowScanning, EncodedRowReading
         }
     }
 
-    func encodedRow(for id: ObjectID, layout: (RowCodec) -> RowLayout) throws -> (slots: Slots, version: Int64)? {
+    package var hasEncodedRows: Bool { true }
+
+    package func suspendAutomaticCompaction() {
+        compactionThreshold = .max
+    }
+
+    package func encodedRow(for id: ObjectID, layout: (RowCodec) -> RowLayout) throws -> (slots: Slots, version: Int64)? {
         try core.withLock { core in
             guard let (version, bytes, start) = try core.encodedRow(id), let codec = core.state.codec else { return nil }
             do {

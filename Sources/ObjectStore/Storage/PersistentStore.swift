@@ -98,6 +98,21 @@ package protocol PersistentStore: AnyObject, Sendable {
     /// Reads what other openings of the file saved since this one last looked (a store
     /// reads them at each listing of objects; an object refreshed alone must see them too).
     func catchUp() throws
+    /// Whether the store's rows are encoded and may be read in place (the binary store): a
+    /// root context's fetch then takes an entity's rows through ``readRows(_:)`` and objects
+    /// read their values from the rows (``encodedRow(for:layout:)``). The other stores hand
+    /// their rows over decoded, and a fetch tests the objects of their IDs in memory.
+    var hasEncodedRows: Bool { get }
+    /// Runs `body` with the store's access methods, under one read of the file after taking
+    /// up what others saved; nil (and `body` not run) for a store without encoded rows.
+    func readRows<T>(_ body: (any RowReader) throws -> T) throws -> T?
+    /// The saved state of an object read in place, with its row's layout from `layout`;
+    /// nil when the store has no such object (or no encoded rows). Throws when the row does
+    /// not decode.
+    func encodedRow(for id: ObjectID, layout: (RowCodec) -> RowLayout) throws -> (slots: Slots, version: Int64)?
+    /// Leaves the log alone until the store is compacted explicitly (a migration's
+    /// destination, written in batches and compacted once at the end).
+    func suspendAutomaticCompaction()
 }
 
 extension PersistentStore {
@@ -106,6 +121,10 @@ extension PersistentStore {
     package func compact() throws {}
     package func storageProblems() throws -> [String] { [] }
     package func catchUp() throws {}
+    package var hasEncodedRows: Bool { false }
+    package func readRows<T>(_ body: (any RowReader) throws -> T) throws -> T? { nil }
+    package func encodedRow(for id: ObjectID, layout: (RowCodec) -> RowLayout) throws -> (slots: Slots, version: Int64)? { nil }
+    package func suspendAutomaticCompaction() {}
 
     package func objectIDs(matching values: [SlotValue], uniquenessConstraint constraint: Int, of owner: String) throws -> [ObjectID] {
         guard let ownerEntity = model.entity(named: owner), ownerEntity.uniquenessConstraints.indices.contains(constraint) else { return [] }
@@ -319,8 +338,31 @@ struct UniquenessCheck {
     }
 }
 
-/// A store that keeps attributes' values in order (schema indexes over its snapshot).
-protocol OrderedIndexReading {
+/// The access methods of a store whose rows are encoded (the binary store), read under one
+/// shared lock of its file (``PersistentStore/readRows(_:)``): what a planner above the store
+/// asks before it chooses how to read an entity's rows (``ScanPlanner``), and the reads it
+/// chooses. A reader is valid only inside the call that handed it over.
+package protocol RowReader {
+    /// The entity's rows in the snapshot: what its indexes and columns cover (0 without a
+    /// snapshot, or when the entity has no rows there).
+    func snapshotRowCount(ofEntity entityName: String) -> Int
+    /// The snapshot rows a schema index finds for the predicate's ANDed comparisons of one
+    /// indexed attribute (a range) or equalities of a hashed one (the index that finds
+    /// fewest), in key order; nil when no index serves the predicate or the best finds more
+    /// than `limit` rows.
+    func indexCandidates(ofEntity entityName: String, predicate: SlotPredicate, limit: Int) throws -> IndexCandidates?
+    /// The rows of an index's candidates, the log's rows and the rows of `alsoListing` (keys
+    /// of objects the caller holds and tests as they are), in key order; the candidates
+    /// decided (verdict 1) when their range is the whole predicate. `leavingUnread`: those
+    /// come without their bytes (a count). Nil when the candidates no longer apply.
+    func indexedScan(_ candidates: IndexCandidates, alsoListing: Set<Int64>, leavingUnread: Bool) throws -> RowScan?
+    /// What the snapshot's columns decide of each of its rows (1 match, 2 no match, 0 test
+    /// it); nil when they decide nothing (no columns for its comparisons, no snapshot).
+    func columnDecisions(ofEntity entityName: String, predicate: SlotPredicate) throws -> [UInt8]?
+    /// Every row of the entity (the snapshot's merged with the log's, in key order), with
+    /// `decisions` as verdicts (rows they reject left out). `counting`: the rows they accept
+    /// are counted (``RowScan/counted``), not listed.
+    func scan(ofEntity entityName: String, decisions: [UInt8]?, counting: Bool) throws -> RowScan
     /// The value of an entity's attribute that `rank` rows precede in the order of a schema
     /// index on it (from the greatest when `descending`): rows with no value are not in
     /// that order. Nil when no index serves the attribute or it holds no more than `rank`
@@ -329,32 +371,19 @@ protocol OrderedIndexReading {
     func orderCutoff(ofEntity entityName: String, attribute: String, descending: Bool, rank: Int) throws -> (value: Value, indexed: Int)?
 }
 
-/// A store whose rows objects can read in place: the encoded bytes stay the store's, shared
-/// by every object read from them, and no value is decoded until it is read.
-protocol EncodedRowReading {
-    /// The saved state of an object read in place, with its row's layout from `layout`;
-    /// nil when the store has no such object. Throws when the row does not decode.
-    func encodedRow(for id: ObjectID, layout: (RowCodec) -> RowLayout) throws -> (slots: Slots, version: Int64)?
-}
-
-/// A store that hands over every row of an entity at once, read under one lock and decoded
-/// on demand: a fetch that tests every row then makes no `StoredRow` (nor an ID lookup in
-/// the store) per row, and decodes only the values its predicate reads.
-protocol RowScanning {
-    /// The rows of an entity; with a predicate, also its verdicts that the store could decide
-    /// without the rows (from the snapshot's columns). A store may leave out rows the
-    /// predicate rejects (a schema index found the others), except those of `alsoListing`:
-    /// the keys of objects the caller holds and tests as they are (asked for only when rows
-    /// are left out); `holdsAtMost(n)` says, without making that set, whether they are at
-    /// most `n`. `leavingUnread`: the
-    /// predicate is the caller's whole test and it reads no row the store says matches
-    /// (a count), so such a row may come without its bytes or version.
-    func scanRows(ofEntity entityName: String, deciding predicate: SlotPredicate?, alsoListing: () -> Set<Int64>, holdsAtMost: (Int) -> Bool,
-                  leavingUnread: Bool) throws -> RowScan
+/// The snapshot rows a schema index found for a predicate (``RowReader/indexCandidates(ofEntity:predicate:limit:)``).
+package struct IndexCandidates {
+    let entityName: String
+    /// The entity's place in the store's entity table.
+    let table: Int
+    /// Directory position and key of each row found, in key order.
+    let rows: [(position: Int, key: Int64)]
+    /// Whether every row found matches the whole predicate (a range that is all of it).
+    let wholePredicate: Bool
 }
 
 /// The encoded rows of one entity, in key order.
-struct RowScan {
+package struct RowScan {
     let codec: RowCodec
     let path: String
     let rows: [(key: Int64, version: Int64, bytes: [UInt8], start: Int)]

@@ -8,7 +8,7 @@ import ObjectStoreModel
 /// values have no tag: the model's type of each slot says how it is written, a string of
 /// the store's dictionary is written as its number there, and a date as its distance from
 /// the dictionary's date origin.
-struct RowCodec {
+package struct RowCodec {
     /// How a typed row writes a slot's value, from the slot's property in the model.
     enum SlotKind: Equatable, Sendable {
         /// Tagged, as in other rows (to-many relationships, and slots stores do not write).

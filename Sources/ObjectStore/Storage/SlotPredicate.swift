@@ -9,7 +9,7 @@ import ObjectStoreModel
 /// so they agree on every value (nil, numbers across types, string options). Made from an
 /// ``ObjectPredicate`` above the store (`SlotPredicate(_:entity:)`); the store decides it on
 /// its columns and indexes and tests it on rows.
-indirect enum SlotPredicate {
+package indirect enum SlotPredicate {
     case constant(Bool)
     case not(SlotPredicate)
     case and(SlotPredicate, SlotPredicate)
@@ -195,7 +195,7 @@ extension SlotPredicate {
 }
 
 /// The constant a slot is compared with: one value, or the list of an `IN`.
-enum SlotConstant {
+package enum SlotConstant {
     case value(Value)
     case list([Value])
 }
@@ -241,7 +241,7 @@ struct SlotTest {
 
 /// A comparison of a value with a constant that needs none of the general comparison's
 /// work: nil or not, a string equal or not, a date or an integer against a constant.
-enum DirectTest {
+package enum DirectTest {
     case null(equal: Bool)
     case string(String, equal: Bool)
     case date(Date, PredicateComparison.Operator)

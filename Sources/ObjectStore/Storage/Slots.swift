@@ -4,7 +4,7 @@ import ObjectStoreModel
 /// How the binary store's encoded rows of one entity read as slots: the codec of the store's
 /// entity table, and the initial values of the slots stores do not write (transient and
 /// derived attributes). One per entity and store state, shared by every object read from it.
-final class RowLayout {
+package final class RowLayout {
     let codec: RowCodec
     /// Initial values of the entity's slots.
     let initial: [SlotValue]
@@ -79,7 +79,7 @@ struct EncodedRow {
 /// from the store's encoded row until the first write (which decodes them all). A clean
 /// object loaded from the binary store so holds no decoded value (docs/ARCHITECTURE.md,
 /// "Objects read from the store's rows").
-struct Slots: RandomAccessCollection, MutableCollection, ExpressibleByArrayLiteral {
+package struct Slots: RandomAccessCollection, MutableCollection, ExpressibleByArrayLiteral {
     /// Decoded values, or the encoded row they are read from: one or the other, so the
     /// value takes 24 bytes (an object holds two: its values and its committed ones).
     private enum Storage {
@@ -92,7 +92,7 @@ struct Slots: RandomAccessCollection, MutableCollection, ExpressibleByArrayLiter
         storage = .decoded(values)
     }
 
-    init(arrayLiteral elements: SlotValue...) {
+    package init(arrayLiteral elements: SlotValue...) {
         self.init(elements)
     }
 
@@ -135,15 +135,15 @@ struct Slots: RandomAccessCollection, MutableCollection, ExpressibleByArrayLiter
         return nil
     }
 
-    var startIndex: Int { 0 }
-    var endIndex: Int {
+    package var startIndex: Int { 0 }
+    package var endIndex: Int {
         switch storage {
         case .decoded(let values): return values.count
         case .encoded(let row): return row.layout.count
         }
     }
 
-    subscript(index: Int) -> SlotValue {
+    package subscript(index: Int) -> SlotValue {
         get {
             switch storage {
             case .decoded(let values): return values[index]
