@@ -12,17 +12,15 @@ let package = Package(
     ],
     targets: [
         .target(name: "ObjectStoreModel"),
-        // The storage engine: the store protocol, the binary, JSON and in-memory stores.
-        .target(name: "ObjectStoreStorage", dependencies: ["ObjectStoreModel"]),
-        .target(name: "ObjectStore", dependencies: ["ObjectStoreStorage", "ObjectStoreModel"]),
+        .target(name: "ObjectStore", dependencies: ["ObjectStoreModel"]),
         // Checks Models/NAME at build time and embeds the files (ObjectStoreModelPlugin).
         .executableTarget(name: "objectstore-model", dependencies: ["ObjectStoreModel"]),
         .plugin(name: "ObjectStoreModelPlugin", capability: .buildTool(), dependencies: ["objectstore-model"],
                 path: "Sources/ObjectStoreModelPlugin"),
         .executableTarget(name: "taskctl", dependencies: ["ObjectStore", "ObjectStoreModel"], plugins: ["ObjectStoreModelPlugin"]),
         .testTarget(name: "ObjectStoreModelTests", dependencies: ["ObjectStoreModel"]),
-        .testTarget(name: "ObjectStoreTests", dependencies: ["ObjectStore", "ObjectStoreStorage", "ObjectStoreModel"], exclude: ["Fixtures"]),
-        .testTarget(name: "taskctlTests", dependencies: ["taskctl", "ObjectStore", "ObjectStoreStorage", "ObjectStoreModel"], exclude: ["Fixtures"]),
+        .testTarget(name: "ObjectStoreTests", dependencies: ["ObjectStore", "ObjectStoreModel"], exclude: ["Fixtures"]),
+        .testTarget(name: "taskctlTests", dependencies: ["taskctl", "ObjectStore", "ObjectStoreModel"], exclude: ["Fixtures"]),
         // The docs' Swift snippets, compiled (snippets are fragments: unused values are fine there)
         // as a user's module would be: without access to the package's `package` API.
         .testTarget(name: "DocSnippetTests", dependencies: ["ObjectStore", "ObjectStoreModel"],

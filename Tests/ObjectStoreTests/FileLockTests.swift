@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 @testable import ObjectStore
-@testable import ObjectStoreStorage
 import ObjectStoreModel
 
 @Suite struct FileLockTests {

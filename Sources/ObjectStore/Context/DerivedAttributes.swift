@@ -1,6 +1,5 @@
 import Foundation
 import ObjectStoreModel
-import ObjectStoreStorage
 
 /// Computes derived attributes from their expressions, compiled once per context and
 /// entity.

@@ -1,6 +1,5 @@
 import Foundation
 import ObjectStoreModel
-import ObjectStoreStorage
 
 /// What ``PersistentStoreCoordinator/checkIntegrity()`` found.
 public struct IntegrityReport: Sendable {

@@ -1,6 +1,5 @@
 import Foundation
 import ObjectStoreModel
-import ObjectStoreStorage
 
 /// An object of the model, tracked by a ``ManagedObjectContext``.
 ///

@@ -1,5 +1,4 @@
 import ObjectStoreModel
-import ObjectStoreStorage
 
 extension ManagedObjectContext {
     /// Marks an object for deletion. Delete rules (nullify, cascade, deny, noAction) run when

@@ -1,5 +1,4 @@
 import ObjectStoreModel
-import ObjectStoreStorage
 
 /// Inverse maintenance: every relationship change is applied to both sides at once, and an
 /// object displaced from a to-one side is removed from its old partner.

@@ -1,6 +1,5 @@
 import Foundation
 import ObjectStoreModel
-import ObjectStoreStorage
 
 extension ManagedObjectContext {
     /// Saves the pending changes: processes pending changes (delete rules), calls

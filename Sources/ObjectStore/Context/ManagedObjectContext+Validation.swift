@@ -1,5 +1,4 @@
 import ObjectStoreModel
-import ObjectStoreStorage
 
 extension ManagedObjectContext {
     /// Every validation failure of the pending changes (the inserted and updated objects

@@ -1,6 +1,5 @@
 import Foundation
 import ObjectStoreModel
-import ObjectStoreStorage
 
 typealias ExpressionClosure = (ManagedObject?, EvaluationScope) throws -> Operand
 typealias PredicateClosure = (ManagedObject?, EvaluationScope) throws -> Bool

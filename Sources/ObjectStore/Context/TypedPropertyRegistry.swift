@@ -1,6 +1,5 @@
 import Foundation
 import ObjectStoreModel
-import ObjectStoreStorage
 
 /// The typed property wrappers, as reflection sees them.
 protocol TypedPropertyWrapper {

@@ -1,6 +1,5 @@
 import Foundation
 import ObjectStoreModel
-import ObjectStoreStorage
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)

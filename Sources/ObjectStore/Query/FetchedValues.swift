@@ -1,5 +1,4 @@
 import ObjectStoreModel
-import ObjectStoreStorage
 
 /// One matching object's values, as ``ManagedObjectContext/fetchValues(_:properties:)``
 /// reads them.

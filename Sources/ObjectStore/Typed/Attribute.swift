@@ -1,5 +1,4 @@
 import ObjectStoreModel
-import ObjectStoreStorage
 
 /// A typed attribute property of a ``ManagedObject`` subclass, without macros.
 ///

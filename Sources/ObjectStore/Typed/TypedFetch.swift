@@ -1,6 +1,5 @@
 import Foundation
 import ObjectStoreModel
-import ObjectStoreStorage
 
 extension ManagedObjectContext {
     /// The objects of a registered subclass's entity that match a predicate, as that class.

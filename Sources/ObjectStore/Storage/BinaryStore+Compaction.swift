@@ -1,0 +1,286 @@
+import Foundation
+import ObjectStoreModel
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// Compaction: the live rows written as a new snapshot (typed rows, a dictionary, columns
+// and indexes) and an empty log, replacing the file atomically.
+extension BinaryStore {
+    /// Upgrades a file of a pre-release format (1 to 7) to store format 1.0, under the
+    /// file's exclusive lock: the legacy reader reads it with `model` when the file was
+    /// written with that model's entities (its indexes are then the ones built), else with
+    /// the model stored in the file; a compaction writes its rows (keys, versions, metadata and history of keys unchanged)
+    /// as a new 1.0 file, the original keeps the name `backup(version)` (a second name of the
+    /// untouched file) and the new file is renamed into place. A failure or a kill leaves
+    /// the original as it was. Nil, and nothing done, for a file in store format 1.0.
+    package static func upgradeLegacyFile(at url: URL, model preferred: ManagedObjectModel? = nil, backup: (Int) -> URL) throws -> (version: Int, backupURL: URL)? {
+        try FileLock(storePath: url.path).withLock { fd, realPath in
+            var info = stat()
+            guard fstat(fd, &info) == 0 else { throw StoreError.io(path: url.path, reason: "cannot read: \(FileIO.errorText())") }
+            let header = try parseHeader(try FileIO.read(fd, count: headerSize, at: 0, path: url.path), path: url.path, fileSize: Int(info.st_size))
+            guard legacyVersions.contains(header.version) else { return nil }
+            let model: ManagedObjectModel
+            do {
+                let stored = try metadata(fd, path: url.path)
+                if let preferred, stored.incompatibleEntities(with: preferred).isEmpty {
+                    model = preferred
+                } else {
+                    model = try stored.storedModel()
+                }
+            } catch {
+                throw StoreError.corrupt(path: url.path, reason: "the model stored in the file does not load: \(error)")
+            }
+            let core = Core(path: realPath, model: model, durability: .full)
+            core.allowsLegacy = true
+            defer { if let held = core.held { close(held.fd) } }
+            try core.reload(fd)
+            let backupURL = backup(header.version)
+            try core.compactLocked(path: realPath, backup: backupURL.path)
+            return (header.version, backupURL)
+        }
+    }
+
+    /// Rewrites the file as a snapshot of the live rows (with an index per uniqueness
+    /// constraint) and an empty log, reclaiming the space of superseded and deleted rows.
+    /// Atomic: a crash leaves the old file or the new one.
+    package func compact() throws {
+        guard !isReadOnly else { throw StoreError.readOnly(path: path) }
+        try fileLock.withLock { fd, realPath in
+            try core.withLock { core in
+                try core.refresh(fd)
+                try core.compactLocked(path: realPath)
+            }
+        }
+    }
+}
+
+extension BinaryStore.Core {
+    /// Writes the live rows as a new file in store format 1.0 (from a file of any format the
+    /// state was read from) and reads it; `backup`, when given, becomes a second name of the
+    /// file replaced.
+    func compactLocked(path realPath: String, backup: String? = nil) throws {
+        guard let metadata = state.metadata, let codec = state.codec else { return }
+        try requireWritable()
+        // Every row is read and written again, typed with a dictionary of the strings the
+        // rows repeat (sparse where a value is not of its slot's type). Each entity's rows
+        // listed once, for the dictionary and for writing them.
+        let sources = try codec.entityNames.map { try encodedRows(ofEntity: $0) }
+        let (strings, origin) = try dictionary(codec: codec, rows: sources)
+        let target = codec.with(strings: strings, dateOrigin: origin)
+        // The metadata (and the dictionary) in a commit of its own, so reading it never
+        // reads the rows.
+        var metadataPayload = ByteWriter()
+        BinaryStore.writeMetadata(metadata, entityNames: codec.entityNames, into: &metadataPayload)
+        if !strings.isEmpty || origin != 0 { BinaryStore.writeDictionary(strings, dateOrigin: origin, into: &metadataPayload) }
+        let metadataFrame = BinaryStore.frame(metadataPayload.bytes)
+        var rows: [[Snapshot.Row]] = []
+        for index in codec.entityNames.indices {
+            let shape = codec.shape(entity: index)
+            var written = ByteWriter()
+            var places: [(key: Int64, version: Int64, start: Int, length: Int)] = []
+            for row in sources[index] {
+                let start = written.bytes.count
+                do {
+                    // A typed row is written again in place; another is decoded.
+                    if try codec.recode(row.bytes, from: row.start, shape: shape, to: target, into: &written) {
+                        places.append((row.key, row.version, start, written.bytes.count - start))
+                        continue
+                    }
+                    var reader = ByteReader(row.bytes, from: row.start)
+                    let slots = try codec.decode(from: &reader, shape: shape)
+                    try target.encodeRow(slots, shape: shape, into: &written)
+                } catch {
+                    throw StoreError.corrupt(path: path, reason: "unreadable row \(codec.objectID(entity: index, key: row.key))")
+                }
+                places.append((row.key, row.version, start, written.bytes.count - start))
+            }
+            let source = written.bytes
+            rows.append(places.map { Snapshot.Row(key: $0.key, version: $0.version, source: source, start: $0.start, length: $0.length) })
+        }
+        let columns = try columns(of: rows, codec: target)
+        let snapshot = Snapshot.bytes(rows: rows, indexes: try indexes(of: rows, codec: target) + schemaIndexes(of: rows, columns: columns, codec: target),
+                                      columns: columns)
+        let snapshotOffset = BinaryStore.headerSize + metadataFrame.count
+        let header = BinaryStore.header(BinaryStore.Header(version: BinaryStore.formatVersion, committedLength: snapshotOffset + snapshot.count, commitCount: state.commitCount + 1,
+                                        snapshotOffset: snapshotOffset, snapshotLength: snapshot.count,
+                                        readFeatures: state.readFeatures, writeFeatures: state.writeFeatures))
+        // Beside the real file, so a symbolic link to the store stays one.
+        let fd = try FileIO.replace(realPath, with: [header, metadataFrame, snapshot], backup: backup)
+        defer { close(fd) }
+        try reload(fd)
+    }
+
+    /// The dictionary a compaction writes (format 6): the strings the typed rows' string
+    /// slots hold at least ``dictionaryUses`` times (of 2 to 64 bytes), most used first (the
+    /// first 64 take a byte in a row), at most ``RowCodec/maxStrings``; and the median of
+    /// the whole seconds their date slots hold (0 without dates) as the date origin.
+    /// `rows[i]`: entity i's rows, as ``encodedRows(ofEntity:)`` lists them.
+    func dictionary(codec: RowCodec, rows: [[(key: Int64, version: Int64, bytes: [UInt8], start: Int)]]) throws -> (strings: [String], dateOrigin: Int64) {
+        // Strings counted by a hash of their bytes (two strings of one hash count as one:
+        // the choice of a dictionary, never what a row reads, is all that may change);
+        // those of the present dictionary by their number, without hashing them.
+        var uses = BinaryStore.UseCounts()
+        var texts: [UInt64: ArraySlice<UInt8>] = [:]
+        var codeUses = [Int](repeating: 0, count: codec.stringBytes.count)
+        func use(_ text: ArraySlice<UInt8>) {
+            guard (2...64).contains(text.count) else { return }
+            let hash = text.withUnsafeBytes { RowCodec.hash($0) }
+            if uses.add(hash) == BinaryStore.dictionaryUses { texts[hash] = text }
+        }
+        var dates: [Int64] = []
+        for index in codec.entityNames.indices {
+            let shape = codec.shape(entity: index)
+            let slots = shape.kinds.indices.filter { shape.kinds[$0] == .string || shape.kinds[$0] == .date }
+            guard shape.isTyped, !slots.isEmpty, index < rows.count else { continue }
+            for row in rows[index] {
+                let id = { codec.objectID(entity: index, key: row.key) }
+                do {
+                    if try codec.forEachTypedValue(row.bytes, from: row.start, shape: shape, string: use, code: { codeUses[$0] += 1 },
+                                                   date: { dates.append($0) }) { continue }
+                } catch {
+                    throw StoreError.corrupt(path: path, reason: "unreadable row \(id())")
+                }
+                // A row of an older format.
+                for value in try decode(id(), row.bytes, from: row.start, slots: slots, codec: codec) {
+                    switch value {
+                    case .value(.string(let text)): use(Array(text.utf8)[...])
+                    case .value(.date(let date)):
+                        if let whole = date.timeIntervalSinceReferenceDate.exactWholeNumber, whole.magnitude < 1 << 48 { dates.append(whole) }
+                    default: break
+                    }
+                }
+            }
+        }
+        for (code, count) in codeUses.enumerated() where count > 0 {
+            let text = codec.stringBytes[code][...]
+            let hash = text.withUnsafeBytes { RowCodec.hash($0) }
+            if uses.add(hash, count) >= BinaryStore.dictionaryUses && texts[hash] == nil { texts[hash] = text }
+        }
+        let strings = texts.map { (count: uses.count(of: $0.key), text: $0.value) }
+            .sorted { $0.count != $1.count ? $0.count > $1.count : $0.text.lexicographicallyPrecedes($1.text) }
+            .prefix(RowCodec.maxStrings).map { String(decoding: $0.text, as: UTF8.self) }
+        guard !dates.isEmpty else { return (strings, 0) }
+        return (strings, BinaryStore.median(&dates))
+    }
+
+    /// Calls `body` with each row's key and its slots, those of `slots` decoded (null when
+    /// the row has fewer), the others left null, in one array used again for every row.
+    func forEachRow(_ rows: [Snapshot.Row], entity index: Int, slots: [Int], codec: RowCodec,
+                            _ body: (Int64, [SlotValue]) throws -> Void) throws {
+        let shape = codec.shape(entity: index)
+        let width = (slots.max() ?? -1) + 1
+        var wanted = [Bool](repeating: false, count: width)
+        for slot in slots { wanted[slot] = true }
+        var decoded = [SlotValue](repeating: .value(.null), count: width)
+        for row in rows {
+            for slot in slots { decoded[slot] = .value(.null) }
+            var reader = ByteReader(row.source, from: row.start)
+            do {
+                try codec.decode(into: &decoded, wanted: wanted, from: &reader, shape: shape, end: width)
+            } catch {
+                throw StoreError.corrupt(path: path, reason: "unreadable row \(codec.objectID(entity: index, key: row.key))")
+            }
+            try body(row.key, decoded)
+        }
+    }
+
+    /// The columns of every entity's fixed-width stored attributes (`rows[i]`: entity i's),
+    /// except those with a value a column cannot hold.
+    func columns(of rows: [[Snapshot.Row]], codec: RowCodec) throws -> [[(slot: Int, column: Column)]] {
+        try codec.entityNames.enumerated().map { entityIndex, name in
+            guard let entity = model.entity(named: name) else { return [] }
+            let slots = entity.properties.indices.filter { slot in
+                guard entity.kind(ofSlot: slot) == .attribute, let attribute = entity.properties[slot].attribute else { return false }
+                return attribute.isStored && Column.Kind(attribute.type) != nil
+            }
+            guard !slots.isEmpty, !rows[entityIndex].isEmpty else { return [] }
+            var builders = slots.compactMap { slot in
+                entity.properties[slot].attribute.flatMap { Column.Kind($0.type) }.map { Column.Builder(kind: $0, capacity: rows[entityIndex].count) }
+            }
+            guard builders.count == slots.count else { return [] }
+            try forEachRow(rows[entityIndex], entity: entityIndex, slots: slots, codec: codec) { _, decoded in
+                for i in slots.indices { builders[i].append(decoded[slots[i]]) }
+            }
+            return slots.indices.compactMap { i in
+                guard let column = builders[i].column else { return nil }
+                return (slots[i], column)
+            }
+        }
+    }
+}
+
+extension BinaryStore {
+    /// Counts by 64-bit hash in an open-addressed table (the dictionary's count of a
+    /// compaction's strings, most of them seen once: a Swift Dictionary hashed each key
+    /// again and was a quarter of a compaction).
+    struct UseCounts {
+        var keys = [UInt64](repeating: 0, count: 1 << 12)
+        var counts = [Int](repeating: 0, count: 1 << 12)
+        var filled = 0
+
+        /// Adds `count` uses of `hash`; returns its uses now.
+        mutating func add(_ hash: UInt64, _ count: Int = 1) -> Int {
+            if filled * 2 >= keys.count { grow() }
+            let key = hash == 0 ? 1 : hash
+            let slot = place(of: key)
+            if keys[slot] == 0 {
+                keys[slot] = key
+                filled += 1
+            }
+            counts[slot] += count
+            return counts[slot]
+        }
+
+        func count(of hash: UInt64) -> Int {
+            let slot = place(of: hash == 0 ? 1 : hash)
+            return keys[slot] == 0 ? 0 : counts[slot]
+        }
+
+        /// Where `key` is, or the empty slot it would take.
+        func place(of key: UInt64) -> Int {
+            let mask = keys.count - 1
+            var slot = Int(truncatingIfNeeded: key >> 7) & mask
+            while keys[slot] != 0 && keys[slot] != key { slot = (slot + 1) & mask }
+            return slot
+        }
+
+        private mutating func grow() {
+            let (oldKeys, oldCounts) = (keys, counts)
+            keys = [UInt64](repeating: 0, count: oldKeys.count * 2)
+            counts = [Int](repeating: 0, count: oldKeys.count * 2)
+            for (i, key) in oldKeys.enumerated() where key != 0 {
+                let slot = place(of: key)
+                keys[slot] = key
+                counts[slot] = oldCounts[i]
+            }
+        }
+    }
+
+    /// The median of some values (the upper one of an even count), found by selection
+    /// rather than a sort; reorders them.
+    static func median(_ values: inout [Int64]) -> Int64 {
+        let target = values.count / 2
+        var low = 0, high = values.count - 1
+        while low < high {
+            // Hoare's partition around the middle element's value.
+            let pivot = values[low + (high - low) / 2]
+            var i = low, j = high
+            while i <= j {
+                while values[i] < pivot { i += 1 }
+                while values[j] > pivot { j -= 1 }
+                if i <= j {
+                    values.swapAt(i, j)
+                    i += 1
+                    j -= 1
+                }
+            }
+            if target <= j { high = j } else if target >= i { low = i } else { break }
+        }
+        return values[target]
+    }
+}

@@ -1,0 +1,360 @@
+import Foundation
+import ObjectStoreModel
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// The log: replaying its commits at open and refresh, appending a commit, and cutting the
+// log in place (docs/store-format.md, "Commits" and "Compaction").
+extension BinaryStore {
+    /// Parses the commits in `bytes`, which start at file offset `base`. The first `claimed`
+    /// bytes are commits the header vouches for: damage there is reported. After them come
+    /// commits no header has claimed yet (a save that synced its commit but was stopped
+    /// before it moved the header, or a `.normal` save): each counts when it is complete
+    /// and its checksum is right, and the first that is not ends the log (a torn tail,
+    /// which the next save overwrites).
+    ///
+    /// - Returns: how many commits counted, and how many of them past the claimed bytes.
+    @discardableResult
+    static func parse(_ bytes: [UInt8], path: String, into state: inout State, base: Int, claimed: Int? = nil) throws -> (commits: UInt64, unclaimed: UInt64) {
+        var position = 0
+        let claimed = min(claimed ?? bytes.count, bytes.count)
+        let chunk = state.chunks.count
+        state.chunks.append(bytes)
+        var commits: UInt64 = 0, unclaimed: UInt64 = 0
+        while position < bytes.count {
+            let vouched = position < claimed
+            // A vouched commit must end where the header says; an unclaimed one by the file's end.
+            let end = vouched ? claimed : bytes.count
+            var reader = ByteReader(bytes, from: position, to: end)
+            let length: Int, crc: UInt32
+            do {
+                length = Int(try reader.u32())
+                crc = try reader.u32()
+            } catch {
+                guard vouched else { break }
+                throw StoreError.corrupt(path: path, reason: "commit at byte \(base + position) is truncated")
+            }
+            let payloadStart = position + 8
+            guard length <= end - payloadStart else {
+                guard vouched else { break }
+                throw StoreError.corrupt(path: path, reason: "commit at byte \(base + position) claims \(length) bytes past the committed end")
+            }
+            // Every commit has a record; zeros (a file extended but not written) are no commit.
+            guard CRC32.checksum(bytes[payloadStart..<payloadStart + length]) == crc, vouched || length > 0 else {
+                guard vouched else { break }
+                throw StoreError.corrupt(path: path, reason: "checksum mismatch in the commit at byte \(base + position)")
+            }
+            commits += 1
+            if !vouched { unclaimed += 1 }
+            do {
+                try parseRecords(bytes, from: payloadStart, to: payloadStart + length, chunk: chunk, state: &state, path: path)
+            } catch let error as StoreError {
+                throw error
+            } catch {
+                throw StoreError.corrupt(path: path, reason: "unreadable record in the commit at byte \(base + position)")
+            }
+            position = payloadStart + length
+        }
+        if state.metadata == nil { throw StoreError.corrupt(path: path, reason: "no metadata record") }
+        // A torn tail alone is not kept (a reader may meet it at every refresh).
+        if commits == 0 { state.chunks.removeLast() }
+        state.committedLength = base + position
+        return (commits, unclaimed)
+    }
+
+    static func parseRecords(_ bytes: [UInt8], from start: Int, to end: Int, chunk: Int, state: inout State, path: String) throws {
+        var reader = ByteReader(bytes, from: start, to: end)
+        // The codec read from here (not copied out of the state for each record: a copy
+        // retained and released each of its arrays, a fifth of replaying a log).
+        var codec = state.codec
+        defer { state.codec = codec }
+        while !reader.isAtEnd {
+            let byte = try reader.u8()
+            if byte >= RecordTag.firstSkippable {
+                // A record this reader may pass over (a transaction of the history): its
+                // length, then its bytes, which the commit's checksum vouches for.
+                let length = try reader.count()
+                guard length <= reader.end - reader.position else { throw ByteReader.Truncated() }
+                reader.position += length
+                continue
+            }
+            guard let tag = RecordTag(rawValue: byte) else { throw ByteReader.Truncated() }
+            switch tag {
+            case .metadata:
+                let identifier = try reader.string()
+                let versionName = try reader.string()
+                let schema = try reader.string()
+                let count = try reader.count()
+                var names: [String] = []
+                var hashes: [String: VersionHash] = [:]
+                var nextKeys: [String: Int64] = [:]
+                for _ in 0..<count {
+                    let name = try reader.string()
+                    var hash: [UInt8] = []
+                    for _ in 0..<32 { hash.append(try reader.u8()) }
+                    names.append(name)
+                    hashes[name] = VersionHash(bytes: hash)
+                    let next = try reader.signed()
+                    guard (1...StoreMetadata.maxKey + 1).contains(next) else { throw ByteReader.Truncated() }
+                    nextKeys[name] = next
+                }
+                state.metadata = StoreMetadata(storeIdentifier: identifier, modelVersionName: versionName.isEmpty ? nil : versionName, entityVersionHashes: hashes, schemaText: schema, nextKeys: nextKeys)
+                codec = RowCodec(entityNames: names, storeIdentifier: identifier, model: state.model)
+            case .dictionary:
+                guard let present = codec else { throw ByteReader.Truncated() }
+                let count = try reader.count()
+                guard count <= RowCodec.maxStrings else { throw ByteReader.Truncated() }
+                var strings: [String] = []
+                strings.reserveCapacity(count)
+                for _ in 0..<count { strings.append(try reader.string()) }
+                let origin = try reader.signed()
+                guard origin.magnitude < 1 << 48 else { throw ByteReader.Truncated() }
+                codec = present.with(strings: strings, dateOrigin: origin)
+            case .put:
+                guard let id = try codec?.reference(from: &reader) else { throw ByteReader.Truncated() }
+                let version = try reader.signed()
+                // Keys and versions past the limit would overflow the next save's counting.
+                guard let key = id.primaryKey, (1...StoreMetadata.maxKey).contains(key), (1...StoreMetadata.maxKey).contains(version) else { throw ByteReader.Truncated() }
+                // The slots are skipped by their length and decoded when first read; the
+                // commit's checksum already vouches for their bytes.
+                let length = try reader.count()
+                let slotsStart = reader.position
+                guard length <= reader.end - reader.position else { throw ByteReader.Truncated() }
+                reader.position += length
+                state.entries[id] = Entry(version: version, chunk: chunk, offset: slotsStart, length: length)
+                state.keysByEntity[id.entityName, default: []].insert(key)
+                if !state.removed.isEmpty { state.removed[id.entityName]?.remove(key) }
+            case .delete:
+                guard let id = try codec?.reference(from: &reader), let key = id.primaryKey else { throw ByteReader.Truncated() }
+                state.entries.removeValue(forKey: id)
+                state.keysByEntity[id.entityName]?.remove(key)
+                state.removed[id.entityName, default: []].insert(key)
+            case .nextKey:
+                let index = try reader.count()
+                guard let names = codec?.entityNames, index < names.count else { throw ByteReader.Truncated() }
+                let name = names[index]
+                let next = try reader.signed()
+                guard (1...StoreMetadata.maxKey + 1).contains(next) else { throw ByteReader.Truncated() }
+                let current = state.metadata?.nextKey(for: name) ?? 1
+                state.metadata?.nextKeys[name] = max(current, next)
+            }
+        }
+    }
+}
+
+extension BinaryStore.Core {
+    /// Reads the file again, from a descriptor of the locked file: the header, the metadata,
+    /// the snapshot's tables and the log, not the snapshot's rows.
+    func reload(_ fd: Int32) throws {
+        nextCutCheck = 0
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw StoreError.io(path: path, reason: "cannot read: \(FileIO.errorText())") }
+        let size = Int(info.st_size)
+        let header = try BinaryStore.parseHeader(try FileIO.read(fd, count: BinaryStore.headerSize, at: 0, path: path), path: path, fileSize: size)
+        // A pre-release file is read only to upgrade it (an older layout's reading stays
+        // in this one place, never behind a save or a query).
+        guard allowsLegacy || !BinaryStore.legacyVersions.contains(header.version) else {
+            throw StoreError.legacyFormat(path: path, version: header.version)
+        }
+        let start = header.size
+        var fresh = BinaryStore.State()
+        fresh.model = model
+        fresh.version = header.version
+        fresh.readFeatures = header.readFeatures
+        fresh.writeFeatures = header.writeFeatures
+        let unclaimed: UInt64
+        if header.snapshotLength > 0 {
+            // The metadata commit, the snapshot, then the log, up to the file's end.
+            let head = try FileIO.read(fd, count: header.snapshotOffset - start, at: start, path: path)
+            try BinaryStore.parse(head, path: path, into: &fresh, base: start)
+            guard let codec = fresh.codec else { throw StoreError.corrupt(path: path, reason: "no metadata record") }
+            fresh.snapshot = try Snapshot.open(fd, base: header.snapshotOffset, length: header.snapshotLength, entityCount: codec.entityNames.count, path: path)
+            fresh.snapshotPlace = (header.snapshotOffset, header.snapshotLength)
+            fresh.logStart = header.logStart
+            let log = try FileIO.read(fd, count: size - fresh.logStart, at: fresh.logStart, path: path)
+            guard log.count >= header.committedLength - fresh.logStart else { throw StoreError.corrupt(path: path, reason: "the file is truncated") }
+            unclaimed = try BinaryStore.parse(log, path: path, into: &fresh, base: fresh.logStart, claimed: header.committedLength - fresh.logStart).unclaimed
+        } else {
+            let bytes = try FileIO.read(fd, count: size - start, at: start, path: path)
+            guard bytes.count >= header.committedLength - start else { throw StoreError.corrupt(path: path, reason: "the file is truncated") }
+            unclaimed = try BinaryStore.parse(bytes, path: path, into: &fresh, base: start, claimed: header.committedLength - start).unclaimed
+            // The log of a file without snapshot is everything after its metadata commit.
+            var reader = ByteReader(bytes)
+            fresh.logStart = start + 8 + Int((try? reader.u32()) ?? 0)
+        }
+        fresh.claimedLength = header.committedLength
+        fresh.logGeneration = header.logGeneration
+        fresh.commitCount = header.commitCount + unclaimed
+        state = fresh
+        try hold(fd)
+    }
+
+    /// Keeps a descriptor of the file the state came from.
+    func hold(_ fd: Int32) throws {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw StoreError.io(path: path, reason: "cannot read: \(FileIO.errorText())") }
+        let copy = dup(fd)
+        guard copy >= 0 else { throw StoreError.io(path: path, reason: "cannot keep the file open: \(FileIO.errorText())") }
+        if let held { close(held.fd) }
+        held = (copy, FileIdentity(info))
+    }
+
+    /// Picks up commits another process appended, or reads the file anew when it was
+    /// replaced (a compaction, a migration). `fd` is the locked file. The header is read
+    /// under the lock and the file's size after it, so a healthy store never looks truncated.
+    func refresh(_ fd: Int32) throws {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw StoreError.io(path: path, reason: "cannot read: \(FileIO.errorText())") }
+        fileSize = nil
+        guard let held, held.identity == FileIdentity(info) else { return try reload(fd) }
+        let head = try FileIO.read(fd, count: BinaryStore.headerSize, at: 0, path: path)
+        guard fstat(fd, &info) == 0 else { throw StoreError.io(path: path, reason: "cannot read: \(FileIO.errorText())") }
+        let size = Int(info.st_size)
+        fileSize = size
+        let header = try BinaryStore.parseHeader(head, path: path, fileSize: size)
+        // In one file the header only moves forward and commits are only appended; anything
+        // else is a file changed in place, read anew.
+        guard header.committedLength >= state.claimedLength, size >= state.committedLength,
+              header.snapshotOffset == state.snapshotPlace.offset, header.snapshotLength == state.snapshotPlace.length,
+              header.logGeneration == state.logGeneration, header.version == state.version,
+              header.readFeatures == state.readFeatures, header.writeFeatures == state.writeFeatures
+        else { return try reload(fd) }
+        state.claimedLength = header.committedLength
+        // Commits appended since, whether the header claims them yet or not.
+        guard size > state.committedLength else { return }
+        let tail = try FileIO.read(fd, count: size - state.committedLength, at: state.committedLength, path: path)
+        guard tail.count == size - state.committedLength else { throw StoreError.corrupt(path: path, reason: "the file is truncated") }
+        let before = state.committedLength
+        let parsed = try BinaryStore.parse(tail, path: path, into: &state, base: before, claimed: max(0, header.committedLength - before))
+        state.commitCount = header.committedLength > before ? header.commitCount + parsed.unclaimed : state.commitCount + parsed.commits
+    }
+
+    /// The header as the state says, for a commit count and committed length.
+    func currentHeader(committedLength: Int, commitCount: UInt64) -> [UInt8] {
+        let snapshotEnd = state.snapshotPlace.offset + state.snapshotPlace.length
+        return BinaryStore.header(BinaryStore.Header(version: BinaryStore.formatVersion, committedLength: committedLength, commitCount: commitCount,
+                                  snapshotOffset: state.snapshotPlace.offset, snapshotLength: state.snapshotPlace.length,
+                                  logOffset: state.snapshotPlace.length > 0 && state.logStart != snapshotEnd ? state.logStart : 0,
+                                  logGeneration: state.logGeneration, readFeatures: state.readFeatures, writeFeatures: state.writeFeatures))
+    }
+
+    /// Throws unless this code may change the file: one whose write features it knows, and
+    /// `inPlace` (an append, a log cut) one in store format 1.0 (a pre-release file is only
+    /// read and compacted into a new 1.0 file: its upgrade).
+    func requireWritable(inPlace: Bool = false) throws {
+        let unknown = state.writeFeatures & ~BinaryStore.Feature.writable
+        guard unknown == 0 else { throw StoreError.newerFeatures(path: path, features: unknown, writing: true) }
+        guard !inPlace || !BinaryStore.legacyVersions.contains(state.version) else {
+            throw StoreError.legacyFormat(path: path, version: state.version)
+        }
+    }
+
+    /// Appends one commit. `.full`: flushed (one `fdatasync`), then the header moved past
+    /// it without a flush of its own: the header never claims bytes that are not on disk,
+    /// and a header write lost in a crash only leaves the commit unclaimed, which readers
+    /// recognise by its checksum. `.normal`: not flushed; the header moves (after a flush)
+    /// once the unclaimed commits pass ``Core/checkpointBytes``. Caller holds both locks.
+    func append(_ payload: [UInt8], fd: Int32) throws {
+        try requireWritable(inPlace: true)
+        let frame = BinaryStore.frame(payload)
+        let end = state.committedLength + frame.count
+        // The commit goes where the last one ended. Bytes past that (a torn tail, or what
+        // a log cut stopped before cutting away) are cut first: written over, their rest
+        // could follow the commit and pass for more commits.
+        if fileSize != state.committedLength {
+            guard ftruncate(fd, off_t(state.committedLength)) == 0 else { throw StoreError.io(path: path, reason: "cannot set the file size: \(FileIO.errorText())") }
+        }
+        fileSize = nil
+        try FileIO.write(fd, frame, at: state.committedLength, path: path)
+        fileSize = end
+        state.committedLength = end
+        state.commitCount += 1
+        if durability == .full || end - state.claimedLength > Self.checkpointBytes {
+            try FileIO.syncData(fd, path: path)
+            let header = currentHeader(committedLength: end, commitCount: state.commitCount)
+            try FileIO.write(fd, Array(header[8...]), at: 8, path: path)
+            state.claimedLength = end
+        }
+    }
+
+
+    /// About the bytes the log's records would take if each object's row were written once:
+    /// its last version of each row, a deletion's reference, a next key.
+    var liveLogBytes: Int {
+        state.entries.values.reduce(0) { $0 + $1.length + 16 } + state.removed.values.reduce(0) { $0 + $1.count * 12 }
+            + (state.metadata?.nextKeys.count ?? 0) * 12
+    }
+
+    /// Cuts the log to one commit of what it says: each logged object's last row, the
+    /// deletions and the next keys. A log most of whose rows were written again since (one
+    /// object edited save after save) is cut this way: a compaction reads and writes every
+    /// row, which at 100,000 tasks costs a save loop a millisecond a save. The file is not
+    /// replaced: the cut log is written where no header points (the space before the log,
+    /// left by an earlier cut, when it fits there, else after the log), ended by a mark no
+    /// commit passes for and flushed; only then does the header (format 7) point at it, and
+    /// once that is flushed the file is cut after it. A crash leaves the old log or the cut
+    /// one. Other openings read the file anew when the header's count of cuts moved. False,
+    /// with nothing done, for a file without a snapshot. Caller holds both locks; `fd` is
+    /// the locked file.
+    func cutLogLocked(fd: Int32) throws -> Bool {
+        try requireWritable(inPlace: true)
+        guard let codec = state.codec, state.snapshotPlace.length > 0, state.logStart > BinaryStore.headerSize(ofVersion: state.version) else { return false }
+        var payload = ByteWriter()
+        for (index, name) in codec.entityNames.enumerated() {
+            for key in (state.removed[name] ?? []).sorted() {
+                payload.u8(BinaryStore.RecordTag.delete.rawValue)
+                try writeReference(codec.objectID(entity: index, key: key), codec: codec, into: &payload)
+            }
+            for key in (state.keysByEntity[name] ?? []).sorted() {
+                let id = codec.objectID(entity: index, key: key)
+                guard let entry = state.entries[id] else { continue }
+                payload.u8(BinaryStore.RecordTag.put.rawValue)
+                try writeReference(id, codec: codec, into: &payload)
+                payload.signed(entry.version)
+                payload.varint(UInt64(entry.length))
+                payload.bytes.append(contentsOf: state.chunks[entry.chunk][entry.offset..<entry.offset + entry.length])
+            }
+        }
+        for (name, key) in (state.metadata?.nextKeys ?? [:]).sorted(by: { $0.key < $1.key }) {
+            guard let index = codec.entityIndex[name] else { continue }
+            payload.u8(BinaryStore.RecordTag.nextKey.rawValue)
+            payload.varint(UInt64(index))
+            payload.signed(key)
+        }
+        let commit = payload.bytes.isEmpty ? [] : BinaryStore.frame(payload.bytes)
+        // Where nothing live is: before the log, from the snapshot's end (free after an
+        // earlier cut), when the cut log and its end mark fit; else after the log.
+        let snapshotEnd = state.snapshotPlace.offset + state.snapshotPlace.length
+        let place = commit.count + 8 <= state.logStart - snapshotEnd ? snapshotEnd : state.committedLength
+        // A frame longer than any file: readers looking for commits past the header's
+        // length stop here. What an older log left after it is history up to the log the
+        // header pointed at, which would give the same rows, only read for nothing.
+        var end = ByteWriter()
+        end.u32(UInt32.max)
+        end.u32(0)
+        fileSize = nil
+        try FileIO.write(fd, commit + end.bytes, at: place, path: path)
+        // The header never points at a log not on disk, and the log it pointed at is not
+        // written over until the header pointing elsewhere is.
+        try FileIO.syncData(fd, path: path)
+        #if DEBUG
+        if cutStop == .afterWritingTheLog { throw StoreError.io(path: path, reason: "the log cut stopped where a test asked") }
+        #endif
+        let fields = BinaryStore.Header(version: BinaryStore.formatVersion, committedLength: place + commit.count, commitCount: state.commitCount + 1,
+                                        snapshotOffset: state.snapshotPlace.offset, snapshotLength: state.snapshotPlace.length,
+                                        logOffset: place == snapshotEnd ? 0 : place, logGeneration: state.logGeneration &+ 1)
+        try FileIO.write(fd, Array(BinaryStore.header(fields)[8...]), at: 8, path: path)
+        try FileIO.syncData(fd, path: path)
+        #if DEBUG
+        if cutStop == .afterMovingTheHeader { throw StoreError.io(path: path, reason: "the log cut stopped where a test asked") }
+        #endif
+        guard ftruncate(fd, off_t(place + commit.count)) == 0 else { throw StoreError.io(path: path, reason: "cannot set the file size: \(FileIO.errorText())") }
+        try reload(fd)
+        return true
+    }
+}

@@ -1,0 +1,427 @@
+import Foundation
+import ObjectStoreModel
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The fast store: a snapshot of the rows followed by an append-only log of checksummed
+/// commits (docs/store-format.md).
+///
+/// A save appends one commit holding only the rows it changed, flushes it, then flips the
+/// header's committed length, so its cost follows the size of the change and a crash at any
+/// point leaves either all of the save or none of it. Opening reads the header, a small
+/// table of the snapshot and the log since it, not the rows: a row is read (and its checksum
+/// checked) when it is asked for. ``compact()`` writes the live rows as a new snapshot, with
+/// an index per uniqueness constraint, and empties the log; a save does it on its own once
+/// the log outgrows ``compactionThreshold`` and an eighth of the snapshot. A log that mostly
+/// repeats rows written again since is instead cut in place to one commit of what it says
+/// (the snapshot not read) as soon as it outgrows ``compactionThreshold``.
+///
+/// ```swift
+/// let store = try BinaryStore(url: URL(fileURLWithPath: "tasks.store"), model: model)
+/// let coordinator = PersistentStoreCoordinator(model: model, store: store)
+/// ```
+///
+/// Thread safety: everything that changes lives in a `Core` reached only through a
+/// `Locked`, always taken after the file's lock.
+package final class BinaryStore: PersistentStore, Sendable {
+    /// The header's format version of store format 1.0, the only one this code writes: 8.
+    /// Every 1.x program reads every 1.0 file; what a later 1.x adds is stamped in the
+    /// header's feature bits (``Feature``), only in files that use it.
+    package static let formatVersion = 8
+    /// The pre-release formats (1 to 7), read only to upgrade them to 1.0
+    /// (``upgradeLegacyFile(at:model:backup:)``); opening one otherwise is refused with
+    /// ``StoreError/legacyFormat(path:version:)``.
+    package static let legacyVersions = 1...7
+    static let magic: [UInt8] = [0x89, 0x4F, 0x53, 0x54, 0x4F, 0x52, 0x45, 0x0A]  // \x89 O S T O R E \n
+    /// The header's size in store format 1.0.
+    static let headerSize = 128
+    /// The header's size in the pre-release formats.
+    static let legacyHeaderSize = 64
+
+    enum RecordTag: UInt8 {
+        case metadata = 1, put = 2, delete = 3, nextKey = 4
+        /// The dictionary: strings and the date origin, right after the metadata record.
+        case dictionary = 5
+        /// The first tag of records a reader may skip: the tag, a varint length, then that
+        /// many bytes. A reader skips such a record it does not know; one whose meaning a
+        /// reader must not miss comes with a read feature.
+        static let firstSkippable: UInt8 = 16
+        /// A transaction of the store's history (docs/store-format.md, "History"; written
+        /// only in a file with the history feature).
+        static let transaction: UInt8 = 16
+    }
+
+    /// The store file.
+    package let url: URL
+    /// The model the store was opened with.
+    package let model: ManagedObjectModel
+    /// Whether saves are refused.
+    package let isReadOnly: Bool
+    /// When a save's commit reaches the disk.
+    package let durability: Durability
+
+    /// When a save's commit reaches the disk (``StoreDurability``).
+    package typealias Durability = StoreDurability
+    /// The file's path (URL.path decodes the URL each time it is asked).
+    let path: String
+    let fileLock: FileLock
+
+    /// A row written in the log: where its encoded slots are.
+    struct Entry {
+        var version: Int64
+        var chunk: Int
+        var offset: Int
+        var length: Int
+    }
+
+    /// What changes, and the code that reads and writes it; one thread at a time.
+    let core: Locked<Core>
+    /// Why the last automatic compaction failed, if it did. The save that ran it had
+    /// committed; compaction is housekeeping, so its failure does not fail the save.
+    package var housekeepingWarning: String? { core.withLock { $0.lastHousekeepingWarning } }
+
+    #if DEBUG
+    /// A step of a log cut after which it stops, as a crash there would (tests check what
+    /// the file then holds). A test hook: debug builds only, never in a release.
+    enum CutStop: Sendable {
+        case afterWritingTheLog, afterMovingTheHeader
+    }
+
+    /// Where this opening's log cuts stop, for tests; nil (the default) for none.
+    var cutStop: CutStop? {
+        get { core.withLock { $0.cutStop } }
+        set { core.withLock { $0.cutStop = newValue } }
+    }
+    #endif
+
+    struct State {
+        /// The model the store was opened with (its slots' blanks go to the codec).
+        var model: ManagedObjectModel?
+        var metadata: StoreMetadata?
+        var codec: RowCodec?
+        /// The rows as of the last compaction (nil in a format-1 file).
+        var snapshot: Snapshot?
+        /// Entities whose snapshot directory and rows were read whole, by entity index.
+        var loaded: [Int: Snapshot.Loaded] = [:]
+        /// Rows found one by one in the file (a binary search each), by entity index: past
+        /// as many as a query would read singly, the entity is read whole instead.
+        var singleReads: [Int: Int] = [:]
+        /// Those rows, by entity index and key, until the entity is read whole: the snapshot
+        /// does not change, so a row asked for again (an object a context holds, which every
+        /// indexed query lists) is not searched for again.
+        var rowsRead: [Int: [Int64: (version: Int64, bytes: [UInt8])]] = [:]
+        /// Snapshot columns read, by entity index and slot.
+        var columns: [Int: [Int: Column]] = [:]
+        /// Rows written in the log, which supersede the snapshot's.
+        var entries: [ObjectID: Entry] = [:]
+        /// Keys of rows written in the log and not deleted since, per entity.
+        var keysByEntity: [String: Set<Int64>] = [:]
+        /// Keys deleted in the log, per entity (they may be in the snapshot).
+        var removed: [String: Set<Int64>] = [:]
+        /// The log's bytes, as read or written, commit by commit.
+        var chunks: [[UInt8]] = []
+        /// The end of the last complete commit, claimed by the header or not.
+        var committedLength = 0
+        /// The committed length the header says, as last read or written.
+        var claimedLength = 0
+        var commitCount: UInt64 = 0
+        /// Where the snapshot is (offset, length; 0 without one) and where the log starts.
+        var snapshotPlace = (offset: 0, length: 0)
+        var logStart = BinaryStore.headerSize
+        /// The header's count of log cuts (format 7).
+        var logGeneration: UInt64 = 0
+        /// The file's format version (a pre-release one only while it is upgraded).
+        var version = BinaryStore.formatVersion
+        /// The header's feature bits (``BinaryStore/Feature``).
+        var readFeatures: UInt64 = 0
+        var writeFeatures: UInt64 = 0
+    }
+
+    /// Log bytes above which a save cuts a log that mostly repeats rows written again, and
+    /// compacts the file when the log is also more than an eighth of the snapshot (so
+    /// compacting costs a fraction of what was appended).
+    /// Only the engine's own code (a migration step) and tests (`@testable`) set it.
+    package internal(set) var compactionThreshold: Int {
+        get { core.withLock { $0.threshold } }
+        set { core.withLock { $0.threshold = newValue } }
+    }
+
+    /// Opens the store at `url`, creating it when absent (unless read-only).
+    ///
+    /// - Throws: ``StoreError`` for a foreign, corrupt or newer file, or one written with a
+    ///   different model (naming the entities that differ). The file is never modified then.
+    package convenience init(url: URL, model: ManagedObjectModel, readOnly: Bool = false, durability: Durability = .full) throws {
+        try self.init(url: url, model: model, readOnly: readOnly, durability: durability, identifier: nil)
+    }
+
+    /// Opens or creates a store; a new store takes `identifier` as its UUID when given (a
+    /// migration keeps the store's identity).
+    /// `readingLegacy`: a pre-release file is read rather than refused (a migration's
+    /// source, read-only, whose result is written in store format 1.0).
+    init(url: URL, model: ManagedObjectModel, readOnly: Bool, durability: Durability = .full, identifier: String?, readingLegacy: Bool = false) throws {
+        self.url = url
+        self.path = url.path
+        self.model = model
+        self.isReadOnly = readOnly
+        self.fileLock = FileLock(storePath: url.path)
+        self.durability = durability
+        let state = Core(path: url.path, model: model, durability: durability)
+        state.allowsLegacy = readingLegacy && readOnly
+        self.core = Locked(state)
+        try fileLock.createIfMissing(readOnly: readOnly) { create(identifier: identifier ?? UUID().uuidString) }
+        try fileLock.withLock(exclusive: false) { fd, _ in try core.withLock { try $0.reload(fd) } }
+        try core.withLock { $0.state.metadata }?.requireCompatible(with: model, path: url.path)
+    }
+
+    deinit {
+        core.withLock { core in
+            if let held = core.held { close(held.fd) }
+        }
+    }
+
+    /// The format version in the header of the file at `url` (8 for store format 1.0).
+    package static func formatVersion(ofFileAt url: URL) throws -> Int {
+        try FileLock(storePath: url.path).withLock(exclusive: false) { fd, _ in
+            var info = stat()
+            let size = fstat(fd, &info) == 0 ? Int(info.st_size) : 0
+            return try parseHeader(try FileIO.read(fd, count: headerSize, at: 0, path: url.path), path: url.path, fileSize: size).version
+        }
+    }
+
+    /// Reads a store file's metadata without opening it for a model (to pick a migration).
+    package static func metadata(at url: URL) throws -> StoreMetadata {
+        try FileLock(storePath: url.path).withLock(exclusive: false) { fd, _ in try metadata(fd, path: url.path) }
+    }
+
+    static func metadata(_ fd: Int32, path: String) throws -> StoreMetadata {
+        var info = stat()
+        let size = fstat(fd, &info) == 0 ? Int(info.st_size) : 0
+        // Only the header and the first commit, which holds the metadata record.
+        let head = try FileIO.read(fd, count: headerSize + 8, at: 0, path: path)
+        let header = try parseHeader(Array(head.prefix(headerSize)), path: path, fileSize: size)
+        let start = header.size
+        guard head.count >= start + 8, header.committedLength > start else { throw StoreError.corrupt(path: path, reason: "no metadata record") }
+        var reader = ByteReader(head, from: start)
+        let length = Int((try? reader.u32()) ?? 0)
+        let first = try FileIO.read(fd, count: min(8 + length, header.committedLength - start), at: start, path: path)
+        var state = State()
+        try parse(first, path: path, into: &state, base: start)
+        guard let metadata = state.metadata else { throw StoreError.corrupt(path: path, reason: "no metadata record") }
+        return metadata
+    }
+
+    package var identifier: String { core.withLock { $0.state.metadata?.storeIdentifier ?? "" } }
+
+    /// The store's dictionary of strings (format 6; empty before its first compaction) as
+    /// of the last read.
+    var dictionary: [String] { core.withLock { $0.state.codec?.strings ?? [] } }
+    /// The second typed rows write dates from (format 6; 0 before the first compaction).
+    var dateOrigin: Int64 { core.withLock { $0.state.codec?.dateOrigin ?? 0 } }
+
+    /// The store's metadata as of the last read.
+    package var metadata: StoreMetadata? { core.withLock { $0.state.metadata } }
+
+    /// Bytes in the file (committed), and how many of them are the log since the last
+    /// compaction (what opening reads besides the header and the snapshot's tables).
+    package var sizes: (total: Int, log: Int) { core.withLock { ($0.state.committedLength, $0.state.committedLength - $0.state.logStart) } }
+
+
+    // MARK: PersistentStore
+
+    package func row(for id: ObjectID) throws -> StoredRow? {
+        try core.withLock { core in
+            guard let (version, bytes, start) = try core.encodedRow(id) else { return nil }
+            // Rows are not kept decoded: the objects made from them hold the values, and the
+            // encoded bytes stay for the next read (memory follows the file, not twice it).
+            return StoredRow(objectID: id, version: version, slots: try core.decode(id, bytes, from: start))
+        }
+    }
+
+    package func catchUp() throws {
+        try fileLock.withLock(exclusive: false) { fd, _ in
+            try core.withLock { try $0.refresh(fd) }
+        }
+    }
+
+    package var hasEncodedRows: Bool { true }
+
+    package func suspendAutomaticCompaction() {
+        compactionThreshold = .max
+    }
+
+    package func encodedRow(for id: ObjectID, layout: (RowCodec) -> RowLayout) throws -> (slots: Slots, version: Int64)? {
+        try core.withLock { core in
+            guard let (version, bytes, start) = try core.encodedRow(id), let codec = core.state.codec else { return nil }
+            do {
+                return (try Slots.inPlace(bytes, start: start, layout: layout(codec)), version)
+            } catch {
+                throw StoreError.corrupt(path: path, reason: "unreadable row \(id)")
+            }
+        }
+    }
+
+    package func slotValues(ofEntity entityName: String, slots: [Int]) throws -> [(ObjectID, [SlotValue])] {
+        try fileLock.withLock(exclusive: false) { fd, _ in
+            try core.withLock { core in
+                try core.refresh(fd)
+                return try core.slotValuesLocked(ofEntity: entityName, slots: slots)
+            }
+        }
+    }
+
+    package func objectIDs(ofEntity entityName: String) throws -> [ObjectID] {
+        try fileLock.withLock(exclusive: false) { fd, _ in
+            try core.withLock { core in
+                try core.refresh(fd)
+                let identifier = core.state.metadata?.storeIdentifier ?? ""
+                var keys = Array(core.state.keysByEntity[entityName] ?? [])
+                if let index = core.state.codec?.entityIndex[entityName], let loaded = try core.loadedEntity(index) {
+                    let removed = core.state.removed[entityName] ?? []
+                    let logKeys = core.state.keysByEntity[entityName] ?? []
+                    keys.reserveCapacity(keys.count + loaded.part.rowCount)
+                    let skipping = !removed.isEmpty || !logKeys.isEmpty
+                    loaded.keys.forEachKey { _, key in
+                        if !skipping || (!removed.contains(key) && !logKeys.contains(key)) { keys.append(key) }
+                    }
+                }
+                keys.sort()
+                let scope = ObjectID.Scope.of(entityName: entityName, storeIdentifier: identifier)
+                return keys.map { ObjectID(scope, key: .permanent($0)) }
+            }
+        }
+    }
+
+    package func allocateKeys(count: Int, entityName: String) throws -> [Int64] {
+        guard count > 0 else { return [] }
+        guard !isReadOnly else { throw StoreError.readOnly(path: path) }
+        return try fileLock.withLock { fd, _ in
+            try core.withLock { core in
+                try core.refresh(fd)
+                guard let index = core.state.codec?.entityIndex[entityName] else {
+                    throw StoreError.invalidRequest(path: path, reason: "entity \(entityName) is not in this store")
+                }
+                let first = core.state.metadata?.nextKey(for: entityName) ?? 1
+                var payload = ByteWriter()
+                payload.u8(RecordTag.nextKey.rawValue)
+                payload.varint(UInt64(index))
+                payload.signed(first + Int64(count))
+                try core.append(payload.bytes, fd: fd)
+                core.state.metadata?.nextKeys[entityName] = first + Int64(count)
+                return (0..<Int64(count)).map { first + $0 }
+            }
+        }
+    }
+
+    package func objectIDs(matching values: [SlotValue], uniquenessConstraint constraint: Int, of owner: String) throws -> [ObjectID] {
+        guard let ownerEntity = model.entity(named: owner), ownerEntity.uniquenessConstraints.indices.contains(constraint) else { return [] }
+        return try fileLock.withLock(exclusive: false) { fd, _ in
+            try core.withLock { core in
+                try core.refresh(fd)
+                let check = UniquenessCheck(model: model)
+                return try core.holders(for: StoreChanges(), check: check)(ownerEntity, constraint, values)
+            }
+        }
+    }
+
+    package func save(_ changes: StoreChanges) throws -> [ObjectID: ObjectID] {
+        guard !changes.isEmpty else { return [:] }
+        guard !isReadOnly else { throw StoreError.readOnly(path: path) }
+        return try fileLock.withLock { fd, realPath in
+            try core.withLock { core in
+                try core.refresh(fd)
+                try checkVersions(changes, current: { try core.encodedRow($0)?.version })
+                let check = UniquenessCheck(model: model)
+                let violations = try check.failures(changes, saved: { id, slots in
+                    guard let (_, bytes, start) = try core.encodedRow(id) else { return nil }
+                    return try? core.decode(id, bytes, from: start, slots: slots)
+                }, holders: core.holders(for: changes, check: check))
+                if !violations.isEmpty { throw ValidationError(failures: violations) }
+                guard let codec = core.state.codec else { throw StoreError.corrupt(path: path, reason: "no metadata record") }
+                let (keyed, mapping, nextKeys) = changes.assigningKeys(from: core.state.metadata?.nextKeys ?? [:])
+                var payload = ByteWriter()
+                var written: [(row: StoredRow, slotsOffset: Int, length: Int)] = []
+                var encoded = ByteWriter()  // each row's slots, before their length is known
+                for row in keyed.inserted + keyed.updated.map(\.row) {
+                    payload.u8(RecordTag.put.rawValue)
+                    try core.writeReference(row.objectID, codec: codec, into: &payload)
+                    payload.signed(row.version)
+                    encoded.bytes.removeAll(keepingCapacity: true)
+                    do {
+                        try codec.encodeRow(row.slots, shape: codec.entityIndex(of: row.objectID).map { codec.shape(entity: $0) } ?? RowCodec.Shape(), into: &encoded)
+                    } catch {
+                        throw StoreError.invalidRequest(path: path, reason: "cannot write \(row.objectID): it refers to an object of an entity this store does not have")
+                    }
+                    payload.varint(UInt64(encoded.bytes.count))
+                    let slotsOffset = payload.bytes.count
+                    payload.bytes.append(contentsOf: encoded.bytes)
+                    written.append((row, slotsOffset, encoded.bytes.count))
+                }
+                for (id, _) in keyed.deleted {
+                    payload.u8(RecordTag.delete.rawValue)
+                    try core.writeReference(id, codec: codec, into: &payload)
+                }
+                for (name, key) in nextKeys.sorted(by: { $0.key < $1.key }) where key != core.state.metadata?.nextKeys[name] {
+                    guard let index = codec.entityIndex[name] else { continue }
+                    payload.u8(RecordTag.nextKey.rawValue)
+                    payload.varint(UInt64(index))
+                    payload.signed(key)
+                }
+                try core.append(payload.bytes, fd: fd)
+                core.state.metadata?.nextKeys = nextKeys
+                // The commit's bytes are where its rows are read from from now on.
+                let chunk = core.state.chunks.count
+                core.state.chunks.append(payload.bytes)
+                for (row, slotsOffset, length) in written {
+                    core.state.entries[row.objectID] = Entry(version: row.version, chunk: chunk, offset: slotsOffset, length: length)
+                    if let key = row.objectID.primaryKey {
+                        core.state.keysByEntity[row.objectID.entityName, default: []].insert(key)
+                        core.state.removed[row.objectID.entityName]?.remove(key)
+                    }
+                }
+                for (id, _) in keyed.deleted {
+                    core.state.entries.removeValue(forKey: id)
+                    if let key = id.primaryKey {
+                        core.state.keysByEntity[id.entityName]?.remove(key)
+                        core.state.removed[id.entityName, default: []].insert(key)
+                    }
+                }
+                let log = core.state.committedLength - core.state.logStart
+                // A compaction costs what the store holds, so it waits until the log is also
+                // an eighth of the snapshot. A cut costs what the log says, so a log that
+                // mostly repeats rows written again since is cut once it passes the threshold
+                // (opening then reads at most that much log, whatever the store's size);
+                // whether it does is asked again each time the log grows by a quarter.
+                let compacting = log > core.state.snapshotPlace.length / 8
+                if log > core.threshold && (compacting || log >= core.nextCutCheck) {
+                    let repeats = core.liveLogBytes * 4 <= log
+                    if !repeats { core.nextCutCheck = log + log / 4 }
+                    // The save is durable already: a compaction that fails leaves a warning.
+                    do {
+                        if repeats, try core.cutLogLocked(fd: fd) {
+                            core.lastHousekeepingWarning = nil
+                        } else if compacting {
+                            try core.compactLocked(path: realPath)
+                            core.lastHousekeepingWarning = nil
+                        }
+                    } catch {
+                        core.lastHousekeepingWarning = "the store was saved, but compacting it failed: \(error)"
+                    }
+                }
+                return mapping
+            }
+        }
+    }
+
+    package func withExclusiveAccess<T>(_ body: () throws -> T) throws -> T {
+        guard !isReadOnly else { throw StoreError.readOnly(path: path) }
+        return try fileLock.withLock { fd, _ in
+            try core.withLock { core in try core.refresh(fd) }
+            return try body()
+        }
+    }
+}

@@ -1,0 +1,93 @@
+import Foundation
+import ObjectStoreModel
+
+/// A store that keeps rows in memory only: for tests and scratch work.
+///
+/// ```swift
+/// let coordinator = PersistentStoreCoordinator(inMemoryWith: model)
+/// ```
+package final class InMemoryStore: PersistentStore, Sendable {
+    /// The store's UUID.
+    package let identifier: String
+    /// The model of the objects kept.
+    package let model: ManagedObjectModel
+
+    private struct State {
+        var rows: [ObjectID: StoredRow] = [:]
+        var idsByEntity: [String: [Int64: ObjectID]] = [:]
+        /// An entity's IDs in key order, kept until a save adds or removes one of them.
+        var sortedIDs: [String: [ObjectID]] = [:]
+        var nextKeys: [String: Int64] = [:]
+    }
+    private let state = Locked(State())
+
+    /// An empty store for a model.
+    package init(model: ManagedObjectModel, identifier: String = UUID().uuidString) {
+        self.model = model
+        self.identifier = identifier
+    }
+
+    package func row(for id: ObjectID) throws -> StoredRow? {
+        state.withLock { $0.rows[id] }
+    }
+
+    package func objectIDs(ofEntity entityName: String) throws -> [ObjectID] {
+        state.withLock { state in
+            if let sorted = state.sortedIDs[entityName] { return sorted }
+            let sorted = (state.idsByEntity[entityName] ?? [:]).sorted { $0.key < $1.key }.map(\.value)
+            state.sortedIDs[entityName] = sorted
+            return sorted
+        }
+    }
+
+    package func allocateKeys(count: Int, entityName: String) throws -> [Int64] {
+        state.withLock { state in
+            let first = max(1, state.nextKeys[entityName] ?? 1)
+            state.nextKeys[entityName] = first + Int64(count)
+            return (0..<Int64(count)).map { first + $0 }
+        }
+    }
+
+    package var metadata: StoreMetadata? {
+        state.withLock { StoreMetadata(storeIdentifier: identifier, model: model, nextKeys: $0.nextKeys) }
+    }
+
+    package func save(_ changes: StoreChanges) throws -> [ObjectID: ObjectID] {
+        try state.withLock { state in
+            try checkVersions(changes, current: { state.rows[$0]?.version })
+            let violations = try UniquenessCheck(model: model).failures(changes, rows: state.rows)
+            if !violations.isEmpty { throw ValidationError(failures: violations) }
+            let (changes, mapping, next) = changes.assigningKeys(from: state.nextKeys)
+            state.nextKeys = next
+            for row in changes.inserted + changes.updated.map(\.row) {
+                state.rows[row.objectID] = row
+                if let key = row.objectID.primaryKey { state.idsByEntity[row.objectID.entityName, default: [:]][key] = row.objectID }
+            }
+            for row in changes.inserted { state.sortedIDs[row.objectID.entityName] = nil }
+            for (id, _) in changes.deleted {
+                state.rows[id] = nil
+                if let key = id.primaryKey { state.idsByEntity[id.entityName]?[key] = nil }
+                state.sortedIDs[id.entityName] = nil
+            }
+            return mapping
+        }
+    }
+}
+
+/// Checks the expected versions of a save against a store's current ones.
+func checkVersions(_ changes: StoreChanges, current: (ObjectID) throws -> Int64?) throws {
+    var conflicts: [StoreConflictError.Conflict] = []
+    for (row, expected) in changes.updated {
+        let stored = try current(row.objectID)
+        if stored != expected {
+            conflicts.append(.init(objectID: row.objectID, expectedVersion: expected, storedVersion: stored, keys: []))
+        }
+    }
+    for (id, expected) in changes.deleted {
+        let stored = try current(id)
+        if stored != nil && stored != expected {
+            conflicts.append(.init(objectID: id, expectedVersion: expected, storedVersion: stored, keys: []))
+        }
+    }
+    if !conflicts.isEmpty { throw StoreConflictError(conflicts: conflicts) }
+}

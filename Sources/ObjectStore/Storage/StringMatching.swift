@@ -1,0 +1,104 @@
+import Foundation
+import ObjectStoreModel
+
+/// String comparisons with the `[c]`, `[d]` and `[n]` options.
+enum StringMatching {
+    /// Folds case and diacritics as the options ask, so the comparisons below can be plain.
+    static func fold(_ s: String, _ options: PredicateComparison.Options) -> String {
+        var result = s
+        if options.contains(.diacriticInsensitive) {
+            result = result.folding(options: .diacriticInsensitive, locale: nil)
+        }
+        if options.contains(.caseInsensitive) {
+            result = result.lowercased()
+        }
+        return result
+    }
+
+    /// What a schema index on a string attribute files a value under: the value with case
+    /// and diacritics folded (as `==[cd]` compares), canonically decomposed, as UTF-8. Strings
+    /// that `==` finds equal with any options have the same key (the fold is the coarsest of
+    /// the options', and canonically equivalent strings decompose alike), so the rows an
+    /// index finds under a constant's key include every match; the query still tests them.
+    /// ASCII is lowercased directly (it has no diacritics and decomposes to itself; a test
+    /// holds the shortcut to the general path).
+    static func indexKey(_ s: String) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(s.utf8.count)
+        for byte in s.utf8 {
+            guard byte < 0x80 else { return foldedIndexKey(s) }
+            bytes.append(byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte)
+        }
+        return bytes
+    }
+
+    /// ``indexKey(_:)`` without the ASCII shortcut.
+    static func foldedIndexKey(_ s: String) -> [UInt8] {
+        Array(fold(s, [.caseInsensitive, .diacriticInsensitive]).decomposedStringWithCanonicalMapping.utf8)
+    }
+
+    /// `LIKE`: `*` any run of characters, `?` one character, `\` escapes; whole string.
+    static func like(_ text: String, _ pattern: String) -> Bool {
+        let t = Array(text)
+        var p: [(Character, isWildcard: Bool)] = []
+        var escaping = false
+        for c in pattern {
+            if escaping {
+                p.append((c, false))
+                escaping = false
+            } else if c == "\\" {
+                escaping = true
+            } else {
+                p.append((c, c == "*" || c == "?"))
+            }
+        }
+        if escaping { p.append(("\\", false)) }
+        // Iterative matching with backtracking to the last star: linear in practice.
+        var ti = 0, pi = 0
+        var starP = -1, starT = 0
+        while ti < t.count {
+            if pi < p.count, p[pi].isWildcard, p[pi].0 == "*" {
+                starP = pi
+                starT = ti
+                pi += 1
+            } else if pi < p.count, (p[pi].isWildcard && p[pi].0 == "?") || (!p[pi].isWildcard && p[pi].0 == t[ti]) {
+                pi += 1
+                ti += 1
+            } else if starP >= 0 {
+                pi = starP + 1
+                starT += 1
+                ti = starT
+            } else {
+                return false
+            }
+        }
+        while pi < p.count, p[pi].isWildcard, p[pi].0 == "*" { pi += 1 }
+        return pi == p.count
+    }
+
+    /// "Natural" order: digit runs compare by numeric value (`file2` < `file10`).
+    static func naturalCompare(_ a: String, _ b: String) -> ComparisonResult {
+        var i = a.startIndex, j = b.startIndex
+        while i < a.endIndex && j < b.endIndex {
+            let ca = a[i], cb = b[j]
+            if ca.isASCII && ca.isNumber && cb.isASCII && cb.isNumber {
+                var ei = i, ej = j
+                while ei < a.endIndex, a[ei].isASCII, a[ei].isNumber { ei = a.index(after: ei) }
+                while ej < b.endIndex, b[ej].isASCII, b[ej].isNumber { ej = b.index(after: ej) }
+                let na = a[i..<ei].drop { $0 == "0" }, nb = b[j..<ej].drop { $0 == "0" }
+                if na.count != nb.count { return na.count < nb.count ? .orderedAscending : .orderedDescending }
+                if na != nb { return na < nb ? .orderedAscending : .orderedDescending }
+                i = ei
+                j = ej
+            } else {
+                let la = String(ca).lowercased(), lb = String(cb).lowercased()
+                if la != lb { return la < lb ? .orderedAscending : .orderedDescending }
+                i = a.index(after: i)
+                j = b.index(after: j)
+            }
+        }
+        if i < a.endIndex { return .orderedDescending }
+        if j < b.endIndex { return .orderedAscending }
+        return a < b ? .orderedAscending : (a > b ? .orderedDescending : .orderedSame)
+    }
+}
