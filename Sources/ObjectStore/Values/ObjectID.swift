@@ -176,3 +176,16 @@ enum TemporaryID {
         }
     }
 }
+
+extension ObjectID {
+    /// A deterministic order for ties: entity, then saved objects by key, then unsaved ones.
+    static func tieBreak(_ a: ObjectID, _ b: ObjectID) -> Bool {
+        if a.entityName != b.entityName { return a.entityName < b.entityName }
+        switch (a.key, b.key) {
+        case (.permanent(let x), .permanent(let y)): return x < y
+        case (.permanent, .temporary): return true
+        case (.temporary, .permanent): return false
+        case (.temporary(let x), .temporary(let y)): return x < y
+        }
+    }
+}
