@@ -19,6 +19,20 @@ import Testing
         #expect(try parse(text) == cmp(key("a"), op, .constant(1)))
     }
 
+    /// A list stands for `%@` or a `$VARIABLE` as the constant list of its values, and
+    /// prints and parses back as one; a specifier that takes one value refuses a list.
+    @Test func aListArgumentIsAConstantList() throws {
+        let bound = try ObjectPredicate(format: "name IN %@ AND priority >= %d", placeholders: [.list([.string("a"), .string("b")]), .value(.integer(2))])
+        #expect(bound == (try ObjectPredicate("name IN {'a', 'b'} AND priority >= 2")))
+        #expect(try ObjectPredicate(bound.description) == bound)
+        #expect(throws: PredicateSyntaxError.self) { try ObjectPredicate(format: "%K == 1", placeholders: [.list([.string("name")])]) }
+        #expect(throws: PredicateSyntaxError.self) { try ObjectPredicate(format: "priority > %d", placeholders: [.list([.integer(1)])]) }
+        let template = try ObjectPredicate("ANY tags.name IN $NAMES AND priority < $TOP")
+        #expect(try template.substituting(placeholders: ["NAMES": .list([.string("x")]), "TOP": .value(.integer(3))])
+                == (try ObjectPredicate("ANY tags.name IN {'x'} AND priority < 3")))
+        #expect(throws: PredicateVariableError.self) { try template.substituting(placeholders: ["NAMES": .list([])]) }
+    }
+
     @Test func betweenTakesTwoBounds() throws {
         #expect(try parse("priority BETWEEN {1, 3}") == cmp(key("priority"), .between, .array([.constant(1), .constant(3)])))
     }

@@ -98,6 +98,44 @@ final class NoteLocation: ManagedObject {
         #expect(throws: ObjectStoreError.self) { _ = try context.fetch(TypedTask.self) }
     }
 
+    /// Arrays and sets of arguments stand for a predicate's constant list (`IN %@`): Swift
+    /// values, objects and object IDs, an empty list matching nothing; a specifier that takes
+    /// one value (`%K`, `%d`) refuses a list; a template's variable takes them too.
+    @Test func arraysAndSetsOfArgumentsAreLists() throws {
+        let coordinator = TestModel.coordinator()
+        try coordinator.register(Note.self, forEntityName: "Task")
+        try coordinator.register(NoteLocation.self, forEntityName: "Location")
+        let context = ManagedObjectContext(coordinator: coordinator)
+        var places: [String: NoteLocation] = [:]
+        for name in ["Home", "Office", "Park"] {
+            let place = try context.insert(NoteLocation.self)
+            place.name = name
+            places[name] = place
+        }
+        for (title, priority, place) in [("Milk", 3, "Home"), ("Bread", 1, "Office"), ("Tea", 2, "Park"), ("Jam", 0, nil)] as [(String, Int16, String?)] {
+            let note = try context.insert(Note.self)
+            note.text = title
+            note.priority = priority
+            note.location = place.flatMap { places[$0] }
+        }
+        try context.save()
+        let home = try #require(places["Home"]), office = try #require(places["Office"]), park = try #require(places["Park"])
+        #expect(try context.fetch(Note.self, where: "text IN %@", ["Milk", "Tea", "Nope"]).map(\.text).sorted() == ["Milk", "Tea"])
+        #expect(try context.fetch(Note.self, where: "priority IN %@", Set([Int16(1), 3])).map(\.text).sorted() == ["Bread", "Milk"])
+        #expect(try context.fetch(Note.self, where: "location IN %@", [home, office]).map(\.text).sorted() == ["Bread", "Milk"])
+        #expect(try context.fetch(Note.self, where: "location IN %@", [park.objectID]).map(\.text) == ["Tea"])
+        #expect(try context.fetch(Note.self, where: "text IN %@", [String]()).isEmpty)
+        #expect(try context.fetch(Note.self, where: "NOT (text IN %@) AND priority >= %d", ["Milk"], 1).map(\.text).sorted() == ["Bread", "Tea"])
+        #expect(try context.count(for: FetchRequest(entityName: "Task", predicate: try ObjectPredicate(format: "text IN %@", placeholders: [["Jam", "Tea"].placeholderValue]))) == 2)
+        #expect(throws: PredicateSyntaxError.self) { try context.fetch(Note.self, where: "%K == 'Milk'", ["text"]) }
+        #expect(throws: PredicateSyntaxError.self) { try context.fetch(Note.self, where: "priority > %d", [1]) }
+        // A template's variable: one value, or a list.
+        let due = try FetchRequest(template: "tasksDueSooner", in: TestModel.model, arguments: ["DUE_DATE": TestModel.now])
+        #expect(due.predicate == (try ObjectPredicate(format: "dueDate < %@", .date(TestModel.now))))
+        let listed = try ObjectPredicate("text IN $NAMES").substituting(placeholders: ["NAMES": ["Bread", "Jam"].placeholderValue])
+        #expect(try context.fetch(FetchRequest(entityName: "Task", predicate: listed)).compactMap { $0["text"].stringValue }.sorted() == ["Bread", "Jam"])
+    }
+
     @Test func valuesReadAsSwiftValues() {
         let date = Date(timeIntervalSince1970: 1_000)
         let uuid = UUID()

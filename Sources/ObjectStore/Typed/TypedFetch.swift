@@ -11,7 +11,8 @@ extension ManagedObjectContext {
     /// - Parameters:
     ///   - predicate: predicate text with `%@`/`%d`/`%K` placeholders for `arguments`; `nil`
     ///     for every object. Objects and object IDs are accepted as arguments
-    ///     (`location == %@`).
+    ///     (`location == %@`), and arrays and sets of arguments as lists
+    ///     (`ANY tags.name IN %@` with `["home", "shop"]`).
     ///   - limit: the most objects returned (`0`: all).
     /// - Throws: ``ObjectStoreError/unregisteredClass(_:)`` for a class no entity was
     ///   registered with; syntax, type and store errors.
@@ -19,19 +20,54 @@ extension ManagedObjectContext {
         guard let name = coordinator.entityName(for: type) else { throw ObjectStoreError.unregisteredClass(String(describing: type)) }
         var request = FetchRequest(entityName: name, sortDescriptors: sortKeys)
         if let predicate {
-            request.predicate = try ObjectPredicate(format: predicate, arguments: arguments.map(\.predicateValue))
+            request.predicate = try ObjectPredicate(format: predicate, placeholders: arguments.map(\.placeholderValue))
         }
         request.fetchLimit = limit
         return try fetch(request).compactMap { $0 as? T }
     }
 }
 
-/// A Swift value a predicate's `%@` or `%d` can stand for: the attribute types' Swift
-/// values, ``Value``, and objects (``ManagedObject``, ``ObjectID``), which compare as their
-/// ID's URI.
+/// A Swift value a predicate's `%@` or `%d` (or a template's `$VARIABLE`) can stand for: the
+/// attribute types' Swift values, ``Value``, objects (``ManagedObject``, ``ObjectID``), which
+/// compare as their ID's URI, and arrays and sets of them, which stand for a constant list.
+///
+/// ```swift
+/// let tagged = try context.fetch(Note.self, where: "ANY tags.name IN %@", ["home", "shop"])
+/// ```
 public protocol PredicateArgument {
-    /// The value the predicate compares with.
+    /// The value the predicate compares with (`.null` for a list, which has none).
     var predicateValue: Value { get }
+    /// What a placeholder stands for: ``predicateValue``, or the list of an array or set.
+    var placeholderValue: PlaceholderValue { get }
+}
+
+extension PredicateArgument {
+    public var placeholderValue: PlaceholderValue { .value(predicateValue) }
+}
+
+extension Array: PredicateArgument where Element: PredicateArgument {
+    public var predicateValue: Value { .null }
+    /// The elements' values in order (a list among them adds its values).
+    public var placeholderValue: PlaceholderValue { .list(flatMap(\.placeholderValue.values)) }
+}
+
+extension Set: PredicateArgument where Element: PredicateArgument {
+    public var predicateValue: Value { .null }
+    /// The elements' values, ordered by their text (a set has no order of its own, and a
+    /// predicate's text should not change from one run to the next).
+    public var placeholderValue: PlaceholderValue {
+        .list(flatMap(\.placeholderValue.values).map { ("\($0)", $0) }.sorted { $0.0 < $1.0 }.map(\.1))
+    }
+}
+
+extension PlaceholderValue {
+    /// The values it stands for: one, or the list's.
+    var values: [Value] {
+        switch self {
+        case .value(let value): return [value]
+        case .list(let values): return values
+        }
+    }
 }
 
 extension Value: PredicateArgument {

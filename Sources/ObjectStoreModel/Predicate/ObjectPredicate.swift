@@ -27,23 +27,41 @@ public indirect enum ObjectPredicate: Sendable, Hashable {
     /// Parses predicate text with format arguments: `%@` (a value), `%K` (a key path, given
     /// as a string value), `%d`/`%i` (an integer), `%f` (a double).
     public init(format: String, _ arguments: Value...) throws(PredicateSyntaxError) {
-        self = try PredicateParser.parsePredicate(format, arguments: arguments)
+        self = try PredicateParser.parsePredicate(format, arguments: arguments.map(PlaceholderValue.value))
     }
 
     /// Parses predicate text with an array of format arguments.
     public init(format: String, arguments: [Value]) throws(PredicateSyntaxError) {
-        self = try PredicateParser.parsePredicate(format, arguments: arguments)
+        self = try PredicateParser.parsePredicate(format, arguments: arguments.map(PlaceholderValue.value))
+    }
+
+    /// Parses predicate text with format arguments that may be lists: a list stands for
+    /// `%@` as the constant list of its values (`tag IN %@` with `.list(["a", "b"])` is
+    /// `tag IN {"a", "b"}`).
+    ///
+    /// ```swift
+    /// let predicate = try ObjectPredicate(format: "ANY tags.name IN %@", placeholders: [.list([.string("home"), .string("shop")])])
+    /// ```
+    public init(format: String, placeholders: [PlaceholderValue]) throws(PredicateSyntaxError) {
+        self = try PredicateParser.parsePredicate(format, arguments: placeholders)
     }
 
     /// Replaces `$VARIABLES` with values.
     ///
     /// - Throws: ``PredicateVariableError`` naming a variable that has no value.
     public func substituting(_ variables: [String: Value]) throws(PredicateVariableError) -> ObjectPredicate {
+        try substituting(placeholders: variables.mapValues(PlaceholderValue.value))
+    }
+
+    /// Replaces `$VARIABLES` with values or lists of values (`name IN $NAMES`).
+    ///
+    /// - Throws: ``PredicateVariableError`` naming a variable that has no value.
+    public func substituting(placeholders variables: [String: PlaceholderValue]) throws(PredicateVariableError) -> ObjectPredicate {
         switch self {
         case .constant: return self
-        case .not(let p): return .not(try p.substituting(variables))
-        case .and(let a, let b): return .and(try a.substituting(variables), try b.substituting(variables))
-        case .or(let a, let b): return .or(try a.substituting(variables), try b.substituting(variables))
+        case .not(let p): return .not(try p.substituting(placeholders: variables))
+        case .and(let a, let b): return .and(try a.substituting(placeholders: variables), try b.substituting(placeholders: variables))
+        case .or(let a, let b): return .or(try a.substituting(placeholders: variables), try b.substituting(placeholders: variables))
         case .comparison(var c):
             c.lhs = try c.lhs.substituting(variables, bound: [])
             c.rhs = try c.rhs.substituting(variables, bound: [])
@@ -58,6 +76,22 @@ public indirect enum ObjectPredicate: Sendable, Hashable {
         case .not(let p): return p.variableNames
         case .and(let a, let b), .or(let a, let b): return a.variableNames.union(b.variableNames)
         case .comparison(let c): return c.lhs.variableNames(bound: []).union(c.rhs.variableNames(bound: []))
+        }
+    }
+}
+
+/// What a format specifier (`%@`) or a `$VARIABLE` stands for: one value, or a list of
+/// values, which becomes the constant list `{a, b, ...}` (`name IN %@`, `ANY tags.name IN
+/// $NAMES`).
+public enum PlaceholderValue: Sendable, Hashable {
+    case value(Value)
+    case list([Value])
+
+    /// The expression the placeholder becomes.
+    var expression: ObjectExpression {
+        switch self {
+        case .value(let value): return .constant(value)
+        case .list(let values): return .array(values.map(ObjectExpression.constant))
         }
     }
 }
@@ -146,13 +180,13 @@ public indirect enum ObjectExpression: Sendable, Hashable {
         case add = "+", subtract = "-", multiply = "*", divide = "/", power = "**"
     }
 
-    func substituting(_ variables: [String: Value], bound: Set<String>) throws(PredicateVariableError) -> ObjectExpression {
+    func substituting(_ variables: [String: PlaceholderValue], bound: Set<String>) throws(PredicateVariableError) -> ObjectExpression {
         switch self {
         case .constant, .evaluatedObject: return self
         case .variable(let name):
             if bound.contains(name) || name == "FETCH_SOURCE" || name == "source" { return self }
             guard let value = variables[name] else { throw PredicateVariableError(name: name, known: variables.keys.sorted()) }
-            return .constant(value)
+            return value.expression
         case .array(let items):
             var result: [ObjectExpression] = []
             for item in items { result.append(try item.substituting(variables, bound: bound)) }
@@ -198,7 +232,7 @@ public enum PredicateIndex: Sendable, Hashable {
 }
 
 extension ObjectPredicate {
-    func substitutingInSubquery(_ variables: [String: Value], bound: Set<String>) throws(PredicateVariableError) -> ObjectPredicate {
+    func substitutingInSubquery(_ variables: [String: PlaceholderValue], bound: Set<String>) throws(PredicateVariableError) -> ObjectPredicate {
         switch self {
         case .constant: return self
         case .not(let p): return .not(try p.substitutingInSubquery(variables, bound: bound))

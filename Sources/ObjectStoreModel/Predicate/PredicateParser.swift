@@ -6,7 +6,7 @@ struct PredicateParser {
     private let text: String
     private let tokens: [PredicateToken]
     private var position = 0
-    private var arguments: [Value]
+    private var arguments: [PlaceholderValue]
     private(set) var argumentIndex = 0
     private var depth = 0
     private static let maximumDepth = 200
@@ -25,7 +25,7 @@ struct PredicateParser {
         "SIZE", "SUBQUERY", "CAST", "FUNCTION",
     ]
 
-    static func parsePredicate(_ text: String, arguments: [Value]) throws(PredicateSyntaxError) -> ObjectPredicate {
+    static func parsePredicate(_ text: String, arguments: [PlaceholderValue]) throws(PredicateSyntaxError) -> ObjectPredicate {
         var parser = PredicateParser(text: text, tokens: try PredicateLexer.tokenize(text), arguments: arguments)
         if parser.current.kind == .end { throw parser.error("expected a predicate, found nothing") }
         let predicate = try parser.parseOr()
@@ -47,7 +47,7 @@ struct PredicateParser {
         return expression
     }
 
-    private init(text: String, tokens: [PredicateToken], arguments: [Value]) {
+    private init(text: String, tokens: [PredicateToken], arguments: [PlaceholderValue]) {
         self.text = text
         self.tokens = tokens
         self.arguments = arguments
@@ -362,7 +362,7 @@ struct PredicateParser {
         }
     }
 
-    private mutating func nextArgument() throws(PredicateSyntaxError) -> Value {
+    private mutating func nextArgument() throws(PredicateSyntaxError) -> PlaceholderValue {
         guard argumentIndex < arguments.count else {
             throw error("format specifier %\(current.kind == .formatArgument("K") ? "K" : "@") has no argument (\(arguments.count) given)")
         }
@@ -370,9 +370,18 @@ struct PredicateParser {
         return arguments[argumentIndex]
     }
 
+    /// The next argument, which must be one value (a list stands only for `%@`).
+    private mutating func nextValueArgument(for spec: String) throws(PredicateSyntaxError) -> Value {
+        let token = current
+        switch try nextArgument() {
+        case .value(let value): return value
+        case .list(let values): throw error("%\(spec) needs one value, got a list of \(values.count)", at: token)
+        }
+    }
+
     private mutating func keyPathArgument() throws(PredicateSyntaxError) -> [String] {
         let token = current
-        let value = try nextArgument()
+        let value = try nextValueArgument(for: "K")
         guard case .string(let path) = value, !path.isEmpty else {
             throw error("%K needs a key path given as a string, got \(value)", at: token)
         }
@@ -412,19 +421,19 @@ struct PredicateParser {
             case "K":
                 return .keyPath(.evaluatedObject, try keyPathArgument())
             case "d", "i", "D", "I":
-                let value = try nextArgument()
+                let value = try nextValueArgument(for: String(spec))
                 advance()
                 guard case .integer = value else { throw error("%\(spec) needs an integer argument, got \(value)", at: token) }
                 return .constant(value)
             case "f":
-                let value = try nextArgument()
+                let value = try nextValueArgument(for: String(spec))
                 advance()
                 guard let d = value.doubleValue else { throw error("%f needs a number argument, got \(value)", at: token) }
                 return .constant(.double(d))
             default:
-                let value = try nextArgument()
+                let argument = try nextArgument()
                 advance()
-                return .constant(value)
+                return argument.expression
             }
         case .symbol("("):
             advance()
