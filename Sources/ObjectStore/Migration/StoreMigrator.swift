@@ -156,9 +156,17 @@ public struct StoreMigrator: Sendable {
     }
 
     static func metadata(at url: URL) throws -> StoreMetadata {
+        try metadataAndLegacyFormat(at: url).metadata
+    }
+
+    /// A store file's metadata, and its pre-release binary format (1 to 7) when it has one,
+    /// in one read of the file.
+    static func metadataAndLegacyFormat(at url: URL) throws -> (metadata: StoreMetadata, legacyFormat: Int?) {
         switch StoreType.forFile(url) {
-        case .json: return try JSONStore.metadata(at: url)
-        default: return try BinaryStore.metadata(at: url)
+        case .json: return (try JSONStore.metadata(at: url), nil)
+        default:
+            let (metadata, version) = try BinaryStore.metadataAndVersion(at: url)
+            return (metadata, BinaryStore.legacyVersions.contains(version) ? version : nil)
         }
     }
 
@@ -476,8 +484,8 @@ extension StoreMigrator {
         let current = try models.currentModel()
         var result: Result?
         if FileIO.exists(url.path) {
-            let metadata = try Self.metadata(at: url)
-            if !readOnly, try Self.legacyFormat(at: url) != nil {
+            let (metadata, legacy) = try Self.metadataAndLegacyFormat(at: url)
+            if !readOnly, legacy != nil {
                 // A pre-release binary file: upgraded (and migrated, when its model is older)
                 // with a backup. Read-only, the open below refuses it.
                 result = try migrate(storeURL: url, progress: progress)

@@ -195,10 +195,19 @@ package final class BinaryStore: PersistentStore, Sendable {
 
     /// Reads a store file's metadata without opening it for a model (to pick a migration).
     package static func metadata(at url: URL) throws -> StoreMetadata {
-        try FileLock(storePath: url.path).withLock(exclusive: false) { fd, _ in try metadata(fd, path: url.path) }
+        try metadataAndVersion(at: url).metadata
+    }
+
+    /// A store file's metadata and the format version in its header, in one read.
+    package static func metadataAndVersion(at url: URL) throws -> (metadata: StoreMetadata, version: Int) {
+        try FileLock(storePath: url.path).withLock(exclusive: false) { fd, _ in try metadataAndVersion(fd, path: url.path) }
     }
 
     static func metadata(_ fd: Int32, path: String) throws -> StoreMetadata {
+        try metadataAndVersion(fd, path: path).metadata
+    }
+
+    static func metadataAndVersion(_ fd: Int32, path: String) throws -> (metadata: StoreMetadata, version: Int) {
         var info = stat()
         let size = fstat(fd, &info) == 0 ? Int(info.st_size) : 0
         // Only the header and the first commit, which holds the metadata record.
@@ -212,7 +221,7 @@ package final class BinaryStore: PersistentStore, Sendable {
         var state = State()
         try parse(first, path: path, into: &state, base: start)
         guard let metadata = state.metadata else { throw StoreError.corrupt(path: path, reason: "no metadata record") }
-        return metadata
+        return (metadata, header.version)
     }
 
     package var identifier: String { core.withLock { $0.state.metadata?.storeIdentifier ?? "" } }

@@ -105,3 +105,21 @@ extension ManagedObject {
         try setValue(value.storedValue, forKey: key)
     }
 }
+
+extension FetchRequest {
+    /// A request from a model's fetch request template, with its `$VARIABLES` substituted by
+    /// Swift values, arrays and sets among them (`name IN $NAMES`).
+    ///
+    /// ```swift
+    /// let request = try FetchRequest(template: "tasksAt", in: model, arguments: ["PLACES": ["Home", "Office"]])
+    /// ```
+    ///
+    /// - Throws: as ``init(template:in:variables:)``.
+    public init(template name: String, in model: ManagedObjectModel, arguments: [String: any PredicateArgument]) throws {
+        guard let template = model.fetchRequestTemplate(named: name) else {
+            throw ObjectStoreError.unknownFetchRequestTemplate(name, suggestion: NameSuggestion.closest(to: name, in: model.fetchRequestTemplates.map(\.name)))
+        }
+        self.init(entityName: template.entityName, predicate: try ObjectPredicate(template.predicate).substituting(placeholders: arguments.mapValues(\.placeholderValue)))
+        sortDescriptors = template.sortDescriptors.map { SortKey($0.keyPath, ascending: $0.ascending) }
+    }
+}
