@@ -30,11 +30,13 @@ public final class PersistentContainer {
     ///
     /// - Parameters:
     ///   - name: the application's name, for the default store location.
+    ///   - models: every version of the model; the store is opened with the current one.
     ///   - storeURL: the store file (`.json` for a JSON store); default
     ///     ``defaultStoreURL(name:environment:)``. Its folder is created when missing.
+    ///   - readOnly: open the store for reading only (a store that needs migrating is refused).
     ///   - durability: when a binary store's saves reach the disk (``StoreDurability``).
     ///   - clock: what `now()` reads in predicates and derived attributes.
-    /// - Throws: ``SchemaError`` for a bad model, ``StoreError`` and ``MigrationError``.
+    /// - Throws: `SchemaError` for a bad model, ``StoreError`` and ``MigrationError``.
     public init(name: String, models: ModelDirectory, storeURL: URL? = nil, readOnly: Bool = false,
                 durability: StoreDurability = .full, clock: @escaping @Sendable () -> Date = { Date() }) throws {
         let url = storeURL ?? Self.defaultStoreURL(name: name)

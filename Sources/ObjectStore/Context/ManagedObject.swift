@@ -230,7 +230,7 @@ open class ManagedObject {
     }
 
     /// The value of the attribute in a slot of the object's entity (its index in
-    /// ``EntityDescription/properties``, from ``EntityDescription/slot(of:)``): for code that
+    /// `EntityDescription.properties`, from `EntityDescription.slot(of:)`): for code that
     /// reads the same attributes of many objects, without looking each name up again. A
     /// slot found on an ancestor entity is valid for its sub-entities' objects.
     ///
@@ -259,7 +259,7 @@ open class ManagedObject {
         }
     }
 
-    /// The value of an attribute, or ``Value/null`` for an unknown key or an object that
+    /// The value of an attribute, or `Value.null` for an unknown key or an object that
     /// can no longer be loaded. Use ``value(forKey:)`` to get those as errors.
     public subscript(key: String) -> Value {
         (try? value(forKey: key)) ?? .null

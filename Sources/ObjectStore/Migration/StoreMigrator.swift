@@ -191,9 +191,13 @@ public struct StoreMigrator: Sendable {
     /// Migrates the store at `storeURL` to the current version when it needs it; returns `nil`
     /// when it is already current.
     ///
-    /// - Parameter destinationURL: write the result there instead of replacing the store (the
-    ///   original is then left as it is); its extension picks the format, so this also
-    ///   converts between binary and JSON stores.
+    /// - Parameters:
+    ///   - storeURL: the store to migrate (a binary store of a pre-release format is also
+    ///     upgraded to store format 1.0).
+    ///   - destinationURL: write the result there instead of replacing the store (the
+    ///     original is then left as it is); its extension picks the format, so this also
+    ///     converts between binary and JSON stores.
+    ///   - progress: called as objects are migrated, per step.
     @discardableResult
     public func migrate(storeURL: URL, destinationURL: URL? = nil, progress: ((Progress) -> Void)? = nil) throws -> Result? {
         try run(storeURL: storeURL, destinationURL: destinationURL, dryRun: false, progress: progress)

@@ -47,7 +47,7 @@ public struct FetchRequest: Sendable, Hashable {
     /// ```
     ///
     /// - Throws: ``ObjectStoreError/unknownFetchRequestTemplate(_:suggestion:)`` for a name the
-    ///   model does not have; ``PredicateVariableError`` for a variable not given.
+    ///   model does not have; `PredicateVariableError` for a variable not given.
     public init(template name: String, in model: ManagedObjectModel, variables: [String: Value] = [:]) throws {
         guard let template = model.fetchRequestTemplate(named: name) else {
             throw ObjectStoreError.unknownFetchRequestTemplate(name, suggestion: NameSuggestion.closest(to: name, in: model.fetchRequestTemplates.map(\.name)))

@@ -9,10 +9,13 @@ extension ManagedObjectContext {
     /// ```
     ///
     /// - Parameters:
+    ///   - type: the registered subclass, whose entity is fetched.
     ///   - predicate: predicate text with `%@`/`%d`/`%K` placeholders for `arguments`; `nil`
     ///     for every object. Objects and object IDs are accepted as arguments
     ///     (`location == %@`), and arrays and sets of arguments as lists
     ///     (`ANY tags.name IN %@` with `["home", "shop"]`).
+    ///   - arguments: the values of the placeholders, in order.
+    ///   - sortKeys: the order of the results.
     ///   - limit: the most objects returned (`0`: all).
     /// - Throws: ``ObjectStoreError/unregisteredClass(_:)`` for a class no entity was
     ///   registered with; syntax, type and store errors.
@@ -28,7 +31,7 @@ extension ManagedObjectContext {
 }
 
 /// A Swift value a predicate's `%@` or `%d` (or a template's `$VARIABLE`) can stand for: the
-/// attribute types' Swift values, ``Value``, objects (``ManagedObject``, ``ObjectID``), which
+/// attribute types' Swift values, `Value`, objects (``ManagedObject``, ``ObjectID``), which
 /// compare as their ID's URI, and arrays and sets of them, which stand for a constant list.
 ///
 /// ```swift
@@ -95,7 +98,7 @@ extension UUID: PredicateArgument { public var predicateValue: Value { .uuid(sel
 
 extension ManagedObject {
     /// Sets an attribute from a Swift value (`String`, `Int16`, `Date?`, ...), without
-    /// wrapping it in a ``Value``.
+    /// wrapping it in a `Value`.
     ///
     /// ```swift
     /// let title: String = readLine() ?? ""

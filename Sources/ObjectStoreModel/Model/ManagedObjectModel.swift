@@ -58,7 +58,10 @@ public struct ManagedObjectModel: Sendable, Hashable {
 
     /// Loads and checks schema text.
     ///
-    /// - Parameter file: the name used in error messages.
+    /// - Parameters:
+    ///   - schema: the schema's JSON text (docs/schema.md).
+    ///   - file: the name used in error messages.
+    ///   - versionName: the model version's name (`v3`), recorded in stores written with it.
     public init(schema: String, file: String = "<schema>", versionName: String? = nil) throws(SchemaError) {
         self = try SchemaLoader.load(bytes: Array(schema.utf8), file: file, versionName: versionName)
     }
