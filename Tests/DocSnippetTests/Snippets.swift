@@ -65,7 +65,7 @@ enum Snippets {
         let tasks = try container.viewContext.fetch(FetchRequest(entityName: "Task"))
     }
 
-    /// docs/context.md, line 46.
+    /// docs/context.md, line 49.
     static func context_3() async throws {
         let coordinator = try SnippetEnvironment.coordinator()
         let context = try SnippetEnvironment.context()
@@ -83,14 +83,14 @@ enum Snippets {
         let urgent = try context.fetch(TaskItem.self, where: "priority >= %d", 2)   // [TaskItem]
     }
 
-    /// docs/context.md, line 116.
+    /// docs/context.md, line 119.
     static func context_4() async throws {
         let model = try SnippetEnvironment.model()
         let storeURL = SnippetEnvironment.storeURL()
         let cache = try PersistentStoreCoordinator(model: model, storeURL: URL(fileURLWithPath: "cache.store"), durability: .normal)
     }
 
-    /// docs/context.md, line 196.
+    /// docs/context.md, line 199.
     static func context_5() async throws {
         let context = try SnippetEnvironment.context()
         let otherContext = try SnippetEnvironment.context()
@@ -103,7 +103,7 @@ enum Snippets {
         }
     }
 
-    /// docs/context.md, line 209.
+    /// docs/context.md, line 212.
     static func context_6() async throws {
         let coordinator = try SnippetEnvironment.coordinator()
         let context = try SnippetEnvironment.context()
@@ -115,7 +115,7 @@ enum Snippets {
         }
     }
 
-    /// docs/context.md, line 223.
+    /// docs/context.md, line 226.
     static func context_7() async throws {
         let model = try SnippetEnvironment.model()
         let coordinator = try SnippetEnvironment.coordinator()

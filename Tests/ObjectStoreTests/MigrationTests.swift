@@ -140,6 +140,36 @@ import ObjectStoreModel
         try Self.checkCurrent(url, from: version)
     }
 
+    /// A container reports a migration's progress, every step from 0 to all its objects; with
+    /// `.keepLatest` only the new backup stays: earlier migrations' backups (other files) go,
+    /// a symbolic link named like one and other files beside the store stay.
+    @Test func theContainerReportsProgressAndCanKeepOnlyTheLatestBackup() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("tasks.store")
+        try FileManager.default.copyItem(at: Self.fixtures.appendingPathComponent("v1.store"), to: url)
+        let earlier = directory.file("tasks.store.v1-backup"), older = directory.file("tasks.store.v2-backup-3")
+        try Data("an earlier migration's backup".utf8).write(to: earlier)
+        try Data("an older one".utf8).write(to: older)
+        let link = directory.file("tasks.store.v0-backup"), notes = directory.file("tasks.store.backup-notes")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: directory.file("elsewhere"))
+        try Data("notes".utf8).write(to: notes)
+        var reports: [StoreMigrator.Progress] = []
+        let container = try PersistentContainer(name: "Tasks", models: Self.tasksDirectory(), storeURL: url, backupPolicy: .keepLatest) { reports.append($0) }
+        let migration = try #require(container.migration)
+        #expect(migration.plan.steps.count == 3)
+        for step in 1...3 {
+            let ofStep = reports.filter { $0.step == step }
+            #expect(ofStep.first?.done == 0, "step \(step) starts at 0: \(ofStep)")
+            #expect(ofStep.last.map { $0.done == $0.total && $0.total == 6 } == true, "step \(step) ends with every object: \(ofStep)")
+        }
+        #expect(migration.backupURL.lastPathComponent == "tasks.store.v1-backup-2")
+        #expect(try Data(contentsOf: migration.backupURL) == Data(contentsOf: Self.fixtures.appendingPathComponent("v1.store")))
+        #expect(!FileManager.default.fileExists(atPath: earlier.path) && !FileManager.default.fileExists(atPath: older.path))
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: link.path)) != nil)
+        #expect(FileManager.default.fileExists(atPath: notes.path))
+        #expect(try container.viewContext.count(for: FetchRequest(entityName: "Task")) == 4)
+    }
+
     @Test func aDryRunPlansStepsAndCountsWithoutWriting() throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("tasks.store")

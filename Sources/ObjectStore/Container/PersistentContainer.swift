@@ -36,9 +36,13 @@ public final class PersistentContainer {
     ///   - readOnly: open the store for reading only (a store that needs migrating is refused).
     ///   - durability: when a binary store's saves reach the disk (``StoreDurability``).
     ///   - clock: what `now()` reads in predicates and derived attributes.
+    ///   - backupPolicy: whether a migration keeps the backups of earlier ones
+    ///     (``StoreMigrator/BackupPolicy``).
+    ///   - progress: called as a migration on open migrates objects, per step (from 0).
     /// - Throws: `SchemaError` for a bad model, ``StoreError`` and ``MigrationError``.
     public init(name: String, models: ModelDirectory, storeURL: URL? = nil, readOnly: Bool = false,
-                durability: StoreDurability = .full, clock: @escaping @Sendable () -> Date = { Date() }) throws {
+                durability: StoreDurability = .full, clock: @escaping @Sendable () -> Date = { Date() },
+                backupPolicy: StoreMigrator.BackupPolicy = .keepAll, progress: ((StoreMigrator.Progress) -> Void)? = nil) throws {
         let url = storeURL ?? Self.defaultStoreURL(name: name)
         // The store's folder is made when missing, for a given URL too (a new store there
         // failed with "no such file"); a read-only open makes nothing.
@@ -49,7 +53,9 @@ public final class PersistentContainer {
                 throw StoreError.io(path: url.deletingLastPathComponent().path, reason: "cannot create the store's directory: \(error.localizedDescription)")
             }
         }
-        let (coordinator, migration) = try StoreMigrator(models: models).openStore(at: url, readOnly: readOnly, durability: durability, clock: clock)
+        var migrator = StoreMigrator(models: models)
+        migrator.backupPolicy = backupPolicy
+        let (coordinator, migration) = try migrator.openStore(at: url, readOnly: readOnly, durability: durability, clock: clock, progress: progress)
         self.models = models
         self.coordinator = coordinator
         self.storeURL = url

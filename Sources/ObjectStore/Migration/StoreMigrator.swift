@@ -33,6 +33,21 @@ public struct StoreMigrator: Sendable {
     /// newer than this program, and migrating it would drop what the newer version added.
     /// Turn it on only for a directory known to have dropped old versions.
     public var migratesFromStoredModel = false
+    /// What happens to the backups of earlier migrations of the same store when a migration
+    /// (or an upgrade) succeeds: kept (the default), or removed, so that only this one's
+    /// backup stays.
+    public var backupPolicy = BackupPolicy.keepAll
+
+    /// What a successful migration does with the backups earlier ones left.
+    public enum BackupPolicy: Sendable, Hashable {
+        /// Every backup stays until the caller removes it: `STORE.v1-backup`, then
+        /// `STORE.v1-backup-2` when a restored backup is migrated again, and so on.
+        case keepAll
+        /// Only the new backup stays: the files named `STORE.NAME-backup` or
+        /// `STORE.NAME-backup-N` beside the store (regular files only, never a link) are
+        /// removed once the migration has succeeded.
+        case keepLatest
+    }
 
     /// A migrator to the current version of `models`.
     public init(models: ModelDirectory) {
@@ -231,6 +246,7 @@ public struct StoreMigrator: Sendable {
                 Self.removeStaleBackups(of: storeURL, version: "format\(legacy)")
                 guard let upgrade = try BinaryStore.upgradeLegacyFile(at: storeURL, model: current, backup: { Self.backupURL(for: storeURL, version: "format\($0)") })
                 else { return nil }
+                if backupPolicy == .keepLatest { Self.removeBackups(of: storeURL, keeping: upgrade.backupURL) }
                 return Result(plan: Plan(steps: [], objectCounts: [:]), backupURL: upgrade.backupURL, upgradedFormat: upgrade.version)
             }
             if destinationURL == nil, !dryRun { Self.removeStaleBackups(of: storeURL, version: chain.first?.name ?? "old") }
@@ -282,6 +298,7 @@ public struct StoreMigrator: Sendable {
             }
             FileIO.syncDirectory(of: finalURL.path)
             temporaries.removeAll { $0 == input }
+            if destinationURL == nil, backupPolicy == .keepLatest { Self.removeBackups(of: storeURL, keeping: backup) }
             return Result(plan: plan, backupURL: backup, upgradedFormat: destinationURL == nil ? legacy : nil)
         }
     }
@@ -298,6 +315,25 @@ public struct StoreMigrator: Sendable {
             n += 1
         }
         return candidate
+    }
+
+    /// Removes the backups of earlier migrations of a store (``BackupPolicy/keepLatest``):
+    /// regular files beside it named `STORE.NAME-backup` or `STORE.NAME-backup-N`, except
+    /// `keeping`.
+    static func removeBackups(of storeURL: URL, keeping: URL) {
+        let directory = storeURL.deletingLastPathComponent().path
+        let prefix = storeURL.lastPathComponent + "."
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
+        for name in names where name.hasPrefix(prefix) && name != keeping.lastPathComponent {
+            let rest = name.dropFirst(prefix.count)
+            guard let range = rest.range(of: "-backup", options: .backwards), range.lowerBound > rest.startIndex else { continue }
+            let tail = rest[range.upperBound...]
+            guard tail.isEmpty || (tail.hasPrefix("-") && tail.dropFirst().allSatisfy(\.isNumber) && tail.count > 1) else { continue }
+            let path = directory + "/" + name
+            var info = stat()
+            guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { continue }
+            unlink(path)
+        }
     }
 
     static func remove(_ url: URL) {
@@ -353,6 +389,7 @@ public struct StoreMigrator: Sendable {
         let compiler = PredicateCompiler(model: mapping.source)
         var writer = StepWriter(mapping: mapping, store: destinationStore, batchSize: type == .json ? Int.max : batchSize)
         var done = 0
+        progress(0)
 
         // Entities made from distinct values come first, so lookups can find them.
         let ordered = mapping.entityMappings.filter { $0.distinctBy != nil } + mapping.entityMappings.filter { $0.distinctBy == nil }
