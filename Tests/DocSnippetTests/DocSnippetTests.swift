@@ -117,6 +117,7 @@ import Testing
     @Test func theSelfContainedSnippetsRunTwice() async throws {
         #expect(Snippets.runnable.count >= 5)
         #expect(Snippets.runnable.contains { $0.name == "readme_1" }, "README's tour runs as written")
+        #expect(Snippets.runnable.contains { $0.name == "readme_2" }, "README's library example runs as written")
         // `swift test` runs in the package's folder, where the tour finds Models/Tasks.
         #expect(FileManager.default.fileExists(atPath: "Models/Tasks/manifest.json"))
         for round in 1...2 {

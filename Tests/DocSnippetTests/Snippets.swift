@@ -32,19 +32,29 @@ enum Snippets {
         context.undo()                                                               // and redo(), rollback()
     }
 
-    /// README.md, line 86.
+    /// README.md, line 88.
     static func readme_2() async throws {
-        let models = try SnippetEnvironment.models()
 
         final class Note: ManagedObject {
             @Attribute var title: String
             @Attribute var priority: Int16
         }
 
-        let container = try PersistentContainer(name: "Notes", models: ModelDirectory(url: URL(fileURLWithPath: "Models/Notes")))
+        // Models/Notes/manifest.json and Models/Notes/v1.json, as the plugin embeds them.
+        let models = try ModelDirectory(location: "Models/Notes", files: [
+            "manifest.json": #"{ "versions": ["v1"], "current": "v1" }"#,
+            "v1.json": #"""
+                { "entities": [{ "name": "Note", "attributes": [
+                    { "name": "title", "type": "string", "optional": false },
+                    { "name": "priority", "type": "int16", "optional": false, "default": 0 } ] }] }
+                """#,
+        ])
+        let storeURL = FileManager.default.temporaryDirectory.appendingPathComponent("notes.store")
+        let container = try PersistentContainer(name: "Notes", models: models, storeURL: storeURL)
         try container.coordinator.register(Note.self, forEntityName: "Note")  // typed objects
         let note = try container.viewContext.insert(Note.self)
         note.title = "Call the bank"
+        note.priority = 2
         try container.viewContext.save()
         let urgent = try container.viewContext.fetch(Note.self, where: "priority >= %d", 2, sortedBy: [SortKey("title")])
     }
@@ -176,6 +186,7 @@ enum Snippets {
     /// The snippets that need no file of their own.
     static let runnable: [(name: String, run: @Sendable () async throws -> Void)] = [
         ("readme_1", readme_1),
+        ("readme_2", readme_2),
         ("context_3", context_3),
         ("context_5", context_5),
         ("context_7", context_7),
