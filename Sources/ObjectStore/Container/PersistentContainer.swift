@@ -82,8 +82,10 @@ public final class PersistentContainer {
     }
 
     /// Runs `body` with a new context on a background thread and returns its result; pass
-    /// object IDs, not objects, in and out.
-    public func performBackgroundTask<T: Sendable>(_ body: @escaping @Sendable (ManagedObjectContext) throws -> T) async throws -> T {
+    /// object IDs, not objects, in and out. It runs on the caller's actor until `body` is
+    /// handed to the background (`nonisolated(nonsending)`), so a `@MainActor` type that
+    /// holds the container calls it without sending the container anywhere.
+    nonisolated(nonsending) public func performBackgroundTask<T: Sendable>(_ body: @escaping @Sendable (ManagedObjectContext) throws -> T) async throws -> T {
         try await coordinator.performBackgroundTask(body)
     }
 }
