@@ -170,7 +170,7 @@ enum Snippets {
         print(task.properties.map(\.name))   // ["dueDate", "isOverdue", "location", "priority", "text"]
     }
 
-    /// docs/schema.md, line 270.
+    /// docs/schema.md, line 277.
     static func schema_2() async throws {
         let tasks = try ModelDirectory(url: URL(fileURLWithPath: "Models/Tasks"))
         let current = try tasks.currentModel()

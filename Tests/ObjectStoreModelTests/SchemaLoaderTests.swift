@@ -160,6 +160,42 @@ import Testing
         #expect(found.first { $0.path.hasSuffix(".type") }?.location == SourceLocation(line: 6, column: 35))
     }
 
+    /// Problems of expressions come with the structural ones (not only once those are
+    /// fixed), each at the value it is about: an inverse at its name, a duplicate at the
+    /// second declaration's name, a predicate's syntax error at its column in the file. What
+    /// an expression would say of a property that did not read is left out (reported already).
+    @Test func expressionProblemsComeWithTheOthersAtTheBadText() {
+        let found = diagnostics(
+            #"""
+            {
+              "entities": [
+                { "name": "Note",
+                  "attributes": [
+                    { "name": "title", "type": "string" },
+                    { "name": "title", "type": "string" },
+                    { "name": "count", "type": "int16", "derived": "title.length" }
+                  ],
+                  "relationships": [ { "name": "tag", "destination": "Tag", "inverse": "notez" } ],
+                  "fetchedProperties": [ { "name": "same", "destination": "Note", "predicate": "tag.label == $FETCH_SOURCE.tag.label" } ]
+                },
+                { "name": "Tag", "attributes": [ { "name": "label", "type": "strng" } ],
+                  "relationships": [ { "name": "notes", "destination": "Note", "toMany": true, "inverse": "tag" } ] }
+              ],
+              "fetchRequests": [ { "name": "byTitle", "entity": "Note", "predicate": "title == $T AND (priority >" } ]
+            }
+            """#)
+        func at(_ suffix: String) -> SchemaDiagnostic? { found.first { $0.path.hasSuffix(suffix) } }
+        #expect(at("attributes[1].name")?.location == SourceLocation(line: 6, column: 19), "the second declaration's name")
+        #expect(at("relationships[0].inverse")?.location == SourceLocation(line: 9, column: 76), "at 'notez'")
+        #expect(at("attributes[2].derived")?.location == SourceLocation(line: 7, column: 56))
+        // The predicate's string starts at column 74; the problem is at its column 28 (its end).
+        #expect(at("fetchRequests[0].predicate")?.message.contains("at column 28:") == true)
+        #expect(at("fetchRequests[0].predicate")?.location == SourceLocation(line: 15, column: 74 + 28))
+        #expect(at("attributes[0].type")?.message.contains("unknown type 'strng'") == true)
+        #expect(!found.contains { $0.message.contains("has no property 'label'") }, "\(found)")
+        #expect(found.count == 6, "\(found.map(\.description))")
+    }
+
     @Test func errorDescriptionNamesFileLineAndPath() {
         do {
             _ = try ManagedObjectModel(schema: "{\n \"entities\": [ {\"name\": \"E\", \"abstract\": 1} ]}", file: "m.json")

@@ -73,17 +73,59 @@ enum SchemaLoader {
 
         let entities = check(raws, log: &log)
         checkTemplates(templates, entities: entities, log: &log)
-        if !log.items.isEmpty {
-            throw SchemaError(file: file, diagnostics: log.items)
+        // Each problem at the value it is about (a property's `inverse`, `name`, `predicate`),
+        // not at the property's `{`.
+        let places = valueLocations(root)
+        for index in log.items.indices {
+            if let place = places[log.items[index].path] { log.items[index].location = place }
         }
         let text = String(decoding: bytes, as: UTF8.self)
         let model = ManagedObjectModel(versionName: versionName, entities: Array(entities.values), fetchRequestTemplates: templates.map(\.0), schemaText: text)
-        // Predicates and derivations are checked once the entities they refer to exist.
-        checkExpressions(raws, templates: templates, model: model, log: &log)
+        // Predicates and derivations are checked against the entities that were built, also
+        // when others have problems (every problem at once); a problem that names something
+        // which did not build is left out, as the missing thing is reported already.
+        var expressions = DiagnosticLog()
+        checkExpressions(raws, templates: templates, model: model, places: places, log: &expressions)
+        if log.items.isEmpty {
+            log.items = expressions.items
+        } else {
+            // An entity that did not build, or a property that did not read, is reported
+            // already: what an expression says of it is left out.
+            let unbuilt = Set(raws.map(\.name)).subtracting(entities.keys)
+            let unread = raws.flatMap { raw in raw.unreadProperties.map { "\(raw.name) has no property '\($0.name)'" } }
+            log.items += expressions.items.filter { item in
+                !unbuilt.contains { item.message.contains("'\($0)'") || item.message.contains("\($0) has no property") } && !unread.contains { item.message.contains($0) }
+            }
+        }
         if !log.items.isEmpty {
             throw SchemaError(file: file, diagnostics: log.items)
         }
         return model
+    }
+
+    /// The location of every value of the schema by its JSON path, as the loader writes paths
+    /// (`$.entities[0].relationships[1].inverse`); of a key given twice, the last (the one read).
+    private static func valueLocations(_ root: JSONNode) -> [String: SourceLocation] {
+        var places: [String: SourceLocation] = [:]
+        var stack: [(JSONNode, String)] = [(root, "$")]
+        while let (node, path) = stack.popLast() {
+            places[path] = node.location
+            if let members = node.members {
+                for member in members { stack.append((member.value, SchemaObjectReader.join(path, member.key))) }
+            } else if let elements = node.elements {
+                for (i, element) in elements.enumerated() { stack.append((element, "\(path)[\(i)]")) }
+            }
+        }
+        return places
+    }
+
+    /// Where column `column` of a predicate's text is in the file: its string's place moved
+    /// past the quote, when the text is written as is (ASCII, nothing escaped, one line);
+    /// else the string's place.
+    private static func place(ofColumn column: Int, in text: String, at string: SourceLocation?) -> SourceLocation? {
+        guard let string else { return nil }
+        guard text.unicodeScalars.allSatisfy({ $0.isASCII && $0 != "\"" && $0 != "\\" && $0.value >= 0x20 }) else { return string }
+        return SourceLocation(line: string.line, column: string.column + column)
     }
 
     /// Derived attributes that read each other in a cycle (`a` reads `b`, `b` reads `a`, also
@@ -145,13 +187,15 @@ enum SchemaLoader {
         }
     }
 
-    private static func checkExpressions(_ raws: [RawEntity], templates: [(FetchRequestTemplate, path: String, location: SourceLocation)], model: ManagedObjectModel, log: inout DiagnosticLog) {
+    private static func checkExpressions(_ raws: [RawEntity], templates: [(FetchRequestTemplate, path: String, location: SourceLocation)], model: ManagedObjectModel,
+                                         places: [String: SourceLocation], log: inout DiagnosticLog) {
         let checker = PredicateTypeChecker(model: model)
         checkDerivationCycles(raws, model: model, log: &log)
         for raw in raws {
             for (attribute, path, location) in raw.attributes {
                 guard let derivation = attribute.derivation else { continue }
                 let where_ = "\(raw.name).\(attribute.name)"
+                let location = places[path + ".derived"] ?? location
                 do {
                     let type: PredicateType
                     switch try Derivation(derivation) {
@@ -166,7 +210,7 @@ enum SchemaLoader {
                         log.add(path + ".derived", location, "\(where_): the derivation gives \(type), but the attribute is \(attribute.type.rawValue)")
                     }
                 } catch let error as PredicateSyntaxError {
-                    log.add(path + ".derived", location, "\(where_): bad derivation at column \(error.column): \(error.message)")
+                    log.add(path + ".derived", place(ofColumn: error.column, in: derivation, at: location), "\(where_): bad derivation at column \(error.column): \(error.message)")
                 } catch {
                     log.add(path + ".derived", location, "\(where_): \(error)")
                 }
@@ -174,11 +218,13 @@ enum SchemaLoader {
             for (fetched, path, location) in raw.fetchedProperties {
                 var sourceChecker = checker
                 sourceChecker.variables["FETCH_SOURCE"] = .object(raw.name)
-                check(fetched.predicate, on: fetched.destinationEntityName, checker: sourceChecker, what: "\(raw.name).\(fetched.name)", path: path + ".predicate", location: location, log: &log)
+                check(fetched.predicate, on: fetched.destinationEntityName, checker: sourceChecker, what: "\(raw.name).\(fetched.name)", path: path + ".predicate",
+                      location: places[path + ".predicate"] ?? location, log: &log)
             }
         }
         for (template, path, location) in templates {
-            check(template.predicate, on: template.entityName, checker: checker, what: "fetch request \(template.name)", path: path + ".predicate", location: location, log: &log)
+            check(template.predicate, on: template.entityName, checker: checker, what: "fetch request \(template.name)", path: path + ".predicate",
+                  location: places[path + ".predicate"] ?? location, log: &log)
         }
     }
 
@@ -186,7 +232,7 @@ enum SchemaLoader {
         do {
             try checker.check(try ObjectPredicate(text), on: entity)
         } catch let error as PredicateSyntaxError {
-            log.add(path, location, "\(what): bad predicate at column \(error.column): \(error.message)")
+            log.add(path, place(ofColumn: error.column, in: text, at: location), "\(what): bad predicate at column \(error.column): \(error.message)")
         } catch {
             log.add(path, location, "\(what): \(error)")
         }

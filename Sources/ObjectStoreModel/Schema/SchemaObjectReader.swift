@@ -1,6 +1,6 @@
 /// Collects the diagnostics of one file while it is read.
 struct DiagnosticLog {
-    private(set) var items: [SchemaDiagnostic] = []
+    var items: [SchemaDiagnostic] = []
 
     mutating func add(_ path: String, _ location: SourceLocation?, _ message: String) {
         items.append(SchemaDiagnostic(path: path, location: location, message: message))
