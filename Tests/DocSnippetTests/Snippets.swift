@@ -32,7 +32,7 @@ enum Snippets {
         context.undo()                                                               // and redo(), rollback()
     }
 
-    /// README.md, line 88.
+    /// README.md, line 91.
     static func readme_2() async throws {
 
         final class Note: ManagedObject {

@@ -70,7 +70,7 @@ import ObjectStore
         let models = t.directory.appendingPathComponent("Nasty")
         try FileManager.default.createDirectory(at: models, withIntermediateDirectories: true)
         try Data(#"{"versions": ["v1"], "current": "v1"}"#.utf8).write(to: models.appendingPathComponent("manifest.json"))
-        let plain = ["Data", "UUID", "URL", "String", "Attribute", "Relationship", "Derived", "ManagedObject", "PersistentStoreCoordinator", "default"]
+        let plain = ["Data", "UUID", "URL", "String", "Tag", "Attribute", "Relationship", "Derived", "ManagedObject", "PersistentStoreCoordinator", "default"]
         var entities = plain.enumerated().map { #"{"name": "\#($0.element)", "attributes": [{"name": "class", "type": "int\#([16, 32, 64][$0.offset % 3])"}]}"# }
         entities.append(#"{"name": "Date", "attributes": [{"name": "at", "type": "date"}], "relationships": [{"name": "notes", "destination": "Note", "inverse": "when", "toMany": true}]}"#)
         let awkward = ["entity", "entity_", "self", "description", "init", "hasChanges", "objectID", "Type", "managedObjectContext", "isFault", "lastAccessError"]
@@ -86,6 +86,9 @@ import ObjectStore
         try Data("""
             import Foundation
             import ObjectStore
+            // The documented way to name a class whose name another module uses too (Swift
+            // Testing's Tag, Foundation's Data): qualified, or through a type alias.
+            typealias NoteTag = NastyModel.Tag
             func use(_ coordinator: PersistentStoreCoordinator) throws {
                 try NastyModel.register(in: coordinator)
                 let context = ManagedObjectContext(coordinator: coordinator)
@@ -97,6 +100,12 @@ import ObjectStore
                 let when = try context.insert(NastyModel.Date.self)
                 when.at = Date()
                 memo.when = when
+                let tag: NoteTag = try context.insert(NoteTag.self)
+                tag.class = 2
+                let data = try context.insert(NastyModel.Data.self)
+                data.class = 1
+                let bytes: Foundation.Data = Data([1])
+                memo.blob = bytes
                 _ = NastyModelFiles.files.count + Int(memo.plusOne ?? 0)
             }
             """.utf8).write(to: use)
