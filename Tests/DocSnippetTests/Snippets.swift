@@ -91,16 +91,17 @@ enum Snippets {
         let task = try context.insert(TaskItem.self)
         task.priority = 3
         let urgent = try context.fetch(TaskItem.self, where: "priority >= %d", 2)   // [TaskItem]
+        let howMany = try context.count(TaskItem.self, where: "priority >= %d", 2)
     }
 
-    /// docs/context.md, line 119.
+    /// docs/context.md, line 126.
     static func context_4() async throws {
         let model = try SnippetEnvironment.model()
         let storeURL = SnippetEnvironment.storeURL()
         let cache = try PersistentStoreCoordinator(model: model, storeURL: URL(fileURLWithPath: "cache.store"), durability: .normal)
     }
 
-    /// docs/context.md, line 199.
+    /// docs/context.md, line 206.
     static func context_5() async throws {
         let context = try SnippetEnvironment.context()
         let otherContext = try SnippetEnvironment.context()
@@ -113,7 +114,7 @@ enum Snippets {
         }
     }
 
-    /// docs/context.md, line 212.
+    /// docs/context.md, line 219.
     static func context_6() async throws {
         let coordinator = try SnippetEnvironment.coordinator()
         let context = try SnippetEnvironment.context()
@@ -125,7 +126,7 @@ enum Snippets {
         }
     }
 
-    /// docs/context.md, line 226.
+    /// docs/context.md, line 233.
     static func context_7() async throws {
         let model = try SnippetEnvironment.model()
         let coordinator = try SnippetEnvironment.coordinator()

@@ -136,6 +136,38 @@ final class NoteLocation: ManagedObject {
         #expect(try context.fetch(FetchRequest(entityName: "Task", predicate: listed)).compactMap { $0["text"].stringValue }.sorted() == ["Bread", "Jam"])
     }
 
+    /// A typed request is fetched and counted as its class; counts by class and template
+    /// fetches are typed too; `ObjectPredicate(format:)` takes what `fetch(where:)` takes.
+    @Test func typedRequestsCountsAndTemplates() throws {
+        let coordinator = TestModel.coordinator()
+        try coordinator.register(Note.self, forEntityName: "Task")
+        try coordinator.register(NoteLocation.self, forEntityName: "Location")
+        let context = ManagedObjectContext(coordinator: coordinator)
+        let home = try context.insert(NoteLocation.self)
+        home.name = "Home"
+        for (title, priority, days) in [("Milk", 3, -1), ("Bread", 1, 10), ("Tea", 2, nil)] as [(String, Int16, Double?)] {
+            let note = try context.insert(Note.self)
+            note.text = title
+            note.priority = priority
+            if title != "Bread" { note.location = home }
+            if let days { try note.setValue(.date(TestModel.now.addingTimeInterval(days * 86_400)), forKey: "dueDate") }
+        }
+        try context.save()
+        var request = try TypedFetchRequest(Note.self, where: "priority >= %d", 2, sortedBy: [SortKey("priority", ascending: false)])
+        let urgent: [Note] = try context.fetch(request)
+        #expect(urgent.map(\.priority) == [3, 2])
+        #expect(try context.count(for: request) == 2)
+        request.fetchLimit = 1
+        #expect(try context.fetch(request).map(\.text) == ["Milk"])
+        #expect(try context.count(Note.self, where: "location == %@", home) == 2)
+        #expect(try context.count(Note.self) == 3)
+        #expect(try context.fetch(Note.self, template: "tasksDueSooner", arguments: ["DUE_DATE": TestModel.now]).map(\.text) == ["Milk"])
+        #expect(try ObjectPredicate(format: "location IN %@ AND priority >= %d", [home], 2)
+                == ObjectPredicate(format: "location IN %@ AND priority >= %d", placeholders: [.list([.uri(home.objectID.uriRepresentation)]), .value(.integer(2))]))
+        #expect(throws: ObjectStoreError.self) { _ = try context.count(TypedTask.self) }
+        #expect(throws: ObjectStoreError.self) { _ = try context.fetch(TypedTask.self, template: "tasksDueSooner", arguments: ["DUE_DATE": TestModel.now]) }
+    }
+
     @Test func valuesReadAsSwiftValues() {
         let date = Date(timeIntervalSince1970: 1_000)
         let uuid = UUID()

@@ -16,7 +16,7 @@ extension ManagedObjectContext {
     /// managed objects of the rows this context holds none for (as Core Data's dictionary
     /// results read rows, not objects): a listing of 100,000 objects neither registers nor
     /// keeps them. Objects the context has are read as they are, unsaved changes included,
-    /// and inserted objects are included, as ``fetch(_:)`` includes them; the order, offset
+    /// and inserted objects are included, as `fetch(_:)` includes them; the order, offset
     /// and limit are the request's. Derived values of the rows read are computed at one
     /// reading of the coordinator's clock.
     ///
@@ -31,7 +31,7 @@ extension ManagedObjectContext {
     /// with sort descriptors is fetched as objects first, then read.
     ///
     /// - Throws: ``ObjectStoreError/unknownKey(entity:key:suggestion:)`` for a name the entity
-    ///   does not have, and what ``fetch(_:)`` throws.
+    ///   does not have, and what `fetch(_:)` throws.
     public func fetchValues(_ request: FetchRequest, properties: [String]) throws -> [FetchedValues] {
         let executor = FetchExecutor(context: self, request: request)
         let entity = try executor.entity()

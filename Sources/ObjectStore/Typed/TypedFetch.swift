@@ -126,3 +126,122 @@ extension FetchRequest {
         sortDescriptors = template.sortDescriptors.map { SortKey($0.keyPath, ascending: $0.ascending) }
     }
 }
+
+extension ObjectPredicate {
+    /// Parses predicate text with Swift values as format arguments, as
+    /// ``ManagedObjectContext/fetch(_:where:_:sortedBy:limit:)`` takes them: values,
+    /// objects and object IDs, arrays and sets of them for `IN %@`.
+    ///
+    /// ```swift
+    /// let predicate = try ObjectPredicate(format: "priority >= %d AND location IN %@", 2, [home, office])
+    /// ```
+    public init(format: String, _ arguments: any PredicateArgument...) throws(PredicateSyntaxError) {
+        try self.init(format: format, placeholders: arguments.map(\.placeholderValue))
+    }
+}
+
+/// A fetch request whose results are objects of a registered subclass, as Core Data's
+/// `NSFetchRequest<ResultType>`: fetched, counted and kept (it is a value) as such.
+///
+/// ```swift
+/// let urgent = try TypedFetchRequest(Note.self, where: "priority >= %d", 2, sortedBy: [SortKey("title")])
+/// let notes: [Note] = try context.fetch(urgent)
+/// let howMany = try context.count(for: urgent)
+/// ```
+public struct TypedFetchRequest<Object: ManagedObject>: Sendable, Hashable {
+    /// Which objects match (all when nil).
+    public var predicate: ObjectPredicate?
+    /// The order of the results.
+    public var sortDescriptors: [SortKey]
+    /// How many matches to skip.
+    public var fetchOffset = 0
+    /// The most objects returned (`0`: all).
+    public var fetchLimit: Int
+    /// Whether objects of the entity's sub-entities match too.
+    public var includesSubentities = true
+    /// Whether the context's unsaved changes count.
+    public var includesPendingChanges = true
+
+    /// A request for the objects of `type`'s entity (the entity it was registered for).
+    ///
+    /// - Parameters:
+    ///   - type: the registered subclass.
+    ///   - predicate: predicate text with `%@`/`%d`/`%K` placeholders; `nil` for every object.
+    ///   - arguments: the values of the placeholders, in order (as for
+    ///     ``ManagedObjectContext/fetch(_:where:_:sortedBy:limit:)``).
+    ///   - sortKeys: the order of the results.
+    ///   - limit: the most objects returned (`0`: all).
+    /// - Throws: `PredicateSyntaxError` for predicate text that does not parse.
+    public init(_ type: Object.Type, where predicate: String? = nil, _ arguments: any PredicateArgument..., sortedBy sortKeys: [SortKey] = [], limit: Int = 0) throws {
+        self.predicate = try predicate.map { text throws(PredicateSyntaxError) in try ObjectPredicate(format: text, placeholders: arguments.map(\.placeholderValue)) }
+        self.sortDescriptors = sortKeys
+        self.fetchLimit = limit
+    }
+
+    /// The untyped request for `entityName`.
+    func request(entityName: String) -> FetchRequest {
+        var request = FetchRequest(entityName: entityName, predicate: predicate, sortDescriptors: sortDescriptors)
+        request.fetchOffset = fetchOffset
+        request.fetchLimit = fetchLimit
+        request.includesSubentities = includesSubentities
+        request.includesPendingChanges = includesPendingChanges
+        return request
+    }
+}
+
+extension ManagedObjectContext {
+    /// The entity a registered subclass stands for.
+    private func entityName<T: ManagedObject>(of type: T.Type) throws -> String {
+        guard let name = coordinator.entityName(for: type) else { throw ObjectStoreError.unregisteredClass(String(describing: type)) }
+        return name
+    }
+
+    /// The objects a typed request matches, as its class.
+    ///
+    /// - Throws: ``ObjectStoreError/unregisteredClass(_:)``; type and store errors.
+    public func fetch<T: ManagedObject>(_ request: TypedFetchRequest<T>) throws -> [T] {
+        try fetch(request.request(entityName: entityName(of: T.self))).compactMap { $0 as? T }
+    }
+
+    /// How many objects a typed request matches (its offset and limit apply).
+    ///
+    /// - Throws: ``ObjectStoreError/unregisteredClass(_:)``; type and store errors.
+    public func count<T: ManagedObject>(for request: TypedFetchRequest<T>) throws -> Int {
+        try count(for: request.request(entityName: entityName(of: T.self)))
+    }
+
+    /// How many objects of a registered subclass's entity match a predicate.
+    ///
+    /// ```swift
+    /// let open = try context.count(Note.self, where: "done == NO")
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - type: the registered subclass.
+    ///   - predicate: predicate text with placeholders for `arguments`; `nil` for every object.
+    ///   - arguments: the values of the placeholders, in order.
+    /// - Throws: ``ObjectStoreError/unregisteredClass(_:)``; syntax, type and store errors.
+    public func count<T: ManagedObject>(_ type: T.Type, where predicate: String? = nil, _ arguments: any PredicateArgument...) throws -> Int {
+        var request = FetchRequest(entityName: try entityName(of: type))
+        request.predicate = try predicate.map { text throws(PredicateSyntaxError) in try ObjectPredicate(format: text, placeholders: arguments.map(\.placeholderValue)) }
+        return try count(for: request)
+    }
+
+    /// The objects a model's fetch request template matches, as a registered subclass (the
+    /// template's entity must be the class's, or one of its sub-entities').
+    ///
+    /// ```swift
+    /// let soon = try context.fetch(Note.self, template: "notesDueBefore", arguments: ["DATE": friday])
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - type: the registered subclass.
+    ///   - name: the template's name in the model.
+    ///   - arguments: values for the template's `$VARIABLES` (arrays and sets for lists).
+    /// - Throws: ``ObjectStoreError/unregisteredClass(_:)``,
+    ///   ``ObjectStoreError/unknownFetchRequestTemplate(_:suggestion:)``; store errors.
+    public func fetch<T: ManagedObject>(_ type: T.Type, template name: String, arguments: [String: any PredicateArgument] = [:]) throws -> [T] {
+        _ = try entityName(of: type)
+        return try fetch(try FetchRequest(template: name, in: model, arguments: arguments)).compactMap { $0 as? T }
+    }
+}
