@@ -94,14 +94,14 @@ enum Snippets {
         let howMany = try context.count(TaskItem.self, where: "priority >= %d", 2)
     }
 
-    /// docs/context.md, line 126.
+    /// docs/context.md, line 127.
     static func context_4() async throws {
         let model = try SnippetEnvironment.model()
         let storeURL = SnippetEnvironment.storeURL()
         let cache = try PersistentStoreCoordinator(model: model, storeURL: URL(fileURLWithPath: "cache.store"), durability: .normal)
     }
 
-    /// docs/context.md, line 206.
+    /// docs/context.md, line 207.
     static func context_5() async throws {
         let context = try SnippetEnvironment.context()
         let otherContext = try SnippetEnvironment.context()
@@ -114,7 +114,7 @@ enum Snippets {
         }
     }
 
-    /// docs/context.md, line 219.
+    /// docs/context.md, line 220.
     static func context_6() async throws {
         let coordinator = try SnippetEnvironment.coordinator()
         let context = try SnippetEnvironment.context()
@@ -126,7 +126,7 @@ enum Snippets {
         }
     }
 
-    /// docs/context.md, line 233.
+    /// docs/context.md, line 234.
     static func context_7() async throws {
         let model = try SnippetEnvironment.model()
         let coordinator = try SnippetEnvironment.coordinator()

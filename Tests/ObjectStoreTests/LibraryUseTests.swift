@@ -164,6 +164,20 @@ final class NoteLocation: ManagedObject {
         #expect(try context.fetch(Note.self, template: "tasksDueSooner", arguments: ["DUE_DATE": TestModel.now]).map(\.text) == ["Milk"])
         #expect(try ObjectPredicate(format: "location IN %@ AND priority >= %d", [home], 2)
                 == ObjectPredicate(format: "location IN %@ AND priority >= %d", placeholders: [.list([.uri(home.objectID.uriRepresentation)]), .value(.integer(2))]))
+        // A typed controller follows the context as the untyped one does.
+        let controller = try TypedFetchedResultsController(TypedFetchRequest(Note.self, sortedBy: [SortKey("priority"), SortKey("text")]), context: context, sectionKeyPath: "priority")
+        try controller.performFetch()
+        #expect(controller.fetchedObjects.map(\.text) == ["Bread", "Tea", "Milk"])
+        var changes = 0
+        controller.onChange = { _ in changes += 1 }
+        let jam = try context.insert(Note.self)
+        jam.text = "Jam"
+        jam.priority = 2
+        context.processPendingChanges()
+        #expect(changes == 1)
+        #expect(controller.sections.map(\.name) == ["1", "2", "3"])
+        #expect(controller.sections[1].objects.map(\.text) == ["Jam", "Tea"])
+        #expect(controller.object(at: .init(section: 1, row: 0))?.text == "Jam")
         #expect(throws: ObjectStoreError.self) { _ = try context.count(TypedTask.self) }
         #expect(throws: ObjectStoreError.self) { _ = try context.fetch(TypedTask.self, template: "tasksDueSooner", arguments: ["DUE_DATE": TestModel.now]) }
     }

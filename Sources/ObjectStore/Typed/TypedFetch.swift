@@ -245,3 +245,48 @@ extension ManagedObjectContext {
         return try fetch(try FetchRequest(template: name, in: model, arguments: arguments)).compactMap { $0 as? T }
     }
 }
+
+/// A ``FetchedResultsController`` over a typed request: the same tracking, its objects as
+/// the request's class.
+///
+/// ```swift
+/// let controller = try TypedFetchedResultsController(TypedFetchRequest(Note.self, sortedBy: [SortKey("title")]), context: context)
+/// try controller.performFetch()
+/// let first: Note? = controller.fetchedObjects.first
+/// ```
+public final class TypedFetchedResultsController<Object: ManagedObject> {
+    /// The untyped controller that does the tracking (its `onChange` reports changes).
+    public let controller: FetchedResultsController
+
+    /// Results of `request` in `context`, in sections by `sectionKeyPath`; call
+    /// ``performFetch()``.
+    ///
+    /// - Throws: ``ObjectStoreError/unregisteredClass(_:)`` for a class no entity was
+    ///   registered with.
+    public init(_ request: TypedFetchRequest<Object>, context: ManagedObjectContext, sectionKeyPath: String? = nil) throws {
+        guard let name = context.coordinator.entityName(for: Object.self) else { throw ObjectStoreError.unregisteredClass(String(describing: Object.self)) }
+        controller = FetchedResultsController(request: request.request(entityName: name), context: context, sectionKeyPath: sectionKeyPath)
+    }
+
+    /// Fetches and starts tracking the context's changes.
+    public func performFetch() throws { try controller.performFetch() }
+
+    /// Called after the results changed because the context changed.
+    public var onChange: ((FetchedResultsController.Change) -> Void)? {
+        get { controller.onChange }
+        set { controller.onChange = newValue }
+    }
+
+    /// Every fetched object, in section order.
+    public var fetchedObjects: [Object] { controller.fetchedObjects.compactMap { $0 as? Object } }
+
+    /// The sections: their names and objects.
+    public var sections: [(name: String, objects: [Object])] {
+        controller.sections.map { ($0.name, $0.objects.compactMap { $0 as? Object }) }
+    }
+
+    /// The object at a position.
+    public func object(at indexPath: FetchedResultsController.IndexPath) -> Object? {
+        controller.object(at: indexPath) as? Object
+    }
+}
