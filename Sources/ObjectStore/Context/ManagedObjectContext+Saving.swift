@@ -351,6 +351,41 @@ extension ManagedObjectContext {
         pendingChanges.refreshed.insert(object.objectID)
     }
 
+    /// Whether the saves of the coordinator's other contexts are merged into this one on their
+    /// own (Core Data's switch of the same name): each on the main queue, after the save,
+    /// for a context used on the main thread or the main actor (a view context). Another
+    /// thread's context names its queue with ``automaticallyMergeChanges(on:)``.
+    ///
+    /// ```swift
+    /// container.viewContext.automaticallyMergesChangesFromParent = true
+    /// try await container.performBackgroundTask { context in ...; try context.save() }
+    /// // the view context's objects now show what the background context saved
+    /// ```
+    public var automaticallyMergesChangesFromParent: Bool {
+        get { automaticMerge != nil }
+        set {
+            if newValue {
+                if automaticMerge == nil { automaticallyMergeChanges(on: .main) }
+            } else {
+                automaticMerge?.cancel()
+                automaticMerge = nil
+            }
+        }
+    }
+
+    /// Merges every save of the coordinator's other contexts into this one
+    /// (``mergeChanges(from:)``), each run on `queue`, which must be the queue this context
+    /// is used on (the main queue for the main thread and the main actor). A save is merged
+    /// after it has committed, in the order of the saves; this context's own saves are not
+    /// merged. Saves of other processes are not seen (read them with `refresh`).
+    public func automaticallyMergeChanges(on queue: DispatchQueue) {
+        automaticMerge?.cancel()
+        let target = MergeTarget(self)
+        automaticMerge = coordinator.addSaveObserver { notification in
+            queue.async { target.context?.mergeChanges(from: notification) }
+        }
+    }
+
     /// Brings another context's save into this one: deleted objects leave, updated ones are
     /// refreshed (keeping this context's own unsaved changes on top), inserted ones become
     /// visible to fetches.
@@ -373,5 +408,16 @@ extension ManagedObjectContext {
         changes.inserted = notification.inserted
         pendingChanges.refreshed.subtract(changes.refreshed)
         post(.objectsDidChange(changes))
+    }
+}
+
+/// The context an automatic merge goes to, handed to the coordinator's save observer (which
+/// runs on the saving thread). It is only dereferenced on the queue the context's owner
+/// named, the queue the context is used on: the one promise made by hand here.
+private final class MergeTarget: @unchecked Sendable {
+    weak var context: ManagedObjectContext?
+
+    init(_ context: ManagedObjectContext) {
+        self.context = context
     }
 }

@@ -64,6 +64,9 @@ public final class ManagedObjectContext {
     var compiledKeyPaths: [String: ExpressionClosure] = [:]
     /// Faults that load together, by the ID of each member.
     var faultBatches: [ObjectID: [ObjectID]] = [:]
+    /// The coordinator's save observation that merges other contexts' saves into this one
+    /// (``automaticallyMergeChanges(on:)``), while it lasts.
+    var automaticMerge: ObservationToken?
 
     /// The undo stack; `nil` disables undo (for bulk imports).
     public var undoManager: UndoStack? = UndoStack()
