@@ -32,7 +32,7 @@ enum Snippets {
         context.undo()                                                               // and redo(), rollback()
     }
 
-    /// README.md, line 91.
+    /// README.md, line 97.
     static func readme_2() async throws {
 
         final class Note: ManagedObject {
@@ -171,7 +171,7 @@ enum Snippets {
         print(task.properties.map(\.name))   // ["dueDate", "isOverdue", "location", "priority", "text"]
     }
 
-    /// docs/schema.md, line 277.
+    /// docs/schema.md, line 280.
     static func schema_2() async throws {
         let tasks = try ModelDirectory(url: URL(fileURLWithPath: "Models/Tasks"))
         let current = try tasks.currentModel()

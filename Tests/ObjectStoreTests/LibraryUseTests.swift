@@ -13,6 +13,20 @@ final class NoteLocation: ManagedObject {
     @Attribute var name: String
 }
 
+/// A class as the plugin writes one (not final; an attribute with a default is not
+/// optional), and behaviour in a subclass of the user's.
+class GeneratedCircle: ManagedObject {
+    @Attribute var label: String?
+    @Attribute var radius: Double
+}
+
+final class MyCircle: GeneratedCircle {
+    override func awakeFromInsert() {
+        super.awakeFromInsert()
+        label = "new circle"
+    }
+}
+
 /// The library as a Swift developer meets it: a container in one line, typed fetches,
 /// Swift values in and out, objects as predicate arguments.
 @Suite struct LibraryUseTests {
@@ -180,6 +194,26 @@ final class NoteLocation: ManagedObject {
         #expect(controller.object(at: .init(section: 1, row: 0))?.text == "Jam")
         #expect(throws: ObjectStoreError.self) { _ = try context.count(TypedTask.self) }
         #expect(throws: ObjectStoreError.self) { _ = try context.fetch(TypedTask.self, template: "tasksDueSooner", arguments: ["DUE_DATE": TestModel.now]) }
+    }
+
+    /// A user's subclass of a generated class carries behaviour (an insert hook) and is
+    /// registered for the entity in its place; a non-optional property of an optional
+    /// attribute with a default reads a stored nil as the default.
+    @Test func behaviourLivesInASubclassOfTheGeneratedClass() throws {
+        let coordinator = TestModel.coordinator()
+        try coordinator.register(GeneratedCircle.self, forEntityName: "Circle")
+        try coordinator.register(MyCircle.self, forEntityName: "Circle")
+        let context = ManagedObjectContext(coordinator: coordinator)
+        let circle = try context.insert(MyCircle.self)
+        #expect(circle.label == "new circle")
+        #expect(circle.radius == 1.0)
+        circle.radius = 2.5
+        #expect(circle.radius == 2.5)
+        try circle.setValue(.null, forKey: "radius")
+        #expect(circle.radius == 1.0, "a stored nil reads as the default")
+        #expect(circle.lastAccessError == nil)
+        try context.save()
+        #expect(try context.fetch(FetchRequest(entityName: "Circle")).first is MyCircle)
     }
 
     @Test func valuesReadAsSwiftValues() {

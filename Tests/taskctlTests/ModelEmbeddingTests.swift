@@ -45,10 +45,10 @@ import ObjectStore
         #expect(fine.status == 0, "\(fine.err)")
         let source = try String(contentsOf: output, encoding: .utf8)
         #expect(source.contains("enum NotesModelFiles {") && source.contains(#""v2.json": "#) && source.contains(#"a\\tb\\u0001"#))
-        // Typed classes: a keyword escaped, a name ManagedObject has renamed with its key, a
-        // parent class open to its sub-entity.
+        // Typed classes: a keyword escaped, a name ManagedObject has renamed with its key,
+        // every class open to a subclass (a sub-entity's, or the user's with behaviour).
         for line in ["enum NotesModel {", "    class Note: ObjectStore.ManagedObject {", "        @ObjectStore.Attribute var `default`: Swift.Int32\n",
-                     "        @ObjectStore.Attribute(\"entity\") var entity_: Swift.String?\n", "    final class Memo: Note {",
+                     "        @ObjectStore.Attribute(\"entity\") var entity_: Swift.String?\n", "    class Memo: Note {",
                      "        @ObjectStore.Attribute var due: Foundation.Date?\n",
                      "        try coordinator.register(Memo.self, forEntityName: \"Memo\")"] {
             #expect(source.contains(line), "\(line) missing from:\n\(source)")
@@ -75,8 +75,9 @@ import ObjectStore
         entities.append(#"{"name": "Date", "attributes": [{"name": "at", "type": "date"}], "relationships": [{"name": "notes", "destination": "Note", "inverse": "when", "toMany": true}]}"#)
         let awkward = ["entity", "entity_", "self", "description", "init", "hasChanges", "objectID", "Type", "managedObjectContext", "isFault", "lastAccessError"]
         entities.append(#"{"name": "Note", "attributes": ["# + awkward.map { #"{"name": "\#($0)", "type": "string"}"# }.joined(separator: ", ")
-                        + #", {"name": "default", "type": "int32", "optional": false, "default": 1}, {"name": "plusOne", "type": "int32", "derived": "default + 1"}], "#
-                        + #""relationships": [{"name": "when", "destination": "Date", "inverse": "notes"}]}"#)
+                        + #", {"name": "default", "type": "int32", "optional": false, "default": 1}, {"name": "plusOne", "type": "int32", "derived": "default + 1"}, {"name": "rank", "type": "int16", "default": 5}], "#
+                        + #""relationships": [{"name": "when", "destination": "Date", "inverse": "notes"}], "#
+                        + #""fetchedProperties": [{"name": "sameWhen", "destination": "Note", "predicate": "when == $FETCH_SOURCE.when"}]}"#)
         entities.append(#"{"name": "Memo", "parent": "Note", "attributes": [{"name": "entity__", "type": "string"}, {"name": "blob", "type": "binary"}, {"name": "amount", "type": "decimal"}, {"name": "link", "type": "uri"}, {"name": "id", "type": "uuid"}, {"name": "ok", "type": "boolean"}, {"name": "x", "type": "double"}, {"name": "y", "type": "float"}]}"#)
         try Data((#"{"entities": [\#n"# + entities.joined(separator: ",\n") + "\n]}").utf8).write(to: models.appendingPathComponent("v1.json"))
         let source = t.directory.appendingPathComponent("NastyModelFiles.swift")
@@ -89,8 +90,16 @@ import ObjectStore
             // The documented way to name a class whose name another module uses too (Swift
             // Testing's Tag, Foundation's Data): qualified, or through a type alias.
             typealias NoteTag = NastyModel.Tag
+            // Behaviour in a subclass regeneration never touches, registered for its entity.
+            final class MyMemo: NastyModel.Memo {
+                override func awakeFromInsert() {
+                    super.awakeFromInsert()
+                    entity__ = "awake"
+                }
+            }
             func use(_ coordinator: PersistentStoreCoordinator) throws {
                 try NastyModel.register(in: coordinator)
+                try coordinator.register(MyMemo.self, forEntityName: "Memo")
                 let context = ManagedObjectContext(coordinator: coordinator)
                 let memo = try context.insert(NastyModel.Memo.self)
                 memo.default = 3
@@ -106,7 +115,9 @@ import ObjectStore
                 data.class = 1
                 let bytes: Foundation.Data = Data([1])
                 memo.blob = bytes
-                _ = NastyModelFiles.files.count + Int(memo.plusOne ?? 0)
+                let rank: Int16 = memo.rank   // an attribute with a default is not optional
+                let same: [NastyModel.Note] = try memo.sameWhen()   // a fetched property, inherited
+                _ = NastyModelFiles.files.count + Int(memo.plusOne ?? 0) + Int(rank) + same.count
             }
             """.utf8).write(to: use)
         let check = try t.run(program: swiftc.path, ["-typecheck", "-swift-version", "6", "-I", built.appendingPathComponent("Modules").path, source.path, use.path])
@@ -121,6 +132,61 @@ import ObjectStore
             // Embedding the files only (a target without ObjectStore) has no classes to name.
             #expect(try t.run(program: tool.path, ["embed", models.path, source.path, "--files-only"]).status == 0)
         }
+    }
+
+    /// A manifest's `"access": "public"` makes the generated API public and the classes
+    /// open: an app's module subclasses a library's class with behaviour and uses its
+    /// properties (an attribute with a default not optional, a fetched property's method);
+    /// without it the same app does not compile; any other access is refused where it is.
+    @Test(.enabled(if: TaskctlRunner.binary != nil && ModelPluginBuildTests.swift != nil, "needs the built tools and swiftc"))
+    func aPublicModelIsUsedAndSubclassedFromAnotherModule() throws {
+        let built = try #require(TaskctlRunner.binary).deletingLastPathComponent()
+        let tool = built.appendingPathComponent("objectstore-model")
+        let swiftc = try #require(ModelPluginBuildTests.swift).deletingLastPathComponent().appendingPathComponent("swiftc")
+        let t = try TaskctlRunner()
+        let models = t.directory.appendingPathComponent("Notes")
+        try FileManager.default.createDirectory(at: models, withIntermediateDirectories: true)
+        try Data(#"{"entities": [{"name": "Note", "attributes": [{"name": "title", "type": "string"}, {"name": "rank", "type": "int16", "default": 3}], "fetchedProperties": [{"name": "sameRank", "destination": "Note", "predicate": "rank == $FETCH_SOURCE.rank"}]}]}"#.utf8)
+            .write(to: models.appendingPathComponent("v1.json"))
+        try Data(#"""
+            import ObjectStore
+            import NotesLib
+            final class MyNote: NotesModel.Note {
+                override func awakeFromInsert() {
+                    super.awakeFromInsert()
+                    title = "new"
+                }
+            }
+            func use(_ coordinator: PersistentStoreCoordinator) throws {
+                try NotesModel.register(in: coordinator)
+                try coordinator.register(MyNote.self, forEntityName: "Note")
+                let note = try ManagedObjectContext(coordinator: coordinator).insert(MyNote.self)
+                let rank: Int16 = note.rank
+                _ = try note.sameRank().count + Int(rank) + NotesModelFiles.files.count
+            }
+            """#.utf8).write(to: t.directory.appendingPathComponent("App.swift"))
+        func compile(access: String) throws -> (library: TaskctlRunner.Result, app: TaskctlRunner.Result) {
+            try Data(#"{"versions": ["v1"], "current": "v1", "access": "\#(access)"}"#.utf8).write(to: models.appendingPathComponent("manifest.json"))
+            let source = t.directory.appendingPathComponent("NotesLib.swift")
+            let generated = try t.run(program: tool.path, ["embed", models.path, source.path])
+            try #require(generated.status == 0, "\(generated.err)")
+            let library = try t.run(program: swiftc.path, ["-emit-module", "-module-name", "NotesLib", "-parse-as-library", "-swift-version", "6",
+                                                           "-I", built.appendingPathComponent("Modules").path, source.path,
+                                                           "-emit-module-path", t.directory.appendingPathComponent("NotesLib.swiftmodule").path])
+            let app = try t.run(program: swiftc.path, ["-typecheck", "-swift-version", "6", "-I", built.appendingPathComponent("Modules").path,
+                                                       "-I", t.directory.path, t.directory.appendingPathComponent("App.swift").path])
+            return (library, app)
+        }
+        let open = try compile(access: "public")
+        #expect(open.library.status == 0, "\(open.library.err)")
+        #expect(open.app.status == 0, "an app uses the public classes:\n\(open.app.err)")
+        let closed = try compile(access: "internal")
+        #expect(closed.library.status == 0, "\(closed.library.err)")
+        #expect(closed.app.status != 0, "internal classes are not the app's")
+
+        try Data("{\"versions\": [\"v1\"], \"current\": \"v1\",\n \"access\": \"private\"}".utf8).write(to: models.appendingPathComponent("manifest.json"))
+        let refused = try t.run(program: tool.path, ["embed", models.path, t.directory.appendingPathComponent("NotesLib.swift").path])
+        #expect(refused.status == 1 && refused.err.contains("/Notes/manifest.json:2:12: error: $.access: 'access' must be \"internal\" or \"public\""), "\(refused.err)")
     }
 
     /// The plugin also writes a typed class per entity of the current version.

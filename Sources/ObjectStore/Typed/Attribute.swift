@@ -42,7 +42,11 @@ public struct Attribute<T: AttributeValue>: TypedPropertyWrapper {
             let key = TypedPropertyRegistry.key(for: object[keyPath: storageKeyPath].site, in: object)
             // A getter cannot throw: the error (a deleted row, say) goes to lastAccessError.
             guard let value = object.recordAccessError({ try object.value(forKey: key) }) else { return T.placeholder }
-            return T(storedValue: value) ?? T.placeholder
+            if let typed = T(storedValue: value) { return typed }
+            // A non-optional Swift property of an optional attribute with a default (as the
+            // plugin writes one) reads a stored nil as the default.
+            if value.isNull, let fallback = object.entity.attribute(named: key).flatMap({ T(storedValue: $0.defaultValue) }) { return fallback }
+            return T.placeholder
         }
         set {
             let key = TypedPropertyRegistry.key(for: object[keyPath: storageKeyPath].site, in: object)

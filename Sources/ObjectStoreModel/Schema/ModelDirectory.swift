@@ -24,6 +24,10 @@ public struct ModelDirectory: Sendable {
     public let versionNames: [String]
     /// The version new stores are written with.
     public let currentVersionName: String
+    /// The access of the code ObjectStoreModelPlugin generates for the model: `"internal"`
+    /// (the default) or `"public"` (the manifest's `"access"`, for a model in a library
+    /// target that an app uses: public files and types, open classes).
+    public let generatedAccess: String
     /// File contents by file name.
     private let files: [String: String]
 
@@ -61,9 +65,17 @@ public struct ModelDirectory: Sendable {
         var log = DiagnosticLog()
         var versions: [String] = []
         var current: String?
-        if let reader = SchemaObjectReader(root, path: "$", what: "a model manifest", known: ["versions", "current"], log: &log) {
+        var access = "internal"
+        if let reader = SchemaObjectReader(root, path: "$", what: "a model manifest", known: ["versions", "current", "access"], log: &log) {
             versions = reader.stringArray("versions", log: &log) ?? []
             current = reader.string("current", required: true, log: &log)
+            if let given = reader.string("access", log: &log) {
+                if ["internal", "public"].contains(given) {
+                    access = given
+                } else {
+                    log.add("$.access", reader.location("access"), "'access' must be \"internal\" or \"public\", found '\(given)'")
+                }
+            }
             if versions.isEmpty {
                 log.add("$.versions", root.location, "the manifest must list at least one version in 'versions'")
             }
@@ -80,6 +92,7 @@ public struct ModelDirectory: Sendable {
         guard log.items.isEmpty, let current else { throw SchemaError(file: file, diagnostics: log.items) }
         self.versionNames = versions
         self.currentVersionName = current
+        self.generatedAccess = access
     }
 
     /// Loads one version.
