@@ -107,4 +107,91 @@ import Testing
         #expect(result.status == 0, "\(result.output)")
         #expect(try FileManager.default.attributesOfItem(atPath: app.path)[.modificationDate] as? Date == linked, "\(result.output)")
     }
+
+    /// A user's package with a target that depends on ObjectStore, as the README tells it:
+    /// the plugin's classes for entities named like other modules' types (Tag, Data), a
+    /// subclass with behaviour registered for its entity, an attribute with a default read
+    /// as a non-optional property, and an array as `IN %@`, built by SwiftPM and run.
+    @Test(.enabled(if: swift != nil, "needs the swift command"), .timeLimit(.minutes(10)))
+    func aUserPackageUsesTheGeneratedClassesWithBehaviour() throws {
+        let swift = try #require(Self.swift)
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("plugin-typed-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let models = root.appendingPathComponent("Models/Notes")
+        let sources = root.appendingPathComponent("Sources/app")
+        try FileManager.default.createDirectory(at: models, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: sources, withIntermediateDirectories: true)
+        let repository = TaskctlRunner.repository
+        try Data("""
+            // swift-tools-version:6.0
+            import PackageDescription
+            let package = Package(name: "NotesApp", dependencies: [.package(path: "\(repository.path)")], targets: [
+                .executableTarget(name: "app", dependencies: [
+                    .product(name: "ObjectStore", package: "\(repository.lastPathComponent)"),
+                    .product(name: "ObjectStoreModel", package: "\(repository.lastPathComponent)"),
+                ], plugins: [.plugin(name: "ObjectStoreModelPlugin", package: "\(repository.lastPathComponent)")]),
+            ])
+            """.utf8).write(to: root.appendingPathComponent("Package.swift"))
+        try Data(#"{"versions": ["v1"], "current": "v1"}"#.utf8).write(to: models.appendingPathComponent("manifest.json"))
+        try Data(#"""
+            {"entities": [
+              {"name": "Note", "attributes": [{"name": "title", "type": "string"}, {"name": "rank", "type": "int16", "default": 3}],
+               "relationships": [{"name": "tags", "destination": "Tag", "toMany": true, "inverse": "notes"}]},
+              {"name": "Tag", "attributes": [{"name": "name", "type": "string"}],
+               "relationships": [{"name": "notes", "destination": "Note", "toMany": true, "inverse": "tags"}]},
+              {"name": "Data", "attributes": [{"name": "bytes", "type": "binary"}]}
+            ]}
+            """#.utf8).write(to: models.appendingPathComponent("v1.json"))
+        try Data(#"""
+            import Foundation
+            import ObjectStore
+            import ObjectStoreModel
+
+            final class MyNote: NotesModel.Note {
+                override func awakeFromInsert() {
+                    super.awakeFromInsert()
+                    title = "hooked"
+                }
+            }
+            typealias NoteTag = NotesModel.Tag
+
+            let models = try ModelDirectory(location: "Notes", files: NotesModelFiles.files)
+            let coordinator = PersistentStoreCoordinator(inMemoryWith: try models.currentModel())
+            try NotesModel.register(in: coordinator)
+            try coordinator.register(MyNote.self, forEntityName: "Note")
+            let context = ManagedObjectContext(coordinator: coordinator)
+            let home = try context.insert(NoteTag.self)
+            home.name = "home"
+            let shop = try context.insert(NoteTag.self)
+            shop.name = "shop"
+            let note = try context.insert(MyNote.self)
+            note.tags = [home]
+            let other = try context.insert(MyNote.self)
+            other.tags = [shop]
+            let blob = try context.insert(NotesModel.Data.self)
+            blob.bytes = Data([1, 2])
+            try context.save()
+            let found = try context.fetch(MyNote.self, where: "ANY tags.name IN %@", ["home", "work"])
+            print(found.count, found.first?.title ?? "-", note.rank)
+            """#.utf8).write(to: sources.appendingPathComponent("main.swift"))
+        let build = Process()
+        build.executableURL = swift
+        build.arguments = ["build", "--package-path", root.path, "--scratch-path", root.appendingPathComponent(".build").path]
+        let pipe = Pipe()
+        build.standardOutput = pipe
+        build.standardError = pipe
+        try build.run()
+        let log = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        build.waitUntilExit()
+        try #require(build.terminationStatus == 0, "\(log)")
+        let run = Process()
+        run.executableURL = root.appendingPathComponent(".build/debug/app")
+        let out = Pipe()
+        run.standardOutput = out
+        try run.run()
+        let printed = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        run.waitUntilExit()
+        #expect(run.terminationStatus == 0)
+        #expect(printed == "1 hooked 3\n", "\(printed)")
+    }
 }
