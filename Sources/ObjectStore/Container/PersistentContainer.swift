@@ -81,15 +81,17 @@ public final class PersistentContainer {
         ManagedObjectContext(coordinator: coordinator)
     }
 
+    #if compiler(>=6.2)
     /// Runs `body` with a new context on a background thread and returns its result; pass
     /// object IDs, not objects, in and out. It runs on the caller's actor until `body` is
     /// handed to the background (`nonisolated(nonsending)`, Swift 6.2 and later), so a
     /// `@MainActor` type that holds the container calls it without sending the container.
-    #if compiler(>=6.2)
     nonisolated(nonsending) public func performBackgroundTask<T: Sendable>(_ body: @escaping @Sendable (ManagedObjectContext) throws -> T) async throws -> T {
         try await coordinator.performBackgroundTask(body)
     }
     #else
+    /// Runs `body` with a new context on a background thread and returns its result; pass
+    /// object IDs, not objects, in and out.
     public func performBackgroundTask<T: Sendable>(_ body: @escaping @Sendable (ManagedObjectContext) throws -> T) async throws -> T {
         try await coordinator.performBackgroundTask(body)
     }

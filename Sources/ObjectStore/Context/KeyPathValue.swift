@@ -3,9 +3,13 @@ import ObjectStoreModel
 
 /// What a key path yields: one value, one object (or none), or a collection of either.
 public enum KeyPathValue: CustomStringConvertible {
+    /// An attribute's value.
     case value(Value)
+    /// The object of a to-one relationship (or none).
     case object(ManagedObject?)
+    /// The objects of a to-many relationship.
     case objects([ManagedObject])
+    /// The values a key path through a to-many relationship collects.
     case values([Value])
 
     /// The single value, or `nil` for objects and collections.

@@ -5,7 +5,16 @@ import ObjectStoreModel
 public struct PropertyAggregate: Sendable, Hashable {
     /// The aggregate functions.
     public enum Function: String, Sendable, Hashable {
-        case count, sum, average, min, max
+        /// How many objects have a value.
+        case count
+        /// The values added up.
+        case sum
+        /// The mean of the values.
+        case average
+        /// The smallest value.
+        case min
+        /// The largest value.
+        case max
     }
 
     /// The key of the result in each group row.

@@ -68,6 +68,7 @@ public final class FetchedResultsController {
     public let sectionKeyPath: String?
     /// Called after the results changed because the context changed.
     public var onChange: ((Change) -> Void)?
+    /// The results in sections (one section named "" without a section key path).
     public private(set) var sections: [Section] = []
     private var token: ContextObservationToken?
 

@@ -144,6 +144,7 @@ extension PersistentStore {
 public struct StoreConflictError: Error, Sendable, CustomStringConvertible {
     /// One conflicting object.
     public struct Conflict: Sendable {
+        /// The object saved by someone else.
         public var objectID: ObjectID
         /// The version the context loaded.
         public var expectedVersion: Int64

@@ -15,6 +15,7 @@ public struct StoreMetadata: Sendable, Hashable {
     /// 3... and a key is never reused.
     public var nextKeys: [String: Int64]
 
+    /// The metadata of a store of `model` with the UUID `storeIdentifier`.
     public init(storeIdentifier: String, model: ManagedObjectModel, nextKeys: [String: Int64] = [:]) {
         self.storeIdentifier = storeIdentifier
         self.modelVersionName = model.versionName

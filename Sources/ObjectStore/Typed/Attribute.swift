@@ -23,6 +23,9 @@ public struct Attribute<T: AttributeValue>: TypedPropertyWrapper {
     let site: PropertySite
     var declaration: TypedPropertyRegistry.Declaration { .attribute(T.compatibleTypes, acceptsNull: T.acceptsNull) }
 
+    /// A typed property; `key` names the model's property when the Swift name differs (the
+    /// other parameters are where the property is declared, filled in by the compiler: they
+    /// tie the wrapper to its property's name).
     public init(_ key: String? = nil, file: StaticString = #fileID, line: UInt = #line, column: UInt = #column) {
         site = PropertySite(key: key, file: "\(file)", line: line, column: column)
     }
@@ -61,6 +64,9 @@ public struct Derived<T: AttributeValue>: TypedPropertyWrapper {
     let site: PropertySite
     var declaration: TypedPropertyRegistry.Declaration { .derived(T.compatibleTypes) }
 
+    /// A typed property; `key` names the model's property when the Swift name differs (the
+    /// other parameters are where the property is declared, filled in by the compiler: they
+    /// tie the wrapper to its property's name).
     public init(_ key: String? = nil, file: StaticString = #fileID, line: UInt = #line, column: UInt = #column) {
         site = PropertySite(key: key, file: "\(file)", line: line, column: column)
     }
@@ -82,11 +88,15 @@ public struct Derived<T: AttributeValue>: TypedPropertyWrapper {
 /// A Swift type a typed relationship property can have: `Destination?` for to-one,
 /// `[Destination]` for to-many.
 public protocol RelationshipValue {
+    /// Whether the relationship is to-many.
     static var isToMany: Bool { get }
     /// nil for to-one, `[]` for to-many.
     static var empty: Self { get }
+    /// The class of the objects related.
     static var destinationClass: ManagedObject.Type { get }
+    /// The value holding `objects`, or nil when one is not of the destination class.
     init?(objects: [ManagedObject])
+    /// The objects the value holds.
     var objects: [ManagedObject] { get }
 }
 
@@ -124,6 +134,9 @@ public struct Relationship<T: RelationshipValue>: TypedPropertyWrapper {
     let site: PropertySite
     var declaration: TypedPropertyRegistry.Declaration { .relationship(toMany: T.isToMany, destination: T.destinationClass) }
 
+    /// A typed property; `key` names the model's property when the Swift name differs (the
+    /// other parameters are where the property is declared, filled in by the compiler: they
+    /// tie the wrapper to its property's name).
     public init(_ key: String? = nil, file: StaticString = #fileID, line: UInt = #line, column: UInt = #column) {
         site = PropertySite(key: key, file: "\(file)", line: line, column: column)
     }

@@ -3,15 +3,25 @@ import ObjectStoreModel
 /// A misuse of the object graph that a caller can fix: an unknown entity or key, a value of
 /// the wrong type, an object that does not exist. Messages name the entity and key.
 public enum ObjectStoreError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// No entity of that name in the model (with the closest name, if one is close).
     case unknownEntity(String, suggestion: String?)
+    /// An insert of an abstract entity: insert one of its sub-entities.
     case abstractEntity(String)
+    /// No property of that name in the entity (with the closest name, if one is close).
     case unknownKey(entity: String, key: String, suggestion: String?)
+    /// A value or an object of another type than the property holds.
     case wrongType(entity: String, key: String, expected: String, given: String)
+    /// A write to a derived or otherwise read-only property.
     case readOnly(entity: String, key: String)
+    /// An object of an entity the relationship does not lead to.
     case wrongDestination(entity: String, key: String, expected: String, given: String)
+    /// No object with that ID (deleted, or never saved).
     case objectNotFound(ObjectID)
+    /// An object of another context or store where this context's is needed.
     case foreignObject(ObjectID)
+    /// A Swift class whose typed properties do not match its entity (each problem named).
     case classMismatch(entity: String, problems: [String])
+    /// A Swift class no entity was registered with.
     case unregisteredClass(String)
     /// A fetch request that cannot run (a negative offset, say).
     case invalidFetchRequest(String)

@@ -4,8 +4,11 @@ import ObjectStoreModel
 /// collection of references. Relationships hold object IDs, never objects, so inverses make
 /// no retain cycles.
 public enum SlotValue: Sendable, Hashable {
+    /// An attribute's value.
     case value(Value)
+    /// The object of a to-one relationship, or none.
     case toOne(ObjectID?)
+    /// The objects of a to-many relationship, in order.
     case toMany([ObjectID])
 
     /// The empty slot for a property: the default value, no object, or no objects.
