@@ -7,11 +7,15 @@
 public struct JSONNode: Sendable, Equatable {
     /// The kinds of JSON value.
     public enum Kind: Sendable, Equatable {
+        /// `null`.
         case null
+        /// `true` or `false`.
         case bool(Bool)
         /// A number, kept as the exact text it was written with.
         case number(String)
+        /// A string, unescaped.
         case string(String)
+        /// An array's elements in order.
         case array([JSONNode])
         /// Members in the order they were written.
         case object([Member])

@@ -143,8 +143,22 @@ public struct ValidationRules: Sendable, Hashable {
 
     /// The kinds of rule, named as in schema files.
     public enum Rule: String, Sendable, Hashable {
-        case minimum = "min", maximum = "max", minLength, maxLength, pattern, allowedValues
-        case required, minCount, maxCount, unique, deny, custom
+        /// A number or date below `min`, or above `max`.
+        case minimum = "min", maximum = "max"
+        /// A string shorter than `minLength`, or longer than `maxLength`.
+        case minLength, maxLength
+        /// A string the `pattern` does not match, or a value not among `allowedValues`.
+        case pattern, allowedValues
+        /// A required value or relationship missing.
+        case required
+        /// A to-many relationship with fewer objects than `minCount`, or more than `maxCount`.
+        case minCount, maxCount
+        /// A value a uniqueness constraint's other object already has.
+        case unique
+        /// A deletion the `deny` delete rule refuses.
+        case deny
+        /// A rule of the program's own (`validateForSave`, a `ValidationMessage`).
+        case custom
     }
 }
 

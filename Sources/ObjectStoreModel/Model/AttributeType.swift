@@ -4,7 +4,24 @@
 /// ``Value/integer(_:)`` (checked against their bounds), `float` and `double` as
 /// ``Value/double(_:)``.
 public enum AttributeType: String, Sendable, CaseIterable, Codable {
-    case int16, int32, int64, double, float, decimal, string, boolean, date, binary, uuid, uri
+    /// Integers of 16, 32 and 64 bits.
+    case int16, int32, int64
+    /// Floating-point numbers (a float is kept as a Double).
+    case double, float
+    /// Exact decimal numbers.
+    case decimal
+    /// Text.
+    case string
+    /// True or false.
+    case boolean
+    /// A point in time.
+    case date
+    /// Bytes.
+    case binary
+    /// A UUID.
+    case uuid
+    /// An absolute URL.
+    case uri
 
     /// Whether values of this type are numbers (integers, floating point or decimal).
     public var isNumeric: Bool {

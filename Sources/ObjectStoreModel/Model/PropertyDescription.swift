@@ -1,7 +1,9 @@
 /// A property of an entity that occupies a slot in each object: an attribute or a
 /// relationship.
 public enum PropertyDescription: Sendable, Hashable {
+    /// An attribute: a value.
     case attribute(AttributeDescription)
+    /// A relationship: other objects.
     case relationship(RelationshipDescription)
 
     /// The property's name.

@@ -12,15 +12,25 @@ import Foundation
 /// priority.compare(to: .double(2.5))   // .orderedDescending
 /// ```
 public enum Value: Sendable, Hashable {
+    /// No value.
     case null
+    /// A boolean attribute's value.
     case bool(Bool)
+    /// An integer attribute's value (16, 32 or 64 bits).
     case integer(Int64)
+    /// A double or float attribute's value.
     case double(Double)
+    /// A decimal attribute's value, never passed through a Double.
     case decimal(Decimal)
+    /// A string attribute's value.
     case string(String)
+    /// A date attribute's value.
     case date(Date)
+    /// A binary attribute's value.
     case data(Data)
+    /// A UUID attribute's value.
     case uuid(UUID)
+    /// A URI attribute's value (and an object's ID, as its URI, in predicates).
     case uri(URL)
 
     /// Whether this is ``null``.

@@ -1,7 +1,9 @@
 /// The formula of a derived attribute: a predicate (for a boolean, such as
 /// `dueDate != nil AND dueDate < now()`) or an expression (such as `priority * 2`).
 public enum Derivation: Sendable, Hashable {
+    /// A boolean derived from a predicate (`dueDate < now()`).
     case predicate(ObjectPredicate)
+    /// A value computed by an expression (`priority * 2`).
     case expression(ObjectExpression)
 
     /// Parses derivation text: as a predicate when it is one, else as an expression. When

@@ -13,9 +13,13 @@ import Foundation
 public indirect enum ObjectPredicate: Sendable, Hashable {
     /// `TRUEPREDICATE` or `FALSEPREDICATE`.
     case constant(Bool)
+    /// `NOT p`.
     case not(ObjectPredicate)
+    /// `a AND b`.
     case and(ObjectPredicate, ObjectPredicate)
+    /// `a OR b`.
     case or(ObjectPredicate, ObjectPredicate)
+    /// A comparison.
     case comparison(PredicateComparison)
 
     /// Parses predicate text. `$VARIABLES` stay in the predicate until
@@ -84,7 +88,9 @@ public indirect enum ObjectPredicate: Sendable, Hashable {
 /// values, which becomes the constant list `{a, b, ...}` (`name IN %@`, `ANY tags.name IN
 /// $NAMES`).
 public enum PlaceholderValue: Sendable, Hashable {
+    /// One value.
     case value(Value)
+    /// A list of values.
     case list([Value])
 
     /// The expression the placeholder becomes.
@@ -100,9 +106,20 @@ public enum PlaceholderValue: Sendable, Hashable {
 public struct PredicateComparison: Sendable, Hashable {
     /// The comparison operators.
     public enum Operator: String, Sendable, Hashable, CaseIterable {
-        case equal = "==", notEqual = "!=", less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
-        case between = "BETWEEN", `in` = "IN", contains = "CONTAINS", beginsWith = "BEGINSWITH", endsWith = "ENDSWITH"
-        case like = "LIKE", matches = "MATCHES"
+        /// `==` and `!=`.
+        case equal = "==", notEqual = "!="
+        /// `<`, `<=`, `>` and `>=`.
+        case less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
+        /// `BETWEEN {low, high}`, bounds included.
+        case between = "BETWEEN"
+        /// `IN` a list or collection (or a substring of a string).
+        case `in` = "IN"
+        /// `CONTAINS`, `BEGINSWITH` and `ENDSWITH` of strings (and `CONTAINS` of collections).
+        case contains = "CONTAINS", beginsWith = "BEGINSWITH", endsWith = "ENDSWITH"
+        /// `LIKE` with `*` and `?` wildcards.
+        case like = "LIKE"
+        /// `MATCHES` a regular expression, whole string.
+        case matches = "MATCHES"
 
         /// Whether the operator compares strings (and so takes `[cdn]` options).
         public var isStringOperator: Bool {
@@ -115,7 +132,14 @@ public struct PredicateComparison: Sendable, Hashable {
 
     /// How the left side's collection is quantified.
     public enum Quantifier: String, Sendable, Hashable {
-        case direct = "", any = "ANY", all = "ALL", none = "NONE"
+        /// No quantifier: the left side as it is.
+        case direct = ""
+        /// `ANY`: some element passes.
+        case any = "ANY"
+        /// `ALL`: every element passes.
+        case all = "ALL"
+        /// `NONE`: no element passes.
+        case none = "NONE"
     }
 
     /// `[c]` case-insensitive, `[d]` diacritic-insensitive, `[n]` normalized (no
@@ -152,6 +176,7 @@ public struct PredicateComparison: Sendable, Hashable {
 /// An expression of the predicate language: constants, key paths, variables, arithmetic,
 /// functions, aggregates and subqueries.
 public indirect enum ObjectExpression: Sendable, Hashable {
+    /// A constant value.
     case constant(Value)
     /// `{a, b, c}`.
     case array([ObjectExpression])
@@ -177,7 +202,10 @@ public indirect enum ObjectExpression: Sendable, Hashable {
 
     /// The arithmetic operators.
     public enum ArithmeticOperator: String, Sendable, Hashable {
-        case add = "+", subtract = "-", multiply = "*", divide = "/", power = "**"
+        /// `+`, `-`, `*` and `/`.
+        case add = "+", subtract = "-", multiply = "*", divide = "/"
+        /// `**`: the power.
+        case power = "**"
     }
 
     func substituting(_ variables: [String: PlaceholderValue], bound: Set<String>) throws(PredicateVariableError) -> ObjectExpression {
@@ -227,7 +255,9 @@ public indirect enum ObjectExpression: Sendable, Hashable {
 
 /// An index into a collection: `[FIRST]`, `[LAST]`, `[SIZE]` or `[expression]`.
 public enum PredicateIndex: Sendable, Hashable {
+    /// `[FIRST]`, `[LAST]` and `[SIZE]`.
     case first, last, size
+    /// `[expression]`: the element at that position.
     case expression(ObjectExpression)
 }
 

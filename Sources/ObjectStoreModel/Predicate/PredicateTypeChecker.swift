@@ -2,9 +2,11 @@
 public indirect enum PredicateType: Sendable, Hashable, CustomStringConvertible {
     /// Not known until evaluation (a variable, a function of unknown result).
     case unknown
+    /// Nil, a boolean, a number, a string, a date, bytes, a UUID or a URI.
     case null, bool, number, string, date, data, uuid, uri
     /// An object of an entity (or of a sub-entity).
     case object(String)
+    /// A collection of that type (a to-many relationship, a list).
     case collection(PredicateType)
 
     init(_ type: AttributeType) {
