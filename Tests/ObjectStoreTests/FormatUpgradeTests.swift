@@ -129,13 +129,10 @@ import ObjectStoreModel
         // A commit of one record of tag 16 (5 bytes) and one of tag 200 (empty), appended
         // past the header's claim: a reader counts it once it is whole.
         let payload: [UInt8] = [16, 5, 1, 2, 3, 4, 5, 200, 0]
-        var frame: [UInt8] = []
-        for value in [UInt32(payload.count), CRC32.checksum(payload)] {
-            for b in 0..<4 { frame.append(UInt8(truncatingIfNeeded: value >> (8 * UInt32(b)))) }
-        }
+        let frame = BinaryStore.frame(payload)
         let handle = try FileHandle(forWritingTo: url)
         try handle.seekToEnd()
-        try handle.write(contentsOf: frame + payload)
+        try handle.write(contentsOf: frame)
         try handle.close()
         let reader = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: TestModel.model, storeURL: url))
         #expect(try reader.fetch(FetchRequest(entityName: "Task")).compactMap { $0["text"].stringValue } == ["a"])

@@ -30,6 +30,15 @@ final class MyCircle: GeneratedCircle {
 /// The library as a Swift developer meets it: a container in one line, typed fetches,
 /// Swift values in and out, objects as predicate arguments.
 @Suite struct LibraryUseTests {
+    /// A context of an in-memory store whose Task and Location entities are `Note` and
+    /// `NoteLocation`.
+    static func notesContext() throws -> ManagedObjectContext {
+        let coordinator = TestModel.coordinator()
+        try coordinator.register(Note.self, forEntityName: "Task")
+        try coordinator.register(NoteLocation.self, forEntityName: "Location")
+        return ManagedObjectContext(coordinator: coordinator)
+    }
+
     static let models = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Models/Tasks")
 
     @Test func aContainerOpensCreatesAndReopensTheStore() async throws {
@@ -89,10 +98,7 @@ final class MyCircle: GeneratedCircle {
     }
 
     @Test func typedFetchesTakeSwiftValuesAndObjectsAsArguments() throws {
-        let coordinator = TestModel.coordinator()
-        try coordinator.register(Note.self, forEntityName: "Task")
-        try coordinator.register(NoteLocation.self, forEntityName: "Location")
-        let context = ManagedObjectContext(coordinator: coordinator)
+        let context = try Self.notesContext()
         let home = try context.insert(NoteLocation.self)
         home.name = "Home"
         let minimum: Int16 = 2
@@ -116,10 +122,7 @@ final class MyCircle: GeneratedCircle {
     /// values, objects and object IDs, an empty list matching nothing; a specifier that takes
     /// one value (`%K`, `%d`) refuses a list; a template's variable takes them too.
     @Test func arraysAndSetsOfArgumentsAreLists() throws {
-        let coordinator = TestModel.coordinator()
-        try coordinator.register(Note.self, forEntityName: "Task")
-        try coordinator.register(NoteLocation.self, forEntityName: "Location")
-        let context = ManagedObjectContext(coordinator: coordinator)
+        let context = try Self.notesContext()
         var places: [String: NoteLocation] = [:]
         for name in ["Home", "Office", "Park"] {
             let place = try context.insert(NoteLocation.self)
@@ -153,10 +156,7 @@ final class MyCircle: GeneratedCircle {
     /// A typed request is fetched and counted as its class; counts by class and template
     /// fetches are typed too; `ObjectPredicate(format:)` takes what `fetch(where:)` takes.
     @Test func typedRequestsCountsAndTemplates() throws {
-        let coordinator = TestModel.coordinator()
-        try coordinator.register(Note.self, forEntityName: "Task")
-        try coordinator.register(NoteLocation.self, forEntityName: "Location")
-        let context = ManagedObjectContext(coordinator: coordinator)
+        let context = try Self.notesContext()
         let home = try context.insert(NoteLocation.self)
         home.name = "Home"
         for (title, priority, days) in [("Milk", 3, -1), ("Bread", 1, 10), ("Tea", 2, nil)] as [(String, Int16, Double?)] {

@@ -4,6 +4,13 @@ import ObjectStore
 @testable import taskctl
 
 @Suite struct ModelEmbeddingTests {
+    /// The built products' folder (its Modules hold ObjectStore's), the plugin's tool and swiftc.
+    static func tools() throws -> (built: URL, tool: URL, swiftc: URL) {
+        let built = try #require(TaskctlRunner.binary).deletingLastPathComponent()
+        let swiftc = try #require(ModelPluginBuildTests.swift).deletingLastPathComponent().appendingPathComponent("swiftc")
+        return (built, built.appendingPathComponent("objectstore-model"), swiftc)
+    }
+
     @Test func theEmbeddedModelIsModelsTasks() throws {
         let directory = TaskctlRunner.repository.appendingPathComponent("Models/Tasks")
         var files: [String: String] = [:]
@@ -63,9 +70,7 @@ import ObjectStore
     /// `entity__`. Names no class can take are refused where the schema says them.
     @Test(.enabled(if: TaskctlRunner.binary != nil && ModelPluginBuildTests.swift != nil, "needs the built tools and swiftc"))
     func theGeneratedClassesCompileWhateverTheNames() throws {
-        let built = try #require(TaskctlRunner.binary).deletingLastPathComponent()
-        let tool = built.appendingPathComponent("objectstore-model")
-        let swiftc = try #require(ModelPluginBuildTests.swift).deletingLastPathComponent().appendingPathComponent("swiftc")
+        let (built, tool, swiftc) = try Self.tools()
         let t = try TaskctlRunner()
         let models = t.directory.appendingPathComponent("Nasty")
         try FileManager.default.createDirectory(at: models, withIntermediateDirectories: true)
@@ -140,9 +145,7 @@ import ObjectStore
     /// without it the same app does not compile; any other access is refused where it is.
     @Test(.enabled(if: TaskctlRunner.binary != nil && ModelPluginBuildTests.swift != nil, "needs the built tools and swiftc"))
     func aPublicModelIsUsedAndSubclassedFromAnotherModule() throws {
-        let built = try #require(TaskctlRunner.binary).deletingLastPathComponent()
-        let tool = built.appendingPathComponent("objectstore-model")
-        let swiftc = try #require(ModelPluginBuildTests.swift).deletingLastPathComponent().appendingPathComponent("swiftc")
+        let (built, tool, swiftc) = try Self.tools()
         let t = try TaskctlRunner()
         let models = t.directory.appendingPathComponent("Notes")
         try FileManager.default.createDirectory(at: models, withIntermediateDirectories: true)

@@ -11,6 +11,36 @@ import Testing
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
     }()
 
+    /// A new folder for a user's package, with `Models/Notes` and `Sources/app` made.
+    static func userPackage(_ prefix: String) throws -> (root: URL, models: URL, sources: URL) {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)")
+        let models = root.appendingPathComponent("Models/Notes")
+        let sources = root.appendingPathComponent("Sources/app")
+        try FileManager.default.createDirectory(at: models, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: sources, withIntermediateDirectories: true)
+        return (root, models, sources)
+    }
+
+    /// Runs a program to its end: its exit status and what it printed (with `stderr`, its
+    /// errors too).
+    static func run(_ program: URL, _ arguments: [String] = [], stderr: Bool = false) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = program
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        if stderr { process.standardError = pipe }
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    /// `swift build` of the package at `root`, its build folder inside it.
+    static func build(_ root: URL, swift: URL) throws -> (status: Int32, output: String) {
+        try run(swift, ["build", "--package-path", root.path, "--scratch-path", root.appendingPathComponent(".build").path], stderr: true)
+    }
+
     /// Every incremental build embeds and checks the model directory as it is at that build:
     /// a version added (and later edits of it), an invalid edit (fails the build at its file,
     /// line and column), a file removed (no "missing inputs"), and a build that changed
@@ -18,12 +48,8 @@ import Testing
     @Test(.enabled(if: swift != nil, "needs the swift command"), .timeLimit(.minutes(10)))
     func anIncrementallyBuiltPackageEmbedsTheModelAsItIsAtEachBuild() throws {
         let swift = try #require(Self.swift)
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("plugin-user-\(UUID().uuidString)")
+        let (root, models, sources) = try Self.userPackage("plugin-user")
         defer { try? FileManager.default.removeItem(at: root) }
-        let models = root.appendingPathComponent("Models/Notes")
-        let sources = root.appendingPathComponent("Sources/app")
-        try FileManager.default.createDirectory(at: models, withIntermediateDirectories: true)
-        try FileManager.default.createDirectory(at: sources, withIntermediateDirectories: true)
         let repository = TaskctlRunner.repository
         try Data("""
             // swift-tools-version:6.0
@@ -42,29 +68,9 @@ import Testing
             Thread.sleep(forTimeInterval: 1.1)
             try Data(text.utf8).write(to: models.appendingPathComponent(name))
         }
-        func build() throws -> (status: Int32, output: String) {
-            let process = Process()
-            process.executableURL = swift
-            process.arguments = ["build", "--package-path", root.path, "--scratch-path", root.appendingPathComponent(".build").path]
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            process.standardError = pipe
-            try process.run()
-            let data = pipe.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return (process.terminationStatus, String(decoding: data, as: UTF8.self))
-        }
+        func build() throws -> (status: Int32, output: String) { try Self.build(root, swift: swift) }
         let app = root.appendingPathComponent(".build/debug/app")
-        func embedded() throws -> String {
-            let process = Process()
-            process.executableURL = app
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            try process.run()
-            let data = pipe.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return String(decoding: data, as: UTF8.self)
-        }
+        func embedded() throws -> String { try Self.run(app).output }
 
         try write(#"{"versions": ["v1"], "current": "v1"}"#, "manifest.json")
         try write(v1, "v1.json")
@@ -115,12 +121,8 @@ import Testing
     @Test(.enabled(if: swift != nil, "needs the swift command"), .timeLimit(.minutes(10)))
     func aUserPackageUsesTheGeneratedClassesWithBehaviour() throws {
         let swift = try #require(Self.swift)
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("plugin-typed-\(UUID().uuidString)")
+        let (root, models, sources) = try Self.userPackage("plugin-typed")
         defer { try? FileManager.default.removeItem(at: root) }
-        let models = root.appendingPathComponent("Models/Notes")
-        let sources = root.appendingPathComponent("Sources/app")
-        try FileManager.default.createDirectory(at: models, withIntermediateDirectories: true)
-        try FileManager.default.createDirectory(at: sources, withIntermediateDirectories: true)
         let repository = TaskctlRunner.repository
         try Data("""
             // swift-tools-version:6.0
@@ -174,24 +176,10 @@ import Testing
             let found = try context.fetch(MyNote.self, where: "ANY tags.name IN %@", ["home", "work"])
             print(found.count, found.first?.title ?? "-", note.rank)
             """#.utf8).write(to: sources.appendingPathComponent("main.swift"))
-        let build = Process()
-        build.executableURL = swift
-        build.arguments = ["build", "--package-path", root.path, "--scratch-path", root.appendingPathComponent(".build").path]
-        let pipe = Pipe()
-        build.standardOutput = pipe
-        build.standardError = pipe
-        try build.run()
-        let log = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        build.waitUntilExit()
-        try #require(build.terminationStatus == 0, "\(log)")
-        let run = Process()
-        run.executableURL = root.appendingPathComponent(".build/debug/app")
-        let out = Pipe()
-        run.standardOutput = out
-        try run.run()
-        let printed = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        run.waitUntilExit()
-        #expect(run.terminationStatus == 0)
-        #expect(printed == "1 hooked 3\n", "\(printed)")
+        let built = try Self.build(root, swift: swift)
+        try #require(built.status == 0, "\(built.output)")
+        let ran = try Self.run(root.appendingPathComponent(".build/debug/app"))
+        #expect(ran.status == 0)
+        #expect(ran.output == "1 hooked 3\n", "\(ran.output)")
     }
 }

@@ -179,6 +179,40 @@ struct TaskctlDataTests {
         #expect(try t.ok("store", "check").hasPrefix("ok:"))
     }
 
+    /// Four taskctl processes meet a pre-release store at once, through a symbolic link:
+    /// one upgrades it (one backup, beside the real file, the fixture byte for byte), the
+    /// others wait for the lock and read the file it put in place; each export is the one
+    /// that taskctl made, the link stays a link, and a process that writes next works.
+    @Test func severalProcessesUpgradeAPreReleaseStoreOnceThroughALink() throws {
+        let t = try TaskctlRunner()
+        let data = t.directory.appendingPathComponent("data")
+        try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
+        let real = data.appendingPathComponent("tasks.store")
+        let fixture = TaskctlRunner.fixtures.appendingPathComponent("format7.store")
+        try FileManager.default.copyItem(at: fixture, to: real)
+        try FileManager.default.createSymbolicLink(at: t.store, withDestinationURL: real)
+        let expected = try String(contentsOf: TaskctlRunner.fixtures.appendingPathComponent("format7-export.json"), encoding: .utf8)
+        let started = try (0..<4).map { _ in try t.start(["export"]) }
+        var notices = 0
+        for (process, out, err) in started {
+            let printed = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0, "\(message)")
+            #expect(printed == expected)
+            if message.contains("upgraded the store from the pre-release binary format 7") { notices += 1 }
+        }
+        #expect(notices == 1, "one process upgraded the store")
+        let beside = try FileManager.default.contentsOfDirectory(atPath: data.path).sorted()
+        #expect(beside == ["tasks.store", "tasks.store.format7-backup"], "\(beside)")
+        #expect(try Data(contentsOf: data.appendingPathComponent("tasks.store.format7-backup")) == Data(contentsOf: fixture))
+        #expect(try Data(contentsOf: real)[8] == 8)
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: t.store.path)) != nil, "the link stays a link")
+        try t.ok("add", "After the upgrade, through the link")
+        #expect(try t.ok("store", "check").hasPrefix("ok:"))
+        #expect(try t.ok("--store", real.path, "export").contains("After the upgrade, through the link"))
+    }
+
     @Test func killedMidSaveTheStoreStaysWholeAndHoldsEveryConfirmedAdd() throws {
         let t = try TaskctlRunner()
         try t.ok("add", "seed")

@@ -193,14 +193,6 @@ public struct StoreMigrator: Sendable {
         }
     }
 
-    /// The pre-release binary format of the file at `url` (1 to 7), or nil for store format
-    /// 1.0 or a JSON store.
-    static func legacyFormat(at url: URL) throws -> Int? {
-        guard StoreType.forFile(url) == .binary else { return nil }
-        let version = try BinaryStore.formatVersion(ofFileAt: url)
-        return BinaryStore.legacyVersions.contains(version) ? version : nil
-    }
-
     // MARK: Running
 
     /// Migrates the store at `storeURL` to the current version when it needs it; returns `nil`
@@ -234,12 +226,11 @@ public struct StoreMigrator: Sendable {
         return try lock.withLock { (_: Int32, realPath: String) throws -> Result? in
             // The new store goes beside the real file, so a symbolic link to it stays one.
             let storeURL = URL(fileURLWithPath: realPath)
-            let metadata = try Self.metadata(at: storeURL)
+            let (metadata, legacy) = try Self.metadataAndLegacyFormat(at: storeURL)
             let current = try models.currentModel()
             Self.removeLeftovers(of: destinationURL ?? storeURL)
             let chain = try self.chain(for: metadata, path: storeURL.path)
             let converting = destinationURL.map { StoreType.forFile($0) != StoreType.forFile(storeURL) } ?? false
-            let legacy = try Self.legacyFormat(at: storeURL)
             guard chain.count > 1 || converting else {
                 // A pre-release file of the current model: its format alone is upgraded.
                 guard let legacy, destinationURL == nil, !dryRun else { return nil }

@@ -49,10 +49,15 @@ public struct FetchRequest: Sendable, Hashable {
     /// - Throws: ``ObjectStoreError/unknownFetchRequestTemplate(_:suggestion:)`` for a name the
     ///   model does not have; `PredicateVariableError` for a variable not given.
     public init(template name: String, in model: ManagedObjectModel, variables: [String: Value] = [:]) throws {
+        try self.init(template: name, in: model, placeholders: variables.mapValues(PlaceholderValue.value))
+    }
+
+    /// A request from a template with its `$VARIABLES` replaced by values or lists.
+    init(template name: String, in model: ManagedObjectModel, placeholders: [String: PlaceholderValue]) throws {
         guard let template = model.fetchRequestTemplate(named: name) else {
             throw ObjectStoreError.unknownFetchRequestTemplate(name, suggestion: NameSuggestion.closest(to: name, in: model.fetchRequestTemplates.map(\.name)))
         }
-        self.init(entityName: template.entityName, predicate: try ObjectPredicate(template.predicate).substituting(variables))
+        self.init(entityName: template.entityName, predicate: try ObjectPredicate(template.predicate).substituting(placeholders: placeholders))
         sortDescriptors = template.sortDescriptors.map { SortKey($0.keyPath, ascending: $0.ascending) }
     }
 }

@@ -184,15 +184,6 @@ package final class BinaryStore: PersistentStore, Sendable {
         }
     }
 
-    /// The format version in the header of the file at `url` (8 for store format 1.0).
-    package static func formatVersion(ofFileAt url: URL) throws -> Int {
-        try FileLock(storePath: url.path).withLock(exclusive: false) { fd, _ in
-            var info = stat()
-            let size = fstat(fd, &info) == 0 ? Int(info.st_size) : 0
-            return try parseHeader(try FileIO.read(fd, count: headerSize, at: 0, path: url.path), path: url.path, fileSize: size).version
-        }
-    }
-
     /// Reads a store file's metadata without opening it for a model (to pick a migration).
     package static func metadata(at url: URL) throws -> StoreMetadata {
         try metadataAndVersion(at: url).metadata

@@ -23,7 +23,7 @@ extension ManagedObjectContext {
         guard let name = coordinator.entityName(for: type) else { throw ObjectStoreError.unregisteredClass(String(describing: type)) }
         var request = FetchRequest(entityName: name, sortDescriptors: sortKeys)
         if let predicate {
-            request.predicate = try ObjectPredicate(format: predicate, placeholders: arguments.map(\.placeholderValue))
+            request.predicate = try ObjectPredicate.parsing(predicate, arguments)
         }
         request.fetchLimit = limit
         return try fetch(request).compactMap { $0 as? T }
@@ -119,11 +119,7 @@ extension FetchRequest {
     ///
     /// - Throws: as ``init(template:in:variables:)``.
     public init(template name: String, in model: ManagedObjectModel, arguments: [String: any PredicateArgument]) throws {
-        guard let template = model.fetchRequestTemplate(named: name) else {
-            throw ObjectStoreError.unknownFetchRequestTemplate(name, suggestion: NameSuggestion.closest(to: name, in: model.fetchRequestTemplates.map(\.name)))
-        }
-        self.init(entityName: template.entityName, predicate: try ObjectPredicate(template.predicate).substituting(placeholders: arguments.mapValues(\.placeholderValue)))
-        sortDescriptors = template.sortDescriptors.map { SortKey($0.keyPath, ascending: $0.ascending) }
+        try self.init(template: name, in: model, placeholders: arguments.mapValues(\.placeholderValue))
     }
 }
 
@@ -136,7 +132,12 @@ extension ObjectPredicate {
     /// let predicate = try ObjectPredicate(format: "priority >= %d AND location IN %@", 2, [home, office])
     /// ```
     public init(format: String, _ arguments: any PredicateArgument...) throws(PredicateSyntaxError) {
-        try self.init(format: format, placeholders: arguments.map(\.placeholderValue))
+        self = try Self.parsing(format, arguments)
+    }
+
+    /// Predicate text with Swift arguments (what every typed API's `where:` takes).
+    static func parsing(_ format: String, _ arguments: [any PredicateArgument]) throws(PredicateSyntaxError) -> ObjectPredicate {
+        try ObjectPredicate(format: format, placeholders: arguments.map(\.placeholderValue))
     }
 }
 
@@ -173,7 +174,7 @@ public struct TypedFetchRequest<Object: ManagedObject>: Sendable, Hashable {
     ///   - limit: the most objects returned (`0`: all).
     /// - Throws: `PredicateSyntaxError` for predicate text that does not parse.
     public init(_ type: Object.Type, where predicate: String? = nil, _ arguments: any PredicateArgument..., sortedBy sortKeys: [SortKey] = [], limit: Int = 0) throws {
-        self.predicate = try predicate.map { text throws(PredicateSyntaxError) in try ObjectPredicate(format: text, placeholders: arguments.map(\.placeholderValue)) }
+        self.predicate = try predicate.map { try ObjectPredicate.parsing($0, arguments) }
         self.sortDescriptors = sortKeys
         self.fetchLimit = limit
     }
@@ -223,7 +224,7 @@ extension ManagedObjectContext {
     /// - Throws: ``ObjectStoreError/unregisteredClass(_:)``; syntax, type and store errors.
     public func count<T: ManagedObject>(_ type: T.Type, where predicate: String? = nil, _ arguments: any PredicateArgument...) throws -> Int {
         var request = FetchRequest(entityName: try entityName(of: type))
-        request.predicate = try predicate.map { text throws(PredicateSyntaxError) in try ObjectPredicate(format: text, placeholders: arguments.map(\.placeholderValue)) }
+        request.predicate = try predicate.map { try ObjectPredicate.parsing($0, arguments) }
         return try count(for: request)
     }
 

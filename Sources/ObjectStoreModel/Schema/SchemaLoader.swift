@@ -75,7 +75,7 @@ enum SchemaLoader {
         checkTemplates(templates, entities: entities, log: &log)
         // Each problem at the value it is about (a property's `inverse`, `name`, `predicate`),
         // not at the property's `{`.
-        let places = valueLocations(root)
+        let places = ValuePlaces(root)
         for index in log.items.indices {
             if let place = places[log.items[index].path] { log.items[index].location = place }
         }
@@ -104,7 +104,19 @@ enum SchemaLoader {
     }
 
     /// The location of every value of the schema by its JSON path, as the loader writes paths
-    /// (`$.entities[0].relationships[1].inverse`); of a key given twice, the last (the one read).
+    /// (`$.entities[0].relationships[1].inverse`); of a key given twice, the last (the one
+    /// read). Found when a problem first asks: a schema without problems is not walked.
+    private final class ValuePlaces {
+        private let root: JSONNode
+        private lazy var places = SchemaLoader.valueLocations(root)
+
+        init(_ root: JSONNode) {
+            self.root = root
+        }
+
+        subscript(path: String) -> SourceLocation? { places[path] }
+    }
+
     private static func valueLocations(_ root: JSONNode) -> [String: SourceLocation] {
         var places: [String: SourceLocation] = [:]
         var stack: [(JSONNode, String)] = [(root, "$")]
@@ -188,14 +200,15 @@ enum SchemaLoader {
     }
 
     private static func checkExpressions(_ raws: [RawEntity], templates: [(FetchRequestTemplate, path: String, location: SourceLocation)], model: ManagedObjectModel,
-                                         places: [String: SourceLocation], log: inout DiagnosticLog) {
+                                         places: ValuePlaces, log: inout DiagnosticLog) {
         let checker = PredicateTypeChecker(model: model)
         checkDerivationCycles(raws, model: model, log: &log)
         for raw in raws {
             for (attribute, path, location) in raw.attributes {
                 guard let derivation = attribute.derivation else { continue }
                 let where_ = "\(raw.name).\(attribute.name)"
-                let location = places[path + ".derived"] ?? location
+                /// Where a problem of the derivation is: at its string.
+                func at() -> SourceLocation { places[path + ".derived"] ?? location }
                 do {
                     let type: PredicateType
                     switch try Derivation(derivation) {
@@ -207,34 +220,36 @@ enum SchemaLoader {
                     }
                     let expected = PredicateType(attribute.type)
                     if ![expected, .unknown, .null].contains(type) && !(expected == .number && type == .bool) {
-                        log.add(path + ".derived", location, "\(where_): the derivation gives \(type), but the attribute is \(attribute.type.rawValue)")
+                        log.add(path + ".derived", at(), "\(where_): the derivation gives \(type), but the attribute is \(attribute.type.rawValue)")
                     }
                 } catch let error as PredicateSyntaxError {
-                    log.add(path + ".derived", place(ofColumn: error.column, in: derivation, at: location), "\(where_): bad derivation at column \(error.column): \(error.message)")
+                    log.add(path + ".derived", place(ofColumn: error.column, in: derivation, at: at()), "\(where_): bad derivation at column \(error.column): \(error.message)")
                 } catch {
-                    log.add(path + ".derived", location, "\(where_): \(error)")
+                    log.add(path + ".derived", at(), "\(where_): \(error)")
                 }
             }
             for (fetched, path, location) in raw.fetchedProperties {
                 var sourceChecker = checker
                 sourceChecker.variables["FETCH_SOURCE"] = .object(raw.name)
                 check(fetched.predicate, on: fetched.destinationEntityName, checker: sourceChecker, what: "\(raw.name).\(fetched.name)", path: path + ".predicate",
-                      location: places[path + ".predicate"] ?? location, log: &log)
+                      location: location, places: places, log: &log)
             }
         }
         for (template, path, location) in templates {
             check(template.predicate, on: template.entityName, checker: checker, what: "fetch request \(template.name)", path: path + ".predicate",
-                  location: places[path + ".predicate"] ?? location, log: &log)
+                  location: location, places: places, log: &log)
         }
     }
 
-    private static func check(_ text: String, on entity: String, checker: PredicateTypeChecker, what: String, path: String, location: SourceLocation, log: inout DiagnosticLog) {
+    /// Checks a predicate's text, a problem placed at its string (`places[path]`, else `location`).
+    private static func check(_ text: String, on entity: String, checker: PredicateTypeChecker, what: String, path: String, location: SourceLocation,
+                              places: ValuePlaces, log: inout DiagnosticLog) {
         do {
             try checker.check(try ObjectPredicate(text), on: entity)
         } catch let error as PredicateSyntaxError {
-            log.add(path, place(ofColumn: error.column, in: text, at: location), "\(what): bad predicate at column \(error.column): \(error.message)")
+            log.add(path, place(ofColumn: error.column, in: text, at: places[path] ?? location), "\(what): bad predicate at column \(error.column): \(error.message)")
         } catch {
-            log.add(path, location, "\(what): \(error)")
+            log.add(path, places[path] ?? location, "\(what): \(error)")
         }
     }
 
