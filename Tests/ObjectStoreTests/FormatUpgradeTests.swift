@@ -94,8 +94,8 @@ import ObjectStoreModel
     }
 
     /// A read feature this version does not know: the file is not read. A write feature it
-    /// does not know (the history a later version keeps): the file is read, but neither a
-    /// save nor a compaction changes it.
+    /// does not know (one a later version defines): the file is read, but neither a save
+    /// nor a compaction changes it.
     @Test func unknownFeaturesKeepAnOlderProgramFromMisreadingOrChangingAFile() throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("tasks.store")
@@ -108,27 +108,27 @@ import ObjectStoreModel
             try PersistentStoreCoordinator(model: TestModel.model, storeURL: url)
         }
 
-        try Self.setFeatures(url, read: 0, write: BinaryStore.Feature.history)
+        try Self.setFeatures(url, read: 0, write: 1 << 6)
         let bytes = try Data(contentsOf: url)
         let reader = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: TestModel.model, storeURL: url))
         #expect(try reader.fetch(FetchRequest(entityName: "Task")).compactMap { $0["text"].stringValue }.sorted() == ["a", "b"])
         try reader.task("c")
-        #expect(throws: StoreError.newerFeatures(path: url.path, features: BinaryStore.Feature.history, writing: true)) { try reader.save() }
+        #expect(throws: StoreError.newerFeatures(path: url.path, features: 1 << 6, writing: true)) { try reader.save() }
         #expect(throws: StoreError.self) { try reader.coordinator.compactStore() }
         #expect(try Data(contentsOf: url) == bytes, "unchanged")
     }
 
-    /// Records from tag 16 on are skippable (a transaction of the history a later version
-    /// writes): a reader passes over one it does not know, and later saves keep working.
+    /// Records from tag 16 on are skippable: a reader passes over one it does not know
+    /// (tags 18 to 255 are not defined in 1.0), and later saves keep working.
     @Test func aSkippableRecordIsPassedOver() throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("tasks.store")
         let writer = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: TestModel.model, storeURL: url))
         try writer.task("a")
         try writer.save()
-        // A commit of one record of tag 16 (5 bytes) and one of tag 200 (empty), appended
+        // A commit of one record of tag 30 (5 bytes) and one of tag 200 (empty), appended
         // past the header's claim: a reader counts it once it is whole.
-        let payload: [UInt8] = [16, 5, 1, 2, 3, 4, 5, 200, 0]
+        let payload: [UInt8] = [30, 5, 1, 2, 3, 4, 5, 200, 0]
         let frame = BinaryStore.frame(payload)
         let handle = try FileHandle(forWritingTo: url)
         try handle.seekToEnd()

@@ -9,7 +9,7 @@ enum TestModel {
       "entities": [
         { "name": "Task",
           "attributes": [
-            { "name": "text", "type": "string", "optional": false, "minLength": 1, "maxLength": 20 },
+            { "name": "text", "type": "string", "optional": false, "minLength": 1, "maxLength": 20, "preserveValueOnDeletion": true },
             { "name": "priority", "type": "int16", "optional": false, "default": 0, "min": 0, "max": 3 },
             { "name": "dueDate", "type": "date" },
             { "name": "code", "type": "string", "pattern": "[A-Z]{3}" },

@@ -39,10 +39,13 @@ public final class PersistentContainer {
     ///   - backupPolicy: whether a migration keeps the backups of earlier ones
     ///     (``StoreMigrator/BackupPolicy``).
     ///   - progress: called as a migration on open migrates objects, per step (from 0).
+    ///   - history: record every save's transaction in the store's history and keep those
+    ///     it covers (docs/history.md); nil leaves history as the store file has it.
     /// - Throws: `SchemaError` for a bad model, ``StoreError`` and ``MigrationError``.
     public init(name: String, models: ModelDirectory, storeURL: URL? = nil, readOnly: Bool = false,
                 durability: StoreDurability = .full, clock: @escaping @Sendable () -> Date = { Date() },
-                backupPolicy: StoreMigrator.BackupPolicy = .keepAll, progress: ((StoreMigrator.Progress) -> Void)? = nil) throws {
+                backupPolicy: StoreMigrator.BackupPolicy = .keepAll, progress: ((StoreMigrator.Progress) -> Void)? = nil,
+                history: HistoryRetention? = nil) throws {
         let url = storeURL ?? Self.defaultStoreURL(name: name)
         // The store's folder is made when missing, for a given URL too (a new store there
         // failed with "no such file"); a read-only open makes nothing.
@@ -56,6 +59,7 @@ public final class PersistentContainer {
         var migrator = StoreMigrator(models: models)
         migrator.backupPolicy = backupPolicy
         let (coordinator, migration) = try migrator.openStore(at: url, readOnly: readOnly, durability: durability, clock: clock, progress: progress)
+        if let history { try coordinator.trackHistory(history) }
         self.models = models
         self.coordinator = coordinator
         self.storeURL = url

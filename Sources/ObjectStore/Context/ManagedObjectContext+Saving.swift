@@ -52,7 +52,9 @@ extension ManagedObjectContext {
             while true {
                 attempt += 1
                 do {
-                    return try store.save(storeChanges(inserted: inserted, updated: updated, deleted: deleted))
+                    let mapping = try store.save(storeChanges(inserted: inserted, updated: updated, deleted: deleted))
+                    coordinator.noteOwnTransaction()
+                    return mapping
                 } catch let conflict as StoreConflictError {
                     // Busy stores can conflict again between resolving and retrying.
                     guard attempt < 20 else { throw conflict }
@@ -121,6 +123,9 @@ extension ManagedObjectContext {
         changes.inserted = inserted.map { row($0, version: 1) }
         changes.updated = updated.map { (row($0, version: $0.committedVersion + 1), $0.committedVersion) }
         changes.deleted = deleted.map { ($0.objectID, $0.committedVersion) }
+        if coordinator.store.keepsHistory {
+            changes.transaction = transactionDraft(updated: updated, deleted: deleted)
+        }
         // Edits that leave every constrained value as loaded (a value slot not changed);
         // the store checks the others.
         for (object, (row, _)) in zip(updated, changes.updated) {
@@ -133,6 +138,28 @@ extension ManagedObjectContext {
             if kept { changes.constrainedValuesKept.insert(object.objectID) }
         }
         return changes
+    }
+
+    /// Who saves and the values as loaded of what the save changes, for the store's history.
+    private func transactionDraft(updated: [ManagedObject], deleted: [ManagedObject]) -> TransactionDraft {
+        var draft = TransactionDraft(author: transactionAuthor, contextName: name, timestamp: coordinator.clock())
+        for object in updated {
+            // Without the values as loaded, the store reads them from its row.
+            guard let committed = object.committedSlots else { continue }
+            let unstored = object.entity.unstoredSlots
+            var slots = object.changedSlotIndices
+            if !deletedSet.isEmpty {
+                // References to deleted objects are dropped from the row the store writes.
+                for (index, property) in object.entity.properties.enumerated() where property.relationship != nil && !slots.contains(index) { slots.append(index) }
+            }
+            draft.oldValues[object.objectID] = slots.filter { $0 < committed.count && !unstored.contains($0) }.map { ($0, committed[$0]) }
+        }
+        for object in deleted {
+            let preserved = object.entity.properties.indices.filter { object.entity.properties[$0].attribute?.preservesValueOnDeletion == true }
+            guard !preserved.isEmpty, let committed = object.committedSlots else { continue }
+            draft.tombstones[object.objectID] = preserved.filter { $0 < committed.count }.map { ($0, committed[$0]) }
+        }
+        return draft
     }
 
     /// Applies the merge policy to a conflict; returns the updated objects to write.
@@ -369,6 +396,8 @@ extension ManagedObjectContext {
             } else {
                 automaticMerge?.cancel()
                 automaticMerge = nil
+                remoteMerge?.cancel()
+                remoteMerge = nil
             }
         }
     }
@@ -380,10 +409,38 @@ extension ManagedObjectContext {
     /// merged. Saves of other processes are not seen (read them with `refresh`).
     public func automaticallyMergeChanges(on queue: DispatchQueue) {
         automaticMerge?.cancel()
+        remoteMerge?.cancel()
         let target = MergeTarget(self)
         automaticMerge = coordinator.addSaveObserver { notification in
             queue.async { target.context?.mergeChanges(from: notification) }
         }
+        // Other processes' saves, when the store's history records them.
+        if coordinator.keepsHistory {
+            remoteMerge = try? coordinator.addRemoteChangeObserver { change in
+                queue.async { target.context?.mergeChanges(fromHistory: change.transactions) }
+            }
+        }
+    }
+
+    /// Brings transactions of the store's history into this one (other processes' saves,
+    /// from ``PersistentStoreCoordinator/fetchHistory(after:authors:entities:)`` or a
+    /// ``RemoteChange``), as ``mergeChanges(from:)`` brings a save: deleted objects leave,
+    /// updated ones are refreshed (keeping this context's unsaved changes on top), inserted
+    /// ones become visible to fetches.
+    public func mergeChanges(fromHistory transactions: [HistoryTransaction]) {
+        guard !transactions.isEmpty else { return }
+        try? coordinator.store.catchUp()
+        var merged = SaveNotification(inserted: [], updated: [], deleted: [], contextIdentifier: UUID())
+        for transaction in transactions {
+            let notification = transaction.saveNotification
+            merged.inserted.formUnion(notification.inserted)
+            merged.updated.formUnion(notification.updated)
+            merged.deleted.formUnion(notification.deleted)
+        }
+        // An object inserted then deleted is gone; one updated then deleted too.
+        merged.inserted.subtract(merged.deleted)
+        merged.updated.subtract(merged.deleted)
+        mergeChanges(from: merged)
     }
 
     /// Brings another context's save into this one: deleted objects leave, updated ones are

@@ -72,6 +72,16 @@ public final class ManagedObjectContext {
     public var undoManager: UndoStack? = UndoStack()
     /// What a save does when the store changed since objects were loaded.
     public var mergePolicy: MergePolicy = .error
+    /// The context's name, recorded in the history transaction of each of its saves (Core
+    /// Data's `name`).
+    public var name: String?
+    /// Who saves, recorded in the history transaction of each save (Core Data's
+    /// `transactionAuthor`): an app names its extension, its importer or its sync engine,
+    /// and filters history by it (``PersistentStoreCoordinator/fetchHistory(after:authors:entities:)``).
+    public var transactionAuthor: String?
+    /// The coordinator's observation of other processes' saves that merges them into this
+    /// context, while it lasts.
+    var remoteMerge: ObservationToken?
 
     /// A context that saves to the coordinator's store.
     public init(coordinator: PersistentStoreCoordinator) {

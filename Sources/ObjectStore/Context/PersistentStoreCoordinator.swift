@@ -28,6 +28,8 @@ public final class PersistentStoreCoordinator: Sendable {
         var saveObservers: [UUID: @Sendable (SaveNotification) -> Void] = [:]
     }
     private let registrations = Locked(Registrations())
+    /// The watch for other processes' saves (``addRemoteChangeObserver(_:)``).
+    let remoteWatch = Locked(RemoteWatch())
 
     /// The clock `now()` reads in predicates and derived attributes; a fixed one makes
     /// derived values such as `isOverdue` testable.
@@ -46,8 +48,12 @@ public final class PersistentStoreCoordinator: Sendable {
     /// ```swift
     /// let scratch = PersistentStoreCoordinator(inMemoryWith: model)
     /// ```
-    public convenience init(inMemoryWith model: ManagedObjectModel, clock: @escaping @Sendable () -> Date = { Date() }) {
-        self.init(model: model, store: InMemoryStore(model: model), clock: clock)
+    ///
+    /// `history`: record every save's transaction and keep those it covers (docs/history.md).
+    public convenience init(inMemoryWith model: ManagedObjectModel, clock: @escaping @Sendable () -> Date = { Date() }, history: HistoryRetention? = nil) {
+        let store = InMemoryStore(model: model)
+        if let history { try? store.trackHistory(history) }
+        self.init(model: model, store: store, clock: clock)
     }
 
     /// Opens (or creates) the store file at `url` for `model`: a JSON store for a `.json`
@@ -58,18 +64,21 @@ public final class PersistentStoreCoordinator: Sendable {
     /// ```
     ///
     /// `durability` is the binary store's (``StoreDurability``); a JSON store is
-    /// always flushed, an in-memory one never.
+    /// always flushed, an in-memory one never. `history`: record every save's transaction
+    /// and keep those it covers (docs/history.md); a store file that keeps history records
+    /// them whatever this says.
     ///
     /// - Throws: ``StoreError``: a foreign, corrupt or newer file, or one written with a model
     ///   whose entities differ (named in the error). The file is left untouched.
     public convenience init(model: ManagedObjectModel, storeURL: URL, type: StoreType? = nil, readOnly: Bool = false,
-                            durability: StoreDurability = .full, clock: @escaping @Sendable () -> Date = { Date() }) throws {
+                            durability: StoreDurability = .full, clock: @escaping @Sendable () -> Date = { Date() }, history: HistoryRetention? = nil) throws {
         let store: any PersistentStore
         switch type ?? StoreType.forFile(storeURL) {
         case .binary: store = try BinaryStore(url: storeURL, model: model, readOnly: readOnly, durability: durability)
         case .json: store = try JSONStore(url: storeURL, model: model, readOnly: readOnly)
         case .inMemory: store = InMemoryStore(model: model)
         }
+        if let history { try store.trackHistory(history) }
         self.init(model: model, store: store, clock: clock)
     }
 

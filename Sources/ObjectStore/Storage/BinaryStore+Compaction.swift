@@ -106,11 +106,14 @@ extension BinaryStore.Core {
         let snapshot = Snapshot.bytes(rows: rows, indexes: try indexes(of: rows, codec: target) + schemaIndexes(of: rows, columns: columns, codec: target),
                                       columns: columns)
         let snapshotOffset = BinaryStore.headerSize + metadataFrame.count
-        let header = BinaryStore.header(BinaryStore.Header(version: BinaryStore.formatVersion, committedLength: snapshotOffset + snapshot.count, commitCount: state.commitCount + 1,
+        // The history the retention bound keeps starts the new log.
+        let history = historyCommit(now: Date())
+        let header = BinaryStore.header(BinaryStore.Header(version: BinaryStore.formatVersion, committedLength: snapshotOffset + snapshot.count + (history?.count ?? 0),
+                                        commitCount: state.commitCount + (history == nil ? 1 : 2),
                                         snapshotOffset: snapshotOffset, snapshotLength: snapshot.count,
                                         readFeatures: state.readFeatures, writeFeatures: state.writeFeatures))
         // Beside the real file, so a symbolic link to the store stays one.
-        let fd = try FileIO.replace(realPath, with: [header, metadataFrame, snapshot], backup: backup)
+        let fd = try FileIO.replace(realPath, with: [header, metadataFrame, snapshot] + (history.map { [$0] } ?? []), backup: backup)
         defer { close(fd) }
         try reload(fd)
     }

@@ -23,6 +23,11 @@ extension BinaryStore {
         var held: (fd: Int32, identity: FileIdentity)?
         var threshold = 256 << 10
         var lastHousekeepingWarning: String?
+        /// Set when this opening tracks history: every save records a transaction, and
+        /// compactions and log cuts keep the transactions it covers.
+        var retention: HistoryRetention?
+        /// The number of the transaction this opening's last save recorded.
+        var lastSavedTransaction: Int64?
         /// The locked file's size as the last ``refresh(_:)`` under this lock found it and
         /// appends since left it (nil: not known). A commit appended where the file ends needs
         /// no truncation first: nothing lies past the last commit.

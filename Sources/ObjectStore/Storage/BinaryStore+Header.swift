@@ -84,7 +84,7 @@ extension BinaryStore {
         /// The read features this code reads.
         static let readable: UInt64 = 0
         /// The write features this code keeps when it writes.
-        static let writable: UInt64 = 0
+        static let writable: UInt64 = history
     }
 
     /// The header's bytes, in store format 1.0 (the only one this code writes).

@@ -80,6 +80,9 @@ extension BinaryStore {
                 // length, then its bytes, which the commit's checksum vouches for.
                 let length = try reader.count()
                 guard length <= reader.end - reader.position else { throw ByteReader.Truncated() }
+                if byte == RecordTag.transaction || byte == RecordTag.historyStart {
+                    try noteHistoryRecord(byte, bytes, from: reader.position, length: length, chunk: chunk, state: &state)
+                }
                 reader.position += length
                 continue
             }
@@ -259,8 +262,12 @@ extension BinaryStore.Core {
     /// and a header write lost in a crash only leaves the commit unclaimed, which readers
     /// recognise by its checksum. `.normal`: not flushed; the header moves (after a flush)
     /// once the unclaimed commits pass ``Core/checkpointBytes``. Caller holds both locks.
-    func append(_ payload: [UInt8], fd: Int32) throws {
+    func append(_ payload: [UInt8], fd: Int32, features: UInt64? = nil) throws {
         try requireWritable(inPlace: true)
+        // A commit that starts using a write feature moves the header with it at once, so
+        // a program that does not know the feature sees it before it could write.
+        let newFeature = features.map { $0 != state.writeFeatures } ?? false
+        if let features { state.writeFeatures = features }
         let frame = BinaryStore.frame(payload)
         let end = state.committedLength + frame.count
         // The commit goes where the last one ended. Bytes past that (a torn tail, or what
@@ -274,7 +281,7 @@ extension BinaryStore.Core {
         fileSize = end
         state.committedLength = end
         state.commitCount += 1
-        if durability == .full || end - state.claimedLength > Self.checkpointBytes {
+        if durability == .full || newFeature || end - state.claimedLength > Self.checkpointBytes {
             try FileIO.syncData(fd, path: path)
             let header = currentHeader(committedLength: end, commitCount: state.commitCount)
             try FileIO.write(fd, Array(header[8...]), at: 8, path: path)
@@ -326,7 +333,9 @@ extension BinaryStore.Core {
             payload.varint(UInt64(index))
             payload.signed(key)
         }
-        let commit = payload.bytes.isEmpty ? [] : BinaryStore.frame(payload.bytes)
+        // The history the retention bound keeps, as the new log's first commit.
+        let history = historyCommit(now: Date())
+        let commit = (history ?? []) + (payload.bytes.isEmpty ? [] : BinaryStore.frame(payload.bytes))
         // Where nothing live is: before the log, from the snapshot's end (free after an
         // earlier cut), when the cut log and its end mark fit; else after the log.
         let snapshotEnd = state.snapshotPlace.offset + state.snapshotPlace.length
@@ -345,9 +354,10 @@ extension BinaryStore.Core {
         #if DEBUG
         if cutStop == .afterWritingTheLog { throw StoreError.io(path: path, reason: "the log cut stopped where a test asked") }
         #endif
-        let fields = BinaryStore.Header(version: BinaryStore.formatVersion, committedLength: place + commit.count, commitCount: state.commitCount + 1,
+        let fields = BinaryStore.Header(version: BinaryStore.formatVersion, committedLength: place + commit.count, commitCount: state.commitCount + (history == nil ? 1 : 2),
                                         snapshotOffset: state.snapshotPlace.offset, snapshotLength: state.snapshotPlace.length,
-                                        logOffset: place == snapshotEnd ? 0 : place, logGeneration: state.logGeneration &+ 1)
+                                        logOffset: place == snapshotEnd ? 0 : place, logGeneration: state.logGeneration &+ 1,
+                                        readFeatures: state.readFeatures, writeFeatures: state.writeFeatures)
         try FileIO.write(fd, Array(BinaryStore.header(fields)[8...]), at: 8, path: path)
         try FileIO.syncData(fd, path: path)
         #if DEBUG

@@ -54,6 +54,9 @@ package final class BinaryStore: PersistentStore, Sendable {
         /// A transaction of the store's history (docs/store-format.md, "History"; written
         /// only in a file with the history feature).
         static let transaction: UInt8 = 16
+        /// The history's start: transactions numbered below it were deleted (skippable;
+        /// written only in a file with the history feature).
+        static let historyStart: UInt8 = 17
     }
 
     /// The store file.
@@ -140,6 +143,12 @@ package final class BinaryStore: PersistentStore, Sendable {
         /// The header's feature bits (``BinaryStore/Feature``).
         var readFeatures: UInt64 = 0
         var writeFeatures: UInt64 = 0
+        /// The transactions of the history in the log, oldest first.
+        var history: [HistoryEntry] = []
+        /// The number of the first transaction that may still be kept, and of the last one
+        /// written (0: none).
+        var historyStart: Int64 = 1
+        var historyLast: Int64 = 0
     }
 
     /// Log bytes above which a save cuts a log that mostly repeats rows written again, and
@@ -371,11 +380,30 @@ package final class BinaryStore: PersistentStore, Sendable {
                     payload.varint(UInt64(index))
                     payload.signed(key)
                 }
-                try core.append(payload.bytes, fd: fd)
+                // The transaction, in the same commit as its rows.
+                var transactionRecord: Int?
+                if core.recordsHistory {
+                    let values = try historyChanges(keyed, draft: changes.transaction, model: model, stored: { id in
+                        guard let (version, bytes, start) = try core.encodedRow(id) else { return nil }
+                        return StoredRow(objectID: id, version: version, slots: try core.decode(id, bytes, from: start))
+                    })
+                    let transaction = HistoryTransaction(
+                        number: core.state.historyLast + 1, storeIdentifier: codec.storeIdentifier, timestamp: changes.transaction?.timestamp ?? Date(),
+                        author: changes.transaction?.author, contextName: changes.transaction?.contextName, processID: currentProcessID, changes: values)
+                    transactionRecord = payload.bytes.count
+                    try BinaryStore.writeTransaction(transaction, codec: codec, path: path, into: &payload)
+                }
+                try core.append(payload.bytes, fd: fd, features: transactionRecord == nil ? nil : core.state.writeFeatures | Feature.history)
                 core.state.metadata?.nextKeys = nextKeys
                 // The commit's bytes are where its rows are read from from now on.
                 let chunk = core.state.chunks.count
                 core.state.chunks.append(payload.bytes)
+                if let transactionRecord {
+                    var reader = ByteReader(payload.bytes, from: transactionRecord + 1)
+                    let length = try reader.count()
+                    try BinaryStore.noteHistoryRecord(RecordTag.transaction, payload.bytes, from: reader.position, length: length, chunk: chunk, state: &core.state)
+                    core.lastSavedTransaction = core.state.historyLast
+                }
                 for (row, slotsOffset, length) in written {
                     core.state.entries[row.objectID] = Entry(version: row.version, chunk: chunk, offset: slotsOffset, length: length)
                     if let key = row.objectID.primaryKey {

@@ -18,6 +18,9 @@ package final class InMemoryStore: PersistentStore, Sendable {
         /// An entity's IDs in key order, kept until a save adds or removes one of them.
         var sortedIDs: [String: [ObjectID]] = [:]
         var nextKeys: [String: Int64] = [:]
+        /// The history, when kept, and its bound.
+        var history: HistoryList?
+        var retention = HistoryRetention.all
     }
     private let state = Locked(State())
 
@@ -58,6 +61,16 @@ package final class InMemoryStore: PersistentStore, Sendable {
             let violations = try UniquenessCheck(model: model).failures(changes, rows: state.rows)
             if !violations.isEmpty { throw ValidationError(failures: violations) }
             let (changes, mapping, next) = changes.assigningKeys(from: state.nextKeys)
+            if var history = state.history {
+                let rows = state.rows
+                let values = try historyChanges(changes, draft: changes.transaction, model: model, stored: { rows[$0] })
+                let now = changes.transaction?.timestamp ?? Date()
+                history.transactions.append(HistoryTransaction(
+                    number: history.last + 1, storeIdentifier: identifier, timestamp: now, author: changes.transaction?.author,
+                    contextName: changes.transaction?.contextName, processID: currentProcessID, changes: values))
+                history.apply(state.retention, now: now)
+                state.history = history
+            }
             state.nextKeys = next
             for row in changes.inserted + changes.updated.map(\.row) {
                 state.rows[row.objectID] = row
@@ -70,6 +83,40 @@ package final class InMemoryStore: PersistentStore, Sendable {
                 state.sortedIDs[id.entityName] = nil
             }
             return mapping
+        }
+    }
+}
+
+extension InMemoryStore {
+    package var keepsHistory: Bool { state.withLock { $0.history != nil } }
+    package var lastSavedTransaction: Int64? { state.withLock { $0.history?.transactions.last?.number } }
+
+    package func trackHistory(_ retention: HistoryRetention) throws {
+        state.withLock { state in
+            if state.history == nil { state.history = HistoryList() }
+            state.retention = retention
+        }
+    }
+
+    package func historyBounds() throws -> (first: Int64, last: Int64) {
+        try state.withLock { state in
+            guard let history = state.history else { throw HistoryError.notTracked }
+            return (history.start, history.last)
+        }
+    }
+
+    package func history(after number: Int64?, since date: Date?) throws -> [HistoryTransaction] {
+        try state.withLock { state in
+            guard let history = state.history else { throw HistoryError.notTracked }
+            let found = try history.after(number ?? history.start - 1, storeIdentifier: identifier)
+            return date.map { date in found.filter { $0.timestamp > date } } ?? found
+        }
+    }
+
+    package func deleteHistory(through number: Int64) throws {
+        try state.withLock { state in
+            guard state.history != nil else { throw HistoryError.notTracked }
+            state.history?.delete(through: number)
         }
     }
 }

@@ -10,8 +10,12 @@ import ObjectStoreModel
 /// let store = try JSONStore(url: URL(fileURLWithPath: "tasks.json"), model: model)
 /// ```
 package final class JSONStore: PersistentStore, Sendable {
-    /// The format version this code writes and the newest it reads.
-    package static let formatVersion = 1
+    /// The format version this code writes and the newest it reads: 1, or 2 for a file that
+    /// keeps history (which a program of version 1, which would save without recording a
+    /// transaction, refuses).
+    package static let formatVersion = 2
+    /// The format version of a file without history.
+    static let plainFormatVersion = 1
     static let formatName = "ObjectStore JSON store"
 
     /// The store file.
@@ -31,6 +35,13 @@ package final class JSONStore: PersistentStore, Sendable {
         /// replacement), and its identity, size and time then: the file is unchanged while
         /// the locked file's fingerprint is the same.
         var held: (fd: Int32, fingerprint: [Int64])?
+        /// The file's history, when it keeps one.
+        var history: HistoryList?
+        /// Set by ``trackHistory(_:)``: saves record transactions (the first one starts the
+        /// file's history), and transactions past the bound are dropped.
+        var retention: HistoryRetention?
+        /// The number of the transaction this opening's last save recorded.
+        var lastSaved: Int64?
     }
     private let state = Locked(State())
 
@@ -51,7 +62,7 @@ package final class JSONStore: PersistentStore, Sendable {
         self.fileLock = FileLock(storePath: url.path)
         try fileLock.createIfMissing(readOnly: readOnly) {
             let metadata = StoreMetadata(storeIdentifier: identifier ?? UUID().uuidString, model: model)
-            return Array(Self.render(metadata, rows: [:], model: model).utf8)
+            return Array(Self.render(metadata, rows: [:], history: nil, model: model).utf8)
         }
         try fileLock.withLock(exclusive: false) { fd, _ in try state.withLock { try reload(fd, into: &$0) } }
         try state.withLock { $0.metadata }?.requireCompatible(with: model, path: url.path)
@@ -102,8 +113,10 @@ package final class JSONStore: PersistentStore, Sendable {
         // Every key is required and no other may appear: a misspelt "objects" must not read
         // as an empty store that the next save would write back empty.
         let required = ["format", "formatVersion", "storeUUID", "modelVersion", "nextKeys", "entityVersionHashes", "objects", "model"]
-        for member in root.members ?? [] where !required.contains(member.key) {
-            let hint = NameSuggestion.closest(to: member.key, in: required).map { " (did you mean \"\($0)\"?)" } ?? ""
+        // A file of version 2 may keep history.
+        let allowed = required + (version >= 2 ? ["history"] : [])
+        for member in root.members ?? [] where !allowed.contains(member.key) {
+            let hint = NameSuggestion.closest(to: member.key, in: allowed).map { " (did you mean \"\($0)\"?)" } ?? ""
             throw StoreError.corrupt(path: path, reason: "unknown key \"\(member.key)\" at the top\(hint) (line \(member.keyLocation.line), column \(member.keyLocation.column))")
         }
         for key in required where root[key] == nil {
@@ -176,6 +189,7 @@ package final class JSONStore: PersistentStore, Sendable {
                 loaded[row.objectID] = row
             }
         }
+        state.history = try root["history"].map { try Self.decodeHistory($0, model: storedModel, storeIdentifier: metadata.storeIdentifier, path: path) }
         state.metadata = metadata
         state.rows = loaded
         try hold(fd, in: &state)
@@ -247,10 +261,10 @@ package final class JSONStore: PersistentStore, Sendable {
     // MARK: Writing
 
     /// The file's text: fixed key order, one object per line.
-    static func render(_ metadata: StoreMetadata, rows: [ObjectID: StoredRow], model: ManagedObjectModel) -> String {
+    static func render(_ metadata: StoreMetadata, rows: [ObjectID: StoredRow], history: HistoryList?, model: ManagedObjectModel) -> String {
         var text = "{\n"
         text += "  \"format\": \(JSONText.quote(formatName)),\n"
-        text += "  \"formatVersion\": \(formatVersion),\n"
+        text += "  \"formatVersion\": \(history == nil ? plainFormatVersion : formatVersion),\n"
         text += "  \"storeUUID\": \(JSONText.quote(metadata.storeIdentifier)),\n"
         text += "  \"modelVersion\": \(metadata.modelVersionName.map(JSONText.quote) ?? "null"),\n"
         text += "  \"nextKeys\": {" + metadata.nextKeys.keys.sorted().map { "\(JSONText.quote($0)): \(metadata.nextKeys[$0] ?? 1)" }.joined(separator: ", ") + "},\n"
@@ -269,6 +283,7 @@ package final class JSONStore: PersistentStore, Sendable {
         }
         text += blocks.joined(separator: ",")
         text += blocks.isEmpty ? "},\n" : "\n  },\n"
+        if let history { text += "  \"history\": " + renderHistory(history, model: model) + ",\n" }
         text += "  \"model\": \(JSONText.quote(metadata.schemaText))\n"
         return text + "}\n"
     }
@@ -293,7 +308,7 @@ package final class JSONStore: PersistentStore, Sendable {
     /// Replaces the real file (a symbolic link to it stays one).
     private func write(to realPath: String, _ state: inout State) throws {
         guard let metadata = state.metadata else { return }
-        let fd = try FileIO.replace(realPath, with: Array(Self.render(metadata, rows: state.rows, model: model).utf8))
+        let fd = try FileIO.replace(realPath, with: Array(Self.render(metadata, rows: state.rows, history: state.history, model: model).utf8))
         defer { close(fd) }
         try hold(fd, in: &state)
     }
@@ -352,18 +367,177 @@ package final class JSONStore: PersistentStore, Sendable {
                 if !violations.isEmpty { throw ValidationError(failures: violations) }
                 let (keyed, mapping, nextKeys) = changes.assigningKeys(from: state.metadata?.nextKeys ?? [:])
                 // The whole file is rewritten: a failed write puts the rows back as they were.
-                let before = (state.rows, state.metadata)
+                let before = (state.rows, state.metadata, state.history)
+                if state.history != nil || state.retention != nil {
+                    var history = state.history ?? HistoryList()
+                    let rows = state.rows
+                    let values = try historyChanges(keyed, draft: changes.transaction, model: model, stored: { rows[$0] })
+                    let now = changes.transaction?.timestamp ?? Date()
+                    history.transactions.append(HistoryTransaction(
+                        number: history.last + 1, storeIdentifier: identifierLocked(state), timestamp: now, author: changes.transaction?.author,
+                        contextName: changes.transaction?.contextName, processID: currentProcessID, changes: values))
+                    state.lastSaved = history.last
+                    if let retention = state.retention { history.apply(retention, now: now) }
+                    state.history = history
+                }
                 for row in keyed.inserted + keyed.updated.map(\.row) { state.rows[row.objectID] = row }
                 for (id, _) in keyed.deleted { state.rows[id] = nil }
                 state.metadata?.nextKeys = nextKeys
                 do {
                     try write(to: realPath, &state)
                 } catch {
-                    (state.rows, state.metadata) = before
+                    (state.rows, state.metadata, state.history) = before
                     throw error
                 }
                 return mapping
             }
         }
+    }
+}
+
+// MARK: History
+
+extension JSONStore {
+    private func identifierLocked(_ state: State) -> String { state.metadata?.storeIdentifier ?? "" }
+
+    package var keepsHistory: Bool { state.withLock { $0.history != nil || $0.retention != nil } }
+    package var lastSavedTransaction: Int64? { state.withLock { $0.lastSaved } }
+
+    package func trackHistory(_ retention: HistoryRetention) throws {
+        state.withLock { $0.retention = retention }
+    }
+
+    package func historyBounds() throws -> (first: Int64, last: Int64) {
+        try fileLock.withLock(exclusive: false) { fd, _ in
+            try state.withLock { state in
+                try refresh(fd, &state)
+                guard state.history != nil || state.retention != nil else { throw HistoryError.notTracked }
+                let history = state.history ?? HistoryList()
+                return (history.start, history.last)
+            }
+        }
+    }
+
+    package func history(after number: Int64?, since date: Date?) throws -> [HistoryTransaction] {
+        try fileLock.withLock(exclusive: false) { fd, _ in
+            try state.withLock { state in
+                try refresh(fd, &state)
+                guard state.history != nil || state.retention != nil else { throw HistoryError.notTracked }
+                let history = state.history ?? HistoryList()
+                let found = try history.after(number ?? history.start - 1, storeIdentifier: identifierLocked(state))
+                return date.map { date in found.filter { $0.timestamp > date } } ?? found
+            }
+        }
+    }
+
+    package func deleteHistory(through number: Int64) throws {
+        guard !isReadOnly else { throw StoreError.readOnly(path: path) }
+        try fileLock.withLock { fd, realPath in
+            try state.withLock { state in
+                try refresh(fd, &state)
+                guard var history = state.history else {
+                    if state.retention == nil { throw HistoryError.notTracked }
+                    return
+                }
+                let before = history
+                history.delete(through: number)
+                guard history.start != before.start else { return }
+                state.history = history
+                do {
+                    try write(to: realPath, &state)
+                } catch {
+                    state.history = before
+                    throw error
+                }
+            }
+        }
+    }
+
+    /// The history as the file holds it: the first number kept, then one transaction a
+    /// line, each change with its values by property name as `[old, new]`.
+    static func renderHistory(_ history: HistoryList, model: ManagedObjectModel) -> String {
+        func slot(_ value: SlotValue) -> String {
+            switch value {
+            case .value(let value): return JSONText.encode(value)
+            case .toOne(nil): return "null"
+            case .toOne(let id?): return JSONText.quote("\(id.entityName)/\(id.primaryKey ?? 0)")
+            case .toMany(let ids): return "[" + ids.map { JSONText.quote("\($0.entityName)/\($0.primaryKey ?? 0)") }.joined(separator: ", ") + "]"
+            }
+        }
+        let lines = history.transactions.map { transaction in
+            let changes = transaction.changes.map { change in
+                let values = change.values.map { "\(JSONText.quote($0.name)): [\(slot($0.oldValue)), \(slot($0.newValue))]" }.joined(separator: ", ")
+                return "{\"kind\": \(JSONText.quote(change.kind.rawValue)), \"object\": \(JSONText.quote("\(change.entityName)/\(change.objectID.primaryKey ?? 0)")), \"values\": {\(values)}}"
+            }
+            return "      {\"number\": \(transaction.number), \"timestamp\": \(JSONText.encode(.date(transaction.timestamp))), "
+                + "\"author\": \(transaction.author.map(JSONText.quote) ?? "null"), \"context\": \(transaction.contextName.map(JSONText.quote) ?? "null"), "
+                + "\"process\": \(transaction.processID), \"changes\": [\(changes.joined(separator: ", "))]}"
+        }
+        return "{\"start\": \(history.start), \"transactions\": [" + (lines.isEmpty ? "" : "\n" + lines.joined(separator: ",\n") + "\n    ") + "]}"
+    }
+
+    static func decodeHistory(_ node: JSONNode, model: ManagedObjectModel, storeIdentifier: String, path: String) throws -> HistoryList {
+        func bad(_ at: JSONNode, _ message: String) -> StoreError {
+            .corrupt(path: path, reason: "history: \(message) (line \(at.location.line), column \(at.location.column))")
+        }
+        func integer(_ node: JSONNode?, _ name: String, in parent: JSONNode) throws -> Int64 {
+            guard let node, let text = node.numberText, let value = Int64(text) else { throw bad(node ?? parent, "\"\(name)\" must be an integer") }
+            return value
+        }
+        func reference(_ value: JSONNode) throws -> ObjectID {
+            guard let text = value.stringValue, let slash = text.lastIndex(of: "/"), let key = Int64(text[text.index(after: slash)...]), key >= 1,
+                  model.entity(named: String(text[..<slash])) != nil
+            else { throw bad(value, "a reference must be written \"Entity/key\"") }
+            return ObjectID(entityName: String(text[..<slash]), storeIdentifier: storeIdentifier, key: .permanent(key))
+        }
+        func slot(_ value: JSONNode, _ property: PropertyDescription, _ name: String) throws -> SlotValue {
+            switch property {
+            case .attribute(let attribute):
+                switch JSONText.decode(value, as: attribute.type) {
+                case .success(let decoded): return .value(decoded)
+                case .failure(let problem): throw bad(value, "\(name): \(problem.message)")
+                }
+            case .relationship(let relationship):
+                if case .null = value.kind { return relationship.isToMany ? .toMany([]) : .toOne(nil) }
+                if let items = value.elements { return .toMany(try items.map(reference)) }
+                return .toOne(try reference(value))
+            }
+        }
+        guard node.members != nil else { throw bad(node, "\"history\" must be an object") }
+        var history = HistoryList()
+        history.start = try integer(node["start"], "start", in: node)
+        guard history.start >= 1 else { throw bad(node, "\"start\" must be 1 or more") }
+        guard let items = node["transactions"]?.elements else { throw bad(node, "\"transactions\" must be an array") }
+        for item in items {
+            let number = try integer(item["number"], "number", in: item)
+            guard number >= history.start, number > (history.transactions.last?.number ?? 0) else {
+                throw bad(item, "transaction \(number) is out of order (numbers rise from \"start\")")
+            }
+            guard let stamp = item["timestamp"], case .success(.date(let timestamp)) = JSONText.decode(stamp, as: .date) else {
+                throw bad(item, "transaction \(number) needs a \"timestamp\" date")
+            }
+            let process = try integer(item["process"], "process", in: item)
+            var changes: [HistoryChange] = []
+            for change in item["changes"]?.elements ?? [] {
+                guard let kindText = change["kind"]?.stringValue, let kind = HistoryChange.Kind(rawValue: kindText) else {
+                    throw bad(change, "a change's \"kind\" must be insert, update or delete")
+                }
+                guard let objectNode = change["object"] else { throw bad(change, "a change needs its \"object\"") }
+                let id = try reference(objectNode)
+                guard let entity = model.entity(named: id.entityName) else { throw bad(objectNode, "unknown entity") }
+                var values: [PropertyChange] = []
+                for member in change["values"]?.members ?? [] {
+                    guard let index = entity.slot(of: member.key) else { throw bad(member.value, "\(entity.name) has no property \"\(member.key)\"") }
+                    guard let pair = member.value.elements, pair.count == 2 else { throw bad(member.value, "\(member.key) must be [old, new]") }
+                    let property = entity.properties[index]
+                    values.append(PropertyChange(name: member.key, slot: index, oldValue: try slot(pair[0], property, member.key), newValue: try slot(pair[1], property, member.key)))
+                }
+                changes.append(HistoryChange(kind: kind, objectID: id, values: values.sorted { $0.slot < $1.slot }))
+            }
+            history.transactions.append(HistoryTransaction(
+                number: number, storeIdentifier: storeIdentifier, timestamp: timestamp, author: item["author"]?.stringValue,
+                contextName: item["context"]?.stringValue, processID: Int32(truncatingIfNeeded: process), changes: changes))
+        }
+        return history
     }
 }

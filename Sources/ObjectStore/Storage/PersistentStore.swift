@@ -43,6 +43,10 @@ package struct StoreChanges: Sendable {
     /// that version current, those values are the stored ones and cannot clash anew, so its
     /// uniqueness check skips the rows without reading them.
     package var constrainedValuesKept: Set<ObjectID> = []
+    /// What a store that keeps history records beside the rows (who, when, the values
+    /// before); nil from a writer that is not a context (a migration step), whose
+    /// transaction the store records from the rows it has.
+    package var transaction: TransactionDraft?
 
     /// No changes yet.
     package init() {}
@@ -113,6 +117,26 @@ package protocol PersistentStore: AnyObject, Sendable {
     /// Leaves the log alone until the store is compacted explicitly (a migration's
     /// destination, written in batches and compacted once at the end).
     func suspendAutomaticCompaction()
+
+    // History (docs/history.md)
+
+    /// Whether each save records a transaction: history was turned on for this opening, or
+    /// the file keeps history already.
+    var keepsHistory: Bool { get }
+    /// Records a transaction in every save from now on, and keeps the transactions
+    /// `retention` covers. Throws for a store that cannot (a read-only one stays as it is).
+    func trackHistory(_ retention: HistoryRetention) throws
+    /// The number of the first transaction kept (one past the last when none is) and of the
+    /// last one (0: none yet), after reading what others saved.
+    func historyBounds() throws -> (first: Int64, last: Int64)
+    /// The transactions numbered after `number` (nil: every one kept) and stamped after
+    /// `date` (nil: any), oldest first. Throws ``HistoryError/expiredToken(_:firstAvailable:last:)``
+    /// when `number` is given and transactions after it were deleted, or it is past the last.
+    func history(after number: Int64?, since date: Date?) throws -> [HistoryTransaction]
+    /// Deletes the transactions numbered up to `number`, for every opening of the store.
+    func deleteHistory(through number: Int64) throws
+    /// The number of the transaction this opening's last save recorded (nil: none).
+    var lastSavedTransaction: Int64? { get }
 }
 
 extension PersistentStore {
@@ -125,6 +149,12 @@ extension PersistentStore {
     package func readRows<T>(_ body: (any RowReader) throws -> T) throws -> T? { nil }
     package func encodedRow(for id: ObjectID, layout: (RowCodec) -> RowLayout) throws -> (slots: Slots, version: Int64)? { nil }
     package func suspendAutomaticCompaction() {}
+    package var keepsHistory: Bool { false }
+    package func trackHistory(_ retention: HistoryRetention) throws { throw HistoryError.notTracked }
+    package func historyBounds() throws -> (first: Int64, last: Int64) { throw HistoryError.notTracked }
+    package func history(after number: Int64?, since date: Date?) throws -> [HistoryTransaction] { throw HistoryError.notTracked }
+    package func deleteHistory(through number: Int64) throws { throw HistoryError.notTracked }
+    package var lastSavedTransaction: Int64? { nil }
 
     package func objectIDs(matching values: [SlotValue], uniquenessConstraint constraint: Int, of owner: String) throws -> [ObjectID] {
         guard let ownerEntity = model.entity(named: owner), ownerEntity.uniquenessConstraints.indices.contains(constraint) else { return [] }

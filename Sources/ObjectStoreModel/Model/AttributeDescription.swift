@@ -30,6 +30,11 @@ public struct AttributeDescription: Sendable, Hashable {
     /// "Home" and "home" are one value (schema: `"collation": "caseInsensitive"`). It does
     /// not change what is stored, so it is not part of the version hash.
     public var isCaseInsensitive: Bool = false
+    /// Whether a deleted object's value of this attribute is kept in the store's history as
+    /// part of its tombstone (schema: `"preserveValueOnDeletion": true`, Core Data's option
+    /// of the same name). It does not change what is stored, so it is not part of the
+    /// version hash.
+    public var preservesValueOnDeletion: Bool = false
 
     /// An optional, stored attribute without default or rules.
     public init(name: String, type: AttributeType) {

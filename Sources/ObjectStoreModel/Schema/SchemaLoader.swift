@@ -10,6 +10,7 @@ enum SchemaLoader {
     static let attributeKeys = [
         "name", "type", "optional", "transient", "default", "min", "max", "minLength", "maxLength", "pattern",
         "allowedValues", "derived", "renamingIdentifier", "versionHashModifier", "userInfo", "collation",
+        "preserveValueOnDeletion",
     ]
     static let relationshipKeys = [
         "name", "destination", "inverse", "toMany", "ordered", "optional", "minCount", "maxCount", "deleteRule",
@@ -346,6 +347,7 @@ enum SchemaLoader {
         var attribute = AttributeDescription(name: name, type: type)
         attribute.isOptional = reader.bool("optional", log: &log) ?? true
         attribute.isTransient = reader.bool("transient", log: &log) ?? false
+        attribute.preservesValueOnDeletion = reader.bool("preserveValueOnDeletion", log: &log) ?? false
         attribute.renamingIdentifier = reader.string("renamingIdentifier", log: &log)
         attribute.versionHashModifier = reader.string("versionHashModifier", log: &log)
         attribute.userInfo = reader.stringMap("userInfo", log: &log)

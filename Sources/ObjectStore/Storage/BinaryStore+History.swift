@@ -1,0 +1,216 @@
+import Foundation
+import ObjectStoreModel
+
+// The store's history: a transaction record in the commit of every save, read back by
+// number or time, kept through compactions and log cuts as the retention bound says
+// (docs/store-format.md, "History").
+extension BinaryStore {
+    /// A transaction in the log: its number and time, and where its record's body is.
+    struct HistoryEntry {
+        var number: Int64
+        var timestamp: Date
+        var chunk: Int
+        var offset: Int
+        var length: Int
+    }
+
+    enum ChangeKind: UInt8 {
+        case insert = 1, update = 2, delete = 3
+    }
+
+    /// Writes a transaction record (tag 16): its number, time, author, context name,
+    /// process and changes, each value a tagged slot.
+    static func writeTransaction(_ transaction: HistoryTransaction, codec: RowCodec, path: String, into payload: inout ByteWriter) throws {
+        var body = ByteWriter()
+        body.signed(transaction.number)
+        body.u64(transaction.timestamp.timeIntervalSinceReferenceDate.bitPattern)
+        body.string(transaction.author ?? "")
+        body.string(transaction.contextName ?? "")
+        body.varint(UInt64(UInt32(bitPattern: transaction.processID)))
+        body.varint(UInt64(transaction.changes.count))
+        for change in transaction.changes {
+            switch change.kind {
+            case .insert: body.u8(ChangeKind.insert.rawValue)
+            case .update: body.u8(ChangeKind.update.rawValue)
+            case .delete: body.u8(ChangeKind.delete.rawValue)
+            }
+            guard let index = codec.entityIndex(of: change.objectID), let key = change.objectID.primaryKey else {
+                throw StoreError.invalidRequest(path: path, reason: "cannot record \(change.objectID) in the history: unknown entity or temporary ID")
+            }
+            body.varint(UInt64(index))
+            body.signed(key)
+            body.varint(UInt64(change.values.count))
+            for value in change.values {
+                body.varint(UInt64(value.slot))
+                do {
+                    try codec.encode(value.oldValue, into: &body)
+                    try codec.encode(value.newValue, into: &body)
+                } catch {
+                    throw StoreError.invalidRequest(path: path, reason: "cannot record \(change.objectID).\(value.name) in the history: it refers to an object of an entity this store does not have")
+                }
+            }
+        }
+        payload.u8(RecordTag.transaction)
+        payload.varint(UInt64(body.bytes.count))
+        payload.bytes.append(contentsOf: body.bytes)
+    }
+
+    /// Writes a history start record (tag 17): transactions numbered below `start` were
+    /// deleted, and the next one is numbered `start` at least.
+    static func writeHistoryStart(_ start: Int64, into payload: inout ByteWriter) {
+        var body = ByteWriter()
+        body.signed(start)
+        payload.u8(RecordTag.historyStart)
+        payload.varint(UInt64(body.bytes.count))
+        payload.bytes.append(contentsOf: body.bytes)
+    }
+
+    /// Reads a transaction record's body.
+    static func readTransaction(_ bytes: [UInt8], from start: Int, length: Int, codec: RowCodec, model: ManagedObjectModel) throws -> HistoryTransaction {
+        var reader = ByteReader(bytes, from: start, to: start + length)
+        let number = try reader.signed()
+        let seconds = Double(bitPattern: try reader.u64())
+        guard seconds.isFinite else { throw ByteReader.Truncated() }
+        let author = try reader.string()
+        let context = try reader.string()
+        let process = try reader.varint()
+        guard process <= UInt64(UInt32.max) else { throw ByteReader.Truncated() }
+        let count = try reader.count()
+        var changes: [HistoryChange] = []
+        changes.reserveCapacity(min(count, 4096))
+        for _ in 0..<count {
+            guard let kind = ChangeKind(rawValue: try reader.u8()) else { throw ByteReader.Truncated() }
+            let id = try codec.reference(from: &reader)
+            guard let key = id.primaryKey, key >= 1, let entity = model.entity(named: id.entityName) else { throw ByteReader.Truncated() }
+            let valueCount = try reader.count()
+            var values: [PropertyChange] = []
+            values.reserveCapacity(min(valueCount, entity.properties.count))
+            for _ in 0..<valueCount {
+                let slot = try reader.count()
+                guard slot < entity.properties.count else { throw ByteReader.Truncated() }
+                let old = try codec.slot(from: &reader)
+                let new = try codec.slot(from: &reader)
+                values.append(PropertyChange(name: entity.properties[slot].name, slot: slot, oldValue: old, newValue: new))
+            }
+            let publicKind: HistoryChange.Kind = kind == .insert ? .insert : kind == .update ? .update : .delete
+            changes.append(HistoryChange(kind: publicKind, objectID: id, values: values))
+        }
+        guard reader.isAtEnd else { throw ByteReader.Truncated() }
+        return HistoryTransaction(number: number, storeIdentifier: codec.storeIdentifier, timestamp: Date(timeIntervalSinceReferenceDate: seconds),
+                                  author: author.isEmpty ? nil : author, contextName: context.isEmpty ? nil : context,
+                                  processID: Int32(bitPattern: UInt32(process)), changes: changes)
+    }
+
+    /// Notes a history record met in the log (a transaction's number and time and where
+    /// it is; a start's deletion of the transactions before it).
+    static func noteHistoryRecord(_ tag: UInt8, _ bytes: [UInt8], from start: Int, length: Int, chunk: Int, state: inout State) throws {
+        var reader = ByteReader(bytes, from: start, to: start + length)
+        if tag == RecordTag.transaction {
+            let number = try reader.signed()
+            let seconds = Double(bitPattern: try reader.u64())
+            // Numbers rise from one commit to the next; anything else is damage.
+            guard number > state.historyLast, number < Int64.max / 2, seconds.isFinite else { throw ByteReader.Truncated() }
+            state.history.append(HistoryEntry(number: number, timestamp: Date(timeIntervalSinceReferenceDate: seconds), chunk: chunk, offset: start, length: length))
+            state.historyLast = number
+        } else if tag == RecordTag.historyStart {
+            let first = try reader.signed()
+            guard first >= 1, first < Int64.max / 2, first >= state.historyStart else { throw ByteReader.Truncated() }
+            state.historyStart = first
+            state.historyLast = max(state.historyLast, first - 1)
+            if let kept = state.history.firstIndex(where: { $0.number >= first }) {
+                state.history.removeFirst(kept)
+            } else {
+                state.history.removeAll()
+            }
+        }
+    }
+
+    // MARK: PersistentStore
+
+    package var keepsHistory: Bool {
+        core.withLock { $0.retention != nil || $0.state.writeFeatures & Feature.history != 0 }
+    }
+
+    package var lastSavedTransaction: Int64? { core.withLock { $0.lastSavedTransaction } }
+
+    package func trackHistory(_ retention: HistoryRetention) throws {
+        core.withLock { $0.retention = retention }
+    }
+
+    package func historyBounds() throws -> (first: Int64, last: Int64) {
+        try fileLock.withLock(exclusive: false) { fd, _ in
+            try core.withLock { core in
+                try core.refresh(fd)
+                try core.requireHistory()
+                return (core.state.historyStart, core.state.historyLast)
+            }
+        }
+    }
+
+    package func history(after number: Int64?, since date: Date?) throws -> [HistoryTransaction] {
+        try fileLock.withLock(exclusive: false) { fd, _ in
+            try core.withLock { core in
+                try core.refresh(fd)
+                try core.requireHistory()
+                guard let codec = core.state.codec else { return [] }
+                if let number {
+                    try checkAvailable(after: number, first: core.state.historyStart, last: core.state.historyLast, storeIdentifier: codec.storeIdentifier)
+                }
+                return try core.state.history.filter { entry in
+                    entry.number > (number ?? 0) && date.map { entry.timestamp > $0 } ?? true
+                }.map { entry in
+                    do {
+                        return try BinaryStore.readTransaction(core.state.chunks[entry.chunk], from: entry.offset, length: entry.length, codec: codec, model: model)
+                    } catch {
+                        throw StoreError.corrupt(path: path, reason: "unreadable transaction \(entry.number) of the history")
+                    }
+                }
+            }
+        }
+    }
+
+    package func deleteHistory(through number: Int64) throws {
+        guard !isReadOnly else { throw StoreError.readOnly(path: path) }
+        try fileLock.withLock { fd, _ in
+            try core.withLock { core in
+                try core.refresh(fd)
+                try core.requireHistory()
+                let first = min(number, core.state.historyLast) + 1
+                guard first > core.state.historyStart else { return }
+                var payload = ByteWriter()
+                BinaryStore.writeHistoryStart(first, into: &payload)
+                try core.append(payload.bytes, fd: fd, features: core.state.writeFeatures | Feature.history)
+                core.state.chunks.append(payload.bytes)
+                try BinaryStore.noteHistoryRecord(RecordTag.historyStart, payload.bytes, from: 2, length: payload.bytes.count - 2, chunk: core.state.chunks.count - 1, state: &core.state)
+            }
+        }
+    }
+}
+
+extension BinaryStore.Core {
+    /// Throws unless saves of this opening record transactions.
+    func requireHistory() throws {
+        guard retention != nil || state.writeFeatures & BinaryStore.Feature.history != 0 else { throw HistoryError.notTracked }
+    }
+
+    /// Whether saves record transactions.
+    var recordsHistory: Bool { retention != nil || state.writeFeatures & BinaryStore.Feature.history != 0 }
+
+    /// The commit that starts a new log in a file that keeps history (a compaction's, a log
+    /// cut's): the number of the first transaction kept, then the transactions the
+    /// retention bound covers, as they were written. Nil for a file without history.
+    func historyCommit(now: Date) -> [UInt8]? {
+        guard state.writeFeatures & BinaryStore.Feature.history != 0 else { return nil }
+        let last = state.historyLast
+        let retention = self.retention ?? .all
+        let kept = state.history.drop { !retention.keeps(number: $0.number, timestamp: $0.timestamp, last: last, now: now) }
+        var payload = ByteWriter()
+        BinaryStore.writeHistoryStart(kept.first?.number ?? last + 1, into: &payload)
+        for entry in kept {
+            payload.u8(BinaryStore.RecordTag.transaction)
+            payload.varint(UInt64(entry.length))
+            payload.bytes.append(contentsOf: state.chunks[entry.chunk][entry.offset..<entry.offset + entry.length])
+        }
+        return BinaryStore.frame(payload.bytes)
+    }
+}
