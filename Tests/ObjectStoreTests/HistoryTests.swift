@@ -241,4 +241,52 @@ extension StoreKind {
         #expect(task["priority"] == 3)
         #expect(try view.count(for: FetchRequest(entityName: "Task")) == 3)
     }
+
+    /// A compaction moves the kept history to a region the header points at; opening does
+    /// not read it, and every flipped byte of the file is still reported (by opening, by
+    /// reading the objects, by the integrity check or by reading the history).
+    @Test func theHistoryRegionIsCheckedWhenReadAndEveryFlippedByteIsReported() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("tasks.store")
+        do {
+            let coordinator = try PersistentStoreCoordinator(model: TestModel.model, storeURL: url, clock: { TestModel.now }, history: .all)
+            let context = ManagedObjectContext(coordinator: coordinator)
+            context.undoManager = nil
+            let task = try context.task("Kept", priority: 1)
+            try context.save()
+            try task.setValue(2, forKey: "priority")
+            try context.save()
+            try coordinator.compactStore()
+            try task.setValue(3, forKey: "priority")
+            try context.save()
+        }
+        let original = Array(try Data(contentsOf: url))
+        #expect(StoreHeader.field(original, at: 80) > 0, "a history region")
+        #expect(StoreHeader.field(original, at: 96) == 1 && StoreHeader.field(original, at: 104) == 2)
+        func damageIsReported() -> Bool {
+            do {
+                let coordinator = try PersistentStoreCoordinator(model: TestModel.model, storeURL: url)
+                let context = ManagedObjectContext(coordinator: coordinator)
+                for object in try context.fetch(FetchRequest(entityName: "Task")) {
+                    for property in object.entity.properties where property.attribute != nil { _ = try object.value(forKey: property.name) }
+                }
+                let transactions = try coordinator.fetchHistory(after: nil)
+                guard transactions.map(\.number) == [1, 2, 3] else { return true }
+                return try !coordinator.checkIntegrity().problems.isEmpty
+            } catch is StoreError {
+                return true
+            } catch {
+                return false
+            }
+        }
+        #expect(!damageIsReported())
+        var unnoticed: [Int] = []
+        for offset in 0..<original.count {
+            var damaged = original
+            damaged[offset] ^= 0x5A
+            try Data(damaged).write(to: url)
+            if !damageIsReported() { unnoticed.append(offset) }
+        }
+        #expect(unnoticed.isEmpty, "flips at \(unnoticed.prefix(20)) of \(original.count) bytes went unnoticed")
+    }
 }

@@ -9,9 +9,15 @@ extension BinaryStore {
         try fileLock.withLock(exclusive: false) { fd, _ in
             try core.withLock { core in
                 try core.refresh(fd)
-                guard let snapshot = core.state.snapshot, let codec = core.state.codec, let held = core.held else { return [] }
-                let expected = try core.indexes(of: snapshot, codec: codec)
                 var problems: [String] = []
+                // The history region, read only when history is asked for, is checked here too.
+                do {
+                    _ = try core.historyEntries()
+                } catch let error as StoreError {
+                    problems.append("the history is damaged (\(error)); the objects are not")
+                }
+                guard let snapshot = core.state.snapshot, let codec = core.state.codec, let held = core.held else { return problems }
+                let expected = try core.indexes(of: snapshot, codec: codec)
                 for part in snapshot.indexes {
                     let owner = part.owner < codec.entityNames.count ? codec.entityNames[part.owner] : "entity \(part.owner)"
                     let isSchemaIndex = part.constraint & Snapshot.schemaIndexFlag != 0

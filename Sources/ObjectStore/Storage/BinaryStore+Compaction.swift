@@ -106,14 +106,20 @@ extension BinaryStore.Core {
         let snapshot = Snapshot.bytes(rows: rows, indexes: try indexes(of: rows, codec: target) + schemaIndexes(of: rows, columns: columns, codec: target),
                                       columns: columns)
         let snapshotOffset = BinaryStore.headerSize + metadataFrame.count
-        // The history the retention bound keeps starts the new log.
-        let history = historyCommit(now: Date())
-        let header = BinaryStore.header(BinaryStore.Header(version: BinaryStore.formatVersion, committedLength: snapshotOffset + snapshot.count + (history?.count ?? 0),
-                                        commitCount: state.commitCount + (history == nil ? 1 : 2),
+        // The history the retention bound keeps, in a region between the snapshot and the
+        // (empty) log: read only when history is asked for.
+        let history = try historyRegion(now: Date())
+        let snapshotEnd = snapshotOffset + snapshot.count
+        let regionLength = history?.bytes.count ?? 0
+        let header = BinaryStore.header(BinaryStore.Header(version: BinaryStore.formatVersion, committedLength: snapshotEnd + regionLength,
+                                        commitCount: state.commitCount + 1,
                                         snapshotOffset: snapshotOffset, snapshotLength: snapshot.count,
-                                        readFeatures: state.readFeatures, writeFeatures: state.writeFeatures))
+                                        logOffset: history == nil ? 0 : snapshotEnd + regionLength,
+                                        readFeatures: state.readFeatures, writeFeatures: state.writeFeatures,
+                                        historyOffset: history == nil ? 0 : snapshotEnd, historyLength: regionLength,
+                                        historyStart: history?.start ?? 0, historyLast: history?.last ?? 0))
         // Beside the real file, so a symbolic link to the store stays one.
-        let fd = try FileIO.replace(realPath, with: [header, metadataFrame, snapshot] + (history.map { [$0] } ?? []), backup: backup)
+        let fd = try FileIO.replace(realPath, with: [header, metadataFrame, snapshot] + (history.map { [$0.bytes] } ?? []), backup: backup)
         defer { close(fd) }
         try reload(fd)
     }

@@ -60,6 +60,14 @@ extension BinaryStore {
         var readFeatures: UInt64 = 0
         /// Features a program must know to change the file (none in 1.0; ``Feature``).
         var writeFeatures: UInt64 = 0
+        /// The history region (with the history feature): where the transactions kept by
+        /// the last compaction or log cut are, read only when history is asked for; zeros
+        /// for none.
+        var historyOffset = 0
+        var historyLength = 0
+        /// The number of the first transaction kept, and of the last one in the region.
+        var historyStart: Int64 = 0
+        var historyLast: Int64 = 0
 
         /// Where the log starts in a file with a snapshot.
         var logStart: Int { logOffset != 0 ? logOffset : snapshotOffset + snapshotLength }
@@ -98,6 +106,11 @@ extension BinaryStore {
         tail.u64(fields.logGeneration)
         tail.u64(fields.readFeatures)
         tail.u64(fields.writeFeatures)
+        // The history region's fields (zeros without the history feature).
+        tail.u64(UInt64(fields.historyOffset))
+        tail.u64(UInt64(fields.historyLength))
+        tail.signed64(fields.historyStart)
+        tail.signed64(fields.historyLast)
         // Reserved for fields later features add (each with its feature bit).
         tail.bytes.append(contentsOf: [UInt8](repeating: 0, count: headerSize - 16 - tail.bytes.count))
         var header = ByteWriter()
@@ -170,8 +183,21 @@ extension BinaryStore {
             guard logOffset == 0 || (!none && logOffset >= snapshotOffset + snapshotLength && logOffset <= committed) else {
                 throw StoreError.corrupt(path: path, reason: "the header's log place is not valid")
             }
-            return Header(version: version, committedLength: Int(committed), commitCount: count, snapshotOffset: Int(snapshotOffset), snapshotLength: Int(snapshotLength),
-                          logOffset: Int(logOffset), logGeneration: logGeneration, readFeatures: readFeatures, writeFeatures: writeFeatures)
+            var header = Header(version: version, committedLength: Int(committed), commitCount: count, snapshotOffset: Int(snapshotOffset), snapshotLength: Int(snapshotLength),
+                                logOffset: Int(logOffset), logGeneration: logGeneration, readFeatures: readFeatures, writeFeatures: writeFeatures)
+            if version >= 8 && writeFeatures & Feature.history != 0 {
+                let offset = try reader.u64(), length = try reader.u64()
+                let first = Int64(bitPattern: try reader.u64()), last = Int64(bitPattern: try reader.u64())
+                // The region lies between the snapshot and the log; the numbers are counters.
+                guard offset == 0 ? length == 0 : (!none && offset >= snapshotOffset + snapshotLength && length >= 8 && length <= UInt64(header.logStart) && offset <= UInt64(header.logStart) - length),
+                      first >= 0, last >= 0, first < Int64(maxCounter), last < Int64(maxCounter), first <= last + 1
+                else { throw StoreError.corrupt(path: path, reason: "the header's history place is not valid") }
+                header.historyOffset = Int(offset)
+                header.historyLength = Int(length)
+                header.historyStart = first
+                header.historyLast = last
+            }
+            return header
         } catch is ByteReader.Truncated {
             throw StoreError.corrupt(path: path, reason: "the header is truncated")
         }

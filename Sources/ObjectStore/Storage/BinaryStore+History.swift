@@ -156,11 +156,11 @@ extension BinaryStore {
                 if let number {
                     try checkAvailable(after: number, first: core.state.historyStart, last: core.state.historyLast, storeIdentifier: codec.storeIdentifier)
                 }
-                return try core.state.history.filter { entry in
+                return try core.historyEntries().filter { entry in
                     entry.number > (number ?? 0) && date.map { entry.timestamp > $0 } ?? true
                 }.map { entry in
                     do {
-                        return try BinaryStore.readTransaction(core.state.chunks[entry.chunk], from: entry.offset, length: entry.length, codec: codec, model: model)
+                        return try BinaryStore.readTransaction(core.bytes(of: entry), from: entry.offset, length: entry.length, codec: codec, model: model)
                     } catch {
                         throw StoreError.corrupt(path: path, reason: "unreadable transaction \(entry.number) of the history")
                     }
@@ -196,21 +196,62 @@ extension BinaryStore.Core {
     /// Whether saves record transactions.
     var recordsHistory: Bool { retention != nil || state.writeFeatures & BinaryStore.Feature.history != 0 }
 
-    /// The commit that starts a new log in a file that keeps history (a compaction's, a log
-    /// cut's): the number of the first transaction kept, then the transactions the
-    /// retention bound covers, as they were written. Nil for a file without history.
-    func historyCommit(now: Date) -> [UInt8]? {
+    /// The transactions of the history region and the log that are still kept, oldest
+    /// first (the region read from the file the first time).
+    func historyEntries() throws -> [BinaryStore.HistoryEntry] {
+        if state.regionEntries == nil {
+            var entries: [BinaryStore.HistoryEntry] = []
+            let region = state.historyRegion
+            if region.length > 0 {
+                guard let fd = held?.fd else { throw StoreError.io(path: path, reason: "the store file is not open") }
+                let bytes = try FileIO.read(fd, count: region.length, at: region.offset, path: path)
+                var reader = ByteReader(bytes)
+                guard bytes.count == region.length, let length = try? Int(reader.u32()), let crc = try? reader.u32(), length == bytes.count - 8,
+                      CRC32.checksum(bytes[8...]) == crc
+                else { throw StoreError.corrupt(path: path, reason: "the history region at byte \(region.offset) is damaged") }
+                var scratch = BinaryStore.State()
+                scratch.historyLast = region.start - 1
+                do {
+                    while !reader.isAtEnd {
+                        guard try reader.u8() == BinaryStore.RecordTag.transaction else { throw ByteReader.Truncated() }
+                        let recordLength = try reader.count()
+                        guard recordLength <= reader.end - reader.position else { throw ByteReader.Truncated() }
+                        try BinaryStore.noteHistoryRecord(BinaryStore.RecordTag.transaction, bytes, from: reader.position, length: recordLength, chunk: -1, state: &scratch)
+                        reader.position += recordLength
+                    }
+                } catch {
+                    throw StoreError.corrupt(path: path, reason: "the history region at byte \(region.offset) is damaged")
+                }
+                guard scratch.historyLast <= region.last else { throw StoreError.corrupt(path: path, reason: "the history region at byte \(region.offset) is damaged") }
+                entries = scratch.history
+                state.regionBytes = bytes
+            }
+            state.regionEntries = entries
+        }
+        let start = state.historyStart
+        return (state.regionEntries ?? []).filter { $0.number >= start } + state.history.filter { $0.number >= start }
+    }
+
+    /// The bytes an entry's record is in.
+    func bytes(of entry: BinaryStore.HistoryEntry) -> [UInt8] {
+        entry.chunk < 0 ? state.regionBytes : state.chunks[entry.chunk]
+    }
+
+    /// The history region a new log starts after (a compaction's, a log cut's): the
+    /// transactions the retention bound keeps, as they were written, in a frame of their
+    /// own; with the number of the first one kept and of the last one written. Nil for a
+    /// file without history.
+    func historyRegion(now: Date) throws -> (bytes: [UInt8], start: Int64, last: Int64)? {
         guard state.writeFeatures & BinaryStore.Feature.history != 0 else { return nil }
         let last = state.historyLast
         let retention = self.retention ?? .all
-        let kept = state.history.drop { !retention.keeps(number: $0.number, timestamp: $0.timestamp, last: last, now: now) }
+        let kept = try historyEntries().drop { !retention.keeps(number: $0.number, timestamp: $0.timestamp, last: last, now: now) }
         var payload = ByteWriter()
-        BinaryStore.writeHistoryStart(kept.first?.number ?? last + 1, into: &payload)
         for entry in kept {
             payload.u8(BinaryStore.RecordTag.transaction)
             payload.varint(UInt64(entry.length))
-            payload.bytes.append(contentsOf: state.chunks[entry.chunk][entry.offset..<entry.offset + entry.length])
+            payload.bytes.append(contentsOf: bytes(of: entry)[entry.offset..<entry.offset + entry.length])
         }
-        return BinaryStore.frame(payload.bytes)
+        return (BinaryStore.frame(payload.bytes), kept.first?.number ?? last + 1, last)
     }
 }

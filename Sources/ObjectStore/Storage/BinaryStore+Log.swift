@@ -170,6 +170,10 @@ extension BinaryStore.Core {
         fresh.version = header.version
         fresh.readFeatures = header.readFeatures
         fresh.writeFeatures = header.writeFeatures
+        // The history region is read when history is asked for; its numbers count now.
+        fresh.historyRegion = (header.historyOffset, header.historyLength, header.historyStart, header.historyLast)
+        fresh.historyStart = max(1, header.historyStart)
+        fresh.historyLast = header.historyLast
         let unclaimed: UInt64
         if header.snapshotLength > 0 {
             // The metadata commit, the snapshot, then the log, up to the file's end.
@@ -225,7 +229,8 @@ extension BinaryStore.Core {
         guard header.committedLength >= state.claimedLength, size >= state.committedLength,
               header.snapshotOffset == state.snapshotPlace.offset, header.snapshotLength == state.snapshotPlace.length,
               header.logGeneration == state.logGeneration, header.version == state.version,
-              header.readFeatures == state.readFeatures, header.writeFeatures == state.writeFeatures
+              header.readFeatures == state.readFeatures, header.writeFeatures == state.writeFeatures,
+              header.historyOffset == state.historyRegion.offset, header.historyLength == state.historyRegion.length
         else { return try reload(fd) }
         state.claimedLength = header.committedLength
         // Commits appended since, whether the header claims them yet or not.
@@ -243,7 +248,9 @@ extension BinaryStore.Core {
         return BinaryStore.header(BinaryStore.Header(version: BinaryStore.formatVersion, committedLength: committedLength, commitCount: commitCount,
                                   snapshotOffset: state.snapshotPlace.offset, snapshotLength: state.snapshotPlace.length,
                                   logOffset: state.snapshotPlace.length > 0 && state.logStart != snapshotEnd ? state.logStart : 0,
-                                  logGeneration: state.logGeneration, readFeatures: state.readFeatures, writeFeatures: state.writeFeatures))
+                                  logGeneration: state.logGeneration, readFeatures: state.readFeatures, writeFeatures: state.writeFeatures,
+                                  historyOffset: state.historyRegion.offset, historyLength: state.historyRegion.length,
+                                  historyStart: state.historyRegion.start, historyLast: state.historyRegion.last))
     }
 
     /// Throws unless this code may change the file: one whose write features it knows, and
@@ -333,13 +340,16 @@ extension BinaryStore.Core {
             payload.varint(UInt64(index))
             payload.signed(key)
         }
-        // The history the retention bound keeps, as the new log's first commit.
-        let history = historyCommit(now: Date())
-        let commit = (history ?? []) + (payload.bytes.isEmpty ? [] : BinaryStore.frame(payload.bytes))
+        // The history the retention bound keeps, in a region before the new log.
+        let history = try historyRegion(now: Date())
+        let region = history?.bytes ?? []
+        let commit = payload.bytes.isEmpty ? [] : BinaryStore.frame(payload.bytes)
         // Where nothing live is: before the log, from the snapshot's end (free after an
         // earlier cut), when the cut log and its end mark fit; else after the log.
         let snapshotEnd = state.snapshotPlace.offset + state.snapshotPlace.length
-        let place = commit.count + 8 <= state.logStart - snapshotEnd ? snapshotEnd : state.committedLength
+        // (The history region the header points at is live too: free space ends there.)
+        let freeEnd = state.historyRegion.offset != 0 ? state.historyRegion.offset : state.logStart
+        let place = region.count + commit.count + 8 <= freeEnd - snapshotEnd ? snapshotEnd : state.committedLength
         // A frame longer than any file: readers looking for commits past the header's
         // length stop here. What an older log left after it is history up to the log the
         // header pointed at, which would give the same rows, only read for nothing.
@@ -347,23 +357,26 @@ extension BinaryStore.Core {
         end.u32(UInt32.max)
         end.u32(0)
         fileSize = nil
-        try FileIO.write(fd, commit + end.bytes, at: place, path: path)
+        try FileIO.write(fd, region + commit + end.bytes, at: place, path: path)
         // The header never points at a log not on disk, and the log it pointed at is not
         // written over until the header pointing elsewhere is.
         try FileIO.syncData(fd, path: path)
         #if DEBUG
         if cutStop == .afterWritingTheLog { throw StoreError.io(path: path, reason: "the log cut stopped where a test asked") }
         #endif
-        let fields = BinaryStore.Header(version: BinaryStore.formatVersion, committedLength: place + commit.count, commitCount: state.commitCount + (history == nil ? 1 : 2),
+        let logPlace = place + region.count
+        let fields = BinaryStore.Header(version: BinaryStore.formatVersion, committedLength: logPlace + commit.count, commitCount: state.commitCount + 1,
                                         snapshotOffset: state.snapshotPlace.offset, snapshotLength: state.snapshotPlace.length,
-                                        logOffset: place == snapshotEnd ? 0 : place, logGeneration: state.logGeneration &+ 1,
-                                        readFeatures: state.readFeatures, writeFeatures: state.writeFeatures)
+                                        logOffset: logPlace == snapshotEnd ? 0 : logPlace, logGeneration: state.logGeneration &+ 1,
+                                        readFeatures: state.readFeatures, writeFeatures: state.writeFeatures,
+                                        historyOffset: history == nil ? 0 : place, historyLength: region.count,
+                                        historyStart: history?.start ?? 0, historyLast: history?.last ?? 0)
         try FileIO.write(fd, Array(BinaryStore.header(fields)[8...]), at: 8, path: path)
         try FileIO.syncData(fd, path: path)
         #if DEBUG
         if cutStop == .afterMovingTheHeader { throw StoreError.io(path: path, reason: "the log cut stopped where a test asked") }
         #endif
-        guard ftruncate(fd, off_t(place + commit.count)) == 0 else { throw StoreError.io(path: path, reason: "cannot set the file size: \(FileIO.errorText())") }
+        guard ftruncate(fd, off_t(logPlace + commit.count)) == 0 else { throw StoreError.io(path: path, reason: "cannot set the file size: \(FileIO.errorText())") }
         try reload(fd)
         return true
     }

@@ -149,6 +149,11 @@ package final class BinaryStore: PersistentStore, Sendable {
         /// written (0: none).
         var historyStart: Int64 = 1
         var historyLast: Int64 = 0
+        /// The history region the header points at (offset, length, the first and last
+        /// numbers it holds; zeros: none), and its transactions once read.
+        var historyRegion = (offset: 0, length: 0, start: Int64(0), last: Int64(0))
+        var regionEntries: [HistoryEntry]?
+        var regionBytes: [UInt8] = []
     }
 
     /// Log bytes above which a save cuts a log that mostly repeats rows written again, and

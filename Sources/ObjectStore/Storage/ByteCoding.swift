@@ -35,6 +35,8 @@ struct ByteWriter {
         withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[..<min(max(width, 0), 8)])) }
     }
 
+    mutating func signed64(_ v: Int64) { u64(UInt64(bitPattern: v)) }
+
     mutating func varint(_ v: UInt64) {
         var v = v
         while v >= 0x80 {
