@@ -100,7 +100,10 @@ final class App {
             if let format = result.upgradedFormat { done.append("upgraded the store from the pre-release binary format \(format) to store format 1.0") }
             output.warn("taskctl: \(done.joined(separator: " and ")); the old store is kept at \(result.backupURL.path)")
         }
+        // Every save records its transaction in the store's history: undo and log read it.
+        try coordinator.trackHistory(HistoryRetention(transactions: App.historyKept))
         let context = ManagedObjectContext(coordinator: coordinator)
+        context.transactionAuthor = App.historyAuthor
         context.undoManager = nil
         // Two taskctl processes editing different fields of one task both keep their edit.
         context.mergePolicy = .mergeByPropertyMemoryWins

@@ -277,7 +277,7 @@ import ObjectStoreModel
         let url = directory.file("tasks.store")
         try Self.writeStore(version: "v4", to: url)
         let models = try Self.tasksDirectory()
-        #expect(models.currentVersionName == "v5")
+        #expect(models.currentVersionName == "v6")
         #expect(try models.model(version: "v4").entityVersionHashes == models.model(version: "v5").entityVersionHashes)
         #expect(try StoreMigrator(models: models).plan(storeURL: url).isNeeded == false)
         let before = try Data(contentsOf: url)
@@ -317,7 +317,7 @@ import ObjectStoreModel
         #expect {
             try StoreMigrator(models: try Self.tasksDirectory()).openStore(at: url, readOnly: true)
         } throws: { error in
-            "\(error)".contains("written with model version v2") && "\(error)".contains("cannot migrate it to the current v5")
+            "\(error)".contains("written with model version v2") && "\(error)".contains("cannot migrate it to the current v6")
         }
     }
 

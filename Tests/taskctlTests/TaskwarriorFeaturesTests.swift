@@ -216,15 +216,4 @@ struct TaskwarriorFeaturesTests {
         try Data("\n  [{\"description\": \"Spaced\", \"uuid\": \"\(UUID().uuidString)\"}]\n".utf8).write(to: spaced)
         #expect(try t.ok("import", spaced.path).contains("(Taskwarrior JSON): 1 added"))
     }
-
-    @Test func aHandEditedUndoJournalWithAbsurdIdsIsNeverATrap() throws {
-        let t = try TaskctlRunner()
-        try t.ok("add", "kept")
-        let journal = URL(fileURLWithPath: t.store.path + ".undo.json")
-        let absurd = #"{"command": "add", "created": [[-9223372036854775808, 9223372036854775807], [5, 3]], "tasks": [{"id": -9223372036854775808, "before": null, "after": null}], "locations": []}"#
-        try Data((absurd + "\n").utf8).write(to: journal)
-        let undo = try t.run("undo")
-        #expect(undo.status == 0 || undo.status == 1, "\(undo.err)")
-        #expect(try t.texts() == ["kept"], "nothing real was named, nothing was undone")
-    }
 }

@@ -251,6 +251,22 @@ public final class ManagedObjectContext {
         return object
     }
 
+    /// Inserts an object again under the permanent ID it had before it was deleted (an undo
+    /// bringing back a deletion from the store's history): relationships and history that
+    /// name the ID name it again. The key is the store's and was never handed out to
+    /// another object, since keys are not reused.
+    ///
+    /// - Throws: ``ObjectStoreError/objectNotFound(_:)`` is not thrown; a store error when
+    ///   the ID is temporary, of another store, or names an object that exists.
+    package func insertObject(restoring id: ObjectID) throws -> ManagedObject {
+        guard !id.isTemporary, id.storeIdentifier == storeIdentifier, registered[id] == nil, try coordinator.store.row(for: id) == nil else {
+            throw StoreError.invalidRequest(path: "", reason: "cannot restore \(id): it exists, or is not a deleted object of this store")
+        }
+        let object = try insertObject(entityName: id.entityName)
+        remapIDs([object.objectID: id])
+        return object
+    }
+
     /// Inserts a new object of a registered subclass.
     ///
     /// ```swift

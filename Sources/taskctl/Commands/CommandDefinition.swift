@@ -176,11 +176,25 @@ struct CommandDefinition {
                     usage: taskctl undo
 
                     Reverts the last change made by any taskctl command (add, edit, done, reopen,
-                    delete, start, stop, annotate, import, location changes), whichever process made it. Repeat to go further back.
+                    delete, start, stop, annotate, import, location changes), whichever process made it,
+                    from the store's history (see taskctl log). Repeat to go further back.
                     Only the fields that change touched are reverted; if one of them was changed since
-                    (by a program that does not journal), undo refuses and changes nothing.
+                    (by another program), undo refuses, names the fields and changes nothing.
                     """,
                 run: UndoCommand.run),
+            CommandDefinition(
+                name: "log", synopsis: "log", summary: "list recent changes: when, which command, which fields, old -> new",
+                valued: ["limit"], switches: ["json"], taskwarriorAttributes: false,
+                help: """
+                    usage: taskctl log [--limit N] [--json]
+
+                    Lists the store's last changes (10, or N), oldest first: the change's number,
+                    when it was saved, the command that made it (or the program, when not taskctl),
+                    and per task (or location, tag, project, annotation) the fields it changed,
+                    old -> new. 'undo of #N' marks what an undo reverted. The store keeps its last
+                    1,000 changes.
+                    """,
+                run: HistoryCommand.run),
             CommandDefinition(
                 name: "locations", synopsis: "locations", summary: "list locations with task counts and high-priority tasks",
                 valued: [], switches: ["json"], taskwarriorAttributes: false,

@@ -388,7 +388,7 @@ enum ImportCommand {
             if created { try recorder.willChange(task: task) }
         }
         do {
-            try recorder.save(context, journal: UndoJournal(storeURL: app.storeURL), app: app)
+            try recorder.save(context, app: app)
         } catch let error as ValidationError {
             throw CLIError.usage("nothing imported: \(CLIError.from(error).message)")
         }

@@ -55,8 +55,7 @@ enum LocationCommands {
             context.mergePolicy = .error
             let location = try context.insertObject(entityName: "Location")
             try location.setValue(.string(names[0]), forKey: "name")
-            try recorder.willChange(location: location)
-            try recorder.save(context, journal: UndoJournal(storeURL: app.storeURL), app: app)
+            try recorder.save(context, app: app)
             app.output.line("added location \(names[0])")
         case "rename":
             guard names.count == 2, !names[1].isEmpty else { throw CLIError.usage("usage: taskctl location rename OLD NEW") }
@@ -66,16 +65,14 @@ enum LocationCommands {
             if let other = try app.location(named: names[1], in: context, create: false), other !== location {
                 throw CLIError.usage("there is already a location named \(names[1])")
             }
-            try recorder.willChange(location: location)
             try location.setValue(.string(names[1]), forKey: "name")
-            try recorder.save(context, journal: UndoJournal(storeURL: app.storeURL), app: app)
+            try recorder.save(context, app: app)
             app.output.line("renamed location \(names[0]) to \(names[1])")
         case "delete":
             guard names.count == 1 else { throw CLIError.usage("usage: taskctl location delete NAME [--with-tasks]") }
             guard let location = try app.location(named: names[0], in: context, create: false) else {
                 throw CLIError.usage("no location named \(names[0]); see taskctl locations")
             }
-            try recorder.willChange(location: location)
             let tasks = try location.objects(forKey: "tasks")
             for task in tasks {
                 try recorder.willChange(task: task)
@@ -85,7 +82,7 @@ enum LocationCommands {
                 }
             }
             context.delete(location)
-            try recorder.save(context, journal: UndoJournal(storeURL: app.storeURL), app: app)
+            try recorder.save(context, app: app)
             let what = args.has("with-tasks") ? "and its \(tasks.count) task(s)" : "(\(tasks.count) task(s) now have no location)"
             app.output.line("deleted location \(names[0]) \(what)")
         default:

@@ -25,7 +25,7 @@ enum TaskCommands {
         try dates.apply(to: task)
         try recorder.willChange(task: task)
         try checkRules(task)
-        try recorder.save(context, journal: UndoJournal(storeURL: app.storeURL), app: app)
+        try recorder.save(context, app: app)
         if args.has("json") {
             app.output.line(try TaskView(task, now: app.now).json)
         } else {
@@ -195,7 +195,7 @@ enum TaskCommands {
             context.processPendingChanges()
             if task.hasChanges { changed.append(task) }
         }
-        try recorder.save(context, journal: UndoJournal(storeURL: app.storeURL), app: app)
+        try recorder.save(context, app: app)
         if args.has("json") {
             if tasks.count == 1 && predicate == nil {
                 app.output.line(try TaskView(tasks[0], now: app.now).json)
@@ -256,7 +256,7 @@ enum TaskCommands {
             // Every task was in that state already: nothing done is a failure, not a success.
             throw CLIError.usage("nothing to \(command): every task given is already \(status == "pending" ? "pending" : status)")
         }
-        try recorder.save(context, journal: UndoJournal(storeURL: app.storeURL), app: app)
+        try recorder.save(context, app: app)
         if args.has("json") {
             app.output.line(TaskView.jsonArray(try TaskView.of(changed, now: app.now)))
         } else {
@@ -326,7 +326,7 @@ enum TaskCommands {
             changed.append(task)
         }
         if changed.isEmpty { throw CLIError.usage("nothing to \(command): every task given is \(start ? "already started" : "not started")") }
-        try recorder.save(context, journal: UndoJournal(storeURL: app.storeURL), app: app)
+        try recorder.save(context, app: app)
         if args.has("json") {
             app.output.line(TaskView.jsonArray(try TaskView.of(changed, now: app.now)))
         } else {
@@ -347,7 +347,7 @@ enum TaskCommands {
         try recorder.willChange(task: task)
         try Annotations.add(text, entry: app.now, to: task, in: context)
         do {
-            try recorder.save(context, journal: UndoJournal(storeURL: app.storeURL), app: app)
+            try recorder.save(context, app: app)
         } catch let error as ValidationError {
             throw CLIError.usage("not annotated: \(CLIError.from(error).message)")
         }

@@ -2,119 +2,190 @@ import Foundation
 import ObjectStore
 import ObjectStoreModel
 
-/// `taskctl undo`: reverts what the last journaled command changed, and only that.
+/// `taskctl undo`: reverts the last change a taskctl command made, from the store's history.
 ///
-/// It holds the store's lock from reading the journal to saving, so concurrent undos each
-/// take their own entry. It reverts only the fields the entry's command changed, and
-/// refuses when one of them was changed since (by something the journal did not record),
-/// rather than overwrite that change.
+/// It holds the store's lock from reading the history to saving, so concurrent undos each
+/// take their own transaction. It reverts exactly the fields the transaction changed, and
+/// refuses (changing nothing) when one of them was changed since by something that is not
+/// undone, rather than overwrite that change. The undo is itself one transaction, named
+/// `undo N`: the next undo goes further back.
 enum UndoCommand {
-    static let taskTypes: [String: AttributeType] = [
-        "title": .string, "priority": .int16, "dueDate": .date, "status": .string, "createdAt": .date, "completedAt": .date, "uuid": .uuid, "extras": .string,
-        "waitUntil": .date, "scheduled": .date, "startedAt": .date, "recurrence": .string, "until": .date,
-    ]
-
-    static func decode(_ text: String?, as type: AttributeType) -> Value {
-        guard let text, let node = try? JSONParser.parse(text), case .success(let value) = JSONText.decode(node, as: type) else { return .null }
-        return value
-    }
-
     static func run(_ words: [String], _ app: App) throws {
         let args = try Arguments(words, for: "undo")
         guard args.positional.isEmpty else {
             throw CLIError.usage("undo takes no arguments: it undoes the last change, whichever task it was ('\(args.positional.joined(separator: " "))' given)")
         }
-        let journal = UndoJournal(storeURL: app.storeURL)
         let context = try app.context()
-        let entry: UndoJournal.Entry = try context.coordinator.withExclusiveStoreAccess {
-            var entries = journal.read()
-            guard let entry = entries.popLast() else { throw CLIError.usage("nothing to undo") }
-            try revert(entry, in: context, app)
-            // The entry leaves the journal before the save: a crash in between leaves the
-            // change in place (undo it again), never an entry that undoes twice.
-            try journal.write(entries)
-            do {
-                try context.save()
-            } catch {
-                try? journal.write(entries + [entry])
-                throw error
+        let coordinator = context.coordinator
+        let (target, gone): (HistoryTransaction, [String]) = try coordinator.withExclusiveStoreAccess {
+            guard let target = try lastUndoable(coordinator) else { throw CLIError.usage("nothing to undo") }
+            var reverter = Reverter(context: context, app: app, target: target)
+            try reverter.revert()
+            guard context.hasChanges else {
+                throw CLIError.usage("cannot undo \(target.contextName ?? "the last change"): \(reverter.gone.joined(separator: ", ")) no longer exist\(reverter.gone.count == 1 ? "s" : "")")
             }
-            return entry
+            context.name = "undo \(target.number)"
+            try context.save()
+            return (target, reverter.gone)
         }
-        let ids = UndoJournal.ranges(entry.tasks.map(\.id)).map { $0.count == 1 ? "\($0.lowerBound)" : "\($0.lowerBound)-\($0.upperBound)" }
-        app.output.line("undid \(entry.command)" + (ids.isEmpty ? "" : " of task\(entry.tasks.count == 1 ? "" : "s") \(ids.joined(separator: ", "))"))
+        app.removeUndoJournal()
+        let ids = taskIDs(in: target)
+        let ranges = HistoryCommand.ranges(ids).map { $0.count == 1 ? "\($0.lowerBound)" : "\($0.lowerBound)-\($0.upperBound)" }
+        app.output.line("undid \(target.contextName ?? "change #\(target.number)")" + (ranges.isEmpty ? "" : " of task\(ids.count == 1 ? "" : "s") \(ranges.joined(separator: ", "))"))
+        if !gone.isEmpty { app.output.warn("taskctl: \(gone.joined(separator: ", ")) no longer exist\(gone.count == 1 ? "s" : ""): left as they are") }
     }
 
-    /// The keys an entry's command changed on a task (every key for an old entry without "after").
-    static func changedKeys(before: [String: String], after: [String: String]?) -> [String] {
-        // Keys an entry does not have (written before taskctl recorded them) are left alone.
-        let keys = (Array(taskTypes.keys) + ["location", "project", "tags", "annotations"]).filter { before[$0] != nil }
-        guard let after else { return keys.sorted() }
-        return keys.filter { before[$0] != after[$0] }.sorted()
+    /// The number a transaction of `undo` reverted, from its name.
+    static func undoneNumber(_ transaction: HistoryTransaction) -> Int64? {
+        guard let name = transaction.contextName, name.hasPrefix("undo ") else { return nil }
+        return Int64(name.dropFirst(5))
     }
 
-    private static func revert(_ entry: UndoJournal.Entry, in context: ManagedObjectContext, _ app: App) throws {
-        // Check every task against what the command left before changing anything.
-        var found: [Int64: ManagedObject] = [:]
-        for (id, before, after) in entry.tasks {
-            guard let task = try? app.task(String(id), in: context) else { continue }
-            found[id] = task
-            guard let after else { continue }
-            let now = try UndoJournal.snapshot(task: task)
-            let keys = before.map { changedKeys(before: $0, after: after) } ?? Array(after.keys).sorted()
-            let changed = keys.filter { now[$0] != after[$0] }
-            if !changed.isEmpty {
-                let names = changed.map { $0 == "title" ? "text" : $0 == "dueDate" ? "due" : $0 }
-                throw CLIError.usage("cannot undo \(entry.command): task \(id)'s \(names.joined(separator: ", ")) changed since, and undo would overwrite that")
+    /// The last transaction of taskctl that no undo has reverted yet.
+    static func lastUndoable(_ coordinator: PersistentStoreCoordinator) throws -> HistoryTransaction? {
+        var undone = Set<Int64>()
+        for transaction in try coordinator.fetchHistory(after: nil, authors: [App.historyAuthor]).reversed() {
+            if let number = undoneNumber(transaction) {
+                undone.insert(number)
+            } else if !undone.contains(transaction.number) {
+                return transaction
             }
         }
-        for (after, before) in entry.locations {
-            let current = try after.flatMap { try app.location(named: $0, in: context, create: false) }
-            guard let before else {
-                if let current { context.delete(current) }
+        return nil
+    }
+
+    /// The ids of the tasks a transaction changed.
+    static func taskIDs(in transaction: HistoryTransaction) -> [Int64] {
+        transaction.changes.filter { $0.entityName == "Task" }.compactMap(\.objectID.primaryKey).sorted()
+    }
+}
+
+/// Reverts one transaction in a context: checks first, then changes.
+struct Reverter {
+    let context: ManagedObjectContext
+    let app: App
+    let target: HistoryTransaction
+    /// Objects the transaction changed that no longer exist, as the user names them.
+    var gone: [String] = []
+
+    init(context: ManagedObjectContext, app: App, target: HistoryTransaction) {
+        self.context = context
+        self.app = app
+        self.target = target
+    }
+
+    private var command: String { target.contextName ?? "change #\(target.number)" }
+
+    func find(_ id: ObjectID) -> ManagedObject? { try? context.existingObject(with: id) }
+
+    /// A relationship's value now, as the history writes it.
+    static func current(_ object: ManagedObject, _ change: PropertyChange) throws -> SlotValue {
+        guard let property = object.entity.property(named: change.name) else { return .value(.null) }
+        switch property {
+        case .attribute: return .value(object[change.name])
+        case .relationship(let relationship):
+            if relationship.isToMany { return .toMany(try object.objectIDs(forRelationship: change.name)) }
+            return .toOne(try object.objectIDs(forRelationship: change.name).first)
+        }
+    }
+
+    /// Whether a change's property is checked for changes since: attributes and to-one
+    /// relationships always; a to-many relationship only when no to-one inverse says the
+    /// same (and of a many-to-many pair, one side).
+    static func isChecked(_ change: PropertyChange, of entity: EntityDescription, model: ManagedObjectModel) -> Bool {
+        guard case .relationship(let relationship)? = entity.property(named: change.name), relationship.isToMany else { return true }
+        guard let inverseName = relationship.inverseName, let destination = model.entity(named: relationship.destinationEntityName),
+              case .relationship(let inverse)? = destination.property(named: inverseName)
+        else { return true }
+        return inverse.isToMany && (entity.name, relationship.name) < (destination.name, inverseName)
+    }
+
+    /// Whether a property holds what the transaction left: the new value, or for a to-many
+    /// relationship the objects it added and not those it removed.
+    static func holdsWhatWasLeft(_ now: SlotValue, _ change: PropertyChange) -> Bool {
+        if case .toMany(let ids) = now, case .toMany(let added) = change.newValue, case .toMany(let removed) = change.oldValue {
+            let present = Set(ids)
+            return added.allSatisfy(present.contains) && !removed.contains(where: present.contains)
+        }
+        return now == change.newValue
+    }
+
+    /// How the user names an object: "task 5", "location home".
+    func describe(_ object: ManagedObject?, _ id: ObjectID) -> String {
+        let entity = id.entityName.lowercased()
+        if id.entityName == "Task" { return "task \(id.primaryKey ?? 0)" }
+        if let object, case .string(let name) = object["name"] { return "\(entity) \(name)" }
+        return "\(entity) #\(id.primaryKey ?? 0)"
+    }
+
+    mutating func revert() throws {
+        // Check every object before changing any.
+        var present: [ObjectID: ManagedObject] = [:]
+        var conflicts: [String] = []
+        for change in target.changes where change.kind != .delete {
+            guard let object = find(change.objectID) else {
+                if change.entityName == "Task" || change.kind == .insert { gone.append(describe(nil, change.objectID)) }
                 continue
             }
-            guard case .string(let name) = decode(before["name"], as: .string) else { continue }
-            if after != nil && current == nil {
-                throw CLIError.usage("cannot undo \(entry.command): location \(after ?? "") was renamed or deleted since")
-            }
-            let location = try current ?? app.location(named: name, in: context, create: true)
-            guard let location else { continue }
-            try location.setValue(.string(name), forKey: "name")
-            if current == nil, let ids = before["tasks"].flatMap({ try? JSONParser.parse($0) })?.elements {
-                for id in ids.compactMap({ $0.numberText.flatMap { Int64($0) } }) {
-                    if let task = try? app.task(String(id), in: context) { try task.setObject(location, forKey: "location") }
+            present[change.objectID] = object
+            var changed: [String] = []
+            for value in change.values where Self.isChecked(value, of: object.entity, model: context.model) {
+                if !Self.holdsWhatWasLeft(try Self.current(object, value), value) {
+                    changed.append(HistoryCommand.fieldName(value.name))
                 }
             }
+            if !changed.isEmpty { conflicts.append("\(describe(object, change.objectID))'s \(changed.joined(separator: ", "))") }
         }
-        for (id, before, after) in entry.tasks {
-            guard let task = found[id] else { continue }
-            guard let before else {
-                context.delete(task)
-                continue
+        if !conflicts.isEmpty {
+            throw CLIError.usage("cannot undo \(command): \(conflicts.joined(separator: "; ")) changed since, and undo would overwrite that")
+        }
+        // Deleted objects come back first (with the values their tombstone kept), so edges
+        // to them can be restored.
+        var restored: [ObjectID: ManagedObject] = [:]
+        for change in target.changes where change.kind == .delete {
+            // Under its old ID: later history and undos still name it.
+            let object = try context.insertObject(restoring: change.objectID)
+            for value in change.values {
+                if case .value(let old) = value.oldValue { try object.setValue(old, forKey: value.name) }
             }
-            for key in changedKeys(before: before, after: after) {
-                switch key {
-                case "location":
-                    if case .string(let name) = decode(before["location"], as: .string) {
-                        try task.setObject(try app.location(named: name, in: context, create: true), forKey: "location")
-                    } else {
-                        try task.setObject(nil, forKey: "location")
+            restored[change.objectID] = object
+        }
+        func object(_ id: ObjectID) -> ManagedObject? { restored[id] ?? present[id] ?? find(id) }
+        // Objects the transaction inserted go, unless they gained edges since (a tag another
+        // task took up): those stay, with the transaction's own edges removed.
+        var removed = Set<ObjectID>()
+        for change in target.changes where change.kind == .insert {
+            guard let inserted = present[change.objectID] else { continue }
+            var gained = false
+            for value in change.values {
+                guard case .toMany(let added) = value.newValue, case .toMany(let now) = try Self.current(inserted, value) else { continue }
+                if !Set(now).isSubset(of: added) { gained = true }
+            }
+            if !gained {
+                context.delete(inserted)
+                removed.insert(change.objectID)
+            }
+        }
+        // Then every recorded value goes back, relationships edge by edge.
+        for change in target.changes where change.kind != .delete && !removed.contains(change.objectID) {
+            guard let changed = present[change.objectID] else { continue }
+            for value in change.values {
+                switch (value.oldValue, value.newValue) {
+                case (.value(let old), _):
+                    try changed.setValue(old, forKey: value.name)
+                case (.toOne(let old), _):
+                    try changed.setObject(old.flatMap { removed.contains($0) ? nil : object($0) }, forKey: value.name)
+                case (.toMany(let taken), .toMany(let added)):
+                    let addedSet = Set(added)
+                    var ids = try changed.objectIDs(forRelationship: value.name).filter { !addedSet.contains($0) }
+                    for id in taken where !ids.contains(id) { ids.append(id) }
+                    let objects = ids.compactMap { id -> ManagedObject? in
+                        guard !removed.contains(id) else { return nil }
+                        return restored[id] ?? object(id)
                     }
-                case "project":
-                    if case .string(let name) = decode(before["project"], as: .string) {
-                        try task.setObject(try app.named("Project", name, in: context, create: true), forKey: "project")
-                    } else {
-                        try task.setObject(nil, forKey: "project")
-                    }
-                case "tags":
-                    let tagNames = (before["tags"].flatMap { try? JSONParser.parse($0) }?.elements ?? []).compactMap(\.stringValue)
-                    try task.setObjects(try tagNames.compactMap { try app.named("Tag", $0, in: context, create: true) }, forKey: "tags")
-                case "annotations":
-                    try Annotations.replace(on: task, with: Annotations.fromJournal(before["annotations"]), in: context)
+                    try changed.setObjects(objects, forKey: value.name)
                 default:
-                    guard let type = taskTypes[key] else { continue }
-                    try task.setValue(decode(before[key], as: type), forKey: key)
+                    continue
                 }
             }
         }

@@ -33,17 +33,4 @@ enum Annotations {
         if case .date(let created) = task["createdAt"] { fallback = created } else { fallback = Date(timeIntervalSince1970: 0) }
         for note in notes { try add(note.text, entry: note.entry ?? fallback, to: task, in: context) }
     }
-
-    /// The journal's text of a task's annotations: a JSON array of [entry, text] pairs.
-    static func journalText(of task: ManagedObject) throws -> String {
-        "[" + (try list(of: task)).map { "[\(JSONText.quote($0.entry.map(ISO8601.format) ?? "")), \(JSONText.quote($0.text))]" }.joined(separator: ",") + "]"
-    }
-
-    static func fromJournal(_ text: String?) -> [(entry: Date?, text: String)] {
-        guard let text, let root = try? JSONParser.parse(text) else { return [] }
-        return (root.elements ?? []).compactMap { pair in
-            guard let items = pair.elements, items.count == 2, let entry = items[0].stringValue, let text = items[1].stringValue else { return nil }
-            return (ISO8601.parse(entry), text)
-        }
-    }
 }

@@ -1,0 +1,183 @@
+import Foundation
+import Testing
+@testable import taskctl
+import ObjectStore
+import ObjectStoreModel
+
+/// taskctl's undo and log on the store's history: the defects of the journal it replaced
+/// (a file beside the store), each with the test that failed with the journal.
+@Suite(.enabled(if: TaskctlRunner.binary != nil, "needs the built taskctl (swift build)"))
+struct UndoHistoryTests {
+    /// Killed anywhere in a command, the change and its transaction land together or not at
+    /// all: undo then reverts the last change that landed, never an older one (the journal,
+    /// appended after the commit, undid the change before and deleted the wrong task).
+    @Test func killedCommandsLeaveEveryLandedChangeUndoableInOrder() throws {
+        let t = try TaskctlRunner()
+        try t.ok("add", "first")
+        var killed = 0, confirmed = 0
+        let delay = try ReliabilityTests.killDelays(t, probe: ["add", "probe"])
+        try t.ok("undo")
+        let rounds = max(12, ReliabilityTests.rounds)
+        for round in 0..<rounds {
+            let arguments: [String] = round % 3 == 0 ? ["add", "task \(round)", "--location", "L\(round % 2)"]
+                : round % 3 == 1 ? ["edit", "1", "--text", "edit \(round)"] : ["done", "1"]
+            if try ReliabilityTests.runKilled(t, arguments, delay: delay(round)) { confirmed += 1 } else { killed += 1 }
+            #expect(try t.run("store", "check").status == 0)
+        }
+        ReliabilityTests.expectBothOutcomes(killed: killed, confirmed: confirmed, rounds: rounds)
+        // Every landed change has its transaction: undoing them all, one by one, leaves the
+        // store as it was before the first command, and each undo names what it reverted.
+        let log = try t.ok("log", "--limit", "1000")
+        var undos = 0
+        while true {
+            let result = try t.run("undo")
+            if result.status != 0 {
+                #expect(result.err.contains("nothing to undo"), "\(result.err)")
+                break
+            }
+            undos += 1
+        }
+        #expect(try t.texts("--all").isEmpty, "\(log)")
+        #expect(undos >= confirmed + 1)
+    }
+
+    /// A symbolic link planted at the old journal's name is removed as a name, never
+    /// followed: the file it points at is untouched.
+    @Test func aPlantedLinkAtTheJournalsNameIsNeverFollowed() throws {
+        let t = try TaskctlRunner()
+        try t.ok("add", "first")
+        let victim = t.directory.appendingPathComponent("victim.txt")
+        try Data("precious\n".utf8).write(to: victim)
+        let journal = t.store.path + ".undo.json"
+        try FileManager.default.createSymbolicLink(atPath: journal, withDestinationPath: victim.path)
+        let result = try t.run("add", "second")
+        #expect(result.status == 0)
+        #expect(result.err.contains("old undo journal"), "\(result.err)")
+        #expect(try String(contentsOf: victim, encoding: .utf8) == "precious\n")
+        #expect(!FileManager.default.fileExists(atPath: journal) && (try? FileManager.default.destinationOfSymbolicLink(atPath: journal)) == nil)
+        #expect(try t.ok("undo") == "undid add of task 2\n")
+    }
+
+    /// A journal someone else wrote (forged lines naming tasks 1-5, absurd id ranges) is
+    /// never obeyed: undo reverts what the history says.
+    @Test func aForgedJournalIsNeverObeyed() throws {
+        let t = try TaskctlRunner()
+        for i in 1...5 { try t.ok("add", "task \(i)") }
+        let forged = #"{"command": "add", "created": [[1, 5], [-9223372036854775808, 9223372036854775807]], "tasks": [], "locations": []}"#
+        try Data((forged + "\n").utf8).write(to: URL(fileURLWithPath: t.store.path + ".undo.json"))
+        #expect(try t.ok("undo") == "undid add of task 5\n")
+        #expect(try t.texts() == ["task 1", "task 2", "task 3", "task 4"])
+        #expect(!FileManager.default.fileExists(atPath: t.store.path + ".undo.json"))
+    }
+
+    /// A FIFO at the journal's name hung every writing command (and every taskctl waiting
+    /// for the lock): it is removed without being opened.
+    @Test func aFIFOAtTheJournalsNameHangsNothing() throws {
+        let t = try TaskctlRunner()
+        try t.ok("add", "first")
+        #expect(mkfifo(t.store.path + ".undo.json", 0o600) == 0)
+        let (process, out, _) = try t.start(["add", "second"])
+        let deadline = Date().addingTimeInterval(20)
+        while process.isRunning && Date() < deadline { usleep(20_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        _ = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit && process.terminationStatus == 0, "add hung or failed on a FIFO")
+        #expect(try t.texts() == ["first", "second"])
+        #expect(try t.ok("undo") == "undid add of task 2\n")
+    }
+
+    /// Nothing is written beside the store: no journal, no temporary file that others could
+    /// read; the store keeps its owner-only mode.
+    @Test func nothingIsWrittenBesideTheStore() throws {
+        let t = try TaskctlRunner()
+        try t.ok("add", "first", "--location", "home")
+        try t.ok("edit", "1", "--text", "second")
+        try t.ok("undo")
+        let files = try FileManager.default.contentsOfDirectory(atPath: t.directory.path).filter { !$0.hasPrefix(".") }
+        #expect(files == ["tasks.store"], "\(files)")
+        let mode = try FileManager.default.attributesOfItem(atPath: t.store.path)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+    }
+
+    /// Undo of a change to a task another program deleted since says so and fails, rather
+    /// than report success.
+    @Test func undoOfATaskThatIsGoneSaysSo() throws {
+        let t = try TaskctlRunner()
+        try t.ok("add", "first")
+        try t.ok("edit", "1", "--text", "edited")
+        try ConcurrencyTests.changeOutsideTaskctl(t) { task in task.managedObjectContext?.delete(task) }
+        let result = try t.run("undo")
+        #expect(result.status == 1, "\(result.out)")
+        #expect(result.err.contains("task 1 no longer exists"), "\(result.err)")
+    }
+
+    /// The refusal names the fields that changed since, and changes nothing.
+    @Test func undoRefusesNamingTheFieldsChangedSince() throws {
+        let t = try TaskctlRunner()
+        try t.ok("add", "first", "--priority", "low")
+        try t.ok("edit", "1", "--priority", "high", "--due", "2026-12-01", "--text", "second")
+        try ConcurrencyTests.changeOutsideTaskctl(t) { task in
+            try task.setValue(1, forKey: "priority")
+            try task.setValue(.null, forKey: "dueDate")
+        }
+        let result = try t.run("undo")
+        #expect(result.status == 1)
+        #expect(result.err.contains("cannot undo edit: task 1's due, priority changed since"), "\(result.err)")
+        #expect(try t.texts() == ["second"])
+    }
+
+    /// A deleted location comes back under its own identity, so undo can keep going back.
+    @Test func undoBringsBackADeletedLocationAndGoesOnBack() throws {
+        let t = try TaskctlRunner()
+        try t.ok("add", "milk", "--location", "home")
+        try t.ok("location", "delete", "home")
+        #expect(try t.ok("undo") == "undid location delete of task 1\n")
+        #expect(try t.tasks().first?["location"] as? String == "home")
+        #expect(try t.ok("undo") == "undid add of task 1\n")
+        #expect(try t.texts().isEmpty)
+        #expect(try t.ok("locations").contains("no locations"))
+    }
+
+    /// `log` lists what changed: when, which command, old -> new, and undos.
+    @Test func logListsTheRecentChanges() throws {
+        let t = try TaskctlRunner()
+        try t.ok("add", "milk", "--priority", "low", "--tag", "shop")
+        try t.ok("edit", "1", "--priority", "high", "--due", "2026-11-30")
+        try t.ok("undo")
+        let log = try t.ok("log")
+        #expect(log.contains("#1  2026-11-22 12:00  add\n  task 1 added: "), "\(log)")
+        #expect(log.contains("priority low"), "\(log)")
+        #expect(log.contains("tags: +shop"), "\(log)")
+        #expect(log.contains("#2  2026-11-22 12:00  edit\n  task 1: due none -> 2026-11-30T23:59:59Z, priority low -> high\n"), "\(log)")
+        #expect(log.contains("#3  2026-11-22 12:00  undo of #2\n  task 1: due 2026-11-30T23:59:59Z -> none, priority high -> low\n"), "\(log)")
+        #expect(try t.ok("log", "--limit", "1").hasPrefix("#3 "))
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(t.ok("log", "--json").utf8)) as? [[String: Any]])
+        #expect(json.map { $0["command"] as? String } == ["add", "edit", "undo 2"])
+        #expect(json.allSatisfy { $0["author"] as? String == "taskctl" && $0["time"] as? String == "2026-11-22T12:00:00Z" })
+    }
+
+    /// Another process's save (a taskctl command) is fetched by token and posted to a
+    /// library program observing the store.
+    @Test func aLibraryProgramSeesTaskctlsSavesByTokenAndNotification() async throws {
+        let t = try TaskctlRunner()
+        try t.ok("add", "first")
+        let coordinator = try PersistentStoreCoordinator(model: try App.modelDirectory().currentModel(), storeURL: t.store)
+        #expect(coordinator.keepsHistory)
+        coordinator.remoteChangeInterval = 0.02
+        let token = try coordinator.currentHistoryToken
+        let changes = try coordinator.remoteChanges()
+        try t.ok("add", "second")
+        var received: RemoteChange?
+        for await change in changes {
+            received = change
+            break
+        }
+        let change = try #require(received)
+        #expect(change.transactions.map(\.contextName) == ["add"])
+        #expect(change.transactions.first?.processID != getpid())
+        let fetched = try coordinator.fetchHistory(after: token)
+        #expect(fetched.map(\.author) == ["taskctl"])
+        #expect(fetched.first?.changes.first { $0.entityName == "Task" }?.value(forKey: "title")?.newValue == .value("second"))
+    }
+}
