@@ -290,3 +290,43 @@ extension StoreKind {
         #expect(unnoticed.isEmpty, "flips at \(unnoticed.prefix(20)) of \(original.count) bytes went unnoticed")
     }
 }
+
+@Suite struct HistoryRetentionTests {
+    /// Saves past the retention bound do not grow the file: compactions and log cuts keep
+    /// the last transactions only. OBJECTSTORE_HISTORY_SAVES sets the count (100,000 in the
+    /// long run of docs/reliability.md).
+    @Test func retentionBoundsTheFile() throws {
+        let saves = ProcessInfo.processInfo.environment["OBJECTSTORE_HISTORY_SAVES"].flatMap(Int.init) ?? 20_000
+        let directory = try TemporaryDirectory()
+        let url = directory.file("tasks.store")
+        let coordinator = try PersistentStoreCoordinator(model: TestModel.model, storeURL: url, durability: .normal, clock: { TestModel.now },
+                                                         history: HistoryRetention(transactions: 1_000))
+        let context = ManagedObjectContext(coordinator: coordinator)
+        context.undoManager = nil
+        let tasks = try (0..<10).map { try context.task("Task \($0)") }
+        try context.save()
+        // The largest size in each half of the run (the log grows, then is compacted or cut).
+        var largest = [0, 0]
+        for save in 1...saves {
+            try tasks[save % 10].setValue(.integer(Int64(1 + save % 3)), forKey: "priority")
+            try context.save()
+            if save % 100 == 0 {
+                let size = (try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0
+                largest[save * 2 > saves ? 1 : 0] = max(largest[save * 2 > saves ? 1 : 0], size)
+            }
+        }
+        let kept = try coordinator.fetchHistory(after: nil)
+        #expect(kept.last?.number == (try coordinator.currentHistoryToken.transactionNumber))
+        #expect(kept.last?.number == Int64(saves + 1), "every save recorded its transaction")
+        // At least the bound, and no more than a log's worth past it.
+        #expect(kept.count >= 1_000 && kept.count < 1_000 + saves / 4, "\(kept.count) kept")
+        // The file swings with the log (cut at its threshold, 256 KB) but does not grow
+        // with the saves: the second half's largest size is no larger than a few logs.
+        #expect(largest[1] < 1 << 20, "the file reached \(largest[1]) bytes (\(largest[0]) in the first half)")
+        // Compacted, it holds the rows and the last 1,000 transactions (about 50 bytes each).
+        try coordinator.compactStore()
+        let compacted = (try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0
+        #expect(compacted < 80_000, "\(compacted) bytes")
+        #expect(try coordinator.fetchHistory(after: nil).count == 1_000)
+    }
+}
