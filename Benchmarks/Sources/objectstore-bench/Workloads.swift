@@ -44,10 +44,10 @@ enum OS {
     }()
 
     /// Inserts the data with the given model version and saves once.
-    static func build(_ url: URL, _ data: [TaskData], version: String? = nil) throws {
+    static func build(_ url: URL, _ data: [TaskData], version: String? = nil, history: HistoryRetention? = nil) throws {
         let directory = try models()
         let model = try directory.model(version: version ?? directory.currentVersionName)
-        let coordinator = try PersistentStoreCoordinator(model: model, storeURL: url)
+        let coordinator = try PersistentStoreCoordinator(model: model, storeURL: url, history: history)
         let context = ManagedObjectContext(coordinator: coordinator)
         context.undoManager = nil
         try insert(data, into: context, v1: version == "v1")
@@ -93,8 +93,8 @@ enum OS {
         return coordinator
     }
 
-    static func open(_ url: URL, durability: StoreDurability = .full) throws -> ManagedObjectContext {
-        let context = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: try models().currentModel(), storeURL: url, durability: durability))
+    static func open(_ url: URL, durability: StoreDurability = .full, history: HistoryRetention? = nil) throws -> ManagedObjectContext {
+        let context = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: try models().currentModel(), storeURL: url, durability: durability, history: history))
         context.undoManager = nil
         return context
     }
@@ -203,6 +203,8 @@ struct Workloads {
         var k = 0
         func fresh(_ ext: String) -> URL { k += 1; return dir.appendingPathComponent("s\(k).\(ext)") }
         record("1 insert+save", n, "ObjectStore", try measure(options.runs, setup: { fresh("store") }) { try OS.build($0, data) })
+        // With persistent history: the same save recording its transaction.
+        record("1 insert+save", n, "ObjectStore history", try measure(options.runs, setup: { fresh("store") }) { try OS.build($0, data, history: HistoryRetention(transactions: 1_000)) })
         for journal in SQL.Journal.allCases {
             record("1 insert+save", n, "\(journal.system) records", try measure(options.runs, setup: { try SQL.create(fresh("sqlite"), journal) }) { try SQL.insertRecords($0, data) })
             record("1 insert+save", n, "\(journal.system) prepared", try measure(options.runs, setup: { try SQL.create(fresh("sqlite"), journal) }) { try SQL.insertPrepared($0, data) })
@@ -509,7 +511,10 @@ struct Workloads {
             // Each durability on its own copy (a .full save would flush the other's commits).
             let normal = dir.appendingPathComponent("t-normal.store")
             try FileManager.default.copyItem(at: store, to: normal)
-            let contexts = [("ObjectStore", try OS.open(store)), ("ObjectStore .normal", try OS.open(normal, durability: .normal))]
+            let recorded = dir.appendingPathComponent("t-history.store")
+            try FileManager.default.copyItem(at: store, to: recorded)
+            let contexts = [("ObjectStore", try OS.open(store)), ("ObjectStore history", try OS.open(recorded, history: HistoryRetention(transactions: 1_000))),
+                            ("ObjectStore .normal", try OS.open(normal, durability: .normal))]
             let identifier = contexts[0].1.coordinator.storeIdentifier
             var round: Int64 = 0
             // The third row: 300 saves of 100 edits in a row, timed per save, so what the

@@ -28,11 +28,13 @@ if arguments.first == "--child-hold", arguments.count == 2 {
     exit(touched > 0 ? 0 : 1)
 }
 // For a profiler: build a store of N tasks, then `rounds` times edit 100 of them and save
-// (`.normal`), as workload 3 does, with nothing else in the process after the build.
+// (`.normal`), as workload 3 does, with nothing else in the process after the build; with
+// OBJECTSTORE_BENCH_HISTORY=1, each save records its transaction (retention 1,000).
 if arguments.first == "--profile-edit", arguments.count == 4, let n = Int(arguments[2]), let rounds = Int(arguments[3]) {
     let url = URL(fileURLWithPath: arguments[1])
     if !FileManager.default.fileExists(atPath: url.path) { try OS.build(url, TaskData.make(n)) }
-    let context = try OS.open(url, durability: .normal)
+    let history = ProcessInfo.processInfo.environment["OBJECTSTORE_BENCH_HISTORY"] == "1" ? HistoryRetention(transactions: 1_000) : nil
+    let context = try OS.open(url, durability: .normal, history: history)
     let identifier = context.coordinator.storeIdentifier
     let start = DispatchTime.now().uptimeNanoseconds
     for round in 1...Int64(max(1, rounds)) {

@@ -129,10 +129,17 @@ open class ManagedObject {
 
     /// Calls `body` with each slot index whose value differs from the committed one, in
     /// order, until it returns false.
-    private func forEachChangedSlot(_ body: (Int) -> Bool) {
+    func forEachChangedSlot(_ body: (Int) -> Bool) {
+        forEachChangedSlot { index, _ in body(index) }
+    }
+
+    /// Calls `body` with each slot index whose value differs from the committed one and
+    /// that committed value (nil for a slot past the committed ones), in order, until it
+    /// returns false: the committed row is read once.
+    func forEachChangedSlot(_ body: (Int, SlotValue?) -> Bool) {
         guard !faultState else { return }
         guard let committed = committedSlots else {
-            for index in slots.indices where !body(index) { return }
+            for index in slots.indices where !body(index, nil) { return }
             return
         }
         // Values still read from the row they were loaded from, or the very array saved,
@@ -143,15 +150,20 @@ open class ManagedObject {
             // each one again).
             var going = true
             row.forEachSlot { index, value in
-                if index < slots.count, Self.differ(slots[index], value) { going = body(index) }
+                if index < slots.count, Self.differ(slots[index], value) { going = body(index, value) }
                 return going
             }
             guard going else { return }
-            for index in row.layout.count..<Swift.max(row.layout.count, slots.count) where !body(index) { return }
+            for index in row.layout.count..<Swift.max(row.layout.count, slots.count) where !body(index, nil) { return }
             return
         }
-        for index in slots.indices where index >= committed.count || Self.differ(slots[index], committed[index]) {
-            if !body(index) { return }
+        for index in slots.indices {
+            if index >= committed.count {
+                if !body(index, nil) { return }
+                continue
+            }
+            let old = committed[index]
+            if Self.differ(slots[index], old), !body(index, old) { return }
         }
     }
 

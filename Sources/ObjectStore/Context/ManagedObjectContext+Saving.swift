@@ -140,24 +140,41 @@ extension ManagedObjectContext {
         return changes
     }
 
-    /// Who saves and the values as loaded of what the save changes, for the store's history.
+    /// Who saves and the values as loaded of what the save changes, for the store's history
+    /// (in the order of the save's updated and deleted objects).
     private func transactionDraft(updated: [ManagedObject], deleted: [ManagedObject]) -> TransactionDraft {
         var draft = TransactionDraft(author: transactionAuthor, contextName: name, timestamp: coordinator.clock())
+        draft.oldValues.reserveCapacity(updated.count)
         for object in updated {
             // Without the values as loaded, the store reads them from its row.
-            guard let committed = object.committedSlots else { continue }
-            let unstored = object.entity.unstoredSlots
-            var slots = object.changedSlotIndices
+            guard let committed = object.committedSlots else {
+                draft.oldValues.append(nil)
+                continue
+            }
+            let entity = object.entity
+            var old: [(slot: Int, value: SlotValue)] = []
+            object.forEachChangedSlot { index, value in
+                if let value { old.append((index, value)) }
+                return true
+            }
             if !deletedSet.isEmpty {
                 // References to deleted objects are dropped from the row the store writes.
-                for (index, property) in object.entity.properties.enumerated() where property.relationship != nil && !slots.contains(index) { slots.append(index) }
+                for (index, property) in entity.properties.enumerated() where property.relationship != nil && index < committed.count && !old.contains(where: { $0.slot == index }) {
+                    old.append((index, committed[index]))
+                }
             }
-            draft.oldValues[object.objectID] = slots.filter { $0 < committed.count && !unstored.contains($0) }.map { ($0, committed[$0]) }
+            // Transient and derived slots are not stored: the store compares only the others.
+            let unstored = entity.unstoredSlots
+            if !unstored.isEmpty { old.removeAll { unstored.contains($0.slot) } }
+            draft.oldValues.append(old)
         }
         for object in deleted {
-            let preserved = object.entity.properties.indices.filter { object.entity.properties[$0].attribute?.preservesValueOnDeletion == true }
-            guard !preserved.isEmpty, let committed = object.committedSlots else { continue }
-            draft.tombstones[object.objectID] = preserved.filter { $0 < committed.count }.map { ($0, committed[$0]) }
+            let properties = object.entity.properties
+            guard let committed = object.committedSlots else {
+                draft.tombstones.append(nil)
+                continue
+            }
+            draft.tombstones.append(properties.indices.filter { $0 < committed.count && properties[$0].attribute?.preservesValueOnDeletion == true }.map { ($0, committed[$0]) })
         }
         return draft
     }

@@ -18,17 +18,24 @@ extension BinaryStore {
         case insert = 1, update = 2, delete = 3
     }
 
+    /// The fields of a transaction record before its changes.
+    struct TransactionHead {
+        var number: Int64
+        var timestamp: Date
+        var author: String?
+        var contextName: String?
+        var processID: Int32
+    }
+
     /// Writes a transaction record (tag 16): its number, time, author, context name,
-    /// process and changes, each value a tagged slot.
-    static func writeTransaction(_ transaction: HistoryTransaction, codec: RowCodec, path: String, into payload: inout ByteWriter) throws {
+    /// process and changes, each value a tagged slot. `changes` calls its argument with
+    /// each change, which is encoded at once (nothing of it is kept).
+    static func writeTransaction(_ transactionHead: TransactionHead, codec: RowCodec, path: String, into payload: inout ByteWriter,
+                                 changes: ((RecordedChange) throws -> Void) throws -> Void) throws {
         var body = ByteWriter()
-        body.signed(transaction.number)
-        body.u64(transaction.timestamp.timeIntervalSinceReferenceDate.bitPattern)
-        body.string(transaction.author ?? "")
-        body.string(transaction.contextName ?? "")
-        body.varint(UInt64(UInt32(bitPattern: transaction.processID)))
-        body.varint(UInt64(transaction.changes.count))
-        for change in transaction.changes {
+        var count = 0
+        try changes { change in
+            count += 1
             switch change.kind {
             case .insert: body.u8(ChangeKind.insert.rawValue)
             case .update: body.u8(ChangeKind.update.rawValue)
@@ -43,15 +50,23 @@ extension BinaryStore {
             for value in change.values {
                 body.varint(UInt64(value.slot))
                 do {
-                    try codec.encode(value.oldValue, into: &body)
-                    try codec.encode(value.newValue, into: &body)
+                    try codec.encode(value.old, into: &body)
+                    try codec.encode(value.new, into: &body)
                 } catch {
-                    throw StoreError.invalidRequest(path: path, reason: "cannot record \(change.objectID).\(value.name) in the history: it refers to an object of an entity this store does not have")
+                    throw StoreError.invalidRequest(path: path, reason: "cannot record \(change.objectID) in the history: it refers to an object of an entity this store does not have")
                 }
             }
         }
+        var head = ByteWriter()
+        head.signed(transactionHead.number)
+        head.u64(transactionHead.timestamp.timeIntervalSinceReferenceDate.bitPattern)
+        head.string(transactionHead.author ?? "")
+        head.string(transactionHead.contextName ?? "")
+        head.varint(UInt64(UInt32(bitPattern: transactionHead.processID)))
+        head.varint(UInt64(count))
         payload.u8(RecordTag.transaction)
-        payload.varint(UInt64(body.bytes.count))
+        payload.varint(UInt64(head.bytes.count + body.bytes.count))
+        payload.bytes.append(contentsOf: head.bytes)
         payload.bytes.append(contentsOf: body.bytes)
     }
 

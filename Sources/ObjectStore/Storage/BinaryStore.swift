@@ -388,15 +388,15 @@ package final class BinaryStore: PersistentStore, Sendable {
                 // The transaction, in the same commit as its rows.
                 var transactionRecord: Int?
                 if core.recordsHistory {
-                    let values = try historyChanges(keyed, draft: changes.transaction, model: model, stored: { id in
-                        guard let (version, bytes, start) = try core.encodedRow(id) else { return nil }
-                        return StoredRow(objectID: id, version: version, slots: try core.decode(id, bytes, from: start))
-                    })
-                    let transaction = HistoryTransaction(
-                        number: core.state.historyLast + 1, storeIdentifier: codec.storeIdentifier, timestamp: changes.transaction?.timestamp ?? Date(),
-                        author: changes.transaction?.author, contextName: changes.transaction?.contextName, processID: currentProcessID, changes: values)
+                    let head = TransactionHead(number: core.state.historyLast + 1, timestamp: changes.transaction?.timestamp ?? Date(),
+                                               author: changes.transaction?.author, contextName: changes.transaction?.contextName, processID: currentProcessID)
                     transactionRecord = payload.bytes.count
-                    try BinaryStore.writeTransaction(transaction, codec: codec, path: path, into: &payload)
+                    try BinaryStore.writeTransaction(head, codec: codec, path: path, into: &payload) { write in
+                        try forEachRecordedChange(keyed, draft: changes.transaction, model: model, stored: { id in
+                            guard let (version, bytes, start) = try core.encodedRow(id) else { return nil }
+                            return StoredRow(objectID: id, version: version, slots: try core.decode(id, bytes, from: start))
+                        }, write)
+                    }
                 }
                 try core.append(payload.bytes, fd: fd, features: transactionRecord == nil ? nil : core.state.writeFeatures | Feature.history)
                 core.state.metadata?.nextKeys = nextKeys

@@ -17,11 +17,12 @@ package struct TransactionDraft: Sendable {
     package var contextName: String?
     /// When the save happens, by the coordinator's clock.
     package var timestamp: Date
-    /// Per updated object, its changed stored slots with their values as loaded.
-    package var oldValues: [ObjectID: [(slot: Int, value: SlotValue)]] = [:]
-    /// Per deleted object, its tombstone: the values as loaded of the attributes that
-    /// preserve their value on deletion.
-    package var tombstones: [ObjectID: [(slot: Int, value: SlotValue)]] = [:]
+    /// Per updated object (in the order of the changes' `updated`), its changed stored
+    /// slots with their values as loaded; nil: the store reads them from its row.
+    package var oldValues: [[(slot: Int, value: SlotValue)]?] = []
+    /// Per deleted object (in the order of `deleted`), its tombstone: the values as loaded
+    /// of the attributes that preserve their value on deletion; nil: read from the row.
+    package var tombstones: [[(slot: Int, value: SlotValue)]?] = []
 
     /// A draft of a save by a context.
     package init(author: String?, contextName: String?, timestamp: Date) {
@@ -31,69 +32,88 @@ package struct TransactionDraft: Sendable {
     }
 }
 
-/// Turns a save into the changes its transaction records. `changes` has its keys
+/// One changed object of a save, as its transaction records it: the changed stored slots
+/// with their values before and after (a to-many relationship: the objects removed and
+/// added; a deletion: its tombstone as old values, nil as new). Valid only during the call
+/// it is passed to (its values are the walk's scratch buffer).
+struct RecordedChange {
+    var kind: HistoryChange.Kind
+    var objectID: ObjectID
+    var entity: EntityDescription
+    var values: UnsafeBufferPointer<(slot: Int, old: SlotValue, new: SlotValue)>
+}
+
+/// Walks a save as its transaction records it, object by object. `changes` has its keys
 /// assigned (permanent IDs throughout); `stored` reads an object's saved row, for an
-/// update whose old values the draft does not carry.
-func historyChanges(_ changes: StoreChanges, draft: TransactionDraft?, model: ManagedObjectModel,
-                    stored: (ObjectID) throws -> StoredRow?) throws -> [HistoryChange] {
-    var result: [HistoryChange] = []
-    result.reserveCapacity(changes.inserted.count + changes.updated.count + changes.deleted.count)
+/// update or deletion whose old values the draft does not carry.
+func forEachRecordedChange(_ changes: StoreChanges, draft: TransactionDraft?, model: ManagedObjectModel,
+                           stored: (ObjectID) throws -> StoredRow?, _ body: (RecordedChange) throws -> Void) throws {
     // Per entity, its stored slots with their blanks, worked out once.
-    var plans: [ObjectIdentifier: (entity: EntityDescription, slots: [(Int, SlotValue)])] = [:]
-    func plan(_ id: ObjectID) -> (entity: EntityDescription, slots: [(Int, SlotValue)])? {
+    var plans: [ObjectIdentifier: (entity: EntityDescription, slots: [(Int, SlotValue)], preserved: [Int])] = [:]
+    func plan(_ id: ObjectID) -> (entity: EntityDescription, slots: [(Int, SlotValue)], preserved: [Int])? {
         let scope = ObjectIdentifier(id.scope)
         if let known = plans[scope] { return known }
         guard let entity = model.entity(named: id.entityName) else { return nil }
         let unstored = Set(entity.unstoredSlots)
         let slots = entity.properties.indices.filter { !unstored.contains($0) }.map { ($0, SlotValue.initial(for: entity.properties[$0])) }
-        plans[scope] = (entity, slots)
-        return (entity, slots)
+        let preserved = entity.properties.indices.filter { entity.properties[$0].attribute?.preservesValueOnDeletion == true }
+        plans[scope] = (entity, slots, preserved)
+        return (entity, slots, preserved)
     }
-    func change(_ entity: EntityDescription, _ slot: Int, old: SlotValue, new: SlotValue) -> PropertyChange? {
-        guard old != new else { return nil }
+    var values: [(slot: Int, old: SlotValue, new: SlotValue)] = []
+    func add(_ slot: Int, old: SlotValue, new: SlotValue) {
+        guard old != new else { return }
         if case .toMany(let before) = old, case .toMany(let after) = new {
             // A to-many relationship records the objects removed and added.
             let kept = Set(before).intersection(after)
             let removed = before.filter { !kept.contains($0) }, added = after.filter { !kept.contains($0) }
-            guard !removed.isEmpty || !added.isEmpty else { return nil }
-            return PropertyChange(name: entity.properties[slot].name, slot: slot, oldValue: .toMany(removed), newValue: .toMany(added))
+            guard !removed.isEmpty || !added.isEmpty else { return }
+            values.append((slot, .toMany(removed), .toMany(added)))
+        } else {
+            values.append((slot, old, new))
         }
-        return PropertyChange(name: entity.properties[slot].name, slot: slot, oldValue: old, newValue: new)
     }
     for row in changes.inserted {
-        guard let (entity, slots) = plan(row.objectID) else { continue }
-        let values = slots.compactMap { slot, blank in
-            slot < row.slots.count ? change(entity, slot, old: blank, new: row.slots[slot]) : nil
-        }
-        result.append(HistoryChange(kind: .insert, objectID: row.objectID, values: values))
+        guard let (entity, slots, _) = plan(row.objectID) else { continue }
+        values.removeAll(keepingCapacity: true)
+        for (slot, blank) in slots where slot < row.slots.count { add(slot, old: blank, new: row.slots[slot]) }
+        try values.withUnsafeBufferPointer { try body(RecordedChange(kind: .insert, objectID: row.objectID, entity: entity, values: $0)) }
     }
-    for (row, _) in changes.updated {
-        guard let (entity, slots) = plan(row.objectID) else { continue }
-        var values: [PropertyChange] = []
-        if let old = draft?.oldValues[row.objectID] {
-            for (slot, value) in old.sorted(by: { $0.slot < $1.slot }) where slot < row.slots.count {
-                if let item = change(entity, slot, old: value, new: row.slots[slot]) { values.append(item) }
-            }
+    for (index, (row, _)) in changes.updated.enumerated() {
+        guard let (entity, slots, _) = plan(row.objectID) else { continue }
+        values.removeAll(keepingCapacity: true)
+        if let draft, index < draft.oldValues.count, let old = draft.oldValues[index] {
+            for (slot, value) in old where slot < row.slots.count { add(slot, old: value, new: row.slots[slot]) }
+            if values.count > 1 { values.sort { $0.slot < $1.slot } }
         } else if let before = try stored(row.objectID) {
-            for (slot, _) in slots where slot < row.slots.count && slot < before.slots.count {
-                if let item = change(entity, slot, old: before.slots[slot], new: row.slots[slot]) { values.append(item) }
-            }
+            for (slot, _) in slots where slot < row.slots.count && slot < before.slots.count { add(slot, old: before.slots[slot], new: row.slots[slot]) }
         }
-        result.append(HistoryChange(kind: .update, objectID: row.objectID, values: values))
+        try values.withUnsafeBufferPointer { try body(RecordedChange(kind: .update, objectID: row.objectID, entity: entity, values: $0)) }
     }
-    for (id, _) in changes.deleted {
-        guard let (entity, _) = plan(id) else { continue }
-        var tombstone = draft?.tombstones[id]
-        if tombstone == nil {
-            let preserved = entity.properties.indices.filter { entity.properties[$0].attribute?.preservesValueOnDeletion == true }
-            if !preserved.isEmpty, let before = try stored(id) {
-                tombstone = preserved.filter { $0 < before.slots.count }.map { ($0, before.slots[$0]) }
-            }
+    for (index, (id, _)) in changes.deleted.enumerated() {
+        guard let (entity, _, preserved) = plan(id) else { continue }
+        values.removeAll(keepingCapacity: true)
+        var tombstone: [(slot: Int, value: SlotValue)]?
+        if let draft, index < draft.tombstones.count { tombstone = draft.tombstones[index] }
+        if tombstone == nil, !preserved.isEmpty, let before = try stored(id) {
+            tombstone = preserved.filter { $0 < before.slots.count }.map { ($0, before.slots[$0]) }
         }
-        let values = (tombstone ?? []).sorted { $0.slot < $1.slot }.map { slot, value in
-            PropertyChange(name: entity.properties[slot].name, slot: slot, oldValue: value, newValue: .value(.null))
-        }
-        result.append(HistoryChange(kind: .delete, objectID: id, values: values))
+        for (slot, value) in (tombstone ?? []).sorted(by: { $0.slot < $1.slot }) { values.append((slot, value, .value(.null))) }
+        try values.withUnsafeBufferPointer { try body(RecordedChange(kind: .delete, objectID: id, entity: entity, values: $0)) }
+    }
+}
+
+/// A save's changes as its transaction records them (the in-memory and JSON stores keep
+/// these; the binary store writes them as it walks).
+func historyChanges(_ changes: StoreChanges, draft: TransactionDraft?, model: ManagedObjectModel,
+                    stored: (ObjectID) throws -> StoredRow?) throws -> [HistoryChange] {
+    var result: [HistoryChange] = []
+    result.reserveCapacity(changes.inserted.count + changes.updated.count + changes.deleted.count)
+    try forEachRecordedChange(changes, draft: draft, model: model, stored: stored) { change in
+        let properties = change.entity.properties
+        result.append(HistoryChange(kind: change.kind, objectID: change.objectID, values: change.values.map {
+            PropertyChange(name: properties[$0.slot].name, slot: $0.slot, oldValue: $0.old, newValue: $0.new)
+        }))
     }
     return result
 }
