@@ -45,13 +45,43 @@ open class ManagedObject {
     // code that reads nothing else of the object meanwhile; the runtime's check of a
     // fetch's read of each registered object's values was an eighth of the fetch.
     @exclusivity(unchecked) var slots = Slots() {
-        didSet { changeVerdict = 0 }
+        didSet {
+            changeVerdict = 0
+            slotWrites &+= 1
+        }
     }
+    /// Writes of ``slots`` so far, and how many of them ``writtenSlots`` accounts for: when
+    /// the two are equal, every slot written since the committed values were set (by a
+    /// context's ``ManagedObjectContext/setSlot(_:_:_:)``) is in the mask, and only those
+    /// can differ from the committed values.
+    private var slotWrites: UInt32 = 0
+    private var maskedWrites: UInt32 = 0
+    private var writtenSlots: UInt64 = 0
     /// Saved values (as of the last load or save); `nil` for an object never saved. A fault
     /// a fetch made keeps the row it read here, so firing it costs no second read (Core
     /// Data's row cache): the object stays a fault, and `awakeFromFetch` runs, on first use.
     @exclusivity(unchecked) var committedSlots: Slots? {
-        didSet { changeVerdict = 0 }
+        didSet {
+            changeVerdict = 0
+            writtenSlots = 0
+            // The mask starts empty only when the values are the committed ones (a save, a
+            // load); committed values set under other values (a merge) leave it unusable.
+            if let committedSlots, slots.isSameStorage(as: committedSlots) {
+                maskedWrites = slotWrites
+            } else {
+                maskedWrites = slotWrites &- 1
+            }
+        }
+    }
+
+    /// Notes that slot `index` was just written (the write's only effect on the values).
+    func noteSlotWritten(_ index: Int) {
+        guard maskedWrites &+ 1 == slotWrites, index < 64 else {
+            maskedWrites = slotWrites &- 1  // never equal again until the next commit
+            return
+        }
+        writtenSlots |= 1 << UInt64(index)
+        maskedWrites = slotWrites
     }
     /// The row version the committed values come from.
     var committedVersion: Int64 = 0
@@ -145,6 +175,18 @@ open class ManagedObject {
         // Values still read from the row they were loaded from, or the very array saved,
         // were never written since.
         if changeVerdict == 1 || slots.isSameStorage(as: committed) { return }
+        if maskedWrites == slotWrites {
+            // Only the slots written since can differ: those are compared alone.
+            var mask = writtenSlots
+            while mask != 0 {
+                let index = mask.trailingZeroBitCount
+                mask &= mask &- 1
+                guard index < slots.count else { break }
+                let old = index < committed.count ? committed[index] : nil
+                if old.map({ Self.differ(slots[index], $0) }) ?? true, !body(index, old) { return }
+            }
+            return
+        }
         if let row = committed.row, !slots.isEncoded {
             // The row read once, in order (slot by slot it would skip the values before
             // each one again).

@@ -338,6 +338,7 @@ public final class ManagedObjectContext {
         let old = object.slots[index]
         guard old != value else { return }
         object.slots[index] = value
+        object.noteSlotWritten(index)
         // An inserted object is pinned since its insertion and is not "updated" until saved.
         if !object.insertedState {
             touched.insert(object.objectID)

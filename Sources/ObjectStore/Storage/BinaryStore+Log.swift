@@ -340,16 +340,51 @@ extension BinaryStore.Core {
             payload.varint(UInt64(index))
             payload.signed(key)
         }
-        // The history the retention bound keeps, in a region before the new log.
-        let history = try historyRegion(now: Date())
-        let region = history?.bytes ?? []
-        let commit = payload.bytes.isEmpty ? [] : BinaryStore.frame(payload.bytes)
-        // Where nothing live is: before the log, from the snapshot's end (free after an
-        // earlier cut), when the cut log and its end mark fit; else after the log.
+        // The history. While the log's transactions are few (up to the compaction threshold),
+        // the region stays where it is and they go to the new log's first commit, with the
+        // history's start; past that, a new region of the transactions the retention bound
+        // keeps goes before the new log (rewriting the region at every cut cost a save loop
+        // a fifth more).
+        let keepsHistory = state.writeFeatures & BinaryStore.Feature.history != 0
+        let logHistory = state.history.filter { $0.number >= state.historyStart }
+        let carried = keepsHistory && state.historyBytes <= threshold
+        var region: [UInt8] = []
+        var regionFields = state.historyRegion
+        var commit: [UInt8] = []
+        var commits: UInt64 = 0
+        if carried {
+            var history = ByteWriter()
+            BinaryStore.writeHistoryStart(state.historyStart, into: &history)
+            for entry in logHistory {
+                history.u8(BinaryStore.RecordTag.transaction)
+                history.varint(UInt64(entry.length))
+                history.bytes.append(contentsOf: state.chunks[entry.chunk][entry.offset..<entry.offset + entry.length])
+            }
+            commit = BinaryStore.frame(history.bytes)
+            commits += 1
+        } else if keepsHistory, let made = try historyRegion(now: Date()) {
+            region = made.bytes
+            regionFields = (0, made.bytes.count, made.start, made.last)
+        }
+        if !payload.bytes.isEmpty {
+            commit += BinaryStore.frame(payload.bytes)
+            commits += 1
+        }
+        // Where nothing live is: the space before the log (left by an earlier cut) when the
+        // cut log and its end mark fit there, else after the log. A history region the header
+        // points at is live until the header moves; one that stays must come before the log.
         let snapshotEnd = state.snapshotPlace.offset + state.snapshotPlace.length
-        // (The history region the header points at is live too: free space ends there.)
-        let freeEnd = state.historyRegion.offset != 0 ? state.historyRegion.offset : state.logStart
-        let place = region.count + commit.count + 8 <= freeEnd - snapshotEnd ? snapshotEnd : state.committedLength
+        let old = state.historyRegion
+        var gaps: [Range<Int>] = []
+        if old.length == 0 {
+            gaps = [snapshotEnd..<max(snapshotEnd, state.logStart)]
+        } else {
+            if !carried { gaps.append(snapshotEnd..<max(snapshotEnd, old.offset)) }
+            gaps.append(min(old.offset + old.length, state.logStart)..<state.logStart)
+        }
+        let needed = region.count + commit.count + 8
+        let place = gaps.first { $0.count >= needed }?.lowerBound ?? state.committedLength
+        if !region.isEmpty { regionFields.offset = place }
         // A frame longer than any file: readers looking for commits past the header's
         // length stop here. What an older log left after it is history up to the log the
         // header pointed at, which would give the same rows, only read for nothing.
@@ -365,12 +400,12 @@ extension BinaryStore.Core {
         if cutStop == .afterWritingTheLog { throw StoreError.io(path: path, reason: "the log cut stopped where a test asked") }
         #endif
         let logPlace = place + region.count
-        let fields = BinaryStore.Header(version: BinaryStore.formatVersion, committedLength: logPlace + commit.count, commitCount: state.commitCount + 1,
+        let fields = BinaryStore.Header(version: BinaryStore.formatVersion, committedLength: logPlace + commit.count, commitCount: state.commitCount + max(1, commits),
                                         snapshotOffset: state.snapshotPlace.offset, snapshotLength: state.snapshotPlace.length,
                                         logOffset: logPlace == snapshotEnd ? 0 : logPlace, logGeneration: state.logGeneration &+ 1,
                                         readFeatures: state.readFeatures, writeFeatures: state.writeFeatures,
-                                        historyOffset: history == nil ? 0 : place, historyLength: region.count,
-                                        historyStart: history?.start ?? 0, historyLast: history?.last ?? 0)
+                                        historyOffset: regionFields.offset, historyLength: regionFields.length,
+                                        historyStart: regionFields.start, historyLast: regionFields.last)
         try FileIO.write(fd, Array(BinaryStore.header(fields)[8...]), at: 8, path: path)
         try FileIO.syncData(fd, path: path)
         #if DEBUG

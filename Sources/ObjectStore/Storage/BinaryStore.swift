@@ -145,6 +145,8 @@ package final class BinaryStore: PersistentStore, Sendable {
         var writeFeatures: UInt64 = 0
         /// The transactions of the history in the log, oldest first.
         var history: [HistoryEntry] = []
+        /// Their records' bytes (which compaction and log-cut thresholds leave out).
+        var historyBytes = 0
         /// The number of the first transaction that may still be kept, and of the last one
         /// written (0: none).
         var historyStart: Int64 = 1
@@ -423,7 +425,7 @@ package final class BinaryStore: PersistentStore, Sendable {
                         core.state.removed[id.entityName, default: []].insert(key)
                     }
                 }
-                let log = core.state.committedLength - core.state.logStart
+                let log = core.state.committedLength - core.state.logStart - core.state.historyBytes
                 // A compaction costs what the store holds, so it waits until the log is also
                 // an eighth of the snapshot. A cut costs what the log says, so a log that
                 // mostly repeats rows written again since is cut once it passes the threshold
