@@ -331,3 +331,35 @@ extension StoreKind {
         #expect(try coordinator.fetchHistory(after: nil).count == 1_000)
     }
 }
+
+extension HistoryRetentionTests {
+    /// A migration keeps history on and its numbering going: the old transactions (of the
+    /// old model's properties) stay behind, and a token from before is reported expired,
+    /// never taken for a later transaction.
+    @Test(arguments: ["tasks.store", "tasks.json"])
+    func aMigrationKeepsHistoryOnAndItsNumbering(name: String) throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file(name)
+        try MigrationTests.writeStore(version: "v3", to: url)
+        let models = try MigrationTests.tasksDirectory()
+        let before: HistoryToken
+        do {
+            let coordinator = try PersistentStoreCoordinator(model: try models.model(version: "v3"), storeURL: url, history: .all)
+            let context = ManagedObjectContext(coordinator: coordinator)
+            for task in try context.fetch(FetchRequest(entityName: "Task")) { try task.setValue(1, forKey: "priority") }
+            try context.save()
+            before = try coordinator.currentHistoryToken
+            #expect(before.transactionNumber == 1)
+        }
+        #expect(try StoreMigrator(models: models).migrate(storeURL: url) != nil)
+        let (coordinator, _) = try StoreMigrator(models: models).openStore(at: url)
+        #expect(coordinator.keepsHistory)
+        #expect(try coordinator.currentHistoryToken == before)
+        #expect(try coordinator.fetchHistory(after: before).isEmpty)
+        #expect(throws: HistoryError.self) { try coordinator.fetchHistory(after: HistoryToken(storeIdentifier: before.storeIdentifier, transactionNumber: 0)) }
+        let context = ManagedObjectContext(coordinator: coordinator)
+        try context.fetch(FetchRequest(entityName: "Task")).first?.setValue(2, forKey: "priority")
+        try context.save()
+        #expect(try coordinator.fetchHistory(after: before).map(\.number) == [2])
+    }
+}

@@ -445,6 +445,12 @@ public struct StoreMigrator: Sendable {
         if !failures.isEmpty {
             throw MigrationError.validation(failures: Array(failures.prefix(20)), total: failures.count)
         }
+        // A store that keeps history keeps it on; its transactions name the old model's
+        // properties and stay behind, but numbering goes on, so a token from before the
+        // migration is reported expired, never taken for a later transaction.
+        if sourceStore.keepsHistory {
+            try destinationStore.continueHistory(after: try sourceStore.historyBounds().last)
+        }
         try destinationStore.compact()
     }
 

@@ -183,6 +183,22 @@ extension BinaryStore {
         }
     }
 
+    package func continueHistory(after number: Int64) throws {
+        guard !isReadOnly else { throw StoreError.readOnly(path: path) }
+        try fileLock.withLock { fd, _ in
+            try core.withLock { core in
+                try core.refresh(fd)
+                let first = max(1, number + 1)
+                guard first > core.state.historyStart || core.state.writeFeatures & Feature.history == 0 else { return }
+                var payload = ByteWriter()
+                BinaryStore.writeHistoryStart(max(first, core.state.historyStart), into: &payload)
+                try core.append(payload.bytes, fd: fd, features: core.state.writeFeatures | Feature.history)
+                core.state.chunks.append(payload.bytes)
+                try BinaryStore.noteHistoryRecord(RecordTag.historyStart, payload.bytes, from: 2, length: payload.bytes.count - 2, chunk: core.state.chunks.count - 1, state: &core.state)
+            }
+        }
+    }
+
     package func deleteHistory(through number: Int64) throws {
         guard !isReadOnly else { throw StoreError.readOnly(path: path) }
         try fileLock.withLock { fd, _ in

@@ -98,6 +98,14 @@ extension InMemoryStore {
         }
     }
 
+    package func continueHistory(after number: Int64) throws {
+        state.withLock { state in
+            var history = HistoryList()
+            history.start = max(1, number + 1)
+            state.history = history
+        }
+    }
+
     package func historyBounds() throws -> (first: Int64, last: Int64) {
         try state.withLock { state in
             guard let history = state.history else { throw HistoryError.notTracked }

@@ -407,6 +407,25 @@ extension JSONStore {
         state.withLock { $0.retention = retention }
     }
 
+    package func continueHistory(after number: Int64) throws {
+        guard !isReadOnly else { throw StoreError.readOnly(path: path) }
+        try fileLock.withLock { fd, realPath in
+            try state.withLock { state in
+                try refresh(fd, &state)
+                let before = state.history
+                var history = HistoryList()
+                history.start = max(1, number + 1)
+                state.history = history
+                do {
+                    try write(to: realPath, &state)
+                } catch {
+                    state.history = before
+                    throw error
+                }
+            }
+        }
+    }
+
     package func historyBounds() throws -> (first: Int64, last: Int64) {
         try fileLock.withLock(exclusive: false) { fd, _ in
             try state.withLock { state in

@@ -137,6 +137,9 @@ package protocol PersistentStore: AnyObject, Sendable {
     func deleteHistory(through number: Int64) throws
     /// The number of the transaction this opening's last save recorded (nil: none).
     var lastSavedTransaction: Int64? { get }
+    /// Keeps history from now on with no transaction kept, numbering the next one after
+    /// `number` (a migration's new store, whose source kept history).
+    func continueHistory(after number: Int64) throws
 }
 
 extension PersistentStore {
@@ -155,6 +158,7 @@ extension PersistentStore {
     package func history(after number: Int64?, since date: Date?) throws -> [HistoryTransaction] { throw HistoryError.notTracked }
     package func deleteHistory(through number: Int64) throws { throw HistoryError.notTracked }
     package var lastSavedTransaction: Int64? { nil }
+    package func continueHistory(after number: Int64) throws { throw HistoryError.notTracked }
 
     package func objectIDs(matching values: [SlotValue], uniquenessConstraint constraint: Int, of owner: String) throws -> [ObjectID] {
         guard let ownerEntity = model.entity(named: owner), ownerEntity.uniquenessConstraints.indices.contains(constraint) else { return [] }
