@@ -142,6 +142,44 @@ enum Snippets {
         let task = try mainContext.existingObject(with: id)
     }
 
+    /// docs/history.md, line 12.
+    static func history_1() async throws {
+        let model = try SnippetEnvironment.model()
+        let storeURL = SnippetEnvironment.storeURL()
+        let coordinator = try PersistentStoreCoordinator(model: model, storeURL: storeURL,
+                                                         history: HistoryRetention(transactions: 1_000))
+    }
+
+    /// docs/history.md, line 56.
+    static func history_2() async throws {
+        let model = try SnippetEnvironment.model()
+        let coordinator = PersistentStoreCoordinator(inMemoryWith: model, history: .all)
+        let context = ManagedObjectContext(coordinator: coordinator)
+        context.transactionAuthor = "importer"
+        let seen = try coordinator.currentHistoryToken          // Codable: keep it between runs
+        let task = try context.insertObject(entityName: "Task")
+        try task.setValue("Buy milk", forKey: "title")
+        try task.setValue(.uuid(UUID()), forKey: "uuid")
+        try context.save()
+        for transaction in try coordinator.fetchHistory(after: seen, authors: ["importer"], entities: ["Task"]) {
+            for change in transaction.changes {
+                print(transaction.number, change.kind, change.objectID, change.changedKeys)
+            }
+        }
+    }
+
+    /// docs/history.md, line 103.
+    static func history_3() async throws {
+        let model = try SnippetEnvironment.model()
+        let storeURL = SnippetEnvironment.storeURL()
+        let coordinator = try PersistentStoreCoordinator(model: model, storeURL: storeURL, history: .all)
+        let viewContext = ManagedObjectContext(coordinator: coordinator)
+        viewContext.automaticallyMergesChangesFromParent = true      // this process's and others' saves
+        for await change in try coordinator.remoteChanges() {
+            print("another process saved", change.transactions.map(\.number))
+        }
+    }
+
     /// docs/migration.md, line 14.
     static func migration_1() async throws {
         let storeURL = SnippetEnvironment.storeURL()
@@ -171,7 +209,7 @@ enum Snippets {
         print(task.properties.map(\.name))   // ["dueDate", "isOverdue", "location", "priority", "text"]
     }
 
-    /// docs/schema.md, line 280.
+    /// docs/schema.md, line 281.
     static func schema_2() async throws {
         let tasks = try ModelDirectory(url: URL(fileURLWithPath: "Models/Tasks"))
         let current = try tasks.currentModel()
@@ -191,6 +229,7 @@ enum Snippets {
         ("context_3", context_3),
         ("context_5", context_5),
         ("context_7", context_7),
+        ("history_2", history_2),
         ("predicates_1", predicates_1),
         ("predicates_2", predicates_2),
         ("schema_2", schema_2),

@@ -440,7 +440,7 @@ extension ManagedObjectContext {
     }
 
     /// Brings transactions of the store's history into this one (other processes' saves,
-    /// from ``PersistentStoreCoordinator/fetchHistory(after:authors:entities:)`` or a
+    /// from `fetchHistory(after:authors:entities:)` or a
     /// ``RemoteChange``), as ``mergeChanges(from:)`` brings a save: deleted objects leave,
     /// updated ones are refreshed (keeping this context's unsaved changes on top), inserted
     /// ones become visible to fetches.

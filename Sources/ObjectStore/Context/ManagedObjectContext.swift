@@ -77,7 +77,7 @@ public final class ManagedObjectContext {
     public var name: String?
     /// Who saves, recorded in the history transaction of each save (Core Data's
     /// `transactionAuthor`): an app names its extension, its importer or its sync engine,
-    /// and filters history by it (``PersistentStoreCoordinator/fetchHistory(after:authors:entities:)``).
+    /// and filters history by it (`fetchHistory(after:authors:entities:)`).
     public var transactionAuthor: String?
     /// The coordinator's observation of other processes' saves that merges them into this
     /// context, while it lasts.

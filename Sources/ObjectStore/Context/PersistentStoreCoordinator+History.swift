@@ -76,7 +76,7 @@ extension PersistentStoreCoordinator {
     }
 
     /// The transactions committed after `date` (by their timestamps), oldest first, filtered
-    /// as ``fetchHistory(after:authors:entities:)`` filters. Transactions already deleted
+    /// as `fetchHistory(after:authors:entities:)` filters. Transactions already deleted
     /// are not listed.
     public func fetchHistory(after date: Date, authors: Set<String>? = nil, entities: Set<String>? = nil) throws -> [HistoryTransaction] {
         filter(try store.history(after: nil, since: date), authors: authors, entities: entities)

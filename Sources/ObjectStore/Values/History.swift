@@ -123,7 +123,7 @@ public struct PropertyChange: Sendable, Hashable {
 
 /// How much history a store keeps. Transactions past the bound are dropped when the store
 /// is compacted (the binary store, also by itself as its log grows) or saved (the JSON and
-/// in-memory stores); ``PersistentStoreCoordinator/deleteHistory(before:)`` drops them
+/// in-memory stores); `deleteHistory(before:)` drops them
 /// at once.
 public struct HistoryRetention: Sendable, Hashable {
     /// The number of most recent transactions kept; nil: no bound.
@@ -137,7 +137,7 @@ public struct HistoryRetention: Sendable, Hashable {
         self.duration = duration
     }
 
-    /// Every transaction is kept until ``PersistentStoreCoordinator/deleteHistory(before:)``
+    /// Every transaction is kept until `deleteHistory(before:)`
     /// (Core Data's behaviour).
     public static let all = HistoryRetention()
 
