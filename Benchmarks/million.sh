@@ -7,7 +7,8 @@
 # Builds taskctl (release, static standard library), makes TASKS tasks in Taskwarrior's
 # export format (nine in ten pending; 20 projects, 7 tags shared by many tasks, most with a
 # due date), and runs each command RUNS times: import into a new store, then on the imported
-# store list (the pending rows), list --json, export, show, add, done, edit. The table gives
+# store list (the pending rows), list --json, export, show, add, done, edit, then a bulk edit
+# of a quarter of the tasks, add after it and the bulk edit's undo. The table gives
 # the median seconds and the median peak resident memory (GNU time's maximum RSS), and for
 # the single-task commands the ratio to the same command on a 10,000-task store.
 set -euo pipefail
@@ -99,4 +100,18 @@ for command in "show 5" "add Another_task" "done {i}1" "edit {i}2 --priority low
   out=$(measure "$WORK/small.store" $command) || exit 1; read -r ss sm <<<"$out"
   ratio=$(awk -v a="$ls" -v b="$ss" 'BEGIN { if (b > 0) printf "%.1fx", a / b; else print "-" }')
   echo "| $command | $ls | $lm | $ss | $ratio |"
+  if [ "$command" = "add Another_task" ]; then added=$ls; fi
 done
+
+# A bulk edit of a quarter of the tasks (five projects of twenty), kept in the store's
+# history for undo; then `add` again (its ratio is to `add` before the edit), and the undo.
+where="project.name IN {'project0', 'project1', 'project2', 'project3', 'project4'}"
+out=$(run_once "$WORK/large.store" 1 edit --where "$where" --priority medium --yes) || exit 1; read -r es em <<<"$out"
+echo "| edit --where (a quarter of the tasks) | $es | $em |  |  |"
+out=$(measure "$WORK/large.store" add Another_task) || exit 1; read -r ls lm <<<"$out"
+ratio=$(awk -v a="$ls" -v b="$added" 'BEGIN { if (b > 0) printf "%.1fx", a / b; else print "-" }')
+echo "| add, after that edit | $ls | $lm |  | $ratio of add before |"
+# Undo the adds just made, then the bulk edit itself.
+for k in $(seq "$RUNS"); do TASKCTL_STORE="$WORK/large.store" "$TASKCTL" undo >/dev/null; done
+out=$(run_once "$WORK/large.store" 1 undo) || exit 1; read -r us um <<<"$out"
+echo "| undo of that edit | $us | $um |  |  |"
