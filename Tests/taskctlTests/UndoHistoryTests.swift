@@ -87,6 +87,27 @@ struct UndoHistoryTests {
         #expect(try t.ok("undo") == "undid add of task 2\n")
     }
 
+    /// A bulk edit's record (the journal held it as one line every later command read) is
+    /// moved by the compaction into the history region, which opening the store does not
+    /// read; undo still reverts the whole edit.
+    @Test func aBulkEditsRecordIsNotReadByLaterCommands() throws {
+        let t = try TaskctlRunner()
+        let tasks = (1...3000).map { #"{"description": "task \#($0)", "uuid": "\#(UUID().uuidString)", "priority": "L"}"# }
+        let file = t.directory.appendingPathComponent("many.json")
+        try Data(("[" + tasks.joined(separator: ",") + "]").utf8).write(to: file)
+        try t.ok("import", file.path)
+        try t.ok("edit", "--where", "priority == 1", "--priority", "medium", "--yes")
+        try t.ok("store", "compact")
+        let header = Array(try Data(contentsOf: t.store).prefix(128))
+        let field = { (offset: Int) in header[offset..<offset + 8].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) } }
+        #expect(field(80) > 0 && field(88) > 3000 * 8, "the transactions are in the region (\(field(88)) bytes at \(field(80)))")
+        #expect(field(104) == 2)
+        try t.ok("add", "one more")
+        #expect(try t.ok("undo") == "undid add of task 3001\n")
+        #expect(try t.ok("undo") == "undid edit of tasks 1-3000\n")
+        #expect(try t.tasks().allSatisfy { $0["priority"] as? String == "low" })
+    }
+
     /// Nothing is written beside the store: no journal, no temporary file that others could
     /// read; the store keeps its owner-only mode.
     @Test func nothingIsWrittenBesideTheStore() throws {

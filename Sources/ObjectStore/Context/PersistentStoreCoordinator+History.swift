@@ -38,8 +38,9 @@ extension PersistentStoreCoordinator {
     /// covers (the coordinator's `history:` option does this at open). On by itself for a
     /// store whose file keeps history, with no bound until this is called.
     ///
-    /// - Throws: ``StoreError/readOnly(path:)`` is not thrown: a read-only store reads the
-    ///   history its file has and records none.
+    /// A read-only store reads the history its file has and records none.
+    ///
+    /// - Throws: ``HistoryError/notTracked`` for a store that cannot keep history.
     public func trackHistory(_ retention: HistoryRetention = .all) throws {
         try store.trackHistory(retention)
     }
