@@ -148,6 +148,37 @@ struct UndoHistoryTests {
         #expect(try t.texts() == ["second"])
     }
 
+    /// An add records no values; another program's change to the task since still stops
+    /// its undo, which would delete that change with the task.
+    @Test func undoOfAnAddRefusesWhenAnotherProgramChangedTheTaskSince() throws {
+        let t = try TaskctlRunner()
+        try t.ok("add", "first")
+        try ConcurrencyTests.changeOutsideTaskctl(t) { task in try task.setValue(2, forKey: "priority") }
+        let result = try t.run("undo")
+        #expect(result.status == 1)
+        #expect(result.err.contains("cannot undo add: task 1's priority changed since"), "\(result.err)")
+        #expect(try t.texts() == ["first"])
+    }
+
+    /// A tag the undone add created stays when another program gave it to a task since;
+    /// the add's own task goes.
+    @Test func aTagAnotherProgramTookUpSinceOutlivesTheUndoOfItsAdd() throws {
+        let t = try TaskctlRunner()
+        try t.ok("add", "first", "--tag", "shop")
+        let coordinator = try PersistentStoreCoordinator(model: try App.modelDirectory().currentModel(), storeURL: t.store)
+        let context = ManagedObjectContext(coordinator: coordinator)
+        let shop = try #require(try context.fetch(FetchRequest(entityName: "Tag")).first)
+        let task = try context.insertObject(entityName: "Task")
+        try task.setValue("theirs", forKey: "title")
+        try task.setValue(.uuid(UUID()), forKey: "uuid")
+        try task.setObjects([shop], forKey: "tags")
+        try context.save()
+        #expect(try t.ok("undo") == "undid add of task 1\n")
+        let left = try t.tasks()
+        #expect(left.map { $0["text"] as? String } == ["theirs"])
+        #expect(left.first?["tags"] as? [String] == ["shop"])
+    }
+
     /// A deleted location comes back under its own identity, so undo can keep going back.
     @Test func undoBringsBackADeletedLocationAndGoesOnBack() throws {
         let t = try TaskctlRunner()
@@ -167,9 +198,7 @@ struct UndoHistoryTests {
         try t.ok("edit", "1", "--priority", "high", "--due", "2026-11-30")
         try t.ok("undo")
         let log = try t.ok("log")
-        #expect(log.contains("#1  2026-11-22 12:00  add\n  task 1 added: "), "\(log)")
-        #expect(log.contains("priority low"), "\(log)")
-        #expect(log.contains("tags: +shop"), "\(log)")
+        #expect(log.contains("#1  2026-11-22 12:00  add\n  task 1 added: \"milk\"\n  tag shop added\n"), "\(log)")
         #expect(log.contains("#2  2026-11-22 12:00  edit\n  task 1: due none -> 2026-11-30T23:59:59Z, priority low -> high\n"), "\(log)")
         #expect(log.contains("#3  2026-11-22 12:00  undo of #2\n  task 1: due 2026-11-30T23:59:59Z -> none, priority high -> low\n"), "\(log)")
         #expect(try t.ok("log", "--limit", "1").hasPrefix("#3 "))
@@ -199,6 +228,8 @@ struct UndoHistoryTests {
         #expect(change.transactions.first?.processID != getpid())
         let fetched = try coordinator.fetchHistory(after: token)
         #expect(fetched.map(\.author) == ["taskctl"])
-        #expect(fetched.first?.changes.first { $0.entityName == "Task" }?.value(forKey: "title")?.newValue == .value("second"))
+        let inserted = try #require(fetched.first?.changes.first { $0.entityName == "Task" })
+        #expect(inserted.kind == .insert)
+        #expect(try ManagedObjectContext(coordinator: coordinator).existingObject(with: inserted.objectID)["title"] == "second")
     }
 }

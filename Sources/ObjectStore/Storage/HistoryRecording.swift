@@ -34,7 +34,7 @@ package struct TransactionDraft: Sendable {
 
 /// One changed object of a save, as its transaction records it: the changed stored slots
 /// with their values before and after (a to-many relationship: the objects removed and
-/// added; a deletion: its tombstone as old values, nil as new). Valid only during the call
+/// added; a deletion: its tombstone as old values, nil as new; an insertion: none). Valid only during the call
 /// it is passed to (its values are the walk's scratch buffer).
 struct RecordedChange {
     var kind: HistoryChange.Kind
@@ -73,10 +73,11 @@ func forEachRecordedChange(_ changes: StoreChanges, draft: TransactionDraft?, mo
             values.append((slot, old, new))
         }
     }
+    // An insert lists no values (as Core Data's): the object has them, and the rows of an
+    // import of 10,000 tasks are not written twice.
+    values.removeAll()
     for row in changes.inserted {
-        guard let (entity, slots, _) = plan(row.objectID) else { continue }
-        values.removeAll(keepingCapacity: true)
-        for (slot, blank) in slots where slot < row.slots.count { add(slot, old: blank, new: row.slots[slot]) }
+        guard let (entity, _, _) = plan(row.objectID) else { continue }
         try values.withUnsafeBufferPointer { try body(RecordedChange(kind: .insert, objectID: row.objectID, entity: entity, values: $0)) }
     }
     for (index, (row, _)) in changes.updated.enumerated() {

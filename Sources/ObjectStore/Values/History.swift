@@ -62,8 +62,8 @@ public struct HistoryTransaction: Sendable, Identifiable {
 public struct HistoryChange: Sendable {
     /// What happened to the object.
     public enum Kind: String, Sendable, Codable {
-        /// The object was inserted; its ``HistoryChange/values`` are the stored properties it
-        /// was saved with that differ from their defaults (old values are their defaults).
+        /// The object was inserted; its ``HistoryChange/values`` are empty (as Core Data's
+        /// insertions list no changed attributes): read the object for its values.
         case insert
         /// The object was updated; its values are the properties that changed.
         case update

@@ -118,6 +118,10 @@ enum HistoryCommand {
             }
         }
         let verb = change.kind == .insert ? " added" : change.kind == .delete ? " deleted" : ""
+        // An insertion records no values: a task that still exists shows its text now.
+        if change.kind == .insert, change.entityName == "Task", case .string(let text)? = (try? namer.context.existingObject(with: change.objectID))?["title"] {
+            return subject + verb + ": " + JSONText.quote(text.count > 60 ? String(text.prefix(57)) + "..." : text)
+        }
         return subject + verb + (values.isEmpty ? "" : ": " + values.joined(separator: ", "))
     }
 

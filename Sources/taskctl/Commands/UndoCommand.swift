@@ -18,8 +18,9 @@ enum UndoCommand {
         let context = try app.context()
         let coordinator = context.coordinator
         let (target, gone): (HistoryTransaction, [String]) = try coordinator.withExclusiveStoreAccess {
-            guard let target = try lastUndoable(coordinator) else { throw CLIError.usage("nothing to undo") }
-            var reverter = Reverter(context: context, app: app, target: target)
+            let history = try coordinator.fetchHistory(after: nil)
+            guard let target = lastUndoable(history) else { throw CLIError.usage("nothing to undo") }
+            var reverter = Reverter(context: context, app: app, target: target, later: history.filter { $0.number > target.number })
             try reverter.revert()
             guard context.hasChanges else {
                 throw CLIError.usage("cannot undo \(target.contextName ?? "the last change"): \(reverter.gone.joined(separator: ", ")) no longer exist\(reverter.gone.count == 1 ? "s" : "")")
@@ -41,10 +42,10 @@ enum UndoCommand {
         return Int64(name.dropFirst(5))
     }
 
-    /// The last transaction of taskctl that no undo has reverted yet.
-    static func lastUndoable(_ coordinator: PersistentStoreCoordinator) throws -> HistoryTransaction? {
+    /// The last transaction of taskctl in `history` that no undo has reverted yet.
+    static func lastUndoable(_ history: [HistoryTransaction]) -> HistoryTransaction? {
         var undone = Set<Int64>()
-        for transaction in try coordinator.fetchHistory(after: nil, authors: [App.historyAuthor]).reversed() {
+        for transaction in history.reversed() where transaction.author == App.historyAuthor {
             if let number = undoneNumber(transaction) {
                 undone.insert(number)
             } else if !undone.contains(transaction.number) {
@@ -65,13 +66,16 @@ struct Reverter {
     let context: ManagedObjectContext
     let app: App
     let target: HistoryTransaction
+    /// The transactions after it, of any author.
+    let later: [HistoryTransaction]
     /// Objects the transaction changed that no longer exist, as the user names them.
     var gone: [String] = []
 
-    init(context: ManagedObjectContext, app: App, target: HistoryTransaction) {
+    init(context: ManagedObjectContext, app: App, target: HistoryTransaction, later: [HistoryTransaction]) {
         self.context = context
         self.app = app
         self.target = target
+        self.later = later
     }
 
     private var command: String { target.contextName ?? "change #\(target.number)" }
@@ -119,7 +123,12 @@ struct Reverter {
     }
 
     mutating func revert() throws {
-        // Check every object before changing any.
+        // Check every object before changing any. An insertion lists no values: an object
+        // it made counts as changed since when another program changed it later.
+        var foreign: [ObjectID: Set<String>] = [:]
+        for transaction in later where transaction.author != App.historyAuthor {
+            for change in transaction.changes { foreign[change.objectID, default: []].formUnion(change.changedKeys) }
+        }
         var present: [ObjectID: ManagedObject] = [:]
         var conflicts: [String] = []
         for change in target.changes where change.kind != .delete {
@@ -129,6 +138,11 @@ struct Reverter {
             }
             present[change.objectID] = object
             var changed: [String] = []
+            if change.kind == .insert, let keys = foreign[change.objectID] {
+                // Its attributes and to-one relationships (edges others made to it are kept
+                // below: the object then stays).
+                changed = keys.filter { object.entity.property(named: $0)?.relationship?.isToMany != true }.sorted().map(HistoryCommand.fieldName)
+            }
             for value in change.values where Self.isChecked(value, of: object.entity, model: context.model) {
                 if !Self.holdsWhatWasLeft(try Self.current(object, value), value) {
                     changed.append(HistoryCommand.fieldName(value.name))
@@ -151,17 +165,31 @@ struct Reverter {
             restored[change.objectID] = object
         }
         func object(_ id: ObjectID) -> ManagedObject? { restored[id] ?? present[id] ?? find(id) }
-        // Objects the transaction inserted go, unless they gained edges since (a tag another
-        // task took up): those stay, with the transaction's own edges removed.
+        // Objects the transaction inserted go, unless an object it did not insert was linked
+        // to one since and still is (a tag another task took up later): those stay, with the
+        // transaction's own edges removed.
+        let insertedIDs = Set(target.changes.filter { $0.kind == .insert }.map(\.objectID))
+        var linkedLater = Set<[ObjectID]>()
+        for transaction in later {
+            for change in transaction.changes {
+                for value in change.values {
+                    switch value.newValue {
+                    case .toOne(let other?): linkedLater.formUnion([[change.objectID, other], [other, change.objectID]])
+                    case .toMany(let added): for other in added { linkedLater.formUnion([[change.objectID, other], [other, change.objectID]]) }
+                    default: break
+                    }
+                }
+            }
+        }
         var removed = Set<ObjectID>()
         for change in target.changes where change.kind == .insert {
             guard let inserted = present[change.objectID] else { continue }
-            var gained = false
-            for value in change.values {
-                guard case .toMany(let added) = value.newValue, case .toMany(let now) = try Self.current(inserted, value) else { continue }
-                if !Set(now).isSubset(of: added) { gained = true }
+            var taken = false
+            for case .relationship(let relationship) in inserted.entity.properties {
+                let linked = try inserted.objectIDs(forRelationship: relationship.name)
+                if linked.contains(where: { !insertedIDs.contains($0) && linkedLater.contains([change.objectID, $0]) }) { taken = true }
             }
-            if !gained {
+            if !taken {
                 context.delete(inserted)
                 removed.insert(change.objectID)
             }
