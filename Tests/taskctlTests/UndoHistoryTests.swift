@@ -24,6 +24,7 @@ struct UndoHistoryTests {
             if try ReliabilityTests.runKilled(t, arguments, delay: delay(round)) { confirmed += 1 } else { killed += 1 }
             #expect(try t.run("store", "check").status == 0)
         }
+        print("kill harness (undo): \(rounds) rounds, \(killed) killed before finishing, \(confirmed) confirmed")
         ReliabilityTests.expectBothOutcomes(killed: killed, confirmed: confirmed, rounds: rounds)
         // Every landed change has its transaction: undoing them all, one by one, leaves the
         // store as it was before the first command, and each undo names what it reverted.
