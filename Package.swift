@@ -13,6 +13,8 @@ let package = Package(
     targets: [
         .target(name: "ObjectStoreModel"),
         .target(name: "ObjectStore", dependencies: ["ObjectStoreModel"]),
+        // Sync with TaskChampion's servers: so far its crypto and compression.
+        .target(name: "ObjectStoreSync"),
         // Checks Models/NAME at build time and embeds the files (ObjectStoreModelPlugin).
         .executableTarget(name: "objectstore-model", dependencies: ["ObjectStoreModel"]),
         .plugin(name: "ObjectStoreModelPlugin", capability: .buildTool(), dependencies: ["objectstore-model"],
@@ -20,6 +22,7 @@ let package = Package(
         .executableTarget(name: "taskctl", dependencies: ["ObjectStore", "ObjectStoreModel"], plugins: ["ObjectStoreModelPlugin"]),
         .testTarget(name: "ObjectStoreModelTests", dependencies: ["ObjectStoreModel"]),
         .testTarget(name: "ObjectStoreTests", dependencies: ["ObjectStore", "ObjectStoreModel"], exclude: ["Fixtures"]),
+        .testTarget(name: "ObjectStoreSyncTests", dependencies: ["ObjectStoreSync", "ObjectStoreModel"]),
         .testTarget(name: "taskctlTests", dependencies: ["taskctl", "ObjectStore", "ObjectStoreModel"], exclude: ["Fixtures"]),
         // The docs' Swift snippets, compiled (snippets are fragments: unused values are fine there)
         // as a user's module would be: without access to the package's `package` API.
