@@ -14,7 +14,7 @@ let package = Package(
         .target(name: "ObjectStoreModel"),
         .target(name: "ObjectStore", dependencies: ["ObjectStoreModel"]),
         // Sync with TaskChampion's servers: so far its crypto and compression.
-        .target(name: "ObjectStoreSync"),
+        .target(name: "ObjectStoreSync", dependencies: ["ObjectStoreModel"]),
         // Checks Models/NAME at build time and embeds the files (ObjectStoreModelPlugin).
         .executableTarget(name: "objectstore-model", dependencies: ["ObjectStoreModel"]),
         .plugin(name: "ObjectStoreModelPlugin", capability: .buildTool(), dependencies: ["objectstore-model"],

@@ -1,0 +1,254 @@
+import Foundation
+import ObjectStoreModel
+
+/// A moment as TaskChampion's operations carry it: RFC 3339 in UTC with up to nine
+/// fractional digits, kept to the nanosecond (a `Date` would round it), so "the later
+/// update wins" compares what the other replica compares.
+package struct SyncTimestamp: Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// Seconds since 1970, and nanoseconds within the second (0 to 999,999,999).
+    package var seconds: Int64
+    package var nanoseconds: Int32
+
+    package init(seconds: Int64, nanoseconds: Int32 = 0) {
+        self.seconds = seconds
+        self.nanoseconds = nanoseconds
+    }
+
+    /// The moment of a `Date`, to the microsecond a `Date` keeps reliably.
+    package init(_ date: Date) {
+        let micros = (date.timeIntervalSince1970 * 1_000_000).rounded()
+        let whole = (micros / 1_000_000).rounded(.down)
+        seconds = Int64(whole)
+        nanoseconds = Int32((micros - whole * 1_000_000) * 1000)
+    }
+
+    package static func < (lhs: SyncTimestamp, rhs: SyncTimestamp) -> Bool {
+        (lhs.seconds, lhs.nanoseconds) < (rhs.seconds, rhs.nanoseconds)
+    }
+
+    /// RFC 3339 in UTC, fractional digits as few as show the value in groups of three (as
+    /// the Rust replica writes it).
+    package var description: String {
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let secondOfDay = seconds - days * 86_400
+        let (year, month, day) = Self.civil(fromDays: days)
+        var text = String(format: "%04lld-%02d-%02dT%02lld:%02lld:%02lld", year, month, day, secondOfDay / 3600, secondOfDay / 60 % 60, secondOfDay % 60)
+        if nanoseconds != 0 {
+            if nanoseconds % 1_000_000 == 0 {
+                text += String(format: ".%03d", nanoseconds / 1_000_000)
+            } else if nanoseconds % 1000 == 0 {
+                text += String(format: ".%06d", nanoseconds / 1000)
+            } else {
+                text += String(format: ".%09d", nanoseconds)
+            }
+        }
+        return text + "Z"
+    }
+
+    /// Parses RFC 3339 (`Z` or a numeric offset, any number of fractional digits, the
+    /// first nine kept); nil for anything else.
+    package init?(rfc3339 text: String) {
+        let bytes = Array(text.utf8)
+        func number(_ range: Range<Int>) -> Int64? {
+            guard range.upperBound <= bytes.count else { return nil }
+            var value: Int64 = 0
+            for i in range {
+                guard (48...57).contains(bytes[i]) else { return nil }
+                value = value * 10 + Int64(bytes[i] - 48)
+            }
+            return value
+        }
+        guard bytes.count >= 20, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"), bytes[10] == UInt8(ascii: "T") || bytes[10] == UInt8(ascii: "t"),
+              bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"),
+              let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
+              let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
+              (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
+        else { return nil }
+        var index = 19
+        var nanos: Int64 = 0
+        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+            index += 1
+            var digits = 0
+            while index < bytes.count, (48...57).contains(bytes[index]) {
+                if digits < 9 { nanos = nanos * 10 + Int64(bytes[index] - 48) }
+                digits += 1
+                index += 1
+            }
+            guard digits > 0 else { return nil }
+            for _ in digits..<max(digits, 9) { nanos *= 10 }
+        }
+        guard index < bytes.count else { return nil }
+        var offset: Int64 = 0
+        switch bytes[index] {
+        case UInt8(ascii: "Z"), UInt8(ascii: "z"):
+            index += 1
+        case UInt8(ascii: "+"), UInt8(ascii: "-"):
+            guard let hours = number(index + 1..<index + 3), index + 3 < bytes.count, bytes[index + 3] == UInt8(ascii: ":"),
+                  let minutes = number(index + 4..<index + 6) else { return nil }
+            offset = (hours * 3600 + minutes * 60) * (bytes[index] == UInt8(ascii: "-") ? -1 : 1)
+            index += 6
+        default:
+            return nil
+        }
+        guard index == bytes.count else { return nil }
+        let days = Self.days(year: year, month: month, day: day)
+        seconds = days * 86_400 + hour * 3600 + minute * 60 + min(second, 59) - offset
+        nanoseconds = Int32(nanos)
+    }
+
+    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+    static func days(year: Int64, month: Int64, day: Int64) -> Int64 {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
+    static func civil(fromDays z: Int64) -> (Int64, Int32, Int32) {
+        let shifted = z + 719_468
+        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
+        let dayOfEra = shifted - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let mp = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), Int32(month), Int32(day))
+    }
+}
+
+/// One change of TaskChampion's task database, as versions carry it: a task is a map
+/// from string to string, created, deleted, or one property set (nil: removed).
+package enum SyncOperation: Sendable, Hashable {
+    case create(UUID)
+    case delete(UUID)
+    case update(UUID, property: String, value: String?, timestamp: SyncTimestamp)
+
+    /// The task it changes.
+    package var task: UUID {
+        switch self {
+        case .create(let uuid), .delete(let uuid), .update(let uuid, _, _, _): return uuid
+        }
+    }
+
+    /// TaskChampion's transform of two concurrent operations: `(first', second')` such that
+    /// applying `second'` after `first` gives what applying `first'` after `second` gives
+    /// (nil: nothing to apply). Creations or deletions of one task twice: nothing; a create
+    /// and a delete: the create stays; an update and a create: the update stays; an update
+    /// and a delete: the delete stays; two updates of one property: equal values need
+    /// nothing, else the later timestamp wins (the first on a tie); all else both stay.
+    package static func transform(_ first: SyncOperation, _ second: SyncOperation) -> (SyncOperation?, SyncOperation?) {
+        guard first.task == second.task else { return (first, second) }
+        switch (first, second) {
+        case (.create, .create), (.delete, .delete): return (nil, nil)
+        case (.create, .delete): return (first, nil)
+        case (.delete, .create): return (nil, second)
+        case (.update, .create): return (first, nil)
+        case (.create, .update): return (nil, second)
+        case (.update, .delete): return (nil, second)
+        case (.delete, .update): return (first, nil)
+        case (.update(_, let property1, let value1, let time1), .update(_, let property2, let value2, let time2)) where property1 == property2:
+            if value1 == value2 { return (nil, nil) }
+            return time1 < time2 ? (nil, second) : (first, nil)
+        default: return (first, second)
+        }
+    }
+
+    /// The operation as the Rust replica's JSON writes it.
+    package var json: String {
+        switch self {
+        case .create(let uuid): return "{\"Create\":{\"uuid\":\"\(uuid.uuidString.lowercased())\"}}"
+        case .delete(let uuid): return "{\"Delete\":{\"uuid\":\"\(uuid.uuidString.lowercased())\"}}"
+        case .update(let uuid, let property, let value, let timestamp):
+            return "{\"Update\":{\"uuid\":\"\(uuid.uuidString.lowercased())\",\"property\":\(JSONText.quote(property)),\"value\":\(value.map(JSONText.quote) ?? "null"),\"timestamp\":\"\(timestamp)\"}}"
+        }
+    }
+
+    /// An operation read from its JSON.
+    init(node: JSONNode) throws {
+        func bad(_ why: String) -> SyncFormatError { SyncFormatError(reason: "an operation \(why) (line \(node.location.line), column \(node.location.column))") }
+        guard let members = node.members, members.count == 1, let member = members.first else { throw bad("must be an object with one key") }
+        let body = member.value
+        guard let uuidText = body["uuid"]?.stringValue, let uuid = UUID(uuidString: uuidText) else { throw bad("needs a \"uuid\"") }
+        switch member.key {
+        case "Create": self = .create(uuid)
+        case "Delete": self = .delete(uuid)
+        case "Update":
+            guard let property = body["property"]?.stringValue else { throw bad("needs a \"property\"") }
+            let value: String?
+            switch body["value"]?.kind {
+            case .string(let text)?: value = text
+            case .null?, nil: value = nil
+            default: throw bad("has a \"value\" that is not a string or null")
+            }
+            guard let stamp = body["timestamp"]?.stringValue, let timestamp = SyncTimestamp(rfc3339: stamp) else { throw bad("needs an RFC 3339 \"timestamp\"") }
+            self = .update(uuid, property: property, value: value, timestamp: timestamp)
+        default:
+            throw bad("of unknown kind \"\(member.key)\"")
+        }
+    }
+}
+
+/// Data from a server (or another replica) that is not what the protocol says, and why.
+package struct SyncFormatError: Error, Sendable, CustomStringConvertible {
+    package let reason: String
+    package var description: String { reason }
+}
+
+/// A version's plaintext: `{"operations":[...]}`.
+package enum SyncVersion {
+    package static func encode(_ operations: [SyncOperation]) -> [UInt8] {
+        Array(("{\"operations\":[" + operations.map(\.json).joined(separator: ",") + "]}").utf8)
+    }
+
+    package static func decode(_ bytes: [UInt8]) throws -> [SyncOperation] {
+        let root: JSONNode
+        do {
+            root = try JSONParser.parse(bytes)
+        } catch {
+            throw SyncFormatError(reason: "a version is not JSON: \(error)")
+        }
+        guard let items = root["operations"]?.elements else { throw SyncFormatError(reason: "a version needs \"operations\", an array") }
+        return try items.map(SyncOperation.init(node:))
+    }
+}
+
+/// A snapshot's plaintext: zlib-compressed JSON `{uuid: {key: value}}` of every task.
+package enum SyncSnapshot {
+    package static func encode(_ tasks: [(uuid: UUID, properties: [(key: String, value: String)])]) -> [UInt8] {
+        var text = "{"
+        for (index, task) in tasks.enumerated() {
+            if index > 0 { text += "," }
+            text += "\"\(task.uuid.uuidString.lowercased())\":{"
+            text += task.properties.map { "\(JSONText.quote($0.key)):\(JSONText.quote($0.value))" }.joined(separator: ",")
+            text += "}"
+        }
+        return Zlib.compress(Array((text + "}").utf8))
+    }
+
+    package static func decode(_ bytes: [UInt8]) throws -> [(uuid: UUID, properties: [(key: String, value: String)])] {
+        let text: [UInt8]
+        do {
+            text = try Zlib.decompress(bytes)
+        } catch {
+            throw SyncFormatError(reason: "a snapshot is not zlib data: \(error)")
+        }
+        let root: JSONNode
+        do {
+            root = try JSONParser.parse(text)
+        } catch {
+            throw SyncFormatError(reason: "a snapshot is not JSON: \(error)")
+        }
+        guard let members = root.members else { throw SyncFormatError(reason: "a snapshot must be a JSON object of tasks") }
+        return try members.map { member in
+            guard let uuid = UUID(uuidString: member.key) else { throw SyncFormatError(reason: "a snapshot's task key \"\(member.key)\" is not a UUID") }
+            guard let properties = member.value.members else { throw SyncFormatError(reason: "task \(member.key) of a snapshot must be an object") }
+            return (uuid, try properties.map { property in
+                guard let value = property.value.stringValue else { throw SyncFormatError(reason: "\(member.key).\(property.key) of a snapshot must be a string") }
+                return (property.key, value)
+            })
+        }
+    }
+}
