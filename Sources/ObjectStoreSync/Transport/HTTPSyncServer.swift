@@ -1,0 +1,192 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// What the server answered to a new version.
+package enum AddVersionResult: Sendable, Equatable {
+    /// Accepted as the new latest version; the server may ask for a snapshot.
+    case added(UUID, snapshot: SnapshotUrgency)
+    /// Refused: the latest version is another one (sync what it has, then try again).
+    case conflict(expectedParent: UUID)
+}
+
+/// How much the server wants a snapshot (TaskChampion's `X-Snapshot-Request`).
+package enum SnapshotUrgency: Sendable, Equatable {
+    case none, low, high
+}
+
+/// The version after a given one.
+package enum ChildVersion: Sendable, Equatable {
+    case version(id: UUID, parent: UUID, operations: [SyncOperation])
+    /// The given version is the latest.
+    case upToDate
+    /// The server no longer has what follows the given version (410): the replica must
+    /// start again from a snapshot.
+    case gone
+}
+
+/// A sync that failed, naming the cause.
+package enum SyncServerError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The server could not be reached.
+    case unreachable(url: String, reason: String)
+    /// The server answered with an unexpected status.
+    case status(Int, url: String, body: String)
+    /// The server's answer is not what the protocol says.
+    case badResponse(url: String, reason: String)
+    /// Data of a version (or snapshot) does not open: a wrong encryption secret, or data
+    /// changed on the server.
+    case cannotDecrypt(version: UUID, reason: String)
+
+    package var description: String {
+        switch self {
+        case .unreachable(let url, let reason): return "cannot reach the sync server at \(url): \(reason)"
+        case .status(let code, let url, let body): return "the sync server answered \(code) to \(url)" + (body.isEmpty ? "" : ": \(body)")
+        case .badResponse(let url, let reason): return "the sync server's answer to \(url) is not TaskChampion's protocol: \(reason)"
+        case .cannotDecrypt(let version, let reason): return "version \(version.uuidString.lowercased()) does not decrypt: \(reason)"
+        }
+    }
+}
+
+/// A TaskChampion sync server (taskchampion-sync-server, or Taskwarrior's hosted ones)
+/// over HTTP: versions and snapshots, sealed with the client's key (the salt is the client
+/// ID's 16 bytes; a version is sealed for its parent's UUID, a snapshot for its version's).
+package struct HTTPSyncServer: Sendable {
+    static let historySegmentType = "application/vnd.taskchampion.history-segment"
+    static let snapshotType = "application/vnd.taskchampion.snapshot"
+
+    package let baseURL: URL
+    package let clientID: UUID
+    let cryptor: SyncCryptor
+    let session: URLSession
+
+    /// A server at `url` for a client; `cryptor` holds the key of the encryption secret and
+    /// the client ID (``salt(of:)``).
+    package init(url: URL, clientID: UUID, cryptor: SyncCryptor, session: URLSession = URLSession(configuration: .ephemeral)) {
+        self.baseURL = url.absoluteString.hasSuffix("/") ? url : url.appendingPathComponent("")
+        self.clientID = clientID
+        self.cryptor = cryptor
+        self.session = session
+    }
+
+    /// The salt of the HTTP server's key derivation: the client ID's bytes.
+    package static func salt(of clientID: UUID) -> [UInt8] {
+        let u = clientID.uuid
+        return [u.0, u.1, u.2, u.3, u.4, u.5, u.6, u.7, u.8, u.9, u.10, u.11, u.12, u.13, u.14, u.15]
+    }
+
+    /// Sends a version after `parent` (the nil UUID for the first).
+    package func addVersion(parent: UUID, operations: [SyncOperation]) async throws -> AddVersionResult {
+        let body = cryptor.seal(SyncVersion.encode(operations), version: parent)
+        let (data, response, url) = try await send("v1/client/add-version/\(Self.text(parent))", method: "POST", body: body, type: Self.historySegmentType)
+        switch response.statusCode {
+        case 409:
+            return .conflict(expectedParent: try uuidHeader("X-Parent-Version-Id", response, url))
+        case 200...299:
+            let urgency: SnapshotUrgency
+            switch response.value(forHTTPHeaderField: "X-Snapshot-Request") {
+            case "urgency=low": urgency = .low
+            case "urgency=high": urgency = .high
+            default: urgency = .none
+            }
+            return .added(try uuidHeader("X-Version-Id", response, url), snapshot: urgency)
+        default:
+            throw SyncServerError.status(response.statusCode, url: url, body: Self.excerpt(data))
+        }
+    }
+
+    /// The version after `parent`.
+    package func childVersion(of parent: UUID) async throws -> ChildVersion {
+        let (data, response, url) = try await send("v1/client/get-child-version/\(Self.text(parent))", method: "GET")
+        switch response.statusCode {
+        case 404: return .upToDate
+        case 410: return .gone
+        case 200...299:
+            let parentID = try uuidHeader("X-Parent-Version-Id", response, url)
+            let id = try uuidHeader("X-Version-Id", response, url)
+            guard response.value(forHTTPHeaderField: "Content-Type") == Self.historySegmentType else {
+                throw SyncServerError.badResponse(url: url, reason: "a version's Content-Type is not \(Self.historySegmentType)")
+            }
+            let plaintext: [UInt8]
+            do {
+                plaintext = try cryptor.unseal(Array(data), version: parentID)
+            } catch {
+                throw SyncServerError.cannotDecrypt(version: id, reason: "\(error)")
+            }
+            do {
+                return .version(id: id, parent: parentID, operations: try SyncVersion.decode(plaintext))
+            } catch {
+                throw SyncServerError.badResponse(url: url, reason: "version \(Self.text(id)): \(error)")
+            }
+        default:
+            throw SyncServerError.status(response.statusCode, url: url, body: Self.excerpt(data))
+        }
+    }
+
+    /// Sends a snapshot of every task as of `version`.
+    package func addSnapshot(version: UUID, tasks: [(uuid: UUID, properties: [(key: String, value: String)])]) async throws {
+        let body = cryptor.seal(SyncSnapshot.encode(tasks), version: version)
+        let (data, response, url) = try await send("v1/client/add-snapshot/\(Self.text(version))", method: "POST", body: body, type: Self.snapshotType)
+        guard (200...299).contains(response.statusCode) else { throw SyncServerError.status(response.statusCode, url: url, body: Self.excerpt(data)) }
+    }
+
+    /// The server's latest snapshot and its version, or nil when it has none.
+    package func latestSnapshot() async throws -> (version: UUID, tasks: [(uuid: UUID, properties: [(key: String, value: String)])])? {
+        let (data, response, url) = try await send("v1/client/snapshot", method: "GET")
+        switch response.statusCode {
+        case 404: return nil
+        case 200...299:
+            let version = try uuidHeader("X-Version-Id", response, url)
+            guard response.value(forHTTPHeaderField: "Content-Type") == Self.snapshotType else {
+                throw SyncServerError.badResponse(url: url, reason: "a snapshot's Content-Type is not \(Self.snapshotType)")
+            }
+            let plaintext: [UInt8]
+            do {
+                plaintext = try cryptor.unseal(Array(data), version: version)
+            } catch {
+                throw SyncServerError.cannotDecrypt(version: version, reason: "\(error)")
+            }
+            do {
+                return (version, try SyncSnapshot.decode(plaintext))
+            } catch {
+                throw SyncServerError.badResponse(url: url, reason: "the snapshot of \(Self.text(version)): \(error)")
+            }
+        default:
+            throw SyncServerError.status(response.statusCode, url: url, body: Self.excerpt(data))
+        }
+    }
+
+    private func send(_ path: String, method: String, body: [UInt8]? = nil, type: String? = nil) async throws -> (Data, HTTPURLResponse, String) {
+        guard let url = URL(string: path, relativeTo: baseURL)?.absoluteURL else {
+            throw SyncServerError.badResponse(url: baseURL.absoluteString, reason: "cannot make a URL of \(path)")
+        }
+        var request = URLRequest(url: url)
+        request.httpMethod = method
+        request.setValue(Self.text(clientID), forHTTPHeaderField: "X-Client-Id")
+        if let type { request.setValue(type, forHTTPHeaderField: "Content-Type") }
+        if let body { request.httpBody = Data(body) }
+        let data: Data, response: URLResponse
+        do {
+            (data, response) = try await session.data(for: request)
+        } catch {
+            throw SyncServerError.unreachable(url: url.absoluteString, reason: error.localizedDescription)
+        }
+        guard let http = response as? HTTPURLResponse else {
+            throw SyncServerError.badResponse(url: url.absoluteString, reason: "not an HTTP response")
+        }
+        return (data, http, url.absoluteString)
+    }
+
+    private func uuidHeader(_ name: String, _ response: HTTPURLResponse, _ url: String) throws -> UUID {
+        guard let text = response.value(forHTTPHeaderField: name), let uuid = UUID(uuidString: text) else {
+            throw SyncServerError.badResponse(url: url, reason: "no UUID in its \(name) header")
+        }
+        return uuid
+    }
+
+    static func text(_ uuid: UUID) -> String { uuid.uuidString.lowercased() }
+
+    static func excerpt(_ data: Data) -> String {
+        String(decoding: data.prefix(200), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}
