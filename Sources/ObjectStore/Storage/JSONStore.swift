@@ -408,14 +408,23 @@ extension JSONStore {
     }
 
     package func continueHistory(after number: Int64) throws {
+        try changeHistory { _ in
+            var history = HistoryList()
+            history.start = max(1, number + 1)
+            return history
+        }
+    }
+
+    /// Writes the file with the history `change` makes of the current one (nil: nothing
+    /// to write), under the lock; a failed write leaves the history as it was.
+    private func changeHistory(_ change: (HistoryList?) throws -> HistoryList?) throws {
         guard !isReadOnly else { throw StoreError.readOnly(path: path) }
         try fileLock.withLock { fd, realPath in
             try state.withLock { state in
                 try refresh(fd, &state)
                 let before = state.history
-                var history = HistoryList()
-                history.start = max(1, number + 1)
-                state.history = history
+                guard let changed = try change(before) else { return }
+                state.history = changed
                 do {
                     try write(to: realPath, &state)
                 } catch {
@@ -450,25 +459,14 @@ extension JSONStore {
     }
 
     package func deleteHistory(through number: Int64) throws {
-        guard !isReadOnly else { throw StoreError.readOnly(path: path) }
-        try fileLock.withLock { fd, realPath in
-            try state.withLock { state in
-                try refresh(fd, &state)
-                guard var history = state.history else {
-                    if state.retention == nil { throw HistoryError.notTracked }
-                    return
-                }
-                let before = history
-                history.delete(through: number)
-                guard history.start != before.start else { return }
-                state.history = history
-                do {
-                    try write(to: realPath, &state)
-                } catch {
-                    state.history = before
-                    throw error
-                }
+        let tracking = state.withLock { $0.retention != nil }
+        try changeHistory { current in
+            guard var history = current else {
+                if !tracking { throw HistoryError.notTracked }
+                return nil
             }
+            history.delete(through: number)
+            return history.start != current?.start ? history : nil
         }
     }
 

@@ -170,7 +170,7 @@ package enum ISO8601 {
     }
 
     /// The Gregorian date `days` after 1970-01-01 (the inverse of ``daysSinceEpoch(year:month:day:)``).
-    static func civilDate(daysSinceEpoch days: Int) -> (year: Int, month: Int, day: Int) {
+    package static func civilDate(daysSinceEpoch days: Int) -> (year: Int, month: Int, day: Int) {
         let shifted = days + 719_468
         let cycle = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
         let dayOfCycle = shifted - cycle * 146_097

@@ -1,3 +1,5 @@
+import ObjectStoreModel
+
 /// ChaCha20 and Poly1305 and their AEAD (RFC 8439), as TaskChampion seals its versions
 /// and snapshots: a 32-byte key, a 12-byte nonce, additional data authenticated with the
 /// ciphertext, a 16-byte tag.

@@ -1,3 +1,5 @@
+import ObjectStoreModel
+
 /// HMAC-SHA256 (RFC 2104) and PBKDF2-HMAC-SHA256 (RFC 8018), as TaskChampion derives its
 /// encryption key: PBKDF2 of the secret and a salt, 600,000 iterations, 32 bytes.
 package enum HMACSHA256 {

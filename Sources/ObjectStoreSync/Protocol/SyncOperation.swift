@@ -31,8 +31,8 @@ package struct SyncTimestamp: Sendable, Hashable, Comparable, CustomStringConver
     package var description: String {
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let secondOfDay = seconds - days * 86_400
-        let (year, month, day) = Self.civil(fromDays: days)
-        var text = String(format: "%04lld-%02d-%02dT%02lld:%02lld:%02lld", year, month, day, secondOfDay / 3600, secondOfDay / 60 % 60, secondOfDay % 60)
+        let (year, month, day) = ISO8601.civilDate(daysSinceEpoch: Int(days))
+        var text = String(format: "%04d-%02d-%02dT%02lld:%02lld:%02lld", year, month, day, secondOfDay / 3600, secondOfDay / 60 % 60, secondOfDay % 60)
         if nanoseconds != 0 {
             if nanoseconds % 1_000_000 == 0 {
                 text += String(format: ".%03d", nanoseconds / 1_000_000)
@@ -91,31 +91,9 @@ package struct SyncTimestamp: Sendable, Hashable, Comparable, CustomStringConver
             return nil
         }
         guard index == bytes.count else { return nil }
-        let days = Self.days(year: year, month: month, day: day)
+        let days = Int64(ISO8601.daysSinceEpoch(year: Int(year), month: Int(month), day: Int(day)))
         seconds = days * 86_400 + hour * 3600 + minute * 60 + min(second, 59) - offset
         nanoseconds = Int32(nanos)
-    }
-
-    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-    static func days(year: Int64, month: Int64, day: Int64) -> Int64 {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
-
-    static func civil(fromDays z: Int64) -> (Int64, Int32, Int32) {
-        let shifted = z + 719_468
-        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
-        let dayOfEra = shifted - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let mp = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), Int32(month), Int32(day))
     }
 }
 

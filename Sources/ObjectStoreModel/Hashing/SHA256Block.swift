@@ -1,10 +1,12 @@
-/// SHA-256 (FIPS 180-4) by whole 64-byte blocks, for HMAC and PBKDF2: a key derivation of
-/// 600,000 iterations compresses 1.2 million blocks, so the state lives in a fixed tuple
-/// and nothing is allocated per block.
-struct SHA256Block {
+/// SHA-256 (FIPS 180-4) by whole 64-byte blocks, for ``SHA256`` and for HMAC and PBKDF2 (a
+/// key derivation of 600,000 iterations compresses 1.2 million blocks): the state lives in
+/// a fixed tuple and nothing is allocated per block.
+package struct SHA256Block: Sendable {
     /// The eight words of the hash state.
-    var h: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) =
+    package var h: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) =
         (0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c, 0x1f83_d9ab, 0x5be0_cd19)
+
+    package init() {}
 
     static let k: [UInt32] = [
         0x428a_2f98, 0x7137_4491, 0xb5c0_fbcf, 0xe9b5_dba5, 0x3956_c25b, 0x59f1_11f1, 0x923f_82a4, 0xab1c_5ed5,
@@ -18,7 +20,7 @@ struct SHA256Block {
     ]
 
     /// Compresses one block of 16 big-endian words.
-    mutating func compress(_ block: UnsafeBufferPointer<UInt32>) {
+    package mutating func compress(_ block: UnsafeBufferPointer<UInt32>) {
         withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { w in
             for i in 0..<16 { w[i] = block[i] }
             for i in 16..<64 {
@@ -44,7 +46,7 @@ struct SHA256Block {
     }
 
     /// Compresses one block of 64 bytes.
-    mutating func compress(bytes: UnsafeRawBufferPointer) {
+    package mutating func compress(bytes: UnsafeRawBufferPointer) {
         withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 16) { words in
             for i in 0..<16 {
                 words[i] = UInt32(bytes[i * 4]) << 24 | UInt32(bytes[i * 4 + 1]) << 16 | UInt32(bytes[i * 4 + 2]) << 8 | UInt32(bytes[i * 4 + 3])
@@ -54,13 +56,13 @@ struct SHA256Block {
     }
 
     /// The state as 32 big-endian bytes.
-    var digest: [UInt8] {
+    package var digest: [UInt8] {
         let words = [h.0, h.1, h.2, h.3, h.4, h.5, h.6, h.7]
         return words.flatMap { [UInt8($0 >> 24), UInt8($0 >> 16 & 0xFF), UInt8($0 >> 8 & 0xFF), UInt8($0 & 0xFF)] }
     }
 
     /// The digest of a whole message.
-    static func hash(_ message: [UInt8]) -> [UInt8] {
+    package static func hash(_ message: [UInt8]) -> [UInt8] {
         var state = SHA256Block()
         state.absorb(message, totalLength: message.count)
         return state.digest
@@ -68,7 +70,7 @@ struct SHA256Block {
 
     /// Absorbs the final part of a message (`totalLength` bytes in all, counting blocks
     /// already compressed) with its padding.
-    mutating func absorb(_ tail: [UInt8], totalLength: Int) {
+    package mutating func absorb(_ tail: [UInt8], totalLength: Int) {
         var bytes = tail
         bytes.append(0x80)
         while bytes.count % 64 != 56 { bytes.append(0) }
@@ -83,6 +85,6 @@ struct SHA256Block {
 }
 
 extension UInt32 {
-    @inline(__always) func rotatedRight(_ n: UInt32) -> UInt32 { (self >> n) | (self << (32 - n)) }
-    @inline(__always) func rotatedLeft(_ n: UInt32) -> UInt32 { (self << n) | (self >> (32 - n)) }
+    @inline(__always) package func rotatedRight(_ n: UInt32) -> UInt32 { (self >> n) | (self << (32 - n)) }
+    @inline(__always) package func rotatedLeft(_ n: UInt32) -> UInt32 { (self << n) | (self >> (32 - n)) }
 }
