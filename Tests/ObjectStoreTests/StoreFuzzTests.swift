@@ -19,15 +19,24 @@ import ObjectStoreModel
         }
     }
 
-    @Test(arguments: ["store", "json"])
+    /// `format`: the file's extension, and "+history" for a store that keeps history (its
+    /// transactions in the log and, for the binary store, in a history region too).
+    @Test(arguments: ["store", "json", "store+history", "json+history"])
     func mutatedStoresAreReadOrRefusedNeverTrapped(format: String) throws {
         let directory = try TemporaryDirectory()
-        let url = directory.file("tasks.\(format)")
-        let context = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: TestModel.model, storeURL: url))
+        let keepsHistory = format.hasSuffix("+history")
+        let url = directory.file("tasks.\(format.replacingOccurrences(of: "+history", with: ""))")
+        let coordinator = try PersistentStoreCoordinator(model: TestModel.model, storeURL: url, history: keepsHistory ? .all : nil)
+        let context = ManagedObjectContext(coordinator: coordinator)
         for i in 0..<5 {
             let task = try context.task("T\(i)", priority: Int64(i % 4))
             try task.setObject(try context.location("L\(i)"), forKey: "location")
             try context.save()
+            if keepsHistory && i == 2 {
+                context.delete(task)
+                try context.save()
+                try coordinator.compactStore()
+            }
         }
         let original = Array(try Data(contentsOf: url))
         var rng = Random(state: 42)
@@ -48,6 +57,10 @@ import ObjectStoreModel
                 let reader = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: TestModel.model, storeURL: url))
                 for task in try reader.fetch(FetchRequest(entityName: "Task")) {
                     _ = try? task.value(forKeyPath: "location.name")
+                }
+                if keepsHistory {
+                    _ = try? reader.coordinator.fetchHistory(after: nil)
+                    _ = try? reader.coordinator.checkIntegrity()
                 }
             } catch is StoreError {
                 refused += 1
