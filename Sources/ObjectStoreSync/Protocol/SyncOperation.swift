@@ -32,7 +32,7 @@ package struct SyncTimestamp: Sendable, Hashable, Comparable, CustomStringConver
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let secondOfDay = seconds - days * 86_400
         let (year, month, day) = ISO8601.civilDate(daysSinceEpoch: Int(days))
-        var text = String(format: "%04d-%02d-%02dT%02lld:%02lld:%02lld", year, month, day, secondOfDay / 3600, secondOfDay / 60 % 60, secondOfDay % 60)
+        var text = String(format: "%04ld-%02ld-%02ldT%02lld:%02lld:%02lld", year, month, day, secondOfDay / 3600, secondOfDay / 60 % 60, secondOfDay % 60)
         if nanoseconds != 0 {
             if nanoseconds % 1_000_000 == 0 {
                 text += String(format: ".%03d", nanoseconds / 1_000_000)
