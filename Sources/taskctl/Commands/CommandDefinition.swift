@@ -191,8 +191,8 @@ struct CommandDefinition {
                     Lists the store's last changes (10, or N), oldest first: the change's number,
                     when it was saved, the command that made it (or the program, when not taskctl),
                     and per task (or location, tag, project, annotation) the fields it changed,
-                    old -> new. 'undo of #N' marks what an undo reverted. The store keeps its last
-                    1,000 changes.
+                    old -> new. 'undo of #N' marks what an undo reverted. The store keeps at least
+                    its last 1,000 changes.
                     """,
                 run: HistoryCommand.run),
             CommandDefinition(
