@@ -16,6 +16,8 @@ extension BinaryStore {
 
     enum ChangeKind: UInt8 {
         case insert = 1, update = 2, delete = 3
+        /// Insertions of consecutive keys of one entity (an import): entity, first key, count.
+        case insertRun = 4
     }
 
     /// The fields of a transaction record before its changes.
@@ -34,7 +36,35 @@ extension BinaryStore {
                                  changes: ((RecordedChange) throws -> Void) throws -> Void) throws {
         var body = ByteWriter()
         var count = 0
+        // Insertions of consecutive keys of one entity are written as one run.
+        var run: (entity: Int, first: Int64, count: Int64)?
+        func flushRun() {
+            guard let pending = run else { return }
+            count += 1
+            if pending.count == 1 {
+                body.u8(ChangeKind.insert.rawValue)
+                body.varint(UInt64(pending.entity))
+                body.signed(pending.first)
+                body.varint(0)
+            } else {
+                body.u8(ChangeKind.insertRun.rawValue)
+                body.varint(UInt64(pending.entity))
+                body.signed(pending.first)
+                body.varint(UInt64(pending.count))
+            }
+            run = nil
+        }
         try changes { change in
+            if change.kind == .insert, change.values.isEmpty, let index = codec.entityIndex(of: change.objectID), let key = change.objectID.primaryKey {
+                if let pending = run, pending.entity == index, pending.first &+ pending.count == key {
+                    run = (index, pending.first, pending.count + 1)
+                } else {
+                    flushRun()
+                    run = (index, key, 1)
+                }
+                return
+            }
+            flushRun()
             count += 1
             switch change.kind {
             case .insert: body.u8(ChangeKind.insert.rawValue)
@@ -57,6 +87,7 @@ extension BinaryStore {
                 }
             }
         }
+        flushRun()
         var head = ByteWriter()
         head.signed(transactionHead.number)
         head.u64(transactionHead.timestamp.timeIntervalSinceReferenceDate.bitPattern)
@@ -95,6 +126,18 @@ extension BinaryStore {
         changes.reserveCapacity(min(count, 4096))
         for _ in 0..<count {
             guard let kind = ChangeKind(rawValue: try reader.u8()) else { throw ByteReader.Truncated() }
+            if kind == .insertRun {
+                let entity = try reader.count()
+                let first = try reader.signed()
+                let length = try reader.varint()
+                // Keys from 1 on, none past the largest a store gives; runs of two or more.
+                guard entity < codec.entityNames.count, first >= 1, length >= 2, length <= UInt64(StoreMetadata.maxKey),
+                      first <= StoreMetadata.maxKey - Int64(length) + 1 else { throw ByteReader.Truncated() }
+                for key in first..<first + Int64(length) {
+                    changes.append(HistoryChange(kind: .insert, objectID: codec.objectID(entity: entity, key: key), values: []))
+                }
+                continue
+            }
             let id = try codec.reference(from: &reader)
             guard let key = id.primaryKey, key >= 1, let entity = model.entity(named: id.entityName) else { throw ByteReader.Truncated() }
             let valueCount = try reader.count()
@@ -108,6 +151,7 @@ extension BinaryStore {
                 values.append(PropertyChange(name: entity.properties[slot].name, slot: slot, oldValue: old, newValue: new))
             }
             let publicKind: HistoryChange.Kind = kind == .insert ? .insert : kind == .update ? .update : .delete
+            if kind == .insert && !values.isEmpty { throw ByteReader.Truncated() }
             changes.append(HistoryChange(kind: publicKind, objectID: id, values: values))
         }
         guard reader.isAtEnd else { throw ByteReader.Truncated() }
