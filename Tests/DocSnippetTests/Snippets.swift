@@ -150,7 +150,7 @@ enum Snippets {
                                                          history: HistoryRetention(transactions: 1_000))
     }
 
-    /// docs/history.md, line 56.
+    /// docs/history.md, line 57.
     static func history_2() async throws {
         let model = try SnippetEnvironment.model()
         let coordinator = PersistentStoreCoordinator(inMemoryWith: model, history: .all)
@@ -168,7 +168,7 @@ enum Snippets {
         }
     }
 
-    /// docs/history.md, line 103.
+    /// docs/history.md, line 104.
     static func history_3() async throws {
         let model = try SnippetEnvironment.model()
         let storeURL = SnippetEnvironment.storeURL()
