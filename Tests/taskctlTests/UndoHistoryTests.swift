@@ -208,6 +208,26 @@ struct UndoHistoryTests {
         #expect(json.allSatisfy { $0["author"] as? String == "taskctl" && $0["time"] as? String == "2026-11-22T12:00:00Z" })
     }
 
+    /// Through a symbolic link to the store, and after another process compacted it (the
+    /// file replaced, the history moved to a region) and cut nothing: a library opening
+    /// fetches every taskctl save since its token, and undo still works from the link.
+    @Test func historyReadsThroughALinkAfterAnotherProcessCompacted() throws {
+        let t = try TaskctlRunner()
+        try t.ok("add", "first")
+        let link = t.directory.appendingPathComponent("link.store")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: t.store)
+        let coordinator = try PersistentStoreCoordinator(model: try App.modelDirectory().currentModel(), storeURL: link)
+        let token = try coordinator.currentHistoryToken
+        try t.ok("add", "second")
+        try t.ok("store", "compact")
+        try t.ok("edit", "2", "--priority", "high", "--due", "tomorrow")
+        let names = try coordinator.fetchHistory(after: token).map(\.contextName)
+        #expect(names == ["add", "edit"])
+        t.store = link
+        #expect(try t.ok("undo") == "undid edit of task 2\n")
+        #expect(try coordinator.fetchHistory(after: token).map(\.contextName) == ["add", "edit", "undo 3"])
+    }
+
     /// Another process's save (a taskctl command) is fetched by token and posted to a
     /// library program observing the store.
     @Test func aLibraryProgramSeesTaskctlsSavesByTokenAndNotification() async throws {
