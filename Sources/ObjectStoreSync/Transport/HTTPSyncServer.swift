@@ -104,20 +104,8 @@ package struct HTTPSyncServer: Sendable {
         case 200...299:
             let parentID = try uuidHeader("X-Parent-Version-Id", response, url)
             let id = try uuidHeader("X-Version-Id", response, url)
-            guard response.value(forHTTPHeaderField: "Content-Type") == Self.historySegmentType else {
-                throw SyncServerError.badResponse(url: url, reason: "a version's Content-Type is not \(Self.historySegmentType)")
-            }
-            let plaintext: [UInt8]
-            do {
-                plaintext = try cryptor.unseal(Array(data), version: parentID)
-            } catch {
-                throw SyncServerError.cannotDecrypt(version: id, reason: "\(error)")
-            }
-            do {
-                return .version(id: id, parent: parentID, operations: try SyncVersion.decode(plaintext))
-            } catch {
-                throw SyncServerError.badResponse(url: url, reason: "version \(Self.text(id)): \(error)")
-            }
+            let operations = try open(data, response, url, type: Self.historySegmentType, sealedFor: parentID, naming: id, SyncVersion.decode)
+            return .version(id: id, parent: parentID, operations: operations)
         default:
             throw SyncServerError.status(response.statusCode, url: url, body: Self.excerpt(data))
         }
@@ -137,22 +125,29 @@ package struct HTTPSyncServer: Sendable {
         case 404: return nil
         case 200...299:
             let version = try uuidHeader("X-Version-Id", response, url)
-            guard response.value(forHTTPHeaderField: "Content-Type") == Self.snapshotType else {
-                throw SyncServerError.badResponse(url: url, reason: "a snapshot's Content-Type is not \(Self.snapshotType)")
-            }
-            let plaintext: [UInt8]
-            do {
-                plaintext = try cryptor.unseal(Array(data), version: version)
-            } catch {
-                throw SyncServerError.cannotDecrypt(version: version, reason: "\(error)")
-            }
-            do {
-                return (version, try SyncSnapshot.decode(plaintext))
-            } catch {
-                throw SyncServerError.badResponse(url: url, reason: "the snapshot of \(Self.text(version)): \(error)")
-            }
+            return (version, try open(data, response, url, type: Self.snapshotType, sealedFor: version, naming: version, SyncSnapshot.decode))
         default:
             throw SyncServerError.status(response.statusCode, url: url, body: Self.excerpt(data))
+        }
+    }
+
+    /// A blob's content after checking its type, unsealing it for `version` and decoding it;
+    /// errors name the version (`id`) it belongs to.
+    private func open<T>(_ data: Data, _ response: HTTPURLResponse, _ url: String, type: String, sealedFor version: UUID, naming id: UUID,
+                         _ decode: ([UInt8]) throws -> T) throws -> T {
+        guard response.value(forHTTPHeaderField: "Content-Type") == type else {
+            throw SyncServerError.badResponse(url: url, reason: "the Content-Type of \(Self.text(id)) is not \(type)")
+        }
+        let plaintext: [UInt8]
+        do {
+            plaintext = try cryptor.unseal(Array(data), version: version)
+        } catch {
+            throw SyncServerError.cannotDecrypt(version: id, reason: "\(error)")
+        }
+        do {
+            return try decode(plaintext)
+        } catch {
+            throw SyncServerError.badResponse(url: url, reason: "\(Self.text(id)): \(error)")
         }
     }
 
