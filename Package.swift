@@ -13,17 +13,18 @@ let package = Package(
     targets: [
         .target(name: "ObjectStoreModel"),
         .target(name: "ObjectStore", dependencies: ["ObjectStoreModel"]),
-        // Sync with TaskChampion's servers: so far its crypto and compression.
-        .target(name: "ObjectStoreSync", dependencies: ["ObjectStoreModel"]),
+        // Sync with TaskChampion's servers: crypto, compression, the protocol, transports and
+        // the engine that turns a store's history into operations and applies the server's.
+        .target(name: "ObjectStoreSync", dependencies: ["ObjectStore", "ObjectStoreModel"]),
         // Checks Models/NAME at build time and embeds the files (ObjectStoreModelPlugin).
         .executableTarget(name: "objectstore-model", dependencies: ["ObjectStoreModel"]),
         .plugin(name: "ObjectStoreModelPlugin", capability: .buildTool(), dependencies: ["objectstore-model"],
                 path: "Sources/ObjectStoreModelPlugin"),
-        .executableTarget(name: "taskctl", dependencies: ["ObjectStore", "ObjectStoreModel"], plugins: ["ObjectStoreModelPlugin"]),
+        .executableTarget(name: "taskctl", dependencies: ["ObjectStore", "ObjectStoreModel", "ObjectStoreSync"], plugins: ["ObjectStoreModelPlugin"]),
         .testTarget(name: "ObjectStoreModelTests", dependencies: ["ObjectStoreModel"]),
         .testTarget(name: "ObjectStoreTests", dependencies: ["ObjectStore", "ObjectStoreModel"], exclude: ["Fixtures"]),
-        .testTarget(name: "ObjectStoreSyncTests", dependencies: ["ObjectStoreSync", "ObjectStoreModel"]),
-        .testTarget(name: "taskctlTests", dependencies: ["taskctl", "ObjectStore", "ObjectStoreModel"], exclude: ["Fixtures"]),
+        .testTarget(name: "ObjectStoreSyncTests", dependencies: ["ObjectStoreSync", "ObjectStore", "ObjectStoreModel"]),
+        .testTarget(name: "taskctlTests", dependencies: ["taskctl", "ObjectStore", "ObjectStoreModel", "ObjectStoreSync"], exclude: ["Fixtures"]),
         // The docs' Swift snippets, compiled (snippets are fragments: unused values are fine there)
         // as a user's module would be: without access to the package's `package` API.
         .testTarget(name: "DocSnippetTests", dependencies: ["ObjectStore", "ObjectStoreModel"],

@@ -62,11 +62,20 @@ package struct HTTPSyncServer: Sendable {
 
     /// A server at `url` for a client; `cryptor` holds the key of the encryption secret and
     /// the client ID (``salt(of:)``).
-    package init(url: URL, clientID: UUID, cryptor: SyncCryptor, session: URLSession = URLSession(configuration: .ephemeral)) {
+    package init(url: URL, clientID: UUID, cryptor: SyncCryptor, session: URLSession = HTTPSyncServer.session()) {
         self.baseURL = url.absoluteString.hasSuffix("/") ? url : url.appendingPathComponent("")
         self.clientID = clientID
         self.cryptor = cryptor
         self.session = session
+    }
+
+    /// A session that keeps nothing: no cookies, and no response cache (Foundation's
+    /// would make a folder in the user's cache directory).
+    package static func session() -> URLSession {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.urlCache = nil
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        return URLSession(configuration: configuration)
     }
 
     /// The salt of the HTTP server's key derivation: the client ID's bytes.

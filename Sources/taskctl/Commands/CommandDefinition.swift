@@ -268,6 +268,29 @@ struct CommandDefinition {
                     """,
                 run: StatsCommand.run),
             CommandDefinition(
+                name: "sync", synopsis: "sync", summary: "sync with a TaskChampion sync server, as Taskwarrior 3 does",
+                valued: [], switches: ["status"], taskwarriorAttributes: false,
+                help: """
+                    usage: taskctl sync [--status]
+
+                    Syncs the store's tasks with a TaskChampion sync server (the one Taskwarrior 3
+                    uses): receives what other replicas sent since the last sync, then sends this
+                    store's changes, end-to-end encrypted. The config file names the server with
+                    Taskwarrior 3's settings:
+                      sync.server.url = https://sync.example.com
+                      sync.server.client_id = UUID     (the same on every replica of one task list)
+                      sync.encryption_secret = SECRET  (the same on every replica; never printed)
+                    Two replicas that changed different fields of a task keep both; the same field
+                    takes the later change. The first sync with a server sends every task; deriving
+                    the key from the secret takes a few seconds once, then it is kept in
+                    ~/.cache/taskctl/sync-key (owner-only).
+                    --status: the server, its version this store is at, the last sync and the
+                    changes not sent yet, without contacting the server.
+                    Exit status 3 when the server cannot be reached or its data does not open (a wrong
+                    secret); nothing local is lost, and the next sync sends what this one did not.
+                    """,
+                run: SyncCommand.run),
+            CommandDefinition(
                 name: "store", synopsis: "store", summary: "store info | check | compact",
                 valued: [], switches: ["json"], taskwarriorAttributes: false,
                 help: """

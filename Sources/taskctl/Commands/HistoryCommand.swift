@@ -18,7 +18,9 @@ enum HistoryCommand {
             if args.has("json") { app.output.line("[]") } else { app.output.line("no changes recorded yet") }
             return
         }
-        let transactions = Array(try coordinator.fetchHistory(after: nil).suffix(limit))
+        // A sync's own bookkeeping (where it stands with the server) is not a change of tasks.
+        let entities = Set(context.model.entities.map(\.name)).subtracting(["SyncState"])
+        let transactions = Array(try coordinator.fetchHistory(after: nil, entities: entities).suffix(limit))
         let namer = Namer(context: context)
         if args.has("json") {
             app.output.line("[" + transactions.map { json($0, namer) }.joined(separator: ",\n ") + "]")

@@ -2,13 +2,14 @@ import ObjectStore
 import ObjectStoreModel
 
 /// A failure taskctl reports: one or two lines on stderr and an exit status (1 for usage and
-/// validation, 2 for store problems).
+/// validation, 2 for store problems, 3 for a sync that could not reach or use its server).
 struct CLIError: Error {
     var message: String
     var status: Int32
 
     static func usage(_ message: String) -> CLIError { CLIError(message: message, status: 1) }
     static func store(_ message: String) -> CLIError { CLIError(message: message, status: 2) }
+    static func sync(_ message: String) -> CLIError { CLIError(message: message, status: 3) }
 
     /// Turns any error into what the user reads.
     static func from(_ error: any Error) -> CLIError {

@@ -16,8 +16,13 @@ struct Config {
     var sort: String?
     /// How dates are shown, in Taskwarrior's letters (`Y-M-D`, `D.M.Y`, `M/D/y`, `a b d`).
     var dateFormat: String?
+    /// Taskwarrior 3's sync settings (docs/sync.md): a TaskChampion sync server, the
+    /// client ID every replica of one task list shares, and the encryption secret.
+    var syncServerURL: String?
+    var syncClientID: String?
+    var syncSecret: String?
 
-    static let keys = ["store", "color", "sort", "dateformat"]
+    static let keys = ["store", "color", "sort", "dateformat", "sync.server.url", "sync.server.client_id", "sync.encryption_secret"]
 
     static func path(environment: [String: String]) -> String {
         let base: String
@@ -60,6 +65,20 @@ struct Config {
                     throw CLIError.usage("\(path):\(index + 1): dateformat takes Taskwarrior's letters (Y y M m D d b a) and separators, such as Y-M-D or D.M.Y, not '\(value)'")
                 }
                 config.dateFormat = value
+            case "sync.server.url":
+                guard let url = URL(string: value), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+                    throw CLIError.usage("\(path):\(index + 1): sync.server.url takes the server's http:// or https:// URL, not '\(value)'")
+                }
+                config.syncServerURL = value
+            case "sync.server.client_id":
+                guard UUID(uuidString: value) != nil else {
+                    throw CLIError.usage("\(path):\(index + 1): sync.server.client_id takes a UUID (the same on every replica of one task list), not '\(value)'")
+                }
+                config.syncClientID = value
+            case "sync.encryption_secret":
+                // Never repeated in a message: the secret is the key to every synced task.
+                guard !value.isEmpty else { throw CLIError.usage("\(path):\(index + 1): sync.encryption_secret is empty") }
+                config.syncSecret = value
             default:
                 let hint = NameHint.closest(to: key, in: keys).map { " (did you mean '\($0)'?)" } ?? ""
                 throw CLIError.usage("\(path):\(index + 1): unknown setting '\(key)'\(hint); settings: \(keys.joined(separator: ", "))")

@@ -1,0 +1,401 @@
+import Foundation
+import ObjectStore
+import ObjectStoreModel
+
+/// What a sync did.
+package struct SyncReport: Sendable {
+    /// Versions received from the server, and the operations of theirs applied here (after
+    /// dropping those a local change wins over).
+    package var versionsReceived = 0
+    package var operationsApplied = 0
+    /// Versions and operations sent.
+    package var versionsSent = 0
+    package var operationsSent = 0
+    /// Whether every local task was sent (a first sync, or history that no longer reaches
+    /// back to the last sync).
+    package var sentEverything = false
+    /// Whether the replica started from the server's snapshot.
+    package var startedFromSnapshot = false
+    /// Whether a snapshot was sent (the server asked for one).
+    package var snapshotSent = false
+    /// The server version the store is at now.
+    package var baseVersion: UUID?
+    /// Values the model refused (kept where they can be), and other things worth saying.
+    package var warnings: [String] = []
+}
+
+/// Where a replica stands, read from the store alone (no server is asked).
+package struct SyncStatus: Sendable {
+    /// The server the last sync was with (nil: never synced).
+    package var server: String?
+    package var baseVersion: UUID?
+    package var lastSync: Date?
+    /// Local transactions not sent yet; nil when never synced or when history no longer
+    /// reaches back to the last sync (every task is sent).
+    package var unsyncedTransactions: Int?
+}
+
+/// A sync failed for a reason of the engine's own (the server's are ``SyncServerError``).
+package enum SyncError: Error, Sendable, CustomStringConvertible {
+    /// The server kept refusing versions: other replicas kept adding theirs.
+    case tooManyConflicts(Int)
+    /// The server no longer has the versions after this replica's, and no snapshot to start
+    /// again from (none, or one at a version whose successors are gone too).
+    case goneWithoutSnapshot(UUID)
+
+    package var description: String {
+        switch self {
+        case .tooManyConflicts(let tries): return "the server refused \(tries) versions in a row because other replicas added theirs; sync again"
+        case .goneWithoutSnapshot(let version):
+            return "the server no longer has the versions after \(version.uuidString.lowercased()) and no snapshot this replica can start again from; nothing local was lost"
+        }
+    }
+}
+
+/// Syncs a store that keeps history with a TaskChampion server, as TaskChampion's replica
+/// does: the server's versions after the store's base version are applied (each in one
+/// save, with the new base version, under the store's lock; operations a local change not
+/// yet sent wins over are dropped by TaskChampion's transform), then the local changes
+/// since the last sync, read from the store's history, are sent as one version (or several
+/// of about a megabyte) on the latest. No store lock is held during a network call.
+///
+/// The engine's own saves carry the author ``author`` and are never sent back.
+package final class SyncEngine {
+    package static let author = "sync"
+    /// About how large a version's operations get before the rest go in the next one.
+    package static let versionBytes = 1 << 20
+    static let conflictLimit = 20
+
+    let coordinator: PersistentStoreCoordinator
+    let mapping: any SyncMapping
+    let server: any SyncServer
+    let clock: () -> Date
+
+    /// `clock` stamps what a first sync sends (local edits carry their transaction's time).
+    package init(coordinator: PersistentStoreCoordinator, mapping: any SyncMapping, server: any SyncServer, clock: @escaping () -> Date = Date.init) {
+        self.coordinator = coordinator
+        self.mapping = mapping
+        self.server = server
+        self.clock = clock
+    }
+
+    // MARK: State
+
+    struct State {
+        var server: String?
+        var baseVersion: UUID?
+        var syncedTransaction: Int64 = 0
+        var lastSync: Date?
+    }
+
+    func readState(_ context: ManagedObjectContext) throws -> (State, ManagedObject?) {
+        guard let object = try context.fetch(FetchRequest(entityName: mapping.stateEntity.name)).first else { return (State(), nil) }
+        var state = State()
+        if case .string(let text) = object["server"] { state.server = text }
+        if case .uuid(let uuid) = object["baseVersion"] { state.baseVersion = uuid }
+        if case .integer(let number) = object["syncedTransaction"] { state.syncedTransaction = number }
+        if case .date(let date) = object["lastSync"] { state.lastSync = date }
+        return (state, object)
+    }
+
+    /// Sets the state object's fields in `context` (inserting it the first time).
+    func write(_ state: State, existing: ManagedObject?, in context: ManagedObjectContext) throws -> ManagedObject {
+        let object = try existing ?? context.insertObject(entityName: mapping.stateEntity.name)
+        try object.setValue(state.server.map(Value.string) ?? .null, forKey: "server")
+        try object.setValue(state.baseVersion.map(Value.uuid) ?? .null, forKey: "baseVersion")
+        try object.setValue(.integer(state.syncedTransaction), forKey: "syncedTransaction")
+        try object.setValue(state.lastSync.map(Value.date) ?? .null, forKey: "lastSync")
+        return object
+    }
+
+    func newContext() -> ManagedObjectContext {
+        let context = ManagedObjectContext(coordinator: coordinator)
+        context.transactionAuthor = Self.author
+        context.name = "sync"
+        context.undoManager = nil
+        context.mergePolicy = .mergeByPropertyMemoryWins
+        return context
+    }
+
+    /// Where the replica stands, from the store alone.
+    package func status() throws -> SyncStatus {
+        let context = newContext()
+        let (state, _) = try readState(context)
+        var status = SyncStatus(server: state.server, baseVersion: state.baseVersion, lastSync: state.lastSync)
+        if state.lastSync != nil {
+            let token = HistoryToken(storeIdentifier: coordinator.storeIdentifier, transactionNumber: state.syncedTransaction)
+            status.unsyncedTransactions = try? coordinator.fetchHistory(after: token).filter { $0.author != Self.author }.count
+        }
+        return status
+    }
+
+    // MARK: Local operations
+
+    /// The operations of the local changes after the last sync, and the transaction they
+    /// reach to. Every task when never synced with this server or when history no longer
+    /// reaches back (`sentEverything`).
+    func localOperations(_ state: State, in context: ManagedObjectContext) throws -> (operations: [SyncOperation], through: Int64, everything: Bool) {
+        let through = try coordinator.currentHistoryToken.transactionNumber
+        var transactions: [HistoryTransaction]?
+        // Synced with this server before: the changes since. (A store made by its first
+        // sync has sent nothing, transaction 0, and is not new the next time.)
+        if state.server == server.identity, state.lastSync != nil {
+            let token = HistoryToken(storeIdentifier: coordinator.storeIdentifier, transactionNumber: state.syncedTransaction)
+            do {
+                transactions = try coordinator.fetchHistory(after: token).filter { $0.number <= through }
+            } catch HistoryError.expiredToken {
+                transactions = nil
+            }
+        }
+        guard let transactions else {
+            let now = SyncTimestamp(clock())
+            var operations: [SyncOperation] = []
+            for task in try mapping.allTasks(in: context) {
+                operations.append(.create(task.uuid))
+                for key in task.properties.keys.sorted() {
+                    operations.append(.update(task.uuid, property: key, value: task.properties[key], timestamp: now))
+                }
+            }
+            return (operations, through, true)
+        }
+        let tombstones = SyncTombstones(transactions)
+        // Per task: created, deleted, and each touched key with the time of its latest change.
+        struct Touched {
+            var created: SyncTimestamp?
+            var deleted = false
+            var keys: [String: SyncTimestamp] = [:]
+            var latest = SyncTimestamp(seconds: 0)
+        }
+        var touched: [UUID: Touched] = [:]
+        var order: [UUID] = []
+        for transaction in transactions where transaction.author != Self.author {
+            let time = SyncTimestamp(transaction.timestamp)
+            for change in transaction.changes {
+                for touch in try mapping.touches(of: change, tombstones: tombstones, in: context) {
+                    if touched[touch.task] == nil { order.append(touch.task) }
+                    var entry = touched[touch.task] ?? Touched()
+                    switch touch.kind {
+                    case .created:
+                        entry.created = time
+                        entry.deleted = false
+                    case .deleted:
+                        entry.deleted = true
+                    case .keys(let keys):
+                        for key in keys { entry.keys[key] = time }
+                    }
+                    entry.latest = max(entry.latest, time)
+                    touched[touch.task] = entry
+                }
+            }
+        }
+        var operations: [SyncOperation] = []
+        for uuid in order {
+            guard let entry = touched[uuid] else { continue }
+            if entry.deleted {
+                operations.append(.delete(uuid))
+                continue
+            }
+            // Values as the store has them now: what later transactions changed again is
+            // sent once, with the time of its latest change.
+            guard let properties = try mapping.task(uuid, in: context) else { continue }
+            var keys = entry.keys
+            if let created = entry.created {
+                operations.append(.create(uuid))
+                for key in properties.keys { keys[key] = max(keys[key] ?? created, created) }
+            }
+            if let modified = mapping.modifiedKey, !keys.isEmpty {
+                keys[modified] = nil
+                operations.append(.update(uuid, property: modified, value: String(entry.latest.seconds), timestamp: entry.latest))
+            }
+            for key in keys.keys.sorted() {
+                operations.append(.update(uuid, property: key, value: properties[key], timestamp: keys[key] ?? entry.latest))
+            }
+        }
+        return (operations, through, false)
+    }
+
+    // MARK: Sync
+
+    /// Pulls the server's versions, then sends the local changes; again while the server
+    /// refuses a version because another replica added one first.
+    package func sync(progress: ((String) -> Void)? = nil) throws -> SyncReport {
+        var report = SyncReport()
+        let context = newContext()
+        var (state, stateObject) = try readState(context)
+        if state.server != server.identity {
+            // Another server (or none before): its chain starts from nothing.
+            state.baseVersion = nil
+        }
+        let local = try localOperations(state, in: context)
+        report.sentEverything = local.everything
+        var pending = local.operations
+        var base = state.baseVersion ?? nilVersion
+        var conflicts = 0
+        while true {
+            // Pull.
+            pullLoop: while true {
+                let child = try waitFor { [server, base] in try await server.childVersion(of: base) }
+                switch child {
+                case .upToDate:
+                    break pullLoop
+                case .version(let id, _, let operations):
+                    let applied = try apply(operations, version: id, pending: &pending, state: &state, stateObject: &stateObject, context: context, report: &report)
+                    report.versionsReceived += 1
+                    report.operationsApplied += applied
+                    base = id
+                    progress?("received version \(report.versionsReceived)")
+                case .gone:
+                    // Once per sync: a server whose snapshot is at a version it no longer
+                    // continues would send the replica round in a circle.
+                    guard !report.startedFromSnapshot else { throw SyncError.goneWithoutSnapshot(base) }
+                    guard let snapshot = try waitFor({ [server] in try await server.latestSnapshot() }) else {
+                        throw SyncError.goneWithoutSnapshot(base)
+                    }
+                    if base != nilVersion {
+                        report.warnings.append("the server no longer has the versions after this replica's: started again from its snapshot and sent every local task")
+                        // Every local task goes again, over what the snapshot says.
+                        let everything = try localOperations(State(), in: context)
+                        pending = everything.operations
+                        report.sentEverything = true
+                    }
+                    try applySnapshot(snapshot.tasks, version: snapshot.version, pending: pending, state: &state, stateObject: &stateObject, context: context, report: &report)
+                    report.startedFromSnapshot = true
+                    base = snapshot.version
+                }
+            }
+            // Push.
+            if pending.isEmpty {
+                state.syncedTransaction = max(state.syncedTransaction, local.through)
+                state.server = server.identity
+                state.baseVersion = base == nilVersion ? nil : base
+                state.lastSync = clock()
+                stateObject = try write(state, existing: stateObject, in: context)
+                try context.save()
+                report.baseVersion = state.baseVersion
+                return report
+            }
+            var batch: [SyncOperation] = []
+            var bytes = 0
+            for operation in pending {
+                bytes += operation.json.utf8.count + 1
+                batch.append(operation)
+                if bytes >= Self.versionBytes { break }
+            }
+            let parent = base
+            let sent = batch
+            switch try waitFor({ [server] in try await server.addVersion(parent: parent, operations: sent) }) {
+            case .added(let id, let urgency):
+                pending.removeFirst(batch.count)
+                base = id
+                report.versionsSent += 1
+                report.operationsSent += batch.count
+                progress?("sent version \(report.versionsSent)")
+                state.server = server.identity
+                state.baseVersion = id
+                if pending.isEmpty {
+                    state.syncedTransaction = max(state.syncedTransaction, local.through)
+                    state.lastSync = clock()
+                }
+                stateObject = try write(state, existing: stateObject, in: context)
+                try context.save()
+                if pending.isEmpty {
+                    if urgency != .none {
+                        let tasks = try mapping.allTasks(in: context).map { task in
+                            (uuid: task.uuid, properties: task.properties.keys.sorted().map { (key: $0, value: task.properties[$0] ?? "") })
+                        }
+                        try waitFor { [server] in try await server.addSnapshot(version: id, tasks: tasks) }
+                        report.snapshotSent = true
+                    }
+                    report.baseVersion = id
+                    return report
+                }
+            case .conflict:
+                conflicts += 1
+                if conflicts >= Self.conflictLimit { throw SyncError.tooManyConflicts(conflicts) }
+            }
+        }
+    }
+
+    /// Applies a version of the server: its operations transformed against the local ones
+    /// not yet sent (which are transformed in turn), in one save with the new base version.
+    /// Returns how many operations were applied.
+    func apply(_ operations: [SyncOperation], version: UUID, pending: inout [SyncOperation], state: inout State,
+               stateObject: inout ManagedObject?, context: ManagedObjectContext, report: inout SyncReport) throws -> Int {
+        var surviving: [SyncOperation] = []
+        for operation in operations {
+            var serverOperation: SyncOperation? = operation
+            var transformed: [SyncOperation] = []
+            transformed.reserveCapacity(pending.count)
+            for localOperation in pending {
+                guard let current = serverOperation else {
+                    transformed.append(localOperation)
+                    continue
+                }
+                let (server, local) = SyncOperation.transform(current, localOperation)
+                serverOperation = server
+                if let local { transformed.append(local) }
+            }
+            pending = transformed
+            if let serverOperation { surviving.append(serverOperation) }
+        }
+        // Each task's keys after the version, from what the store has.
+        var tasks: [UUID: [String: String]?] = [:]
+        var order: [UUID] = []
+        for operation in surviving {
+            let uuid = operation.task
+            if tasks[uuid] == nil {
+                tasks[uuid] = .some(try mapping.task(uuid, in: context))
+                order.append(uuid)
+            }
+            switch operation {
+            case .create:
+                if tasks[uuid] == .some(nil) { tasks[uuid] = .some([:]) }
+            case .delete:
+                tasks[uuid] = .some(nil)
+            case .update(_, let property, let value, _):
+                // An update of a task this replica does not have is ignored, as TaskChampion does.
+                if case .some(.some(var properties)) = tasks[uuid] {
+                    properties[property] = value
+                    tasks[uuid] = .some(properties)
+                }
+            }
+        }
+        for uuid in order {
+            guard let properties = tasks[uuid] else { continue }
+            report.warnings += try mapping.write(properties, for: uuid, in: context)
+        }
+        state.baseVersion = version
+        state.server = server.identity
+        stateObject = try write(state, existing: stateObject, in: context)
+        try context.save()
+        return surviving.count
+    }
+
+    /// Makes the store's tasks what a snapshot says, except for keys a local operation not
+    /// yet sent changes (those are sent after it), in one save with the snapshot's version.
+    func applySnapshot(_ snapshot: [(uuid: UUID, properties: [(key: String, value: String)])], version: UUID, pending: [SyncOperation],
+                       state: inout State, stateObject: inout ManagedObject?, context: ManagedObjectContext, report: inout SyncReport) throws {
+        var localKeys: [UUID: Set<String>] = [:]
+        var localDeletes: Set<UUID> = []
+        for operation in pending {
+            switch operation {
+            case .update(let uuid, let property, _, _): localKeys[uuid, default: []].insert(property)
+            case .delete(let uuid): localDeletes.insert(uuid)
+            case .create: break
+            }
+        }
+        for task in snapshot where !localDeletes.contains(task.uuid) {
+            let mine = localKeys[task.uuid] ?? []
+            let current = try mapping.task(task.uuid, in: context)
+            var properties: [String: String] = [:]
+            for (key, value) in task.properties where !mine.contains(key) { properties[key] = value }
+            for key in mine { properties[key] = current?[key] }
+            report.warnings += try mapping.write(properties, for: task.uuid, in: context)
+            report.operationsApplied += 1
+        }
+        state.baseVersion = version
+        state.server = server.identity
+        stateObject = try write(state, existing: stateObject, in: context)
+        try context.save()
+    }
+}

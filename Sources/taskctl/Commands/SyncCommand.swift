@@ -1,0 +1,95 @@
+import Foundation
+import ObjectStore
+import ObjectStoreModel
+import ObjectStoreSync
+
+/// `taskctl sync` and `taskctl sync --status`: the store's tasks synced with a TaskChampion
+/// sync server, as Taskwarrior 3 syncs (docs/sync.md).
+enum SyncCommand {
+    static func run(_ words: [String], _ app: App) throws {
+        let args = try Arguments(words, for: "sync")
+        try args.allowWords(0, command: "sync")
+        let context = try app.context()
+        let coordinator = context.coordinator
+        let mapping = TaskwarriorMapping(now: app.now)
+        if args.has("status") {
+            try status(SyncEngine(coordinator: coordinator, mapping: mapping, server: try server(app, deriveKey: false)), app: app)
+            return
+        }
+        let engine = SyncEngine(coordinator: coordinator, mapping: mapping, server: try server(app, deriveKey: true), clock: { app.now })
+        let terminal = app.terminal
+        let report: SyncReport
+        do {
+            report = try engine.sync { step in
+                if terminal.isTTY { FileHandle.standardError.write(Data("\rtaskctl: sync: \(step)\u{1B}[K".utf8)) }
+            }
+            if terminal.isTTY { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        } catch let error as SyncServerError {
+            throw CLIError.sync("taskctl: sync failed: \(error)\nnothing local was lost: changes not sent go with the next sync")
+        } catch let error as SyncError {
+            throw CLIError.sync("taskctl: sync failed: \(error)")
+        }
+        for warning in report.warnings { app.output.warn("taskctl: sync: \(warning)") }
+        var parts: [String] = []
+        parts.append(report.versionsReceived == 0 ? "nothing new from the server" : "received \(report.operationsApplied) change\(report.operationsApplied == 1 ? "" : "s") in \(report.versionsReceived) version\(report.versionsReceived == 1 ? "" : "s")")
+        if report.startedFromSnapshot { parts.append("started from the server's snapshot") }
+        if report.operationsSent > 0 {
+            parts.append("sent \(report.operationsSent) change\(report.operationsSent == 1 ? "" : "s")" + (report.sentEverything ? " (every task: the first sync with this server)" : ""))
+        } else {
+            parts.append("nothing to send")
+        }
+        if report.snapshotSent { parts.append("sent a snapshot") }
+        app.output.line("synced: " + parts.joined(separator: "; "))
+    }
+
+    static func status(_ engine: SyncEngine, app: App) throws {
+        let status = try engine.status()
+        guard let server = status.server else {
+            app.output.line("not synced yet; 'taskctl sync' sends every task")
+            return
+        }
+        app.output.line("server: \(server)")
+        app.output.line("server version: \(status.baseVersion.map { $0.uuidString.lowercased() } ?? "none")")
+        if let last = status.lastSync { app.output.line("last sync: \(ISO8601.format(last))") }
+        if let count = status.unsyncedTransactions {
+            app.output.line("local changes not sent: \(count)")
+        } else {
+            app.output.line("local changes not sent: every task (the history no longer reaches back to the last sync)")
+        }
+    }
+
+    /// The server the settings name, with the key of the encryption secret (derived once and
+    /// kept in an owner-only file under the user's cache directory).
+    static func server(_ app: App, deriveKey: Bool) throws -> HTTPSyncServer {
+        let path = Config.path(environment: app.environment)
+        guard let urlText = app.config.syncServerURL, let url = URL(string: urlText),
+              let clientText = app.config.syncClientID, let clientID = UUID(uuidString: clientText),
+              let secret = app.config.syncSecret else {
+            let missing = [("sync.server.url", app.config.syncServerURL), ("sync.server.client_id", app.config.syncClientID),
+                           ("sync.encryption_secret", app.config.syncSecret)].filter { $0.1 == nil }.map(\.0)
+            throw CLIError.usage("sync needs \(missing.joined(separator: ", ")) in \(path) (see 'taskctl help sync')")
+        }
+        let salt = HTTPSyncServer.salt(of: clientID)
+        let key: [UInt8]
+        if deriveKey {
+            key = DerivedKeyCache.key(secret: Array(secret.utf8), salt: salt, at: try keyCacheURL(app))
+        } else {
+            key = [UInt8](repeating: 0, count: 32)
+        }
+        return HTTPSyncServer(url: url, clientID: clientID, cryptor: SyncCryptor(key: key))
+    }
+
+    /// `$XDG_CACHE_HOME/taskctl/sync-key` (or `~/.cache/taskctl/sync-key`), its folder
+    /// made owner-only.
+    static func keyCacheURL(_ app: App) throws -> URL {
+        let base: String
+        if let xdg = app.environment["XDG_CACHE_HOME"], !xdg.isEmpty {
+            base = xdg
+        } else {
+            base = (app.environment["HOME"] ?? NSHomeDirectory()) + "/.cache"
+        }
+        let directory = URL(fileURLWithPath: base).appendingPathComponent("taskctl")
+        try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        return directory.appendingPathComponent("sync-key")
+    }
+}

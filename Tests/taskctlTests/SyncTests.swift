@@ -1,0 +1,312 @@
+import Foundation
+import ObjectStoreSync
+import Testing
+
+/// `taskctl sync` between replicas through a server of TaskChampion's protocol (the test
+/// server in Tests/Support, started per test): replicas converge, concurrent edits follow
+/// TaskChampion's rules, faults lose nothing.
+@Suite(.enabled(if: ProtocolServer.available, "needs python3 for the test sync server; CI has it"), .timeLimit(.minutes(3)))
+struct SyncTests {
+    /// One key cache for the whole run: the key derivation (600,000 rounds) runs once per
+    /// secret, not once per replica.
+    static let keyCache = FileManager.default.temporaryDirectory.appendingPathComponent("taskctl-sync-keys-\(getpid())")
+    static let clientID = "2b7c0f5e-1d1e-4a8e-9a55-0c7d3b1f8e21"
+    static let secret = "correct horse battery staple"
+
+    /// The key of the secret, derived once for every test (in the cache taskctl reads):
+    /// each test deriving its own (600,000 rounds in a debug build) kept both cores busy.
+    static let keyFile: URL = {
+        let folder = keyCache.appendingPathComponent("taskctl")
+        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let file = folder.appendingPathComponent("sync-key")
+        _ = DerivedKeyCache.key(secret: Array(secret.utf8), salt: HTTPSyncServer.salt(of: UUID(uuidString: clientID) ?? UUID()), at: file)
+        return file
+    }()
+
+    /// A replica: its own store and config, naming `server`.
+    func replica(_ server: ProtocolServer, secret: String = SyncTests.secret, url: String? = nil) throws -> TaskctlRunner {
+        _ = Self.keyFile
+        let runner = try TaskctlRunner()
+        let config = runner.directory.appendingPathComponent(".config/taskctl")
+        try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
+        try """
+            sync.server.url = \(url ?? server.url.absoluteString)
+            sync.server.client_id = \(Self.clientID)
+            sync.encryption_secret = \(secret)
+
+            """.write(to: config.appendingPathComponent("config"), atomically: true, encoding: .utf8)
+        runner.extraEnvironment["XDG_CACHE_HOME"] = Self.keyCache.path
+        return runner
+    }
+
+    /// Every task as exported, by UUID, without what is local to a replica (ids, urgency).
+    func tasks(_ runner: TaskctlRunner) throws -> [String: [String: String]] {
+        let result = try runner.run("export", "--all")
+        #expect(result.status == 0, "export: \(result.err)")
+        guard let array = try JSONSerialization.jsonObject(with: Data(result.out.utf8)) as? [[String: Any]] else { return [:] }
+        var byUUID: [String: [String: String]] = [:]
+        for task in array {
+            guard let uuid = task["uuid"] as? String else { continue }
+            var fields: [String: String] = [:]
+            for (key, value) in task where key != "id" && key != "urgency" {
+                fields[key] = (try? String(decoding: JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .fragmentsAllowed]), as: UTF8.self)) ?? "\(value)"
+            }
+            byUUID[uuid] = fields
+        }
+        return byUUID
+    }
+
+    func uuid(of text: String, in runner: TaskctlRunner) throws -> String {
+        let found = try runner.tasks("--all").first { $0["text"] as? String == text }
+        return try #require(found?["uuid"] as? String, "no task '\(text)'")
+    }
+
+    @discardableResult
+    func sync(_ runner: TaskctlRunner, at now: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+        runner.now = now
+        let result = try runner.run("sync")
+        #expect(result.status == 0, "sync failed: \(result.err)", sourceLocation: sourceLocation)
+        return result.out
+    }
+
+    @Test func twoReplicasConvergeAndConcurrentEditsFollowTaskChampionsRules() throws {
+        let server = try ProtocolServer()
+        let a = try replica(server), b = try replica(server)
+        a.now = "2026-11-22T10:00:00Z"
+        try a.ok("add", "Buy milk", "+shop", "project:home", "due:2026-11-30", "pri:H")
+        try a.ok("add", "Call mom", "loc:home")
+        try a.ok("add", "Water plants")
+        try a.ok("annotate", "1", "whole milk")
+        #expect(try sync(a, at: "2026-11-22T10:00:00Z").contains("sent"))
+        #expect(try sync(b, at: "2026-11-22T10:05:00Z").contains("received"))
+        #expect(try tasks(a) == tasks(b))
+        let milk = try uuid(of: "Buy milk", in: a), mom = try uuid(of: "Call mom", in: a), plants = try uuid(of: "Water plants", in: a)
+
+        // Concurrent edits: A at 11:00, B at 11:01 (later).
+        a.now = "2026-11-22T11:00:00Z"
+        try a.ok("edit", milk, "--priority", "low")
+        try a.ok("edit", mom, "--text", "Call mom tonight")
+        try a.ok("done", plants)
+        b.now = "2026-11-22T11:01:00Z"
+        try b.ok("edit", milk, "--due", "2026-12-05", "--untag", "shop")
+        try b.ok("edit", mom, "--text", "Call mother")
+        try b.ok("edit", plants, "--text", "Water the plants")
+        try b.ok("add", "New on B", "+x")
+        try sync(a, at: "2026-11-22T11:02:00Z")
+        try sync(b, at: "2026-11-22T11:02:00Z")
+        try sync(a, at: "2026-11-22T11:03:00Z")
+
+        let onA = try tasks(a), onB = try tasks(b)
+        #expect(onA == onB)
+        #expect(onA.count == 4)
+        // Different fields of one task: both kept.
+        #expect(onA[milk]?["priority"] == "\"low\"" && onA[milk]?["due"] == "\"2026-12-05T23:59:59Z\"")
+        #expect(onA[milk]?["tags"] == "[]")
+        #expect(onA[milk]?["annotations"]?.contains("whole milk") == true)
+        // One field: the later change wins.
+        #expect(onA[mom]?["text"] == "\"Call mother\"")
+        // Done on one replica, retitled on the other: both.
+        #expect(onA[plants]?["status"] == "\"done\"" && onA[plants]?["text"] == "\"Water the plants\"")
+        #expect(try a.texts().contains("New on B"))
+        // Nothing left to send, and the store is sound.
+        #expect(try sync(a, at: "2026-11-22T11:04:00Z").contains("nothing to send"))
+        try a.ok("store", "check")
+        try b.ok("store", "check")
+    }
+
+    @Test func fourReplicasConvergeAfterRandomConcurrentChanges() throws {
+        let server = try ProtocolServer()
+        let replicas = try (0..<4).map { _ in try replica(server) }
+        var random = SplitMix(seed: 35)
+        var minute = 0
+        func clock() -> String {
+            minute += 1
+            return String(format: "2026-11-22T%02d:%02d:00Z", 8 + minute / 60, minute % 60)
+        }
+        for (index, replica) in replicas.enumerated() {
+            replica.now = clock()
+            try replica.ok("add", "Task from \(index)", "+r\(index)")
+            try sync(replica, at: clock())
+        }
+        for _ in 0..<24 {
+            let replica = replicas[Int(random.next() % 4)]
+            replica.now = clock()
+            let known = try replica.tasks("--all").compactMap { $0["uuid"] as? String }
+            guard let target = known.isEmpty ? nil : known[Int(random.next() % UInt64(known.count))] else { continue }
+            switch random.next() % 7 {
+            case 0: try replica.ok("add", "Added at \(replica.now)", "pri:M")
+            case 1: try replica.ok("edit", target, "--text", "Retitled at \(replica.now)")
+            case 2: try replica.ok("edit", target, "--priority", ["low", "medium", "high"][Int(random.next() % 3)], "--due", "2026-12-0\(1 + random.next() % 9)")
+            case 3: _ = try replica.run("done", target)
+            case 4: try replica.ok("edit", target, "--tag", "t\(random.next() % 3)")
+            case 5: _ = try replica.run("delete", target)
+            default: try replica.ok("annotate", target, "note at \(replica.now)")
+            }
+            if random.next() % 3 == 0 { try sync(replica, at: clock()) }
+        }
+        for replica in replicas + replicas.prefix(3) { try sync(replica, at: clock()) }
+        let first = try tasks(replicas[0])
+        #expect(first.count >= 4)
+        for replica in replicas.dropFirst() { #expect(try tasks(replica) == first) }
+    }
+
+    @Test func faultsLoseNothingAndTheNextSyncConverges() throws {
+        let server = try ProtocolServer()
+        let a = try replica(server), b = try replica(server)
+        a.now = "2026-11-22T10:00:00Z"
+        try a.ok("add", "First")
+        try sync(a, at: "2026-11-22T10:00:00Z")
+        try sync(b, at: "2026-11-22T10:01:00Z")
+
+        // A wrong secret: named, exit 3, the store untouched.
+        let wrong = try replica(server, secret: "not the secret")
+        wrong.now = "2026-11-22T10:02:00Z"
+        try wrong.ok("add", "Only here")
+        let before = try tasks(wrong)
+        let refused = try wrong.run("sync")
+        #expect(refused.status == 3)
+        #expect(refused.err.contains("does not decrypt") && refused.err.contains("wrong encryption secret"))
+        #expect(!refused.err.contains("not the secret") && !refused.out.contains("not the secret"))
+        #expect(try tasks(wrong) == before)
+
+        // A dead server: named, exit 3, and the change goes with the next sync.
+        let dead = try replica(server, url: "http://127.0.0.1:9/")
+        try FileManager.default.copyItem(at: b.store, to: dead.store)
+        dead.now = "2026-11-22T10:03:00Z"
+        let unreachable = try dead.run("sync")
+        #expect(unreachable.status == 3 && unreachable.err.contains("cannot reach the sync server"))
+
+        // An HTTP 500: exit 3; the local change stays unsent and goes next time.
+        b.now = "2026-11-22T10:04:00Z"
+        try b.ok("add", "Second")
+        try server.control("fail-next/1")
+        b.now = "2026-11-22T10:05:00Z"
+        let failed = try b.run("sync")
+        #expect(failed.status == 3 && failed.err.contains("500"))
+        #expect(try b.run("sync", "--status").out.contains("local changes not sent: 1"))
+
+        // A lost acknowledgement: the server stored the version, the replica did not hear
+        // so; the next sync meets its own version and sends nothing twice.
+        try server.control("lose-next/1")
+        #expect(try b.run("sync").status == 3)
+        try sync(b, at: "2026-11-22T10:06:00Z")
+        try sync(a, at: "2026-11-22T10:07:00Z")
+        #expect(try a.texts().sorted() == ["First", "Second"])
+        #expect(try tasks(a) == tasks(b))
+        try b.ok("store", "check")
+    }
+
+    @Test func aNewReplicaStartsFromTheSnapshotAndAGoneVersionKeepsLocalChanges() throws {
+        let server = try ProtocolServer()
+        let a = try replica(server), b = try replica(server)
+        a.now = "2026-11-22T09:00:00Z"
+        try a.ok("add", "Kept by B")
+        try sync(a, at: "2026-11-22T09:00:00Z")
+        try sync(b, at: "2026-11-22T09:01:00Z")
+        b.now = "2026-11-22T09:02:00Z"
+        try b.ok("add", "Unsent on B")
+        // Ten versions: the server asks for a snapshot, and A sends one.
+        var sentSnapshot = false
+        for minute in 10..<21 {
+            a.now = "2026-11-22T09:\(minute):00Z"
+            try a.ok("add", "Task \(minute)")
+            sentSnapshot = try sync(a, at: a.now).contains("sent a snapshot") || sentSnapshot
+        }
+        #expect(sentSnapshot)
+        try server.control("forget")
+
+        // A new replica: the versions before the snapshot are gone; it starts from it.
+        let c = try replica(server)
+        #expect(try sync(c, at: "2026-11-22T10:00:00Z").contains("started from the server's snapshot"))
+        #expect(try tasks(c) == tasks(a))
+
+        // B's version is gone too: it starts again from the snapshot and keeps its change.
+        let result = try b.run("sync")
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.err.contains("no longer has the versions"))
+        try sync(a, at: "2026-11-22T10:02:00Z")
+        try sync(c, at: "2026-11-22T10:03:00Z")
+        #expect(try a.texts().contains("Unsent on B"))
+        #expect(try tasks(a) == tasks(b))
+        #expect(try tasks(a) == tasks(c))
+    }
+
+    /// What another replica (Taskwarrior 3) writes arrives whole: values taskctl does not
+    /// model or refuses are kept and named in a warning, and after an edit in taskctl the
+    /// server's task is the other replica's, key for key, with only that edit (and
+    /// `modified`) changed.
+    @Test func foreignKeysTravelUntouchedAndRefusedValuesAreKept() throws {
+        let server = try ProtocolServer()
+        let a = try replica(server)
+        let clientID = try #require(UUID(uuidString: Self.clientID))
+        let key = DerivedKeyCache.key(secret: Array(Self.secret.utf8), salt: HTTPSyncServer.salt(of: clientID), at: Self.keyFile)
+        let other = HTTPSyncServer(url: server.url, clientID: clientID, cryptor: SyncCryptor(key: key))
+        let task = UUID(), blocker = UUID()
+        let stamp = SyncTimestamp(seconds: 1_795_000_000)
+        let written: [String: String] = [
+            "description": "From Taskwarrior", "status": "pending", "entry": "1795000000", "modified": "1795000000",
+            "priority": "X", "due": "soon", "estimate": "3", "dep_\(blocker.uuidString.lowercased())": "",
+            "tag_home": "", "annotation_1795000100": "a note", "project": "garden", "location": "shed",
+        ]
+        var operations: [SyncOperation] = [.create(task)]
+        for (name, value) in written.sorted(by: { $0.key < $1.key }) { operations.append(.update(task, property: name, value: value, timestamp: stamp)) }
+        let batch = operations
+        guard case .added(let first, _) = try waitFor({ try await other.addVersion(parent: nilVersion, operations: batch) }) else {
+            Issue.record("the other replica's version was not added")
+            return
+        }
+
+        a.now = "2026-11-22T10:00:00Z"
+        let received = try a.run("sync")
+        #expect(received.status == 0, "\(received.err)")
+        #expect(received.err.contains("priority 'X' is not H, M or L; kept as it is"), "\(received.err)")
+        #expect(received.err.contains("due 'soon' is not a date"), "\(received.err)")
+        let shown = try #require(try a.tasks("--all").first)
+        #expect(shown["text"] as? String == "From Taskwarrior" && shown["project"] as? String == "garden" && shown["location"] as? String == "shed")
+        #expect(shown["tags"] as? [String] == ["home"] && (shown["annotations"] as? [[String: Any]])?.first?["text"] as? String == "a note")
+        let exported = try a.ok("export", "--format", "taskwarrior")
+        #expect(exported.contains("\"estimate\":\"3\"") && exported.contains("\"depends\":[\"\(blocker.uuidString.lowercased())\"]"), "\(exported)")
+
+        a.now = "2026-11-22T11:00:00Z"
+        try a.ok("edit", task.uuidString, "--text", "Edited in taskctl")
+        try sync(a, at: "2026-11-22T11:01:00Z")
+        guard case .version(_, _, let sent) = try waitFor({ try await other.childVersion(of: first) }) else {
+            Issue.record("taskctl sent no version")
+            return
+        }
+        var after = written
+        for operation in sent {
+            if case .update(let uuid, let name, let value, _) = operation, uuid == task { after[name] = value }
+        }
+        var expected = written
+        expected["description"] = "Edited in taskctl"
+        let editTime = try #require(ISO8601DateFormatter().date(from: "2026-11-22T11:00:00Z"))
+        expected["modified"] = String(Int(editTime.timeIntervalSince1970))
+        #expect(after == expected)
+        #expect(Set(sent.compactMap { if case .update(_, let name, _, _) = $0 { return name } else { return nil } }) == ["description", "modified"])
+    }
+
+    @Test func settingsAreCheckedAndTheStatusNeedsNoServer() throws {
+        let server = try ProtocolServer()
+        let a = try replica(server)
+        #expect(try a.ok("sync", "--status").contains("not synced yet"))
+        a.now = "2026-11-22T10:00:00Z"
+        try a.ok("add", "One")
+        try sync(a, at: "2026-11-22T10:00:00Z")
+        try a.ok("add", "Two")
+        try a.ok("edit", "1", "--priority", "high", "--due", "tomorrow")
+        let status = try a.ok("sync", "--status")
+        #expect(status.contains("local changes not sent: 2") && status.contains("last sync: 2026-11-22T10:00:00Z"))
+        #expect(!status.contains(Self.secret))
+
+        // Missing and malformed settings: named, with the file's line.
+        let bare = try TaskctlRunner()
+        let missing = try bare.run("sync")
+        #expect(missing.status == 1 && missing.err.contains("sync.server.url, sync.server.client_id, sync.encryption_secret"))
+        let config = bare.directory.appendingPathComponent(".config/taskctl")
+        try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
+        try "sync.server.client_id = not-a-uuid\n".write(to: config.appendingPathComponent("config"), atomically: true, encoding: .utf8)
+        let malformed = try bare.run("sync")
+        #expect(malformed.status == 1 && malformed.err.contains("config:1: sync.server.client_id takes a UUID"))
+    }
+}
