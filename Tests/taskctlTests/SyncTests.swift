@@ -13,13 +13,24 @@ struct SyncTests {
     static let clientID = "2b7c0f5e-1d1e-4a8e-9a55-0c7d3b1f8e21"
     static let secret = "correct horse battery staple"
 
-    /// The key of the secret, derived once for every test (in the cache taskctl reads):
-    /// each test deriving its own (600,000 rounds in a debug build) kept both cores busy.
+    /// The key of the secret, derived once for every test into the cache taskctl reads, by
+    /// Python's hashlib (a fraction of a second; 600,000 rounds in a debug build take 9 s, and
+    /// a test deriving its own held a thread other tests were waiting for). Where Python cannot,
+    /// taskctl derives it itself.
     static let keyFile: URL = {
         let folder = keyCache.appendingPathComponent("taskctl")
         try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let file = folder.appendingPathComponent("sync-key")
-        _ = DerivedKeyCache.key(secret: Array(secret.utf8), salt: HTTPSyncServer.salt(of: UUID(uuidString: clientID) ?? UUID()), at: file)
+        let script = """
+            import hashlib, hmac, os, sys, uuid
+            secret, salt = sys.argv[1].encode(), uuid.UUID(sys.argv[2]).bytes
+            key = hashlib.pbkdf2_hmac("sha256", secret, salt, 600000, 32)
+            fingerprint = hmac.new(secret, salt + b"objectstore key cache", hashlib.sha256).digest()
+            fd = os.open(sys.argv[3], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            os.write(fd, ("1 600000 %s %s %s\\n" % (salt.hex(), fingerprint.hex(), key.hex())).encode())
+            os.close(fd)
+            """
+        _ = try? RustReplica.run(ProtocolServer.python ?? "/usr/bin/python3", ["-c", script, secret, clientID, file.path])
         return file
     }()
 
