@@ -207,6 +207,66 @@ struct SyncTests {
         try b.ok("store", "check")
     }
 
+    /// SIGKILL while a sync waits for the server, receives, applies or sends: the store
+    /// stays sound, no local change is lost, and the next sync converges.
+    @Test func aSyncKilledAtAnyStepLosesNothing() throws {
+        let server = try ProtocolServer()
+        let a = try replica(server), b = try replica(server)
+        a.now = "2026-11-22T09:00:00Z"
+        try a.ok("add", "Before")
+        try sync(a, at: "2026-11-22T09:00:00Z")
+        try sync(b, at: "2026-11-22T09:01:00Z")
+        var added = ["Before"]
+        // Each answer of the server takes 0.15 s: kills land in every step of a sync.
+        try server.control("slow/0.15")
+        for (round, delay) in [0.05, 0.2, 0.35, 0.5, 0.65, 0.8, 1.0, 1.3].enumerated() {
+            b.now = "2026-11-22T10:\(10 + round):00Z"
+            try b.ok("add", "From B \(round)")
+            try b.ok("sync")
+            a.now = "2026-11-22T10:\(10 + round):30Z"
+            try a.ok("add", "From A \(round)")
+            added.append("From A \(round)")
+            let (process, out, err) = try a.start(["sync"])
+            usleep(useconds_t(delay * 1_000_000))
+            kill(process.processIdentifier, SIGKILL)
+            _ = out.fileHandleForReading.readDataToEndOfFile()
+            _ = err.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            #expect(try a.ok("store", "check").hasPrefix("ok:"), "killed after \(delay) s")
+            let texts = try a.texts()
+            #expect(added.allSatisfy(texts.contains), "killed after \(delay) s: \(texts)")
+        }
+        try server.control("slow/0")
+        try sync(a, at: "2026-11-22T11:00:00Z")
+        try sync(b, at: "2026-11-22T11:01:00Z")
+        #expect(try tasks(a) == tasks(b))
+        #expect(try a.texts().count == 1 + 8 + 8)
+    }
+
+    /// A sync holds no lock while it waits for the server: a command on the same store
+    /// runs meanwhile, and its change goes with the next sync.
+    @Test func commandsRunWhileASyncWaitsForTheServer() throws {
+        let server = try ProtocolServer()
+        let a = try replica(server), b = try replica(server)
+        a.now = "2026-11-22T09:00:00Z"
+        try a.ok("add", "First")
+        try sync(a, at: "2026-11-22T09:00:00Z")
+        try server.control("slow/1.5")
+        let (process, out, err) = try a.start(["sync"])
+        usleep(300_000)
+        a.now = "2026-11-22T09:01:00Z"
+        try a.ok("add", "Added during the sync")
+        #expect(process.isRunning, "the add finished while the sync waited")
+        _ = out.fileHandleForReading.readDataToEndOfFile()
+        let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(message)")
+        try server.control("slow/0")
+        try sync(a, at: "2026-11-22T09:02:00Z")
+        try sync(b, at: "2026-11-22T09:03:00Z")
+        #expect(try b.texts().sorted() == ["Added during the sync", "First"])
+    }
+
     @Test func aNewReplicaStartsFromTheSnapshotAndAGoneVersionKeepsLocalChanges() throws {
         let server = try ProtocolServer()
         let a = try replica(server), b = try replica(server)
