@@ -7,6 +7,7 @@ let package = Package(
         .library(name: "ObjectStoreModel", targets: ["ObjectStoreModel"]),
         .library(name: "ObjectStore", targets: ["ObjectStore"]),
         .executable(name: "taskctl", targets: ["taskctl"]),
+        .executable(name: "taskctl-http", targets: ["taskctl-http"]),
         .executable(name: "objectstore-model", targets: ["objectstore-model"]),
         .plugin(name: "ObjectStoreModelPlugin", targets: ["ObjectStoreModelPlugin"]),
     ],
@@ -16,15 +17,19 @@ let package = Package(
         // Sync with TaskChampion's servers: crypto, compression, the protocol, transports and
         // the engine that turns a store's history into operations and applies the server's.
         .target(name: "ObjectStoreSync", dependencies: ["ObjectStore", "ObjectStoreModel"]),
+        // HTTP through URLSession (FoundationNetworking, libcurl), kept out of ObjectStoreSync
+        // so taskctl does not load it at every start; taskctl-http is taskctl's helper for it.
+        .target(name: "ObjectStoreSyncNetworking", dependencies: ["ObjectStoreSync"]),
+        .executableTarget(name: "taskctl-http", dependencies: ["ObjectStoreSync", "ObjectStoreSyncNetworking"]),
         // Checks Models/NAME at build time and embeds the files (ObjectStoreModelPlugin).
         .executableTarget(name: "objectstore-model", dependencies: ["ObjectStoreModel"]),
         .plugin(name: "ObjectStoreModelPlugin", capability: .buildTool(), dependencies: ["objectstore-model"],
                 path: "Sources/ObjectStoreModelPlugin"),
-        .executableTarget(name: "taskctl", dependencies: ["ObjectStore", "ObjectStoreModel", "ObjectStoreSync"], plugins: ["ObjectStoreModelPlugin"]),
+        .executableTarget(name: "taskctl", dependencies: ["ObjectStore", "ObjectStoreModel", "ObjectStoreSync", "taskctl-http"], plugins: ["ObjectStoreModelPlugin"]),
         .testTarget(name: "ObjectStoreModelTests", dependencies: ["ObjectStoreModel"]),
         .testTarget(name: "ObjectStoreTests", dependencies: ["ObjectStore", "ObjectStoreModel"], exclude: ["Fixtures"]),
-        .testTarget(name: "ObjectStoreSyncTests", dependencies: ["ObjectStoreSync", "ObjectStore", "ObjectStoreModel"]),
-        .testTarget(name: "taskctlTests", dependencies: ["taskctl", "ObjectStore", "ObjectStoreModel", "ObjectStoreSync"], exclude: ["Fixtures"]),
+        .testTarget(name: "ObjectStoreSyncTests", dependencies: ["ObjectStoreSync", "ObjectStoreSyncNetworking", "ObjectStore", "ObjectStoreModel"]),
+        .testTarget(name: "taskctlTests", dependencies: ["taskctl", "ObjectStore", "ObjectStoreModel", "ObjectStoreSync", "ObjectStoreSyncNetworking"], exclude: ["Fixtures"]),
         // The docs' Swift snippets, compiled (snippets are fragments: unused values are fine there)
         // as a user's module would be: without access to the package's `package` API.
         .testTarget(name: "DocSnippetTests", dependencies: ["ObjectStore", "ObjectStoreModel"],

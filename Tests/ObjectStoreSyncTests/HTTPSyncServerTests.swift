@@ -1,13 +1,14 @@
 import Foundation
 import Testing
 @testable import ObjectStoreSync
+import ObjectStoreSyncNetworking
 
 @Suite(.enabled(if: PythonCheck.available, PythonCheck.skipReason))
 struct HTTPSyncServerTests {
     static let key = PBKDF2.sha256(password: Array("secret".utf8), salt: Array(repeating: 1, count: 16), iterations: 1, length: 32)
 
     func replica(_ server: ProtocolServer, client: UUID, key: [UInt8] = HTTPSyncServerTests.key) -> HTTPSyncServer {
-        HTTPSyncServer(url: server.url, clientID: client, cryptor: SyncCryptor(key: key))
+        HTTPSyncServer(url: server.url, clientID: client, cryptor: SyncCryptor(key: key), transport: URLSessionTransport())
     }
 
     @Test func versionsChainOnTheLatestAndConflictsNameIt() async throws {
@@ -57,7 +58,7 @@ struct HTTPSyncServerTests {
             #expect(error == .cannotDecrypt(version: v1, reason: "\(SyncCryptor.Failure.authenticationFailed)"))
             #expect("\(error)".contains("wrong encryption secret"))
         }
-        let dead = HTTPSyncServer(url: URL(string: "http://127.0.0.1:9/")!, clientID: client, cryptor: SyncCryptor(key: Self.key))
+        let dead = HTTPSyncServer(url: try #require(URL(string: "http://127.0.0.1:9/")), clientID: client, cryptor: SyncCryptor(key: Self.key), transport: URLSessionTransport())
         await #expect(throws: SyncServerError.self) { try await dead.childVersion(of: nilVersion) }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import ObjectStoreSync
+import ObjectStoreSyncNetworking
 import Testing
 
 /// `taskctl sync` between replicas through a server of TaskChampion's protocol (the test
@@ -311,7 +312,7 @@ struct SyncTests {
         let a = try replica(server)
         let clientID = try #require(UUID(uuidString: Self.clientID))
         let key = DerivedKeyCache.key(secret: Array(Self.secret.utf8), salt: HTTPSyncServer.salt(of: clientID), at: Self.keyFile)
-        let other = HTTPSyncServer(url: server.url, clientID: clientID, cryptor: SyncCryptor(key: key))
+        let other = HTTPSyncServer(url: server.url, clientID: clientID, cryptor: SyncCryptor(key: key), transport: URLSessionTransport())
         let task = UUID(), blocker = UUID()
         let stamp = SyncTimestamp(seconds: 1_795_000_000)
         let written: [String: String] = [

@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 /// What the server answered to a new version.
 package enum AddVersionResult: Sendable, Equatable {
@@ -58,24 +55,15 @@ package struct HTTPSyncServer: Sendable {
     package let baseURL: URL
     package let clientID: UUID
     let cryptor: SyncCryptor
-    let session: URLSession
+    let transport: any HTTPTransport
 
     /// A server at `url` for a client; `cryptor` holds the key of the encryption secret and
-    /// the client ID (``salt(of:)``).
-    package init(url: URL, clientID: UUID, cryptor: SyncCryptor, session: URLSession = HTTPSyncServer.session()) {
+    /// the client ID (``salt(of:)``); `transport` sends the requests.
+    package init(url: URL, clientID: UUID, cryptor: SyncCryptor, transport: any HTTPTransport) {
         self.baseURL = url.absoluteString.hasSuffix("/") ? url : url.appendingPathComponent("")
         self.clientID = clientID
         self.cryptor = cryptor
-        self.session = session
-    }
-
-    /// A session that keeps nothing: no cookies, and no response cache (Foundation's
-    /// would make a folder in the user's cache directory).
-    package static func session() -> URLSession {
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.urlCache = nil
-        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        return URLSession(configuration: configuration)
+        self.transport = transport
     }
 
     /// The salt of the HTTP server's key derivation: the client ID's bytes.
@@ -88,26 +76,26 @@ package struct HTTPSyncServer: Sendable {
     package func addVersion(parent: UUID, operations: [SyncOperation]) async throws -> AddVersionResult {
         let body = cryptor.seal(SyncVersion.encode(operations), version: parent)
         let (data, response, url) = try await send("v1/client/add-version/\(Self.text(parent))", method: "POST", body: body, type: Self.historySegmentType)
-        switch response.statusCode {
+        switch response.status {
         case 409:
             return .conflict(expectedParent: try uuidHeader("X-Parent-Version-Id", response, url))
         case 200...299:
             let urgency: SnapshotUrgency
-            switch response.value(forHTTPHeaderField: "X-Snapshot-Request") {
+            switch response.header("X-Snapshot-Request") {
             case "urgency=low": urgency = .low
             case "urgency=high": urgency = .high
             default: urgency = .none
             }
             return .added(try uuidHeader("X-Version-Id", response, url), snapshot: urgency)
         default:
-            throw SyncServerError.status(response.statusCode, url: url, body: Self.excerpt(data))
+            throw SyncServerError.status(response.status, url: url, body: Self.excerpt(data))
         }
     }
 
     /// The version after `parent`.
     package func childVersion(of parent: UUID) async throws -> ChildVersion {
         let (data, response, url) = try await send("v1/client/get-child-version/\(Self.text(parent))", method: "GET")
-        switch response.statusCode {
+        switch response.status {
         case 404: return .upToDate
         case 410: return .gone
         case 200...299:
@@ -116,7 +104,7 @@ package struct HTTPSyncServer: Sendable {
             let operations = try open(data, response, url, type: Self.historySegmentType, sealedFor: parentID, naming: id, SyncVersion.decode)
             return .version(id: id, parent: parentID, operations: operations)
         default:
-            throw SyncServerError.status(response.statusCode, url: url, body: Self.excerpt(data))
+            throw SyncServerError.status(response.status, url: url, body: Self.excerpt(data))
         }
     }
 
@@ -124,27 +112,27 @@ package struct HTTPSyncServer: Sendable {
     package func addSnapshot(version: UUID, tasks: [(uuid: UUID, properties: [(key: String, value: String)])]) async throws {
         let body = cryptor.seal(SyncSnapshot.encode(tasks), version: version)
         let (data, response, url) = try await send("v1/client/add-snapshot/\(Self.text(version))", method: "POST", body: body, type: Self.snapshotType)
-        guard (200...299).contains(response.statusCode) else { throw SyncServerError.status(response.statusCode, url: url, body: Self.excerpt(data)) }
+        guard (200...299).contains(response.status) else { throw SyncServerError.status(response.status, url: url, body: Self.excerpt(data)) }
     }
 
     /// The server's latest snapshot and its version, or nil when it has none.
     package func latestSnapshot() async throws -> (version: UUID, tasks: [(uuid: UUID, properties: [(key: String, value: String)])])? {
         let (data, response, url) = try await send("v1/client/snapshot", method: "GET")
-        switch response.statusCode {
+        switch response.status {
         case 404: return nil
         case 200...299:
             let version = try uuidHeader("X-Version-Id", response, url)
             return (version, try open(data, response, url, type: Self.snapshotType, sealedFor: version, naming: version, SyncSnapshot.decode))
         default:
-            throw SyncServerError.status(response.statusCode, url: url, body: Self.excerpt(data))
+            throw SyncServerError.status(response.status, url: url, body: Self.excerpt(data))
         }
     }
 
     /// A blob's content after checking its type, unsealing it for `version` and decoding it;
     /// errors name the version (`id`) it belongs to.
-    private func open<T>(_ data: Data, _ response: HTTPURLResponse, _ url: String, type: String, sealedFor version: UUID, naming id: UUID,
+    private func open<T>(_ data: Data, _ response: HTTPResponse, _ url: String, type: String, sealedFor version: UUID, naming id: UUID,
                          _ decode: ([UInt8]) throws -> T) throws -> T {
-        guard response.value(forHTTPHeaderField: "Content-Type") == type else {
+        guard response.header("Content-Type") == type else {
             throw SyncServerError.badResponse(url: url, reason: "the Content-Type of \(Self.text(id)) is not \(type)")
         }
         let plaintext: [UInt8]
@@ -160,29 +148,23 @@ package struct HTTPSyncServer: Sendable {
         }
     }
 
-    private func send(_ path: String, method: String, body: [UInt8]? = nil, type: String? = nil) async throws -> (Data, HTTPURLResponse, String) {
+    private func send(_ path: String, method: String, body: [UInt8]? = nil, type: String? = nil) async throws -> (Data, HTTPResponse, String) {
         guard let url = URL(string: path, relativeTo: baseURL)?.absoluteURL else {
             throw SyncServerError.badResponse(url: baseURL.absoluteString, reason: "cannot make a URL of \(path)")
         }
-        var request = URLRequest(url: url)
-        request.httpMethod = method
-        request.setValue(Self.text(clientID), forHTTPHeaderField: "X-Client-Id")
-        if let type { request.setValue(type, forHTTPHeaderField: "Content-Type") }
-        if let body { request.httpBody = Data(body) }
-        let data: Data, response: URLResponse
+        var headers = ["X-Client-Id": Self.text(clientID)]
+        if let type { headers["Content-Type"] = type }
+        let response: HTTPResponse
         do {
-            (data, response) = try await session.data(for: request)
+            response = try await transport.send(HTTPRequest(method: method, url: url.absoluteString, headers: headers, body: body.map { Data($0) }))
         } catch {
-            throw SyncServerError.unreachable(url: url.absoluteString, reason: error.localizedDescription)
+            throw SyncServerError.unreachable(url: url.absoluteString, reason: "\(error)")
         }
-        guard let http = response as? HTTPURLResponse else {
-            throw SyncServerError.badResponse(url: url.absoluteString, reason: "not an HTTP response")
-        }
-        return (data, http, url.absoluteString)
+        return (response.body, response, url.absoluteString)
     }
 
-    private func uuidHeader(_ name: String, _ response: HTTPURLResponse, _ url: String) throws -> UUID {
-        guard let text = response.value(forHTTPHeaderField: name), let uuid = UUID(uuidString: text) else {
+    private func uuidHeader(_ name: String, _ response: HTTPResponse, _ url: String) throws -> UUID {
+        guard let text = response.header(name), let uuid = UUID(uuidString: text) else {
             throw SyncServerError.badResponse(url: url, reason: "no UUID in its \(name) header")
         }
         return uuid

@@ -7,7 +7,7 @@ import Musl
 import Darwin
 #endif
 
-/// `taskctl install [--prefix DIR]` puts this taskctl, its manual page and its completions
+/// `taskctl install [--prefix DIR]` puts this taskctl (and its network helper), its manual page and its completions
 /// where shells and `man` look (PREFIX, default ~/.local); `taskctl uninstall` takes them
 /// away again. The store is never touched.
 enum InstallCommand {
@@ -18,6 +18,7 @@ enum InstallCommand {
         let zshFunction = "#compdef taskctl\n" + zshBody.replacingOccurrences(of: "compdef _taskctl taskctl", with: "_taskctl \"$@\"")
         return [
             ("bin/taskctl", nil, 0o755),  // this executable
+            ("bin/taskctl-http", nil, 0o755),  // its network helper, from beside it
             ("share/man/man1/taskctl.1", Data(Help.manPage.utf8), 0o644),
             ("share/bash-completion/completions/taskctl", Data((CompletionCommand.bash + "\n").utf8), 0o644),
             ("share/zsh/site-functions/_taskctl", Data((zshFunction + "\n").utf8), 0o644),
@@ -38,13 +39,16 @@ enum InstallCommand {
         guard let executable = Bundle.main.executablePath ?? CommandLine.arguments.first,
               let binary = FileManager.default.contents(atPath: executable)
         else { throw CLIError.store("cannot read this taskctl's own executable to copy it") }
+        guard let helperURL = HelperTransport.locate(), let helper = FileManager.default.contents(atPath: helperURL.path) else {
+            throw CLIError.store("cannot read taskctl-http, the network helper sync needs, beside \(executable); build it too (swift build -c release --static-swift-stdlib --product taskctl-http)")
+        }
         for file in files() {
             let target = prefix.appendingPathComponent(file.path)
             do {
                 try FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
                 // Written beside and renamed over, so a running taskctl is never half replaced.
                 let temporary = target.path + ".tmp-\(getpid())"
-                try (file.contents ?? binary).write(to: URL(fileURLWithPath: temporary))
+                try (file.contents ?? (file.path == "bin/taskctl-http" ? helper : binary)).write(to: URL(fileURLWithPath: temporary))
                 chmod(temporary, file.mode)
                 guard rename(temporary, target.path) == 0 else {
                     let reason = String(cString: strerror(errno))

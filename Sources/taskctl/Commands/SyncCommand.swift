@@ -13,10 +13,15 @@ enum SyncCommand {
         let coordinator = context.coordinator
         let mapping = TaskwarriorMapping(now: app.now)
         if args.has("status") {
-            try status(SyncEngine(coordinator: coordinator, mapping: mapping, server: try server(app, deriveKey: false)), app: app)
+            try status(SyncEngine(coordinator: coordinator, mapping: mapping, server: try server(app, transport: nil)), app: app)
             return
         }
-        let engine = SyncEngine(coordinator: coordinator, mapping: mapping, server: try server(app, deriveKey: true), clock: { app.now })
+        guard let helper = HelperTransport.locate() else {
+            throw CLIError.sync("taskctl sync needs taskctl-http, its network helper, beside taskctl (\(Bundle.main.executablePath ?? "?")); build it (swift build) or install taskctl again")
+        }
+        let transport = HelperTransport(helper: helper)
+        defer { transport.finish() }
+        let engine = SyncEngine(coordinator: coordinator, mapping: mapping, server: try server(app, transport: transport), clock: { app.now })
         let terminal = app.terminal
         let report: SyncReport
         do {
@@ -59,8 +64,9 @@ enum SyncCommand {
     }
 
     /// The server the settings name, with the key of the encryption secret (derived once and
-    /// kept in an owner-only file under the user's cache directory).
-    static func server(_ app: App, deriveKey: Bool) throws -> HTTPSyncServer {
+    /// kept in an owner-only file under the user's cache directory); without a transport,
+    /// only to name it (`--status`: no key, no request).
+    static func server(_ app: App, transport: HelperTransport?) throws -> HTTPSyncServer {
         let path = Config.path(environment: app.environment)
         guard let urlText = app.config.syncServerURL, let url = URL(string: urlText),
               let clientText = app.config.syncClientID, let clientID = UUID(uuidString: clientText),
@@ -71,12 +77,11 @@ enum SyncCommand {
         }
         let salt = HTTPSyncServer.salt(of: clientID)
         let key: [UInt8]
-        if deriveKey {
-            key = DerivedKeyCache.key(secret: Array(secret.utf8), salt: salt, at: try keyCacheURL(app))
-        } else {
-            key = [UInt8](repeating: 0, count: 32)
+        guard let transport else {
+            return HTTPSyncServer(url: url, clientID: clientID, cryptor: SyncCryptor(key: [UInt8](repeating: 0, count: 32)), transport: NoTransport())
         }
-        return HTTPSyncServer(url: url, clientID: clientID, cryptor: SyncCryptor(key: key))
+        key = DerivedKeyCache.key(secret: Array(secret.utf8), salt: salt, at: try keyCacheURL(app))
+        return HTTPSyncServer(url: url, clientID: clientID, cryptor: SyncCryptor(key: key), transport: transport)
     }
 
     /// `$XDG_CACHE_HOME/taskctl/sync-key` (or `~/.cache/taskctl/sync-key`), its folder
@@ -91,5 +96,12 @@ enum SyncCommand {
         let directory = URL(fileURLWithPath: base).appendingPathComponent("taskctl")
         try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         return directory.appendingPathComponent("sync-key")
+    }
+}
+
+/// What `sync --status` names the server with: it sends nothing.
+struct NoTransport: HTTPTransport {
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        throw HTTPTransportError(reason: "sync --status asks no server")
     }
 }
