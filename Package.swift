@@ -25,7 +25,9 @@ let package = Package(
         .executableTarget(name: "objectstore-model", dependencies: ["ObjectStoreModel"]),
         .plugin(name: "ObjectStoreModelPlugin", capability: .buildTool(), dependencies: ["objectstore-model"],
                 path: "Sources/ObjectStoreModelPlugin"),
-        .executableTarget(name: "taskctl", dependencies: ["ObjectStore", "ObjectStoreModel", "ObjectStoreSync", "taskctl-http"], plugins: ["ObjectStoreModelPlugin"]),
+        // Without taskctl-http among its dependencies: that would link the helper's networking
+        // into taskctl. `swift build` builds both.
+        .executableTarget(name: "taskctl", dependencies: ["ObjectStore", "ObjectStoreModel", "ObjectStoreSync"], plugins: ["ObjectStoreModelPlugin"]),
         .testTarget(name: "ObjectStoreModelTests", dependencies: ["ObjectStoreModel"]),
         .testTarget(name: "ObjectStoreTests", dependencies: ["ObjectStore", "ObjectStoreModel"], exclude: ["Fixtures"]),
         .testTarget(name: "ObjectStoreSyncTests", dependencies: ["ObjectStoreSync", "ObjectStoreSyncNetworking", "ObjectStore", "ObjectStoreModel"]),

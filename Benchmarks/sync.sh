@@ -17,6 +17,11 @@ cd "$(dirname "$0")/.."
 N=${1:-10000}
 RUNS=${2:-5}
 
+# taskctl-http links libcurl, whose development files a static build needs.
+if ! dpkg -s libcurl4-openssl-dev >/dev/null 2>&1; then
+  apt-get update -qq && apt-get install -y -qq libcurl4-openssl-dev >/dev/null
+fi
+swift build -c release --static-swift-stdlib --product taskctl-http >/dev/null
 swift build -c release --static-swift-stdlib --product taskctl >/dev/null
 TASKCTL="$PWD/.build/release/taskctl"
 WORK=$(mktemp -d)

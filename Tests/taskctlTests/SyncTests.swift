@@ -358,6 +358,20 @@ struct SyncTests {
         #expect(Set(sent.compactMap { if case .update(_, let name, _, _) = $0 { return name } else { return nil } }) == ["description", "modified"])
     }
 
+    /// taskctl itself loads no networking (FoundationNetworking, libcurl and the TLS
+    /// libraries under it cost every command 7 ms at start); its helper does, for a sync.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/ldd")))
+    func taskctlLoadsNoNetworkingAndItsHelperDoes() throws {
+        let binary = try #require(TaskctlRunner.binary)
+        let helper = binary.deletingLastPathComponent().appendingPathComponent("taskctl-http")
+        let runner = try TaskctlRunner()
+        let ours = try runner.run(program: "/usr/bin/ldd", [binary.path])
+        #expect(ours.status == 0 && !ours.out.isEmpty)
+        #expect(!ours.out.contains("curl") && !ours.out.contains("FoundationNetworking"), "\(ours.out)")
+        let helpers = try runner.run(program: "/usr/bin/ldd", [helper.path])
+        #expect(helpers.out.contains("curl") || helpers.out.contains("FoundationNetworking"), "\(helpers.out)")
+    }
+
     @Test func settingsAreCheckedAndTheStatusNeedsNoServer() throws {
         let server = try ProtocolServer()
         let a = try replica(server)

@@ -39,16 +39,19 @@ enum InstallCommand {
         guard let executable = Bundle.main.executablePath ?? CommandLine.arguments.first,
               let binary = FileManager.default.contents(atPath: executable)
         else { throw CLIError.store("cannot read this taskctl's own executable to copy it") }
-        guard let helperURL = HelperTransport.locate(), let helper = FileManager.default.contents(atPath: helperURL.path) else {
-            throw CLIError.store("cannot read taskctl-http, the network helper sync needs, beside \(executable); build it too (swift build -c release --static-swift-stdlib --product taskctl-http)")
-        }
+        // Sync's network helper, when it was built: without it everything but sync works.
+        let helper = HelperTransport.locate().flatMap { FileManager.default.contents(atPath: $0.path) }
         for file in files() {
+            if file.path == "bin/taskctl-http" && helper == nil {
+                app.output.line("taskctl-http is not beside \(executable), so taskctl sync will not work: build it (swift build -c release --static-swift-stdlib --product taskctl-http) and install again")
+                continue
+            }
             let target = prefix.appendingPathComponent(file.path)
             do {
                 try FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
                 // Written beside and renamed over, so a running taskctl is never half replaced.
                 let temporary = target.path + ".tmp-\(getpid())"
-                try (file.contents ?? (file.path == "bin/taskctl-http" ? helper : binary)).write(to: URL(fileURLWithPath: temporary))
+                try (file.contents ?? (file.path == "bin/taskctl-http" ? helper ?? binary : binary)).write(to: URL(fileURLWithPath: temporary))
                 chmod(temporary, file.mode)
                 guard rename(temporary, target.path) == 0 else {
                     let reason = String(cString: strerror(errno))
