@@ -77,24 +77,23 @@ timed() {
 
 RUST='
 import json, sys, time, taskchampion as tc
-step, work, url, client, secret = sys.argv[1:6]
+run, work, url, client, secret = sys.argv[1:6]
+maps = json.load(open(f"{work}/maps.json"))
 def replica(name): return tc.Replica.new_on_disk(f"{work}/{name}", True, tc.AccessMode.ReadWrite)
 def sync(r):
     start = time.perf_counter(); r.sync_to_remote(url, client, secret, False); return time.perf_counter() - start
-if step == "first":
-    r = replica("rust-a"); ops = tc.Operations()
-    for u, keys in json.load(open(f"{work}/maps.json")).items():
-        t = r.create_task(u, ops)
-        for k, v in keys.items(): t.set_value(k, v, ops)
-    r.commit_operations(ops)
-    first = sync(r)
-    ops = tc.Operations()
-    for u in list(json.load(open(f"{work}/maps.json")))[:100]: r.get_task(u).set_value("priority", "H", ops)
-    r.commit_operations(ops)
-    incremental = sync(r)
-    receive = sync(replica("rust-b"))
-    print(f"{first:.3f} {incremental:.3f} {receive:.3f}")
-'
+r = replica(f"rust-a{run}"); ops = tc.Operations()
+for u, keys in maps.items():
+    t = r.create_task(u, ops)
+    for k, v in keys.items(): t.set_value(k, v, ops)
+r.commit_operations(ops)
+first = sync(r)
+ops = tc.Operations()
+for u in list(maps)[:100]: r.get_task(u).set_value("priority", "H", ops)
+r.commit_operations(ops)
+incremental = sync(r)
+receive = sync(replica(f"rust-b{run}"))
+print(f"{first:.3f} {incremental:.3f} {receive:.3f}")'
 
 for run in $(seq "$RUNS"); do
   client=$(python3 -c 'import uuid; print(uuid.uuid4())')
@@ -104,10 +103,10 @@ for run in $(seq "$RUNS"); do
   cp -r "$scratch/.cache" "$a/.cache"; cp -r "$scratch/.cache" "$b/.cache"
   HOME="$a" TASKCTL_STORE="$a/tasks.store" "$TASKCTL" import "$WORK/tasks.json" >/dev/null
   first=$(timed "$a" sync)
-  HOME="$a" TASKCTL_STORE="$a/tasks.store" "$TASKCTL" edit $(seq 1 100) --priority high >/dev/null
+  HOME="$a" TASKCTL_STORE="$a/tasks.store" "$TASKCTL" edit $(seq 1 100) --priority high --yes >/dev/null
   incremental=$(timed "$a" sync)
   receive=$(timed "$b" sync)
-  rust=$("$VENV/bin/python" -c "$RUST" first "$WORK/r$run" "$URL" "$(python3 -c 'import uuid; print(uuid.uuid4())')" "$SECRET")
+  rust=$("$VENV/bin/python" -c "$RUST" "$run" "$WORK" "$URL" "$(python3 -c 'import uuid; print(uuid.uuid4())')" "$SECRET")
   echo "$key $first $incremental $receive $rust" >> "$WORK/times"
   echo "run $run: key $key, taskctl $first / $incremental / $receive, Rust replica $rust" >&2
 done

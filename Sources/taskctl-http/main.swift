@@ -40,10 +40,15 @@ final class ReplyBox: @unchecked Sendable {
 while true {
     let chunk = input.availableData
     if chunk.isEmpty { break }
+    // Only the new bytes are looked through for a line's end: a request of megabytes
+    // arrives in many reads.
+    let searched = pending.endIndex
     pending.append(chunk)
-    while let end = pending.firstIndex(of: UInt8(ascii: "\n")) {
+    var from = searched
+    while let end = pending[from...].firstIndex(of: UInt8(ascii: "\n")) {
         let line = pending[pending.startIndex..<end]
         pending.removeSubrange(pending.startIndex...end)
+        from = pending.startIndex
         guard let request = try? JSONDecoder().decode(HTTPRequest.self, from: Data(line)) else {
             reply(HTTPExchange.Reply(response: nil, error: "taskctl-http: a request line that is not JSON"))
             continue

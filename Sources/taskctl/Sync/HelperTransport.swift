@@ -41,12 +41,17 @@ final class HelperTransport: HTTPTransport, @unchecked Sendable {
         } catch {
             throw HTTPTransportError(reason: "taskctl-http stopped: \(error.localizedDescription)")
         }
-        while pending.firstIndex(of: UInt8(ascii: "\n")) == nil {
+        // Only the bytes read last are looked through for the line's end: a reply of
+        // megabytes arrives in many reads.
+        var end = pending.firstIndex(of: UInt8(ascii: "\n"))
+        while end == nil {
             let chunk = replies.availableData
             guard !chunk.isEmpty else { throw HTTPTransportError(reason: "taskctl-http stopped without answering") }
+            let searched = pending.endIndex
             pending.append(chunk)
+            end = pending[searched...].firstIndex(of: UInt8(ascii: "\n"))
         }
-        guard let end = pending.firstIndex(of: UInt8(ascii: "\n")) else { throw HTTPTransportError(reason: "taskctl-http answered nothing") }
+        guard let end else { throw HTTPTransportError(reason: "taskctl-http answered nothing") }
         let line = Data(pending[pending.startIndex..<end])
         pending.removeSubrange(pending.startIndex...end)
         let reply: HTTPExchange.Reply

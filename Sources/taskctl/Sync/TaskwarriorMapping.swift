@@ -82,6 +82,14 @@ final class TaskwarriorMapping: SyncMapping {
 
     static func seconds(_ date: Date) -> String { String(Int64(date.timeIntervalSince1970.rounded(.down))) }
 
+    /// A date as Taskwarrior keeps it, seconds since 1970, within the years 1 to 9999 (nil
+    /// for anything else: kept as it came, never a date nobody can show).
+    static func date(_ text: String) -> Date? {
+        guard let seconds = Int64(text) ?? Double(text).flatMap({ $0.isFinite && abs($0) < 1e12 ? Int64($0) : nil }),
+              (-62_135_596_800...253_402_300_799).contains(seconds) else { return nil }
+        return Date(timeIntervalSince1970: TimeInterval(seconds))
+    }
+
     func properties(of task: ManagedObject) throws -> [String: String] {
         var properties: [String: String] = [:]
         for (key, value) in Self.extras(task["extras"]) { properties[key] = value }
@@ -264,8 +272,8 @@ final class TaskwarriorMapping: SyncMapping {
                 try task.setValue(key == "entry" && task.isInserted ? .date(now) : .null, forKey: attribute)
                 continue
             }
-            if let seconds = Int64(text) ?? Double(text).flatMap({ $0.isFinite && abs($0) < 1e15 ? Int64($0) : nil }) {
-                try task.setValue(.date(Date(timeIntervalSince1970: TimeInterval(seconds))), forKey: attribute)
+            if let date = Self.date(text) {
+                try task.setValue(.date(date), forKey: attribute)
             } else {
                 try task.setValue(.null, forKey: attribute)
                 keep(key, text, "is not a date (seconds since 1970)")
@@ -290,8 +298,8 @@ final class TaskwarriorMapping: SyncMapping {
             guard let value = properties[key], !handled.contains(key) else { continue }
             if key.hasPrefix("tag_"), key.count > 4 {
                 if let tag = try object("Tag", named: String(key.dropFirst(4)), in: context) { tags.append(tag) }
-            } else if key.hasPrefix("annotation_"), let seconds = Int64(key.dropFirst(11)), !value.isEmpty, value.count <= 100_000 {
-                notes.append((Date(timeIntervalSince1970: TimeInterval(seconds)), value))
+            } else if key.hasPrefix("annotation_"), let entry = Self.date(String(key.dropFirst(11))), !value.isEmpty, value.count <= 100_000 {
+                notes.append((entry, value))
             } else if key.hasPrefix("dep_"), TaskwarriorFormat.parseUUID(String(key.dropFirst(4))) != nil {
                 dependencies.append(String(key.dropFirst(4)))
             } else {
