@@ -38,47 +38,62 @@ package enum ChaCha20Poly1305 {
     }
 }
 
-/// The ChaCha20 stream cipher (RFC 8439, section 2.4).
+/// The ChaCha20 stream cipher (RFC 8439, section 2.4). The state lives in sixteen local
+/// words and the key stream goes straight into the output: with an array per block (and a
+/// rotation from another module, not inlined) it was most of the time of sealing a version.
 package enum ChaCha20 {
     /// One 64-byte block of key stream.
     package static func block(key: [UInt8], nonce: [UInt8], counter: UInt32) -> [UInt8] {
-        func word(_ bytes: [UInt8], _ i: Int) -> UInt32 {
-            UInt32(bytes[i]) | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2]) << 16 | UInt32(bytes[i + 3]) << 24
-        }
-        var initial: [UInt32] = [0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574]
-        for i in 0..<8 { initial.append(word(key, i * 4)) }
-        initial.append(counter)
-        for i in 0..<3 { initial.append(word(nonce, i * 4)) }
-        var x = initial
-        func quarter(_ a: Int, _ b: Int, _ c: Int, _ d: Int) {
-            x[a] = x[a] &+ x[b]; x[d] = (x[d] ^ x[a]).rotatedLeft(16)
-            x[c] = x[c] &+ x[d]; x[b] = (x[b] ^ x[c]).rotatedLeft(12)
-            x[a] = x[a] &+ x[b]; x[d] = (x[d] ^ x[a]).rotatedLeft(8)
-            x[c] = x[c] &+ x[d]; x[b] = (x[b] ^ x[c]).rotatedLeft(7)
-        }
-        for _ in 0..<10 {
-            quarter(0, 4, 8, 12); quarter(1, 5, 9, 13); quarter(2, 6, 10, 14); quarter(3, 7, 11, 15)
-            quarter(0, 5, 10, 15); quarter(1, 6, 11, 12); quarter(2, 7, 8, 13); quarter(3, 4, 9, 14)
-        }
-        var out: [UInt8] = []
-        out.reserveCapacity(64)
-        for i in 0..<16 {
-            let v = x[i] &+ initial[i]
-            out += [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v >> 16 & 0xFF), UInt8(v >> 24)]
-        }
-        return out
+        xor([UInt8](repeating: 0, count: 64), key: key, nonce: nonce, counter: counter)
+    }
+
+    @inline(__always)
+    static func word(_ bytes: [UInt8], _ i: Int) -> UInt32 {
+        UInt32(bytes[i]) | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2]) << 16 | UInt32(bytes[i + 3]) << 24
+    }
+
+    @inline(__always)
+    static func quarter(_ a: inout UInt32, _ b: inout UInt32, _ c: inout UInt32, _ d: inout UInt32) {
+        a = a &+ b; d ^= a; d = d << 16 | d >> 16
+        c = c &+ d; b ^= c; b = b << 12 | b >> 20
+        a = a &+ b; d ^= a; d = d << 8 | d >> 24
+        c = c &+ d; b ^= c; b = b << 7 | b >> 25
     }
 
     /// `data` XORed with the key stream from block `counter` on (encryption and decryption).
     package static func xor(_ data: [UInt8], key: [UInt8], nonce: [UInt8], counter: UInt32) -> [UInt8] {
+        let j0: UInt32 = 0x6170_7865, j1: UInt32 = 0x3320_646e, j2: UInt32 = 0x7962_2d32, j3: UInt32 = 0x6b20_6574
+        let j4 = word(key, 0), j5 = word(key, 4), j6 = word(key, 8), j7 = word(key, 12)
+        let j8 = word(key, 16), j9 = word(key, 20), j10 = word(key, 24), j11 = word(key, 28)
+        let j13 = word(nonce, 0), j14 = word(nonce, 4), j15 = word(nonce, 8)
         var out = data
-        var blockCounter = counter
-        var offset = 0
-        while offset < out.count {
-            let stream = block(key: key, nonce: nonce, counter: blockCounter)
-            for i in 0..<min(64, out.count - offset) { out[offset + i] ^= stream[i] }
-            offset += 64
-            blockCounter &+= 1
+        out.withUnsafeMutableBufferPointer { buffer in
+            var j12 = counter
+            var offset = 0
+            while offset < buffer.count {
+                var x0 = j0, x1 = j1, x2 = j2, x3 = j3, x4 = j4, x5 = j5, x6 = j6, x7 = j7
+                var x8 = j8, x9 = j9, x10 = j10, x11 = j11, x12 = j12, x13 = j13, x14 = j14, x15 = j15
+                for _ in 0..<10 {
+                    quarter(&x0, &x4, &x8, &x12); quarter(&x1, &x5, &x9, &x13); quarter(&x2, &x6, &x10, &x14); quarter(&x3, &x7, &x11, &x15)
+                    quarter(&x0, &x5, &x10, &x15); quarter(&x1, &x6, &x11, &x12); quarter(&x2, &x7, &x8, &x13); quarter(&x3, &x4, &x9, &x14)
+                }
+                let words = [x0 &+ j0, x1 &+ j1, x2 &+ j2, x3 &+ j3, x4 &+ j4, x5 &+ j5, x6 &+ j6, x7 &+ j7,
+                             x8 &+ j8, x9 &+ j9, x10 &+ j10, x11 &+ j11, x12 &+ j12, x13 &+ j13, x14 &+ j14, x15 &+ j15]
+                let count = min(64, buffer.count - offset)
+                if count == 64 {
+                    for (i, value) in words.enumerated() {
+                        let at = offset + i * 4
+                        buffer[at] ^= UInt8(truncatingIfNeeded: value)
+                        buffer[at + 1] ^= UInt8(truncatingIfNeeded: value >> 8)
+                        buffer[at + 2] ^= UInt8(truncatingIfNeeded: value >> 16)
+                        buffer[at + 3] ^= UInt8(truncatingIfNeeded: value >> 24)
+                    }
+                } else {
+                    for i in 0..<count { buffer[offset + i] ^= UInt8(truncatingIfNeeded: words[i / 4] >> (UInt32(i % 4) * 8)) }
+                }
+                offset += 64
+                j12 &+= 1
+            }
         }
         return out
     }

@@ -65,6 +65,8 @@ package final class SyncEngine {
     /// About how large a version's operations get before the rest go in the next one.
     package static let versionBytes = 1 << 20
     static let conflictLimit = 20
+    /// About how many received operations are applied in one save.
+    static let receivedBatch = 200_000
 
     let coordinator: PersistentStoreCoordinator
     let mapping: any SyncMapping
@@ -233,18 +235,32 @@ package final class SyncEngine {
         var conflicts = 0
         while true {
             // Pull.
+            // Versions are applied together, up to about `receivedBatch` operations in one
+            // save with the last one's id: each save checks the uniqueness of what it inserts
+            // against the store, which a save per version repeated for every version.
+            var received: [SyncOperation] = []
+            var receivedThrough: UUID?
+            func applyReceived() throws {
+                guard let through = receivedThrough else { return }
+                report.operationsApplied += try apply(received, version: through, pending: &pending, state: &state, stateObject: &stateObject, context: context, report: &report)
+                received = []
+                receivedThrough = nil
+            }
             pullLoop: while true {
                 let child = try waitFor { [server, base] in try await server.childVersion(of: base) }
                 switch child {
                 case .upToDate:
+                    try applyReceived()
                     break pullLoop
                 case .version(let id, _, let operations):
-                    let applied = try apply(operations, version: id, pending: &pending, state: &state, stateObject: &stateObject, context: context, report: &report)
+                    received += operations
+                    receivedThrough = id
                     report.versionsReceived += 1
-                    report.operationsApplied += applied
                     base = id
                     progress?("received version \(report.versionsReceived)")
+                    if received.count >= Self.receivedBatch { try applyReceived() }
                 case .gone:
+                    try applyReceived()
                     // Once per sync: a server whose snapshot is at a version it no longer
                     // continues would send the replica round in a circle.
                     guard !report.startedFromSnapshot else { throw SyncError.goneWithoutSnapshot(base) }
@@ -277,7 +293,7 @@ package final class SyncEngine {
             var batch: [SyncOperation] = []
             var bytes = 0
             for operation in pending {
-                bytes += operation.json.utf8.count + 1
+                bytes += operation.estimatedSize
                 batch.append(operation)
                 if bytes >= Self.versionBytes { break }
             }
@@ -316,9 +332,9 @@ package final class SyncEngine {
         }
     }
 
-    /// Applies a version of the server: its operations transformed against the local ones
-    /// not yet sent (which are transformed in turn), in one save with the new base version.
-    /// Returns how many operations were applied.
+    /// Applies versions of the server, the last of them `version`: their operations
+    /// transformed against the local ones not yet sent (which are transformed in turn), in
+    /// one save with the new base version. Returns how many operations were applied.
     func apply(_ operations: [SyncOperation], version: UUID, pending: inout [SyncOperation], state: inout State,
                stateObject: inout ManagedObject?, context: ManagedObjectContext, report: inout SyncReport) throws -> Int {
         var surviving: [SyncOperation] = []
