@@ -6,7 +6,7 @@ import ObjectStoreModel
 
 /// Every Swift snippet of the docs, compiled with the tests so none can drift from the API.
 enum Snippets {
-    /// README.md, line 33.
+    /// README.md, line 38.
     static func readme_1() async throws {
 
         let models = try ModelDirectory(url: URL(fileURLWithPath: "Models/Tasks"))   // every version
@@ -32,7 +32,7 @@ enum Snippets {
         context.undo()                                                               // and redo(), rollback()
     }
 
-    /// README.md, line 97.
+    /// README.md, line 102.
     static func readme_2() async throws {
 
         final class Note: ManagedObject {
