@@ -2,11 +2,14 @@ import Foundation
 import ObjectStoreSync
 import ObjectStoreSyncNetworking
 import Testing
+@testable import taskctl
 
 /// `taskctl sync` between replicas through a server of TaskChampion's protocol (the test
 /// server in Tests/Support, started per test): replicas converge, concurrent edits follow
-/// TaskChampion's rules, faults lose nothing.
-@Suite(.enabled(if: ProtocolServer.available, "needs python3 for the test sync server; CI has it"), .timeLimit(.minutes(3)))
+/// TaskChampion's rules, faults lose nothing. One test at a time: each waits on processes
+/// for seconds, holding a thread of the pool every test shares (side by side they delayed
+/// other suites' time-limited tests past their limits).
+@Suite(.serialized, .enabled(if: ProtocolServer.available, "needs python3 for the test sync server; CI has it"), .timeLimit(.minutes(3)))
 struct SyncTests {
     /// One key cache for the whole run: the key derivation (600,000 rounds) runs once per
     /// secret, not once per replica.
@@ -206,6 +209,41 @@ struct SyncTests {
         #expect(try a.texts().sorted() == ["First", "Second"])
         #expect(try tasks(a) == tasks(b))
         try b.ok("store", "check")
+    }
+
+    /// A recurring task marked done on two replicas before they sync makes one next task:
+    /// its UUID is named after the task and its due date (UUIDv5), so the two are one.
+    @Test func aRecurringTaskDoneOnTwoReplicasMakesOneNextTask() throws {
+        let server = try ProtocolServer()
+        let a = try replica(server), b = try replica(server)
+        a.now = "2026-11-22T09:00:00Z"
+        try a.ok("add", "Water plants", "--recur", "weekly", "--due", "2026-11-23")
+        try sync(a, at: "2026-11-22T09:00:00Z")
+        try sync(b, at: "2026-11-22T09:01:00Z")
+        let plants = try uuid(of: "Water plants", in: a)
+        a.now = "2026-11-23T08:00:00Z"
+        try a.ok("done", plants)
+        b.now = "2026-11-23T10:00:00Z"
+        try b.ok("done", plants)
+        try sync(a, at: "2026-11-23T11:00:00Z")
+        try sync(b, at: "2026-11-23T11:01:00Z")
+        try sync(a, at: "2026-11-23T11:02:00Z")
+        let onA = try tasks(a)
+        #expect(onA == (try tasks(b)))
+        let pending = onA.values.filter { $0["status"] == "\"pending\"" }
+        #expect(pending.count == 1 && pending.first?["due"] == "\"2026-11-30T23:59:59Z\"", "\(onA)")
+        #expect(onA.count == 2)
+        // Done again after a reopen: the same next task, not a second.
+        a.now = "2026-11-23T12:00:00Z"
+        try a.ok("reopen", plants)
+        try a.ok("done", plants)
+        #expect(try a.tasks("--all").count == 2)
+    }
+
+    @Test func nameBasedUUIDsAreRFC9562Version5() {
+        #expect(NameUUID.v5(namespace: UUID(uuidString: "6ba7b810-9dad-11d1-80b4-00c04fd430c8") ?? UUID(), name: "python.org").uuidString.lowercased() == "886313e1-3b8a-5372-9b90-0c9aee199e5d")
+        #expect(NameUUID.v5(namespace: UUID(uuidString: "6ba7b811-9dad-11d1-80b4-00c04fd430c8") ?? UUID(), name: "").uuidString.lowercased() == "1b4db7eb-4057-5ddf-91e0-36dec72071f5")
+        #expect(NameUUID.v5(namespace: UUID(uuidString: "5f22baa0-9935-4240-86ab-6bd2b598479d") ?? UUID(), name: String(repeating: "x", count: 200)).uuidString.lowercased() == "fbc08f6a-179a-5a33-bb4f-5ddd3d1061aa")
     }
 
     /// SIGKILL while a sync waits for the server, receives, applies or sends: the store

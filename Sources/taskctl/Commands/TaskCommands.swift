@@ -273,7 +273,7 @@ enum TaskCommands {
 
     /// The next task of a recurring one that was just done: the same task due one period
     /// after its due date (periods that already passed are skipped), its wait and scheduled
-    /// dates moved alike; none past its `until`. Tasks Taskwarrior generated from a template
+    /// dates moved alike, its UUID named after the task and that date; none past its `until`. Tasks Taskwarrior generated from a template
     /// (they have a "parent") are left to Taskwarrior.
     static func nextOccurrence(of task: ManagedObject, app: App, context: ManagedObjectContext) throws -> ManagedObject? {
         guard let text = task["recurrence"].stringValue, case .date(let due) = task["dueDate"] else { return nil }
@@ -290,6 +290,15 @@ enum TaskCommands {
             if nextDue > app.now { break }
         }
         if case .date(let until) = task["until"], nextDue > until { return nil }
+        // Named after the task and its due date: a replica that also marked it done made
+        // the same one, and sync merges the two (docs/sync.md). Made already (done, reopened,
+        // done again): that one.
+        var uuid = UUID()
+        if case .uuid(let template) = task["uuid"] {
+            uuid = NameUUID.v5(namespace: template, name: "next due " + TaskwarriorMapping.seconds(nextDue))
+            let existing = try context.fetch(FetchRequest(entityName: "Task", predicate: try ObjectPredicate(format: "uuid == %@", .uuid(uuid))))
+            if let made = existing.first { return made }
+        }
         let shift = nextDue.timeIntervalSince(due)
         let next = try context.insertObject(entityName: "Task")
         for key in ["title", "priority", "recurrence", "until"] { try next.setValue(task[key], forKey: key) }
@@ -297,7 +306,7 @@ enum TaskCommands {
         for key in ["waitUntil", "scheduled"] {
             if case .date(let date) = task[key] { try next.setValue(.date(date.addingTimeInterval(shift)), forKey: key) }
         }
-        try next.setValue(.uuid(UUID()), forKey: "uuid")
+        try next.setValue(.uuid(uuid), forKey: "uuid")
         try next.setValue(.date(app.now), forKey: "createdAt")
         try next.setObject(try task.object(forKey: "location"), forKey: "location")
         try next.setObject(try task.object(forKey: "project"), forKey: "project")
