@@ -53,11 +53,12 @@ package enum SyncError: Error, Sendable, CustomStringConvertible {
 }
 
 /// Syncs a store that keeps history with a TaskChampion server, as TaskChampion's replica
-/// does: the server's versions after the store's base version are applied (each in one
-/// save, with the new base version, under the store's lock; operations a local change not
-/// yet sent wins over are dropped by TaskChampion's transform), then the local changes
-/// since the last sync, read from the store's history, are sent as one version (or several
-/// of about a megabyte) on the latest. No store lock is held during a network call.
+/// does: the server's versions after the store's base version are applied (in saves of up to
+/// about 200,000 operations, each with the last version it applied as the new base version,
+/// so a crash keeps both or neither; operations a local change not yet sent wins over are
+/// dropped by TaskChampion's transform), then the local changes since the last sync, read
+/// from the store's history, are sent as one version (or several of about a megabyte) on
+/// the latest. No store lock is held during a network call.
 ///
 /// The engine's own saves carry the author ``author`` and are never sent back.
 package final class SyncEngine {
