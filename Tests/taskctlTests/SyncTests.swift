@@ -17,6 +17,18 @@ struct SyncTests {
     static let clientID = "2b7c0f5e-1d1e-4a8e-9a55-0c7d3b1f8e21"
     static let secret = "correct horse battery staple"
 
+    /// Writes taskctl's key cache file: the secret, the salt (`uuid:...` or `hex:...`), the file.
+    static let keyScript = """
+        import hashlib, hmac, os, sys, uuid
+        secret, kind, value = sys.argv[1].encode(), *sys.argv[2].split(":", 1)
+        salt = uuid.UUID(value).bytes if kind == "uuid" else bytes.fromhex(value)
+        key = hashlib.pbkdf2_hmac("sha256", secret, salt, 600000, 32)
+        fingerprint = hmac.new(secret, salt + b"objectstore key cache", hashlib.sha256).digest()
+        fd = os.open(sys.argv[3], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.write(fd, ("1 600000 %s %s %s\\n" % (salt.hex(), fingerprint.hex(), key.hex())).encode())
+        os.close(fd)
+        """
+
     /// The key of the secret, derived once for every test into the cache taskctl reads, by
     /// Python's hashlib (a fraction of a second; 600,000 rounds in a debug build take 9 s, and
     /// a test deriving its own held a thread other tests were waiting for). Where Python cannot,
@@ -25,17 +37,17 @@ struct SyncTests {
         let folder = keyCache.appendingPathComponent("taskctl")
         try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let file = folder.appendingPathComponent("sync-key")
-        let script = """
-            import hashlib, hmac, os, sys, uuid
-            secret, salt = sys.argv[1].encode(), uuid.UUID(sys.argv[2]).bytes
-            key = hashlib.pbkdf2_hmac("sha256", secret, salt, 600000, 32)
-            fingerprint = hmac.new(secret, salt + b"objectstore key cache", hashlib.sha256).digest()
-            fd = os.open(sys.argv[3], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            os.write(fd, ("1 600000 %s %s %s\\n" % (salt.hex(), fingerprint.hex(), key.hex())).encode())
-            os.close(fd)
-            """
-        _ = try? RustReplica.run(ProtocolServer.python ?? "/usr/bin/python3", ["-c", script, secret, clientID, file.path])
+        _ = try? RustReplica.run(ProtocolServer.python ?? "/usr/bin/python3", ["-c", keyScript, secret, "uuid:" + clientID, file.path])
         return file
+    }()
+
+    /// The same for the git tests' repository salt (16 bytes of 7), in a cache of their own.
+    static let gitSalt = Data(repeating: 7, count: 16)
+    static let gitKeyCache: URL = {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("taskctl-sync-git-keys-\(getpid())/taskctl")
+        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        _ = try? RustReplica.run(ProtocolServer.python ?? "/usr/bin/python3", ["-c", keyScript, secret, "hex:" + gitSalt.map { String(format: "%02x", $0) }.joined(), folder.appendingPathComponent("sync-key").path])
+        return folder.deletingLastPathComponent()
     }()
 
     /// A replica: its own store and config, naming `server`.
@@ -209,6 +221,76 @@ struct SyncTests {
         #expect(try a.texts().sorted() == ["First", "Second"])
         #expect(try tasks(a) == tasks(b))
         try b.ok("store", "check")
+    }
+
+    /// A bare repository as TaskChampion's git layout starts one: `meta` with no version and
+    /// the tests' salt, on branch main.
+    func gitRemote(in directory: URL) throws -> URL {
+        let remote = directory.appendingPathComponent("remote.git"), seed = directory.appendingPathComponent("seed")
+        let git = { (arguments: [String], folder: URL) throws in
+            _ = try RustReplica.run("/usr/bin/git", ["-C", folder.path, "-c", "user.email=t@t", "-c", "user.name=t"] + arguments)
+        }
+        try git(["init", "--bare", "-q", remote.path], directory)
+        try git(["init", "-q", "-b", "main", seed.path], directory)
+        try "{\"latest_version\":\"00000000000000000000000000000000\",\"salt\":\"\(Self.gitSalt.base64EncodedString())\"}".write(to: seed.appendingPathComponent("meta"), atomically: true, encoding: .utf8)
+        try git(["add", "meta"], seed)
+        try git(["commit", "-q", "-m", "init taskchampion repo"], seed)
+        try git(["push", "-q", remote.path, "main"], seed)
+        return remote
+    }
+
+    /// A replica syncing through `remote` into a clone of its own.
+    func gitReplica(_ remote: URL, secret: String = SyncTests.secret) throws -> TaskctlRunner {
+        let runner = try TaskctlRunner()
+        let config = runner.directory.appendingPathComponent(".config/taskctl")
+        try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
+        try """
+            sync.git.local_path = \(runner.directory.appendingPathComponent("clone").path)
+            sync.git.remote = \(remote.path)
+            sync.encryption_secret = \(secret)
+
+            """.write(to: config.appendingPathComponent("config"), atomically: true, encoding: .utf8)
+        runner.extraEnvironment["XDG_CACHE_HOME"] = Self.gitKeyCache.path
+        return runner
+    }
+
+    /// Replicas converge through a git repository in TaskChampion's layout; a wrong secret
+    /// is named and changes nothing.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/git"), "needs git"))
+    func replicasConvergeThroughAGitRepository() throws {
+        let folder = try TaskctlRunner()
+        let remote = try gitRemote(in: folder.directory)
+        let a = try gitReplica(remote), b = try gitReplica(remote)
+        a.now = "2026-11-22T10:00:00Z"
+        try a.ok("add", "Through git", "+shop", "pri:M")
+        #expect(try sync(a, at: "2026-11-22T10:00:00Z").contains("sent"))
+        #expect(try sync(b, at: "2026-11-22T10:01:00Z").contains("received"))
+        let shared = try uuid(of: "Through git", in: a)
+        a.now = "2026-11-22T11:00:00Z"
+        try a.ok("edit", shared, "--priority", "high", "--due", "2026-12-01")
+        b.now = "2026-11-22T11:01:00Z"
+        try b.ok("edit", shared, "--text", "Through git, edited")
+        try b.ok("add", "From B")
+        try sync(a, at: "2026-11-22T11:02:00Z")
+        try sync(b, at: "2026-11-22T11:03:00Z")
+        try sync(a, at: "2026-11-22T11:04:00Z")
+        let onA = try tasks(a)
+        #expect(onA == (try tasks(b)) && onA.count == 2)
+        #expect(onA[shared]?["text"] == "\"Through git, edited\"" && onA[shared]?["priority"] == "\"high\"")
+        // Every file in the repository is TaskChampion's: meta and v-PARENT-CHILD.
+        let files = try FileManager.default.contentsOfDirectory(atPath: a.directory.appendingPathComponent("clone").path).filter { $0 != ".git" }
+        #expect(files.contains("meta") && files.filter { $0.hasPrefix("v-") && $0.count == 67 }.count == files.count - 1, "\(files)")
+        #expect(try a.ok("sync", "--status").contains("server: git \(remote.path) branch main"))
+
+        let wrong = try gitReplica(remote, secret: "not the secret")
+        let wrongCache = wrong.directory.appendingPathComponent("cache/taskctl")
+        try FileManager.default.createDirectory(at: wrongCache, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        _ = try RustReplica.run(ProtocolServer.python ?? "/usr/bin/python3", ["-c", Self.keyScript, "not the secret", "hex:" + Self.gitSalt.map { String(format: "%02x", $0) }.joined(), wrongCache.appendingPathComponent("sync-key").path])
+        wrong.extraEnvironment["XDG_CACHE_HOME"] = wrongCache.deletingLastPathComponent().path
+        try wrong.ok("add", "Only here")
+        let refused = try wrong.run("sync")
+        #expect(refused.status == 3 && refused.err.contains("does not decrypt"), "\(refused.err)")
+        #expect(try wrong.texts() == ["Only here"])
     }
 
     /// A recurring task marked done on two replicas before they sync makes one next task:

@@ -274,12 +274,16 @@ struct CommandDefinition {
                     usage: taskctl sync [--status]
 
                     Syncs the store's tasks with a TaskChampion sync server (the one Taskwarrior 3
-                    uses): receives what other replicas sent since the last sync, then sends this
-                    store's changes, end-to-end encrypted. The config file names the server with
-                    Taskwarrior 3's settings:
+                    uses) or a git repository: receives what other replicas sent since the last
+                    sync, then sends this store's changes, end-to-end encrypted. The config file
+                    names them with Taskwarrior 3's settings:
                       sync.server.url = https://sync.example.com
                       sync.server.client_id = UUID     (the same on every replica of one task list)
                       sync.encryption_secret = SECRET  (the same on every replica; never printed)
+                    or, for git (TaskChampion's git layout, Taskwarrior 3.5):
+                      sync.git.local_path = DIR        (this replica's clone, made when missing)
+                      sync.git.remote = URL            (none: DIR is the only copy)
+                      sync.git.branch = main
                     Two replicas that changed different fields of a task keep both; the same field
                     takes the later change. The first sync with a server sends every task. The key
                     is derived from the secret once (0.4 s) and kept in ~/.cache/taskctl/sync-key

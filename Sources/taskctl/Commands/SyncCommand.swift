@@ -16,12 +16,19 @@ enum SyncCommand {
             try status(SyncEngine(coordinator: coordinator, mapping: mapping, server: try server(app, transport: nil)), app: app)
             return
         }
-        guard let helper = HelperTransport.locate() else {
-            throw CLIError.sync("taskctl sync needs taskctl-http, its network helper, beside taskctl (\(Bundle.main.executablePath ?? "?")); build it (swift build) or install taskctl again")
+        let syncServer: any SyncServer
+        var transport: HelperTransport?
+        if app.config.syncGitPath != nil {
+            syncServer = try gitServer(app)
+        } else {
+            guard let helper = HelperTransport.locate() else {
+                throw CLIError.sync("taskctl sync needs taskctl-http, its network helper, beside taskctl (\(Bundle.main.executablePath ?? "?")); build it (swift build) or install taskctl again")
+            }
+            transport = HelperTransport(helper: helper)
+            syncServer = try server(app, transport: transport)
         }
-        let transport = HelperTransport(helper: helper)
-        defer { transport.finish() }
-        let engine = SyncEngine(coordinator: coordinator, mapping: mapping, server: try server(app, transport: transport), clock: { app.now })
+        defer { transport?.finish() }
+        let engine = SyncEngine(coordinator: coordinator, mapping: mapping, server: syncServer, clock: { app.now })
         let terminal = app.terminal
         let report: SyncReport
         do {
@@ -47,6 +54,23 @@ enum SyncCommand {
         app.output.line("synced: " + parts.joined(separator: "; "))
     }
 
+    /// The git repository the settings name (TaskChampion's git layout), opened or cloned.
+    static func gitServer(_ app: App) throws -> GitSyncServer {
+        guard let path = app.config.syncGitPath, let secret = app.config.syncSecret else {
+            throw CLIError.usage("sync through git needs sync.git.local_path and sync.encryption_secret in \(Config.path(environment: app.environment)) (see 'taskctl help sync')")
+        }
+        let cache = try keyCacheURL(app)
+        do {
+            return try GitSyncServer(localPath: URL(fileURLWithPath: path), remote: app.config.syncGitRemote, branch: app.config.syncGitBranch ?? "main") { salt in
+                DerivedKeyCache.key(secret: Array(secret.utf8), salt: salt, at: cache)
+            }
+        } catch let error as SyncServerError {
+            throw CLIError.sync("taskctl: sync failed: \(error)")
+        } catch {
+            throw CLIError.sync("taskctl: sync failed: cannot open the git repository at \(path): \(error.localizedDescription)")
+        }
+    }
+
     static func status(_ engine: SyncEngine, app: App) throws {
         let status = try engine.status()
         guard let server = status.server else {
@@ -66,8 +90,12 @@ enum SyncCommand {
     /// The server the settings name, with the key of the encryption secret (derived once and
     /// kept in an owner-only file under the user's cache directory); without a transport,
     /// only to name it (`--status`: no key, no request).
-    static func server(_ app: App, transport: HelperTransport?) throws -> HTTPSyncServer {
+    static func server(_ app: App, transport: HelperTransport?) throws -> any SyncServer {
         let path = Config.path(environment: app.environment)
+        if let gitPath = app.config.syncGitPath, transport == nil {
+            // --status: named only, nothing opened.
+            return NamedServer(identity: "git \(app.config.syncGitRemote.flatMap { $0.isEmpty ? nil : $0 } ?? gitPath) branch \(app.config.syncGitBranch ?? "main")")
+        }
         guard let urlText = app.config.syncServerURL, let url = URL(string: urlText),
               let clientText = app.config.syncClientID, let clientID = UUID(uuidString: clientText),
               let secret = app.config.syncSecret else {
@@ -104,4 +132,13 @@ struct NoTransport: HTTPTransport {
     func send(_ request: HTTPRequest) async throws -> HTTPResponse {
         throw HTTPTransportError(reason: "sync --status asks no server")
     }
+}
+
+/// A server `sync --status` names without opening it.
+struct NamedServer: SyncServer {
+    let identity: String
+    func addVersion(parent: UUID, operations: [SyncOperation]) async throws -> AddVersionResult { throw HTTPTransportError(reason: "not opened") }
+    func childVersion(of parent: UUID) async throws -> ChildVersion { throw HTTPTransportError(reason: "not opened") }
+    func addSnapshot(version: UUID, tasks: [(uuid: UUID, properties: [(key: String, value: String)])]) async throws { throw HTTPTransportError(reason: "not opened") }
+    func latestSnapshot() async throws -> (version: UUID, tasks: [(uuid: UUID, properties: [(key: String, value: String)])])? { throw HTTPTransportError(reason: "not opened") }
 }

@@ -21,8 +21,14 @@ struct Config {
     var syncServerURL: String?
     var syncClientID: String?
     var syncSecret: String?
+    /// Or a git repository (TaskChampion's git layout): the clone's folder, the remote
+    /// (none: the folder is the only copy) and the branch.
+    var syncGitPath: String?
+    var syncGitRemote: String?
+    var syncGitBranch: String?
 
-    static let keys = ["store", "color", "sort", "dateformat", "sync.server.url", "sync.server.client_id", "sync.encryption_secret"]
+    static let keys = ["store", "color", "sort", "dateformat", "sync.server.url", "sync.server.client_id", "sync.encryption_secret",
+                       "sync.git.local_path", "sync.git.remote", "sync.git.branch"]
 
     static func path(environment: [String: String]) -> String {
         let base: String
@@ -75,6 +81,17 @@ struct Config {
                     throw CLIError.usage("\(path):\(index + 1): sync.server.client_id takes a UUID (the same on every replica of one task list), not '\(value)'")
                 }
                 config.syncClientID = value
+            case "sync.git.local_path":
+                if value.hasPrefix("~/") { value = (environment["HOME"] ?? NSHomeDirectory()) + value.dropFirst() }
+                guard !value.isEmpty else { throw CLIError.usage("\(path):\(index + 1): sync.git.local_path is empty") }
+                config.syncGitPath = value
+            case "sync.git.remote":
+                config.syncGitRemote = value
+            case "sync.git.branch":
+                guard !value.isEmpty, !value.hasPrefix("-"), !value.contains(" ") else {
+                    throw CLIError.usage("\(path):\(index + 1): sync.git.branch takes a branch name, not '\(value)'")
+                }
+                config.syncGitBranch = value
             case "sync.encryption_secret":
                 // Never repeated in a message: the secret is the key to every synced task.
                 guard !value.isEmpty else { throw CLIError.usage("\(path):\(index + 1): sync.encryption_secret is empty") }
