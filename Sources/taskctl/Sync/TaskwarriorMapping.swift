@@ -40,12 +40,13 @@ final class TaskwarriorMapping: SyncMapping {
 
     /// Tasks by UUID, and tags, projects and locations by name, read once per context: a
     /// version of 10,000 tasks fetched one by one would scan the store 10,000 times.
-    private var cachedContext: ObjectIdentifier?
+    /// Weak, and compared by identity: a later context can be made at a freed one's address.
+    private weak var cachedContext: ManagedObjectContext?
     private var tasksByUUID: [UUID: ManagedObject] = [:]
     private var named: [String: [String: ManagedObject]] = [:]
 
     private func load(_ context: ManagedObjectContext) throws {
-        guard cachedContext != ObjectIdentifier(context) else { return }
+        guard cachedContext !== context else { return }
         tasksByUUID = [:]
         for task in try context.fetch(FetchRequest(entityName: "Task")) {
             if case .uuid(let uuid) = task["uuid"] { tasksByUUID[uuid] = task }
@@ -61,7 +62,7 @@ final class TaskwarriorMapping: SyncMapping {
             }
             named[entity] = byName
         }
-        cachedContext = ObjectIdentifier(context)
+        cachedContext = context
     }
 
     // MARK: Store to task

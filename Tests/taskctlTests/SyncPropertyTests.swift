@@ -1,0 +1,189 @@
+import Foundation
+import ObjectStore
+import ObjectStoreModel
+import ObjectStoreSync
+import Testing
+@testable import taskctl
+
+/// A server in memory with the sync server's rules (one chain; a version only on the
+/// latest), for replicas in one process.
+final class MemorySyncServer: SyncServer, @unchecked Sendable {
+    private let lock = NSLock()
+    private var children: [UUID: (id: UUID, operations: [SyncOperation])] = [:]
+    private var latest = nilVersion
+    let identity = "memory"
+
+    func addVersion(parent: UUID, operations: [SyncOperation]) async throws -> AddVersionResult {
+        lock.withLock {
+            guard parent == latest else { return .conflict(expectedParent: latest) }
+            let id = UUID()
+            children[parent] = (id, operations)
+            latest = id
+            return .added(id, snapshot: .none)
+        }
+    }
+
+    func childVersion(of parent: UUID) async throws -> ChildVersion {
+        lock.withLock {
+            guard let child = children[parent] else { return parent == latest ? .upToDate : .gone }
+            return .version(id: child.id, parent: parent, operations: child.operations)
+        }
+    }
+
+    func addSnapshot(version: UUID, tasks: [(uuid: UUID, properties: [(key: String, value: String)])]) async throws {}
+
+    func latestSnapshot() async throws -> (version: UUID, tasks: [(uuid: UUID, properties: [(key: String, value: String)])])? { nil }
+}
+
+/// Replicas of taskctl's model in one process, changed at random and synced in random
+/// order through one server: after a last round of syncs every replica holds the same tasks,
+/// key for key, whatever the seed.
+@Suite struct SyncPropertyTests {
+    final class Replica {
+        let coordinator: PersistentStoreCoordinator
+        let context: ManagedObjectContext
+        let engine: SyncEngine
+        var clock: Date
+
+        init(model: ManagedObjectModel, server: MemorySyncServer, start: Date) {
+            let time = Locked(start)
+            coordinator = PersistentStoreCoordinator(inMemoryWith: model, clock: { time.value }, history: .all)
+            context = ManagedObjectContext(coordinator: coordinator)
+            context.transactionAuthor = "taskctl"
+            context.mergePolicy = .mergeByPropertyMemoryWins
+            clock = start
+            self.time = time
+            engine = SyncEngine(coordinator: coordinator, mapping: TaskwarriorMapping(now: start), server: server, clock: { time.value })
+        }
+
+        let time: Locked
+
+        func tick(_ seconds: Int) {
+            clock = clock.addingTimeInterval(TimeInterval(seconds))
+            time.value = clock
+        }
+
+        func tasks() throws -> [String: [String: String]] {
+            let mapping = TaskwarriorMapping(now: clock)
+            let fresh = ManagedObjectContext(coordinator: coordinator)
+            var all: [String: [String: String]] = [:]
+            for task in try mapping.allTasks(in: fresh) {
+                var properties = task.properties
+                // Set from each replica's own clock when a change is sent, as Taskwarrior does.
+                properties["modified"] = nil
+                all[task.uuid.uuidString] = properties
+            }
+            return all
+        }
+    }
+
+    /// A value a closure reads at each call (the replica's clock).
+    final class Locked: @unchecked Sendable {
+        private let lock = NSLock()
+        private var stored: Date
+        init(_ value: Date) { stored = value }
+        var value: Date {
+            get { lock.withLock { stored } }
+            set { lock.withLock { stored = newValue } }
+        }
+    }
+
+    /// One random change on a replica, saved.
+    func change(_ replica: Replica, _ random: inout SplitMix) throws {
+        let context = replica.context
+        let tasks = try context.fetch(FetchRequest(entityName: "Task"))
+        let pick = tasks.isEmpty ? nil : tasks[Int(random.next() % UInt64(tasks.count))]
+        func named(_ entity: String, _ name: String) throws -> ManagedObject {
+            let key = try ObjectPredicate(format: "name == %@", .string(name))
+            if let found = try context.fetch(FetchRequest(entityName: entity, predicate: key)).first { return found }
+            let object = try context.insertObject(entityName: entity)
+            try object.setValue(.string(name), forKey: "name")
+            return object
+        }
+        switch (pick, random.next() % 9) {
+        case (nil, _), (_, 0):
+            let task = try context.insertObject(entityName: "Task")
+            try task.setValue(.uuid(UUID()), forKey: "uuid")
+            try task.setValue(.string("task \(random.next() % 1000)"), forKey: "title")
+            try task.setValue(.date(replica.clock), forKey: "createdAt")
+        case (let task?, 1):
+            try task.setValue(.string("retitled \(random.next() % 1000)"), forKey: "title")
+        case (let task?, 2):
+            try task.setValue(.integer(Int64(random.next() % 4)), forKey: "priority")
+        case (let task?, 3):
+            try task.setValue(random.next() % 2 == 0 ? .null : .date(Date(timeIntervalSince1970: TimeInterval(1_796_000_000 + Int(random.next() % 100) * 86_400))), forKey: "dueDate")
+        case (let task?, 4):
+            try task.addObject(try named("Tag", "t\(random.next() % 4)"), toKey: "tags")
+        case (let task?, 5):
+            if let tag = try task.objects(forKey: "tags").first { try task.removeObject(tag, fromKey: "tags") }
+        case (let task?, 6):
+            try task.setValue(random.next() % 2 == 0 ? "done" : "deleted", forKey: "status")
+            try task.setValue(.date(replica.clock), forKey: "completedAt")
+        case (let task?, 7):
+            try task.setObject(try named("Project", "p\(random.next() % 3)"), forKey: "project")
+        case (let task?, _):
+            try Annotations.add("note \(random.next() % 1000)", entry: replica.clock, to: task, in: context)
+        }
+        try context.save()
+    }
+
+    func run(seed: UInt64, model: ManagedObjectModel) throws -> (converged: Bool, detail: String, tasks: Int) {
+        var random = SplitMix(seed: seed)
+        let server = MemorySyncServer()
+        let start = Date(timeIntervalSince1970: 1_795_000_000)
+        let replicas = (0..<3).map { index in Replica(model: model, server: server, start: start.addingTimeInterval(TimeInterval(index))) }
+        for _ in 0..<24 {
+            let replica = replicas[Int(random.next() % 3)]
+            replica.tick(1 + Int(random.next() % 120))
+            if random.next() % 3 == 0 {
+                _ = try replica.engine.sync()
+            } else {
+                try change(replica, &random)
+            }
+        }
+        for replica in replicas + replicas { replica.tick(1); _ = try replica.engine.sync() }
+        let first = try replicas[0].tasks()
+        for (index, replica) in replicas.enumerated().dropFirst() {
+            let other = try replica.tasks()
+            if other != first { return (false, "seed \(seed): replica \(index) differs: \(other) vs \(first)", first.count) }
+        }
+        return (true, "", first.count)
+    }
+
+    /// 500 seeds (the long run: `SYNC_SEEDS=N`), three replicas, 24 random changes and
+    /// syncs each, in-process with the Tasks model.
+    @Test func threeReplicasConvergeWhateverTheChangesAndTheirOrder() throws {
+        let model = try App.modelDirectory().currentModel()
+        let seeds = UInt64(ProcessInfo.processInfo.environment["SYNC_SEEDS"].flatMap(Int.init) ?? 500)
+        // On a thread of its own: the engine waits for its server calls, which run on the
+        // pool the tests share.
+        let outcome = ResultHolder()
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            do {
+                var tasks = 0
+                for seed in 1...seeds {
+                    let (converged, detail, count) = try self.run(seed: seed, model: model)
+                    tasks += count
+                    if !converged { outcome.set(detail); break }
+                }
+                // Not a vacuous agreement: the replicas held tasks (about four a seed).
+                if tasks < Int(seeds) * 2 { outcome.set("only \(tasks) tasks in \(seeds) seeds") }
+            } catch {
+                outcome.set("\(error)")
+            }
+            done.signal()
+        }
+        thread.stackSize = 8 << 20
+        thread.start()
+        done.wait()
+        #expect(outcome.get() == nil, "\(outcome.get() ?? "")")
+    }
+
+    final class ResultHolder: @unchecked Sendable {
+        private let lock = NSLock()
+        private var detail: String?
+        func set(_ text: String) { lock.withLock { detail = text } }
+        func get() -> String? { lock.withLock { detail } }
+    }
+}
