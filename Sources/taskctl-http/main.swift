@@ -2,27 +2,27 @@ import Foundation
 import ObjectStoreSync
 import ObjectStoreSyncNetworking
 
-// taskctl's network helper: reads requests, one JSON line each, from standard input, sends
-// them with URLSession, and writes each answer (or the reason there is none) as one JSON
-// line; ends at the end of its input. taskctl starts it for a sync only, so the libraries
+// taskctl's network helper: reads requests (a JSON head line, then the body's bytes) from
+// standard input, sends them with URLSession, and writes each answer (or the reason there is
+// none) the same way; ends at the end of its input. taskctl starts it for a sync only, so the libraries
 // HTTPS needs are loaded by this process, not by every taskctl command.
 let transport = URLSessionTransport()
-let input = FileHandle.standardInput
-var pending = Data()
+let reader = HTTPExchange.Reader(FileHandle.standardInput)
 
-func reply(_ reply: HTTPExchange.Reply) {
-    guard let line = try? HTTPExchange.line(reply) else { exit(1) }
-    FileHandle.standardOutput.write(line)
+func reply(_ frame: Data?) {
+    guard let frame else { exit(1) }
+    FileHandle.standardOutput.write(frame)
 }
 
-func answer(_ request: HTTPRequest) -> HTTPExchange.Reply {
+func answer(_ request: HTTPRequest) -> Data? {
     let result = ReplyBox()
     let done = DispatchSemaphore(value: 0)
     Task.detached {
         do {
-            result.set(HTTPExchange.Reply(response: try await transport.send(request), error: nil))
+            let response = try await transport.send(request)
+            result.set(try? HTTPExchange.frame(response))
         } catch {
-            result.set(HTTPExchange.Reply(response: nil, error: "\(error)"))
+            result.set(try? HTTPExchange.frame(error: "\(error)"))
         }
         done.signal()
     }
@@ -32,27 +32,16 @@ func answer(_ request: HTTPRequest) -> HTTPExchange.Reply {
 
 final class ReplyBox: @unchecked Sendable {
     private let lock = NSLock()
-    private var value = HTTPExchange.Reply(response: nil, error: "no answer")
-    func set(_ reply: HTTPExchange.Reply) { lock.withLock { value = reply } }
-    func get() -> HTTPExchange.Reply { lock.withLock { value } }
+    private var value: Data?
+    func set(_ frame: Data?) { lock.withLock { value = frame } }
+    func get() -> Data? { lock.withLock { value } }
 }
 
-while true {
-    let chunk = input.availableData
-    if chunk.isEmpty { break }
-    // Only the new bytes are looked through for a line's end: a request of megabytes
-    // arrives in many reads.
-    let searched = pending.endIndex
-    pending.append(chunk)
-    var from = searched
-    while let end = pending[from...].firstIndex(of: UInt8(ascii: "\n")) {
-        let line = pending[pending.startIndex..<end]
-        pending.removeSubrange(pending.startIndex...end)
-        from = pending.startIndex
-        guard let request = try? JSONDecoder().decode(HTTPRequest.self, from: Data(line)) else {
-            reply(HTTPExchange.Reply(response: nil, error: "taskctl-http: a request line that is not JSON"))
-            continue
-        }
-        reply(answer(request))
+while let line = reader.line() {
+    guard let head = try? JSONDecoder().decode(HTTPExchange.RequestHead.self, from: line), head.length >= 0,
+          let body = reader.bytes(head.length) else {
+        reply(try? HTTPExchange.frame(error: "taskctl-http: a request that is not a head and its body"))
+        exit(1)
     }
+    reply(answer(HTTPRequest(method: head.method, url: head.url, headers: head.headers, body: head.length > 0 ? body : nil)))
 }

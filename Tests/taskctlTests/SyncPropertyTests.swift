@@ -152,31 +152,31 @@ final class MemorySyncServer: SyncServer, @unchecked Sendable {
 
     /// 500 seeds (the long run: `SYNC_SEEDS=N`), three replicas, 24 random changes and
     /// syncs each, in-process with the Tasks model.
-    @Test func threeReplicasConvergeWhateverTheChangesAndTheirOrder() throws {
+    @Test func threeReplicasConvergeWhateverTheChangesAndTheirOrder() async throws {
         let model = try App.modelDirectory().currentModel()
         let seeds = UInt64(ProcessInfo.processInfo.environment["SYNC_SEEDS"].flatMap(Int.init) ?? 500)
-        // On a thread of its own: the engine waits for its server calls, which run on the
-        // pool the tests share.
+        // On a thread of its own, awaited without holding a thread of the pool the tests
+        // share: the engine waits for its server calls, which run on that pool.
         let outcome = ResultHolder()
-        let done = DispatchSemaphore(value: 0)
-        let thread = Thread {
-            do {
-                var tasks = 0
-                for seed in 1...seeds {
-                    let (converged, detail, count) = try self.run(seed: seed, model: model)
-                    tasks += count
-                    if !converged { outcome.set(detail); break }
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            let thread = Thread {
+                do {
+                    var tasks = 0
+                    for seed in 1...seeds {
+                        let (converged, detail, count) = try self.run(seed: seed, model: model)
+                        tasks += count
+                        if !converged { outcome.set(detail); break }
+                    }
+                    // Not a vacuous agreement: the replicas held tasks (about four a seed).
+                    if tasks < Int(seeds) * 2 { outcome.set("only \(tasks) tasks in \(seeds) seeds") }
+                } catch {
+                    outcome.set("\(error)")
                 }
-                // Not a vacuous agreement: the replicas held tasks (about four a seed).
-                if tasks < Int(seeds) * 2 { outcome.set("only \(tasks) tasks in \(seeds) seeds") }
-            } catch {
-                outcome.set("\(error)")
+                done.resume()
             }
-            done.signal()
+            thread.stackSize = 8 << 20
+            thread.start()
         }
-        thread.stackSize = 8 << 20
-        thread.start()
-        done.wait()
         #expect(outcome.get() == nil, "\(outcome.get() ?? "")")
     }
 

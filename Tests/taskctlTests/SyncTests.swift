@@ -427,7 +427,7 @@ struct SyncTests {
     /// model or refuses are kept and named in a warning, and after an edit in taskctl the
     /// server's task is the other replica's, key for key, with only that edit (and
     /// `modified`) changed.
-    @Test func foreignKeysTravelUntouchedAndRefusedValuesAreKept() throws {
+    @Test func foreignKeysTravelUntouchedAndRefusedValuesAreKept() async throws {
         let server = try ProtocolServer()
         let a = try replica(server)
         let clientID = try #require(UUID(uuidString: Self.clientID))
@@ -443,7 +443,7 @@ struct SyncTests {
         var operations: [SyncOperation] = [.create(task)]
         for (name, value) in written.sorted(by: { $0.key < $1.key }) { operations.append(.update(task, property: name, value: value, timestamp: stamp)) }
         let batch = operations
-        guard case .added(let first, _) = try waitFor({ try await other.addVersion(parent: nilVersion, operations: batch) }) else {
+        guard case .added(let first, _) = try await other.addVersion(parent: nilVersion, operations: batch) else {
             Issue.record("the other replica's version was not added")
             return
         }
@@ -462,7 +462,7 @@ struct SyncTests {
         a.now = "2026-11-22T11:00:00Z"
         try a.ok("edit", task.uuidString, "--text", "Edited in taskctl")
         try sync(a, at: "2026-11-22T11:01:00Z")
-        guard case .version(_, _, let sent) = try waitFor({ try await other.childVersion(of: first) }) else {
+        guard case .version(_, _, let sent) = try await other.childVersion(of: first) else {
             Issue.record("taskctl sent no version")
             return
         }

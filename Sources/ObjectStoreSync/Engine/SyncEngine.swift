@@ -221,6 +221,10 @@ package final class SyncEngine {
 
     /// Pulls the server's versions, then sends the local changes; again while the server
     /// refuses a version because another replica added one first.
+    ///
+    /// It waits for each server call on the calling thread: call it from a thread of your
+    /// own (taskctl: its main thread), not from a task of Swift's concurrency pool, which
+    /// runs those calls.
     package func sync(progress: ((String) -> Void)? = nil) throws -> SyncReport {
         var report = SyncReport()
         let context = newContext()

@@ -50,22 +50,81 @@ package struct HTTPTransportError: Error, Sendable, Equatable, CustomStringConve
     package var description: String { reason }
 }
 
-/// Requests and answers as one JSON line each, between taskctl and its helper.
+/// Requests and answers between taskctl and its helper: a head, one JSON line, then the
+/// body's bytes as they are (base64 in JSON made a megabyte version cost more to pass than
+/// to seal).
 package enum HTTPExchange {
-    /// A line that is an answer or the reason there is none.
-    package struct Reply: Codable, Sendable {
-        package var response: HTTPResponse?
-        package var error: String?
-
-        package init(response: HTTPResponse?, error: String?) {
-            self.response = response
-            self.error = error
-        }
+    package struct RequestHead: Codable, Sendable {
+        package var method: String
+        package var url: String
+        package var headers: [String: String]
+        package var length: Int
     }
 
-    package static func line<T: Encodable>(_ value: T) throws -> Data {
-        var data = try JSONEncoder().encode(value)
+    /// An answer's head, or the reason there is none.
+    package struct ReplyHead: Codable, Sendable {
+        package var status: Int?
+        package var headers: [String: String]?
+        package var length: Int
+        package var error: String?
+    }
+
+    package static func frame(_ request: HTTPRequest) throws -> Data {
+        var data = try JSONEncoder().encode(RequestHead(method: request.method, url: request.url, headers: request.headers, length: request.body?.count ?? 0))
+        data.append(UInt8(ascii: "\n"))
+        if let body = request.body { data.append(body) }
+        return data
+    }
+
+    package static func frame(_ response: HTTPResponse) throws -> Data {
+        var data = try JSONEncoder().encode(ReplyHead(status: response.status, headers: response.headers, length: response.body.count, error: nil))
+        data.append(UInt8(ascii: "\n"))
+        data.append(response.body)
+        return data
+    }
+
+    package static func frame(error: String) throws -> Data {
+        var data = try JSONEncoder().encode(ReplyHead(status: nil, headers: nil, length: 0, error: error))
         data.append(UInt8(ascii: "\n"))
         return data
+    }
+
+    /// Reads heads and bodies from a pipe: what one read brought beyond a frame is kept for
+    /// the next.
+    package final class Reader {
+        let handle: FileHandle
+        var buffer = Data()
+
+        package init(_ handle: FileHandle) {
+            self.handle = handle
+        }
+
+        /// The next line (without its newline), nil at the end of the input.
+        package func line() -> Data? {
+            var searched = buffer.startIndex
+            while true {
+                if let end = buffer[searched...].firstIndex(of: UInt8(ascii: "\n")) {
+                    let line = Data(buffer[buffer.startIndex..<end])
+                    buffer = Data(buffer[(end + 1)...])
+                    return line
+                }
+                searched = buffer.endIndex
+                let chunk = handle.availableData
+                if chunk.isEmpty { return nil }
+                buffer.append(chunk)
+            }
+        }
+
+        /// The next `count` bytes, nil when the input ends before them.
+        package func bytes(_ count: Int) -> Data? {
+            while buffer.count < count {
+                let chunk = handle.availableData
+                if chunk.isEmpty { return nil }
+                buffer.append(chunk)
+            }
+            let body = Data(buffer.prefix(count))
+            buffer = Data(buffer.dropFirst(count))
+            return body
+        }
     }
 }

@@ -13,8 +13,7 @@ final class HelperTransport: HTTPTransport, @unchecked Sendable {
     private let lock = NSLock()
     private var process: Process?
     private var requests: FileHandle?
-    private var replies: FileHandle?
-    private var pending = Data()
+    private var replies: HTTPExchange.Reader?
 
     init(helper: URL) {
         self.helper = helper
@@ -37,31 +36,17 @@ final class HelperTransport: HTTPTransport, @unchecked Sendable {
         if process == nil { try start() }
         guard let requests, let replies else { throw HTTPTransportError(reason: "taskctl-http is not running") }
         do {
-            try requests.write(contentsOf: try HTTPExchange.line(request))
+            try requests.write(contentsOf: try HTTPExchange.frame(request))
         } catch {
             throw HTTPTransportError(reason: "taskctl-http stopped: \(error.localizedDescription)")
         }
-        // Only the bytes read last are looked through for the line's end: a reply of
-        // megabytes arrives in many reads.
-        var end = pending.firstIndex(of: UInt8(ascii: "\n"))
-        while end == nil {
-            let chunk = replies.availableData
-            guard !chunk.isEmpty else { throw HTTPTransportError(reason: "taskctl-http stopped without answering") }
-            let searched = pending.endIndex
-            pending.append(chunk)
-            end = pending[searched...].firstIndex(of: UInt8(ascii: "\n"))
+        guard let line = replies.line() else { throw HTTPTransportError(reason: "taskctl-http stopped without answering") }
+        guard let head = try? JSONDecoder().decode(HTTPExchange.ReplyHead.self, from: line), head.length >= 0 else {
+            throw HTTPTransportError(reason: "taskctl-http answered what is not a reply")
         }
-        guard let end else { throw HTTPTransportError(reason: "taskctl-http answered nothing") }
-        let line = Data(pending[pending.startIndex..<end])
-        pending.removeSubrange(pending.startIndex...end)
-        let reply: HTTPExchange.Reply
-        do {
-            reply = try JSONDecoder().decode(HTTPExchange.Reply.self, from: line)
-        } catch {
-            throw HTTPTransportError(reason: "taskctl-http answered what is not JSON")
-        }
-        guard let response = reply.response else { throw HTTPTransportError(reason: reply.error ?? "no answer") }
-        return response
+        guard let body = replies.bytes(head.length) else { throw HTTPTransportError(reason: "taskctl-http stopped in the middle of an answer") }
+        guard let status = head.status else { throw HTTPTransportError(reason: head.error ?? "no answer") }
+        return HTTPResponse(status: status, headers: head.headers ?? [:], body: body)
     }
 
     private func start() throws {
@@ -80,7 +65,7 @@ final class HelperTransport: HTTPTransport, @unchecked Sendable {
         }
         self.process = process
         requests = input.fileHandleForWriting
-        replies = output.fileHandleForReading
+        replies = HTTPExchange.Reader(output.fileHandleForReading)
     }
 
     /// Ends the helper (its input closes; it exits).
