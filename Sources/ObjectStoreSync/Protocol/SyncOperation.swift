@@ -188,7 +188,7 @@ package enum SyncOperation: Sendable, Hashable {
         func bad(_ why: String) -> SyncFormatError { SyncFormatError(reason: "an operation \(why) (line \(node.location.line), column \(node.location.column))") }
         guard let members = node.members, members.count == 1, let member = members.first else { throw bad("must be an object with one key") }
         let body = member.value
-        guard let uuidText = body["uuid"]?.stringValue, let uuid = UUID(uuidString: uuidText) else { throw bad("needs a \"uuid\"") }
+        guard let uuidText = body["uuid"]?.stringValue, let uuid = SyncUUID.parse(uuidText) else { throw bad("needs a \"uuid\"") }
         switch member.key {
         case "Create": self = .create(uuid)
         case "Delete": self = .delete(uuid)
@@ -260,12 +260,47 @@ package enum SyncSnapshot {
         }
         guard let members = root.members else { throw SyncFormatError(reason: "a snapshot must be a JSON object of tasks") }
         return try members.map { member in
-            guard let uuid = UUID(uuidString: member.key) else { throw SyncFormatError(reason: "a snapshot's task key \"\(member.key)\" is not a UUID") }
+            guard let uuid = SyncUUID.parse(member.key) else { throw SyncFormatError(reason: "a snapshot's task key \"\(member.key)\" is not a UUID") }
             guard let properties = member.value.members else { throw SyncFormatError(reason: "task \(member.key) of a snapshot must be an object") }
             return (uuid, try properties.map { property in
                 guard let value = property.value.stringValue else { throw SyncFormatError(reason: "\(member.key).\(property.key) of a snapshot must be a string") }
                 return (property.key, value)
             })
         }
+    }
+}
+
+/// UUIDs in their 36-character form, read in place: Foundation's parser (sscanf) was the
+/// largest single cost of reading a version of 10,000 tasks (and a twentieth of an import).
+/// Any other text goes to Foundation, so the same texts are accepted.
+package enum SyncUUID {
+    package static func parse(_ text: String) -> UUID? {
+        var text = text
+        return text.withUTF8 { bytes -> UUID? in
+            guard bytes.count == 36 else { return nil }
+            var raw: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+            let valid = withUnsafeMutableBytes(of: &raw) { target -> Bool in
+                var position = 0
+                for k in 0..<16 {
+                    if position == 8 || position == 13 || position == 18 || position == 23 {
+                        guard bytes[position] == UInt8(ascii: "-") else { return false }
+                        position += 1
+                    }
+                    func nibble(_ byte: UInt8) -> UInt8? {
+                        switch byte {
+                        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+                        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+                        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+                        default: return nil
+                        }
+                    }
+                    guard let high = nibble(bytes[position]), let low = nibble(bytes[position + 1]) else { return false }
+                    target[k] = high << 4 | low
+                    position += 2
+                }
+                return true
+            }
+            return valid ? UUID(uuid: raw) : nil
+        } ?? UUID(uuidString: text)
     }
 }

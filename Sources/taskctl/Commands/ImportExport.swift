@@ -1,6 +1,7 @@
 import Foundation
 import ObjectStore
 import ObjectStoreModel
+import ObjectStoreSync
 
 /// The fields of a task as read from or written to another format.
 struct TaskRecord {
@@ -29,38 +30,8 @@ enum TaskwarriorFormat {
     static let modelled: Set<String> = ["uuid", "description", "priority", "due", "status", "entry", "end", "project", "tags", "location",
                                         "wait", "scheduled", "start", "until", "recur", "annotations"]
 
-    /// A UUID in its 36-character form read in place (Foundation's parser was a twentieth of
-    /// an import); any other text goes to Foundation, so the same texts are accepted.
-    static func parseUUID(_ text: String) -> UUID? {
-        var text = text
-        let parsed = text.withUTF8 { bytes -> UUID? in
-            guard bytes.count == 36 else { return nil }
-            var raw: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-            let valid = withUnsafeMutableBytes(of: &raw) { target -> Bool in
-                var position = 0
-                for k in 0..<16 {
-                    if position == 8 || position == 13 || position == 18 || position == 23 {
-                        guard bytes[position] == UInt8(ascii: "-") else { return false }
-                        position += 1
-                    }
-                    func nibble(_ byte: UInt8) -> UInt8? {
-                        switch byte {
-                        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-                        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
-                        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
-                        default: return nil
-                        }
-                    }
-                    guard let high = nibble(bytes[position]), let low = nibble(bytes[position + 1]) else { return false }
-                    target[k] = high << 4 | low
-                    position += 2
-                }
-                return true
-            }
-            return valid ? UUID(uuid: raw) : nil
-        }
-        return parsed ?? UUID(uuidString: text)
-    }
+    /// A UUID read in place (Foundation's parser was a twentieth of an import).
+    static func parseUUID(_ text: String) -> UUID? { SyncUUID.parse(text) }
 
     static func parseDate(_ text: String) -> Date? {
         var text = text
