@@ -96,6 +96,17 @@ struct SyncTests {
         return result.out
     }
 
+    /// Two replicas of one task list: A adds `words` at HOUR:00 and syncs, B syncs at HOUR:01.
+    func syncedPair(_ server: ProtocolServer, adding words: String..., hour: String) throws -> (TaskctlRunner, TaskctlRunner) {
+        let a = try replica(server), b = try replica(server)
+        a.now = "2026-11-22T\(hour):00:00Z"
+        let added = try a.run(["add"] + words)
+        #expect(added.status == 0, "\(added.err)")
+        try sync(a, at: "2026-11-22T\(hour):00:00Z")
+        try sync(b, at: "2026-11-22T\(hour):01:00Z")
+        return (a, b)
+    }
+
     @Test func twoReplicasConvergeAndConcurrentEditsFollowTaskChampionsRules() throws {
         let server = try ProtocolServer()
         let a = try replica(server), b = try replica(server)
@@ -179,11 +190,7 @@ struct SyncTests {
 
     @Test func faultsLoseNothingAndTheNextSyncConverges() throws {
         let server = try ProtocolServer()
-        let a = try replica(server), b = try replica(server)
-        a.now = "2026-11-22T10:00:00Z"
-        try a.ok("add", "First")
-        try sync(a, at: "2026-11-22T10:00:00Z")
-        try sync(b, at: "2026-11-22T10:01:00Z")
+        let (a, b) = try syncedPair(server, adding: "First", hour: "10")
 
         // A wrong secret: named, exit 3, the store untouched.
         let wrong = try replica(server, secret: "not the secret")
@@ -297,11 +304,7 @@ struct SyncTests {
     /// its UUID is named after the task and its due date (UUIDv5), so the two are one.
     @Test func aRecurringTaskDoneOnTwoReplicasMakesOneNextTask() throws {
         let server = try ProtocolServer()
-        let a = try replica(server), b = try replica(server)
-        a.now = "2026-11-22T09:00:00Z"
-        try a.ok("add", "Water plants", "--recur", "weekly", "--due", "2026-11-23")
-        try sync(a, at: "2026-11-22T09:00:00Z")
-        try sync(b, at: "2026-11-22T09:01:00Z")
+        let (a, b) = try syncedPair(server, adding: "Water plants", "--recur", "weekly", "--due", "2026-11-23", hour: "09")
         let plants = try uuid(of: "Water plants", in: a)
         a.now = "2026-11-23T08:00:00Z"
         try a.ok("done", plants)
@@ -332,11 +335,7 @@ struct SyncTests {
     /// stays sound, no local change is lost, and the next sync converges.
     @Test func aSyncKilledAtAnyStepLosesNothing() throws {
         let server = try ProtocolServer()
-        let a = try replica(server), b = try replica(server)
-        a.now = "2026-11-22T09:00:00Z"
-        try a.ok("add", "Before")
-        try sync(a, at: "2026-11-22T09:00:00Z")
-        try sync(b, at: "2026-11-22T09:01:00Z")
+        let (a, b) = try syncedPair(server, adding: "Before", hour: "09")
         var added = ["Before"]
         // Each answer of the server takes 0.15 s: kills land in every step of a sync.
         try server.control("slow/0.15")
@@ -390,11 +389,7 @@ struct SyncTests {
 
     @Test func aNewReplicaStartsFromTheSnapshotAndAGoneVersionKeepsLocalChanges() throws {
         let server = try ProtocolServer()
-        let a = try replica(server), b = try replica(server)
-        a.now = "2026-11-22T09:00:00Z"
-        try a.ok("add", "Kept by B")
-        try sync(a, at: "2026-11-22T09:00:00Z")
-        try sync(b, at: "2026-11-22T09:01:00Z")
+        let (a, b) = try syncedPair(server, adding: "Kept by B", hour: "09")
         b.now = "2026-11-22T09:02:00Z"
         try b.ok("add", "Unsent on B")
         // Ten versions: the server asks for a snapshot, and A sends one.
