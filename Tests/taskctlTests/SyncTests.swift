@@ -509,5 +509,9 @@ struct SyncTests {
         try "sync.server.client_id = not-a-uuid\n".write(to: config.appendingPathComponent("config"), atomically: true, encoding: .utf8)
         let malformed = try bare.run("sync")
         #expect(malformed.status == 1 && malformed.err.contains("config:1: sync.server.client_id takes a UUID"))
+        // A remote that git would read as an option is refused, not run.
+        try "sync.git.remote = --upload-pack=touch /tmp/pwned\n".write(to: config.appendingPathComponent("config"), atomically: true, encoding: .utf8)
+        let option = try bare.run("sync")
+        #expect(option.status == 1 && option.err.contains("config:1: sync.git.remote takes a git URL or path, not an option"), "\(option.err)")
     }
 }

@@ -28,6 +28,10 @@ package final class GitSyncServer: SyncServer, @unchecked Sendable {
         self.remote = remote?.isEmpty == true ? nil : remote
         self.branch = branch
         self.git = FileManager.default.isExecutableFile(atPath: git) ? git : "/usr/bin/env"
+        // Never an option of git's: a remote or branch given as "--upload-pack=..." would run it.
+        guard !(self.remote?.hasPrefix("-") ?? false), !branch.hasPrefix("-"), !branch.isEmpty else {
+            throw SyncServerError.badResponse(url: remote ?? localPath.path, reason: "a git remote or branch cannot start with '-'")
+        }
         let meta = try openRepository()
         cryptor = SyncCryptor(key: deriveKey(meta.salt))
     }
@@ -107,7 +111,7 @@ package final class GitSyncServer: SyncServer, @unchecked Sendable {
         try FileManager.default.createDirectory(at: localPath, withIntermediateDirectories: true)
         if !(try run(["rev-parse", "--git-dir"]).ok) || !FileManager.default.fileExists(atPath: localPath.appendingPathComponent(".git").path) {
             if let remote {
-                try must(["clone", remote, localPath.lastPathComponent], in: localPath.deletingLastPathComponent())
+                try must(["clone", "--", remote, localPath.lastPathComponent], in: localPath.deletingLastPathComponent())
             } else {
                 try must(["init"])
             }

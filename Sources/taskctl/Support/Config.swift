@@ -86,6 +86,9 @@ struct Config {
                 guard !value.isEmpty else { throw CLIError.usage("\(path):\(index + 1): sync.git.local_path is empty") }
                 config.syncGitPath = value
             case "sync.git.remote":
+                guard !value.hasPrefix("-") else {
+                    throw CLIError.usage("\(path):\(index + 1): sync.git.remote takes a git URL or path, not an option ('\(value)')")
+                }
                 config.syncGitRemote = value
             case "sync.git.branch":
                 guard !value.isEmpty, !value.hasPrefix("-"), !value.contains(" ") else {
