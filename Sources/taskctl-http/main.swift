@@ -14,27 +14,13 @@ func reply(_ frame: Data?) {
     FileHandle.standardOutput.write(frame)
 }
 
+/// The answer's frame, or the reason there is none (the sync module's wait for a call).
 func answer(_ request: HTTPRequest) -> Data? {
-    let result = ReplyBox()
-    let done = DispatchSemaphore(value: 0)
-    Task.detached {
-        do {
-            let response = try await transport.send(request)
-            result.set(try? HTTPExchange.frame(response))
-        } catch {
-            result.set(try? HTTPExchange.frame(error: "\(error)"))
-        }
-        done.signal()
+    do {
+        return try HTTPExchange.frame(try waitFor { try await transport.send(request) })
+    } catch {
+        return try? HTTPExchange.frame(error: "\(error)")
     }
-    done.wait()
-    return result.get()
-}
-
-final class ReplyBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Data?
-    func set(_ frame: Data?) { lock.withLock { value = frame } }
-    func get() -> Data? { lock.withLock { value } }
 }
 
 while let line = reader.line() {

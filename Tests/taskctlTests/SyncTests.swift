@@ -363,6 +363,38 @@ struct SyncTests {
         #expect(try a.texts().count == 1 + 8 + 8)
     }
 
+    /// Two syncs of one store at once, one through a symbolic link, after another process
+    /// compacted the file: both finish, the store checks clean, nothing is applied or sent
+    /// twice, and the other replica ends with the same tasks.
+    @Test func twoSyncsOfOneStoreAtOnceThroughALink() throws {
+        let server = try ProtocolServer()
+        let (a, b) = try syncedPair(server, adding: "First", hour: "09")
+        b.now = "2026-11-22T09:05:00Z"
+        try b.ok("add", "From B")
+        try b.ok("sync")
+        a.now = "2026-11-22T09:10:00Z"
+        for n in 1...5 { try a.ok("add", "From A \(n)") }
+        try a.ok("store", "compact")
+        let link = a.directory.appendingPathComponent("link.store")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: a.store)
+        try server.control("slow/0.2")
+        let first = try a.start(["sync"])
+        let second = try a.start(["--store", link.path, "sync"])
+        for (process, out, err) in [first, second] {
+            _ = out.fileHandleForReading.readDataToEndOfFile()
+            let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0, "\(message)")
+        }
+        try server.control("slow/0")
+        #expect(try a.ok("store", "check").hasPrefix("ok:"))
+        try sync(a, at: "2026-11-22T09:20:00Z")
+        try sync(b, at: "2026-11-22T09:21:00Z")
+        #expect(try a.texts().sorted() == ["First", "From A 1", "From A 2", "From A 3", "From A 4", "From A 5", "From B"])
+        #expect(try tasks(a) == tasks(b))
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: link.path)) != nil, "the link stays a link")
+    }
+
     /// A sync holds no lock while it waits for the server: a command on the same store
     /// runs meanwhile, and its change goes with the next sync.
     @Test func commandsRunWhileASyncWaitsForTheServer() throws {

@@ -13,7 +13,8 @@ enum SyncCommand {
         let coordinator = context.coordinator
         let mapping = TaskwarriorMapping(now: app.now)
         if args.has("status") {
-            try status(SyncEngine(coordinator: coordinator, mapping: mapping, server: try server(app, transport: nil)), app: app)
+            // The store alone says where it stands: no server is opened or named.
+            try status(SyncEngine(coordinator: coordinator, mapping: mapping, server: UnopenedServer()), app: app)
             return
         }
         let syncServer: any SyncServer
@@ -24,8 +25,9 @@ enum SyncCommand {
             guard let helper = HelperTransport.locate() else {
                 throw CLIError.sync("taskctl sync needs taskctl-http, its network helper, beside taskctl (\(Bundle.main.executablePath ?? "?")); build it (swift build) or install taskctl again")
             }
-            transport = HelperTransport(helper: helper)
-            syncServer = try server(app, transport: transport)
+            let started = HelperTransport(helper: helper)
+            transport = started
+            syncServer = try server(app, transport: started)
         }
         defer { transport?.finish() }
         let engine = SyncEngine(coordinator: coordinator, mapping: mapping, server: syncServer, clock: { app.now })
@@ -88,14 +90,9 @@ enum SyncCommand {
     }
 
     /// The server the settings name, with the key of the encryption secret (derived once and
-    /// kept in an owner-only file under the user's cache directory); without a transport,
-    /// only to name it (`--status`: no key, no request).
-    static func server(_ app: App, transport: HelperTransport?) throws -> any SyncServer {
+    /// kept in an owner-only file under the user's cache directory).
+    static func server(_ app: App, transport: HelperTransport) throws -> HTTPSyncServer {
         let path = Config.path(environment: app.environment)
-        if let gitPath = app.config.syncGitPath, transport == nil {
-            // --status: named only, nothing opened.
-            return NamedServer(identity: "git \(app.config.syncGitRemote.flatMap { $0.isEmpty ? nil : $0 } ?? gitPath) branch \(app.config.syncGitBranch ?? "main")")
-        }
         guard let urlText = app.config.syncServerURL, let url = URL(string: urlText),
               let clientText = app.config.syncClientID, let clientID = UUID(uuidString: clientText),
               let secret = app.config.syncSecret else {
@@ -103,12 +100,7 @@ enum SyncCommand {
                            ("sync.encryption_secret", app.config.syncSecret)].filter { $0.1 == nil }.map(\.0)
             throw CLIError.usage("sync needs \(missing.joined(separator: ", ")) in \(path) (see 'taskctl help sync')")
         }
-        let salt = HTTPSyncServer.salt(of: clientID)
-        let key: [UInt8]
-        guard let transport else {
-            return HTTPSyncServer(url: url, clientID: clientID, cryptor: SyncCryptor(key: [UInt8](repeating: 0, count: 32)), transport: NoTransport())
-        }
-        key = DerivedKeyCache.key(secret: Array(secret.utf8), salt: salt, at: try keyCacheURL(app))
+        let key = DerivedKeyCache.key(secret: Array(secret.utf8), salt: HTTPSyncServer.salt(of: clientID), at: try keyCacheURL(app))
         return HTTPSyncServer(url: url, clientID: clientID, cryptor: SyncCryptor(key: key), transport: transport)
     }
 
@@ -127,16 +119,9 @@ enum SyncCommand {
     }
 }
 
-/// What `sync --status` names the server with: it sends nothing.
-struct NoTransport: HTTPTransport {
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-        throw HTTPTransportError(reason: "sync --status asks no server")
-    }
-}
-
-/// A server `sync --status` names without opening it.
-struct NamedServer: SyncServer {
-    let identity: String
+/// The server of `sync --status`, which reads the store alone: never asked.
+struct UnopenedServer: SyncServer {
+    let identity = ""
     func addVersion(parent: UUID, operations: [SyncOperation]) async throws -> AddVersionResult { throw HTTPTransportError(reason: "not opened") }
     func childVersion(of parent: UUID) async throws -> ChildVersion { throw HTTPTransportError(reason: "not opened") }
     func addSnapshot(version: UUID, tasks: [(uuid: UUID, properties: [(key: String, value: String)])]) async throws { throw HTTPTransportError(reason: "not opened") }
