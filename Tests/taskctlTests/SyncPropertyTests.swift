@@ -45,7 +45,7 @@ final class MemorySyncServer: SyncServer, @unchecked Sendable {
         let engine: SyncEngine
         var clock: Date
 
-        init(model: ManagedObjectModel, server: MemorySyncServer, start: Date, history: HistoryRetention = .all) {
+        init(model: ManagedObjectModel, server: any SyncServer, start: Date, history: HistoryRetention = .all) {
             let time = Locked(start)
             coordinator = PersistentStoreCoordinator(inMemoryWith: model, clock: { time.value }, history: history)
             context = ManagedObjectContext(coordinator: coordinator)
@@ -127,9 +127,16 @@ final class MemorySyncServer: SyncServer, @unchecked Sendable {
         try context.save()
     }
 
-    func run(seed: UInt64, model: ManagedObjectModel) throws -> (converged: Bool, detail: String, tasks: Int) {
+    func run(seed: UInt64, model: ManagedObjectModel, bucket: Bool = false) throws -> (converged: Bool, detail: String, tasks: Int) {
         var random = SplitMix(seed: seed)
-        let server = MemorySyncServer()
+        let server: any SyncServer
+        if bucket {
+            // TaskChampion's bucket layout, its snapshots and cleanups decided by the seed.
+            let bytes = RandomBytes(seed: seed)
+            server = BucketSyncServer(bucket: MemoryBucket(), key: Array(repeating: 1, count: 32), random: { bytes.next() })
+        } else {
+            server = MemorySyncServer()
+        }
         let start = Date(timeIntervalSince1970: 1_795_000_000)
         let replicas = (0..<3).map { index in Replica(model: model, server: server, start: start.addingTimeInterval(TimeInterval(index))) }
         for _ in 0..<24 {
@@ -178,6 +185,41 @@ final class MemorySyncServer: SyncServer, @unchecked Sendable {
             thread.start()
         }
         #expect(outcome.get() == nil, "\(outcome.get() ?? "")")
+    }
+
+    /// The same through TaskChampion's bucket layout on a bucket in memory (100 seeds; with
+    /// `SYNC_SEEDS=N`, N): snapshots and cleanups come at random, as on a real bucket.
+    @Test func threeReplicasConvergeThroughTheBucketLayout() async throws {
+        let model = try App.modelDirectory().currentModel()
+        let seeds = UInt64(ProcessInfo.processInfo.environment["SYNC_SEEDS"].flatMap(Int.init) ?? 100)
+        let outcome = ResultHolder()
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            let thread = Thread {
+                do {
+                    var tasks = 0
+                    for seed in 1...seeds {
+                        let (converged, detail, count) = try self.run(seed: seed, model: model, bucket: true)
+                        tasks += count
+                        if !converged { outcome.set(detail); break }
+                    }
+                    if tasks < Int(seeds) * 2 { outcome.set("only \(tasks) tasks in \(seeds) seeds") }
+                } catch {
+                    outcome.set("\(error)")
+                }
+                done.resume()
+            }
+            thread.stackSize = 8 << 20
+            thread.start()
+        }
+        #expect(outcome.get() == nil, "\(outcome.get() ?? "")")
+    }
+
+    /// Bytes from a seed, for a server's random choices.
+    final class RandomBytes: @unchecked Sendable {
+        private let lock = NSLock()
+        private var random: SplitMix
+        init(seed: UInt64) { random = SplitMix(seed: seed &* 31) }
+        func next() -> UInt8 { lock.withLock { UInt8(truncatingIfNeeded: random.next()) } }
     }
 
     /// A replica whose history no longer reaches back to its last sync sends every task

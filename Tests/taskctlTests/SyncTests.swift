@@ -545,5 +545,20 @@ struct SyncTests {
         try "sync.git.remote = --upload-pack=touch /tmp/pwned\n".write(to: config.appendingPathComponent("config"), atomically: true, encoding: .utf8)
         let option = try bare.run("sync")
         #expect(option.status == 1 && option.err.contains("config:1: sync.git.remote takes a git URL or path, not an option"), "\(option.err)")
+        // S3 settings: each checked with its line; half a key pair, or none, named.
+        for (line, expected) in [("sync.aws.bucket = My_Tasks", "config:1: sync.aws.bucket takes a bucket name"),
+                                 ("sync.aws.force_path_style = maybe", "config:1: sync.aws.force_path_style takes true or false"),
+                                 ("sync.aws.endpoint_url = minio:9000", "config:1: sync.aws.endpoint_url takes the service's http:// or https:// URL"),
+                                 ("sync.aws.region = eu west", "config:1: sync.aws.region takes a region")] {
+            try "\(line)\n".write(to: config.appendingPathComponent("config"), atomically: true, encoding: .utf8)
+            let refused = try bare.run("sync")
+            #expect(refused.status == 1 && refused.err.contains(expected), "\(line): \(refused.err)")
+        }
+        try "sync.aws.bucket = tasks\nsync.encryption_secret = s\nsync.aws.secret_access_key = hidden-key\n".write(to: config.appendingPathComponent("config"), atomically: true, encoding: .utf8)
+        let half = try bare.run("sync")
+        #expect(half.status == 1 && half.err.contains("needs sync.aws.access_key_id") && !half.err.contains("hidden-key"), "\(half.err)")
+        try "sync.aws.bucket = tasks\nsync.encryption_secret = s\n".write(to: config.appendingPathComponent("config"), atomically: true, encoding: .utf8)
+        let none = try bare.run("sync")
+        #expect(none.status == 1 && none.err.contains("sync.aws.profile, or sync.aws.default_credentials = true"), "\(none.err)")
     }
 }

