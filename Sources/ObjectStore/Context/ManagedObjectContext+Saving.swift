@@ -144,29 +144,38 @@ extension ManagedObjectContext {
     /// (in the order of the save's updated and deleted objects).
     private func transactionDraft(updated: [ManagedObject], deleted: [ManagedObject]) -> TransactionDraft {
         var draft = TransactionDraft(author: transactionAuthor, contextName: name, timestamp: coordinator.clock())
-        draft.oldValues.reserveCapacity(updated.count)
+        draft.oldRanges.reserveCapacity(updated.count)
+        draft.oldSlots.reserveCapacity(updated.count)
         for object in updated {
             // Without the values as loaded, the store reads them from its row.
             guard let committed = object.committedSlots else {
-                draft.oldValues.append(nil)
+                draft.oldRanges.append(nil)
                 continue
             }
-            let entity = object.entity
-            var old: [(slot: Int, value: SlotValue)] = []
+            let start = draft.oldSlots.count
             object.forEachChangedSlot { index, value in
-                if let value { old.append((index, value)) }
+                if let value { draft.oldSlots.append((index, value)) }
                 return true
             }
+            let entity = object.entity
             if !deletedSet.isEmpty {
                 // References to deleted objects are dropped from the row the store writes.
-                for (index, property) in entity.properties.enumerated() where property.relationship != nil && index < committed.count && !old.contains(where: { $0.slot == index }) {
-                    old.append((index, committed[index]))
+                for (index, property) in entity.properties.enumerated() where property.relationship != nil && index < committed.count
+                    && !draft.oldSlots[start...].contains(where: { $0.slot == index }) {
+                    draft.oldSlots.append((index, committed[index]))
                 }
             }
             // Transient and derived slots are not stored: the store compares only the others.
             let unstored = entity.unstoredSlots
-            if !unstored.isEmpty { old.removeAll { unstored.contains($0.slot) } }
-            draft.oldValues.append(old)
+            if !unstored.isEmpty {
+                var kept = start
+                for position in start..<draft.oldSlots.count where !unstored.contains(draft.oldSlots[position].slot) {
+                    draft.oldSlots.swapAt(kept, position)
+                    kept += 1
+                }
+                draft.oldSlots.removeSubrange(kept...)
+            }
+            draft.oldRanges.append(start..<draft.oldSlots.count)
         }
         for object in deleted {
             let properties = object.entity.properties

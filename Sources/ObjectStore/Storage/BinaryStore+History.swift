@@ -30,15 +30,22 @@ extension BinaryStore {
     }
 
     /// Writes a transaction record (tag 16): its number, time, author, context name,
-    /// process and changes, each value a tagged slot. `changes` calls its argument with
-    /// each change, which is encoded at once (nothing of it is kept).
-    static func writeTransaction(_ transactionHead: TransactionHead, codec: RowCodec, path: String, into payload: inout ByteWriter,
-                                 changes: ((RecordedChange) throws -> Void) throws -> Void) throws {
+    /// process and changes, each value a tagged slot. Each change is encoded as it is
+    /// visited (nothing of it is kept); ``finish(_:into:)`` writes the record.
+    struct TransactionWriter: RecordedChangeVisitor {
+        let codec: RowCodec
+        let path: String
         var body = ByteWriter()
         var count = 0
-        // Insertions of consecutive keys of one entity are written as one run.
+        /// Insertions of consecutive keys of one entity, written as one run.
         var run: (entity: Int, first: Int64, count: Int64)?
-        func flushRun() {
+
+        init(codec: RowCodec, path: String) {
+            self.codec = codec
+            self.path = path
+        }
+
+        mutating func flushRun() {
             guard let pending = run else { return }
             count += 1
             if pending.count == 1 {
@@ -54,7 +61,8 @@ extension BinaryStore {
             }
             run = nil
         }
-        try changes { change in
+
+        mutating func visit(_ change: RecordedChange) throws {
             if change.kind == .insert, change.values.isEmpty, let index = codec.entityIndex(of: change.objectID), let key = change.objectID.primaryKey {
                 if let pending = run, pending.entity == index, pending.first &+ pending.count == key {
                     run = (index, pending.first, pending.count + 1)
@@ -87,18 +95,22 @@ extension BinaryStore {
                 }
             }
         }
-        flushRun()
-        var head = ByteWriter()
-        head.signed(transactionHead.number)
-        head.u64(transactionHead.timestamp.timeIntervalSinceReferenceDate.bitPattern)
-        head.string(transactionHead.author ?? "")
-        head.string(transactionHead.contextName ?? "")
-        head.varint(UInt64(UInt32(bitPattern: transactionHead.processID)))
-        head.varint(UInt64(count))
-        payload.u8(RecordTag.transaction)
-        payload.varint(UInt64(head.bytes.count + body.bytes.count))
-        payload.bytes.append(contentsOf: head.bytes)
-        payload.bytes.append(contentsOf: body.bytes)
+
+        /// The record, after its changes, appended to `payload`.
+        mutating func finish(_ transactionHead: TransactionHead, into payload: inout ByteWriter) {
+            flushRun()
+            var head = ByteWriter()
+            head.signed(transactionHead.number)
+            head.u64(transactionHead.timestamp.timeIntervalSinceReferenceDate.bitPattern)
+            head.string(transactionHead.author ?? "")
+            head.string(transactionHead.contextName ?? "")
+            head.varint(UInt64(UInt32(bitPattern: transactionHead.processID)))
+            head.varint(UInt64(count))
+            payload.u8(RecordTag.transaction)
+            payload.varint(UInt64(head.bytes.count + body.bytes.count))
+            payload.bytes.append(contentsOf: head.bytes)
+            payload.bytes.append(contentsOf: body.bytes)
+        }
     }
 
     /// Writes a history start record (tag 17): transactions numbered below `start` were

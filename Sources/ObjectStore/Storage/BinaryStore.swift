@@ -393,12 +393,12 @@ package final class BinaryStore: PersistentStore, Sendable {
                     let head = TransactionHead(number: core.state.historyLast + 1, timestamp: changes.transaction?.timestamp ?? Date(),
                                                author: changes.transaction?.author, contextName: changes.transaction?.contextName, processID: currentProcessID)
                     transactionRecord = payload.bytes.count
-                    try BinaryStore.writeTransaction(head, codec: codec, path: path, into: &payload) { write in
-                        try forEachRecordedChange(keyed, draft: changes.transaction, model: model, stored: { id in
-                            guard let (version, bytes, start) = try core.encodedRow(id) else { return nil }
-                            return StoredRow(objectID: id, version: version, slots: try core.decode(id, bytes, from: start))
-                        }, write)
-                    }
+                    var writer = TransactionWriter(codec: codec, path: path)
+                    try forEachRecordedChange(keyed, draft: changes.transaction, model: model, stored: { id in
+                        guard let (version, bytes, start) = try core.encodedRow(id) else { return nil }
+                        return StoredRow(objectID: id, version: version, slots: try core.decode(id, bytes, from: start))
+                    }, into: &writer)
+                    writer.finish(head, into: &payload)
                 }
                 try core.append(payload.bytes, fd: fd, features: transactionRecord == nil ? nil : core.state.writeFeatures | Feature.history)
                 core.state.metadata?.nextKeys = nextKeys

@@ -17,9 +17,11 @@ package struct TransactionDraft: Sendable {
     package var contextName: String?
     /// When the save happens, by the coordinator's clock.
     package var timestamp: Date
-    /// Per updated object (in the order of the changes' `updated`), its changed stored
-    /// slots with their values as loaded; nil: the store reads them from its row.
-    package var oldValues: [[(slot: Int, value: SlotValue)]?] = []
+    /// Per updated object (in the order of the changes' `updated`), where its changed
+    /// stored slots with their values as loaded are in ``oldSlots``; nil: the store reads
+    /// them from its row. (One array for the save, not one per object.)
+    package var oldRanges: [Range<Int>?] = []
+    package var oldSlots: [(slot: Int, value: SlotValue)] = []
     /// Per deleted object (in the order of `deleted`), its tombstone: the values as loaded
     /// of the attributes that preserve their value on deletion; nil: read from the row.
     package var tombstones: [[(slot: Int, value: SlotValue)]?] = []
@@ -43,64 +45,93 @@ struct RecordedChange {
     var values: UnsafeBufferPointer<(slot: Int, old: SlotValue, new: SlotValue)>
 }
 
+/// What a save's recorded changes are handed to, one by one: the binary store's
+/// transaction writer, or the list the in-memory and JSON stores keep. (A protocol and not
+/// a closure: the walk is specialized for each, and the writer's state is no closure's
+/// captured variables, whose every access was checked at run time.)
+protocol RecordedChangeVisitor {
+    mutating func visit(_ change: RecordedChange) throws
+}
+
 /// Walks a save as its transaction records it, object by object. `changes` has its keys
 /// assigned (permanent IDs throughout); `stored` reads an object's saved row, for an
 /// update or deletion whose old values the draft does not carry.
-func forEachRecordedChange(_ changes: StoreChanges, draft: TransactionDraft?, model: ManagedObjectModel,
-                           stored: (ObjectID) throws -> StoredRow?, _ body: (RecordedChange) throws -> Void) throws {
-    // Per entity, its stored slots with their blanks, worked out once.
-    var plans: [ObjectIdentifier: (entity: EntityDescription, slots: [(Int, SlotValue)], preserved: [Int])] = [:]
-    func plan(_ id: ObjectID) -> (entity: EntityDescription, slots: [(Int, SlotValue)], preserved: [Int])? {
-        let scope = ObjectIdentifier(id.scope)
-        if let known = plans[scope] { return known }
-        guard let entity = model.entity(named: id.entityName) else { return nil }
-        let unstored = Set(entity.unstoredSlots)
-        let slots = entity.properties.indices.filter { !unstored.contains($0) }.map { ($0, SlotValue.initial(for: entity.properties[$0])) }
-        let preserved = entity.properties.indices.filter { entity.properties[$0].attribute?.preservesValueOnDeletion == true }
-        plans[scope] = (entity, slots, preserved)
-        return (entity, slots, preserved)
-    }
+func forEachRecordedChange<Visitor: RecordedChangeVisitor>(_ changes: StoreChanges, draft: TransactionDraft?, model: ManagedObjectModel,
+                                                           stored: (ObjectID) throws -> StoredRow?, into visitor: inout Visitor) throws {
+    var entities = EntityLookup(model: model)
     var values: [(slot: Int, old: SlotValue, new: SlotValue)] = []
-    func add(_ slot: Int, old: SlotValue, new: SlotValue) {
-        guard old != new else { return }
-        if case .toMany(let before) = old, case .toMany(let after) = new {
-            // A to-many relationship records the objects removed and added.
-            let kept = Set(before).intersection(after)
-            let removed = before.filter { !kept.contains($0) }, added = after.filter { !kept.contains($0) }
-            guard !removed.isEmpty || !added.isEmpty else { return }
-            values.append((slot, .toMany(removed), .toMany(added)))
-        } else {
-            values.append((slot, old, new))
-        }
-    }
     // An insert lists no values (as Core Data's): the object has them, and the rows of an
     // import of 10,000 tasks are not written twice.
-    values.removeAll()
     for row in changes.inserted {
-        guard let (entity, _, _) = plan(row.objectID) else { continue }
-        try values.withUnsafeBufferPointer { try body(RecordedChange(kind: .insert, objectID: row.objectID, entity: entity, values: $0)) }
+        guard let entity = entities.entity(of: row.objectID) else { continue }
+        try values.withUnsafeBufferPointer { try visitor.visit(RecordedChange(kind: .insert, objectID: row.objectID, entity: entity, values: $0)) }
     }
-    for (index, (row, _)) in changes.updated.enumerated() {
-        guard let (entity, slots, _) = plan(row.objectID) else { continue }
+    let oldRanges = draft?.oldRanges ?? [], oldSlots = draft?.oldSlots ?? []
+    for index in changes.updated.indices {
+        let row = changes.updated[index].row
+        guard let entity = entities.entity(of: row.objectID) else { continue }
         values.removeAll(keepingCapacity: true)
-        if let draft, index < draft.oldValues.count, let old = draft.oldValues[index] {
-            for (slot, value) in old where slot < row.slots.count { add(slot, old: value, new: row.slots[slot]) }
+        if index < oldRanges.count, let range = oldRanges[index] {
+            for position in range where oldSlots[position].slot < row.slots.count {
+                let slot = oldSlots[position].slot
+                recordChange(slot, old: oldSlots[position].value, new: row.slots[slot], in: &values)
+            }
             if values.count > 1 { values.sort { $0.slot < $1.slot } }
         } else if let before = try stored(row.objectID) {
-            for (slot, _) in slots where slot < row.slots.count && slot < before.slots.count { add(slot, old: before.slots[slot], new: row.slots[slot]) }
+            for slot in entity.storedSlots where slot < row.slots.count && slot < before.slots.count {
+                recordChange(slot, old: before.slots[slot], new: row.slots[slot], in: &values)
+            }
         }
-        try values.withUnsafeBufferPointer { try body(RecordedChange(kind: .update, objectID: row.objectID, entity: entity, values: $0)) }
+        try values.withUnsafeBufferPointer { try visitor.visit(RecordedChange(kind: .update, objectID: row.objectID, entity: entity, values: $0)) }
     }
     for (index, (id, _)) in changes.deleted.enumerated() {
-        guard let (entity, _, preserved) = plan(id) else { continue }
+        guard let entity = entities.entity(of: id) else { continue }
         values.removeAll(keepingCapacity: true)
         var tombstone: [(slot: Int, value: SlotValue)]?
         if let draft, index < draft.tombstones.count { tombstone = draft.tombstones[index] }
+        let preserved = entity.preservedSlots
         if tombstone == nil, !preserved.isEmpty, let before = try stored(id) {
             tombstone = preserved.filter { $0 < before.slots.count }.map { ($0, before.slots[$0]) }
         }
         for (slot, value) in (tombstone ?? []).sorted(by: { $0.slot < $1.slot }) { values.append((slot, value, .value(.null))) }
-        try values.withUnsafeBufferPointer { try body(RecordedChange(kind: .delete, objectID: id, entity: entity, values: $0)) }
+        try values.withUnsafeBufferPointer { try visitor.visit(RecordedChange(kind: .delete, objectID: id, entity: entity, values: $0)) }
+    }
+}
+
+/// A changed slot's values, when they differ (a to-many relationship: the objects removed
+/// and added).
+private func recordChange(_ slot: Int, old: SlotValue, new: SlotValue, in values: inout [(slot: Int, old: SlotValue, new: SlotValue)]) {
+    guard old != new else { return }
+    if case .toMany(let before) = old, case .toMany(let after) = new {
+        let kept = Set(before).intersection(after)
+        let removed = before.filter { !kept.contains($0) }, added = after.filter { !kept.contains($0) }
+        guard !removed.isEmpty || !added.isEmpty else { return }
+        values.append((slot, .toMany(removed), .toMany(added)))
+    } else {
+        values.append((slot, old, new))
+    }
+}
+
+/// An object's entity, looked up once per entity of a save (a save's objects come entity
+/// by entity).
+private struct EntityLookup {
+    let model: ManagedObjectModel
+    var last: (scope: ObjectIdentifier, entity: EntityDescription)?
+    var known: [ObjectIdentifier: EntityDescription] = [:]
+
+    init(model: ManagedObjectModel) {
+        self.model = model
+    }
+
+    mutating func entity(of id: ObjectID) -> EntityDescription? {
+        let scope = ObjectIdentifier(id.scope)
+        if let last, last.scope == scope { return last.entity }
+        let entity = known[scope] ?? model.entity(named: id.entityName)
+        if let entity {
+            known[scope] = entity
+            last = (scope, entity)
+        }
+        return entity
     }
 }
 
@@ -108,15 +139,19 @@ func forEachRecordedChange(_ changes: StoreChanges, draft: TransactionDraft?, mo
 /// these; the binary store writes them as it walks).
 func historyChanges(_ changes: StoreChanges, draft: TransactionDraft?, model: ManagedObjectModel,
                     stored: (ObjectID) throws -> StoredRow?) throws -> [HistoryChange] {
-    var result: [HistoryChange] = []
-    result.reserveCapacity(changes.inserted.count + changes.updated.count + changes.deleted.count)
-    try forEachRecordedChange(changes, draft: draft, model: model, stored: stored) { change in
-        let properties = change.entity.properties
-        result.append(HistoryChange(kind: change.kind, objectID: change.objectID, values: change.values.map {
-            PropertyChange(name: properties[$0.slot].name, slot: $0.slot, oldValue: $0.old, newValue: $0.new)
-        }))
+    struct Collector: RecordedChangeVisitor {
+        var result: [HistoryChange] = []
+        mutating func visit(_ change: RecordedChange) throws {
+            let properties = change.entity.properties
+            result.append(HistoryChange(kind: change.kind, objectID: change.objectID, values: change.values.map {
+                PropertyChange(name: properties[$0.slot].name, slot: $0.slot, oldValue: $0.old, newValue: $0.new)
+            }))
+        }
     }
-    return result
+    var collector = Collector()
+    collector.result.reserveCapacity(changes.inserted.count + changes.updated.count + changes.deleted.count)
+    try forEachRecordedChange(changes, draft: draft, model: model, stored: stored, into: &collector)
+    return collector.result
 }
 
 /// The calling process's ID, recorded in each transaction.

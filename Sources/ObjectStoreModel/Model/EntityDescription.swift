@@ -37,6 +37,10 @@ public struct EntityDescription: Sendable, Hashable {
         /// Slots stores do not write (transient and derived attributes, transient
         /// relationships): rows hold their initial values.
         let unstoredSlots: [Int]
+        /// The others, in order; and the attributes that keep their value in a deletion's
+        /// history record (`preserveValueOnDeletion`).
+        let storedSlots: [Int]
+        let preservedSlots: [Int]
         /// The slots its own and its ancestors' uniqueness constraints name, ascending.
         let constrainedSlots: [Int]
         /// Slot numbers by ``NameTable/hash(_:)`` of the property's name, open addressing
@@ -86,6 +90,9 @@ public struct EntityDescription: Sendable, Hashable {
                 case .relationship(let relationship): return relationship.isTransient
                 }
             }
+            let unstored = Set(self.unstoredSlots)
+            self.storedSlots = properties.indices.filter { !unstored.contains($0) }
+            self.preservedSlots = properties.indices.filter { properties[$0].attribute?.preservesValueOnDeletion == true }
             let names = self.names
             self.constrainedSlots = Set((uniquenessConstraints + inheritedUniquenessConstraints).joined().compactMap { names.firstIndex(of: $0) }).sorted()
             self.saveChecks = properties.enumerated().compactMap { index, property in
@@ -136,6 +143,12 @@ public struct EntityDescription: Sendable, Hashable {
     /// The slots stores do not write (transient and derived attributes, transient
     /// relationships), in order: a saved row holds their initial values.
     package var unstoredSlots: [Int] { storage.unstoredSlots }
+
+    /// The slots stores write, in order.
+    package var storedSlots: [Int] { storage.storedSlots }
+
+    /// The attributes whose values a deletion's history record keeps, in slot order.
+    package var preservedSlots: [Int] { storage.preservedSlots }
 
     /// The slots that its own and its ancestors' uniqueness constraints name, ascending (an
     /// ancestor's slot is the same in every descendant). A save checks an updated object's
