@@ -39,6 +39,8 @@ extension BinaryStore {
         var count = 0
         /// Insertions of consecutive keys of one entity, written as one run.
         var run: (entity: Int, first: Int64, count: Int64)?
+        /// The entity index of the last change's object (a save's objects come entity by entity).
+        var lastEntity: (scope: ObjectIdentifier, index: Int)?
 
         init(codec: RowCodec, path: String) {
             self.codec = codec
@@ -62,8 +64,16 @@ extension BinaryStore {
             run = nil
         }
 
+        mutating func entityIndex(of id: ObjectID) -> Int? {
+            let scope = ObjectIdentifier(id.scope)
+            if let lastEntity, lastEntity.scope == scope { return lastEntity.index }
+            guard let index = codec.entityIndex(of: id) else { return nil }
+            lastEntity = (scope, index)
+            return index
+        }
+
         mutating func visit(_ change: RecordedChange) throws {
-            if change.kind == .insert, change.values.isEmpty, let index = codec.entityIndex(of: change.objectID), let key = change.objectID.primaryKey {
+            if change.kind == .insert, change.values.isEmpty, let index = entityIndex(of: change.objectID), let key = change.objectID.primaryKey {
                 if let pending = run, pending.entity == index, pending.first &+ pending.count == key {
                     run = (index, pending.first, pending.count + 1)
                 } else {
@@ -79,7 +89,7 @@ extension BinaryStore {
             case .update: body.u8(ChangeKind.update.rawValue)
             case .delete: body.u8(ChangeKind.delete.rawValue)
             }
-            guard let index = codec.entityIndex(of: change.objectID), let key = change.objectID.primaryKey else {
+            guard let index = entityIndex(of: change.objectID), let key = change.objectID.primaryKey else {
                 throw StoreError.invalidRequest(path: path, reason: "cannot record \(change.objectID) in the history: unknown entity or temporary ID")
             }
             body.varint(UInt64(index))
@@ -327,17 +337,29 @@ extension BinaryStore.Core {
     /// transactions the retention bound keeps, as they were written, in a frame of their
     /// own; with the number of the first one kept and of the last one written. Nil for a
     /// file without history.
-    func historyRegion(now: Date) throws -> (bytes: [UInt8], start: Int64, last: Int64)? {
+    func historyRegion(now: Date) throws -> (bytes: [UInt8], start: Int64, last: Int64, entries: [BinaryStore.HistoryEntry])? {
         guard state.writeFeatures & BinaryStore.Feature.history != 0 else { return nil }
         let last = state.historyLast
         let retention = self.retention ?? .all
         let kept = try historyEntries().drop { !retention.keeps(number: $0.number, timestamp: $0.timestamp, last: last, now: now) }
+        // The frame's length and checksum first, filled in after.
         var payload = ByteWriter()
+        payload.u32(0)
+        payload.u32(0)
+        var entries: [BinaryStore.HistoryEntry] = []
+        entries.reserveCapacity(kept.count)
         for entry in kept {
             payload.u8(BinaryStore.RecordTag.transaction)
             payload.varint(UInt64(entry.length))
+            entries.append(BinaryStore.HistoryEntry(number: entry.number, timestamp: entry.timestamp, chunk: -1, offset: payload.bytes.count, length: entry.length))
             payload.bytes.append(contentsOf: bytes(of: entry)[entry.offset..<entry.offset + entry.length])
         }
-        return (BinaryStore.frame(payload.bytes), kept.first?.number ?? last + 1, last)
+        var bytes = payload.bytes
+        let length = UInt32(bytes.count - 8), crc = CRC32.checksum(bytes[8...])
+        for i in 0..<4 {
+            bytes[i] = UInt8(truncatingIfNeeded: length >> (8 * UInt32(i)))
+            bytes[4 + i] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(i)))
+        }
+        return (bytes, kept.first?.number ?? last + 1, last, entries)
     }
 }

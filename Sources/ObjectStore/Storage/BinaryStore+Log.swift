@@ -349,6 +349,7 @@ extension BinaryStore.Core {
         let logHistory = state.history.filter { $0.number >= state.historyStart }
         let carried = keepsHistory && state.historyBytes <= threshold
         var region: [UInt8] = []
+        var regionEntries: [BinaryStore.HistoryEntry]?
         var regionFields = state.historyRegion
         var commit: [UInt8] = []
         var commits: UInt64 = 0
@@ -364,6 +365,7 @@ extension BinaryStore.Core {
             commits += 1
         } else if keepsHistory, let made = try historyRegion(now: Date()) {
             region = made.bytes
+            regionEntries = made.entries
             regionFields = (0, made.bytes.count, made.start, made.last)
         }
         if !payload.bytes.isEmpty {
@@ -412,7 +414,14 @@ extension BinaryStore.Core {
         if cutStop == .afterMovingTheHeader { throw StoreError.io(path: path, reason: "the log cut stopped where a test asked") }
         #endif
         guard ftruncate(fd, off_t(logPlace + commit.count)) == 0 else { throw StoreError.io(path: path, reason: "cannot set the file size: \(FileIO.errorText())") }
+        // The region as read (a region that stayed) or as just written is kept: reading
+        // it back from the file at the next cut cost a save loop a few percent.
+        let kept = regionEntries.map { ($0, region) } ?? state.regionEntries.map { ($0, state.regionBytes) }
         try reload(fd)
+        if let (entries, bytes) = kept, state.historyRegion.offset == regionFields.offset, state.historyRegion.length == bytes.count {
+            state.regionEntries = entries
+            state.regionBytes = bytes
+        }
         return true
     }
 }
