@@ -165,10 +165,7 @@ open class ManagedObject {
 
     /// Calls `body` with each slot index whose value differs from the committed one and
     /// that committed value (nil for a slot past the committed ones), in order, until it
-    /// returns false: the committed row is read once. (Inlined: a caller's closure that
-    /// appends to its own variables is then no closure, and its appends are not checked
-    /// for exclusive access at run time, once per changed slot.)
-    @inline(__always)
+    /// returns false: the committed row is read once.
     func forEachChangedSlot(_ body: (Int, SlotValue?) -> Bool) {
         guard !faultState else { return }
         guard let committed = committedSlots else {
