@@ -122,15 +122,16 @@ struct BucketSyncServerTests {
         let bucket = MemoryBucket()
         let a = server(bucket), b = server(bucket)
         guard case .added(let v1, _) = try await a.addVersion(parent: nilVersion, operations: [.create(UUID())]) else { return }
-        var raced: AddVersionResult?
+        // Just before A replaces `latest`, B adds its version (awaited: no thread waits).
+        let raced = Box()
         bucket.beforeWrite = { name in
-            guard name == "latest", raced == nil else { return }
+            guard name == "latest" else { return }
             bucket.beforeWrite = nil
-            raced = try? waitFor { try await b.addVersion(parent: v1, operations: [.create(UUID())]) }
+            raced.value = try? await b.addVersion(parent: v1, operations: [.create(UUID())])
         }
         let lost = try await a.addVersion(parent: v1, operations: [.create(UUID())])
-        guard case .added(let v2, _)? = raced else {
-            Issue.record("the racing replica did not add its version: \(String(describing: raced))")
+        guard case .added(let v2, _)? = raced.value else {
+            Issue.record("the racing replica did not add its version: \(String(describing: raced.value))")
             return
         }
         #expect(lost == .conflict(expectedParent: v2))
@@ -165,6 +166,16 @@ struct BucketSyncServerTests {
         #expect(try await later.childVersion(of: nilVersion) == .gone)
         #expect(try await later.childVersion(of: chain[2]).versionID == chain[3])
         #expect(try await later.latestSnapshot()?.version == chain[2])
+    }
+}
+
+/// A result set inside the bucket's hook.
+final class Box: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: AddVersionResult?
+    var value: AddVersionResult? {
+        get { lock.withLock { stored } }
+        set { lock.withLock { stored = newValue } }
     }
 }
 

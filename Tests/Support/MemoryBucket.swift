@@ -9,7 +9,7 @@ final class MemoryBucket: ObjectBucket, @unchecked Sendable {
     private let lock = NSLock()
     private var objects: [String: (data: Data, etag: String, modified: Date)] = [:]
     private var writes = 0
-    var beforeWrite: ((String) -> Void)?
+    var beforeWrite: ((String) async -> Void)?
     var clock: Date = Date(timeIntervalSince1970: 1_795_000_000)
 
     let identity = "memory bucket"
@@ -31,7 +31,7 @@ final class MemoryBucket: ObjectBucket, @unchecked Sendable {
     }
 
     func put(_ name: String, _ data: Data, condition: PutCondition) async throws -> Bool {
-        beforeWrite?(name)
+        await beforeWrite?(name)
         return lock.withLock {
             switch condition {
             case .always: break

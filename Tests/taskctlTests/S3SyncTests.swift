@@ -22,15 +22,14 @@ struct S3SyncTests {
 
     /// A started server with the tests' salt in its bucket, or nil (and why) where SeaweedFS
     /// cannot be installed; under CI it must be.
-    func server() throws -> SeaweedServer? {
+    func server() async throws -> SeaweedServer? {
         if let reason = SeaweedServer.unavailable {
             #expect(ProcessInfo.processInfo.environment["CI"] != "true", "CI must run SeaweedFS: \(reason)")
             print("skipped: \(reason)")
             return nil
         }
-        let server = try SeaweedServer()
-        let bucket = server.bucket()
-        #expect(try waitFor { try await bucket.put("salt", S3SyncTests.salt, condition: .absent) })
+        let server = try await SeaweedServer.start()
+        #expect(try await server.bucket().put("salt", S3SyncTests.salt, condition: .absent))
         return server
     }
 
@@ -51,16 +50,15 @@ struct S3SyncTests {
         return runner
     }
 
-    func objects(_ server: SeaweedServer) throws -> [String] {
-        let bucket = server.bucket()
-        return try waitFor { try await bucket.list(prefix: "") }.map(\.name)
+    func objects(_ server: SeaweedServer) async throws -> [String] {
+        try await server.bucket().list(prefix: "").map(\.name)
     }
 
     /// Replicas converge through the bucket, concurrent edits follow TaskChampion's rules,
     /// every object is one of TaskChampion's, and credentials come from the settings, a
     /// profile of the shared credentials file, or the environment.
-    @Test func replicasConvergeThroughAnS3Bucket() throws {
-        guard let server = try server() else { return }
+    @Test func replicasConvergeThroughAnS3Bucket() async throws {
+        guard let server = try await server() else { return }
         let tests = SyncTests()
         let a = try replica(server), b = try replica(server)
         a.now = "2026-11-22T10:00:00Z"
@@ -81,7 +79,7 @@ struct S3SyncTests {
         #expect(onA == (try tests.tasks(b)) && onA.count == 2)
         #expect(onA[shared]?["text"] == "\"Through S3, edited\"" && onA[shared]?["priority"] == "\"high\"")
 
-        let names = try objects(server)
+        let names = try await objects(server)
         #expect(names.contains("salt") && names.contains("latest"))
         #expect(names.allSatisfy { ["salt", "latest"].contains($0) || $0.hasPrefix("v-") && $0.count == 67 || $0.hasPrefix("s-") && $0.count == 34 }, "\(names)")
         #expect(try a.ok("sync", "--status").contains("server: s3 \(server.endpoint.absoluteString) bucket tasks"))
@@ -103,8 +101,8 @@ struct S3SyncTests {
     /// Wrong credentials, a wrong secret, replicas pushing at once, a tampered version and a
     /// server that is gone: each named, exit 3, nothing local lost, and the next sync
     /// converges.
-    @Test func faultsThroughS3AreNamedAndLoseNothing() throws {
-        guard let server = try server() else { return }
+    @Test func faultsThroughS3AreNamedAndLoseNothing() async throws {
+        guard let server = try await server() else { return }
         let tests = SyncTests()
         let a = try replica(server), b = try replica(server)
         a.now = "2026-11-22T10:00:00Z"
@@ -147,16 +145,16 @@ struct S3SyncTests {
         try tests.sync(b, at: "2026-11-22T10:04:00Z")
         #expect(try a.texts().sorted() == ["First", "From A", "From B"])
         #expect(try tests.tasks(a) == tests.tasks(b))
-        let versions = try objects(server).filter { $0.hasPrefix("v-") }
+        let versions = try await objects(server).filter { $0.hasPrefix("v-") }
         #expect(Set(versions.map { $0.dropFirst(2).prefix(32) }).count == versions.count, "one line of versions, no fork: \(versions)")
 
         // A version changed in the bucket: named by a replica that reads it; the others keep
         // what they have.
         let bucket = server.bucket()
-        let latest = try #require(try waitFor { try await bucket.get("latest") })
+        let latest = try #require(try await bucket.get("latest"))
         let head = String(decoding: latest.data, as: UTF8.self)
         let headName = try #require(versions.first { $0.hasSuffix(head) })
-        #expect(try waitFor { try await bucket.put(headName, Data("tampered".utf8), condition: .always) })
+        #expect(try await bucket.put(headName, Data("tampered".utf8), condition: .always))
         let fresh = try replica(server)
         let tampered = try fresh.run("sync")
         #expect(tampered.status == 3 && tampered.err.contains("does not decrypt"), "\(tampered.err)")
@@ -174,25 +172,25 @@ struct S3SyncTests {
     /// The bucket operations the layout rests on, on the real server: a write only if
     /// absent, a replacement only if unchanged, listing by prefix with times, and S3's error
     /// named for a wrong key.
-    @Test func conditionalWritesHoldOnARealServer() throws {
-        guard let server = try server() else { return }
+    @Test func conditionalWritesHoldOnARealServer() async throws {
+        guard let server = try await server() else { return }
         let bucket = server.bucket()
-        #expect(try waitFor { try await bucket.put("v-x", Data("one".utf8), condition: .absent) })
-        #expect(try waitFor { try await bucket.put("v-x", Data("two".utf8), condition: .absent) } == false)
-        let read = try #require(try waitFor { try await bucket.get("v-x") })
+        #expect(try await bucket.put("v-x", Data("one".utf8), condition: .absent))
+        #expect(try await bucket.put("v-x", Data("two".utf8), condition: .absent) == false)
+        let read = try #require(try await bucket.get("v-x"))
         #expect(read.data == Data("one".utf8))
         let etag = try #require(read.etag)
-        #expect(try waitFor { try await bucket.put("v-x", Data("three".utf8), condition: .unchanged(etag: etag)) })
-        #expect(try waitFor { try await bucket.put("v-x", Data("four".utf8), condition: .unchanged(etag: etag)) } == false)
-        #expect(try waitFor { try await bucket.get("v-x") }?.data == Data("three".utf8))
-        let listed = try waitFor { try await bucket.list(prefix: "v-") }
+        #expect(try await bucket.put("v-x", Data("three".utf8), condition: .unchanged(etag: etag)))
+        #expect(try await bucket.put("v-x", Data("four".utf8), condition: .unchanged(etag: etag)) == false)
+        #expect(try await bucket.get("v-x")?.data == Data("three".utf8))
+        let listed = try await bucket.list(prefix: "v-")
         #expect(listed.map(\.name) == ["v-x"])
         #expect(abs((listed.first?.modified ?? .distantPast).timeIntervalSinceNow) < 3600)
-        try waitFor { try await bucket.delete("v-x") }
-        #expect(try waitFor { try await bucket.get("v-x") } == nil)
+        try await bucket.delete("v-x")
+        #expect(try await bucket.get("v-x") == nil)
         let stranger = server.bucket(secretAccessKey: "wrong")
-        #expect {
-            _ = try waitFor { try await stranger.get("salt") }
+        await #expect {
+            _ = try await stranger.get("salt")
         } throws: { error in
             guard case SyncServerError.status(403, _, let body) = error else { return false }
             return body.contains("SignatureDoesNotMatch")

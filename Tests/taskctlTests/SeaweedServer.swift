@@ -40,7 +40,21 @@ final class SeaweedServer: @unchecked Sendable {
     let endpoint: URL
 
     /// Starts the server and waits (up to 60 s) until its bucket answers a signed request.
-    init() throws {
+    static func start() async throws -> SeaweedServer {
+        let server = try SeaweedServer()
+        let bucket = server.bucket()
+        let deadline = Date().addingTimeInterval(60)
+        while true {
+            if (try? await bucket.list(prefix: "")) != nil { return server }
+            guard Date() < deadline, server.process.isRunning else {
+                server.stop()
+                throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "SeaweedFS did not start"])
+            }
+            try await Task.sleep(nanoseconds: 100_000_000)
+        }
+    }
+
+    private init() throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("seaweedfs-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         // Twelve free ports at once (each component has an HTTP and a gRPC port).
@@ -61,18 +75,11 @@ final class SeaweedServer: @unchecked Sendable {
         let log = FileHandle(forWritingAtPath: "/dev/null")
         process.standardOutput = log
         process.standardError = log
-        try process.run()
-        endpoint = URL(string: "http://127.0.0.1:\(ports[6])")!
-        let bucket = self.bucket()
-        let deadline = Date().addingTimeInterval(60)
-        while true {
-            if (try? waitFor { try await bucket.list(prefix: "") }) != nil { break }
-            guard Date() < deadline, process.isRunning else {
-                stop()
-                throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "SeaweedFS did not start"])
-            }
-            usleep(100_000)
+        guard let endpoint = URL(string: "http://127.0.0.1:\(ports[6])") else {
+            throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "no URL for port \(ports[6])"])
         }
+        self.endpoint = endpoint
+        try process.run()
     }
 
     /// The bucket through URLSession, with the server's key (or another).

@@ -261,6 +261,66 @@ final class MemorySyncServer: SyncServer, @unchecked Sendable {
         #expect(outcome.get() == nil, "\(outcome.get() ?? "")")
     }
 
+    /// A replica whose clock is an hour behind stamps a change it makes after receiving
+    /// another's after that one (a hybrid logical clock): its operations and the task's
+    /// `modified` move forward, so Taskwarrior's "last modified" never goes back and a later
+    /// edit is never ranked before the one it followed. The floor is kept in the store.
+    @Test func aClockBehindStampsLaterChangesAfterWhatItReceived() async throws {
+        let model = try App.modelDirectory().currentModel()
+        let outcome = ResultHolder()
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            let thread = Thread {
+                do {
+                    let server = MemorySyncServer(), start = Date(timeIntervalSince1970: 1_795_000_000)
+                    let a = Replica(model: model, server: server, start: start)
+                    let b = Replica(model: model, server: server, start: start.addingTimeInterval(-3600))
+                    let task = try a.context.insertObject(entityName: "Task")
+                    try task.setValue(.uuid(UUID()), forKey: "uuid")
+                    try task.setValue(.string("from A"), forKey: "title")
+                    try task.setValue(.date(a.clock), forKey: "createdAt")
+                    try a.context.save()
+                    a.tick(60)
+                    _ = try a.engine.sync()
+                    b.tick(60)
+                    _ = try b.engine.sync()
+                    // B edits after receiving A's task; B's clock says an hour earlier.
+                    b.tick(300)
+                    let mine = try #require(try b.context.fetch(FetchRequest(entityName: "Task")).first)
+                    try mine.setValue(.integer(3), forKey: "priority")
+                    try b.context.save()
+                    _ = try b.engine.sync()
+                    var versions: [[SyncOperation]] = []
+                    var parent = nilVersion
+                    while case .version(let id, _, let operations) = try waitFor({ [parent] in try await server.childVersion(of: parent) }) {
+                        versions.append(operations)
+                        parent = id
+                    }
+                    func stamps(_ operations: [SyncOperation]) -> [SyncTimestamp] {
+                        operations.compactMap { if case .update(_, _, _, let time) = $0 { return time } else { return nil } }
+                    }
+                    func modified(_ operations: [SyncOperation]) -> Int64? {
+                        operations.lazy.compactMap { if case .update(_, "modified", let value?, _) = $0 { return Int64(value) } else { return nil } }.first
+                    }
+                    guard versions.count == 2, let fromA = stamps(versions[0]).max(), let fromB = stamps(versions[1]).min(),
+                          let modifiedB = modified(versions[1]) else {
+                        outcome.set("unexpected versions: \(versions)")
+                        done.resume()
+                        return
+                    }
+                    if !(fromB > fromA) { outcome.set("B's change is stamped \(fromB), before A's \(fromA) that it followed") }
+                    if modifiedB < fromA.seconds { outcome.set("modified went back: \(fromA) -> \(modifiedB)") }
+                    // Without the floor the stamps would have gone back by the clock's hour.
+                    if fromB.seconds > Int64(start.timeIntervalSince1970) + 120 { outcome.set("stamped far past the floor: \(fromB)") }
+                } catch {
+                    outcome.set("\(error)")
+                }
+                done.resume()
+            }
+            thread.start()
+        }
+        #expect(outcome.get() == nil, "\(outcome.get() ?? "")")
+    }
+
     final class ResultHolder: @unchecked Sendable {
         private let lock = NSLock()
         private var detail: String?

@@ -89,6 +89,21 @@ package final class SyncEngine {
         var baseVersion: UUID?
         var syncedTransaction: Int64 = 0
         var lastSync: Date?
+        /// The latest time of a change received (a hybrid logical clock's floor): local
+        /// changes are stamped after it, so a replica whose clock is behind still wins with
+        /// an edit it made after receiving the one it replaces.
+        var clockFloor: Date?
+
+        /// A local change's time on the hybrid clock: its own, or just after the floor.
+        func stamp(_ time: SyncTimestamp) -> SyncTimestamp {
+            guard let clockFloor else { return time }
+            return max(time, SyncTimestamp(clockFloor.addingTimeInterval(0.000_001)))
+        }
+    }
+
+    /// Whether the state entity keeps the clock's floor (an optional date `clockFloor`).
+    var keepsClockFloor: Bool {
+        coordinator.model.entity(named: mapping.stateEntity.name)?.properties.contains { $0.name == "clockFloor" } ?? false
     }
 
     func readState(_ context: ManagedObjectContext) throws -> (State, ManagedObject?) {
@@ -98,6 +113,7 @@ package final class SyncEngine {
         if case .uuid(let uuid) = object["baseVersion"] { state.baseVersion = uuid }
         if case .integer(let number) = object["syncedTransaction"] { state.syncedTransaction = number }
         if case .date(let date) = object["lastSync"] { state.lastSync = date }
+        if keepsClockFloor, case .date(let date) = object["clockFloor"] { state.clockFloor = date }
         return (state, object)
     }
 
@@ -108,6 +124,7 @@ package final class SyncEngine {
         try object.setValue(state.baseVersion.map(Value.uuid) ?? .null, forKey: "baseVersion")
         try object.setValue(.integer(state.syncedTransaction), forKey: "syncedTransaction")
         try object.setValue(state.lastSync.map(Value.date) ?? .null, forKey: "lastSync")
+        if keepsClockFloor { try object.setValue(state.clockFloor.map(Value.date) ?? .null, forKey: "clockFloor") }
         return object
     }
 
@@ -151,7 +168,7 @@ package final class SyncEngine {
             }
         }
         guard let transactions else {
-            let now = SyncTimestamp(clock())
+            let now = state.stamp(SyncTimestamp(clock()))
             var operations: [SyncOperation] = []
             for task in try mapping.allTasks(in: context) {
                 operations.append(.create(task.uuid))
@@ -172,7 +189,7 @@ package final class SyncEngine {
         var touched: [UUID: Touched] = [:]
         var order: [UUID] = []
         for transaction in transactions where transaction.author != Self.author {
-            let time = SyncTimestamp(transaction.timestamp)
+            let time = state.stamp(SyncTimestamp(transaction.timestamp))
             for change in transaction.changes {
                 for touch in try mapping.touches(of: change, tombstones: tombstones, in: context) {
                     if touched[touch.task] == nil { order.append(touch.task) }
@@ -275,7 +292,9 @@ package final class SyncEngine {
                     if base != nilVersion {
                         report.warnings.append("the server no longer has the versions after this replica's: started again from its snapshot and sent every local task")
                         // Every local task goes again, over what the snapshot says.
-                        let everything = try localOperations(State(), in: context)
+                        var fresh = State()
+                        fresh.clockFloor = state.clockFloor
+                        let everything = try localOperations(fresh, in: context)
                         pending = everything.operations
                         report.sentEverything = true
                     }
@@ -344,6 +363,10 @@ package final class SyncEngine {
                stateObject: inout ManagedObject?, context: ManagedObjectContext, report: inout SyncReport) throws -> Int {
         var surviving: [SyncOperation] = []
         for operation in operations {
+            if case .update(_, _, _, let timestamp) = operation {
+                let date = timestamp.date
+                if date > (state.clockFloor ?? .distantPast) { state.clockFloor = date }
+            }
             var serverOperation: SyncOperation? = operation
             var transformed: [SyncOperation] = []
             transformed.reserveCapacity(pending.count)

@@ -22,6 +22,9 @@ package struct SyncTimestamp: Sendable, Hashable, Comparable, CustomStringConver
         nanoseconds = Int32((micros - whole * 1_000_000) * 1000)
     }
 
+    /// The moment as a `Date` (to the precision a `Date` keeps, about a tenth of a microsecond).
+    package var date: Date { Date(timeIntervalSince1970: TimeInterval(seconds) + TimeInterval(nanoseconds) / 1_000_000_000) }
+
     package static func < (lhs: SyncTimestamp, rhs: SyncTimestamp) -> Bool {
         (lhs.seconds, lhs.nanoseconds) < (rhs.seconds, rhs.nanoseconds)
     }
