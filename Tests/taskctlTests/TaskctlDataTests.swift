@@ -110,7 +110,7 @@ struct TaskctlDataTests {
         let fixture = TaskctlRunner.repository.appendingPathComponent("Tests/ObjectStoreTests/Fixtures/Tasks/v1.store")
         try FileManager.default.copyItem(at: fixture, to: t.store)
         let plan = try t.ok("migrate", "--dry-run")
-        #expect(plan == "step: v1 -> v2 (inferred)\nstep: v2 -> v3 (custom mapping)\nstep: v3 -> v4 (inferred)\nstep: v4 -> v7 (inferred)\nobjects: Location: 2, Task: 4\ndry run: every object migrates and validates; nothing was written\n")
+        #expect(plan == "step: v1 -> v2 (inferred)\nstep: v2 -> v3 (custom mapping)\nstep: v3 -> v4 (inferred)\nstep: v4 -> v7 (inferred)\nstep: v7 -> v8 (inferred)\nobjects: Location: 2, Task: 4\ndry run: every object migrates and validates; nothing was written\n")
         #expect(try Data(contentsOf: t.store) == Data(contentsOf: fixture))
         let result = try t.run("list")
         #expect(result.status == 0)
@@ -160,7 +160,7 @@ struct TaskctlDataTests {
         let first = try t.run("export")
         #expect(first.status == 0, "\(first.err)")
         #expect(first.out == expected)
-        // Written with model v4 (v5 and v6 share its hashes): migrated to v7 in the same step.
+        // Written with model v4 (v5 and v6 share its hashes): migrated to v8 in the same run.
         let backup = URL(fileURLWithPath: t.store.path + ".v4-backup")
         #expect(first.err.contains("upgraded the store from the pre-release binary format \(format) to store format 1.0; the old store is kept at \(backup.path)"), "\(first.err)")
         #expect(try Data(contentsOf: backup) == Data(contentsOf: fixture), "the original, untouched")
