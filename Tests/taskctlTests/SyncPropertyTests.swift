@@ -321,6 +321,56 @@ final class MemorySyncServer: SyncServer, @unchecked Sendable {
         #expect(outcome.get() == nil, "\(outcome.get() ?? "")")
     }
 
+    /// A sync of more than a version's megabyte reports each version sent, with the changes
+    /// sent so far of all it has to send; the replica that receives them counts versions and
+    /// changes as they come. taskctl draws these as its progress line.
+    @Test func aLongSyncReportsItsProgress() async throws {
+        let model = try App.modelDirectory().currentModel()
+        let outcome = ResultHolder()
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            let thread = Thread {
+                do {
+                    let server = MemorySyncServer(), start = Date(timeIntervalSince1970: 1_795_000_000)
+                    let a = Replica(model: model, server: server, start: start), b = Replica(model: model, server: server, start: start)
+                    for index in 0..<3_000 {
+                        let task = try a.context.insertObject(entityName: "Task")
+                        try task.setValue(.uuid(UUID()), forKey: "uuid")
+                        try task.setValue(.string("task \(index) " + String(repeating: "x", count: 300)), forKey: "title")
+                        try task.setValue(.date(a.clock), forKey: "createdAt")
+                    }
+                    try a.context.save()
+                    var sent: [SyncProgress] = [], received: [SyncProgress] = []
+                    let report = try a.engine.sync { sent.append($0) }
+                    _ = try b.engine.sync { received.append($0) }
+                    let total = report.operationsSent
+                    if report.versionsSent < 2 { outcome.set("one version only: \(report)") }
+                    if sent.map(\.versions) != Array(1...report.versionsSent) { outcome.set("versions sent: \(sent)") }
+                    if !sent.allSatisfy({ $0.phase == .sending && $0.total == total }) || sent.last?.changes != total
+                        || zip(sent, sent.dropFirst()).contains(where: { $0.changes >= $1.changes }) {
+                        outcome.set("sending: \(sent) of \(total)")
+                    }
+                    if received.map(\.versions) != Array(1...report.versionsSent) || received.last?.changes != total
+                        || !received.allSatisfy({ $0.phase == .receiving && $0.total == nil }) {
+                        outcome.set("receiving: \(received)")
+                    }
+                } catch {
+                    outcome.set("\(error)")
+                }
+                done.resume()
+            }
+            thread.stackSize = 8 << 20
+            thread.start()
+        }
+        #expect(outcome.get() == nil, "\(outcome.get() ?? "")")
+        // The line taskctl draws: a bar of what was sent, counts of what was received.
+        #expect(SyncCommand.progressLine(SyncProgress(phase: .sending, versions: 2, changes: 4_000, total: 10_000), width: 80)
+                == "taskctl: sync: sending [============>                  ] 4,000 of 10,000 changes")
+        #expect(SyncCommand.progressLine(SyncProgress(phase: .sending, versions: 5, changes: 10_000, total: 10_000), width: 80)
+                == "taskctl: sync: sending [===============================] 10,000 of 10,000 changes")
+        #expect(SyncCommand.progressLine(SyncProgress(phase: .receiving, versions: 1, changes: 1, total: nil), width: 80)
+                == "taskctl: sync: received 1 change in 1 version")
+    }
+
     final class ResultHolder: @unchecked Sendable {
         private let lock = NSLock()
         private var detail: String?

@@ -24,6 +24,31 @@ package struct SyncReport: Sendable {
     package var warnings: [String] = []
 }
 
+/// How far a sync has come, reported after each version received or sent.
+package struct SyncProgress: Sendable, Equatable {
+    package enum Phase: Sendable, Equatable {
+        /// Receiving the server's versions: how many follow is not known until the last.
+        case receiving
+        /// Sending the local changes, in versions of about a megabyte.
+        case sending
+    }
+
+    package var phase: Phase
+    /// Versions received or sent so far.
+    package var versions: Int
+    /// Changes (operations) received or sent so far.
+    package var changes: Int
+    /// The changes to send in all (nil while receiving).
+    package var total: Int?
+
+    package init(phase: Phase, versions: Int, changes: Int, total: Int?) {
+        self.phase = phase
+        self.versions = versions
+        self.changes = changes
+        self.total = total
+    }
+}
+
 /// Where a replica stands, read from the store alone (no server is asked).
 package struct SyncStatus: Sendable {
     /// The server the last sync was with (nil: never synced).
@@ -242,7 +267,7 @@ package final class SyncEngine {
     /// It waits for each server call on the calling thread: call it from a thread of your
     /// own (taskctl: its main thread), not from a task of Swift's concurrency pool, which
     /// runs those calls.
-    package func sync(progress: ((String) -> Void)? = nil) throws -> SyncReport {
+    package func sync(progress: ((SyncProgress) -> Void)? = nil) throws -> SyncReport {
         var report = SyncReport()
         let context = newContext()
         var (state, stateObject) = try readState(context)
@@ -255,6 +280,7 @@ package final class SyncEngine {
         var pending = local.operations
         var base = state.baseVersion ?? nilVersion
         var conflicts = 0
+        var receivedOperations = 0
         while true {
             // Pull.
             // Versions are applied together, up to about `receivedBatch` operations in one
@@ -276,10 +302,11 @@ package final class SyncEngine {
                     break pullLoop
                 case .version(let id, _, let operations):
                     received += operations
+                    receivedOperations += operations.count
                     receivedThrough = id
                     report.versionsReceived += 1
                     base = id
-                    progress?("received version \(report.versionsReceived)")
+                    progress?(SyncProgress(phase: .receiving, versions: report.versionsReceived, changes: receivedOperations, total: nil))
                     if received.count >= Self.receivedBatch { try applyReceived() }
                 case .gone:
                     try applyReceived()
@@ -329,7 +356,7 @@ package final class SyncEngine {
                 base = id
                 report.versionsSent += 1
                 report.operationsSent += batch.count
-                progress?("sent version \(report.versionsSent)")
+                progress?(SyncProgress(phase: .sending, versions: report.versionsSent, changes: report.operationsSent, total: report.operationsSent + pending.count))
                 state.server = server.identity
                 state.baseVersion = id
                 if pending.isEmpty {

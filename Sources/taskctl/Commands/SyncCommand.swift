@@ -40,13 +40,15 @@ enum SyncCommand {
         }
         defer { transport?.finish() }
         let engine = SyncEngine(coordinator: coordinator, mapping: mapping, server: syncServer, clock: { app.now })
-        let terminal = app.terminal
+        // Progress on the terminal (standard error), one line redrawn, cleared at the end.
+        let shows = isatty(STDERR_FILENO) == 1 && app.environment["TERM"] != "dumb"
+        let width = app.terminal.width
         let report: SyncReport
         do {
-            report = try engine.sync { step in
-                if terminal.isTTY { FileHandle.standardError.write(Data("\rtaskctl: sync: \(step)\u{1B}[K".utf8)) }
+            report = try engine.sync { progress in
+                if shows { FileHandle.standardError.write(Data("\r\(progressLine(progress, width: width))\u{1B}[K".utf8)) }
             }
-            if terminal.isTTY { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+            if shows { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
         } catch let error as SyncServerError {
             throw CLIError.sync("taskctl: sync failed: \(error)\nnothing local was lost: changes not sent go with the next sync")
         } catch let error as SyncError {
@@ -63,6 +65,31 @@ enum SyncCommand {
         }
         if report.snapshotSent { parts.append("sent a snapshot") }
         app.output.line("synced: " + parts.joined(separator: "; "))
+    }
+
+    /// The progress line: what was received so far, or a bar of what was sent of all there
+    /// is to send (`taskctl: sync: sending [=====>    ] 4,000 of 10,000 changes`).
+    static func progressLine(_ progress: SyncProgress, width: Int) -> String {
+        func count(_ n: Int) -> String {
+            let digits = String(n)
+            var out = ""
+            for (index, character) in digits.enumerated() {
+                if index > 0, (digits.count - index) % 3 == 0 { out.append(",") }
+                out.append(character)
+            }
+            return out
+        }
+        let plural = { (n: Int, word: String) in "\(count(n)) \(word)\(n == 1 ? "" : "s")" }
+        guard progress.phase == .sending, let total = progress.total, total > 0 else {
+            return "taskctl: sync: received \(plural(progress.changes, "change")) in \(plural(progress.versions, "version"))"
+        }
+        let tail = " \(count(progress.changes)) of \(plural(total, "change"))"
+        // As wide as the line allows when all is sent, so the bar keeps its width.
+        let widest = " \(count(total)) of \(plural(total, "change"))"
+        let barWidth = max(10, min(40, width - 24 - widest.count))
+        let filled = min(barWidth, progress.changes * barWidth / total)
+        let bar = String(repeating: "=", count: filled) + (filled < barWidth ? ">" + String(repeating: " ", count: barWidth - filled - 1) : "")
+        return "taskctl: sync: sending [\(bar)]" + tail
     }
 
     /// The git repository the settings name (TaskChampion's git layout), opened or cloned.
