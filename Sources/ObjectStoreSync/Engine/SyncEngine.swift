@@ -435,6 +435,7 @@ package final class SyncEngine {
             guard let properties = tasks[uuid] else { continue }
             report.warnings += try mapping.write(properties, for: uuid, in: context)
         }
+        report.warnings += try mapping.finishWrites(in: context)
         state.baseVersion = version
         state.server = server.identity
         stateObject = try write(state, existing: stateObject, in: context)
@@ -464,6 +465,7 @@ package final class SyncEngine {
             report.warnings += try mapping.write(properties, for: task.uuid, in: context)
             report.operationsApplied += 1
         }
+        report.warnings += try mapping.finishWrites(in: context)
         state.baseVersion = version
         state.server = server.identity
         stateObject = try write(state, existing: stateObject, in: context)

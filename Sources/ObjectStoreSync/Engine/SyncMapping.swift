@@ -73,4 +73,11 @@ package protocol SyncMapping {
     /// `context`, without saving. A value the model refuses is kept where the mapping can
     /// keep it and named in the warnings returned; it never stops a sync.
     func write(_ properties: [String: String]?, for uuid: UUID, in context: ManagedObjectContext) throws -> [String]
+    /// Called after the writes of one save, before it: what needs every object of the batch
+    /// (relationships to objects written after the one naming them). Returns warnings.
+    func finishWrites(in context: ManagedObjectContext) throws -> [String]
+}
+
+extension SyncMapping {
+    package func finishWrites(in context: ManagedObjectContext) throws -> [String] { [] }
 }

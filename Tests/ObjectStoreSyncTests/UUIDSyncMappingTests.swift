@@ -1,0 +1,211 @@
+import Foundation
+import ObjectStore
+import ObjectStoreModel
+import Testing
+@testable import ObjectStoreSync
+
+/// A model of the library user's own synced through TaskChampion's layout with the generic
+/// mapping: objects with a UUID, attributes of every type, a to-one relationship with its
+/// to-many inverse, and a many-to-many pair.
+struct UUIDSyncMappingTests {
+    static let schema = #"""
+    { "entities": [
+        { "name": "Folder",
+          "attributes": [{ "name": "uuid", "type": "uuid", "optional": false, "preserveValueOnDeletion": true }, { "name": "name", "type": "string" }],
+          "relationships": [{ "name": "notes", "destination": "Note", "inverse": "folder", "toMany": true, "deleteRule": "nullify" }] },
+        { "name": "Note",
+          "attributes": [{ "name": "uuid", "type": "uuid", "optional": false, "preserveValueOnDeletion": true }, { "name": "title", "type": "string" },
+                         { "name": "pinned", "type": "boolean", "optional": false, "default": false }, { "name": "rating", "type": "double" },
+                         { "name": "count", "type": "int64" }, { "name": "created", "type": "date" }, { "name": "blob", "type": "binary" }],
+          "relationships": [{ "name": "folder", "destination": "Folder", "inverse": "notes", "deleteRule": "nullify" },
+                            { "name": "labels", "destination": "Label", "inverse": "notes", "toMany": true, "deleteRule": "nullify" }] },
+        { "name": "Label",
+          "attributes": [{ "name": "uuid", "type": "uuid", "optional": false, "preserveValueOnDeletion": true }, { "name": "name", "type": "string" }],
+          "relationships": [{ "name": "notes", "destination": "Note", "inverse": "labels", "toMany": true, "deleteRule": "nullify" }] },
+        { "name": "SyncState",
+          "attributes": [{ "name": "server", "type": "string" }, { "name": "baseVersion", "type": "uuid" },
+                         { "name": "syncedTransaction", "type": "int64", "optional": false, "default": 0 }, { "name": "lastSync", "type": "date" },
+                         { "name": "clockFloor", "type": "date" }] }
+    ] }
+    """#
+
+    final class Replica {
+        let context: ManagedObjectContext
+        let engine: SyncEngine
+        init(model: ManagedObjectModel, server: any SyncServer) throws {
+            let coordinator = PersistentStoreCoordinator(inMemoryWith: model, history: .all)
+            context = ManagedObjectContext(coordinator: coordinator)
+            context.mergePolicy = .mergeByPropertyMemoryWins
+            engine = SyncEngine(coordinator: coordinator, mapping: try UUIDSyncMapping(model: model), server: server)
+        }
+
+        func insert(_ entity: String, _ values: [String: Value] = [:]) throws -> ManagedObject {
+            let object = try context.insertObject(entityName: entity)
+            try object.setValue(.uuid(UUID()), forKey: "uuid")
+            for (key, value) in values { try object.setValue(value, forKey: key) }
+            return object
+        }
+
+        func sync() throws {
+            context.reset()
+            _ = try engine.sync()
+        }
+
+        /// Every object as text, by UUID: entity, attributes, relationships as UUIDs.
+        func dump() throws -> [String: String] {
+            let fresh = ManagedObjectContext(coordinator: context.coordinator)
+            var all: [String: String] = [:]
+            for entity in ["Folder", "Note", "Label"] {
+                for object in try fresh.fetch(FetchRequest(entityName: entity)) {
+                    guard case .uuid(let uuid) = object["uuid"] else { continue }
+                    var parts = [entity]
+                    for property in object.entity.properties {
+                        if let relationship = property.relationship {
+                            let targets = try relationship.isToMany ? object.objects(forKey: property.name) : [object.object(forKey: property.name)].compactMap { $0 }
+                            parts.append("\(property.name)=" + targets.map { "\($0["uuid"])" }.sorted().joined(separator: ","))
+                        } else if property.name != "uuid" {
+                            parts.append("\(property.name)=\(object[property.name])")
+                        }
+                    }
+                    all[uuid.uuidString] = parts.joined(separator: " ")
+                }
+            }
+            return all
+        }
+    }
+
+    /// Runs `body` on a thread of its own (the engine waits for its server there), awaited.
+    func onThread(_ body: @escaping @Sendable () throws -> Void) async throws {
+        let failure = Failure()
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            let thread = Thread {
+                do { try body() } catch { failure.set("\(error)") }
+                done.resume()
+            }
+            thread.stackSize = 8 << 20
+            thread.start()
+        }
+        if let message = failure.get() { Issue.record(Comment(rawValue: message)) }
+    }
+
+    final class Failure: @unchecked Sendable {
+        private let lock = NSLock()
+        private var message: String?
+        func set(_ text: String) { lock.withLock { message = message ?? text } }
+        func get() -> String? { lock.withLock { message } }
+    }
+
+    func server() -> BucketSyncServer {
+        BucketSyncServer(bucket: MemoryBucket(), key: Array(repeating: 7, count: 32), random: { 255 })
+    }
+
+    /// A graph of objects reaches the other replica whole; concurrent changes to different
+    /// properties and relationships are both kept, a deletion wins over an edit.
+    @Test func aModelOfOnesOwnSyncsWithItsRelationships() async throws {
+        let model = try ManagedObjectModel(schema: Self.schema, file: "notes")
+        let server = server()
+        try await onThread {
+            let a = try Replica(model: model, server: server), b = try Replica(model: model, server: server)
+            let inbox = try a.insert("Folder", ["name": "Inbox"])
+            let urgent = try a.insert("Label", ["name": "urgent"]), home = try a.insert("Label", ["name": "home"])
+            let first = try a.insert("Note", ["title": "First", "pinned": .bool(true), "rating": .double(4.5), "count": .integer(-3),
+                                              "created": .date(Date(timeIntervalSince1970: 1_795_000_000.25)), "blob": .data(Data([0, 1, 254, 255]))])
+            try first.setObject(inbox, forKey: "folder")
+            try first.setObjects([urgent, home], forKey: "labels")
+            let second = try a.insert("Note", ["title": "Second"])
+            try second.setObject(inbox, forKey: "folder")
+            try a.context.save()
+            try a.sync()
+            try b.sync()
+            let shared = try a.dump()
+            guard shared.count == 5, try b.dump() == shared else {
+                throw SyncMappingError(reason: "B received \(try b.dump()), A has \(shared)")
+            }
+
+            // A retitles the first note and takes a label off; B moves it to a new folder,
+            // unpins it and deletes the second note.
+            let firstID = try #require(first["uuid"].uuidValue), secondID = try #require(second["uuid"].uuidValue)
+            let onA = try #require(try a.context.fetch(FetchRequest(entityName: "Note", predicate: ObjectPredicate(format: "uuid == %@", .uuid(firstID)))).first)
+            try onA.setValue(.string("First, retitled"), forKey: "title")
+            try onA.removeObject(try #require(try onA.objects(forKey: "labels").first { $0["name"] == .string("home") }), fromKey: "labels")
+            try a.context.save()
+            let onB = try #require(try b.context.fetch(FetchRequest(entityName: "Note", predicate: ObjectPredicate(format: "uuid == %@", .uuid(firstID)))).first)
+            let archive = try b.insert("Folder", ["name": "Archive"])
+            try onB.setObject(archive, forKey: "folder")
+            try onB.setValue(.bool(false), forKey: "pinned")
+            let secondOnB = try #require(try b.context.fetch(FetchRequest(entityName: "Note", predicate: ObjectPredicate(format: "uuid == %@", .uuid(secondID)))).first)
+            b.context.delete(secondOnB)
+            try b.context.save()
+            try a.sync()
+            try b.sync()
+            try a.sync()
+            let endA = try a.dump(), endB = try b.dump()
+            let archiveID = try #require(archive["uuid"].uuidValue), urgentID = try #require(urgent["uuid"].uuidValue)
+            let expected = "Note blob=<4 bytes> count=-3 created=2026-11-18T11:06:40.25Z folder=\(archiveID.uuidString) labels=\(urgentID.uuidString) "
+                + "pinned=false rating=4.5 title=\"First, retitled\""
+            guard endA[firstID.uuidString] == expected, endA[secondID.uuidString] == nil, endA.count == 5,
+                  endA[archiveID.uuidString] == "Folder name=\"Archive\" notes=\(firstID.uuidString)"
+            else { throw SyncMappingError(reason: "not the merged graph: \(endA)") }
+        }
+    }
+
+    /// Three replicas, random changes (objects made and deleted, attributes set, to-one and
+    /// many-to-many relationships changed) and syncs in random order: after a last round they
+    /// hold the same objects, property for property (60 seeds).
+    @Test func threeReplicasOfAModelOfOnesOwnConverge() async throws {
+        let model = try ManagedObjectModel(schema: Self.schema, file: "notes")
+        try await onThread {
+            var tasks = 0
+            for seed in 1...60 as ClosedRange<UInt64> {
+                var random = seed &* 0x9E37_79B9_7F4A_7C15
+                func next(_ bound: Int) -> Int {
+                    random ^= random << 13; random ^= random >> 7; random ^= random << 17
+                    return Int(random % UInt64(bound))
+                }
+                let server = server()
+                let replicas = try (0..<3).map { _ in try Replica(model: model, server: server) }
+                for _ in 0..<30 {
+                    let replica = replicas[next(3)]
+                    if next(4) == 0 { try replica.sync(); continue }
+                    let context = replica.context
+                    let notes = try context.fetch(FetchRequest(entityName: "Note")), folders = try context.fetch(FetchRequest(entityName: "Folder"))
+                    let labels = try context.fetch(FetchRequest(entityName: "Label"))
+                    switch next(7) {
+                    case 0: _ = try replica.insert("Note", ["title": .string("n\(next(100))")])
+                    case 1: _ = try replica.insert(next(2) == 0 ? "Folder" : "Label", ["name": .string("x\(next(100))")])
+                    case 2: if !notes.isEmpty { try notes[next(notes.count)].setValue(.string("t\(next(100))"), forKey: "title") }
+                    case 3: if !notes.isEmpty { try notes[next(notes.count)].setObject(folders.isEmpty ? nil : folders[next(folders.count)], forKey: "folder") }
+                    case 4: if !notes.isEmpty, !labels.isEmpty { try notes[next(notes.count)].addObject(labels[next(labels.count)], toKey: "labels") }
+                    case 5: if !notes.isEmpty { let note = notes[next(notes.count)]; if let label = try note.objects(forKey: "labels").first { try note.removeObject(label, fromKey: "labels") } }
+                    default:
+                        let all = notes + folders + labels
+                        if !all.isEmpty { context.delete(all[next(all.count)]) }
+                    }
+                    try context.save()
+                }
+                for replica in replicas + replicas { try replica.sync() }
+                let first = try replicas[0].dump()
+                tasks += first.count
+                for replica in replicas.dropFirst() where try replica.dump() != first {
+                    throw SyncMappingError(reason: "seed \(seed): \(try replica.dump()) vs \(first)")
+                }
+            }
+            if tasks < 60 * 3 { throw SyncMappingError(reason: "only \(tasks) objects in 60 seeds") }
+        }
+    }
+
+    /// A model the mapping cannot serve is named: a UUID attribute not kept on deletion.
+    @Test func aUUIDNotKeptOnDeletionIsRefused() throws {
+        let model = try ManagedObjectModel(schema: #"{ "entities": [{ "name": "Item", "attributes": [{ "name": "uuid", "type": "uuid" }] }] }"#)
+        #expect(throws: SyncMappingError.self) { try UUIDSyncMapping(model: model) }
+        #expect(UUIDSyncMapping.value("2.5", as: .double) == .double(2.5) && UUIDSyncMapping.value("yes", as: .boolean) == nil)
+        #expect(UUIDSyncMapping.text(.date(Date(timeIntervalSince1970: 1.5))) == "1.5")
+    }
+}
+
+extension Value {
+    var uuidValue: UUID? {
+        if case .uuid(let uuid) = self { return uuid }
+        return nil
+    }
+}
