@@ -169,6 +169,53 @@ struct S3SyncTests {
         try b.ok("store", "check")
     }
 
+    /// A sync killed at any moment (reading, writing its version, swapping `latest`,
+    /// sending a snapshot, applying) leaves the store sound with every local change, the
+    /// bucket with one line of versions, and the next sync converges.
+    @Test func aSyncThroughS3KilledAtAnyStepLosesNothing() async throws {
+        guard let server = try await server() else { return }
+        let tests = SyncTests()
+        let a = try replica(server), b = try replica(server)
+        a.now = "2026-11-22T09:00:00Z"
+        for n in 0..<40 { try a.ok("add", "Before \(n)") }
+        try tests.sync(a, at: "2026-11-22T09:00:00Z")
+        try tests.sync(b, at: "2026-11-22T09:01:00Z")
+        var added = try a.texts()
+        for (round, delay) in [0.02, 0.05, 0.08, 0.12, 0.16, 0.2, 0.3, 0.45].enumerated() {
+            b.now = "2026-11-22T10:\(10 + round):00Z"
+            try b.ok("add", "From B \(round)")
+            try b.ok("sync")
+            a.now = "2026-11-22T10:\(10 + round):30Z"
+            try a.ok("add", "From A \(round)")
+            added.append("From A \(round)")
+            let (process, out, err) = try a.start(["sync"])
+            usleep(useconds_t(delay * 1_000_000))
+            kill(process.processIdentifier, SIGKILL)
+            _ = out.fileHandleForReading.readDataToEndOfFile()
+            _ = err.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            #expect(try a.ok("store", "check").hasPrefix("ok:"), "killed after \(delay) s")
+            let texts = try a.texts()
+            #expect(added.allSatisfy(texts.contains), "killed after \(delay) s: \(texts)")
+        }
+        try tests.sync(a, at: "2026-11-22T11:00:00Z")
+        try tests.sync(b, at: "2026-11-22T11:01:00Z")
+        #expect(try tests.tasks(a) == tests.tasks(b))
+        #expect(try a.texts().count == 40 + 8 + 8)
+        let versions = try await objects(server).filter { $0.hasPrefix("v-") }
+        let latest = try #require(try await server.bucket().get("latest"))
+        let parents = Dictionary(versions.map { (String($0.suffix(32)), String($0.dropFirst(2).prefix(32))) }, uniquingKeysWith: { first, _ in first })
+        var line: Set<String> = [], current = String(decoding: latest.data, as: UTF8.self)
+        while let parent = parents[current], line.count <= versions.count {
+            line.insert(current)
+            current = parent
+        }
+        // One line from latest back to the first version; anything else is what a killed
+        // writer left beside it (put, not swapped in), which a cleanup removes.
+        #expect(current == String(repeating: "0", count: 32), "the line from latest ends at \(current)")
+        #expect(parents.filter { !line.contains($0.key) }.allSatisfy { line.contains($0.value) || $0.value == current }, "\(versions)")
+    }
+
     /// The bucket operations the layout rests on, on the real server: a write only if
     /// absent, a replacement only if unchanged, listing by prefix with times, and S3's error
     /// named for a wrong key.

@@ -300,6 +300,58 @@ struct SyncTests {
         #expect(try wrong.texts() == ["Only here"])
     }
 
+    /// Through git: a sync killed at any moment (while git fetches, commits or pushes)
+    /// leaves the store sound with every local change, and the next sync converges; a remote
+    /// that is gone is named (it was taken for a remote that had moved on, and the version
+    /// kept in the clone alone), and the change goes once it is back.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/git"), "needs git"))
+    func aSyncThroughGitKilledAtAnyStepLosesNothing() throws {
+        let folder = try TaskctlRunner()
+        let remote = try gitRemote(in: folder.directory)
+        let a = try gitReplica(remote), b = try gitReplica(remote)
+        a.now = "2026-11-22T09:00:00Z"
+        for n in 0..<20 { try a.ok("add", "Before \(n)") }
+        try sync(a, at: "2026-11-22T09:00:00Z")
+        try sync(b, at: "2026-11-22T09:01:00Z")
+        var added = try a.texts()
+        for (round, delay) in [0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.45, 0.6].enumerated() {
+            b.now = "2026-11-22T10:\(10 + round):00Z"
+            try b.ok("add", "From B \(round)")
+            try b.ok("sync")
+            a.now = "2026-11-22T10:\(10 + round):30Z"
+            try a.ok("add", "From A \(round)")
+            added.append("From A \(round)")
+            let (process, out, err) = try a.start(["sync"])
+            usleep(useconds_t(delay * 1_000_000))
+            // taskctl alone: a git it started goes on to its end (a Ctrl-C, which kills
+            // git half-way too, is not tried here).
+            kill(process.processIdentifier, SIGKILL)
+            _ = out.fileHandleForReading.readDataToEndOfFile()
+            _ = err.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            #expect(try a.ok("store", "check").hasPrefix("ok:"), "killed after \(delay) s")
+            let texts = try a.texts()
+            #expect(added.allSatisfy(texts.contains), "killed after \(delay) s: \(texts)")
+        }
+        try sync(a, at: "2026-11-22T11:00:00Z")
+        try sync(b, at: "2026-11-22T11:01:00Z")
+        #expect(try tasks(a) == tasks(b))
+        #expect(try a.texts().count == 20 + 8 + 8)
+
+        // The remote gone: named, exit 3; back, the change goes.
+        let moved = remote.deletingLastPathComponent().appendingPathComponent("moved.git")
+        try FileManager.default.moveItem(at: remote, to: moved)
+        b.now = "2026-11-22T11:02:00Z"
+        try b.ok("add", "While the remote is gone")
+        let down = try b.run("sync")
+        #expect(down.status == 3 && down.err.contains("sync failed"), "\(down.err)")
+        try FileManager.default.moveItem(at: moved, to: remote)
+        try sync(b, at: "2026-11-22T11:03:00Z")
+        try sync(a, at: "2026-11-22T11:04:00Z")
+        #expect(try a.texts().contains("While the remote is gone"))
+        #expect(try tasks(a) == tasks(b))
+    }
+
     /// A recurring task marked done on two replicas before they sync makes one next task:
     /// its UUID is named after the task and its due date (UUIDv5), so the two are one.
     @Test func aRecurringTaskDoneOnTwoReplicasMakesOneNextTask() throws {

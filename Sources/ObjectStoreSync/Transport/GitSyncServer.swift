@@ -44,9 +44,9 @@ package final class GitSyncServer: SyncServer, @unchecked Sendable {
         var description: String { "git \(arguments.joined(separator: " ")) failed" + (output.isEmpty ? "" : ": \(output)") }
     }
 
-    /// Runs git in the repository; `(succeeded, output)`.
+    /// Runs git in the repository; `(succeeded, output, exit status)`.
     @discardableResult
-    func run(_ arguments: [String], in directory: URL? = nil) throws -> (ok: Bool, output: String) {
+    func run(_ arguments: [String], in directory: URL? = nil) throws -> (ok: Bool, output: String, status: Int32) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: git)
         process.arguments = (git == "/usr/bin/env" ? ["git"] : []) + arguments
@@ -66,11 +66,11 @@ package final class GitSyncServer: SyncServer, @unchecked Sendable {
         }
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return (process.terminationStatus == 0, String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+        return (process.terminationStatus == 0, String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines), process.terminationStatus)
     }
 
     func must(_ arguments: [String], in directory: URL? = nil) throws {
-        let (ok, output) = try run(arguments, in: directory)
+        let (ok, output, _) = try run(arguments, in: directory)
         guard ok else { throw SyncServerError.unreachable(url: identity, reason: GitFailure(arguments: arguments, output: output).description) }
     }
 
@@ -138,10 +138,14 @@ package final class GitSyncServer: SyncServer, @unchecked Sendable {
         return meta
     }
 
-    /// The clone made what the remote's branch is (when the remote has it).
+    /// The clone made what the remote's branch is (when the remote has it); a remote that
+    /// cannot be reached is an error, not an empty one.
     func resetToRemote() throws {
         guard let remote else { return }
-        guard try run(["ls-remote", "--exit-code", "--heads", remote, branch]).ok else { return }
+        let listed = try run(["ls-remote", "--exit-code", "--heads", remote, branch])
+        // Exit status 2: the remote has no such branch (yet).
+        if listed.status == 2 { return }
+        guard listed.ok else { throw SyncServerError.unreachable(url: identity, reason: GitFailure(arguments: ["ls-remote", remote], output: listed.output).description) }
         try must(["fetch", remote, branch])
         try must(["reset", "--hard", "FETCH_HEAD"])
         try must(["clean", "-f", "--", "v-*", "snapshot", "meta"])
@@ -185,8 +189,11 @@ package final class GitSyncServer: SyncServer, @unchecked Sendable {
             try must(["add", name, "meta"])
             try must(["commit", "-m", "add version"])
             guard try push() else {
-                // Another replica pushed first: undo, take the remote's, and name its head.
-                try must(["reset", "HEAD~1", "--soft"])
+                // Undone whole (the version's file and meta too); then either another replica
+                // pushed first (take the remote's and name its head) or the remote cannot be
+                // reached (an error: nothing was sent).
+                try must(["reset", "--hard", "HEAD~1"])
+                try? FileManager.default.removeItem(at: localPath.appendingPathComponent(name))
                 try resetToRemote()
                 return .conflict(expectedParent: try readMeta().latest)
             }
@@ -231,7 +238,7 @@ package final class GitSyncServer: SyncServer, @unchecked Sendable {
             try must(["add", "snapshot"])
             try must(["commit", "-m", "add snapshot"])
             guard try push() else {
-                try must(["reset", "HEAD~1", "--soft"])
+                try must(["reset", "--hard", "HEAD~1"])
                 try resetToRemote()
                 throw SyncServerError.unreachable(url: identity, reason: "another replica pushed first; the snapshot goes another time")
             }
