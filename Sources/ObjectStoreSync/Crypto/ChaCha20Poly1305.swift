@@ -68,6 +68,7 @@ package enum ChaCha20 {
         let j13 = word(nonce, 0), j14 = word(nonce, 4), j15 = word(nonce, 8)
         var out = data
         out.withUnsafeMutableBufferPointer { buffer in
+            guard let start = buffer.baseAddress else { return }
             var j12 = counter
             var offset = 0
             while offset < buffer.count {
@@ -77,18 +78,22 @@ package enum ChaCha20 {
                     quarter(&x0, &x4, &x8, &x12); quarter(&x1, &x5, &x9, &x13); quarter(&x2, &x6, &x10, &x14); quarter(&x3, &x7, &x11, &x15)
                     quarter(&x0, &x5, &x10, &x15); quarter(&x1, &x6, &x11, &x12); quarter(&x2, &x7, &x8, &x13); quarter(&x3, &x4, &x9, &x14)
                 }
-                let words = [x0 &+ j0, x1 &+ j1, x2 &+ j2, x3 &+ j3, x4 &+ j4, x5 &+ j5, x6 &+ j6, x7 &+ j7,
-                             x8 &+ j8, x9 &+ j9, x10 &+ j10, x11 &+ j11, x12 &+ j12, x13 &+ j13, x14 &+ j14, x15 &+ j15]
                 let count = min(64, buffer.count - offset)
                 if count == 64 {
-                    for (i, value) in words.enumerated() {
-                        let at = offset + i * 4
-                        buffer[at] ^= UInt8(truncatingIfNeeded: value)
-                        buffer[at + 1] ^= UInt8(truncatingIfNeeded: value >> 8)
-                        buffer[at + 2] ^= UInt8(truncatingIfNeeded: value >> 16)
-                        buffer[at + 3] ^= UInt8(truncatingIfNeeded: value >> 24)
+                    // Whole blocks: each key-stream word XORed into four bytes at once.
+                    let base = UnsafeMutableRawPointer(start + offset)
+                    @inline(__always) func mix(_ i: Int, _ value: UInt32) {
+                        let at = i * 4
+                        let current = UInt32(littleEndian: base.loadUnaligned(fromByteOffset: at, as: UInt32.self))
+                        base.storeBytes(of: (current ^ value).littleEndian, toByteOffset: at, as: UInt32.self)
                     }
+                    mix(0, x0 &+ j0); mix(1, x1 &+ j1); mix(2, x2 &+ j2); mix(3, x3 &+ j3)
+                    mix(4, x4 &+ j4); mix(5, x5 &+ j5); mix(6, x6 &+ j6); mix(7, x7 &+ j7)
+                    mix(8, x8 &+ j8); mix(9, x9 &+ j9); mix(10, x10 &+ j10); mix(11, x11 &+ j11)
+                    mix(12, x12 &+ j12); mix(13, x13 &+ j13); mix(14, x14 &+ j14); mix(15, x15 &+ j15)
                 } else {
+                    let words = [x0 &+ j0, x1 &+ j1, x2 &+ j2, x3 &+ j3, x4 &+ j4, x5 &+ j5, x6 &+ j6, x7 &+ j7,
+                                 x8 &+ j8, x9 &+ j9, x10 &+ j10, x11 &+ j11, x12 &+ j12, x13 &+ j13, x14 &+ j14, x15 &+ j15]
                     for i in 0..<count { buffer[offset + i] ^= UInt8(truncatingIfNeeded: words[i / 4] >> (UInt32(i % 4) * 8)) }
                 }
                 offset += 64
@@ -114,34 +119,48 @@ package enum Poly1305 {
         let r4 = UInt64((word(12) >> 8) & 0x00f_ffff)
         let s1 = r1 * 5, s2 = r2 * 5, s3 = r3 * 5, s4 = r4 * 5
         var h0: UInt64 = 0, h1: UInt64 = 0, h2: UInt64 = 0, h3: UInt64 = 0, h4: UInt64 = 0
-        var offset = 0
-        while offset < message.count {
-            var block = [UInt8](repeating: 0, count: 17)
-            let n = min(16, message.count - offset)
-            for i in 0..<n { block[i] = message[offset + i] }
-            block[n] = 1
-            func le32(_ i: Int) -> UInt64 {
-                UInt64(block[i]) | UInt64(block[i + 1]) << 8 | UInt64(block[i + 2]) << 16 | UInt64(block[i + 3]) << 24
-            }
-            h0 += le32(0) & 0x3ff_ffff
-            h1 += (le32(3) >> 2) & 0x3ff_ffff
-            h2 += (le32(6) >> 4) & 0x3ff_ffff
-            h3 += (le32(9) >> 6) & 0x3ff_ffff
-            h4 += (le32(12) >> 8) | UInt64(block[16]) << 24
-            // h *= r (mod 2^130 - 5)
-            let d0 = h0 * r0 + h1 * s4 + h2 * s3 + h3 * s2 + h4 * s1
-            var d1 = h0 * r1 + h1 * r0 + h2 * s4 + h3 * s3 + h4 * s2
-            var d2 = h0 * r2 + h1 * r1 + h2 * r0 + h3 * s4 + h4 * s3
-            var d3 = h0 * r3 + h1 * r2 + h2 * r1 + h3 * r0 + h4 * s4
-            var d4 = h0 * r4 + h1 * r3 + h2 * r2 + h3 * r1 + h4 * r0
+        // h += block (with its high bit); h *= r (mod 2^130 - 5). Limbs stay below 2^27 and
+        // products below 2^59, so the wrapping operators never wrap.
+        func absorb(_ m0: UInt64, _ m1: UInt64, _ m2: UInt64, _ m3: UInt64, _ high: UInt64) {
+            h0 &+= m0 & 0x3ff_ffff
+            h1 &+= ((m0 >> 26) | (m1 << 6)) & 0x3ff_ffff
+            h2 &+= ((m1 >> 20) | (m2 << 12)) & 0x3ff_ffff
+            h3 &+= ((m2 >> 14) | (m3 << 18)) & 0x3ff_ffff
+            h4 &+= (m3 >> 8) | high << 24
+            let d0 = h0 &* r0 &+ h1 &* s4 &+ h2 &* s3 &+ h3 &* s2 &+ h4 &* s1
+            var d1 = h0 &* r1 &+ h1 &* r0 &+ h2 &* s4 &+ h3 &* s3 &+ h4 &* s2
+            var d2 = h0 &* r2 &+ h1 &* r1 &+ h2 &* r0 &+ h3 &* s4 &+ h4 &* s3
+            var d3 = h0 &* r3 &+ h1 &* r2 &+ h2 &* r1 &+ h3 &* r0 &+ h4 &* s4
+            var d4 = h0 &* r4 &+ h1 &* r3 &+ h2 &* r2 &+ h3 &* r1 &+ h4 &* r0
             var c = d0 >> 26; h0 = d0 & 0x3ff_ffff
-            d1 += c; c = d1 >> 26; h1 = d1 & 0x3ff_ffff
-            d2 += c; c = d2 >> 26; h2 = d2 & 0x3ff_ffff
-            d3 += c; c = d3 >> 26; h3 = d3 & 0x3ff_ffff
-            d4 += c; c = d4 >> 26; h4 = d4 & 0x3ff_ffff
-            h0 += c * 5; c = h0 >> 26; h0 &= 0x3ff_ffff
-            h1 += c
-            offset += 16
+            d1 &+= c; c = d1 >> 26; h1 = d1 & 0x3ff_ffff
+            d2 &+= c; c = d2 >> 26; h2 = d2 & 0x3ff_ffff
+            d3 &+= c; c = d3 >> 26; h3 = d3 & 0x3ff_ffff
+            d4 &+= c; c = d4 >> 26; h4 = d4 & 0x3ff_ffff
+            h0 &+= c &* 5; c = h0 >> 26; h0 &= 0x3ff_ffff
+            h1 &+= c
+        }
+        message.withUnsafeBytes { bytes in
+            // Whole blocks straight from the message (32-bit words, little-endian).
+            var offset = 0
+            while offset + 16 <= bytes.count {
+                let w0 = UInt64(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
+                let w1 = UInt64(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self)))
+                let w2 = UInt64(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset + 8, as: UInt32.self)))
+                let w3 = UInt64(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self)))
+                absorb(w0, w1, w2, w3, 1)
+                offset += 16
+            }
+            // The last, short block: its bytes, then a 1, then zeros (no high bit).
+            if offset < bytes.count {
+                var block = [UInt8](repeating: 0, count: 16)
+                for i in offset..<bytes.count { block[i - offset] = bytes[i] }
+                block[bytes.count - offset] = 1
+                func word(_ i: Int) -> UInt64 {
+                    UInt64(block[i]) | UInt64(block[i + 1]) << 8 | UInt64(block[i + 2]) << 16 | UInt64(block[i + 3]) << 24
+                }
+                absorb(word(0), word(4), word(8), word(12), 0)
+            }
         }
         // Full carry, then h - p if h >= p.
         var c = h1 >> 26; h1 &= 0x3ff_ffff
