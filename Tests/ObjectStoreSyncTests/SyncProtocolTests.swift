@@ -89,4 +89,54 @@ import Testing
         #expect(throws: SyncFormatError.self) { try SyncSnapshot.decode(Array("not zlib".utf8)) }
         #expect(throws: SyncFormatError.self) { try SyncSnapshot.decode(Zlib.compress(Array(#"{"x": {}}"#.utf8))) }
     }
+
+    /// Versions are read straight from their bytes when they have the usual shape; what that
+    /// reads is exactly what the JSON parser reads, over random operations (texts with quotes,
+    /// backslashes, control characters, accents and emoji, nulls), the same written with
+    /// spaces, members in another order, and `\u` escapes; and a version that is not the
+    /// usual shape (invalid UTF-8, a duplicate member, an unknown kind) is judged by the parser.
+    @Test func theFastReaderReadsWhatTheParserReads() throws {
+        var seed: UInt64 = 0x1234_5678
+        func next(_ bound: Int) -> Int {
+            seed ^= seed << 13; seed ^= seed >> 7; seed ^= seed << 17
+            return Int(seed % UInt64(bound))
+        }
+        let pieces = ["a", "é", "\"", "\\", "\n", "\t", "/", "😀", " ", "\u{01}", "x y", "tag_home"]
+        func text() -> String { (0..<next(6)).map { _ in pieces[next(pieces.count)] }.joined() }
+        for _ in 0..<300 {
+            var operations: [SyncOperation] = []
+            for _ in 0..<next(20) {
+                let uuid = UUID()
+                switch next(3) {
+                case 0: operations.append(.create(uuid))
+                case 1: operations.append(.delete(uuid))
+                default:
+                    operations.append(.update(uuid, property: text(), value: next(4) == 0 ? nil : text(),
+                                              timestamp: SyncTimestamp(seconds: Int64(1_700_000_000 + next(100_000_000)), nanoseconds: Int32(next(1_000_000_000)))))
+                }
+            }
+            let bytes = SyncVersion.encode(operations)
+            #expect(try SyncVersion.decode(bytes) == operations)
+            #expect(try SyncVersion.parse(bytes) == operations)
+            // Read by the fast reader itself, not handed to the parser (but for `\u` escapes,
+            // which are the parser's).
+            let fast = bytes.withUnsafeBufferPointer { buffer -> [SyncOperation]? in
+                var reader = OperationsReader(bytes: buffer)
+                return reader.read()
+            }
+            let hasUnicodeEscape = String(decoding: bytes, as: UTF8.self).contains("\\u")
+            #expect(hasUnicodeEscape ? fast == nil : fast == operations)
+        }
+        let uuid = "5f22baa0-9935-4240-86ab-6bd2b598479d"
+        let spaced = " {\n \"operations\" : [ { \"Update\" : { \"timestamp\" : \"2026-11-22T10:00:00Z\", \"value\" : null , \"property\" : \"due\", \"uuid\" : \"\(uuid)\" } } ,\n {\"Create\":{\"uuid\":\"\(uuid)\"}} ] } \n"
+        #expect(try SyncVersion.decode(Array(spaced.utf8)) == SyncVersion.parse(Array(spaced.utf8)))
+        #expect(try SyncVersion.decode(Array(spaced.utf8)).count == 2)
+        let escaped = #"{"operations":[{"Update":{"uuid":"\#(uuid)","property":"description","value":"caf\u00e9 \ud83d\ude00","timestamp":"2026-11-22T10:00:00Z"}}]}"#
+        #expect(try SyncVersion.decode(Array(escaped.utf8)) == [.update(try #require(UUID(uuidString: uuid)), property: "description", value: "café 😀",
+                                                                         timestamp: SyncTimestamp(seconds: 1_795_341_600))])
+        var invalid = Array(#"{"operations":[{"Update":{"uuid":"\#(uuid)","property":"description","value":"x","timestamp":"2026-11-22T10:00:00Z"}}]}"#.utf8)
+        invalid[invalid.firstIndex(of: UInt8(ascii: "x"))!] = 0xFF
+        #expect(throws: SyncFormatError.self) { try SyncVersion.decode(invalid) }
+        #expect(throws: SyncFormatError.self) { try SyncVersion.decode(Array(#"{"operations":[{"Rename":{"uuid":"\#(uuid)"}}]}"#.utf8)) }
+    }
 }
