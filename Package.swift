@@ -6,6 +6,7 @@ let package = Package(
     products: [
         .library(name: "ObjectStoreModel", targets: ["ObjectStoreModel"]),
         .library(name: "ObjectStore", targets: ["ObjectStore"]),
+        .library(name: "ObjectStoreSync", targets: ["ObjectStoreSync", "ObjectStoreSyncNetworking"]),
         .executable(name: "taskctl", targets: ["taskctl"]),
         .executable(name: "taskctl-http", targets: ["taskctl-http"]),
         .executable(name: "objectstore-model", targets: ["objectstore-model"]),
@@ -34,7 +35,7 @@ let package = Package(
         .testTarget(name: "taskctlTests", dependencies: ["taskctl", "ObjectStore", "ObjectStoreModel", "ObjectStoreSync", "ObjectStoreSyncNetworking"], exclude: ["Fixtures"]),
         // The docs' Swift snippets, compiled (snippets are fragments: unused values are fine there)
         // as a user's module would be: without access to the package's `package` API.
-        .testTarget(name: "DocSnippetTests", dependencies: ["ObjectStore", "ObjectStoreModel"],
+        .testTarget(name: "DocSnippetTests", dependencies: ["ObjectStore", "ObjectStoreModel", "ObjectStoreSync", "ObjectStoreSyncNetworking"],
                     packageAccess: false, swiftSettings: [.unsafeFlags(["-suppress-warnings"])]),
     ],
     swiftLanguageModes: [.v6]

@@ -37,3 +37,9 @@ package struct URLSessionTransport: HTTPTransport {
         return HTTPResponse(status: http.statusCode, headers: headers, body: data)
     }
 }
+
+extension SyncTransport {
+    /// Requests sent with Foundation's URLSession (HTTPS included), in this process, with an
+    /// ephemeral session: no cookies, no cache.
+    public static var urlSession: SyncTransport { SyncTransport(URLSessionTransport()) }
+}

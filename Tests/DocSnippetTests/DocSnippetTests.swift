@@ -67,6 +67,8 @@ import Testing
             import Foundation
             import ObjectStore
             import ObjectStoreModel
+            import ObjectStoreSync
+            import ObjectStoreSyncNetworking
 
             /// Every Swift snippet of the docs, compiled with the tests so none can drift from the API.
             enum Snippets {

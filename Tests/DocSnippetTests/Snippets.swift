@@ -3,6 +3,8 @@
 import Foundation
 import ObjectStore
 import ObjectStoreModel
+import ObjectStoreSync
+import ObjectStoreSyncNetworking
 
 /// Every Swift snippet of the docs, compiled with the tests so none can drift from the API.
 enum Snippets {
@@ -222,6 +224,37 @@ enum Snippets {
         print(stored.modelVersionName ?? "unnamed", stored.storeIdentifier)
     }
 
+    /// docs/sync.md, line 126.
+    static func sync_1() async throws {
+
+        let model = try ManagedObjectModel(schema: """
+            { "entities": [
+                { "name": "Note", "attributes": [
+                    { "name": "uuid", "type": "uuid", "optional": false, "preserveValueOnDeletion": true },
+                    { "name": "text", "type": "string" } ] },
+                { "name": "SyncState", "attributes": [
+                    { "name": "server", "type": "string" }, { "name": "baseVersion", "type": "uuid" },
+                    { "name": "syncedTransaction", "type": "int64", "optional": false, "default": 0 },
+                    { "name": "lastSync", "type": "date" }, { "name": "clockFloor", "type": "date" } ] }
+            ] }
+            """)
+        let coordinator = PersistentStoreCoordinator(inMemoryWith: model, history: .all)
+        let context = ManagedObjectContext(coordinator: coordinator)
+        let note = try context.insertObject(entityName: "Note")
+        try note.setValue(.uuid(UUID()), forKey: "uuid")
+        try note.setValue("Buy milk", forKey: "text")
+        try context.save()
+
+        // Here a git repository of its own; or .server(url:clientID:encryptionSecret:transport:
+        // .urlSession) for a TaskChampion sync server, .bucket(_:region:...) for S3.
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("notes-sync")
+        let remote = SyncRemote.git(localPath: folder.appendingPathComponent("clone"), remote: nil,
+                                    encryptionSecret: "a long passphrase", keyCache: folder.appendingPathComponent("key"))
+        let engine = try SyncEngine(coordinator: coordinator, remote: remote)
+        let report = try await engine.sync()
+        print("sent \(report.operationsSent) changes, received \(report.operationsApplied)")
+    }
+
     /// The snippets that need no file of their own.
     static let runnable: [(name: String, run: @Sendable () async throws -> Void)] = [
         ("readme_1", readme_1),
@@ -233,5 +266,6 @@ enum Snippets {
         ("predicates_1", predicates_1),
         ("predicates_2", predicates_2),
         ("schema_2", schema_2),
+        ("sync_1", sync_1),
     ]
 }

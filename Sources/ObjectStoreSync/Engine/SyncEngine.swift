@@ -3,43 +3,47 @@ import ObjectStore
 import ObjectStoreModel
 
 /// What a sync did.
-package struct SyncReport: Sendable {
+public struct SyncReport: Sendable {
     /// Versions received from the server, and the operations of theirs applied here (after
     /// dropping those a local change wins over).
-    package var versionsReceived = 0
-    package var operationsApplied = 0
+    public internal(set) var versionsReceived = 0
+    /// Operations of the received versions applied here.
+    public internal(set) var operationsApplied = 0
     /// Versions and operations sent.
-    package var versionsSent = 0
-    package var operationsSent = 0
+    public internal(set) var versionsSent = 0
+    /// Operations sent.
+    public internal(set) var operationsSent = 0
     /// Whether every local task was sent (a first sync, or history that no longer reaches
     /// back to the last sync).
-    package var sentEverything = false
+    public internal(set) var sentEverything = false
     /// Whether the replica started from the server's snapshot.
-    package var startedFromSnapshot = false
+    public internal(set) var startedFromSnapshot = false
     /// Whether a snapshot was sent (the server asked for one).
-    package var snapshotSent = false
+    public internal(set) var snapshotSent = false
     /// The server version the store is at now.
-    package var baseVersion: UUID?
+    public internal(set) var baseVersion: UUID?
     /// Values the model refused (kept where they can be), and other things worth saying.
-    package var warnings: [String] = []
+    public internal(set) var warnings: [String] = []
 }
 
 /// How far a sync has come, reported after each version received or sent.
-package struct SyncProgress: Sendable, Equatable {
-    package enum Phase: Sendable, Equatable {
+public struct SyncProgress: Sendable, Equatable {
+    /// Which half of a sync.
+    public enum Phase: Sendable, Equatable {
         /// Receiving the server's versions: how many follow is not known until the last.
         case receiving
         /// Sending the local changes, in versions of about a megabyte.
         case sending
     }
 
-    package var phase: Phase
+    /// The half it is in.
+    public internal(set) var phase: Phase
     /// Versions received or sent so far.
-    package var versions: Int
+    public internal(set) var versions: Int
     /// Changes (operations) received or sent so far.
-    package var changes: Int
+    public internal(set) var changes: Int
     /// The changes to send in all (nil while receiving).
-    package var total: Int?
+    public internal(set) var total: Int?
 
     package init(phase: Phase, versions: Int, changes: Int, total: Int?) {
         self.phase = phase
@@ -50,25 +54,28 @@ package struct SyncProgress: Sendable, Equatable {
 }
 
 /// Where a replica stands, read from the store alone (no server is asked).
-package struct SyncStatus: Sendable {
+public struct SyncStatus: Sendable {
     /// The server the last sync was with (nil: never synced).
-    package var server: String?
-    package var baseVersion: UUID?
-    package var lastSync: Date?
+    public internal(set) var server: String?
+    /// The server version the store is at (nil: none yet).
+    public internal(set) var baseVersion: UUID?
+    /// When the last sync ended.
+    public internal(set) var lastSync: Date?
     /// Local transactions not sent yet; nil when never synced or when history no longer
     /// reaches back to the last sync (every task is sent).
-    package var unsyncedTransactions: Int?
+    public internal(set) var unsyncedTransactions: Int?
 }
 
 /// A sync failed for a reason of the engine's own (the server's are ``SyncServerError``).
-package enum SyncError: Error, Sendable, CustomStringConvertible {
+public enum SyncError: Error, Sendable, CustomStringConvertible {
     /// The server kept refusing versions: other replicas kept adding theirs.
     case tooManyConflicts(Int)
     /// The server no longer has the versions after this replica's, and no snapshot to start
     /// again from (none, or one at a version whose successors are gone too).
     case goneWithoutSnapshot(UUID)
 
-    package var description: String {
+    /// What happened, in a sentence.
+    public var description: String {
         switch self {
         case .tooManyConflicts(let tries): return "the server refused \(tries) versions in a row because other replicas added theirs; sync again"
         case .goneWithoutSnapshot(let version):
@@ -85,8 +92,8 @@ package enum SyncError: Error, Sendable, CustomStringConvertible {
 /// from the store's history, are sent as one version (or several of about a megabyte) on
 /// the latest. No store lock is held during a network call.
 ///
-/// The engine's own saves carry the author ``author`` and are never sent back.
-package final class SyncEngine {
+/// The engine's own saves carry the transaction author `sync` and are never sent back.
+public final class SyncEngine {
     package static let author = "sync"
     /// About how large a version's operations get before the rest go in the next one.
     package static let versionBytes = 1 << 20
@@ -163,7 +170,7 @@ package final class SyncEngine {
     }
 
     /// Where the replica stands, from the store alone.
-    package func status() throws -> SyncStatus {
+    public func status() throws -> SyncStatus {
         let context = newContext()
         let (state, _) = try readState(context)
         var status = SyncStatus(server: state.server, baseVersion: state.baseVersion, lastSync: state.lastSync)
@@ -267,7 +274,7 @@ package final class SyncEngine {
     /// It waits for each server call on the calling thread: call it from a thread of your
     /// own (taskctl: its main thread), not from a task of Swift's concurrency pool, which
     /// runs those calls.
-    package func sync(progress: ((SyncProgress) -> Void)? = nil) throws -> SyncReport {
+    public func sync(progress: ((SyncProgress) -> Void)? = nil) throws -> SyncReport {
         var report = SyncReport()
         let context = newContext()
         var (state, stateObject) = try readState(context)

@@ -276,8 +276,11 @@ package final class UUIDSyncMapping: SyncMapping {
     }
 }
 
-/// A mapping that cannot serve a model, and why.
-package struct SyncMappingError: Error, Sendable, CustomStringConvertible {
-    package var reason: String
-    package var description: String { reason }
+/// A model the sync cannot serve, and why (no entity with the UUID attribute, or one whose
+/// UUID is not kept on deletion, or no sync state entity).
+public struct SyncMappingError: Error, Sendable, CustomStringConvertible {
+    /// Why.
+    public var reason: String
+    /// The reason.
+    public var description: String { reason }
 }

@@ -24,7 +24,7 @@ package enum ChildVersion: Sendable, Equatable {
 }
 
 /// A sync that failed, naming the cause.
-package enum SyncServerError: Error, Sendable, Equatable, CustomStringConvertible {
+public enum SyncServerError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The server could not be reached.
     case unreachable(url: String, reason: String)
     /// The server answered with an unexpected status.
@@ -35,7 +35,8 @@ package enum SyncServerError: Error, Sendable, Equatable, CustomStringConvertibl
     /// changed on the server.
     case cannotDecrypt(version: UUID, reason: String)
 
-    package var description: String {
+    /// What happened, naming the server.
+    public var description: String {
         switch self {
         case .unreachable(let url, let reason): return "cannot reach the sync server at \(url): \(reason)"
         case .status(let code, let url, let body): return "the sync server answered \(code) to \(url)" + (body.isEmpty ? "" : ": \(body)")
