@@ -117,7 +117,8 @@ import Testing
     /// A user's package with a target that depends on ObjectStore, as the README tells it:
     /// the plugin's classes for entities named like other modules' types (Tag, Data), a
     /// subclass with behaviour registered for its entity, an attribute with a default read
-    /// as a non-optional property, and an array as `IN %@`, built by SwiftPM and run.
+    /// as a non-optional property, and an array as `IN %@`, built by SwiftPM and run; and its
+    /// notes synced between two replicas through a git repository with ObjectStoreSync.
     @Test(.enabled(if: swift != nil, "needs the swift command"), .timeLimit(.minutes(10)))
     func aUserPackageUsesTheGeneratedClassesWithBehaviour() throws {
         let swift = try #require(Self.swift)
@@ -131,13 +132,18 @@ import Testing
                 .executableTarget(name: "app", dependencies: [
                     .product(name: "ObjectStore", package: "\(repository.lastPathComponent)"),
                     .product(name: "ObjectStoreModel", package: "\(repository.lastPathComponent)"),
+                    .product(name: "ObjectStoreSync", package: "\(repository.lastPathComponent)"),
                 ], plugins: [.plugin(name: "ObjectStoreModelPlugin", package: "\(repository.lastPathComponent)")]),
             ])
             """.utf8).write(to: root.appendingPathComponent("Package.swift"))
         try Data(#"{"versions": ["v1"], "current": "v1"}"#.utf8).write(to: models.appendingPathComponent("manifest.json"))
         try Data(#"""
             {"entities": [
-              {"name": "Note", "attributes": [{"name": "title", "type": "string"}, {"name": "rank", "type": "int16", "default": 3}],
+              {"name": "SyncState", "attributes": [{"name": "server", "type": "string"}, {"name": "baseVersion", "type": "uuid"},
+                {"name": "syncedTransaction", "type": "int64", "optional": false, "default": 0}, {"name": "lastSync", "type": "date"},
+                {"name": "clockFloor", "type": "date"}]},
+              {"name": "Note", "attributes": [{"name": "title", "type": "string"}, {"name": "rank", "type": "int16", "default": 3},
+                {"name": "uuid", "type": "uuid", "preserveValueOnDeletion": true}],
                "relationships": [{"name": "tags", "destination": "Tag", "toMany": true, "inverse": "notes"}]},
               {"name": "Tag", "attributes": [{"name": "name", "type": "string"}],
                "relationships": [{"name": "notes", "destination": "Note", "toMany": true, "inverse": "tags"}]},
@@ -148,11 +154,13 @@ import Testing
             import Foundation
             import ObjectStore
             import ObjectStoreModel
+            import ObjectStoreSync
 
             final class MyNote: NotesModel.Note {
                 override func awakeFromInsert() {
                     super.awakeFromInsert()
                     title = "hooked"
+                    uuid = UUID()
                 }
             }
             typealias NoteTag = NotesModel.Tag
@@ -175,11 +183,36 @@ import Testing
             try context.save()
             let found = try context.fetch(MyNote.self, where: "ANY tags.name IN %@", ["home", "work"])
             print(found.count, found.first?.title ?? "-", note.rank)
+
+            // Two replicas of the notes (stores that keep history) through a git repository.
+            let folder = URL(fileURLWithPath: CommandLine.arguments[1])
+            func replica() throws -> (PersistentStoreCoordinator, SyncEngine) {
+                let store = PersistentStoreCoordinator(inMemoryWith: try models.currentModel(), history: .all)
+                try NotesModel.register(in: store)
+                try store.register(MyNote.self, forEntityName: "Note")
+                let remote = SyncRemote.git(localPath: folder.appendingPathComponent("clone-\(UUID().uuidString)"), remote: folder.appendingPathComponent("remote.git").path,
+                                            encryptionSecret: "secret", keyCache: folder.appendingPathComponent("key"))
+                return (store, try SyncEngine(coordinator: store, remote: remote))
+            }
+            let (laptop, laptopSync) = try replica(), (desktop, desktopSync) = try replica()
+            let written = ManagedObjectContext(coordinator: laptop)
+            let synced = try written.insert(MyNote.self)
+            synced.title = "from the laptop"
+            try written.save()
+            let sent = try laptopSync.sync()
+            let received = try desktopSync.sync()
+            let reader = ManagedObjectContext(coordinator: desktop)
+            let there = try reader.fetch(MyNote.self, where: "title == %@", "from the laptop")
+            print(sent.operationsSent > 0, received.operationsApplied > 0, there.count, there.first?.uuid == synced.uuid)
             """#.utf8).write(to: sources.appendingPathComponent("main.swift"))
         let built = try Self.build(root, swift: swift)
         try #require(built.status == 0, "\(built.output)")
-        let ran = try Self.run(root.appendingPathComponent(".build/debug/app"))
+        // The replicas' remote: a bare repository (git makes the clones).
+        let sync = root.appendingPathComponent("sync")
+        try FileManager.default.createDirectory(at: sync, withIntermediateDirectories: true)
+        _ = try Self.run(URL(fileURLWithPath: "/usr/bin/git"), ["init", "--bare", "-q", sync.appendingPathComponent("remote.git").path])
+        let ran = try Self.run(root.appendingPathComponent(".build/debug/app"), [sync.path], stderr: true)
         #expect(ran.status == 0)
-        #expect(ran.output == "1 hooked 3\n", "\(ran.output)")
+        #expect(ran.output == "1 hooked 3\ntrue true 1 true\n", "\(ran.output)")
     }
 }
