@@ -34,7 +34,7 @@ enum Snippets {
         context.undo()                                                               // and redo(), rollback()
     }
 
-    /// README.md, line 102.
+    /// README.md, line 103.
     static func readme_2() async throws {
 
         final class Note: ManagedObject {

@@ -18,6 +18,10 @@ package final class GitSyncServer: SyncServer, @unchecked Sendable {
     let git: String
     private var cryptor: SyncCryptor?
     private let lock = NSLock()
+    /// Whether the clone was made what the remote is since this server was opened: a commit
+    /// left in it by a sync killed before its push is not the remote's and must not be read
+    /// as a version the remote has.
+    private var matchesRemote = false
 
     package var identity: String { "git \(remote ?? localPath.path) branch \(branch)" }
 
@@ -203,6 +207,10 @@ package final class GitSyncServer: SyncServer, @unchecked Sendable {
 
     package func childVersion(of parent: UUID) async throws -> ChildVersion {
         try lock.withLock {
+            if !matchesRemote {
+                try resetToRemote()
+                matchesRemote = true
+            }
             var found = versionFile(after: parent)
             if found == nil {
                 try resetToRemote()
