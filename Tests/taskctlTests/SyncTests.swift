@@ -350,6 +350,15 @@ struct SyncTests {
         try sync(a, at: "2026-11-22T11:04:00Z")
         #expect(try a.texts().contains("While the remote is gone"))
         #expect(try tasks(a) == tasks(b))
+
+        // A git killed in a commit (a Ctrl-C) leaves its lock in the clone: the next sync,
+        // holding the clone's own lock, knows it for a dead git's and goes on.
+        try Data().write(to: a.directory.appendingPathComponent("clone/.git/index.lock"))
+        a.now = "2026-11-22T11:05:00Z"
+        try a.ok("add", "After a dead git")
+        try sync(a, at: "2026-11-22T11:05:00Z")
+        try sync(b, at: "2026-11-22T11:06:00Z")
+        #expect(try b.texts().contains("After a dead git"))
     }
 
     /// A recurring task marked done on two replicas before they sync makes one next task:

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// TaskChampion's git layout (TaskChampion 3.1, Taskwarrior 3.5): versions, a snapshot and
 /// the chain's head as files of a git repository, run through the `git` program.
@@ -22,6 +25,9 @@ package final class GitSyncServer: SyncServer, @unchecked Sendable {
     /// left in it by a sync killed before its push is not the remote's and must not be read
     /// as a version the remote has.
     private var matchesRemote = false
+    /// The clone's lock (`LOCAL_PATH.lock`, beside it), held while this server is open: one
+    /// sync at a time works in a clone.
+    private var lockFile: Int32 = -1
 
     package var identity: String { "git \(remote ?? localPath.path) branch \(branch)" }
 
@@ -36,8 +42,30 @@ package final class GitSyncServer: SyncServer, @unchecked Sendable {
         guard !(self.remote?.hasPrefix("-") ?? false), !branch.hasPrefix("-"), !branch.isEmpty else {
             throw SyncServerError.badResponse(url: remote ?? localPath.path, reason: "a git remote or branch cannot start with '-'")
         }
+        try takeLock()
         let meta = try openRepository()
         cryptor = SyncCryptor(key: deriveKey(meta.salt))
+    }
+
+    deinit {
+        if lockFile >= 0 { close(lockFile) }
+    }
+
+    /// Takes the clone's lock (waiting for another sync in it to end). Holding it, git's own
+    /// lock files in the clone are a killed git's (a Ctrl-C in a commit): they are removed,
+    /// which git would otherwise refuse to work past.
+    func takeLock() throws {
+        try FileManager.default.createDirectory(at: localPath.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let fd = open(localPath.path + ".lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else { throw SyncServerError.unreachable(url: identity, reason: "cannot open \(localPath.path).lock") }
+        guard flock(fd, LOCK_EX) == 0 else {
+            close(fd)
+            throw SyncServerError.unreachable(url: identity, reason: "cannot lock \(localPath.path).lock")
+        }
+        lockFile = fd
+        for name in ["index.lock", "HEAD.lock"] {
+            try? FileManager.default.removeItem(at: localPath.appendingPathComponent(".git").appendingPathComponent(name))
+        }
     }
 
     // MARK: git
