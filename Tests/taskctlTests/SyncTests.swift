@@ -351,6 +351,22 @@ struct SyncTests {
         #expect(try a.texts().contains("While the remote is gone"))
         #expect(try tasks(a) == tasks(b))
 
+        // A version changed in the repository by someone else: a new replica names it.
+        let tamperer = folder.directory.appendingPathComponent("tamper")
+        let git = { (arguments: [String]) throws in
+            _ = try RustReplica.run("/usr/bin/git", ["-C", tamperer.path, "-c", "user.email=t@t", "-c", "user.name=t"] + arguments)
+        }
+        _ = try RustReplica.run("/usr/bin/git", ["clone", "-q", "-b", "main", "--", remote.path, tamperer.path])
+        let versionFile = try #require(try FileManager.default.contentsOfDirectory(atPath: tamperer.path).first { $0.hasPrefix("v-") })
+        try Data("tampered".utf8).write(to: tamperer.appendingPathComponent(versionFile))
+        try git(["commit", "-q", "-a", "-m", "tampered"])
+        try git(["push", "-q", "origin", "HEAD:main"])
+        let fresh = try gitReplica(remote)
+        let tampered = try fresh.run("sync")
+        #expect(tampered.status == 3 && tampered.err.contains("does not decrypt"), "\(tampered.err)")
+        try git(["revert", "--no-edit", "HEAD"])
+        try git(["push", "-q", "origin", "HEAD:main"])
+
         // A git killed in a commit (a Ctrl-C) leaves its lock in the clone: the next sync,
         // holding the clone's own lock, knows it for a dead git's and goes on.
         try Data().write(to: a.directory.appendingPathComponent("clone/.git/index.lock"))
