@@ -140,6 +140,7 @@ struct UUIDSyncMappingTests {
             try b.sync()
             try a.sync()
             let endA = try a.dump(), endB = try b.dump()
+            guard endA == endB else { throw SyncMappingError(reason: "differ: \(endA) vs \(endB)") }
             let archiveID = try #require(archive["uuid"].uuidValue), urgentID = try #require(urgent["uuid"].uuidValue)
             let expected = "Note blob=<4 bytes> count=-3 created=2026-11-18T11:06:40.25Z folder=\(archiveID.uuidString) labels=\(urgentID.uuidString) "
                 + "pinned=false rating=4.5 title=\"First, retitled\""
