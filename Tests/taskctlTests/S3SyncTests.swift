@@ -34,14 +34,14 @@ struct S3SyncTests {
     }
 
     /// A replica syncing through the server's bucket; `credentials` are its settings' lines.
-    func replica(_ server: SeaweedServer, secret: String = SyncTests.secret, credentials: String? = nil) throws -> TaskctlRunner {
+    func replica(_ server: SeaweedServer, secret: String = SyncTests.secret, credentials: String? = nil, endpoint: URL? = nil) throws -> TaskctlRunner {
         _ = Self.keyCache
         let runner = try TaskctlRunner()
         let config = runner.directory.appendingPathComponent(".config/taskctl")
         try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
         try """
             sync.aws.bucket = \(SeaweedServer.bucketName)
-            sync.aws.endpoint_url = \(server.endpoint.absoluteString)
+            sync.aws.endpoint_url = \((endpoint ?? server.endpoint).absoluteString)
             \(credentials ?? "sync.aws.access_key_id = \(SeaweedServer.accessKeyID)\nsync.aws.secret_access_key = \(SeaweedServer.secretAccessKey)")
             sync.encryption_secret = \(secret)
 
@@ -166,6 +166,41 @@ struct S3SyncTests {
         let down = try b.run("sync")
         #expect(down.status == 3 && down.err.contains("cannot reach"), "\(down.err)")
         #expect(try b.run("sync", "--status").out.contains("local changes not sent: 1"))
+        try b.ok("store", "check")
+    }
+
+    /// Through a proxy that fails requests: an S3 error (500) and a lost acknowledgement,
+    /// of a version's object and of the swap of `latest`, each fail a sync with exit 3 and
+    /// lose nothing; the next syncs send each change once and converge.
+    @Test func s3ErrorsAndLostAcknowledgementsLoseNothing() async throws {
+        guard let server = try await server() else { return }
+        let proxy = try FaultProxy(target: server.endpoint)
+        let tests = SyncTests()
+        let a = try replica(server, endpoint: proxy.url), b = try replica(server, endpoint: proxy.url)
+        a.now = "2026-11-22T10:00:00Z"
+        try a.ok("add", "First")
+        try tests.sync(a, at: "2026-11-22T10:00:00Z")
+        try tests.sync(b, at: "2026-11-22T10:01:00Z")
+
+        b.now = "2026-11-22T10:02:00Z"
+        try b.ok("add", "Second")
+        try proxy.control("fail-next/1")
+        let failed = try b.run("sync")
+        #expect(failed.status == 3 && failed.err.contains("500") && failed.err.contains("InternalError"), "\(failed.err)")
+        #expect(try b.run("sync", "--status").out.contains("local changes not sent: 1"))
+        try tests.sync(b, at: "2026-11-22T10:03:00Z")
+
+        for (minute, lost) in [(4, "v-*"), (6, "latest")] {
+            b.now = "2026-11-22T10:0\(minute):00Z"
+            try b.ok("add", "Lost \(lost)")
+            try proxy.control("lose/\(lost)/1")
+            let unanswered = try b.run("sync")
+            #expect(unanswered.status == 3 && unanswered.err.contains("acknowledgement lost"), "\(lost): \(unanswered.err)")
+            try tests.sync(b, at: "2026-11-22T10:0\(minute + 1):00Z")
+        }
+        try tests.sync(a, at: "2026-11-22T10:09:00Z")
+        #expect(try a.texts().sorted() == ["First", "Lost latest", "Lost v-*", "Second"])
+        #expect(try tests.tasks(a) == tests.tasks(b))
         try b.ok("store", "check")
     }
 

@@ -99,3 +99,39 @@ final class SeaweedServer: @unchecked Sendable {
         try? FileManager.default.removeItem(at: directory)
     }
 }
+
+/// Tests/Support/fault_proxy.py in front of a server: requests pass through as they came
+/// (signatures hold), but for the faults asked (`fail-next/N`, `lose/NAME/N`).
+final class FaultProxy: @unchecked Sendable {
+    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Support/fault_proxy.py")
+    let process = Process()
+    let url: URL
+
+    init(target: URL) throws {
+        let portFile = FileManager.default.temporaryDirectory.appendingPathComponent("fault-proxy-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: portFile) }
+        process.executableURL = URL(fileURLWithPath: ProtocolServer.python ?? "/usr/bin/python3")
+        process.arguments = [Self.script.path, portFile.path, String(target.port ?? 80)]
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        var port = ""
+        for _ in 0..<1000 where port.isEmpty {
+            if let text = try? String(contentsOf: portFile, encoding: .utf8), text.hasSuffix("\n") { port = text.trimmingCharacters(in: .whitespacesAndNewlines) }
+            usleep(10_000)
+        }
+        guard !port.isEmpty, let url = URL(string: "http://127.0.0.1:\(port)") else {
+            kill(process.processIdentifier, SIGKILL)
+            throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "the fault proxy did not start"])
+        }
+        self.url = url
+    }
+
+    func control(_ path: String) throws {
+        _ = try Data(contentsOf: url.appendingPathComponent("__fault/" + path))
+    }
+
+    deinit {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+}
