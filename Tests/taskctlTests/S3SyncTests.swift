@@ -1,5 +1,6 @@
 import Foundation
 import ObjectStoreSync
+import ObjectStoreSyncNetworking
 import Testing
 @testable import taskctl
 
@@ -270,6 +271,16 @@ struct S3SyncTests {
         #expect(abs((listed.first?.modified ?? .distantPast).timeIntervalSinceNow) < 3600)
         try await bucket.delete("v-x")
         #expect(try await bucket.get("v-x") == nil)
+        // A machine whose clock is 20 minutes off: S3 refuses its signatures, and says why.
+        let skewed = S3Bucket(bucket: SeaweedServer.bucketName, region: nil, endpoint: server.endpoint, forcePathStyle: false,
+                              credentials: AWSCredentials(accessKeyID: SeaweedServer.accessKeyID, secretAccessKey: SeaweedServer.secretAccessKey),
+                              transport: URLSessionTransport(), clock: { Date().addingTimeInterval(20 * 60) })
+        await #expect {
+            _ = try await skewed.get("salt")
+        } throws: { error in
+            guard case SyncServerError.status(403, _, let body) = error else { return false }
+            return body.contains("RequestTimeTooSkewed") && body.contains("clock is off")
+        }
         let stranger = server.bucket(secretAccessKey: "wrong")
         await #expect {
             _ = try await stranger.get("salt")
