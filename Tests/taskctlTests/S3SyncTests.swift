@@ -216,28 +216,7 @@ struct S3SyncTests {
         for n in 0..<40 { try a.ok("add", "Before \(n)") }
         try tests.sync(a, at: "2026-11-22T09:00:00Z")
         try tests.sync(b, at: "2026-11-22T09:01:00Z")
-        var added = try a.texts()
-        for (round, delay) in [0.02, 0.05, 0.08, 0.12, 0.16, 0.2, 0.3, 0.45].enumerated() {
-            b.now = "2026-11-22T10:\(10 + round):00Z"
-            try b.ok("add", "From B \(round)")
-            try b.ok("sync")
-            a.now = "2026-11-22T10:\(10 + round):30Z"
-            try a.ok("add", "From A \(round)")
-            added.append("From A \(round)")
-            let (process, out, err) = try a.start(["sync"])
-            usleep(useconds_t(delay * 1_000_000))
-            kill(process.processIdentifier, SIGKILL)
-            _ = out.fileHandleForReading.readDataToEndOfFile()
-            _ = err.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            #expect(try a.ok("store", "check").hasPrefix("ok:"), "killed after \(delay) s")
-            let texts = try a.texts()
-            #expect(added.allSatisfy(texts.contains), "killed after \(delay) s: \(texts)")
-        }
-        try tests.sync(a, at: "2026-11-22T11:00:00Z")
-        try tests.sync(b, at: "2026-11-22T11:01:00Z")
-        #expect(try tests.tasks(a) == tests.tasks(b))
-        #expect(try a.texts().count == 40 + 8 + 8)
+        try tests.killedSyncsLoseNothing(a, b, delays: [0.02, 0.05, 0.08, 0.12, 0.16, 0.2, 0.3, 0.45], already: 40)
         let versions = try await objects(server).filter { $0.hasPrefix("v-") }
         let latest = try #require(try await server.bucket().get("latest"))
         let parents = Dictionary(versions.map { (String($0.suffix(32)), String($0.dropFirst(2).prefix(32))) }, uniquingKeysWith: { first, _ in first })

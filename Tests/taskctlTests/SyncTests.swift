@@ -313,30 +313,7 @@ struct SyncTests {
         for n in 0..<20 { try a.ok("add", "Before \(n)") }
         try sync(a, at: "2026-11-22T09:00:00Z")
         try sync(b, at: "2026-11-22T09:01:00Z")
-        var added = try a.texts()
-        for (round, delay) in [0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.45, 0.6].enumerated() {
-            b.now = "2026-11-22T10:\(10 + round):00Z"
-            try b.ok("add", "From B \(round)")
-            try b.ok("sync")
-            a.now = "2026-11-22T10:\(10 + round):30Z"
-            try a.ok("add", "From A \(round)")
-            added.append("From A \(round)")
-            let (process, out, err) = try a.start(["sync"])
-            usleep(useconds_t(delay * 1_000_000))
-            // taskctl alone: a git it started goes on to its end (a Ctrl-C, which kills
-            // git half-way too, is not tried here).
-            kill(process.processIdentifier, SIGKILL)
-            _ = out.fileHandleForReading.readDataToEndOfFile()
-            _ = err.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            #expect(try a.ok("store", "check").hasPrefix("ok:"), "killed after \(delay) s")
-            let texts = try a.texts()
-            #expect(added.allSatisfy(texts.contains), "killed after \(delay) s: \(texts)")
-        }
-        try sync(a, at: "2026-11-22T11:00:00Z")
-        try sync(b, at: "2026-11-22T11:01:00Z")
-        #expect(try tasks(a) == tasks(b))
-        #expect(try a.texts().count == 20 + 8 + 8)
+        try killedSyncsLoseNothing(a, b, delays: [0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.45, 0.6], already: 20)
 
         // The remote gone: named, exit 3; back, the change goes.
         let moved = remote.deletingLastPathComponent().appendingPathComponent("moved.git")
@@ -408,15 +385,14 @@ struct SyncTests {
         #expect(NameUUID.v5(namespace: UUID(uuidString: "5f22baa0-9935-4240-86ab-6bd2b598479d") ?? UUID(), name: String(repeating: "x", count: 200)).uuidString.lowercased() == "fbc08f6a-179a-5a33-bb4f-5ddd3d1061aa")
     }
 
-    /// SIGKILL while a sync waits for the server, receives, applies or sends: the store
-    /// stays sound, no local change is lost, and the next sync converges.
-    @Test func aSyncKilledAtAnyStepLosesNothing() throws {
-        let server = try ProtocolServer()
-        let (a, b) = try syncedPair(server, adding: "Before", hour: "09")
-        var added = ["Before"]
-        // Each answer of the server takes 0.15 s: kills land in every step of a sync.
-        try server.control("slow/0.15")
-        for (round, delay) in [0.05, 0.2, 0.35, 0.5, 0.65, 0.8, 1.0, 1.3].enumerated() {
+    /// Rounds of B adding and syncing, then A adding and syncing, A's sync killed with
+    /// SIGKILL after each of `delays` (seconds): after each, A's store checks clean and
+    /// holds every task it had. Then both sync and end with the same tasks, `already` tasks
+    /// and one more per round from each.
+    func killedSyncsLoseNothing(_ a: TaskctlRunner, _ b: TaskctlRunner, delays: [Double], already: Int,
+                                sourceLocation: SourceLocation = #_sourceLocation) throws {
+        var added = try a.texts()
+        for (round, delay) in delays.enumerated() {
             b.now = "2026-11-22T10:\(10 + round):00Z"
             try b.ok("add", "From B \(round)")
             try b.ok("sync")
@@ -425,19 +401,31 @@ struct SyncTests {
             added.append("From A \(round)")
             let (process, out, err) = try a.start(["sync"])
             usleep(useconds_t(delay * 1_000_000))
+            // taskctl alone: a git it started goes on to its end (a Ctrl-C, which kills git
+            // half-way too, leaves git's lock: the git test plants one).
             kill(process.processIdentifier, SIGKILL)
             _ = out.fileHandleForReading.readDataToEndOfFile()
             _ = err.fileHandleForReading.readDataToEndOfFile()
             process.waitUntilExit()
-            #expect(try a.ok("store", "check").hasPrefix("ok:"), "killed after \(delay) s")
+            #expect(try a.ok("store", "check").hasPrefix("ok:"), "killed after \(delay) s", sourceLocation: sourceLocation)
             let texts = try a.texts()
-            #expect(added.allSatisfy(texts.contains), "killed after \(delay) s: \(texts)")
+            #expect(added.allSatisfy(texts.contains), "killed after \(delay) s: \(texts)", sourceLocation: sourceLocation)
         }
+        try sync(a, at: "2026-11-22T11:00:00Z", sourceLocation: sourceLocation)
+        try sync(b, at: "2026-11-22T11:01:00Z", sourceLocation: sourceLocation)
+        #expect(try tasks(a) == tasks(b), sourceLocation: sourceLocation)
+        #expect(try a.texts().count == already + 2 * delays.count, sourceLocation: sourceLocation)
+    }
+
+    /// SIGKILL while a sync waits for the server, receives, applies or sends: the store
+    /// stays sound, no local change is lost, and the next sync converges.
+    @Test func aSyncKilledAtAnyStepLosesNothing() throws {
+        let server = try ProtocolServer()
+        let (a, b) = try syncedPair(server, adding: "Before", hour: "09")
+        // Each answer of the server takes 0.15 s: kills land in every step of a sync.
+        try server.control("slow/0.15")
+        try killedSyncsLoseNothing(a, b, delays: [0.05, 0.2, 0.35, 0.5, 0.65, 0.8, 1.0, 1.3], already: 1)
         try server.control("slow/0")
-        try sync(a, at: "2026-11-22T11:00:00Z")
-        try sync(b, at: "2026-11-22T11:01:00Z")
-        #expect(try tasks(a) == tasks(b))
-        #expect(try a.texts().count == 1 + 8 + 8)
     }
 
     /// Two syncs of one store at once, one through a symbolic link, after another process
