@@ -224,7 +224,7 @@ enum Snippets {
         print(stored.modelVersionName ?? "unnamed", stored.storeIdentifier)
     }
 
-    /// docs/sync.md, line 126.
+    /// docs/sync.md, line 129.
     static func sync_1() async throws {
 
         let model = try ManagedObjectModel(schema: """
