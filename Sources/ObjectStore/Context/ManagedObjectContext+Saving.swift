@@ -385,6 +385,19 @@ extension ManagedObjectContext {
         guard object.managedObjectContext === self, !object.insertedState else { return }
         // A file that cannot be read now leaves the object's next load to report it.
         if parent == nil { try? coordinator.store.catchUp() }
+        refreshCaughtUp(object, mergeChanges: mergeChanges)
+    }
+
+    /// ``refresh(_:mergeChanges:)`` of many objects, the store caught up once (per object it
+    /// was most of the time of a streamed export that turned each batch back into faults).
+    package func refresh(_ objects: some Sequence<ManagedObject>, mergeChanges: Bool) {
+        if parent == nil { try? coordinator.store.catchUp() }
+        for object in objects where object.managedObjectContext === self && !object.insertedState {
+            refreshCaughtUp(object, mergeChanges: mergeChanges)
+        }
+    }
+
+    private func refreshCaughtUp(_ object: ManagedObject, mergeChanges: Bool) {
         object.fetchedPropertyCache.removeAll()
         object.prefetched.removeAll()
         if mergeChanges && !object.faultState {

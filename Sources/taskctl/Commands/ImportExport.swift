@@ -455,15 +455,37 @@ enum ExportCommand {
         guard ["taskctl", "taskwarrior", "todo.txt"].contains(format) else { throw CLIError.usage("unknown format '\(format)'; use taskctl, taskwarrior or todo.txt") }
         let context = try app.context(readOnly: true)
         let predicate = args.has("all") ? try ObjectPredicate("TRUEPREDICATE") : .and(try ObjectPredicate("status != 'deleted'"), .not(try app.expired()))
-        let tasks = try app.tasks(context, where: predicate)
+        // Streamed: the tasks come as faults and are rendered a batch at a time; each batch is
+        // turned back into faults once written, and the text is written as it grows, so memory
+        // does not grow with the store (a million tasks took 2 GB when all were held at once).
+        var request = FetchRequest(entityName: "Task", predicate: predicate)
+        request.fetchBatchSize = batch
+        let tasks = try context.fetch(request)
+        let timeZone = app.timeZone, now = app.now
+        let render: (ManagedObject, TaskView) -> String
         switch format {
-        case "taskwarrior":
-            let lines = try tasks.map { TaskwarriorFormat.export($0, view: try TaskView($0, now: app.now)) }
-            app.output.line("[\n" + lines.joined(separator: ",\n") + "\n]")
-        case "todo.txt":
-            for task in tasks { app.output.line(TodoTxtFormat.export(task, view: try TaskView(task, now: app.now), timeZone: app.timeZone)) }
-        default:
-            app.output.line(TaskView.jsonArray(try TaskView.of(tasks, now: app.now)))
+        case "taskwarrior": render = { TaskwarriorFormat.export($0, view: $1) }
+        case "todo.txt": render = { TodoTxtFormat.export($0, view: $1, timeZone: timeZone) }
+        default: render = { "  " + $1.json }
         }
+        let array = format != "todo.txt"
+        if array && tasks.isEmpty {
+            app.output.line(format == "taskwarrior" ? "[\n\n]" : "[]")
+            return
+        }
+        if array { app.output.line("[") }
+        for start in stride(from: 0, to: tasks.count, by: batch) {
+            let chunk = Array(tasks[start..<min(start + batch, tasks.count)])
+            for (offset, (task, view)) in zip(chunk, try TaskView.of(chunk, now: now)).enumerated() {
+                let last = start + offset == tasks.count - 1
+                app.output.line(render(task, view) + (array && !last ? "," : ""))
+            }
+            context.refresh(chunk, mergeChanges: false)
+            try app.output.flush(above: 1 << 20)
+        }
+        if array { app.output.line("]") }
     }
+
+    /// Tasks rendered (and then released) together.
+    static let batch = 10_000
 }

@@ -115,6 +115,14 @@ struct Output {
         line(text)
     }
 
+    /// Writes what was collected once it passes `bytes` (a streamed export: its text never
+    /// all in memory at once); the rest goes at the command's end as usual.
+    mutating func flush(above bytes: Int) throws {
+        guard out.utf8.count > bytes else { return }
+        if let failed = Output.write(out, to: STDOUT_FILENO) { throw CLIError.store("cannot write the output: \(failed)") }
+        out = ""
+    }
+
     /// Room for about this many lines of this width, so a long listing grows its output once.
     mutating func reserve(lines: Int, width: Int) {
         out.reserveCapacity(out.utf8.count + lines * (width + 1))
