@@ -85,6 +85,30 @@ struct TaskctlDataTests {
         #expect(strip(try other.tasks("--all")) == strip(try t.tasks("--all")))
     }
 
+    /// An export of more tasks than one batch (the export renders and releases 10,000 at a
+    /// time, writing as it goes) is whole in every format: each task once, in id order, the
+    /// JSON arrays valid across the batches' seams.
+    @Test func anExportOfMoreThanABatchIsWhole() throws {
+        let t = try TaskctlRunner()
+        let count = 10_001
+        var lines: [String] = []
+        for i in 0..<count {
+            lines.append(#"{"description":"Task \#(i)","status":"pending","entry":"20261101T000000Z","uuid":"\#(UUID().uuidString.lowercased())"}"#)
+        }
+        let file = t.directory.appendingPathComponent("many.json")
+        try Data(("[" + lines.joined(separator: ",") + "]").utf8).write(to: file)
+        #expect(try t.ok("import", file.path).contains("\(count) added"))
+        for format in ["taskctl", "taskwarrior"] {
+            let text = try t.ok("export", "--format", format)
+            let array = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [[String: Any]], "\(format): not a JSON array")
+            #expect(array.count == count, "\(format)")
+            let titles = array.compactMap { ($0["text"] ?? $0["description"]) as? String }
+            #expect(titles == (0..<count).map { "Task \($0)" }, "\(format): each task once, in order")
+        }
+        let todo = try t.ok("export", "--format", "todo.txt").split(separator: "\n")
+        #expect(todo.count == count && todo.last?.contains("Task \(count - 1)") == true)
+    }
+
     @Test func concurrentAddsFromSeveralProcessesAllLand() throws {
         let t = try TaskctlRunner()
         try t.ok("add", "first")
