@@ -92,7 +92,17 @@ enum ListCommand {
 
         if args.has("json") {
             guard let groups else {
-                app.output.line(TaskView.jsonArray(views))
+                // Written as it grows: the whole array as one string was a copy of every row.
+                if views.isEmpty {
+                    app.output.line("[]")
+                    return
+                }
+                app.output.line("[")
+                for (index, view) in views.enumerated() {
+                    app.output.line("  " + view.json + (index == views.count - 1 ? "" : ","))
+                    if index % 10_000 == 9_999 { try app.output.flush(above: 1 << 20) }
+                }
+                app.output.line("]")
                 return
             }
             var budget = limit ?? Int.max
