@@ -164,27 +164,16 @@ final class MemorySyncServer: SyncServer, @unchecked Sendable {
         let seeds = UInt64(ProcessInfo.processInfo.environment["SYNC_SEEDS"].flatMap(Int.init) ?? 500)
         // On a thread of its own, awaited without holding a thread of the pool the tests
         // share: the engine waits for its server calls, which run on that pool.
-        let outcome = ResultHolder()
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            let thread = Thread {
-                do {
-                    var tasks = 0
-                    for seed in 1...seeds {
-                        let (converged, detail, count) = try self.run(seed: seed, model: model)
-                        tasks += count
-                        if !converged { outcome.set(detail); break }
-                    }
-                    // Not a vacuous agreement: the replicas held tasks (about four a seed).
-                    if tasks < Int(seeds) * 2 { outcome.set("only \(tasks) tasks in \(seeds) seeds") }
-                } catch {
-                    outcome.set("\(error)")
-                }
-                done.resume()
+        await onThread { outcome in
+            var tasks = 0
+            for seed in 1...seeds {
+                let (converged, detail, count) = try self.run(seed: seed, model: model)
+                tasks += count
+                if !converged { outcome.set(detail); break }
             }
-            thread.stackSize = 8 << 20
-            thread.start()
+            // Not a vacuous agreement: the replicas held tasks (about four a seed).
+            if tasks < Int(seeds) * 2 { outcome.set("only \(tasks) tasks in \(seeds) seeds") }
         }
-        #expect(outcome.get() == nil, "\(outcome.get() ?? "")")
     }
 
     /// The same through TaskChampion's bucket layout on a bucket in memory (100 seeds; with
@@ -192,26 +181,15 @@ final class MemorySyncServer: SyncServer, @unchecked Sendable {
     @Test func threeReplicasConvergeThroughTheBucketLayout() async throws {
         let model = try App.modelDirectory().currentModel()
         let seeds = UInt64(ProcessInfo.processInfo.environment["SYNC_SEEDS"].flatMap(Int.init) ?? 100)
-        let outcome = ResultHolder()
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            let thread = Thread {
-                do {
-                    var tasks = 0
-                    for seed in 1...seeds {
-                        let (converged, detail, count) = try self.run(seed: seed, model: model, bucket: true)
-                        tasks += count
-                        if !converged { outcome.set(detail); break }
-                    }
-                    if tasks < Int(seeds) * 2 { outcome.set("only \(tasks) tasks in \(seeds) seeds") }
-                } catch {
-                    outcome.set("\(error)")
-                }
-                done.resume()
+        await onThread { outcome in
+            var tasks = 0
+            for seed in 1...seeds {
+                let (converged, detail, count) = try self.run(seed: seed, model: model, bucket: true)
+                tasks += count
+                if !converged { outcome.set(detail); break }
             }
-            thread.stackSize = 8 << 20
-            thread.start()
+            if tasks < Int(seeds) * 2 { outcome.set("only \(tasks) tasks in \(seeds) seeds") }
         }
-        #expect(outcome.get() == nil, "\(outcome.get() ?? "")")
     }
 
     /// Bytes from a seed, for a server's random choices.
@@ -227,38 +205,28 @@ final class MemorySyncServer: SyncServer, @unchecked Sendable {
     /// removed elsewhere: docs/sync.md says so.)
     @Test func historyThatNoLongerReachesTheLastSyncSendsEveryTask() async throws {
         let model = try App.modelDirectory().currentModel()
-        let outcome = ResultHolder()
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            let thread = Thread {
-                do {
-                    let server = MemorySyncServer(), start = Date(timeIntervalSince1970: 1_795_000_000)
-                    let a = Replica(model: model, server: server, start: start, history: HistoryRetention(transactions: 3))
-                    let b = Replica(model: model, server: server, start: start)
-                    var random = SplitMix(seed: 9)
-                    for _ in 0..<4 { try self.change(a, &random) }
-                    _ = try a.engine.sync()
-                    _ = try b.engine.sync()
-                    for round in 0..<12 {
-                        a.tick(60)
-                        let tasks = try a.context.fetch(FetchRequest(entityName: "Task"))
-                        let task = tasks[round % tasks.count]
-                        try task.setValue(.string("changed \(round)"), forKey: "title")
-                        try task.setValue(.integer(Int64(round % 4)), forKey: "priority")
-                        try a.context.save()
-                    }
-                    a.tick(60)
-                    let report = try a.engine.sync()
-                    if !report.sentEverything { outcome.set("the history reached back: \(report)") }
-                    _ = try b.engine.sync()
-                    if try a.tasks() != b.tasks() { outcome.set("differ: \(try a.tasks()) vs \(try b.tasks())") }
-                } catch {
-                    outcome.set("\(error)")
-                }
-                done.resume()
+        await onThread { outcome in
+            let server = MemorySyncServer(), start = Date(timeIntervalSince1970: 1_795_000_000)
+            let a = Replica(model: model, server: server, start: start, history: HistoryRetention(transactions: 3))
+            let b = Replica(model: model, server: server, start: start)
+            var random = SplitMix(seed: 9)
+            for _ in 0..<4 { try self.change(a, &random) }
+            _ = try a.engine.sync()
+            _ = try b.engine.sync()
+            for round in 0..<12 {
+                a.tick(60)
+                let tasks = try a.context.fetch(FetchRequest(entityName: "Task"))
+                let task = tasks[round % tasks.count]
+                try task.setValue(.string("changed \(round)"), forKey: "title")
+                try task.setValue(.integer(Int64(round % 4)), forKey: "priority")
+                try a.context.save()
             }
-            thread.start()
+            a.tick(60)
+            let report = try a.engine.sync()
+            if !report.sentEverything { outcome.set("the history reached back: \(report)") }
+            _ = try b.engine.sync()
+            if try a.tasks() != b.tasks() { outcome.set("differ: \(try a.tasks()) vs \(try b.tasks())") }
         }
-        #expect(outcome.get() == nil, "\(outcome.get() ?? "")")
     }
 
     /// A replica whose clock is an hour behind stamps a change it makes after receiving
@@ -267,58 +235,47 @@ final class MemorySyncServer: SyncServer, @unchecked Sendable {
     /// edit is never ranked before the one it followed. The floor is kept in the store.
     @Test func aClockBehindStampsLaterChangesAfterWhatItReceived() async throws {
         let model = try App.modelDirectory().currentModel()
-        let outcome = ResultHolder()
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            let thread = Thread {
-                do {
-                    let server = MemorySyncServer(), start = Date(timeIntervalSince1970: 1_795_000_000)
-                    let a = Replica(model: model, server: server, start: start)
-                    let b = Replica(model: model, server: server, start: start.addingTimeInterval(-3600))
-                    let task = try a.context.insertObject(entityName: "Task")
-                    try task.setValue(.uuid(UUID()), forKey: "uuid")
-                    try task.setValue(.string("from A"), forKey: "title")
-                    try task.setValue(.date(a.clock), forKey: "createdAt")
-                    try a.context.save()
-                    a.tick(60)
-                    _ = try a.engine.sync()
-                    b.tick(60)
-                    _ = try b.engine.sync()
-                    // B edits after receiving A's task; B's clock says an hour earlier.
-                    b.tick(300)
-                    let mine = try #require(try b.context.fetch(FetchRequest(entityName: "Task")).first)
-                    try mine.setValue(.integer(3), forKey: "priority")
-                    try b.context.save()
-                    _ = try b.engine.sync()
-                    var versions: [[SyncOperation]] = []
-                    var parent = nilVersion
-                    while case .version(let id, _, let operations) = try waitFor({ [parent] in try await server.childVersion(of: parent) }) {
-                        versions.append(operations)
-                        parent = id
-                    }
-                    func stamps(_ operations: [SyncOperation]) -> [SyncTimestamp] {
-                        operations.compactMap { if case .update(_, _, _, let time) = $0 { return time } else { return nil } }
-                    }
-                    func modified(_ operations: [SyncOperation]) -> Int64? {
-                        operations.lazy.compactMap { if case .update(_, "modified", let value?, _) = $0 { return Int64(value) } else { return nil } }.first
-                    }
-                    guard versions.count == 2, let fromA = stamps(versions[0]).max(), let fromB = stamps(versions[1]).min(),
-                          let modifiedB = modified(versions[1]) else {
-                        outcome.set("unexpected versions: \(versions)")
-                        done.resume()
-                        return
-                    }
-                    if !(fromB > fromA) { outcome.set("B's change is stamped \(fromB), before A's \(fromA) that it followed") }
-                    if modifiedB < fromA.seconds { outcome.set("modified went back: \(fromA) -> \(modifiedB)") }
-                    // Without the floor the stamps would have gone back by the clock's hour.
-                    if fromB.seconds > Int64(start.timeIntervalSince1970) + 120 { outcome.set("stamped far past the floor: \(fromB)") }
-                } catch {
-                    outcome.set("\(error)")
-                }
-                done.resume()
+        await onThread { outcome in
+            let server = MemorySyncServer(), start = Date(timeIntervalSince1970: 1_795_000_000)
+            let a = Replica(model: model, server: server, start: start)
+            let b = Replica(model: model, server: server, start: start.addingTimeInterval(-3600))
+            let task = try a.context.insertObject(entityName: "Task")
+            try task.setValue(.uuid(UUID()), forKey: "uuid")
+            try task.setValue(.string("from A"), forKey: "title")
+            try task.setValue(.date(a.clock), forKey: "createdAt")
+            try a.context.save()
+            a.tick(60)
+            _ = try a.engine.sync()
+            b.tick(60)
+            _ = try b.engine.sync()
+            // B edits after receiving A's task; B's clock says an hour earlier.
+            b.tick(300)
+            let mine = try #require(try b.context.fetch(FetchRequest(entityName: "Task")).first)
+            try mine.setValue(.integer(3), forKey: "priority")
+            try b.context.save()
+            _ = try b.engine.sync()
+            var versions: [[SyncOperation]] = []
+            var parent = nilVersion
+            while case .version(let id, _, let operations) = try waitFor({ [parent] in try await server.childVersion(of: parent) }) {
+                versions.append(operations)
+                parent = id
             }
-            thread.start()
+            func stamps(_ operations: [SyncOperation]) -> [SyncTimestamp] {
+                operations.compactMap { if case .update(_, _, _, let time) = $0 { return time } else { return nil } }
+            }
+            func modified(_ operations: [SyncOperation]) -> Int64? {
+                operations.lazy.compactMap { if case .update(_, "modified", let value?, _) = $0 { return Int64(value) } else { return nil } }.first
+            }
+            guard versions.count == 2, let fromA = stamps(versions[0]).max(), let fromB = stamps(versions[1]).min(),
+                  let modifiedB = modified(versions[1]) else {
+                outcome.set("unexpected versions: \(versions)")
+                return
+            }
+            if !(fromB > fromA) { outcome.set("B's change is stamped \(fromB), before A's \(fromA) that it followed") }
+            if modifiedB < fromA.seconds { outcome.set("modified went back: \(fromA) -> \(modifiedB)") }
+            // Without the floor the stamps would have gone back by the clock's hour.
+            if fromB.seconds > Int64(start.timeIntervalSince1970) + 120 { outcome.set("stamped far past the floor: \(fromB)") }
         }
-        #expect(outcome.get() == nil, "\(outcome.get() ?? "")")
     }
 
     /// A sync of more than a version's megabyte reports each version sent, with the changes
@@ -326,42 +283,31 @@ final class MemorySyncServer: SyncServer, @unchecked Sendable {
     /// changes as they come. taskctl draws these as its progress line.
     @Test func aLongSyncReportsItsProgress() async throws {
         let model = try App.modelDirectory().currentModel()
-        let outcome = ResultHolder()
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            let thread = Thread {
-                do {
-                    let server = MemorySyncServer(), start = Date(timeIntervalSince1970: 1_795_000_000)
-                    let a = Replica(model: model, server: server, start: start), b = Replica(model: model, server: server, start: start)
-                    for index in 0..<3_000 {
-                        let task = try a.context.insertObject(entityName: "Task")
-                        try task.setValue(.uuid(UUID()), forKey: "uuid")
-                        try task.setValue(.string("task \(index) " + String(repeating: "x", count: 300)), forKey: "title")
-                        try task.setValue(.date(a.clock), forKey: "createdAt")
-                    }
-                    try a.context.save()
-                    var sent: [SyncProgress] = [], received: [SyncProgress] = []
-                    let report = try a.engine.sync { sent.append($0) }
-                    _ = try b.engine.sync { received.append($0) }
-                    let total = report.operationsSent
-                    if report.versionsSent < 2 { outcome.set("one version only: \(report)") }
-                    if sent.map(\.versions) != Array(1...report.versionsSent) { outcome.set("versions sent: \(sent)") }
-                    if !sent.allSatisfy({ $0.phase == .sending && $0.total == total }) || sent.last?.changes != total
-                        || zip(sent, sent.dropFirst()).contains(where: { $0.changes >= $1.changes }) {
-                        outcome.set("sending: \(sent) of \(total)")
-                    }
-                    if received.map(\.versions) != Array(1...report.versionsSent) || received.last?.changes != total
-                        || !received.allSatisfy({ $0.phase == .receiving && $0.total == nil }) {
-                        outcome.set("receiving: \(received)")
-                    }
-                } catch {
-                    outcome.set("\(error)")
-                }
-                done.resume()
+        await onThread { outcome in
+            let server = MemorySyncServer(), start = Date(timeIntervalSince1970: 1_795_000_000)
+            let a = Replica(model: model, server: server, start: start), b = Replica(model: model, server: server, start: start)
+            for index in 0..<3_000 {
+                let task = try a.context.insertObject(entityName: "Task")
+                try task.setValue(.uuid(UUID()), forKey: "uuid")
+                try task.setValue(.string("task \(index) " + String(repeating: "x", count: 300)), forKey: "title")
+                try task.setValue(.date(a.clock), forKey: "createdAt")
             }
-            thread.stackSize = 8 << 20
-            thread.start()
+            try a.context.save()
+            var sent: [SyncProgress] = [], received: [SyncProgress] = []
+            let report = try a.engine.sync { sent.append($0) }
+            _ = try b.engine.sync { received.append($0) }
+            let total = report.operationsSent
+            if report.versionsSent < 2 { outcome.set("one version only: \(report)") }
+            if sent.map(\.versions) != Array(1...report.versionsSent) { outcome.set("versions sent: \(sent)") }
+            if !sent.allSatisfy({ $0.phase == .sending && $0.total == total }) || sent.last?.changes != total
+                || zip(sent, sent.dropFirst()).contains(where: { $0.changes >= $1.changes }) {
+                outcome.set("sending: \(sent) of \(total)")
+            }
+            if received.map(\.versions) != Array(1...report.versionsSent) || received.last?.changes != total
+                || !received.allSatisfy({ $0.phase == .receiving && $0.total == nil }) {
+                outcome.set("receiving: \(received)")
+            }
         }
-        #expect(outcome.get() == nil, "\(outcome.get() ?? "")")
         // The line taskctl draws: a bar of what was sent, counts of what was received.
         #expect(SyncCommand.progressLine(SyncProgress(phase: .sending, versions: 2, changes: 4_000, total: 10_000), width: 80)
                 == "taskctl: sync: sending [============>                  ] 4,000 of 10,000 changes")
@@ -369,6 +315,22 @@ final class MemorySyncServer: SyncServer, @unchecked Sendable {
                 == "taskctl: sync: sending [===============================] 10,000 of 10,000 changes")
         #expect(SyncCommand.progressLine(SyncProgress(phase: .receiving, versions: 1, changes: 1, total: nil), width: 80)
                 == "taskctl: sync: received 1 change in 1 version")
+    }
+
+    /// Runs `body` on a thread of its own, awaited without holding a thread of the pool the
+    /// tests share (the engine waits for its server calls, which run on that pool); what it
+    /// set in the holder, or threw, fails the test.
+    func onThread(_ body: @escaping @Sendable (ResultHolder) throws -> Void, sourceLocation: Testing.SourceLocation = #_sourceLocation) async {
+        let outcome = ResultHolder()
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            let thread = Thread {
+                do { try body(outcome) } catch { outcome.set("\(error)") }
+                done.resume()
+            }
+            thread.stackSize = 8 << 20
+            thread.start()
+        }
+        #expect(outcome.get() == nil, "\(outcome.get() ?? "")", sourceLocation: sourceLocation)
     }
 
     final class ResultHolder: @unchecked Sendable {
