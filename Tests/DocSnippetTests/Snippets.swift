@@ -224,7 +224,7 @@ enum Snippets {
         print(stored.modelVersionName ?? "unnamed", stored.storeIdentifier)
     }
 
-    /// docs/sync.md, line 129.
+    /// docs/sync.md, line 132.
     static func sync_1() async throws {
 
         let model = try ManagedObjectModel(schema: """
