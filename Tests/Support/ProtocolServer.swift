@@ -36,16 +36,21 @@ final class ProtocolServer: @unchecked Sendable {
         process.arguments = [Self.script.path, portFile.path]
         process.standardOutput = FileHandle.nullDevice
         try process.run()
-        var port = ""
-        for _ in 0..<1000 where port.isEmpty {
-            if let text = try? String(contentsOf: portFile, encoding: .utf8), text.hasSuffix("\n") { port = text.trimmingCharacters(in: .whitespacesAndNewlines) }
-            usleep(10_000)
-        }
+        let port = Self.port(writtenTo: portFile)
         guard !port.isEmpty, let url = URL(string: "http://127.0.0.1:\(port)/") else {
             process.terminate()
             throw CocoaError(.fileReadNoSuchFile, userInfo: [NSLocalizedDescriptionKey: "the test sync server did not start"])
         }
         self.url = url
+    }
+
+    /// The port a test server wrote to `file` (a line), waited for up to 10 s; empty when none came.
+    static func port(writtenTo file: URL) -> String {
+        for _ in 0..<1000 {
+            if let text = try? String(contentsOf: file, encoding: .utf8), text.hasSuffix("\n") { return text.trimmingCharacters(in: .whitespacesAndNewlines) }
+            usleep(10_000)
+        }
+        return ""
     }
 
     /// Asks the server for a fault (`fail-next/N`, `forget`).

@@ -114,11 +114,7 @@ final class FaultProxy: @unchecked Sendable {
         process.arguments = [Self.script.path, portFile.path, String(target.port ?? 80)]
         process.standardOutput = FileHandle.nullDevice
         try process.run()
-        var port = ""
-        for _ in 0..<1000 where port.isEmpty {
-            if let text = try? String(contentsOf: portFile, encoding: .utf8), text.hasSuffix("\n") { port = text.trimmingCharacters(in: .whitespacesAndNewlines) }
-            usleep(10_000)
-        }
+        let port = ProtocolServer.port(writtenTo: portFile)
         guard !port.isEmpty, let url = URL(string: "http://127.0.0.1:\(port)") else {
             kill(process.processIdentifier, SIGKILL)
             throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "the fault proxy did not start"])
