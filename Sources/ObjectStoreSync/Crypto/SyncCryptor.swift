@@ -78,6 +78,24 @@ package struct SyncCryptor: Sendable {
             throw Failure.authenticationFailed
         }
     }
+
+    /// A sealed blob opened: unsealed for `version` and decoded. One that does not open is
+    /// ``SyncServerError/cannotDecrypt(version:reason:)`` naming `id` (a wrong secret, or
+    /// data changed on the server); one that does not decode is a bad answer of `server`
+    /// naming `blob`.
+    package func open<T>(_ sealed: [UInt8], version: UUID, naming id: UUID, blob: String, server: String, _ decode: ([UInt8]) throws -> T) throws -> T {
+        let plaintext: [UInt8]
+        do {
+            plaintext = try unseal(sealed, version: version)
+        } catch {
+            throw SyncServerError.cannotDecrypt(version: id, reason: "\(error)")
+        }
+        do {
+            return try decode(plaintext)
+        } catch {
+            throw SyncServerError.badResponse(url: server, reason: "\(blob): \(error)")
+        }
+    }
 }
 
 /// The derived key kept in a file of its own (mode 0600), so a sync does not spend the

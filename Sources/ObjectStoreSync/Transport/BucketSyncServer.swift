@@ -170,17 +170,8 @@ package final class BucketSyncServer: SyncServer, @unchecked Sendable {
             // else what followed it was removed (after a snapshot), as a 410 says.
             return latest == nil || latest == parent ? .upToDate : .gone
         }
-        let plaintext: [UInt8]
-        do {
-            plaintext = try cryptor.unseal(Array(object.data), version: child)
-        } catch {
-            throw SyncServerError.cannotDecrypt(version: child, reason: "\(error)")
-        }
-        do {
-            return .version(id: child, parent: parent, operations: try SyncVersion.decode(plaintext))
-        } catch {
-            throw SyncServerError.badResponse(url: identity, reason: "\(Self.versionName(parent, child)): \(error)")
-        }
+        let operations = try cryptor.open(Array(object.data), version: child, naming: child, blob: Self.versionName(parent, child), server: identity, SyncVersion.decode)
+        return .version(id: child, parent: parent, operations: operations)
     }
 
     package func addSnapshot(version: UUID, tasks: [(uuid: UUID, properties: [(key: String, value: String)])]) async throws {
@@ -193,17 +184,7 @@ package final class BucketSyncServer: SyncServer, @unchecked Sendable {
     package func latestSnapshot() async throws -> (version: UUID, tasks: [(uuid: UUID, properties: [(key: String, value: String)])])? {
         guard let version = try await bucket.list(prefix: "s-").lazy.compactMap({ Self.parseSnapshotName($0.name) }).first,
               let object = try await bucket.get(Self.snapshotName(version)) else { return nil }
-        let plaintext: [UInt8]
-        do {
-            plaintext = try cryptor.unseal(Array(object.data), version: version)
-        } catch {
-            throw SyncServerError.cannotDecrypt(version: version, reason: "\(error)")
-        }
-        do {
-            return (version, try SyncSnapshot.decode(plaintext))
-        } catch {
-            throw SyncServerError.badResponse(url: identity, reason: "\(Self.snapshotName(version)): \(error)")
-        }
+        return (version, try cryptor.open(Array(object.data), version: version, naming: version, blob: Self.snapshotName(version), server: identity, SyncSnapshot.decode))
     }
 
     /// TaskChampion's rule for buckets: urgently while there is no snapshot, else now and

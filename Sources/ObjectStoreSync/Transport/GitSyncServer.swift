@@ -251,17 +251,8 @@ package final class GitSyncServer: SyncServer, @unchecked Sendable {
                 return parent == latest || (parent == nilVersion && latest == nilVersion) ? .upToDate : .gone
             }
             guard let data = FileManager.default.contents(atPath: url.path) else { throw SyncServerError.badResponse(url: identity, reason: "cannot read \(url.lastPathComponent)") }
-            let plaintext: [UInt8]
-            do {
-                plaintext = try key().unseal(Array(data), version: child)
-            } catch {
-                throw SyncServerError.cannotDecrypt(version: child, reason: "\(error)")
-            }
-            do {
-                return .version(id: child, parent: parent, operations: try SyncVersion.decode(plaintext))
-            } catch {
-                throw SyncServerError.badResponse(url: identity, reason: "\(url.lastPathComponent): \(error)")
-            }
+            let operations = try key().open(Array(data), version: child, naming: child, blob: url.lastPathComponent, server: identity, SyncVersion.decode)
+            return .version(id: child, parent: parent, operations: operations)
         }
     }
 
@@ -289,13 +280,7 @@ package final class GitSyncServer: SyncServer, @unchecked Sendable {
                   let versionText = object["version_id"] as? String, let version = Self.uuid(simple: Substring(versionText)),
                   let payloadText = object["payload"] as? String, let payload = Data(base64Encoded: payloadText)
             else { throw SyncServerError.badResponse(url: identity, reason: "its snapshot file is not TaskChampion's {\"version_id\", \"payload\"}") }
-            let plaintext: [UInt8]
-            do {
-                plaintext = try key().unseal(Array(payload), version: version)
-            } catch {
-                throw SyncServerError.cannotDecrypt(version: version, reason: "\(error)")
-            }
-            return (version, try SyncSnapshot.decode(plaintext))
+            return (version, try key().open(Array(payload), version: version, naming: version, blob: "snapshot", server: identity, SyncSnapshot.decode))
         }
     }
 

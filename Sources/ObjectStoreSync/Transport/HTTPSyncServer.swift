@@ -136,17 +136,7 @@ package struct HTTPSyncServer: Sendable {
         guard response.header("Content-Type") == type else {
             throw SyncServerError.badResponse(url: url, reason: "the Content-Type of \(Self.text(id)) is not \(type)")
         }
-        let plaintext: [UInt8]
-        do {
-            plaintext = try cryptor.unseal(Array(data), version: version)
-        } catch {
-            throw SyncServerError.cannotDecrypt(version: id, reason: "\(error)")
-        }
-        do {
-            return try decode(plaintext)
-        } catch {
-            throw SyncServerError.badResponse(url: url, reason: "\(Self.text(id)): \(error)")
-        }
+        return try cryptor.open(Array(data), version: version, naming: id, blob: Self.text(id), server: url, decode)
     }
 
     private func send(_ path: String, method: String, body: [UInt8]? = nil, type: String? = nil) async throws -> (Data, HTTPResponse, String) {
