@@ -32,7 +32,7 @@ public struct SyncRemote: Sendable {
     /// A TaskChampion sync server (taskchampion-sync-server, the one Taskwarrior 3 syncs
     /// with): `clientID` names the task list on it, the same on every replica.
     public static func server(url: URL, clientID: UUID, encryptionSecret: String, keyCache: URL? = nil, transport: SyncTransport) -> SyncRemote {
-        SyncRemote(identity: "\(url.absoluteString) client \(clientID.uuidString.lowercased())") {
+        SyncRemote(identity: HTTPSyncServer.identity(url: url, clientID: clientID)) {
             let key = key(encryptionSecret, salt: HTTPSyncServer.salt(of: clientID), cache: keyCache)
             return HTTPSyncServer(url: url, clientID: clientID, cryptor: SyncCryptor(key: key), transport: transport.base)
         }
@@ -45,10 +45,10 @@ public struct SyncRemote: Sendable {
     public static func bucket(_ name: String, region: String? = nil, endpoint: URL? = nil, forcePathStyle: Bool = false,
                               accessKeyID: String, secretAccessKey: String, sessionToken: String? = nil,
                               encryptionSecret: String, keyCache: URL? = nil, transport: SyncTransport) -> SyncRemote {
-        SyncRemote(identity: "s3 \(endpoint?.absoluteString ?? "aws \(region ?? "us-east-1")") bucket \(name)") {
-            let bucket = S3Bucket(bucket: name, region: region, endpoint: endpoint, forcePathStyle: forcePathStyle,
-                                  credentials: AWSCredentials(accessKeyID: accessKeyID, secretAccessKey: secretAccessKey, sessionToken: sessionToken),
-                                  transport: transport.base)
+        let bucket = S3Bucket(bucket: name, region: region, endpoint: endpoint, forcePathStyle: forcePathStyle,
+                              credentials: AWSCredentials(accessKeyID: accessKeyID, secretAccessKey: secretAccessKey, sessionToken: sessionToken),
+                              transport: transport.base)
+        return SyncRemote(identity: bucket.identity) {
             let salt = try await BucketSyncServer.salt(in: bucket)
             return BucketSyncServer(bucket: bucket, key: key(encryptionSecret, salt: salt, cache: keyCache))
         }
@@ -58,7 +58,7 @@ public struct SyncRemote: Sendable {
     /// replica's clone at `localPath` (made when missing), pushed to `remote` (none: the
     /// clone is the only copy) on `branch`.
     public static func git(localPath: URL, remote: String?, branch: String = "main", encryptionSecret: String, keyCache: URL? = nil) -> SyncRemote {
-        SyncRemote(identity: "git \(remote ?? localPath.path) branch \(branch)") {
+        SyncRemote(identity: GitSyncServer.identity(localPath: localPath, remote: remote, branch: branch)) {
             try GitSyncServer(localPath: localPath, remote: remote, branch: branch) { salt in
                 key(encryptionSecret, salt: salt, cache: keyCache)
             }

@@ -18,7 +18,12 @@ package protocol SyncServer: Sendable {
 }
 
 extension HTTPSyncServer: SyncServer {
-    package var identity: String { "\(baseURL.absoluteString) client \(HTTPSyncServer.text(clientID))" }
+    package var identity: String { Self.identity(url: baseURL, clientID: clientID) }
+
+    /// What names a server and client in the sync state (before the server is made).
+    package static func identity(url: URL, clientID: UUID) -> String {
+        "\(directory(url).absoluteString) client \(text(clientID))"
+    }
 }
 
 /// The UUID of no version: the parent of a chain's first version.

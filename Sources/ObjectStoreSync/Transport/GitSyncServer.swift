@@ -29,7 +29,12 @@ package final class GitSyncServer: SyncServer, @unchecked Sendable {
     /// sync at a time works in a clone.
     private var lockFile: Int32 = -1
 
-    package var identity: String { "git \(remote ?? localPath.path) branch \(branch)" }
+    package var identity: String { Self.identity(localPath: localPath, remote: remote, branch: branch) }
+
+    /// What names a repository in the sync state (before the clone is opened).
+    package static func identity(localPath: URL, remote: String?, branch: String) -> String {
+        "git \(remote.flatMap { $0.isEmpty ? nil : $0 } ?? localPath.path) branch \(branch)"
+    }
 
     /// Opens (cloning or creating) the repository at `localPath` and derives the key from
     /// `secret` and the repository's salt, through `deriveKey(salt)` (a cache).

@@ -61,10 +61,15 @@ package struct HTTPSyncServer: Sendable {
     /// A server at `url` for a client; `cryptor` holds the key of the encryption secret and
     /// the client ID (``salt(of:)``); `transport` sends the requests.
     package init(url: URL, clientID: UUID, cryptor: SyncCryptor, transport: any HTTPTransport) {
-        self.baseURL = url.absoluteString.hasSuffix("/") ? url : url.appendingPathComponent("")
+        self.baseURL = Self.directory(url)
         self.clientID = clientID
         self.cryptor = cryptor
         self.transport = transport
+    }
+
+    /// The URL as a folder (ending in `/`), which the protocol's paths follow.
+    static func directory(_ url: URL) -> URL {
+        url.absoluteString.hasSuffix("/") ? url : url.appendingPathComponent("")
     }
 
     /// The salt of the HTTP server's key derivation: the client ID's bytes.
