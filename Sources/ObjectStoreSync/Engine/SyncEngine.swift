@@ -112,6 +112,7 @@ public final class SyncEngine {
         self.mapping = mapping
         self.server = server
         self.clock = clock
+        keepsClockFloor = coordinator.model.entity(named: mapping.stateEntity.name)?.properties.contains { $0.name == "clockFloor" } ?? false
     }
 
     // MARK: State
@@ -134,9 +135,7 @@ public final class SyncEngine {
     }
 
     /// Whether the state entity keeps the clock's floor (an optional date `clockFloor`).
-    var keepsClockFloor: Bool {
-        coordinator.model.entity(named: mapping.stateEntity.name)?.properties.contains { $0.name == "clockFloor" } ?? false
-    }
+    let keepsClockFloor: Bool
 
     func readState(_ context: ManagedObjectContext) throws -> (State, ManagedObject?) {
         guard let object = try context.fetch(FetchRequest(entityName: mapping.stateEntity.name)).first else { return (State(), nil) }
