@@ -128,12 +128,12 @@ import ObjectStoreModel
         try FileManager.default.copyItem(at: fixture, to: url)
         let migrator = StoreMigrator(models: try Self.tasksDirectory())
         let (_, result) = try migrator.openStore(at: url)
-        // Every fixture predates v7 (its SyncState entity) and v8: migrated. Every binary fixture is
+        // Every fixture predates v7 (its SyncState entity), v8 and v9: migrated. Every binary fixture is
         // in the pre-release format 1: upgraded as well.
         #expect(result != nil)
         #expect(result?.upgradedFormat == (format == "store" ? 1 : nil))
         if let result {
-            let versions = ["v1", "v2", "v3", "v4", "v7", "v8"]
+            let versions = ["v1", "v2", "v3", "v4", "v7", "v8", "v9"]
             #expect(result.plan.steps.map(\.destination) == Array(versions.drop { $0 <= version }))
             #expect(FileManager.default.fileExists(atPath: result.backupURL.path))
             #expect(try Data(contentsOf: result.backupURL) == Data(contentsOf: fixture), "the backup is the original")
@@ -157,8 +157,8 @@ import ObjectStoreModel
         var reports: [StoreMigrator.Progress] = []
         let container = try PersistentContainer(name: "Tasks", models: Self.tasksDirectory(), storeURL: url, backupPolicy: .keepLatest) { reports.append($0) }
         let migration = try #require(container.migration)
-        #expect(migration.plan.steps.count == 5)
-        for step in 1...5 {
+        #expect(migration.plan.steps.count == 6)
+        for step in 1...6 {
             let ofStep = reports.filter { $0.step == step }
             #expect(ofStep.first?.done == 0, "step \(step) starts at 0: \(ofStep)")
             #expect(ofStep.last.map { $0.done == $0.total && $0.total == 6 } == true, "step \(step) ends with every object: \(ofStep)")
@@ -179,7 +179,7 @@ import ObjectStoreModel
         let plan = try StoreMigrator(models: try Self.tasksDirectory()).plan(storeURL: url)
         #expect(plan.steps == [.init(source: "v1", destination: "v2", usesCustomMapping: false), .init(source: "v2", destination: "v3", usesCustomMapping: true),
                                .init(source: "v3", destination: "v4", usesCustomMapping: false), .init(source: "v4", destination: "v7", usesCustomMapping: false),
-                               .init(source: "v7", destination: "v8", usesCustomMapping: false)])
+                               .init(source: "v7", destination: "v8", usesCustomMapping: false), .init(source: "v8", destination: "v9", usesCustomMapping: false)])
         #expect(plan.objectCounts == ["Task": 4, "Location": 2])
         #expect(try Data(contentsOf: url) == before)
     }
@@ -192,7 +192,7 @@ import ObjectStoreModel
         migrator.batchSize = 2
         var reports: [StoreMigrator.Progress] = []
         try migrator.migrate(storeURL: url) { reports.append($0) }
-        #expect(reports.first?.step == 1 && reports.last?.step == 5 && reports.last?.stepCount == 5)
+        #expect(reports.first?.step == 1 && reports.last?.step == 6 && reports.last?.stepCount == 6)
         #expect(reports.allSatisfy { $0.total == 6 && $0.done <= $0.total })
     }
 
@@ -274,7 +274,8 @@ import ObjectStoreModel
     /// Tasks v5 changes only validation rules (longer texts), which version hashes leave out:
     /// a v4 store opens with v5 as it is, needs no step (`plan` says so), and a store a v5
     /// program wrote opens in a program whose current version is v4. (The models as a
-    /// program that shipped v6 had them: v7 adds an entity and v8 an attribute, which do need steps.)
+    /// program that shipped v6 had them: v7 adds an entity, v8 an attribute and v9 derives three
+    /// relationships from their inverses, which do need steps.)
     @Test func aVersionOfTheSameHashesNeedsNoMigration() throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("tasks.store")
@@ -283,6 +284,7 @@ import ObjectStoreModel
         shipped["manifest.json"] = #"{"versions": ["v1", "v2", "v3", "v4", "v5", "v6"], "current": "v6"}"#
         shipped["v7.json"] = nil
         shipped["v8.json"] = nil
+        shipped["v9.json"] = nil
         let models = try ModelDirectory(location: "v6", files: shipped)
         #expect(models.currentVersionName == "v6")
         #expect(try models.model(version: "v4").entityVersionHashes == models.model(version: "v5").entityVersionHashes)
@@ -324,7 +326,7 @@ import ObjectStoreModel
         #expect {
             try StoreMigrator(models: try Self.tasksDirectory()).openStore(at: url, readOnly: true)
         } throws: { error in
-            "\(error)".contains("written with model version v2") && "\(error)".contains("cannot migrate it to the current v8")
+            "\(error)".contains("written with model version v2") && "\(error)".contains("cannot migrate it to the current v9")
         }
     }
 

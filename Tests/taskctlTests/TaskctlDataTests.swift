@@ -134,7 +134,7 @@ struct TaskctlDataTests {
         let fixture = TaskctlRunner.repository.appendingPathComponent("Tests/ObjectStoreTests/Fixtures/Tasks/v1.store")
         try FileManager.default.copyItem(at: fixture, to: t.store)
         let plan = try t.ok("migrate", "--dry-run")
-        #expect(plan == "step: v1 -> v2 (inferred)\nstep: v2 -> v3 (custom mapping)\nstep: v3 -> v4 (inferred)\nstep: v4 -> v7 (inferred)\nstep: v7 -> v8 (inferred)\nobjects: Location: 2, Task: 4\ndry run: every object migrates and validates; nothing was written\n")
+        #expect(plan == "step: v1 -> v2 (inferred)\nstep: v2 -> v3 (custom mapping)\nstep: v3 -> v4 (inferred)\nstep: v4 -> v7 (inferred)\nstep: v7 -> v8 (inferred)\nstep: v8 -> v9 (inferred)\nobjects: Location: 2, Task: 4\ndry run: every object migrates and validates; nothing was written\n")
         #expect(try Data(contentsOf: t.store) == Data(contentsOf: fixture))
         let result = try t.run("list")
         #expect(result.status == 0)

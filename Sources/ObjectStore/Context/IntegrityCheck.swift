@@ -65,7 +65,8 @@ extension PersistentStoreCoordinator {
                     }
                     continue
                 }
-                guard !relationship.isTransient else { continue }
+                // A to-many derived from its inverse is what the inverse says; its rows hold nothing.
+                guard !relationship.isTransient, !(relationship.isDerivedFromInverse && relationship.isToMany) else { continue }
                 let count = row.slots[index].referencedIDs.count
                 if count == 0 && !relationship.isOptional { problems.append("\(name): \(relationship.name) is required but empty") }
                 if let minCount = relationship.minCount, count > 0, count < minCount { problems.append("\(name): \(relationship.name) has \(count) object(s), at least \(minCount) required") }
@@ -90,6 +91,7 @@ extension PersistentStoreCoordinator {
                         continue
                     }
                     if let inverse = relationship.inverseName, let slot = targetEntity.slot(of: inverse), slot < targetRow.slots.count,
+                        targetEntity.properties[slot].relationship?.isDerivedFromInverse != true,
                         !pointsBack(targetRow, target, slot: slot, to: id)
                     {
                         problems.append("\(entity.name) \(id.primaryKey ?? 0).\(relationship.name) -> \(target.entityName) \(target.primaryKey ?? 0), but its \(inverse) does not point back")

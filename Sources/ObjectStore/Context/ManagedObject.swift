@@ -337,9 +337,8 @@ open class ManagedObject {
             throw ObjectStoreError.wrongType(entity: entity.name, key: key, expected: "a to-many relationship key", given: "'\(key)'")
         }
         try fireFault()
-        guard case .toMany(let ids) = slots[index] else { return [] }
         let context = try context()
-        return try ids.map { try context.object(with: $0) }
+        return try context.referencedIDs(of: self, at: index).map { try context.object(with: $0) }
     }
 
     /// The IDs a relationship refers to, without loading the destination objects.
@@ -364,7 +363,8 @@ open class ManagedObject {
             throw ObjectStoreError.wrongType(entity: entity.name, key: key, expected: "a relationship key", given: "attribute '\(key)'")
         }
         try fireFault()
-        return slots[index].referencedIDs
+        guard entity.kind(ofSlot: index) == .toMany else { return slots[index].referencedIDs }
+        return try context().referencedIDs(of: self, at: index)
     }
 
     func context() throws -> ManagedObjectContext {
@@ -434,7 +434,7 @@ open class ManagedObject {
         try fireFault()
         var wanted = Set<ObjectID>()
         let ordered = objects.map(\.objectID).filter { wanted.insert($0).inserted }
-        let currentIDs = slots[index].referencedIDs
+        let currentIDs = try context.referencedIDs(of: self, at: index)
         guard currentIDs != ordered else { return }
         // This side is written once; the other sides one object each, with sets for the
         // membership tests: a task given 100,000 tags stays linear (searching the list per
@@ -449,7 +449,8 @@ open class ManagedObject {
                 try context.removeOneSide(old, inverse, self)
             }
         }
-        try context.setSlot(self, index, .toMany(ordered))
+        // A side derived from its inverse is written through the inverse alone.
+        if !relationship.isDerivedFromInverse { try context.setSlot(self, index, .toMany(ordered)) }
         if let inverse {
             var added = Set<ObjectID>()
             for object in objects where !current.contains(object.objectID) && added.insert(object.objectID).inserted {

@@ -22,7 +22,8 @@ extension ManagedObjectContext {
             let batch = pendingDeletes
             pendingDeletes.removeAll()
             var removals = InverseRemovals()
-            for object in batch { applyDeleteRules(object, &removals) }
+            let derived = derivedDestinations(of: batch)
+            for object in batch { applyDeleteRules(object, derived, &removals) }
             removals.apply(in: self)
         }
         undoManager?.closeGroup()
@@ -37,7 +38,7 @@ extension ManagedObjectContext {
     /// its destinations at once; a destination's to-many inverse lets go of it in
     /// `removals`, which the caller applies once per destination for the whole batch (a
     /// location losing 1,000 of its 20,000 tasks filters its list once, not 1,000 times).
-    private func applyDeleteRules(_ object: ManagedObject, _ removals: inout InverseRemovals) {
+    private func applyDeleteRules(_ object: ManagedObject, _ derived: [RelationshipDescription: [ObjectID: [ObjectID]]], _ removals: inout InverseRemovals) {
         object.prepareForDeletion()
         guard (try? object.fireFault()) != nil else { return }
         for relationship in object.entity.relationships {
@@ -45,19 +46,41 @@ extension ManagedObjectContext {
             let rule = relationship.deleteRule
             guard rule == .cascade || rule == .nullify else { continue }  // deny is checked at save; noAction leaves both sides as they are
             // Targets of another entity (a damaged store's) have no such inverse.
-            let targets = object.slots[index].referencedIDs.compactMap { try? self.object(with: $0) }
+            let isDerived = relationship.isDerivedFromInverse && relationship.isToMany
+            let ids = isDerived ? derived[relationship]?[object.objectID] ?? [] : object.slots[index].referencedIDs
+            let targets = ids.compactMap { try? self.object(with: $0) }
                 .filter { $0.entity.isKind(of: relationship.destinationEntityName) }
             if rule == .cascade { for target in targets { delete(target) } }
-            try? setSlot(object, index, relationship.isToMany ? .toMany([]) : .toOne(nil))
+            if !isDerived { try? setSlot(object, index, relationship.isToMany ? .toMany([]) : .toOne(nil)) }
             guard let inverse = inverse(of: relationship) else { continue }
             for target in targets {
                 if inverse.isToMany {
-                    removals.remove(object.objectID, from: target, inverse)
+                    // A side derived from this one has nothing stored to remove.
+                    if !inverse.isDerivedFromInverse { removals.remove(object.objectID, from: target, inverse) }
                 } else {
                     try? removeOneSide(target, inverse, object)
                 }
             }
         }
+    }
+}
+
+extension ManagedObjectContext {
+    /// The objects of the cascading or nullifying relationships derived from their inverse,
+    /// of each deleted object of a batch: looked up once per relationship for the batch.
+    fileprivate func derivedDestinations(of batch: [ManagedObject]) -> [RelationshipDescription: [ObjectID: [ObjectID]]] {
+        var owners: [RelationshipDescription: Set<ObjectID>] = [:]
+        for object in batch {
+            for relationship in object.entity.relationships where relationship.isDerivedFromInverse && relationship.isToMany
+                && (relationship.deleteRule == .cascade || relationship.deleteRule == .nullify) {
+                owners[relationship, default: []].insert(object.objectID)
+            }
+        }
+        var result: [RelationshipDescription: [ObjectID: [ObjectID]]] = [:]
+        for (relationship, ids) in owners {
+            result[relationship] = (try? derivedMembers(of: ids, relationship)) ?? [:]
+        }
+        return result
     }
 }
 

@@ -8,6 +8,66 @@ extension ManagedObjectContext {
         return model.entity(named: relationship.destinationEntityName)?.relationship(named: name)
     }
 
+    /// The relationship in a slot of `entity` when it is a to-many derived from its inverse
+    /// (``RelationshipDescription/isDerivedFromInverse``): nothing is kept in the slot, its
+    /// objects are looked up when read.
+    func derivedRelationship(_ entity: EntityDescription, _ index: Int) -> RelationshipDescription? {
+        guard entity.kind(ofSlot: index) == .toMany, let relationship = entity.properties[index].relationship,
+              relationship.isDerivedFromInverse else { return nil }
+        return relationship
+    }
+
+    /// The objects of a to-many relationship derived from its inverse, for each of `owners`:
+    /// the destination's objects whose inverse refers to the owner, as this context sees
+    /// them: this context's inserted, edited and deleted objects over its parent's state (or
+    /// the store's rows, in key order), each owner's list without repeats.
+    func derivedMembers(of owners: Set<ObjectID>, _ relationship: RelationshipDescription) throws -> [ObjectID: [ObjectID]] {
+        guard !owners.isEmpty, let inverse = inverse(of: relationship) else { return [:] }
+        let kinds = model.entityAndDescendants(of: relationship.destinationEntityName)
+        guard let slot = kinds.first?.slot(of: inverse.name) else { return [:] }
+        var members: [ObjectID: [ObjectID]]
+        if let parent {
+            members = try parent.derivedMembers(of: owners, relationship)
+        } else {
+            members = [:]
+            for kind in kinds {
+                for (id, values) in try coordinator.store.slotValues(ofEntity: kind.name, slots: [slot]) {
+                    for target in values[0].referencedIDs where owners.contains(target) {
+                        members[target, default: []].append(id)
+                    }
+                }
+            }
+        }
+        // This context's changes: objects inserted, edited or deleted here.
+        let names = Set(kinds.map(\.name))
+        var changed: [ObjectID] = []
+        for name in names { changed += insertedByEntity[name] ?? [] }
+        changed += touched.filter { names.contains($0.entityName) }
+        changed += deletedSet.filter { names.contains($0.entityName) }
+        guard !changed.isEmpty else { return members }
+        let changedSet = Set(changed)
+        for owner in Array(members.keys) {
+            members[owner]?.removeAll(where: changedSet.contains)
+        }
+        var seen = Set<ObjectID>()
+        for id in changed where seen.insert(id).inserted && !deletedSet.contains(id) {
+            guard let object = registered[id], !object.faultState, slot < object.slots.count else { continue }
+            for target in object.slots[slot].referencedIDs where owners.contains(target) {
+                members[target, default: []].append(id)
+            }
+        }
+        return members
+    }
+
+    /// The IDs a relationship's slot refers to, looked up for a to-many derived from its
+    /// inverse. The object's values are loaded.
+    func referencedIDs(of object: ManagedObject, at index: Int) throws -> [ObjectID] {
+        if let relationship = derivedRelationship(object.entity, index) {
+            return try derivedMembers(of: [object.objectID], relationship)[object.objectID] ?? []
+        }
+        return object.slots[index].referencedIDs
+    }
+
     /// Makes `target` a destination of `source.relationship` and `source` a destination of
     /// the inverse.
     func relate(_ source: ManagedObject, _ relationship: RelationshipDescription, _ target: ManagedObject) throws {
@@ -37,6 +97,8 @@ extension ManagedObjectContext {
     /// Returns whether the slot changed.
     @discardableResult
     private func addOneSide(_ object: ManagedObject, _ relationship: RelationshipDescription, _ target: ManagedObject, knownAbsent: Bool = false) throws -> Bool {
+        // A side derived from its inverse changes with the inverse alone.
+        if relationship.isDerivedFromInverse && relationship.isToMany { return false }
         try object.fireFault()
         guard let index = object.entity.slot(of: relationship.name) else { return false }
         if relationship.isToMany {
@@ -83,6 +145,7 @@ extension ManagedObjectContext {
     }
 
     func removeOneSide(_ object: ManagedObject, _ relationship: RelationshipDescription, _ target: ManagedObject) throws {
+        if relationship.isDerivedFromInverse && relationship.isToMany { return }
         do {
             try object.fireFault()
         } catch {

@@ -21,7 +21,7 @@ extension ManagedObjectContext {
         for object in deletedSet.compactMap({ registered[$0] }) {
             for relationship in object.entity.relationships where relationship.deleteRule == .deny {
                 guard let index = object.entity.slot(of: relationship.name) else { continue }
-                let remaining = object.slots[index].referencedIDs.filter { !deletedSet.contains($0) }
+                let remaining = try referencedIDs(of: object, at: index).filter { !deletedSet.contains($0) }
                 if !remaining.isEmpty {
                     failures.append(ValidationFailure(
                         objectID: object.objectID, entityName: object.entity.name, key: relationship.name, value: nil, rule: .deny,
@@ -63,10 +63,16 @@ extension ManagedObjectContext {
                 continue
             }
             let count: Int
-            switch object.slots[check.slot] {
-            case .toOne(let id?): count = deletedSet.contains(id) ? 0 : 1
-            case .toMany(let ids): count = deletedSet.isEmpty ? ids.count : ids.filter { !deletedSet.contains($0) }.count
-            default: count = 0
+            if let derived = derivedRelationship(entity, check.slot) {
+                // Looked up only when a rule needs the count.
+                guard !check.isOptional || derived.minCount != nil || derived.maxCount != nil else { continue }
+                count = ((try? referencedIDs(of: object, at: check.slot)) ?? []).filter { !deletedSet.contains($0) }.count
+            } else {
+                switch object.slots[check.slot] {
+                case .toOne(let id?): count = deletedSet.contains(id) ? 0 : 1
+                case .toMany(let ids): count = deletedSet.isEmpty ? ids.count : ids.filter { !deletedSet.contains($0) }.count
+                default: count = 0
+                }
             }
             if count == 0 && !check.isOptional {
                 fail(check.name, nil, .required, "is required")

@@ -368,8 +368,9 @@ struct PredicateCompiler {
         case .toOne(let id):
             guard let id, let context = object.managedObjectContext else { return .object(nil) }
             return .object(try? context.object(with: id))
-        case .toMany(let ids):
+        case .toMany(let stored):
             guard let context = object.managedObjectContext else { return .collection([]) }
+            let ids = context.derivedRelationship(object.entity, slot) == nil ? stored : try context.referencedIDs(of: object, at: slot)
             return .collection(ids.compactMap { try? context.object(with: $0) }.map { .object($0) })
         }
     }

@@ -87,7 +87,7 @@ struct StepWriter {
             let id = destinationID(entity.name, key)
             validate(entity: entity, id: id, slots: slots)
             checkUniqueness(entity: entity, id: id, slots: slots)
-            pending.inserted.append(StoredRow(objectID: id, version: 1, slots: slots))
+            pending.inserted.append(StoredRow(objectID: id, version: 1, slots: Self.storable(entity, slots)))
             if pending.inserted.count >= batchSize { try flush() }
             return
         }
@@ -101,6 +101,18 @@ struct StepWriter {
                 lookupIndex[entity.name, default: [:]][attribute.name, default: [:]][value] = id
             }
         }
+    }
+
+    /// The slots as a row holds them: a to-many derived from its inverse (which a lookup
+    /// mapping may have filled on a held object) is empty.
+    private static func storable(_ entity: EntityDescription, _ slots: [SlotValue]) -> [SlotValue] {
+        var slots = slots
+        for index in entity.unstoredSlots where index < slots.count {
+            if let relationship = entity.properties[index].relationship, relationship.isDerivedFromInverse, relationship.isToMany {
+                slots[index] = .toMany([])
+            }
+        }
+        return slots
     }
 
     mutating func flush() throws {
@@ -117,7 +129,7 @@ struct StepWriter {
             guard let (entity, slots) = held[id] else { continue }
             validate(entity: entity, id: id, slots: slots)
             checkUniqueness(entity: entity, id: id, slots: slots)
-            pending.inserted.append(StoredRow(objectID: id, version: 1, slots: slots))
+            pending.inserted.append(StoredRow(objectID: id, version: 1, slots: Self.storable(entity, slots)))
         }
         try flush()
         guard let sourceMetadata, let metadata = store.metadata else { return }

@@ -406,6 +406,8 @@ public struct StoreMigrator: Sendable {
                     fills.append(SlotFill(slot: index, attribute: attribute, reader: reader))
                 case .relationship(let relationship):
                     guard entityMapping.distinctBy == nil, let relationshipMapping = entityMapping.relationships[relationship.name] else { continue }
+                    // A to-many derived from its inverse is not stored: the inverse's copy makes it.
+                    if relationship.isDerivedFromInverse && relationship.isToMany, case .copy = relationshipMapping { continue }
                     var lookupValue: ExpressionClosure?
                     if case .lookup(_, _, let value) = relationshipMapping {
                         lookupValue = Self.compileWithSource(value, compiler: compiler, entity: sourceEntity)

@@ -41,7 +41,8 @@ extension ManagedObjectContext {
             }
             return slot
         }
-        guard request.sortDescriptors.isEmpty else {
+        // Relationships derived from their inverse are looked up per object, not read from rows.
+        guard request.sortDescriptors.isEmpty, !slots.contains(where: { derivedRelationship(entity, $0) != nil }) else {
             return try fetch(request).map { object in FetchedValues(objectID: object.objectID, values: try slots.map { try object.slotValue(at: $0) }) }
         }
         var rows: [FetchedValues] = []
@@ -112,9 +113,12 @@ extension ManagedObject {
     func slotValue(at index: Int) throws -> SlotValue {
         switch entity.kind(ofSlot: index) {
         case .attribute, .derivedAttribute: return .value(try value(atSlot: index))
-        case .toOne, .toMany:
+        case .toOne:
             try fireFault()
             return slots[index]
+        case .toMany:
+            try fireFault()
+            return .toMany(try context().referencedIDs(of: self, at: index))
         }
     }
 }

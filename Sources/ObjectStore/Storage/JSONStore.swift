@@ -242,7 +242,8 @@ package final class JSONStore: PersistentStore, Sendable {
             case .relationship(let relationship):
                 if relationship.isToMany {
                     guard let items = member.value.elements else { throw bad(member.value, "\(entity.name).\(member.key) must be an array of references") }
-                    slots[index] = .toMany(try items.map(reference))
+                    // A list derived from its inverse (a file written before the model said so) is not read.
+                    slots[index] = relationship.isDerivedFromInverse ? .toMany([]) : .toMany(try items.map(reference))
                 } else if case .null = member.value.kind {
                     slots[index] = .toOne(nil)
                 } else {
@@ -292,7 +293,7 @@ package final class JSONStore: PersistentStore, Sendable {
         var fields = ["\"key\": \(row.objectID.primaryKey ?? 0)", "\"version\": \(row.version)"]
         for (index, property) in entity.properties.enumerated() where index < row.slots.count {
             if let attribute = property.attribute, !attribute.isStored { continue }
-            if property.relationship?.isTransient == true { continue }
+            if let relationship = property.relationship, relationship.isTransient || (relationship.isDerivedFromInverse && relationship.isToMany) { continue }
             let text: String
             switch row.slots[index] {
             case .value(let value): text = JSONText.encode(value)

@@ -94,6 +94,8 @@ extension RelationshipDescription {
         encoder.field(isOptional)
         encoder.field(isTransient)
         encoder.field(versionHashModifier ?? "")
+        // Only when set, so the hashes of models that never use it stay what they were.
+        if isDerivedFromInverse { encoder.field("derivedFromInverse") }
         return encoder.digest
     }
 }

@@ -35,7 +35,7 @@ public struct EntityDescription: Sendable, Hashable {
         let attributeTypes: [AttributeType?]
         let saveChecks: [SaveCheck]
         /// Slots stores do not write (transient and derived attributes, transient
-        /// relationships): rows hold their initial values.
+        /// relationships and those derived from their inverse): rows hold their initial values.
         let unstoredSlots: [Int]
         /// The others, in order; and the attributes that keep their value in a deletion's
         /// history record (`preserveValueOnDeletion`).
@@ -87,7 +87,7 @@ public struct EntityDescription: Sendable, Hashable {
             self.unstoredSlots = properties.indices.filter { index in
                 switch properties[index] {
                 case .attribute(let attribute): return !attribute.isStored
-                case .relationship(let relationship): return relationship.isTransient
+                case .relationship(let relationship): return relationship.isTransient || relationship.isDerivedFromInverse
                 }
             }
             let unstored = Set(self.unstoredSlots)
@@ -140,7 +140,7 @@ public struct EntityDescription: Sendable, Hashable {
     /// The checks of ``SaveCheck``, in slot order (derived attributes have none).
     package var saveChecks: [SaveCheck] { storage.saveChecks }
 
-    /// The slots stores do not write (transient and derived attributes, transient
+    /// The slots stores do not write (transient and derived attributes, derived and transient
     /// relationships), in order: a saved row holds their initial values.
     package var unstoredSlots: [Int] { storage.unstoredSlots }
 

@@ -33,6 +33,13 @@ public struct RelationshipDescription: Sendable, Hashable {
     public var deleteRule: DeleteRule = .nullify
     /// Whether the relationship lives only in memory.
     public var isTransient: Bool = false
+    /// Whether a to-many relationship is not stored with its object but read from its
+    /// inverse, the relationship that is (schema key `derivedFromInverse`): its objects are
+    /// those whose inverse refers to this object, looked up when read. Adding an object to
+    /// it, or removing one, writes only that object's side, so a save's cost does not grow
+    /// with the size of the list (the tasks of a tag shared by a million tasks). Reading it
+    /// costs a lookup in the store instead of a read of the object's own row.
+    public var isDerivedFromInverse: Bool = false
     /// The name of this relationship in an earlier model version, for inferred migrations.
     public var renamingIdentifier: String?
     /// Folded into the version hash to mark a change the hash would not otherwise see.

@@ -14,7 +14,7 @@ enum SchemaLoader {
     ]
     static let relationshipKeys = [
         "name", "destination", "inverse", "toMany", "ordered", "optional", "minCount", "maxCount", "deleteRule",
-        "transient", "renamingIdentifier", "versionHashModifier", "userInfo",
+        "transient", "derivedFromInverse", "renamingIdentifier", "versionHashModifier", "userInfo",
     ]
     static let fetchedPropertyKeys = ["name", "destination", "predicate", "userInfo"]
     static let fetchRequestKeys = ["name", "entity", "predicate", "sort"]
@@ -454,6 +454,7 @@ enum SchemaLoader {
         relationship.isOrdered = reader.bool("ordered", log: &log) ?? false
         relationship.isOptional = reader.bool("optional", log: &log) ?? true
         relationship.isTransient = reader.bool("transient", log: &log) ?? false
+        relationship.isDerivedFromInverse = reader.bool("derivedFromInverse", log: &log) ?? false
         relationship.minCount = reader.count("minCount", log: &log)
         relationship.maxCount = reader.count("maxCount", log: &log)
         relationship.renamingIdentifier = reader.string("renamingIdentifier", log: &log)
@@ -468,12 +469,22 @@ enum SchemaLoader {
             }
         }
         if !relationship.isToMany {
-            for key in ["ordered", "minCount", "maxCount"] where reader.has(key) {
+            for key in ["ordered", "minCount", "maxCount", "derivedFromInverse"] where reader.has(key) {
                 log.add(reader.path(key), reader.location(key), "\(qualified): '\(key)' applies to to-many relationships only (set \"toMany\": true)")
             }
         }
         if let minCount = relationship.minCount, let maxCount = relationship.maxCount, minCount > maxCount {
             log.add(reader.path("minCount"), reader.location("minCount"), "\(qualified): minCount \(minCount) is greater than maxCount \(maxCount)")
+        }
+        if relationship.isDerivedFromInverse && relationship.isToMany {
+            let key = "derivedFromInverse"
+            if relationship.inverseName == nil {
+                log.add(reader.path(key), reader.location(key), "\(qualified): 'derivedFromInverse' needs an inverse to read the objects from (set \"inverse\")")
+            } else if relationship.isOrdered {
+                log.add(reader.path(key), reader.location(key), "\(qualified): an ordered relationship cannot be derived from its inverse, which keeps no order")
+            } else if relationship.isTransient {
+                log.add(reader.path(key), reader.location(key), "\(qualified): a transient relationship is not stored at all; 'derivedFromInverse' applies to stored ones")
+            }
         }
         return relationship
     }
@@ -676,6 +687,9 @@ enum SchemaLoader {
                 } else if inverse.inverseName != relationship.name {
                     let actual = inverse.inverseName.map { "names '\($0)' as its inverse" } ?? "has no inverse"
                     log.add(path + ".inverse", location, "\(qualified): inverse \(destination.name).\(inverseName) \(actual); it must name '\(relationship.name)' to point back")
+                } else if relationship.isDerivedFromInverse && relationship.isToMany && (inverse.isDerivedFromInverse || inverse.isTransient) {
+                    let why = inverse.isTransient ? "is transient" : "is derived from this one too"
+                    log.add(path + ".derivedFromInverse", location, "\(qualified): its inverse \(destination.name).\(inverseName) \(why); one side of a pair must be stored")
                 }
             }
         }

@@ -14,8 +14,9 @@ import ObjectStoreModel
 /// | `NAME_UUID` per object of a to-many relationship | empty |
 ///
 /// A to-many relationship whose inverse is to-one travels on the to-one side only (it follows
-/// from it); of a many-to-many pair, the side of the entity whose name sorts first (or the
-/// relationship whose name does) travels. Objects of entities without the UUID attribute,
+/// from it); of a many-to-many pair, the side that is stored (not `derivedFromInverse`), or when
+/// both are, the side of the entity whose name sorts first (or the relationship whose name does)
+/// travels. Objects of entities without the UUID attribute,
 /// and the sync state's entity, do not travel. A key of a property this model does not have
 /// (a replica with a newer model) is skipped with a warning; so is a value that does not read
 /// as its attribute's type.
@@ -61,9 +62,11 @@ package final class UUIDSyncMapping: SyncMapping {
                         plan.toOne.append(relationship)
                         continue
                     }
+                    // A side derived from its inverse is what the inverse says.
+                    if relationship.isDerivedFromInverse { continue }
                     let inverse = relationship.inverseName.flatMap { name in destination.properties.first { $0.name == name }?.relationship }
                     if let inverse, !inverse.isToMany { continue }
-                    if let inverse, (destination.name, inverse.name) < (entity.name, relationship.name) { continue }
+                    if let inverse, !inverse.isDerivedFromInverse, (destination.name, inverse.name) < (entity.name, relationship.name) { continue }
                     plan.toMany.append(relationship)
                 }
             }

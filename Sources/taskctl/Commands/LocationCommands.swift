@@ -11,12 +11,20 @@ enum LocationCommands {
         let locations = try context.fetch(FetchRequest(entityName: "Location", sortDescriptors: [SortKey("name", comparison: .localized)]))
         var rows: [(name: String, pending: Int, high: [TaskView])] = []
         let highProperty = try App.modelDirectory().currentModel().entity(named: "Location")?.fetchedProperty(named: "highPriTasks")
+        // The pending tasks of every location, counted in one read of the tasks (a location's
+        // tasks are derived from the tasks' locations).
+        var pending: [ObjectID: Int] = [:]
+        if !locations.isEmpty {
+            let request = FetchRequest(entityName: "Task", predicate: try ObjectPredicate("status == 'pending' AND location != nil"))
+            for row in try context.fetchValues(request, properties: ["location"]) {
+                if case .toOne(let id?) = row.values[0] { pending[id, default: 0] += 1 }
+            }
+        }
         for location in locations {
             guard case .string(let name) = try location.value(forKey: "name") else { continue }
-            let pending = try location.objects(forKey: "tasks").filter { try $0.value(forKey: "status") == "pending" }
             // The model's fetched property: high-priority tasks of this location.
             let high = try highProperty.map { try context.fetchedPropertyObjects($0, of: location) } ?? []
-            rows.append((name, pending.count, try high.filter { try $0.value(forKey: "status") == "pending" }.map { try TaskView($0, now: app.now) }))
+            rows.append((name, pending[location.objectID] ?? 0, try high.filter { try $0.value(forKey: "status") == "pending" }.map { try TaskView($0, now: app.now) }))
         }
         if args.has("json") {
             let items = rows.map { row in

@@ -172,6 +172,16 @@ struct Reverter {
         var linkedLater = Set<[ObjectID]>()
         for transaction in later {
             for change in transaction.changes {
+                // An insert records no values: its object's stored relationships as they are
+                // now link it (a task added since to this add's tag; the tag's own list is
+                // derived from the tasks and is not recorded).
+                if change.kind == .insert, let inserted = object(change.objectID) {
+                    for case .relationship(let relationship) in inserted.entity.properties where !relationship.isDerivedFromInverse {
+                        for other in (try? inserted.objectIDs(forRelationship: relationship.name)) ?? [] {
+                            linkedLater.formUnion([[change.objectID, other], [other, change.objectID]])
+                        }
+                    }
+                }
                 for value in change.values {
                     switch value.newValue {
                     case .toOne(let other?): linkedLater.formUnion([[change.objectID, other], [other, change.objectID]])

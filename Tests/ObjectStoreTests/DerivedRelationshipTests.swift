@@ -1,0 +1,230 @@
+import Foundation
+import Testing
+@testable import ObjectStore
+import ObjectStoreModel
+
+/// To-many relationships derived from their inverse (`"derivedFromInverse": true`): nothing is
+/// stored on their side, they read what the inverse says (unsaved changes included), a change
+/// from either side writes only the stored side, and delete rules, predicates and undo work
+/// as for a stored list.
+@Suite struct DerivedRelationshipTests {
+    /// TestModel with a location's tasks, a tag's tasks, a task's notes (cascading) and a
+    /// project's members (deny) derived from their inverses.
+    static let model: ManagedObjectModel = {
+        var schema = TestModel.schema
+        for (old, new) in [
+            (#"{ "name": "tasks", "destination": "Task", "inverse": "location", "toMany": true }"#,
+             #"{ "name": "tasks", "destination": "Task", "inverse": "location", "toMany": true, "derivedFromInverse": true }"#),
+            (#"{ "name": "tasks", "destination": "Task", "inverse": "tags", "toMany": true }"#,
+             #"{ "name": "tasks", "destination": "Task", "inverse": "tags", "toMany": true, "derivedFromInverse": true }"#),
+            (#"{ "name": "notes", "destination": "Note", "inverse": "task", "toMany": true, "deleteRule": "cascade" }"#,
+             #"{ "name": "notes", "destination": "Note", "inverse": "task", "toMany": true, "deleteRule": "cascade", "derivedFromInverse": true }"#),
+            (#"{ "name": "members", "destination": "Person", "inverse": "project", "toMany": true, "deleteRule": "deny" }"#,
+             #"{ "name": "members", "destination": "Person", "inverse": "project", "toMany": true, "deleteRule": "deny", "derivedFromInverse": true }"#),
+        ] {
+            precondition(schema.contains(old), "the test model changed: \(old)")
+            schema = schema.replacingOccurrences(of: old, with: new)
+        }
+        do {
+            return try ManagedObjectModel(schema: schema, file: "DerivedModel")
+        } catch {
+            preconditionFailure("the derived test model must load: \(error)")
+        }
+    }()
+
+    static func ids(_ objects: [ManagedObject]) -> Set<ObjectID> { Set(objects.map(\.objectID)) }
+
+    @Test(arguments: StoreKind.allCases)
+    func aDerivedListIsWhatItsInverseSaysSavedOrNot(kind: StoreKind) throws {
+        let directory = try TemporaryDirectory()
+        var memory: InMemoryStore?
+        let context = ManagedObjectContext(coordinator: try kind.open(in: directory, memory: &memory, model: Self.model))
+        let home = try context.location("Home")
+        let milk = try context.task("Milk"), bread = try context.task("Bread")
+        try milk.setObject(home, forKey: "location")
+        try home.addObject(bread, toKey: "tasks")  // from the derived side: sets bread.location
+        #expect(try bread.object(forKey: "location") === home)
+        let red = try context.insertObject(entityName: "Tag")
+        try red.setValue("red", forKey: "label")
+        try red.addObject(milk, toKey: "tasks")
+        try bread.setObjects([red], forKey: "tags")
+        #expect(Self.ids(try home.objects(forKey: "tasks")) == Self.ids([milk, bread]))
+        #expect(Self.ids(try red.objects(forKey: "tasks")) == Self.ids([milk, bread]))
+        #expect(try milk.objectIDs(forRelationship: "tags") == [red.objectID])
+        try context.save()
+
+        // Another context (a reopened file) reads the same from the stored side.
+        let other = ManagedObjectContext(coordinator: try kind.open(in: directory, memory: &memory, model: Self.model))
+        let home2 = try other.existingObject(with: home.objectID), red2 = try other.existingObject(with: red.objectID)
+        #expect(Self.ids(try home2.objects(forKey: "tasks")) == Self.ids([milk, bread]))
+        #expect(Self.ids(try red2.objects(forKey: "tasks")) == Self.ids([milk, bread]))
+
+        // Unsaved changes count: an edit, a removal from the derived side, a delete, an insert.
+        let milk2 = try other.existingObject(with: milk.objectID), bread2 = try other.existingObject(with: bread.objectID)
+        try milk2.setObject(nil, forKey: "location")
+        #expect(Self.ids(try home2.objects(forKey: "tasks")) == [bread.objectID])
+        try red2.removeObject(bread2, fromKey: "tasks")
+        #expect(try bread2.objectIDs(forRelationship: "tags").isEmpty)
+        #expect(try red2.objectIDs(forRelationship: "tasks") == [milk.objectID])
+        other.delete(milk2)
+        #expect(try red2.objectIDs(forRelationship: "tasks").isEmpty)
+        let eggs = try other.task("Eggs")
+        try eggs.setObject(home2, forKey: "location")
+        #expect(Self.ids(try home2.objects(forKey: "tasks")) == Self.ids([bread, eggs]))
+
+        // A child context sees its parent's unsaved state under its own.
+        let child = ManagedObjectContext(parent: other)
+        let homeInChild = try child.existingObject(with: home.objectID)
+        #expect(Self.ids(try homeInChild.objects(forKey: "tasks")) == Self.ids([bread, eggs]))
+        try child.existingObject(with: bread.objectID).setObject(nil, forKey: "location")
+        #expect(Self.ids(try homeInChild.objects(forKey: "tasks")) == [eggs.objectID])
+        try child.save()
+        #expect(Self.ids(try home2.objects(forKey: "tasks")) == [eggs.objectID])
+
+        try other.save()
+        let third = ManagedObjectContext(coordinator: try kind.open(in: directory, memory: &memory, model: Self.model))
+        #expect(try third.existingObject(with: home.objectID).objects(forKey: "tasks").map { try $0.value(forKey: "text") } == ["Eggs"])
+        #expect(try third.existingObject(with: red.objectID).objects(forKey: "tasks").isEmpty)
+        #expect(try third.coordinator.checkIntegrity().problems.isEmpty)
+    }
+
+    /// Adding a task to a location or tag writes the task alone: the location is not
+    /// changed, and the file grows by the task, not by the size of the group. The same with
+    /// the lists stored shows what the test measures.
+    @Test(arguments: [true, false])
+    func addingToALargeGroupWritesOnlyTheNewObject(derived: Bool) throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("tasks.store")
+        let model = derived ? Self.model : TestModel.model
+        let context = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: model, storeURL: url))
+        context.undoManager = nil
+        let home = try context.location("Home")
+        let red = try context.insertObject(entityName: "Tag")
+        try red.setValue("red", forKey: "label")
+        for i in 0..<5_000 {
+            let task = try context.task("t\(i)")
+            try task.setObject(home, forKey: "location")
+            try task.addObject(red, toKey: "tags")
+        }
+        try context.save()
+        let before = try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int ?? 0
+
+        let adder = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: model, storeURL: url))
+        let task = try adder.task("one more")
+        try task.setObject(try adder.existingObject(with: home.objectID), forKey: "location")
+        try task.addObject(try adder.existingObject(with: red.objectID), toKey: "tags")
+        #expect(adder.updatedObjects.isEmpty == derived, "the location and tag are changed only when they store the list")
+        try adder.save()
+        let grown = (try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int ?? 0) - before
+        if derived {
+            #expect(grown < 4_096, "a save of one task wrote \(grown) bytes")
+        } else {
+            #expect(grown > 8_000, "both lists of 5,001 tasks are written again: \(grown) bytes")
+        }
+        let reader = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: model, storeURL: url))
+        #expect(try reader.existingObject(with: home.objectID).objectIDs(forRelationship: "tasks").count == 5_001)
+        #expect(try reader.existingObject(with: red.objectID).objectIDs(forRelationship: "tasks").count == 5_001)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func deleteRulesReachTheDerivedSide(kind: StoreKind) throws {
+        let directory = try TemporaryDirectory()
+        var memory: InMemoryStore?
+        let context = ManagedObjectContext(coordinator: try kind.open(in: directory, memory: &memory, model: Self.model))
+        let home = try context.location("Home")
+        let milk = try context.task("Milk"), bread = try context.task("Bread")
+        try milk.setObject(home, forKey: "location")
+        try bread.setObject(home, forKey: "location")
+        let note = try context.insertObject(entityName: "Note")
+        try note.setObject(milk, forKey: "task")
+        let project = try context.insertObject(entityName: "Project")
+        let person = try context.insertObject(entityName: "Person")
+        try person.setObject(project, forKey: "project")
+        try context.save()
+
+        // Nullify from the derived side: the tasks no longer point at the deleted location.
+        let other = ManagedObjectContext(coordinator: try kind.open(in: directory, memory: &memory, model: Self.model))
+        other.delete(try other.existingObject(with: home.objectID))
+        try other.save()
+        #expect(try other.existingObject(with: milk.objectID).object(forKey: "location") == nil)
+        #expect(try other.existingObject(with: bread.objectID).object(forKey: "location") == nil)
+        // Cascade from the derived side: the task's notes go with it.
+        other.delete(try other.existingObject(with: milk.objectID))
+        try other.save()
+        #expect(try other.fetch(FetchRequest(entityName: "Note")).isEmpty)
+        // Deny from the derived side: refused while the project has a member.
+        let project2 = try other.existingObject(with: project.objectID)
+        other.delete(project2)
+        #expect {
+            try other.save()
+        } throws: { error in
+            (error as? ValidationError)?.failures.contains { $0.key == "members" && $0.rule == .deny } == true
+        }
+        other.delete(try other.existingObject(with: person.objectID))
+        try other.save()
+        #expect(try other.fetch(FetchRequest(entityName: "Project")).isEmpty)
+        #expect(try other.coordinator.checkIntegrity().problems.isEmpty)
+    }
+
+    @Test func predicatesKeyPathsAndUndoReadTheDerivedSide() throws {
+        let directory = try TemporaryDirectory()
+        var memory: InMemoryStore?
+        let context = ManagedObjectContext(coordinator: try StoreKind.binary.open(in: directory, memory: &memory, model: Self.model))
+        let home = try context.location("Home"), work = try context.location("Work")
+        for (text, priority, place) in [("Milk", 1, home), ("Bread", 3, home), ("Report", 2, work)] {
+            try context.task(text, priority: Int64(priority)).setObject(place, forKey: "location")
+        }
+        try context.save()
+        func names(_ format: String) throws -> [String] {
+            let request = FetchRequest(entityName: "Location", predicate: try ObjectPredicate(format), sortDescriptors: [SortKey("name")])
+            return try context.fetch(request).map { object -> String in
+                guard case .string(let name) = try object.value(forKey: "name") else { return "?" }
+                return name
+            }
+        }
+        #expect(try names("tasks.@count >= 2") == ["Home"])
+        #expect(try names("ANY tasks.text == 'Report'") == ["Work"])
+        #expect(try names("SUBQUERY(tasks, $t, $t.priority > 1).@count > 0") == ["Home", "Work"])
+        #expect(try home.value(forKeyPath: "tasks.@sum.priority").value == .integer(4))
+        // setObjects from the derived side moves the tasks; undo puts them back.
+        let report = try #require(try work.objects(forKey: "tasks").first)
+        try home.setObjects([report], forKey: "tasks")
+        #expect(try names("tasks.@count == 1") == ["Home"])
+        #expect(try work.objects(forKey: "tasks").isEmpty)
+        context.undo()
+        #expect(try home.objects(forKey: "tasks").count == 2 && work.objects(forKey: "tasks").count == 1)
+        #expect(try report.object(forKey: "location") === work)
+        let values = try context.fetchValues(FetchRequest(entityName: "Location", sortDescriptors: [SortKey("name")]), properties: ["name", "tasks"])
+        #expect(values.map { $0.values[1].referencedIDs.count } == [2, 1])
+    }
+
+    /// What the schema refuses, each at the key.
+    @Test(arguments: [
+        (#"{ "name": "t", "destination": "B", "inverse": "a", "derivedFromInverse": true }"#, "'derivedFromInverse' applies to to-many relationships only"),
+        (#"{ "name": "t", "destination": "B", "toMany": true, "derivedFromInverse": true }"#, "needs an inverse"),
+        (#"{ "name": "t", "destination": "B", "inverse": "a", "toMany": true, "ordered": true, "derivedFromInverse": true }"#, "an ordered relationship cannot be derived"),
+        (#"{ "name": "t", "destination": "B", "inverse": "many", "toMany": true, "derivedFromInverse": true }"#, "one side of a pair must be stored"),
+    ])
+    func theSchemaRefusesADerivedListThatCannotBeDerived(relationship: String, message: String) throws {
+        let schema = """
+        { "entities": [
+          { "name": "A", "relationships": [\(relationship)] },
+          { "name": "B", "relationships": [
+            { "name": "a", "destination": "A", "inverse": "t" },
+            { "name": "many", "destination": "A", "inverse": "t", "toMany": true, "derivedFromInverse": true } ] } ] }
+        """
+        #expect {
+            try ManagedObjectModel(schema: schema, file: "bad.json")
+        } throws: { error in
+            "\(error)".contains(message) && "\(error)".contains("derivedFromInverse")
+        }
+    }
+
+    /// The key is part of the entity's version hash (a store written with the list derived
+    /// needs a migration to store it again), and leaves the hashes of models without it alone.
+    @Test func theKeyChangesTheVersionHashOnlyWhereItIsSet() throws {
+        let plain = TestModel.model.entityVersionHashes, derived = Self.model.entityVersionHashes
+        #expect(plain["Location"] != derived["Location"] && plain["Tag"] != derived["Tag"])
+        #expect(plain["Circle"] == derived["Circle"] && plain["Attachment"] == derived["Attachment"])
+    }
+}
