@@ -5,10 +5,11 @@
 #   bash Benchmarks/million.sh [TASKS] [RUNS]      (default 1000000 3)
 #
 # Builds taskctl (release, static standard library), makes TASKS tasks in Taskwarrior's
-# export format (nine in ten pending; 20 projects, 7 tags shared by many tasks, most with a
-# due date), and runs each command RUNS times: import into a new store, then on the imported
-# store list (the pending rows), list --json, export, show, add, done, edit, then a bulk edit
-# of a quarter of the tasks, add after it and the bulk edit's undo. The table gives
+# export format (nine in ten pending; 20 projects, 4 tags each on a quarter of the tasks, most
+# with a due date), and runs each command RUNS times: import into a new store, then on the
+# imported store list (the pending rows), list --json, export, show, add (also with a tag and
+# a project, and the bytes that one writes), done, edit, then a bulk edit of a quarter of the
+# tasks, add after it and the bulk edit's undo. The table gives
 # the median seconds and the median peak resident memory (GNU time's maximum RSS), and for
 # the single-task commands the ratio to the same command on a 10,000-task store.
 set -euo pipefail
@@ -33,7 +34,7 @@ out.write("[")
 for i in range(n):
     t = {"description": f"Task number {i} with some words", "entry": "20261101T000000Z",
          "status": "completed" if i % 10 == 9 else "pending", "uuid": str(uuid.UUID(int=i + 1)),
-         "project": f"project{i % 20}", "tags": [f"tag{i % 7}"]}
+         "project": f"project{i % 20}", "tags": [f"tag{i % 4}"]}
     if t["status"] == "completed": t["end"] = "20261110T000000Z"
     if i % 4: t["priority"] = "LMH"[i % 3]
     if i % 7: t["due"] = (base + datetime.timedelta(days=i % 90 - 10)).strftime("%Y%m%dT%H%M%SZ")
@@ -93,7 +94,7 @@ for command in "list" "list --json" "export"; do
   out=$(measure "$WORK/small.store" $command) || exit 1; read -r ss sm <<<"$out"
   echo "| $command | $ls | $lm | $ss |  |"
 done
-for command in "show 5" "add Another_task" "done {i}1" "edit {i}2 --priority low"; do
+for command in "show 5" "add Another_task" "add Tagged_task --tag tag0 --project project0" "done {i}1" "edit {i}2 --priority low"; do
   # shellcheck disable=SC2086
   out=$(measure "$WORK/large.store" $command) || exit 1; read -r ls lm <<<"$out"
   # shellcheck disable=SC2086
@@ -101,6 +102,15 @@ for command in "show 5" "add Another_task" "done {i}1" "edit {i}2 --priority low
   ratio=$(awk -v a="$ls" -v b="$ss" 'BEGIN { if (b > 0) printf "%.1fx", a / b; else print "-" }')
   echo "| $command | $ls | $lm | $ss | $ratio |"
   if [ "$command" = "add Another_task" ]; then added=$ls; fi
+done
+
+# What one add with a tag and a project writes: the store's growth (a quarter of the tasks
+# share the tag, a twentieth the project).
+for store in large small; do
+  before=$(stat -c %s "$WORK/$store.store")
+  TASKCTL_STORE="$WORK/$store.store" "$TASKCTL" add Tagged_task --tag tag0 --project project0 >/dev/null
+  after=$(stat -c %s "$WORK/$store.store")
+  echo "| bytes one tagged add writes ($store store) | $((after - before)) |  |  |  |"
 done
 
 # A bulk edit of a quarter of the tasks (five projects of twenty), kept in the store's

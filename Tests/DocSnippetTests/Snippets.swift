@@ -77,7 +77,7 @@ enum Snippets {
         let tasks = try container.viewContext.fetch(FetchRequest(entityName: "Task"))
     }
 
-    /// docs/context.md, line 49.
+    /// docs/context.md, line 52.
     static func context_3() async throws {
         let coordinator = try SnippetEnvironment.coordinator()
         let context = try SnippetEnvironment.context()
@@ -96,14 +96,14 @@ enum Snippets {
         let howMany = try context.count(TaskItem.self, where: "priority >= %d", 2)
     }
 
-    /// docs/context.md, line 127.
+    /// docs/context.md, line 130.
     static func context_4() async throws {
         let model = try SnippetEnvironment.model()
         let storeURL = SnippetEnvironment.storeURL()
         let cache = try PersistentStoreCoordinator(model: model, storeURL: URL(fileURLWithPath: "cache.store"), durability: .normal)
     }
 
-    /// docs/context.md, line 207.
+    /// docs/context.md, line 210.
     static func context_5() async throws {
         let context = try SnippetEnvironment.context()
         let otherContext = try SnippetEnvironment.context()
@@ -116,7 +116,7 @@ enum Snippets {
         }
     }
 
-    /// docs/context.md, line 220.
+    /// docs/context.md, line 223.
     static func context_6() async throws {
         let coordinator = try SnippetEnvironment.coordinator()
         let context = try SnippetEnvironment.context()
@@ -128,7 +128,7 @@ enum Snippets {
         }
     }
 
-    /// docs/context.md, line 234.
+    /// docs/context.md, line 237.
     static func context_7() async throws {
         let model = try SnippetEnvironment.model()
         let coordinator = try SnippetEnvironment.coordinator()
@@ -211,7 +211,7 @@ enum Snippets {
         print(task.properties.map(\.name))   // ["dueDate", "isOverdue", "location", "priority", "text"]
     }
 
-    /// docs/schema.md, line 281.
+    /// docs/schema.md, line 298.
     static func schema_2() async throws {
         let tasks = try ModelDirectory(url: URL(fileURLWithPath: "Models/Tasks"))
         let current = try tasks.currentModel()
