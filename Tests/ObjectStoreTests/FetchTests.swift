@@ -20,6 +20,37 @@ import ObjectStoreModel
         #expect(names(try context.fetch(throughToOne)) == ["Mom", "Milk", "Draft", "Outline", "Report"])
     }
 
+    /// The IDs of a filtered fetch come without objects for the rows the context does not
+    /// hold, in the order `fetch` gives, with the context's unsaved changes counted.
+    @Test(arguments: StoreKind.allCases)
+    func filteredObjectIDsMakeNoObjectsAndSeeUnsavedChanges(kind: StoreKind) throws {
+        let directory = try TemporaryDirectory()
+        var memory: InMemoryStore?
+        let setup = ManagedObjectContext(coordinator: try kind.open(in: directory, memory: &memory))
+        for n in 0..<50 { try setup.task("t\(n)", priority: Int64(n % 4)) }
+        try setup.save()
+        let context = ManagedObjectContext(coordinator: try kind.open(in: directory, memory: &memory))
+        let request = FetchRequest(entityName: "Task", predicate: try ObjectPredicate("priority >= 2"))
+        let ids = try context.fetchObjectIDs(request)
+        #expect(ids.count == 24)
+        #expect(context.registeredObjects.isEmpty, "no object was made")
+        #expect(ids == (try ManagedObjectContext(coordinator: context.coordinator).fetch(request).map(\.objectID)))
+        // Unsaved: an edit out of and one into the result, a delete, an insert.
+        let first = try context.existingObject(with: ids[0])
+        try first.setValue(0, forKey: "priority")
+        let low = try #require(try context.fetch(FetchRequest(entityName: "Task", predicate: try ObjectPredicate("priority == 1"))).first)
+        try low.setValue(3, forKey: "priority")
+        context.delete(try context.existingObject(with: ids[1]))
+        let new = try context.task("new", priority: 2)
+        let changed = try context.fetchObjectIDs(request)
+        #expect(changed == (try context.fetch(request).map(\.objectID)))
+        #expect(Set(changed) == Set(ids.dropFirst(2) + [low.objectID, new.objectID]))
+        var limited = request
+        limited.fetchOffset = 2
+        limited.fetchLimit = 3
+        #expect(try context.fetchObjectIDs(limited) == Array(changed[2..<5]))
+    }
+
     @Test func stringComparisonsForSorting() throws {
         let context = TestModel.context()
         for name in ["file10", "File2", "file1", "éclair", "Eclair", "apple"] { try context.location(name) }

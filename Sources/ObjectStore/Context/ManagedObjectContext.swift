@@ -142,6 +142,14 @@ public final class ManagedObjectContext {
     /// Every object registered in the context.
     public var registeredObjects: [ManagedObject] { Array(registered.values) }
 
+    /// The objects for some IDs, as faults that load together when the first of them is
+    /// used (one read of the store for the batch, as a fetch's `fetchBatchSize` does).
+    package func faults(for ids: [ObjectID]) throws -> [ManagedObject] {
+        let objects = try ids.map { try object(with: $0) }
+        planBatches(objects.filter(\.faultState).map(\.objectID), size: max(1, ids.count))
+        return objects
+    }
+
     /// Groups faults into batches that load together (fetchBatchSize, prefetching).
     func planBatches(_ ids: [ObjectID], size: Int) {
         guard size > 1 else { return }

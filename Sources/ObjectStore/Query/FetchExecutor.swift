@@ -614,14 +614,25 @@ extension ManagedObjectContext {
         try FetchExecutor(context: self, request: request).objects()
     }
 
-    /// The IDs of the objects a fetch request matches.
+    /// The IDs of the objects a fetch request matches. Without sort descriptors no object is
+    /// made for a match this context does not hold (the rows are tested in place), so the
+    /// IDs of a million matches cost their IDs, not a million objects.
     public func fetchObjectIDs(_ request: FetchRequest) throws -> [ObjectID] {
-        if request.predicate == nil && request.sortDescriptors.isEmpty {
-            let ids = try FetchExecutor(context: self, request: request).candidateIDs().sorted(by: ObjectID.tieBreak)
-            let offset = ids.dropFirst(request.fetchOffset)
-            return Array(request.fetchLimit > 0 ? offset.prefix(request.fetchLimit) : offset)
+        guard request.sortDescriptors.isEmpty else { return try fetch(request).map(\.objectID) }
+        let executor = FetchExecutor(context: self, request: request)
+        var ids: [ObjectID]
+        if let predicate = request.predicate {
+            ids = []
+            try executor.forEachMatch(of: predicate, entity: try executor.entity()) { id, registered, saved in
+                if registered != nil || saved != nil { ids.append(id) }
+            }
+        } else {
+            ids = try executor.candidateIDs()
         }
-        return try fetch(request).map(\.objectID)
+        // In key order, as fetch(_:) gives unsorted results.
+        if !zip(ids, ids.dropFirst()).allSatisfy({ !ObjectID.tieBreak($1, $0) }) { ids.sort(by: ObjectID.tieBreak) }
+        let offset = ids.dropFirst(request.fetchOffset)
+        return Array(request.fetchLimit > 0 ? offset.prefix(request.fetchLimit) : offset)
     }
 
     /// How many objects a fetch request matches. Without a predicate no object is made;

@@ -455,12 +455,11 @@ enum ExportCommand {
         guard ["taskctl", "taskwarrior", "todo.txt"].contains(format) else { throw CLIError.usage("unknown format '\(format)'; use taskctl, taskwarrior or todo.txt") }
         let context = try app.context(readOnly: true)
         let predicate = args.has("all") ? try ObjectPredicate("TRUEPREDICATE") : .and(try ObjectPredicate("status != 'deleted'"), .not(try app.expired()))
-        // Streamed: the tasks come as faults and are rendered a batch at a time; each batch is
-        // turned back into faults once written, and the text is written as it grows, so memory
-        // does not grow with the store (a million tasks took 2 GB when all were held at once).
-        var request = FetchRequest(entityName: "Task", predicate: predicate)
-        request.fetchBatchSize = batch
-        let tasks = try context.fetch(request)
+        // Streamed: the matching tasks' IDs are listed without making objects, then the tasks
+        // are loaded, rendered and let go a batch at a time (the context is emptied after
+        // each; it changes nothing), and the text is written as it grows, so memory holds a
+        // batch and the IDs (a million tasks took 2 GB when all were held at once).
+        let tasks = try context.fetchObjectIDs(FetchRequest(entityName: "Task", predicate: predicate))
         let timeZone = app.timeZone, now = app.now
         let render: (ManagedObject, TaskView) -> String
         switch format {
@@ -475,12 +474,12 @@ enum ExportCommand {
         }
         if array { app.output.line("[") }
         for start in stride(from: 0, to: tasks.count, by: batch) {
-            let chunk = Array(tasks[start..<min(start + batch, tasks.count)])
+            let chunk = try context.faults(for: Array(tasks[start..<min(start + batch, tasks.count)]))
             for (offset, (task, view)) in zip(chunk, try TaskView.of(chunk, now: now)).enumerated() {
                 let last = start + offset == tasks.count - 1
                 app.output.line(render(task, view) + (array && !last ? "," : ""))
             }
-            context.refresh(chunk, mergeChanges: false)
+            context.reset()
             try app.output.flush(above: 1 << 20)
         }
         if array { app.output.line("]") }
