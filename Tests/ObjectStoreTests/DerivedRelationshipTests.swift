@@ -25,6 +25,9 @@ import ObjectStoreModel
             precondition(schema.contains(old), "the test model changed: \(old)")
             schema = schema.replacingOccurrences(of: old, with: new)
         }
+        // An index on the tasks' location, which a location's tasks are looked up in.
+        precondition(schema.contains(#"{ "name": "Task","#))
+        schema = schema.replacingOccurrences(of: #"{ "name": "Task","#, with: #"{ "name": "Task", "indexes": [{ "name": "byLocation", "properties": ["location"] }],"#)
         do {
             return try ManagedObjectModel(schema: schema, file: "DerivedModel")
         } catch {
@@ -124,6 +127,51 @@ import ObjectStoreModel
         let reader = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: model, storeURL: url))
         #expect(try reader.existingObject(with: home.objectID).objectIDs(forRelationship: "tasks").count == 5_001)
         #expect(try reader.existingObject(with: red.objectID).objectIDs(forRelationship: "tasks").count == 5_001)
+    }
+
+    /// Looked up in a compacted store (through the index on the tasks' location, or every
+    /// row for a tag's tasks), with saves in the log after it and unsaved changes on top:
+    /// each location's and tag's tasks are those that point at it.
+    @Test(arguments: StoreKind.allCases)
+    func lookupsAgreeWithTheTasksThroughSnapshotLogAndChanges(kind: StoreKind) throws {
+        let directory = try TemporaryDirectory()
+        var memory: InMemoryStore?
+        let context = ManagedObjectContext(coordinator: try kind.open(in: directory, memory: &memory, model: Self.model))
+        let places = try (0..<8).map { try context.location("L\($0)") }
+        let tags = try (0..<3).map { n -> ManagedObject in
+            let tag = try context.insertObject(entityName: "Tag")
+            try tag.setValue(.string("t\(n)"), forKey: "label")
+            return tag
+        }
+        var tasks: [ManagedObject] = []
+        for n in 0..<400 {
+            let task = try context.task("t\(n)")
+            try task.setObject(places[n % 8], forKey: "location")
+            if n % 3 != 0 { try task.setObjects([tags[n % 3]], forKey: "tags") }
+            tasks.append(task)
+        }
+        try context.save()
+        try context.coordinator.compactStore()
+        // Saved after the snapshot: moves, a removal, a deletion, an insert.
+        try tasks[0].setObject(places[1], forKey: "location")
+        try tasks[9].setObject(nil, forKey: "location")
+        context.delete(tasks[17])
+        try context.task("late").setObject(places[3], forKey: "location")
+        try context.save()
+        // Unsaved on top, in another context.
+        let other = ManagedObjectContext(coordinator: try kind.open(in: directory, memory: &memory, model: Self.model))
+        try other.existingObject(with: tasks[2].objectID).setObject(try other.existingObject(with: places[5].objectID), forKey: "location")
+        try other.existingObject(with: tasks[4].objectID).setObjects([], forKey: "tags")
+        let all = try other.fetch(FetchRequest(entityName: "Task"))
+        for place in places {
+            let expected = try Set(all.filter { try $0.object(forKey: "location")?.objectID == place.objectID }.map(\.objectID))
+            let derived = try other.existingObject(with: place.objectID).objectIDs(forRelationship: "tasks")
+            #expect(Set(derived) == expected && derived.count == expected.count, "\(place["name"])")
+        }
+        for tag in tags {
+            let expected = try Set(all.filter { try $0.objectIDs(forRelationship: "tags").contains(tag.objectID) }.map(\.objectID))
+            #expect(Set(try other.existingObject(with: tag.objectID).objectIDs(forRelationship: "tasks")) == expected)
+        }
     }
 
     @Test(arguments: StoreKind.allCases)

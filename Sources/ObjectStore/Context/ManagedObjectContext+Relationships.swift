@@ -29,14 +29,7 @@ extension ManagedObjectContext {
         if let parent {
             members = try parent.derivedMembers(of: owners, relationship)
         } else {
-            members = [:]
-            for kind in kinds {
-                for (id, values) in try coordinator.store.slotValues(ofEntity: kind.name, slots: [slot]) {
-                    for target in values[0].referencedIDs where owners.contains(target) {
-                        members[target, default: []].append(id)
-                    }
-                }
-            }
+            members = try savedReferrers(to: owners, kinds: kinds, slot: slot, inverse: inverse)
         }
         // This context's changes: objects inserted, edited or deleted here.
         let names = Set(kinds.map(\.name))
@@ -54,6 +47,54 @@ extension ManagedObjectContext {
             guard let object = registered[id], !object.faultState, slot < object.slots.count else { continue }
             for target in object.slots[slot].referencedIDs where owners.contains(target) {
                 members[target, default: []].append(id)
+            }
+        }
+        return members
+    }
+
+    /// The saved objects of `kinds` whose `slot` (the `inverse` relationship) refers to one of
+    /// `owners`, in key order per entity. From a store with encoded rows, in one read of the
+    /// file: a to-one inverse is looked up in a schema index on it when there is one (else its
+    /// column verdicts, else every row), and of each row listed only that slot is decoded.
+    private func savedReferrers(to owners: Set<ObjectID>, kinds: [EntityDescription], slot: Int, inverse: RelationshipDescription) throws -> [ObjectID: [ObjectID]] {
+        var members: [ObjectID: [ObjectID]] = [:]
+        let store = coordinator.store
+        guard store.hasEncodedRows else {
+            for kind in kinds {
+                for (id, values) in try store.slotValues(ofEntity: kind.name, slots: [slot]) {
+                    for target in values[0].referencedIDs where owners.contains(target) {
+                        members[target, default: []].append(id)
+                    }
+                }
+            }
+            return members
+        }
+        for kind in kinds {
+            let predicate: SlotPredicate? = inverse.isToMany ? nil : .reference(slot: slot, targets: owners)
+            let listed = try store.readRows { reader -> RowScan in
+                if let predicate {
+                    let quarter = reader.snapshotRowCount(ofEntity: kind.name) / 4
+                    if let candidates = try reader.indexCandidates(ofEntity: kind.name, predicate: predicate, limit: quarter),
+                       let scan = try reader.indexedScan(candidates, alsoListing: [], leavingUnread: false) {
+                        return scan
+                    }
+                }
+                let decisions = try predicate.flatMap { try reader.columnDecisions(ofEntity: kind.name, predicate: $0) }
+                return try reader.scan(ofEntity: kind.name, decisions: decisions, counting: false)
+            }
+            guard let scan = listed, !scan.rows.isEmpty else { continue }
+            let scope = ObjectID.Scope.of(entityName: kind.name, storeIdentifier: storeIdentifier)
+            let blank = SlotValue.initial(for: kind.properties[slot])
+            var values = kind.properties.map(SlotValue.initial(for:))
+            var wanted = [Bool](repeating: false, count: kind.properties.count)
+            wanted[slot] = true
+            for index in scan.rows.indices {
+                if !scan.verdicts.isEmpty && scan.verdicts[index] == 2 { continue }
+                values[slot] = blank
+                try scan.decode(index, into: &values, wanted: wanted)
+                for target in values[slot].referencedIDs where owners.contains(target) {
+                    members[target, default: []].append(ObjectID(scope, key: .permanent(scan.rows[index].key)))
+                }
             }
         }
         return members
