@@ -76,10 +76,10 @@ enum OS {
     static func currentModel(adding index: (name: String, property: String)) throws -> ManagedObjectModel {
         let directory = try models()
         let text = try String(contentsOf: repository.appendingPathComponent("Models/Tasks/\(directory.currentVersionName).json"), encoding: .utf8)
-        let shipped = #""indexes": [{ "name": "byDueDate", "properties": ["dueDate"] }]"#
+        let shipped = #"{ "name": "byDueDate", "properties": ["dueDate"] }"#
         guard text.contains(shipped) else { throw CocoaError(.featureUnsupported, userInfo: [NSLocalizedDescriptionKey: "the current model's indexes moved"]) }
         return try ManagedObjectModel(schema: text.replacingOccurrences(
-            of: shipped, with: #""indexes": [{ "name": "byDueDate", "properties": ["dueDate"] }, { "name": "\#(index.name)", "properties": ["\#(index.property)"] }]"#))
+            of: shipped, with: #"{ "name": "byDueDate", "properties": ["dueDate"] }, { "name": "\#(index.name)", "properties": ["\#(index.property)"] }"#))
     }
 
     /// A store of the data with a model, saved once (no undo); compacted unless asked not to.
@@ -415,18 +415,19 @@ struct Workloads {
     /// 14. The high-priority tasks of one location (2% of the tasks are at each, half of
     /// those match), for 5 locations, one fetch each, the store open and compacted, each
     /// found task's title read: with a schema index on `location` (the current model with
-    /// `byLocation` added), without it, through the location's `tasks` relationship filtered
+    /// `byLocation` added), without it, through the location's `tasks` relationship (derived
+    /// from the tasks' location, looked up in that index) filtered
     /// in memory (the Core Data way without a fetch), and SQLite over its `task_location`
     /// index.
     mutating func place(_ n: Int, _ data: [TaskData]) throws {
         let dir = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let directory = try OS.models()
-        let indexed = try OS.currentModel(adding: ("byLocation", "location"))
+        let indexed = try OS.currentModel(adding: ("byLocation", "location")), plain = try directory.currentModel()
         let places = [3, 11, 19, 27, 42]
         let expected = places.map { p in data.filter { $0.location == p && $0.priority >= 2 }.count }
-        for (system, model, viaInverse) in [("ObjectStore, index on location", indexed, false), ("ObjectStore, no index", try directory.currentModel(), false),
-                                            ("ObjectStore, location.tasks filtered", try directory.currentModel(), true)] {
+        for (system, model, viaInverse) in [("ObjectStore, index on location", indexed, false), ("ObjectStore, no index", plain, false),
+                                            ("ObjectStore, location.tasks filtered", indexed, true)] {
             let coordinator = try OS.build(dir.appendingPathComponent("t-\(system.count).store"), data, model: model)
             var found: [Int] = []
             record("14 tasks of 5 locations", n, system, try measure(options.runs, setup: { () }) {
