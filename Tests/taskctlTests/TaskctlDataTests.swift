@@ -109,6 +109,42 @@ struct TaskctlDataTests {
         #expect(todo.count == count && todo.last?.contains("Task \(count - 1)") == true)
     }
 
+    /// `list --json` of more tasks than a batch (read in two passes: the sort keys, then the
+    /// tasks again in order, a batch at a time) lists each task once, in the list's order
+    /// (urgency, then due date, priority and id), and `--limit` cuts that order.
+    @Test func aJSONListOfMoreThanABatchIsWholeAndInOrder() throws {
+        let t = try TaskctlRunner()
+        let count = 10_003
+        var lines: [String] = []
+        for i in 0..<count {
+            let priority = ["", #","priority":"H""#, #","priority":"M""#, #","priority":"L""#][i % 4]
+            let due = i % 5 == 0 ? "" : #","due":"202611\#(10 + i % 17)T000000Z""#
+            lines.append(#"{"description":"Task \#(i)","status":"pending","entry":"20261101T000000Z","uuid":"\#(UUID().uuidString.lowercased())"\#(priority)\#(due)}"#)
+        }
+        let file = t.directory.appendingPathComponent("many.json")
+        try Data(("[" + lines.joined(separator: ",") + "]").utf8).write(to: file)
+        #expect(try t.ok("import", file.path).contains("\(count) added"))
+        let listed = try t.tasks()
+        let ids = listed.compactMap { $0["id"] as? Int }
+        #expect(ids.count == count && Set(ids).count == count)
+        let rank = ["high": 3, "medium": 2, "low": 1, "none": 0]
+        func key(_ row: [String: Any]) -> (Double, String, Int, Int) {
+            ((row["urgency"] as? Double) ?? 0, (row["due"] as? String) ?? "~", rank[(row["priority"] as? String) ?? ""] ?? 0, (row["id"] as? Int) ?? 0)
+        }
+        let inOrder = zip(listed, listed.dropFirst()).allSatisfy { a, b in
+            let (x, y) = (key(a), key(b))
+            if x.0 != y.0 { return x.0 > y.0 }
+            if x.1 != y.1 { return x.1 < y.1 }
+            if x.2 != y.2 { return x.2 > y.2 }
+            return x.3 < y.3
+        }
+        #expect(inOrder, "urgency, due date, priority, id")
+        let limited = try t.tasks("--limit", "10002").compactMap { $0["id"] as? Int }
+        #expect(limited == Array(ids.prefix(10_002)))
+        let byText = try t.tasks("--sort", "-text").compactMap { $0["text"] as? String }
+        #expect(byText == byText.sorted { $0.lowercased() > $1.lowercased() } && byText.count == count)
+    }
+
     @Test func concurrentAddsFromSeveralProcessesAllLand() throws {
         let t = try TaskctlRunner()
         try t.ok("add", "first")

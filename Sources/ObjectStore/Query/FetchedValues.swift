@@ -33,6 +33,23 @@ extension ManagedObjectContext {
     /// - Throws: ``ObjectStoreError/unknownKey(entity:key:suggestion:)`` for a name the entity
     ///   does not have, and what `fetch(_:)` throws.
     public func fetchValues(_ request: FetchRequest, properties: [String]) throws -> [FetchedValues] {
+        var rows: [FetchedValues] = []
+        let sorted = try forEachValues(request, properties: properties) { rows.append($0) }
+        if sorted { return rows }
+        // In key order, as fetch(_:) gives unsorted results.
+        if !zip(rows, rows.dropFirst()).allSatisfy({ !ObjectID.tieBreak($1.objectID, $0.objectID) }) {
+            rows.sort { ObjectID.tieBreak($0.objectID, $1.objectID) }
+        }
+        let offset = rows.dropFirst(request.fetchOffset)
+        return Array(request.fetchLimit > 0 ? offset.prefix(request.fetchLimit) : offset)
+    }
+
+    /// The values ``fetchValues(_:properties:)`` reads, handed to `body` one row at a time and
+    /// not kept: for a request without sort descriptors, in the store's order (not always the
+    /// keys'), and without its offset and limit. Returns whether the rows came in the request's
+    /// order, offset and limit applied (a request with sort descriptors, read from objects).
+    @discardableResult
+    package func forEachValues(_ request: FetchRequest, properties: [String], _ body: (FetchedValues) throws -> Void) throws -> Bool {
         let executor = FetchExecutor(context: self, request: request)
         let entity = try executor.entity()
         let slots = try properties.map { name -> Int in
@@ -43,9 +60,11 @@ extension ManagedObjectContext {
         }
         // Relationships derived from their inverse are looked up per object, not read from rows.
         guard request.sortDescriptors.isEmpty, !slots.contains(where: { derivedRelationship(entity, $0) != nil }) else {
-            return try fetch(request).map { object in FetchedValues(objectID: object.objectID, values: try slots.map { try object.slotValue(at: $0) }) }
+            for object in try fetch(request) {
+                try body(FetchedValues(objectID: object.objectID, values: try slots.map { try object.slotValue(at: $0) }))
+            }
+            return true
         }
-        var rows: [FetchedValues] = []
         let derivedSlots = slots.filter { entity.kind(ofSlot: $0) == .derivedAttribute }
         // Derivations that are slot tests are computed from the row directly, at one reading
         // of the clock for the whole fetch; the others on a scratch object per entity
@@ -72,7 +91,7 @@ extension ManagedObjectContext {
         let everySlot = slots == Array(0..<entity.slotCount)
         try executor.forEachMatch(of: request.predicate ?? .constant(true), entity: entity) { id, registered, snapshot in
             if let registered {
-                rows.append(FetchedValues(objectID: id, values: try slots.map { try registered.slotValue(at: $0) }))
+                try body(FetchedValues(objectID: id, values: try slots.map { try registered.slotValue(at: $0) }))
                 return
             }
             guard var state = try snapshot?() else { return }
@@ -90,20 +109,15 @@ extension ManagedObjectContext {
             scratch?.slots = []  // let go of the row's array before it is changed in place
             if everySlot, state.slots.count == slots.count {
                 for (slot, value) in zip(derivedSlots, computed) { state.slots[slot] = .value(value) }
-                rows.append(FetchedValues(objectID: id, values: state.slots.values))
+                try body(FetchedValues(objectID: id, values: state.slots.values))
             } else {
-                rows.append(FetchedValues(objectID: id, values: slots.map { slot in
+                try body(FetchedValues(objectID: id, values: slots.map { slot in
                     if let index = derivedSlots.firstIndex(of: slot) { return .value(computed[index]) }
                     return slot < state.slots.count ? state.slots[slot] : .value(.null)
                 }))
             }
         }
-        // In key order, as fetch(_:) gives unsorted results.
-        if !zip(rows, rows.dropFirst()).allSatisfy({ !ObjectID.tieBreak($1.objectID, $0.objectID) }) {
-            rows.sort { ObjectID.tieBreak($0.objectID, $1.objectID) }
-        }
-        let offset = rows.dropFirst(request.fetchOffset)
-        return Array(request.fetchLimit > 0 ? offset.prefix(request.fetchLimit) : offset)
+        return false
     }
 }
 

@@ -81,30 +81,21 @@ enum ListCommand {
 
         let context = try app.context(readOnly: true)
         let predicate = clauses.dropFirst().reduce(clauses[0]) { .and($0, $1) }
-        var views = try TaskView.fetch(context, where: predicate, app: app)
         // Waiting tasks (Taskwarrior's wait:) stay out of the pending list until their date.
-        if !args.has("all") && !args.has("done") && !waiting { views.removeAll { ($0.wait ?? .distantPast) > app.now } }
+        let hidesWaiting = !args.has("all") && !args.has("done") && !waiting
+        if args.has("json") && groupBy == nil {
+            try streamJSON(context, where: predicate, hidesWaiting: hidesWaiting, sort: sort, limit: limit, app: app)
+            return
+        }
+        var views = try TaskView.fetch(context, where: predicate, app: app)
+        if hidesWaiting { views.removeAll { ($0.wait ?? .distantPast) > app.now } }
         views = sorted(views, by: sort)
         app.keptUntilExit.append(views)
         // Groups count every matching task; --limit caps the rows shown, after grouping.
         let groups = groupBy.map { group(views, by: $0, app: app) }
         if let limit { views = Array(views.prefix(limit)) }
 
-        if args.has("json") {
-            guard let groups else {
-                // Written as it grows: the whole array as one string was a copy of every row.
-                if views.isEmpty {
-                    app.output.line("[]")
-                    return
-                }
-                app.output.line("[")
-                for (index, view) in views.enumerated() {
-                    app.output.line("  " + view.json + (index == views.count - 1 ? "" : ","))
-                    if index % 10_000 == 9_999 { try app.output.flush(above: 1 << 20) }
-                }
-                app.output.line("]")
-                return
-            }
+        if args.has("json"), let groups {
             var budget = limit ?? Int.max
             var items: [String] = []
             for (title, members) in groups where budget > 0 {
@@ -214,14 +205,85 @@ enum ListCommand {
 
     /// Sorts by the keys, then by the default order: most urgent first (Taskwarrior's
     /// urgency), then due soonest (no due date last), priority high first, id.
-    static func sorted(_ views: [TaskView], by keys: [(key: String, descending: Bool)]) -> [TaskView] {
-        /// One key's value per view, read once: comparing copies of views (a dozen fields
-        /// each) cost a fifth of a 10,000-task list.
-        enum Column {
+    /// `list --json` without groups, written as it goes. Up to a batch of matches, as the
+    /// table is: every view made, sorted, written. Past that, in two passes, so memory does
+    /// not grow with the matches' views: the first reads each match's sort keys and lets
+    /// the view go; the second makes the views again in the sorted order, a batch at a time
+    /// (the read-only context emptied after each).
+    static func streamJSON(_ context: ManagedObjectContext, where predicate: ObjectPredicate, hidesWaiting: Bool,
+                           sort: [(key: String, descending: Bool)], limit: Int?, app: App) throws {
+        let batch = 10_000
+        var views: [TaskView] = []
+        var ids: [ObjectID] = []
+        var columns: [SortColumn] = []
+        func setAside() {
+            ids += views.map(\.objectID)
+            let made = sortColumns(views, by: sort)
+            if columns.isEmpty { columns = made } else { for index in columns.indices { columns[index].append(made[index]) } }
+            views.removeAll(keepingCapacity: true)
+        }
+        try TaskView.forEach(context, where: predicate, app: app) { view in
+            if hidesWaiting && (view.wait ?? .distantPast) > app.now { return }
+            views.append(view)
+            if views.count == batch { setAside() }
+        }
+        if ids.isEmpty {
+            views = sorted(views, by: sort)
+            if let limit { views = Array(views.prefix(limit)) }
+            if views.isEmpty {
+                app.output.line("[]")
+                return
+            }
+            app.output.line("[")
+            for (index, view) in views.enumerated() { app.output.line("  " + view.json + (index == views.count - 1 ? "" : ",")) }
+            app.output.line("]")
+            return
+        }
+        setAside()
+        var order = self.order(columns, count: ids.count)
+        if let limit { order = Array(order.prefix(limit)) }
+        context.reset()
+        app.output.line("[")
+        for start in stride(from: 0, to: order.count, by: batch) {
+            let chunk = try context.faults(for: order[start..<min(start + batch, order.count)].map { ids[$0] })
+            for (offset, view) in try TaskView.of(chunk, now: app.now).enumerated() {
+                app.output.line("  " + view.json + (start + offset == order.count - 1 ? "" : ","))
+            }
+            context.reset()
+            try app.output.flush(above: 1 << 20)
+        }
+        app.output.line("]")
+    }
+
+    /// One sort key's value per view, read once: comparing copies of views (a dozen fields
+    /// each) cost a fifth of a 10,000-task list. With whether the key sorts descending.
+    struct SortColumn {
+        enum Values {
             case numbers([Double?])
             case texts([String?])
         }
-        func column(_ key: String) -> Column {
+        var values: Values
+        let descending: Bool
+
+        mutating func append(_ other: SortColumn) {
+            switch (values, other.values) {
+            case (.numbers(var a), .numbers(let b)):
+                values = .numbers([])
+                a += b
+                values = .numbers(a)
+            case (.texts(var a), .texts(let b)):
+                values = .texts([])
+                a += b
+                values = .texts(a)
+            default: break
+            }
+        }
+    }
+
+    /// The columns `sorted(_:by:)` orders by: the keys given, then the default order
+    /// (urgency, due date, priority, id) to break ties.
+    static func sortColumns(_ views: [TaskView], by keys: [(key: String, descending: Bool)]) -> [SortColumn] {
+        func column(_ key: String) -> SortColumn.Values {
             switch key {
             case "id": return .numbers(views.map { Double($0.id) })
             case "text": return .texts(views.map { $0.text.lowercased() })
@@ -234,7 +296,13 @@ enum ListCommand {
             default: return .texts(views.map(\.status))
             }
         }
-        /// Missing values last, whichever the direction.
+        let all = keys + [("urgency", true), ("due", false), ("priority", true), ("id", false)]
+        return all.map { SortColumn(values: column($0.key), descending: $0.descending) }
+    }
+
+    /// The positions of `count` rows in the columns' order (missing values last, whichever
+    /// the direction).
+    static func order(_ columns: [SortColumn], count: Int) -> [Int] {
         func compare<T: Comparable>(_ x: T?, _ y: T?, descending: Bool) -> ComparisonResult {
             switch (x, y) {
             case (nil, nil): return .orderedSame
@@ -245,6 +313,20 @@ enum ListCommand {
                 return (x < y) != descending ? .orderedAscending : .orderedDescending
             }
         }
+        return (0..<count).sorted { i, j in
+            for column in columns {
+                let result: ComparisonResult
+                switch column.values {
+                case .numbers(let values): result = compare(values[i], values[j], descending: column.descending)
+                case .texts(let values): result = compare(values[i], values[j], descending: column.descending)
+                }
+                if result != .orderedSame { return result == .orderedAscending }
+            }
+            return false
+        }
+    }
+
+    static func sorted(_ views: [TaskView], by keys: [(key: String, descending: Bool)]) -> [TaskView] {
         if keys.isEmpty {
             // The default order, compared on plain arrays (a missing due date is last).
             let urgency = views.map(\.urgency), priority = views.map(\.priority), id = views.map(\.id)
@@ -256,20 +338,7 @@ enum ListCommand {
                 return id[i] < id[j]
             }.map { views[$0] }
         }
-        let all = keys + [("urgency", true), ("due", false), ("priority", true), ("id", false)]
-        let columns = all.map { (column($0.key), $0.descending) }
-        let order = views.indices.sorted { i, j in
-            for (column, descending) in columns {
-                let result: ComparisonResult
-                switch column {
-                case .numbers(let values): result = compare(values[i], values[j], descending: descending)
-                case .texts(let values): result = compare(values[i], values[j], descending: descending)
-                }
-                if result != .orderedSame { return result == .orderedAscending }
-            }
-            return false
-        }
-        return order.map { views[$0] }
+        return order(sortColumns(views, by: keys), count: views.count).map { views[$0] }
     }
 
     static func group(_ views: [TaskView], by key: String, app: App) -> [(String, [TaskView])] {

@@ -5,6 +5,8 @@ import ObjectStoreModel
 /// A task as taskctl shows it. A class: a list sorts, filters and groups thousands of them,
 /// and copying a dozen fields per move was a tenth of its time.
 final class TaskView {
+    /// The task's object.
+    let objectID: ObjectID
     var id: Int64
     var uuidValue: UUID?
     /// The UUID as Taskwarrior writes it, made when asked (formatting one per listed task
@@ -107,6 +109,7 @@ final class TaskView {
             guard let slot else { return .null }
             return try read(slot)
         }
+        self.objectID = objectID
         id = objectID.primaryKey ?? 0
         if case .uuid(let u) = try value(slots.uuid) { uuidValue = u }
         if case .string(let s) = try value(slots.title) { text = s } else { text = "" }
@@ -187,6 +190,17 @@ final class TaskView {
         }
         views.reverse()
         return views
+    }
+
+    /// The views of the tasks a predicate matches, handed to `body` one at a time (in the
+    /// store's order) and not kept.
+    static func forEach(_ context: ManagedObjectContext, where predicate: ObjectPredicate?, app: App, _ body: (TaskView) throws -> Void) throws {
+        guard let entity = context.model.entity(named: "Task") else { return }
+        let names = Slots.names.compactMap { name in entity.slot(of: name).map { (name, $0) } }.sorted { $0.1 < $1.1 }.map(\.0)
+        let slots = Slots { names.firstIndex(of: $0) }
+        try context.forEachValues(FetchRequest(entityName: "Task", predicate: predicate), properties: names) { row in
+            try body(try TaskView(row, now: app.now, slots: slots, context: context))
+        }
     }
 
     /// Views of many tasks, the attributes' slots found once.
