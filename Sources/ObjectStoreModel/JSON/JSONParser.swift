@@ -37,6 +37,45 @@ package struct JSONParser {
         return node
     }
 
+    /// Parses a JSON document that is an array, handing `body` each element in turn (its
+    /// index and node) and keeping none: an array of a million objects costs one element's
+    /// nodes at a time, not a tree of them all. Returns false, having read nothing, when the
+    /// document is not an array. Syntax errors throw ``JSONSyntaxError``, as `parse` does,
+    /// once the elements before them have been handed over; `body`'s errors propagate.
+    package static func forEachElement(ofArrayIn bytes: [UInt8], _ body: (Int, JSONNode) throws -> Void) throws -> Bool {
+        var parser = JSONParser(bytes: bytes)
+        parser.skipWhitespace()
+        guard parser.index < bytes.count, bytes[parser.index] == UInt8(ascii: "[") else { return false }
+        parser.index += 1
+        parser.skipWhitespace()
+        var count = 0
+        if parser.index < bytes.count && bytes[parser.index] == UInt8(ascii: "]") {
+            parser.index += 1
+        } else {
+            while true {
+                parser.skipWhitespace()
+                try body(count, try parser.parseValue(depth: 1))
+                count += 1
+                parser.skipWhitespace()
+                guard parser.index < bytes.count else { throw parser.error("unexpected end of input inside an array, expected ',' or ']'") }
+                if bytes[parser.index] == UInt8(ascii: ",") {
+                    parser.index += 1
+                    continue
+                }
+                if bytes[parser.index] == UInt8(ascii: "]") {
+                    parser.index += 1
+                    break
+                }
+                throw parser.error("expected ',' or ']' after an array element")
+            }
+        }
+        parser.skipWhitespace()
+        if parser.index < parser.bytes.count {
+            throw parser.error("unexpected text after the end of the JSON document")
+        }
+        return true
+    }
+
     private init(bytes: [UInt8]) {
         self.bytes = bytes
         // A UTF-8 byte order mark is tolerated, as editors on some systems write one.

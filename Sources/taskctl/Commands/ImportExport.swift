@@ -59,67 +59,64 @@ enum TaskwarriorFormat {
         return iso.replacingOccurrences(of: "-", with: "").replacingOccurrences(of: ":", with: "")
     }
 
-    static func records(_ root: JSONNode, text: String) throws -> [TaskRecord] {
-        guard let items = root.elements else { throw CLIError.usage("a Taskwarrior export is a JSON array of tasks") }
-        // Once for the whole input (made per task, it made importing quadratic).
-        let bytes = Array(text.utf8)
-        return try items.enumerated().map { index, item in
-            func bad(_ message: String) -> CLIError { .usage("task \(index + 1) (line \(item.location.line)): \(message)") }
-            guard let members = item.members else { throw bad("expected a JSON object") }
-            guard let description = item["description"]?.stringValue, !description.isEmpty else { throw bad("no description") }
-            var record = TaskRecord(title: description)
-            guard let uuidText = item["uuid"]?.stringValue, let uuid = parseUUID(uuidText) else { throw bad("no valid uuid") }
-            record.uuid = uuid
-            switch item["priority"]?.kind {
-            case .string("H")?: record.priority = 3
-            case .string("M")?: record.priority = 2
-            case .string("L")?: record.priority = 1
-            case nil, .null?: record.priority = 0
-            case .string(let other)?, .number(let other)?: throw bad("unknown priority '\(other)' (H, M or L)")
-            default: throw bad("priority must be H, M or L")
-            }
-            func date(_ key: String) throws -> Date? {
-                guard let node = item[key] else { return nil }
-                guard let text = node.stringValue, let date = parseDate(text) else { throw bad("\(key) '\(node.stringValue ?? "?")' is not a Taskwarrior date") }
-                return date
-            }
-            record.due = try date("due")
-            record.created = try date("entry")
-            record.completed = try date("end")
-            record.wait = try date("wait")
-            record.scheduled = try date("scheduled")
-            record.started = try date("start")
-            record.until = try date("until")
-            if let recur = item["recur"] {
-                guard let text = recur.stringValue, !text.isEmpty, text.count <= 20 else { throw bad("recur is not a recurrence such as weekly") }
-                record.recurrence = text
-            }
-            for (number, note) in (item["annotations"]?.elements ?? []).enumerated() {
-                guard let text = note["description"]?.stringValue, !text.isEmpty else { throw bad("annotation \(number + 1) has no description") }
-                var entry: Date?
-                if let node = note["entry"] {
-                    guard let value = node.stringValue.flatMap(parseDate) else { throw bad("annotation \(number + 1)'s entry is not a Taskwarrior date") }
-                    entry = value
-                }
-                record.annotations.append((entry, text))
-            }
-            let status = item["status"]?.stringValue ?? "pending"
-            switch status {
-            case "pending", "waiting": record.status = "pending"
-            case "completed": record.status = "done"
-            case "deleted": record.status = "deleted"
-            case "recurring": record.status = "recurring"
-            default: throw bad("unknown status '\(status)'")
-            }
-            record.project = item["project"]?.stringValue
-            record.location = item["location"]?.stringValue
-            record.tags = (item["tags"]?.elements ?? []).compactMap(\.stringValue)
-            for member in members where !modelled.contains(member.key) {
-                record.extras.append((member.key, JSONSlice.text(of: member.value, in: bytes)))
-            }
-            if status == "waiting" { record.extras.append(("status", "\"waiting\"")) }
-            return record
+    /// One task of a Taskwarrior export (element `index` of its array); `bytes` are the
+    /// export's, from which the fields taskctl does not model are kept as written.
+    static func record(_ item: JSONNode, index: Int, bytes: [UInt8]) throws -> TaskRecord {
+        func bad(_ message: String) -> CLIError { .usage("task \(index + 1) (line \(item.location.line)): \(message)") }
+        guard let members = item.members else { throw bad("expected a JSON object") }
+        guard let description = item["description"]?.stringValue, !description.isEmpty else { throw bad("no description") }
+        var record = TaskRecord(title: description)
+        guard let uuidText = item["uuid"]?.stringValue, let uuid = parseUUID(uuidText) else { throw bad("no valid uuid") }
+        record.uuid = uuid
+        switch item["priority"]?.kind {
+        case .string("H")?: record.priority = 3
+        case .string("M")?: record.priority = 2
+        case .string("L")?: record.priority = 1
+        case nil, .null?: record.priority = 0
+        case .string(let other)?, .number(let other)?: throw bad("unknown priority '\(other)' (H, M or L)")
+        default: throw bad("priority must be H, M or L")
         }
+        func date(_ key: String) throws -> Date? {
+            guard let node = item[key] else { return nil }
+            guard let text = node.stringValue, let date = parseDate(text) else { throw bad("\(key) '\(node.stringValue ?? "?")' is not a Taskwarrior date") }
+            return date
+        }
+        record.due = try date("due")
+        record.created = try date("entry")
+        record.completed = try date("end")
+        record.wait = try date("wait")
+        record.scheduled = try date("scheduled")
+        record.started = try date("start")
+        record.until = try date("until")
+        if let recur = item["recur"] {
+            guard let text = recur.stringValue, !text.isEmpty, text.count <= 20 else { throw bad("recur is not a recurrence such as weekly") }
+            record.recurrence = text
+        }
+        for (number, note) in (item["annotations"]?.elements ?? []).enumerated() {
+            guard let text = note["description"]?.stringValue, !text.isEmpty else { throw bad("annotation \(number + 1) has no description") }
+            var entry: Date?
+            if let node = note["entry"] {
+                guard let value = node.stringValue.flatMap(parseDate) else { throw bad("annotation \(number + 1)'s entry is not a Taskwarrior date") }
+                entry = value
+            }
+            record.annotations.append((entry, text))
+        }
+        let status = item["status"]?.stringValue ?? "pending"
+        switch status {
+        case "pending", "waiting": record.status = "pending"
+        case "completed": record.status = "done"
+        case "deleted": record.status = "deleted"
+        case "recurring": record.status = "recurring"
+        default: throw bad("unknown status '\(status)'")
+        }
+        record.project = item["project"]?.stringValue
+        record.location = item["location"]?.stringValue
+        record.tags = (item["tags"]?.elements ?? []).compactMap(\.stringValue)
+        for member in members where !modelled.contains(member.key) {
+            record.extras.append((member.key, JSONSlice.text(of: member.value, in: bytes)))
+        }
+        if status == "waiting" { record.extras.append(("status", "\"waiting\"")) }
+        return record
     }
 
     /// One task as Taskwarrior writes it: id first, then its attributes by name, arrays, and urgency.
@@ -276,12 +273,20 @@ enum ImportCommand {
         let args = try Arguments(words, for: "import")
         guard args.positional.count == 1 else { throw CLIError.usage("usage: taskctl import FILE [--format taskctl|taskwarrior|todo.txt]") }
         let path = args.positional[0]
-        guard let data = FileManager.default.contents(atPath: path) else { throw CLIError.usage("cannot read \(path)") }
-        // Validated as UTF-8 by the standard library (Foundation's decoding of a 21 MB export
-        // was 7% of an import).
-        guard let text = String(validating: data, as: UTF8.self) else { throw CLIError.usage("\(path) is not UTF-8 text") }
-        let format = try detectFormat(text, given: args.value("format"), path: path)
-        let records = try parse(text, format: format, app: app, path: path)
+        let format: String
+        var records: [TaskRecord]
+        do {
+            // The file's bytes once: JSON is parsed from them a task at a time, and kept
+            // fields are cut from them (a million tasks' export held three copies of its text
+            // and a tree of every task).
+            guard let data = FileManager.default.contents(atPath: path) else { throw CLIError.usage("cannot read \(path)") }
+            let bytes = [UInt8](data)
+            // Validated as UTF-8 by the standard library (Foundation's decoding of a 21 MB
+            // export was 7% of an import).
+            guard String(validating: bytes, as: UTF8.self) != nil else { throw CLIError.usage("\(path) is not UTF-8 text") }
+            format = try detectFormat(bytes, given: args.value("format"), path: path)
+            records = try parse(bytes, format: format, app: app, path: path)
+        }
 
         let context = try app.context()
         var recorder = ChangeRecorder(command: "import")
@@ -358,6 +363,9 @@ enum ImportCommand {
             try Annotations.replace(on: task, with: record.annotations, in: context)
             if created { try recorder.willChange(task: task) }
         }
+        // The records are in the objects now: let go of them before the save's own copies.
+        let recordCount = records.count
+        records = []
         do {
             try recorder.save(context, app: app)
         } catch let error as ValidationError {
@@ -367,82 +375,96 @@ enum ImportCommand {
             app.output.line("{\"added\": \(added), \"updated\": \(updated)}")
         } else {
             let name = ["taskwarrior": "Taskwarrior JSON", "taskctl": "taskctl JSON", "todo.txt": "todo.txt"][format] ?? format
-            app.output.line("imported \(records.count) task\(records.count == 1 ? "" : "s") from \(path) (\(name)): \(added) added, \(updated) updated")
+            app.output.line("imported \(recordCount) task\(recordCount == 1 ? "" : "s") from \(path) (\(name)): \(added) added, \(updated) updated")
         }
     }
 
     /// The format of an import: as given, JSON (Taskwarrior's when its tasks have a
     /// "description"), or todo.txt for a `*.txt` file. Any other file is refused: lines of
     /// an arbitrary file (/etc/hosts) are not tasks.
-    static func detectFormat(_ text: String, given: String?, path: String) throws -> String {
+    static func detectFormat(_ bytes: [UInt8], given: String?, path: String) throws -> String {
         if let given {
             guard ["taskctl", "taskwarrior", "todo.txt"].contains(given) else { throw CLIError.usage("unknown format '\(given)'; use taskctl, taskwarrior or todo.txt") }
             return given
         }
         // The first character that is not white space, and a byte search: trimming and
         // searching a large export through Foundation took as long as parsing it.
-        let first = text.utf8.first { ![UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t")].contains($0) }
+        let first = bytes.first { ![UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t")].contains($0) }
         guard let first else { throw CLIError.usage("\(path) is empty: nothing to import") }
-        if first == UInt8(ascii: "[") { return TaskView.bytes(of: text, contain: "\"description\"") ? "taskwarrior" : "taskctl" }
+        if first == UInt8(ascii: "[") { return TaskView.bytes(bytes, contain: "\"description\"") ? "taskwarrior" : "taskctl" }
         if path.lowercased().hasSuffix(".txt") { return "todo.txt" }
         throw CLIError.usage("cannot tell what \(path) holds: it is neither a JSON export (taskctl or Taskwarrior) nor a todo.txt file (*.txt); give --format todo.txt to read each line as a task")
     }
 
-    static func parse(_ text: String, format detected: String, app: App, path: String) throws -> [TaskRecord] {
-        if detected == "todo.txt" { return try TodoTxtFormat.records(text, dates: app.dates) }
-        let root: JSONNode
+    /// The file's tasks. A JSON array is read a task at a time (its tree never whole).
+    static func parse(_ bytes: [UInt8], format detected: String, app: App, path: String) throws -> [TaskRecord] {
+        if detected == "todo.txt" { return try TodoTxtFormat.records(String(decoding: bytes, as: UTF8.self), dates: app.dates) }
+        var records: [TaskRecord] = []
+        let isArray: Bool
         do {
-            root = try JSONParser.parse(text)
-        } catch {
+            isArray = try JSONParser.forEachElement(ofArrayIn: bytes) { index, item in
+                records.append(detected == "taskwarrior" ? try TaskwarriorFormat.record(item, index: index, bytes: bytes) : try record(item, index: index, path: path))
+            }
+        } catch let error as JSONSyntaxError {
             throw CLIError.usage("\(path): invalid JSON at line \(error.location.line), column \(error.location.column): \(error.message)")
         }
-        if detected == "taskwarrior" { return try TaskwarriorFormat.records(root, text: text) }
-        guard let items = root.elements else { throw CLIError.usage("\(path): a taskctl export is a JSON array of tasks") }
-        return try items.enumerated().map { index, item in
-            func bad(_ message: String) -> CLIError { .usage("\(path): task \(index + 1) (line \(item.location.line)): \(message)") }
-            guard let title = item["text"]?.stringValue else { throw bad("no \"text\"") }
-            var record = TaskRecord(title: title)
-            record.uuid = item["uuid"]?.stringValue.flatMap(UUID.init(uuidString:))
-            // A name or a number (0-3), as `add --priority` takes it; anything else is an
-            // error, never "none" (a numeric priority 3 was dropped).
-            switch item["priority"]?.kind {
-            case nil, .null?: break
-            case .string(let p)?, .number(let p)?:
-                do { record.priority = try Priority.parse(p) } catch { throw bad("unknown priority \(p) (none, low, medium, high or 0-3)") }
-            default: throw bad("priority must be a name or a number")
+        guard isArray else {
+            // Not an array: the whole document is checked, so a syntax error is named first.
+            do {
+                _ = try JSONParser.parse(bytes)
+            } catch {
+                throw CLIError.usage("\(path): invalid JSON at line \(error.location.line), column \(error.location.column): \(error.message)")
             }
-            func date(_ key: String) throws -> Date? {
-                guard let node = item[key], node.kind != .null else { return nil }
-                guard let text = node.stringValue, let date = ISO8601.parse(text) else { throw bad("\(key) is not an ISO-8601 date") }
-                return date
-            }
-            record.due = try date("due")
-            record.created = try date("created")
-            record.completed = try date("completed")
-            record.status = item["status"]?.stringValue ?? "pending"
-            guard ["pending", "done", "deleted", "recurring"].contains(record.status) else { throw bad("unknown status '\(record.status)'") }
-            record.location = item["location"]?.stringValue
-            record.project = item["project"]?.stringValue
-            record.tags = (item["tags"]?.elements ?? []).compactMap(\.stringValue)
-            record.wait = try date("wait")
-            record.scheduled = try date("scheduled")
-            record.started = try date("started")
-            record.until = try date("until")
-            if let recur = item["recur"], recur.kind != .null {
-                guard let text = recur.stringValue, !text.isEmpty, text.count <= 20 else { throw bad("recur is not a recurrence such as weekly") }
-                record.recurrence = text
-            }
-            for (number, note) in (item["annotations"]?.elements ?? []).enumerated() {
-                guard let text = note["text"]?.stringValue, !text.isEmpty else { throw bad("annotation \(number + 1) has no text") }
-                var entry: Date?
-                if let node = note["entry"], node.kind != .null {
-                    guard let value = node.stringValue.flatMap(ISO8601.parse) else { throw bad("annotation \(number + 1)'s entry is not an ISO-8601 date") }
-                    entry = value
-                }
-                record.annotations.append((entry, text))
-            }
-            return record
+            throw CLIError.usage(detected == "taskwarrior" ? "a Taskwarrior export is a JSON array of tasks" : "\(path): a taskctl export is a JSON array of tasks")
         }
+        return records
+    }
+
+    /// One task of taskctl's JSON export.
+    static func record(_ item: JSONNode, index: Int, path: String) throws -> TaskRecord {
+        func bad(_ message: String) -> CLIError { .usage("\(path): task \(index + 1) (line \(item.location.line)): \(message)") }
+        guard let title = item["text"]?.stringValue else { throw bad("no \"text\"") }
+        var record = TaskRecord(title: title)
+        record.uuid = item["uuid"]?.stringValue.flatMap(UUID.init(uuidString:))
+        // A name or a number (0-3), as `add --priority` takes it; anything else is an
+        // error, never "none" (a numeric priority 3 was dropped).
+        switch item["priority"]?.kind {
+        case nil, .null?: break
+        case .string(let p)?, .number(let p)?:
+            do { record.priority = try Priority.parse(p) } catch { throw bad("unknown priority \(p) (none, low, medium, high or 0-3)") }
+        default: throw bad("priority must be a name or a number")
+        }
+        func date(_ key: String) throws -> Date? {
+            guard let node = item[key], node.kind != .null else { return nil }
+            guard let text = node.stringValue, let date = ISO8601.parse(text) else { throw bad("\(key) is not an ISO-8601 date") }
+            return date
+        }
+        record.due = try date("due")
+        record.created = try date("created")
+        record.completed = try date("completed")
+        record.status = item["status"]?.stringValue ?? "pending"
+        guard ["pending", "done", "deleted", "recurring"].contains(record.status) else { throw bad("unknown status '\(record.status)'") }
+        record.location = item["location"]?.stringValue
+        record.project = item["project"]?.stringValue
+        record.tags = (item["tags"]?.elements ?? []).compactMap(\.stringValue)
+        record.wait = try date("wait")
+        record.scheduled = try date("scheduled")
+        record.started = try date("started")
+        record.until = try date("until")
+        if let recur = item["recur"], recur.kind != .null {
+            guard let text = recur.stringValue, !text.isEmpty, text.count <= 20 else { throw bad("recur is not a recurrence such as weekly") }
+            record.recurrence = text
+        }
+        for (number, note) in (item["annotations"]?.elements ?? []).enumerated() {
+            guard let text = note["text"]?.stringValue, !text.isEmpty else { throw bad("annotation \(number + 1) has no text") }
+            var entry: Date?
+            if let node = note["entry"], node.kind != .null {
+                guard let value = node.stringValue.flatMap(ISO8601.parse) else { throw bad("annotation \(number + 1)'s entry is not an ISO-8601 date") }
+                entry = value
+            }
+            record.annotations.append((entry, text))
+        }
+        return record
     }
 }
 

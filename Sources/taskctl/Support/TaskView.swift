@@ -216,15 +216,23 @@ final class TaskView {
     /// Whether `needle` occurs in `text`, by a byte search (String's contains goes through
     /// Foundation's locale-aware search, which was a tenth of `list`'s time).
     static func bytes(of text: String, contain needle: String) -> Bool {
-        var text = text, needle = needle
-        return text.withUTF8 { haystack in
-            needle.withUTF8 { pattern in
-                guard let base = haystack.baseAddress, let key = pattern.baseAddress, pattern.count > 0, haystack.count >= pattern.count else { return false }
-                for start in 0...(haystack.count - pattern.count) where haystack[start] == pattern[0] {
-                    if memcmp(base + start, key, pattern.count) == 0 { return true }
-                }
-                return false
+        var text = text
+        return text.withUTF8 { contains($0, needle) }
+    }
+
+    /// Whether `needle`'s UTF-8 occurs in `bytes`.
+    static func bytes(_ bytes: [UInt8], contain needle: String) -> Bool {
+        bytes.withUnsafeBufferPointer { contains($0, needle) }
+    }
+
+    private static func contains(_ haystack: UnsafeBufferPointer<UInt8>, _ needle: String) -> Bool {
+        var needle = needle
+        return needle.withUTF8 { pattern in
+            guard let base = haystack.baseAddress, let key = pattern.baseAddress, pattern.count > 0, haystack.count >= pattern.count else { return false }
+            for start in 0...(haystack.count - pattern.count) where haystack[start] == pattern[0] {
+                if memcmp(base + start, key, pattern.count) == 0 { return true }
             }
+            return false
         }
     }
 
