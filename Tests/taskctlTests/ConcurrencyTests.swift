@@ -312,6 +312,39 @@ struct ConcurrencyTests {
         #expect(try t.ok("store", "check").hasPrefix("ok:"))
     }
 
+    /// A location's and a tag's tasks are derived from the tasks (model v9). Processes add
+    /// tasks to one location and tag through the real path and a symbolic link while others
+    /// compact the file (replacing it) and list the locations: every add is in both lists, as
+    /// another opening reads them through the link; deleting the location then clears it from
+    /// every task (the delete rule reaches the derived side), and the store checks clean.
+    @Test func derivedListsFollowOtherProcessesAddsThroughALinkAndCompactions() throws {
+        let t = try TaskctlRunner()
+        try t.ok("add", "seed", "--location", "Home", "--tag", "shop")
+        try t.ok("store", "compact")
+        let link = t.directory.appendingPathComponent("link.store")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: t.store)
+        var commands: [[String]] = []
+        for i in 0..<10 {
+            commands.append(["add", "real \(i)", "--location", "Home", "--tag", "shop"])
+            commands.append(["--store", link.path, "add", "link \(i)", "--location", "home", "--tag", "shop"])
+            if i % 3 == 0 { commands += [["store", "compact"], ["--store", link.path, "locations", "--json"]] }
+        }
+        for (arguments, status, message) in try Self.runAll(t, commands) { #expect(status == 0, "\(arguments): \(message)") }
+        let locations = try t.ok("locations", "--json")
+        #expect(locations.contains("\"name\": \"Home\", \"pending\": 21"), "\(locations)")
+        #expect(try t.tasks("--tag", "shop").count == 21)
+        let coordinator = try PersistentStoreCoordinator(model: try App.modelDirectory().currentModel(), storeURL: link)
+        let context = ManagedObjectContext(coordinator: coordinator)
+        let home = try #require(try context.fetch(FetchRequest(entityName: "Location")).first)
+        let shop = try #require(try context.fetch(FetchRequest(entityName: "Tag")).first)
+        #expect(try home.objectIDs(forRelationship: "tasks").count == 21)
+        #expect(try shop.objectIDs(forRelationship: "tasks").count == 21)
+        try t.ok("location", "delete", "Home")
+        #expect(try t.tasks().allSatisfy { $0["location"] is NSNull })
+        #expect(try t.tasks("--tag", "shop").count == 21)
+        #expect(try t.ok("store", "check").hasPrefix("ok:"))
+    }
+
     @Test func uniqueValuesHoldAcrossProcessesOnACompactedStoreThroughALink() throws {
         let t = try TaskctlRunner()
         for i in 1...30 { try t.ok("add", "seed \(i)", "--location", "Place \(i)") }
