@@ -12,9 +12,8 @@ extension ManagedObjectContext {
     /// (``RelationshipDescription/isDerivedFromInverse``): nothing is kept in the slot, its
     /// objects are looked up when read.
     func derivedRelationship(_ entity: EntityDescription, _ index: Int) -> RelationshipDescription? {
-        guard entity.kind(ofSlot: index) == .toMany, let relationship = entity.properties[index].relationship,
-              relationship.isDerivedFromInverse else { return nil }
-        return relationship
+        guard entity.isDerivedToMany(slot: index) else { return nil }
+        return entity.properties[index].relationship
     }
 
     /// The objects of a to-many relationship derived from its inverse, for each of `owners`:

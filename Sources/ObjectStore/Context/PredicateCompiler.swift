@@ -370,7 +370,7 @@ struct PredicateCompiler {
             return .object(try? context.object(with: id))
         case .toMany(let stored):
             guard let context = object.managedObjectContext else { return .collection([]) }
-            let ids = context.derivedRelationship(object.entity, slot) == nil ? stored : try context.referencedIDs(of: object, at: slot)
+            let ids = object.entity.isDerivedToMany(slot: slot) ? try context.referencedIDs(of: object, at: slot) : stored
             return .collection(ids.compactMap { try? context.object(with: $0) }.map { .object($0) })
         }
     }

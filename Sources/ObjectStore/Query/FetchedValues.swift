@@ -59,7 +59,7 @@ extension ManagedObjectContext {
             return slot
         }
         // Relationships derived from their inverse are looked up per object, not read from rows.
-        guard request.sortDescriptors.isEmpty, !slots.contains(where: { derivedRelationship(entity, $0) != nil }) else {
+        guard request.sortDescriptors.isEmpty, !slots.contains(where: entity.isDerivedToMany(slot:)) else {
             for object in try fetch(request) {
                 try body(FetchedValues(objectID: object.objectID, values: try slots.map { try object.slotValue(at: $0) }))
             }

@@ -37,6 +37,8 @@ public struct EntityDescription: Sendable, Hashable {
         /// Slots stores do not write (transient and derived attributes, transient
         /// relationships and those derived from their inverse): rows hold their initial values.
         let unstoredSlots: [Int]
+        /// Per slot, whether it is a to-many relationship derived from its inverse.
+        let derivedToMany: [Bool]
         /// The others, in order; and the attributes that keep their value in a deletion's
         /// history record (`preserveValueOnDeletion`).
         let storedSlots: [Int]
@@ -84,6 +86,7 @@ public struct EntityDescription: Sendable, Hashable {
                 }
             }
             self.attributeTypes = properties.map { $0.attribute?.type }
+            self.derivedToMany = properties.map { $0.relationship.map { $0.isToMany && $0.isDerivedFromInverse } ?? false }
             self.unstoredSlots = properties.indices.filter { index in
                 switch properties[index] {
                 case .attribute(let attribute): return !attribute.isStored
@@ -143,6 +146,13 @@ public struct EntityDescription: Sendable, Hashable {
     /// The slots stores do not write (transient and derived attributes, derived and transient
     /// relationships), in order: a saved row holds their initial values.
     package var unstoredSlots: [Int] { storage.unstoredSlots }
+
+    /// Whether the slot holds a to-many relationship derived from its inverse (nothing is
+    /// stored in it; its objects are looked up): worked out once, asked on every read of a
+    /// to-many slot.
+    package func isDerivedToMany(slot index: Int) -> Bool {
+        index >= 0 && index < storage.derivedToMany.count && storage.derivedToMany[index]
+    }
 
     /// The slots stores write, in order.
     package var storedSlots: [Int] { storage.storedSlots }
