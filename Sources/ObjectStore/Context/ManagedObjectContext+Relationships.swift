@@ -53,8 +53,9 @@ extension ManagedObjectContext {
 
     /// The saved objects of `kinds` whose `slot` (the `inverse` relationship) refers to one of
     /// `owners`, in key order per entity. From a store with encoded rows, in one read of the
-    /// file: a to-one inverse is looked up in a schema index on it when there is one (else its
-    /// column verdicts, else every row), and of each row listed only that slot is decoded.
+    /// file, as a fetch reads them (``ScanPlanner``: a to-one inverse is looked up in a schema
+    /// index on it when that finds few rows, else by its column verdicts, else every row), and
+    /// of each row listed only that slot is decoded.
     private func savedReferrers(to owners: Set<ObjectID>, kinds: [EntityDescription], slot: Int, inverse: RelationshipDescription) throws -> [ObjectID: [ObjectID]] {
         var members: [ObjectID: [ObjectID]] = [:]
         let store = coordinator.store
@@ -70,16 +71,8 @@ extension ManagedObjectContext {
         }
         for kind in kinds {
             let predicate: SlotPredicate? = inverse.isToMany ? nil : .reference(slot: slot, targets: owners)
-            let listed = try store.readRows { reader -> RowScan in
-                if let predicate {
-                    let quarter = reader.snapshotRowCount(ofEntity: kind.name) / 4
-                    if let candidates = try reader.indexCandidates(ofEntity: kind.name, predicate: predicate, limit: quarter),
-                       let scan = try reader.indexedScan(candidates, alsoListing: [], leavingUnread: false) {
-                        return scan
-                    }
-                }
-                let decisions = try predicate.flatMap { try reader.columnDecisions(ofEntity: kind.name, predicate: $0) }
-                return try reader.scan(ofEntity: kind.name, decisions: decisions, counting: false)
+            let listed = try store.readRows { reader in
+                try ScanPlanner.scan(reader, entity: kind.name, predicate: predicate, alsoListing: { [] }, holdsAtMost: { _ in true }, leavingUnread: false)
             }
             guard let scan = listed, !scan.rows.isEmpty else { continue }
             let scope = ObjectID.Scope.of(entityName: kind.name, storeIdentifier: storeIdentifier)
