@@ -51,6 +51,7 @@ enum TaskCtl {
             let app: App
             do {
                 app = try App(environment: environment, storePath: storePath, color: color, config: try Config.load(environment: environment))
+                app.output.writesThrough = true
             } catch {
                 return fail(CLIError.from(error))
             }

@@ -44,7 +44,7 @@ import ObjectStoreModel
             if let columns { env["COLUMNS"] = columns }
             for subset in [views, Array(views.prefix(3)), views.filter { $0.project == nil }] {
                 let app = try App(environment: env, storePath: nil)
-                if ListCommand.writePlain(subset, app: app) {
+                if try ListCommand.writePlain(subset, app: app) {
                     if columns == nil || columns == "200" { written += 1 }
                     #expect(app.output.out == Self.tableLines(subset, app: try App(environment: env, storePath: nil)), "COLUMNS=\(columns ?? "-")")
                 } else {
@@ -55,9 +55,9 @@ import ObjectStoreModel
         #expect(written == 6, "the plain table applies to a pipe and to 200 columns")
         // Text that is not printable ASCII, and a done task's check mark, take the general table.
         let app = try App(environment: environment, storePath: nil)
-        #expect(!ListCommand.writePlain([try Self.view(id: 1, title: "Café", priority: 0, due: nil, now: now)], app: app))
-        #expect(!ListCommand.writePlain([try Self.view(id: 1, title: "tab\there", priority: 0, due: nil, now: now)], app: app))
-        #expect(!ListCommand.writePlain([try Self.view(id: 1, title: "Done", priority: 0, due: nil, status: "done", now: now)], app: app))
+        #expect(try !ListCommand.writePlain([try Self.view(id: 1, title: "Café", priority: 0, due: nil, now: now)], app: app))
+        #expect(try !ListCommand.writePlain([try Self.view(id: 1, title: "tab\there", priority: 0, due: nil, now: now)], app: app))
+        #expect(try !ListCommand.writePlain([try Self.view(id: 1, title: "Done", priority: 0, due: nil, status: "done", now: now)], app: app))
         #expect(app.output.out.isEmpty)
     }
 }

@@ -87,8 +87,13 @@ enum ListCommand {
             try streamJSON(context, where: predicate, hidesWaiting: hidesWaiting, sort: sort, limit: limit, app: app)
             return
         }
-        var views = try TaskView.fetch(context, where: predicate, app: app)
-        if hidesWaiting { views.removeAll { ($0.wait ?? .distantPast) > app.now } }
+        var views: [TaskView]
+        if groupBy == nil && !args.has("json") {
+            guard let general = try writePlainList(context, where: predicate, hidesWaiting: hidesWaiting, sort: sort, limit: limit, app: app) else { return }
+            views = general
+        } else {
+            views = try TaskView.fetch(context, where: predicate, hidesWaiting: hidesWaiting, app: app)
+        }
         views = sorted(views, by: sort)
         app.keptUntilExit.append(views)
         // Groups count every matching task; --limit caps the rows shown, after grouping.
@@ -132,7 +137,7 @@ enum ListCommand {
                 next += group.views.count
             }
         } else {
-            write(views, app: app)
+            try write(views, app: app)
         }
     }
 
@@ -253,6 +258,49 @@ enum ListCommand {
             try app.output.flush(above: 1 << 20)
         }
         app.output.line("]")
+    }
+
+    /// The plain table (``writePlain(_:app:)``) of a list without groups, written from rows
+    /// kept compact (``PlainRows``) as the matches are read, the views let go: a view per
+    /// task held 700 bytes of a list of 900,000. Nil when written; otherwise the matching
+    /// views for the general table (no plain table: colour, a done task, text that is not
+    /// printable ASCII, columns wider than the terminal). Those are kept while they are
+    /// few; a longer list is read again for them.
+    static func writePlainList(_ context: ManagedObjectContext, where predicate: ObjectPredicate, hidesWaiting: Bool,
+                               sort: [(key: String, descending: Bool)], limit: Int?, app: App) throws -> [TaskView]? {
+        guard !app.terminal.useColor else { return try TaskView.fetch(context, where: predicate, hidesWaiting: hidesWaiting, app: app) }
+        let batch = 10_000
+        var rows = PlainRows(relative: app.relative)
+        // Every view while there are few; past that, the current batch for the sort columns.
+        var views: [TaskView] = []
+        var setAside = false
+        var columns: [SortColumn] = []
+        func setAsideViews() {
+            if !sort.isEmpty {
+                let made = sortColumns(views, by: sort)
+                if columns.isEmpty { columns = made } else { for index in columns.indices { columns[index].append(made[index]) } }
+            }
+            views.removeAll(keepingCapacity: true)
+            setAside = true
+        }
+        var plain = true
+        try TaskView.forEach(context, where: predicate, app: app) { view in
+            if hidesWaiting && (view.wait ?? .distantPast) > app.now { return }
+            if plain { plain = rows.append(view) }
+            if !plain && setAside { return }  // read again below
+            if plain && setAside && sort.isEmpty { return }  // the rows have all the default order needs
+            views.append(view)
+            if plain && views.count == batch { setAsideViews() }
+        }
+        if plain {
+            if setAside && !views.isEmpty { setAsideViews() }
+            var order = sort.isEmpty ? rows.defaultOrder() : setAside ? self.order(columns, count: rows.count)
+                : order(sortColumns(views, by: sort), count: views.count)
+            if let limit { order = Array(order.prefix(limit)) }
+            app.keptUntilExit.append(rows)
+            if try rows.write(order, app: app) { return nil }
+        }
+        return setAside ? try TaskView.fetch(context, where: predicate, hidesWaiting: hidesWaiting, app: app) : views
     }
 
     /// One sort key's value per view, read once: comparing copies of views (a dozen fields
@@ -402,8 +450,8 @@ enum ListCommand {
     }
 
     /// The table written straight to the output, line by line.
-    static func write(_ views: [TaskView], app: App) {
-        if writePlain(views, app: app) { return }
+    static func write(_ views: [TaskView], app: App) throws {
+        if try writePlain(views, app: app) { return }
         let (table, paint) = table(views, app: app, omitting: nil)
         app.output.reserve(lines: views.count + 1, width: 100)
         table.render(width: app.terminal.width, style: paint, header: { app.output.line(app.terminal.paint($0, .bold)) }, row: { app.output.line(bytes: $0) })
@@ -415,82 +463,11 @@ enum ListCommand {
     /// caret notation. The same lines as ``Table`` makes, without a string per cell and an
     /// array per row (making those was a fifth of listing 100,000 tasks). False, having
     /// written nothing, in any other case.
-    static func writePlain(_ views: [TaskView], app: App) -> Bool {
-        guard !app.terminal.useColor, !views.isEmpty else { return false }
-        let relative = app.relative
-        let showProject = views.contains { $0.project != nil }
-        var headers = ["ID", "Pri", "Due", "Location"]
-        if showProject { headers.append("Project") }
-        headers.append("Text")
-        let text = headers.count - 1
-        var widths = headers.map(\.count)
-        var whens: [String] = []
-        whens.reserveCapacity(views.count)
-        func width(_ cell: String, _ column: Int) -> Bool {
-            guard let cellWidth = Terminal.printableASCIIWidth(cell) else { return false }
-            widths[column] = max(widths[column], cellWidth)
-            return true
-        }
-        for view in views {
-            guard view.status != "done" else { return false }
-            let when = Self.when(view, relative)
-            whens.append(when)
-            widths[0] = max(widths[0], String(view.id).utf8.count)
-            widths[1] = max(widths[1], view.priority >= 1 ? 1 : 0)
-            guard width(when, 2), width(view.location ?? "", 3), !showProject || width(view.project ?? "", 4) else { return false }
-            guard var textWidth = Terminal.printableASCIIWidth(view.text) else { return false }
-            for tag in view.tags {
-                guard let tagWidth = Terminal.printableASCIIWidth(tag) else { return false }
-                textWidth += 2 + tagWidth
-            }
-            widths[text] = max(widths[text], textWidth)
-        }
-        // Table's sizing: the text column takes at least 10 characters; everything must fit.
-        let fixed = widths.dropLast().reduce(0, +) + 2 * (headers.count - 1)
-        widths[text] = max(10, widths[text])
-        guard fixed + widths[text] <= app.terminal.width else { return false }
-        var line: [UInt8] = []
-        line.reserveCapacity(fixed + widths[text] + 2)
-        func cell(_ bytes: String.UTF8View, _ column: Int, count: Int) {
-            if column > 0 {
-                line.append(0x20)
-                line.append(0x20)
-            }
-            line.append(contentsOf: bytes)
-            for _ in count..<widths[column] { line.append(0x20) }
-        }
-        func finish() {
-            while line.last == 0x20 { line.removeLast() }
-        }
-        for (column, header) in headers.enumerated() { cell(header.utf8, column, count: header.utf8.count) }
-        finish()
-        app.output.line(app.terminal.paint(String(decoding: line, as: UTF8.self), .bold))
-        app.output.reserve(lines: views.count, width: line.count + 40)
-        for (index, view) in views.enumerated() {
-            line.removeAll(keepingCapacity: true)
-            let id = String(view.id)
-            cell(id.utf8, 0, count: id.utf8.count)
-            let priority = priorityLetters[Int(min(3, max(0, view.priority)))]
-            cell(priority.utf8, 1, count: priority.utf8.count)
-            cell(whens[index].utf8, 2, count: whens[index].utf8.count)
-            let location = view.location ?? ""
-            cell(location.utf8, 3, count: location.utf8.count)
-            if showProject {
-                let project = view.project ?? ""
-                cell(project.utf8, 4, count: project.utf8.count)
-            }
-            line.append(0x20)
-            line.append(0x20)
-            line.append(contentsOf: view.text.utf8)
-            for tag in view.tags {
-                line.append(0x20)
-                line.append(UInt8(ascii: "#"))
-                line.append(contentsOf: tag.utf8)
-            }
-            finish()
-            line.withUnsafeBufferPointer { app.output.line(bytes: $0) }
-        }
-        return true
+    static func writePlain(_ views: [TaskView], app: App) throws -> Bool {
+        guard !app.terminal.useColor else { return false }
+        var rows = PlainRows(relative: app.relative)
+        for view in views { guard rows.append(view) else { return false } }
+        return try rows.write(Array(0..<rows.count), app: app)
     }
 
     /// The table of the views and how its cells are painted.

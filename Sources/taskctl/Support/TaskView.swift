@@ -87,27 +87,66 @@ final class TaskView {
         return try object.value(forKey: "name").stringValue
     }
 
+    /// How a view reads the property at an index of ``Slots``: from an object's slots or
+    /// from a row's values. A protocol, so each kind of source gets its own specialized
+    /// reading (through closures, every field was an indirect call and a copy).
+    protocol Source {
+        func value(_ position: Int) throws -> Value
+        func ids(_ position: Int) throws -> [ObjectID]
+        /// The first ID (a to-one relationship's), without an array for it.
+        func firstID(_ position: Int) throws -> ObjectID?
+    }
+
+    private struct ObjectSource: Source {
+        let task: ManagedObject
+        func value(_ position: Int) throws -> Value { try task.value(atSlot: position) }
+        func ids(_ position: Int) throws -> [ObjectID] { try task.objectIDs(atSlot: position) }
+        func firstID(_ position: Int) throws -> ObjectID? { try task.objectIDs(atSlot: position).first }
+    }
+
+    private struct RowSource: Source {
+        let row: FetchedValues
+        func value(_ position: Int) throws -> Value { position < row.values.count ? row.values[position].value : .null }
+        func ids(_ position: Int) throws -> [ObjectID] { position < row.values.count ? row.values[position].referencedIDs : [] }
+        func firstID(_ position: Int) throws -> ObjectID? {
+            guard position < row.values.count else { return nil }
+            switch row.values[position] {
+            case .value: return nil
+            case .toOne(let id): return id
+            case .toMany(let ids): return ids.first
+            }
+        }
+    }
+
+    private struct ClosureSource: Source {
+        let read: (Int) throws -> Value
+        let readIDs: (Int) throws -> [ObjectID]
+        func value(_ position: Int) throws -> Value { try read(position) }
+        func ids(_ position: Int) throws -> [ObjectID] { try readIDs(position) }
+        func firstID(_ position: Int) throws -> ObjectID? { try readIDs(position).first }
+    }
+
     convenience init(_ task: ManagedObject, now: Date, slots known: Slots? = nil) throws {
         let slots = known ?? Slots(task.entity)
-        try self.init(id: task.objectID, now: now, slots: slots, context: task.managedObjectContext,
-                      value: { slot in try task.value(atSlot: slot) },
-                      ids: { slot in try task.objectIDs(atSlot: slot) })
+        try self.init(id: task.objectID, now: now, slots: slots, context: task.managedObjectContext, source: ObjectSource(task: task))
     }
 
     /// A view of a task read without its object (``ManagedObjectContext/fetchValues(_:properties:)``
     /// with ``Slots/names``' properties the entity has, in that order).
     convenience init(_ row: FetchedValues, now: Date, slots: Slots, context: ManagedObjectContext) throws {
-        try self.init(id: row.objectID, now: now, slots: slots, context: context,
-                      value: { position in position < row.values.count ? row.values[position].value : .null },
-                      ids: { position in position < row.values.count ? row.values[position].referencedIDs : [] })
+        try self.init(id: row.objectID, now: now, slots: slots, context: context, source: RowSource(row: row))
     }
 
     /// `value` and `ids` read the property at an index of `slots`.
-    init(id objectID: ObjectID, now: Date, slots: Slots, context: ManagedObjectContext?,
-                 value read: (Int) throws -> Value, ids readIDs: (Int) throws -> [ObjectID]) throws {
+    convenience init(id objectID: ObjectID, now: Date, slots: Slots, context: ManagedObjectContext?,
+                     value read: @escaping (Int) throws -> Value, ids readIDs: @escaping (Int) throws -> [ObjectID]) throws {
+        try self.init(id: objectID, now: now, slots: slots, context: context, source: ClosureSource(read: read, readIDs: readIDs))
+    }
+
+    private init<S: Source>(id objectID: ObjectID, now: Date, slots: Slots, context: ManagedObjectContext?, source: S) throws {
         func value(_ slot: Int?) throws -> Value {
             guard let slot else { return .null }
-            return try read(slot)
+            return try source.value(slot)
         }
         self.objectID = objectID
         id = objectID.primaryKey ?? 0
@@ -117,7 +156,7 @@ final class TaskView {
         if case .date(let d) = try value(slots.dueDate) { due = d }
         func ids(_ slot: Int?) throws -> [ObjectID] {
             guard let slot else { return [] }
-            return try readIDs(slot)
+            return try source.ids(slot)
         }
         /// The `name` of a related object, looked up once per object per list.
         func name(_ id: ObjectID, _ entity: String) throws -> String? {
@@ -128,9 +167,16 @@ final class TaskView {
             slots.names.byID[id] = found
             return found
         }
-        location = try ids(slots.location).first.flatMap { try name($0, "Location") }
-        project = try ids(slots.project).first.flatMap { try name($0, "Project") }
-        tags = try ids(slots.tags).compactMap { try name($0, "Tag") }.sorted()
+        location = try slots.location.flatMap { try source.firstID($0) }.flatMap { try name($0, "Location") }
+        project = try slots.project.flatMap { try source.firstID($0) }.flatMap { try name($0, "Project") }
+        let tagIDs = try ids(slots.tags)
+        if tagIDs.isEmpty {
+            tags = []
+        } else if tagIDs.count == 1 {
+            tags = try name(tagIDs[0], "Tag").map { [$0] } ?? []
+        } else {
+            tags = try tagIDs.compactMap { try name($0, "Tag") }.sorted()
+        }
         if case .string(let s) = try value(slots.status) { status = s } else { status = "pending" }
         overdue = try value(slots.isOverdue) == true
         if case .date(let d) = try value(slots.createdAt) { created = d }
@@ -175,7 +221,7 @@ final class TaskView {
     /// Views of the tasks a predicate matches, read as values: no managed object is made or
     /// kept per task (a list of 100,000 tasks held 600 bytes of slots per object besides
     /// its view).
-    static func fetch(_ context: ManagedObjectContext, where predicate: ObjectPredicate?, app: App) throws -> [TaskView] {
+    static func fetch(_ context: ManagedObjectContext, where predicate: ObjectPredicate?, hidesWaiting: Bool = false, app: App) throws -> [TaskView] {
         guard let entity = context.model.entity(named: "Task") else { return [] }
         // In slot order: with every property asked for, a row is read as it was decoded.
         let names = Slots.names.compactMap { name in entity.slot(of: name).map { (name, $0) } }.sorted { $0.1 < $1.1 }.map(\.0)
@@ -186,7 +232,10 @@ final class TaskView {
         var views: [TaskView] = []
         views.reserveCapacity(rows.count)
         while let row = rows.popLast() {
-            views.append(try TaskView(row, now: app.now, slots: slots, context: context))
+            let view = try TaskView(row, now: app.now, slots: slots, context: context)
+            // Waiting tasks (Taskwarrior's wait:) stay out of the pending list until their date.
+            if hidesWaiting && (view.wait ?? .distantPast) > app.now { continue }
+            views.append(view)
         }
         views.reverse()
         return views
@@ -495,7 +544,12 @@ enum Urgency {
             let overdueDays = now.timeIntervalSince(dueDate) / 86_400
             total += due * (overdueDays >= 7 ? 1 : overdueDays >= -14 ? (overdueDays + 14) * 0.8 / 21 + 0.2 : 0.2)
         }
-        total += [0, priorityLow, priorityMedium, priorityHigh][Int(min(3, max(0, view.priority)))]
+        switch view.priority {  // a switch, not an array literal made per task
+        case 3...: total += priorityHigh
+        case 2: total += priorityMedium
+        case 1: total += priorityLow
+        default: break
+        }
         if let scheduledDate = view.scheduled, scheduledDate <= now { total += scheduled }
         if view.started != nil { total += active }
         if let created = view.created { total += age * min(1, max(0, now.timeIntervalSince(created) / 86_400 / ageMaximumDays)) }

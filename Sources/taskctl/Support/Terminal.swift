@@ -115,6 +115,25 @@ struct Output {
         line(text)
     }
 
+    /// Whether ``write(utf8:)`` writes to the standard output at once (taskctl's process)
+    /// rather than collecting (a command run in a test).
+    var writesThrough = false
+
+    /// Lines given as UTF-8 bytes, each ending in a line break, written to the standard
+    /// output now, after what was collected before them (a long table's rows, without a
+    /// string made of them): only for printable text, such as a plain table's rows.
+    mutating func write(utf8 bytes: UnsafeBufferPointer<UInt8>) throws {
+        guard writesThrough else {
+            out += String(decoding: bytes, as: UTF8.self)
+            return
+        }
+        if !out.isEmpty {
+            if let failed = Output.write(out, to: STDOUT_FILENO) { throw CLIError.store("cannot write the output: \(failed)") }
+            out = ""
+        }
+        if let failed = Output.write(bytes, to: STDOUT_FILENO) { throw CLIError.store("cannot write the output: \(failed)") }
+    }
+
     /// Writes what was collected once it passes `bytes` (a streamed export: its text never
     /// all in memory at once); the rest goes at the command's end as usual.
     mutating func flush(above bytes: Int) throws {
@@ -134,17 +153,21 @@ struct Output {
     @discardableResult
     static func write(_ text: String, to descriptor: Int32) -> String? {
         var text = text
-        return text.withUTF8 { buffer -> String? in
-            guard let base = buffer.baseAddress else { return nil }
-            var offset = 0
-            while offset < buffer.count {
-                let written = systemWrite(descriptor, base + offset, buffer.count - offset)
-                if written < 0 && errno == EINTR { continue }
-                guard written > 0 else { return written < 0 ? String(cString: strerror(errno)) : "nothing written" }
-                offset += written
-            }
-            return nil
+        return text.withUTF8 { write($0, to: descriptor) }
+    }
+
+    /// Writes bytes to a file descriptor; the error when not everything could be written.
+    @discardableResult
+    static func write(_ buffer: UnsafeBufferPointer<UInt8>, to descriptor: Int32) -> String? {
+        guard let base = buffer.baseAddress else { return nil }
+        var offset = 0
+        while offset < buffer.count {
+            let written = systemWrite(descriptor, base + offset, buffer.count - offset)
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else { return written < 0 ? String(cString: strerror(errno)) : "nothing written" }
+            offset += written
         }
+        return nil
     }
 }
 

@@ -1,0 +1,221 @@
+import Foundation
+
+/// The rows of `list`'s plain table (no colour, every cell printable ASCII, no done task),
+/// kept compact: per row only what its line and the default order need, the text cells'
+/// bytes in one buffer and the other cells as indexes into the distinct texts. A list of
+/// 900,000 tasks kept a view of a dozen fields per task, and writing the views in sorted
+/// order missed the cache on every field.
+struct PlainRows {
+    private(set) var ids: [Int64] = []
+    private var urgency: [Double] = []
+    /// Seconds since the reference date; infinity for none (last in the default order).
+    private var due: [Double] = []
+    private var priority: [Int64] = []
+    /// Indexes into `cells`, 0 for an empty cell.
+    private var when: [Int32] = []
+    private var location: [Int32] = []
+    private var project: [Int32] = []
+    /// Where each row's text cell (the text, then its tags as `#tag`) ends in `text`.
+    private var textEnds: [Int] = []
+    private var text: [UInt8] = []
+    /// The distinct short cells (due texts, locations, projects), the empty one first.
+    private var cells: [String] = [""]
+    private var cellIndex: [String: Int32] = ["": 0]
+    private let relative: RelativeDate
+
+    init(relative: RelativeDate) {
+        self.relative = relative
+    }
+
+    var count: Int { ids.count }
+
+    /// Adds a view's row; false (having added nothing) when the view has no plain row: a
+    /// done task (its check mark), or a cell that is not printable ASCII.
+    mutating func append(_ view: TaskView) -> Bool {
+        guard view.status != "done" else { return false }
+        guard let when = cell(view.due.map(relative.describe) ?? ""), let location = cell(view.location ?? ""),
+            let project = cell(view.project ?? "")
+        else { return false }
+        let start = text.count
+        var title = view.text
+        let printable = title.withUTF8 { bytes in
+            text.append(contentsOf: bytes)
+            return bytes.allSatisfy(Self.isPrintable)
+        }
+        guard printable, view.tags.allSatisfy({ Self.appendTag($0, to: &text) }) else {
+            text.removeSubrange(start...)
+            return false
+        }
+        ids.append(view.id)
+        urgency.append(view.urgency)
+        due.append(view.due?.timeIntervalSinceReferenceDate ?? .infinity)
+        priority.append(view.priority)
+        self.when.append(when)
+        self.location.append(location)
+        self.project.append(project)
+        textEnds.append(text.count)
+        return true
+    }
+
+    private static func isPrintable(_ byte: UInt8) -> Bool { byte >= 0x20 && byte < 0x7F }
+
+    private static func appendTag(_ tag: String, to text: inout [UInt8]) -> Bool {
+        var tag = tag
+        return tag.withUTF8 { bytes in
+            text.append(0x20)
+            text.append(UInt8(ascii: "#"))
+            text.append(contentsOf: bytes)
+            return bytes.allSatisfy(isPrintable)
+        }
+    }
+
+    /// The index of a short cell, nil when it is not printable ASCII.
+    private mutating func cell(_ value: String) -> Int32? {
+        if let known = cellIndex[value] { return known }
+        guard Terminal.printableASCIIWidth(value) != nil else { return nil }
+        let index = Int32(cells.count)
+        cells.append(value)
+        cellIndex[value] = index
+        return index
+    }
+
+    /// The rows in the default order: most urgent first, then due soonest (none last),
+    /// priority high first, id (``ListCommand/sorted(_:by:)`` without keys).
+    func defaultOrder() -> [Int] {
+        Array(ids.indices).sorted { i, j in
+            if urgency[i] != urgency[j] { return urgency[i] > urgency[j] }
+            if due[i] != due[j] { return due[i] < due[j] }
+            if priority[i] != priority[j] { return priority[i] > priority[j] }
+            return ids[i] < ids[j]
+        }
+    }
+
+    /// Writes the table of the rows at `order`'s positions, in that order: the lines
+    /// ``Table`` makes for them when nothing has to be cut, dropped or shown otherwise. False,
+    /// having written nothing, when the columns do not fit the terminal's width.
+    func write(_ order: [Int], app: App) throws -> Bool {
+        guard !order.isEmpty else { return false }
+        let showProject = order.contains { project[$0] != 0 }
+        var headers = ["ID", "Pri", "Due", "Location"]
+        if showProject { headers.append("Project") }
+        headers.append("Text")
+        let textColumn = headers.count - 1
+        var widths = headers.map(\.utf8.count)
+        let cellWidths = cells.map(\.utf8.count)
+        for row in order {
+            widths[0] = max(widths[0], Self.digits(ids[row]))
+            if priority[row] >= 1 { widths[1] = max(widths[1], 1) }
+            widths[2] = max(widths[2], cellWidths[Int(when[row])])
+            widths[3] = max(widths[3], cellWidths[Int(location[row])])
+            if showProject { widths[4] = max(widths[4], cellWidths[Int(project[row])]) }
+            widths[textColumn] = max(widths[textColumn], textEnds[row] - (row == 0 ? 0 : textEnds[row - 1]))
+        }
+        // The table's sizing: the text column takes at least 10 characters; everything must fit.
+        let fixed = widths.dropLast().reduce(0, +) + 2 * (headers.count - 1)
+        widths[textColumn] = max(10, widths[textColumn])
+        guard fixed + widths[textColumn] <= app.terminal.width else { return false }
+
+        var line: [UInt8] = []
+        for (column, header) in headers.enumerated() {
+            Self.cell(Array(header.utf8)[...], width: column == textColumn ? 0 : widths[column], first: column == 0, into: &line)
+        }
+        Self.trimEnd(&line)
+        app.output.line(app.terminal.paint(String(decoding: line, as: UTF8.self), .bold))
+
+        // The short cells' bytes one after another, then the priority letters.
+        var cellBytes: [UInt8] = []
+        var cellStarts: [Int] = []
+        for cell in cells + ["L", "M", "H"] {
+            cellStarts.append(cellBytes.count)
+            cellBytes.append(contentsOf: cell.utf8)
+        }
+        cellStarts.append(cellBytes.count)
+        let letter = cells.count - 1  // letter + priority is the letter's cell
+        // Written a chunk at a time from one buffer, so the output takes no memory of its own.
+        let chunk = 1 << 16
+        let capacity = chunk + fixed + widths[textColumn] + 1
+        let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
+        defer { buffer.deallocate() }
+        var position = 0
+        try text.withUnsafeBufferPointer { textBytes in
+            try cellBytes.withUnsafeBufferPointer { cellBytes in
+                func put(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int) {
+                    guard end > start, let base = bytes.baseAddress else { return }
+                    (buffer + position).update(from: base + start, count: end - start)
+                    position += end - start
+                }
+                func spaces(_ count: Int) {
+                    guard count > 0 else { return }
+                    (buffer + position).update(repeating: 0x20, count: count)
+                    position += count
+                }
+                func cell(_ index: Int, width: Int) {
+                    spaces(2)
+                    let start = cellStarts[index], end = cellStarts[index + 1]
+                    put(cellBytes, from: start, to: end)
+                    spaces(width - (end - start))
+                }
+                for row in order {
+                    let lineStart = position
+                    // ID, right after the line's start
+                    var value = ids[row]
+                    let length = Self.digits(value)
+                    if value < 0 { buffer[position] = UInt8(ascii: "-") }
+                    var index = position + length - 1
+                    repeat {
+                        buffer[index] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: abs(value % 10))
+                        value /= 10
+                        index -= 1
+                    } while value != 0
+                    position += length
+                    spaces(widths[0] - length)
+                    let priority = self.priority[row]
+                    if priority >= 1 { cell(letter + Int(min(3, priority)), width: widths[1]) } else { cell(0, width: widths[1]) }
+                    cell(Int(when[row]), width: widths[2])
+                    cell(Int(location[row]), width: widths[3])
+                    if showProject { cell(Int(project[row]), width: widths[4]) }
+                    spaces(2)
+                    put(textBytes, from: row == 0 ? 0 : textEnds[row - 1], to: textEnds[row])
+                    // Trailing spaces go (an empty last cell, or padding before the line's end).
+                    while position > lineStart && buffer[position - 1] == 0x20 { position -= 1 }
+                    buffer[position] = 0x0A
+                    position += 1
+                    if position >= chunk {
+                        try app.output.write(utf8: UnsafeBufferPointer(start: buffer, count: position))
+                        position = 0
+                    }
+                }
+            }
+        }
+        try app.output.write(utf8: UnsafeBufferPointer(start: buffer, count: position))
+        return true
+    }
+
+    private static func digits(_ value: Int64) -> Int {
+        var value = value, count = value < 0 ? 2 : 1
+        while value >= 10 || value <= -10 {
+            value /= 10
+            count += 1
+        }
+        return count
+    }
+
+    /// A cell padded with spaces to `width`, after the two spaces between columns.
+    private static func cell(_ bytes: ArraySlice<UInt8>, width: Int, first: Bool, into line: inout [UInt8]) {
+        if !first {
+            line.append(0x20)
+            line.append(0x20)
+        }
+        line.append(contentsOf: bytes)
+        pad(width - bytes.count, into: &line)
+    }
+
+    private static func pad(_ count: Int, into line: inout [UInt8]) {
+        for _ in 0..<max(0, count) { line.append(0x20) }
+    }
+
+    /// Trailing spaces go (an empty last cell, or padding before the line's end).
+    private static func trimEnd(_ line: inout [UInt8]) {
+        while line.last == 0x20 { line.removeLast() }
+    }
+}
