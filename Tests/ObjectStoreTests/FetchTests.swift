@@ -197,6 +197,67 @@ import ObjectStoreModel
         #expect(try context.fetchGroups(request, groupBy: ["priority", "isOverdue"], aggregates: aggregates) == pending.groups)
         #expect(try context.fetchDictionaries(request, properties: ["isOverdue", "priority", "isOverdue"], distinct: true) == pending.distinct)
         #expect(pending.groups != saved.groups)
+
+        // One key path, after saved edits of the first tasks (their rows now after the
+        // others' in a binary store's log): groups still come in order of their first task,
+        // as fetch orders the tasks.
+        context.rollback()
+        let early = try context.fetch(FetchRequest(entityName: "Task", predicate: try ObjectPredicate("text IN {'t1', 't2', 't4', 't5'}")))
+        for (index, task) in early.enumerated() { try task.setValue(.integer(Int64(3 - index % 3)), forKey: "priority") }
+        try context.save()
+        let byPriority = try context.fetchGroups(request, groupBy: ["priority"], aggregates: aggregates)
+        let rereading = ManagedObjectContext(coordinator: shared)
+        let objects2 = try rereading.fetch(request)
+        var firsts: [Value] = []
+        for object in objects2 where !firsts.contains(object["priority"]) { firsts.append(object["priority"]) }
+        #expect(byPriority.map { $0["priority"] } == firsts)
+        #expect(byPriority.map { $0["n"] } == firsts.map { key in .integer(Int64(objects2.filter { $0["priority"] == key }.count)) })
+        #expect(byPriority.map { $0["sum"] } == firsts.map { key in .integer(Int64(objects2.filter { $0["priority"] == key }.count) * (key.integerValue ?? 0)) })
+    }
+
+    /// A sub-entity's rows come after its parent entity's, while fetch orders objects by
+    /// entity name first: groups still come in order of their first object as fetch orders
+    /// them, over a binary and an in-memory store.
+    @Test(arguments: [false, true])
+    func groupsOfSubentitiesComeInFetchOrder(binary: Bool) throws {
+        let model = try ManagedObjectModel(schema: #"""
+            { "entities": [
+                { "name": "Thing", "attributes": [{ "name": "color", "type": "string" }, { "name": "weight", "type": "double" }] },
+                { "name": "Gadget", "parent": "Thing", "attributes": [] }
+            ] }
+            """#, file: "things")
+        let directory = try TemporaryDirectory()
+        let coordinator = binary ? try PersistentStoreCoordinator(model: model, storeURL: directory.file("t.store"))
+            : PersistentStoreCoordinator(inMemoryWith: model)
+        let setup = ManagedObjectContext(coordinator: coordinator)
+        for (entity, color, weight) in [("Thing", "red", 1.0), ("Thing", "blue", 2.0), ("Gadget", "green", 4.0), ("Gadget", "blue", 8.0), ("Thing", "red", 16.0)] {
+            let object = try setup.insertObject(entityName: entity)
+            try object.setValue(.string(color), forKey: "color")
+            try object.setValue(.double(weight), forKey: "weight")
+        }
+        try setup.save()
+        let context = ManagedObjectContext(coordinator: coordinator)
+        let request = FetchRequest(entityName: "Thing")
+        let groups = try context.fetchGroups(request, groupBy: ["color"], aggregates: [PropertyAggregate("total", .sum, of: "weight"), PropertyAggregate("n", .count, of: "weight")])
+        let objects = try context.fetch(request)
+        var firsts: [Value] = []
+        for object in objects where !firsts.contains(object["color"]) { firsts.append(object["color"]) }
+        #expect(firsts == ["green", "blue", "red"])
+        #expect(groups == [["color": "green", "total": 4.0, "n": 1], ["color": "blue", "total": 10.0, "n": 2], ["color": "red", "total": 17.0, "n": 2]])
+    }
+
+    /// A count of a relationship counts the objects that have one (not its members); the
+    /// other aggregates fold a to-many key path's members, as `@sum` and `@max` do.
+    @Test func aggregatesOfRelationshipKeyPaths() throws {
+        let context = try PredicateEvaluationTests.graph()
+        let groups = try context.fetchGroups(FetchRequest(entityName: "Task"), groupBy: ["priority"], aggregates: [PropertyAggregate("located", .count, of: "location")])
+        let tasks = try context.fetch(FetchRequest(entityName: "Task"))
+        var firsts: [Value] = []
+        for task in tasks where !firsts.contains(task["priority"]) { firsts.append(task["priority"]) }
+        #expect(groups.map { $0["priority"] } == firsts)
+        #expect(groups.map { $0["located"] } == firsts.map { key in
+            .integer(Int64(tasks.filter { $0["priority"] == key && (try? $0.object(forKey: "location")) != nil }.count))
+        })
     }
 
     @Test func templatesSubstituteTheirVariables() throws {

@@ -1,3 +1,4 @@
+import Foundation
 import ObjectStoreModel
 
 /// An aggregate column of a grouped fetch: `count`, `sum`, `average`, `min` or `max` of a
@@ -82,63 +83,160 @@ extension ManagedObjectContext {
     public func fetchGroups(_ request: FetchRequest, groupBy: [String], aggregates: [PropertyAggregate]) throws -> [[String: Value]] {
         let executor = FetchExecutor(context: self, request: request)
         let entity = try executor.entity()
-        // Per group, in order of its first member: its key, and per aggregate the number of
-        // non-nil values (a count) or the values themselves (the other functions).
-        var groupIndex: [[Value]: Int] = [:]
-        var keys: [[Value]] = []
-        var counts: [[Int]] = []
-        var members: [[[Operand]]] = []
-        let counting = aggregates.map { $0.function == .count }
-        func add(_ key: [Value], _ values: (Int) throws -> Operand) rethrows {
-            let group: Int
-            if let known = groupIndex[key] {
-                group = known
-            } else {
-                group = keys.count
-                groupIndex[key] = group
-                keys.append(key)
-                counts.append([Int](repeating: 0, count: aggregates.count))
-                members.append([[Operand]](repeating: [], count: aggregates.count))
-            }
-            for index in aggregates.indices {
-                let value = try values(index)
-                if counting[index] {
-                    if !value.isNull { counts[group][index] += 1 }
-                } else {
-                    members[group][index].append(value)
-                }
-            }
-        }
+        // Per group its key, and per aggregate a running fold of the values met so far (in
+        // the order `@sum`, `@min`... fold a collection), so members are not kept.
+        var groups = Groups(aggregates.map(\.function), keyCount: groupBy.count)
         if let attributes = Self.attributeNames(groupBy + aggregates.map(\.keyPath), in: entity) {
             // Attributes only: grouped and aggregated from the rows, without objects.
             let keyPositions = groupBy.map { attributes.firstIndex(of: $0) ?? 0 }
             let valuePositions = aggregates.map { attributes.firstIndex(of: $0.keyPath) ?? 0 }
-            for row in try fetchValues(request, properties: attributes) {
-                add(keyPositions.map { row.values[$0].value }) { .value(row.values[valuePositions[$0]].value) }
+            if request.fetchOffset == 0 && request.fetchLimit == 0 {
+                // Each row as it is read, none kept. Unsorted rows come in the store's order;
+                // groups are put in their first members' order of keys (fetch's order) after.
+                let sorted = try forEachValues(request, properties: attributes) { row in
+                    try groups.add(row.objectID, key: { row.values[keyPositions[$0]].value }) { row.values[valuePositions[$0]].value }
+                }
+                if !sorted { groups.orderByFirstMembers() }
+            } else {
+                for row in try fetchValues(request, properties: attributes) {
+                    try groups.add(row.objectID, key: { row.values[keyPositions[$0]].value }) { row.values[valuePositions[$0]].value }
+                }
             }
         } else {
             let keyReaders = try groupBy.map { compiler.compile(try ObjectExpression($0), entity: entity) }
             let columns = try aggregates.map { compiler.compile(try ObjectExpression($0.keyPath), entity: entity) }
             let scope = evaluationScope()
             for object in try executor.objects() {
-                try add(try keyReaders.map { try $0(object, scope).sortValue }) { try columns[$0](object, scope) }
+                try groups.add(object.objectID, key: { try keyReaders[$0](object, scope).sortValue }, operands: { try columns[$0](object, scope) })
             }
         }
-        return try keys.indices.map { group in
-            var row = Dictionary(zip(groupBy, keys[group]), uniquingKeysWith: { first, _ in first })
-            for (index, aggregate) in aggregates.enumerated() {
-                let values = members[group][index]
-                let result: Operand
-                switch aggregate.function {
-                case .count: result = .value(.integer(Int64(counts[group][index])))
-                case .sum: result = try CollectionOperators.apply("@sum", values) { $0 }
-                case .average: result = try CollectionOperators.apply("@avg", values) { $0 }
-                case .min: result = try CollectionOperators.apply("@min", values) { $0 }
-                case .max: result = try CollectionOperators.apply("@max", values) { $0 }
-                }
-                row[aggregate.name] = result.sortValue
-            }
+        return groups.order.map { group in
+            var row = Dictionary(zip(groupBy, groups.keys[group]), uniquingKeysWith: { first, _ in first })
+            for (index, aggregate) in aggregates.enumerated() { row[aggregate.name] = groups.folds[group][index].result }
             return row
+        }
+    }
+}
+
+/// The groups of ``ManagedObjectContext/fetchGroups(_:groupBy:aggregates:)``: each key, its
+/// first member and its aggregates' running folds, in order of their first member.
+private struct Groups {
+    let functions: [PropertyAggregate.Function]
+    let keyCount: Int
+    private var indexOfKey: [[Value]: Int] = [:]
+    /// One key path's groups, without an array made per row.
+    private var indexOfValue: [Value: Int] = [:]
+    private(set) var keys: [[Value]] = []
+    private var firstMembers: [ObjectID] = []
+    private(set) var folds: [[Fold]] = []
+    /// The groups' positions in the order they are returned.
+    private(set) var order: [Int] = []
+
+    init(_ functions: [PropertyAggregate.Function], keyCount: Int) {
+        self.functions = functions
+        self.keyCount = keyCount
+    }
+
+    /// Adds a member: its key's values by position and its aggregated values by aggregate.
+    mutating func add(_ id: ObjectID, key: (Int) throws -> Value, _ values: (Int) throws -> Value) throws {
+        try add(id, key: key, operands: { .value(try values($0)) })
+    }
+
+    mutating func add(_ id: ObjectID, key: (Int) throws -> Value, operands: (Int) throws -> Operand) throws {
+        let group: Int
+        if keyCount == 1 {
+            let value = try key(0)
+            if let known = indexOfValue[value] {
+                group = known
+                noteMember(id, of: group)
+            } else {
+                group = newGroup([value], first: id)
+                indexOfValue[value] = group
+            }
+        } else {
+            let values = try (0..<keyCount).map(key)
+            if let known = indexOfKey[values] {
+                group = known
+                noteMember(id, of: group)
+            } else {
+                group = newGroup(values, first: id)
+                indexOfKey[values] = group
+            }
+        }
+        for index in functions.indices { try folds[group][index].add(try operands(index)) }
+    }
+
+    /// Keeps the group's first member in fetch's order of objects, whatever order they
+    /// come in.
+    private mutating func noteMember(_ id: ObjectID, of group: Int) {
+        if ObjectID.tieBreak(id, firstMembers[group]) { firstMembers[group] = id }
+    }
+
+    private mutating func newGroup(_ key: [Value], first: ObjectID) -> Int {
+        let group = keys.count
+        keys.append(key)
+        firstMembers.append(first)
+        folds.append(functions.map { Fold(function: $0) })
+        order.append(group)
+        return group
+    }
+
+    /// Orders the groups by their first members in fetch's order of objects (their keys),
+    /// for members that came in another order.
+    mutating func orderByFirstMembers() {
+        let firsts = firstMembers
+        order.sort { ObjectID.tieBreak(firsts[$0], firsts[$1]) }
+    }
+
+    /// One aggregate of one group so far: the non-nil values counted, added up (sum,
+    /// average) or the smallest or largest kept, as `CollectionOperators` folds them.
+    struct Fold {
+        let function: PropertyAggregate.Function
+        var count = 0
+        var total: Value = .integer(0)
+        var best: Value?
+
+        mutating func add(_ operand: Operand) throws {
+            if function == .count {
+                if !operand.isNull { count += 1 }
+                return
+            }
+            // A to-many key path's collection folds its members, as `@sum` does.
+            if case .collection(let members) = operand {
+                for member in members { try fold(member) }
+            } else {
+                try fold(operand)
+            }
+        }
+
+        private mutating func fold(_ operand: Operand) throws {
+            guard let value = operand.scalar, !value.isNull else { return }
+            count += 1
+            switch function {
+            case .count: return
+            case .sum, .average: total = try Arithmetic.apply(.add, total, value)
+            case .min, .max:
+                guard let current = best else {
+                    best = value
+                    return
+                }
+                guard let order = value.compare(to: current) else {
+                    throw PredicateEvaluationError(message: "@\(function == .min ? "min" : "max") cannot compare \(value.typeName) with \(current.typeName)")
+                }
+                if (function == .min && order == .orderedAscending) || (function == .max && order == .orderedDescending) { best = value }
+            }
+        }
+
+        var result: Value {
+            switch function {
+            case .count: return .integer(Int64(count))
+            case .sum: return total
+            case .average:
+                guard count > 0 else { return .null }
+                if case .decimal(let d) = total { return .decimal(d / Decimal(count)) }
+                return .double((total.doubleValue ?? 0) / Double(count))
+            case .min, .max: return best ?? .null
+            }
         }
     }
 }

@@ -268,15 +268,17 @@ struct FetchExecutor {
     /// state, so rows a store decided need not be read, and matches a store counted without
     /// listing them (no object of the entity is registered) come to `counted` as a number
     /// instead of to `match` one by one. `readingInPlace`: a match's saved state may read
-    /// its values from the store's encoded row (it becomes an object's values).
+    /// its values from the store's encoded row (it becomes an object's values). `decoding`:
+    /// a match's saved state read from a store's rows need hold only the slots it marks
+    /// (the others may hold their initial values).
     func forEachMatch(of predicate: ObjectPredicate, entity: EntityDescription, makingObjects makesObjects: Bool = false,
-                      counted: ((Int) -> Void)? = nil, readingInPlace: Bool = false,
+                      counted: ((Int) -> Void)? = nil, readingInPlace: Bool = false, decoding wanted: [Bool]? = nil,
                       _ match: (ObjectID, ManagedObject?, (() throws -> (slots: Slots, version: Int64))?) throws -> Void) throws {
         let test = try context.compiled(predicate, entity: entity)
         let scope = context.evaluationScope()
         if context.parent == nil, context.readsEncodedRows {
             return try forEachMatch(rowsOf: context.coordinator.store, test: test, scope: scope, predicate: predicate, entity: entity, makingObjects: makesObjects,
-                                    counted: counted, readingInPlace: readingInPlace, match)
+                                    counted: counted, readingInPlace: readingInPlace, decoding: wanted, match)
         }
         var probes = ScratchObjects(context: context)
         // Comparisons of attributes with constants, per entity: tested on the slots.
@@ -326,7 +328,7 @@ struct FetchExecutor {
     /// only as far as the predicate reads it, into one scratch object per entity, and fully
     /// only when it matches.
     private func forEachMatch(rowsOf store: any PersistentStore, test: PredicateClosure, scope: EvaluationScope, predicate: ObjectPredicate,
-                              entity: EntityDescription, makingObjects makesObjects: Bool, counted: ((Int) -> Void)?, readingInPlace: Bool,
+                              entity: EntityDescription, makingObjects makesObjects: Bool, counted: ((Int) -> Void)?, readingInPlace: Bool, decoding decodedSlots: [Bool]?,
                               _ match: (ObjectID, ManagedObject?, (() throws -> (slots: Slots, version: Int64))?) throws -> Void) throws {
         let countsOnly = counted != nil
         _ = try self.entity()
@@ -382,7 +384,8 @@ struct FetchExecutor {
             /// A matching row's saved state, decoded whole when asked for (the closures share
             /// one reference to the scan: capturing it, a struct of arrays, copied it per match).
             let rowsOfEntity = SavedRows(scan: scan, initial: initial, stored: stored,
-                                         layout: readingInPlace ? context.rowLayout(rowEntity, codec: scan.codec) : nil)
+                                         layout: readingInPlace ? context.rowLayout(rowEntity, codec: scan.codec) : nil,
+                                         wanted: rowEntity.name == entity.name ? decodedSlots : nil)
             func saved(_ index: Int) -> () throws -> (slots: Slots, version: Int64) {
                 { try rowsOfEntity.state(at: index) }
             }
@@ -438,13 +441,20 @@ struct FetchExecutor {
         let allStored: Bool
         /// When set, saved states read their values from the encoded rows in place.
         let layout: RowLayout?
+        /// When set, saved states decode only these slots (stored ones); the others hold
+        /// their initial values.
+        let wanted: [Bool]?
+        /// The array the wanted slots are decoded into.
+        private var scratch: [SlotValue]
 
-        init(scan: RowScan, initial: [SlotValue], stored: [Bool], layout: RowLayout?) {
+        init(scan: RowScan, initial: [SlotValue], stored: [Bool], layout: RowLayout?, wanted: [Bool]?) {
             self.scan = scan
             self.initial = initial
             self.stored = stored
             allStored = !stored.contains(false)
             self.layout = layout
+            self.wanted = wanted.map { wanted in wanted.indices.map { wanted[$0] && $0 < stored.count && stored[$0] } }
+            scratch = initial
         }
 
         func state(at index: Int) throws -> (slots: Slots, version: Int64) {
@@ -455,6 +465,15 @@ struct FetchExecutor {
                 } catch {
                     throw StoreError.corrupt(path: scan.path, reason: "unreadable row of key \(row.key)")
                 }
+            }
+            if let wanted {
+                // Into one array reused row after row: a state let go before the next row is
+                // asked for (a listing's) leaves it to be written in place, not copied.
+                var slots = scratch
+                scratch = []
+                defer { scratch = slots }
+                if try scan.decode(index, into: &slots, wanted: wanted) != initial.count { slots = initial }
+                return (Slots(slots), scan.rows[index].version)
             }
             var slots = try scan.slots(at: index)
             if slots.count != initial.count { slots = initial }

@@ -89,7 +89,17 @@ extension ManagedObjectContext {
         // Every property in slot order: a row's decoded slots are the values, derived ones
         // filled in place.
         let everySlot = slots == Array(0..<entity.slotCount)
-        try executor.forEachMatch(of: request.predicate ?? .constant(true), entity: entity) { id, registered, snapshot in
+        // Some attributes and no derived ones: only theirs are decoded from a row. (A derived
+        // value may read any other.)
+        var wanted: [Bool]?
+        if !everySlot && derivedSlots.isEmpty {
+            var marks = [Bool](repeating: false, count: entity.slotCount)
+            for slot in slots { marks[slot] = true }
+            wanted = marks
+        }
+        var values: [SlotValue] = []
+        values.reserveCapacity(slots.count)
+        try executor.forEachMatch(of: request.predicate ?? .constant(true), entity: entity, decoding: wanted) { id, registered, snapshot in
             if let registered {
                 try body(FetchedValues(objectID: id, values: try slots.map { try registered.slotValue(at: $0) }))
                 return
@@ -111,10 +121,17 @@ extension ManagedObjectContext {
                 for (slot, value) in zip(derivedSlots, computed) { state.slots[slot] = .value(value) }
                 try body(FetchedValues(objectID: id, values: state.slots.values))
             } else {
-                try body(FetchedValues(objectID: id, values: slots.map { slot in
-                    if let index = derivedSlots.firstIndex(of: slot) { return .value(computed[index]) }
-                    return slot < state.slots.count ? state.slots[slot] : .value(.null)
-                }))
+                // One array, filled again for each row: a body that lets the row go (a
+                // grouping, a listing) leaves it to be refilled in place, not made anew.
+                values.removeAll(keepingCapacity: true)
+                for slot in slots {
+                    if let index = derivedSlots.firstIndex(of: slot) {
+                        values.append(.value(computed[index]))
+                    } else {
+                        values.append(slot < state.slots.count ? state.slots[slot] : .value(.null))
+                    }
+                }
+                try body(FetchedValues(objectID: id, values: values))
             }
         }
         return false

@@ -443,12 +443,13 @@ package struct RowScan {
         }
     }
 
-    /// The slots `wanted` marks, decoded into `slots`.
-    func decode(_ index: Int, into slots: inout [SlotValue], wanted: [Bool]) throws {
+    /// The slots `wanted` marks, decoded into `slots`; returns the row's number of slots.
+    @discardableResult
+    func decode(_ index: Int, into slots: inout [SlotValue], wanted: [Bool]) throws -> Int {
         let row = rows[index]
         var reader = ByteReader(row.bytes, from: row.start)
         do {
-            try codec.decode(into: &slots, wanted: wanted, from: &reader, shape: shape)
+            return try codec.decode(into: &slots, wanted: wanted, from: &reader, shape: shape)
         } catch {
             throw StoreError.corrupt(path: path, reason: "unreadable row of key \(row.key)")
         }

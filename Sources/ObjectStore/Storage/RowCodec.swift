@@ -486,7 +486,9 @@ package struct RowCodec {
     /// Decodes the slots `wanted` marks into `slots` (which has one entry per slot),
     /// skipping the others; a row with fewer slots leaves the rest as they are. Reading
     /// stops before slot `end` (the reader is then inside the row).
-    func decode(into slots: inout [SlotValue], wanted: [Bool], from reader: inout ByteReader, shape: Shape, end: Int = .max) throws {
+    /// Returns the row's number of slots.
+    @discardableResult
+    func decode(into slots: inout [SlotValue], wanted: [Bool], from reader: inout ByteReader, shape: Shape, end: Int = .max) throws -> Int {
         let head = try head(&reader, shape: shape)
         for index in 0..<min(head.count, end) {
             let isHeld = head.holds(index)
@@ -496,6 +498,7 @@ package struct RowCodec {
                 try skipHeld(index, head, shape, &reader)
             }
         }
+        return head.count
     }
 
     /// Moves past one slot.
