@@ -43,6 +43,12 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
         self.key = key
     }
 
+    /// The ID of another object of this one's entity and store: a list of many IDs of one
+    /// entity can keep their keys alone.
+    package func withKey(_ key: Key) -> ObjectID {
+        ObjectID(scope, key: key)
+    }
+
     /// An ID in a scope already looked up (stores and fetches making many IDs of one entity).
     init(_ scope: Scope, key: Key) {
         self.scope = scope

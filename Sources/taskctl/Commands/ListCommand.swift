@@ -219,12 +219,30 @@ enum ListCommand {
                            sort: [(key: String, descending: Bool)], limit: Int?, app: App) throws {
         let batch = 10_000
         var views: [TaskView] = []
-        var ids: [ObjectID] = []
+        // The tasks set aside: their keys (their IDs are made again from the first one's), and
+        // their sort keys (the default order's as plain arrays).
+        var keys: [Int64] = []
+        var first: ObjectID?
+        var others: [Int: ObjectID] = [:]  // IDs that are not a key of the first one's entity
+        var defaultKeys = DefaultOrderKeys()
         var columns: [SortColumn] = []
         func setAside() {
-            ids += views.map(\.objectID)
-            let made = sortColumns(views, by: sort)
-            if columns.isEmpty { columns = made } else { for index in columns.indices { columns[index].append(made[index]) } }
+            for view in views {
+                let id = view.objectID
+                if first == nil { first = id }
+                if let key = id.primaryKey, let first, id == first.withKey(.permanent(key)) {
+                    keys.append(key)
+                } else {
+                    others[keys.count] = id
+                    keys.append(0)
+                }
+            }
+            if sort.isEmpty {
+                for view in views { defaultKeys.append(view) }
+            } else {
+                let made = sortColumns(views, by: sort)
+                if columns.isEmpty { columns = made } else { for index in columns.indices { columns[index].append(made[index]) } }
+            }
             views.removeAll(keepingCapacity: true)
         }
         try TaskView.forEach(context, where: predicate, app: app) { view in
@@ -232,7 +250,7 @@ enum ListCommand {
             views.append(view)
             if views.count == batch { setAside() }
         }
-        if ids.isEmpty {
+        if keys.isEmpty {
             views = sorted(views, by: sort)
             if let limit { views = Array(views.prefix(limit)) }
             if views.isEmpty {
@@ -245,12 +263,14 @@ enum ListCommand {
             return
         }
         setAside()
-        var order = self.order(columns, count: ids.count)
+        guard let first else { return }
+        func id(at position: Int) -> ObjectID { others[position] ?? first.withKey(.permanent(keys[position])) }
+        var order = sort.isEmpty ? defaultKeys.order() : self.order(columns, count: keys.count)
         if let limit { order = Array(order.prefix(limit)) }
         context.reset()
         app.output.line("[")
         for start in stride(from: 0, to: order.count, by: batch) {
-            let chunk = try context.faults(for: order[start..<min(start + batch, order.count)].map { ids[$0] })
+            let chunk = try context.faults(for: order[start..<min(start + batch, order.count)].map(id(at:)))
             for (offset, view) in try TaskView.of(chunk, now: app.now).enumerated() {
                 app.output.line("  " + view.json + (start + offset == order.count - 1 ? "" : ","))
             }
@@ -375,17 +395,7 @@ enum ListCommand {
     }
 
     static func sorted(_ views: [TaskView], by keys: [(key: String, descending: Bool)]) -> [TaskView] {
-        if keys.isEmpty {
-            // The default order, compared on plain arrays (a missing due date is last).
-            let urgency = views.map(\.urgency), priority = views.map(\.priority), id = views.map(\.id)
-            let due = views.map { $0.due?.timeIntervalSinceReferenceDate ?? .infinity }
-            return views.indices.sorted { i, j in
-                if urgency[i] != urgency[j] { return urgency[i] > urgency[j] }
-                if due[i] != due[j] { return due[i] < due[j] }
-                if priority[i] != priority[j] { return priority[i] > priority[j] }
-                return id[i] < id[j]
-            }.map { views[$0] }
-        }
+        if keys.isEmpty { return DefaultOrderKeys(views).order().map { views[$0] } }
         return order(sortColumns(views, by: keys), count: views.count).map { views[$0] }
     }
 

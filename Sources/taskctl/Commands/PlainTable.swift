@@ -6,11 +6,10 @@ import Foundation
 /// 900,000 tasks kept a view of a dozen fields per task, and writing the views in sorted
 /// order missed the cache on every field.
 struct PlainRows {
-    private(set) var ids: [Int64] = []
-    private var urgency: [Double] = []
-    /// Seconds since the reference date; infinity for none (last in the default order).
-    private var due: [Double] = []
-    private var priority: [Int64] = []
+    /// The rows' ids, priorities and what else the default order compares.
+    private var keys = DefaultOrderKeys()
+    private var ids: [Int64] { keys.ids }
+    private var priority: [Int64] { keys.priority }
     /// Indexes into `cells`, 0 for an empty cell.
     private var when: [Int32] = []
     private var location: [Int32] = []
@@ -27,7 +26,7 @@ struct PlainRows {
         self.relative = relative
     }
 
-    var count: Int { ids.count }
+    var count: Int { keys.count }
 
     /// Adds a view's row; false (having added nothing) when the view has no plain row: a
     /// done task (its check mark), or a cell that is not printable ASCII.
@@ -46,10 +45,7 @@ struct PlainRows {
             text.removeSubrange(start...)
             return false
         }
-        ids.append(view.id)
-        urgency.append(view.urgency)
-        due.append(view.due?.timeIntervalSinceReferenceDate ?? .infinity)
-        priority.append(view.priority)
+        keys.append(view)
         self.when.append(when)
         self.location.append(location)
         self.project.append(project)
@@ -79,16 +75,8 @@ struct PlainRows {
         return index
     }
 
-    /// The rows in the default order: most urgent first, then due soonest (none last),
-    /// priority high first, id (``ListCommand/sorted(_:by:)`` without keys).
-    func defaultOrder() -> [Int] {
-        Array(ids.indices).sorted { i, j in
-            if urgency[i] != urgency[j] { return urgency[i] > urgency[j] }
-            if due[i] != due[j] { return due[i] < due[j] }
-            if priority[i] != priority[j] { return priority[i] > priority[j] }
-            return ids[i] < ids[j]
-        }
-    }
+    /// The rows in the default order.
+    func defaultOrder() -> [Int] { keys.order() }
 
     /// Writes the table of the rows at `order`'s positions, in that order: the lines
     /// ``Table`` makes for them when nothing has to be cut, dropped or shown otherwise. False,
@@ -217,5 +205,45 @@ struct PlainRows {
     /// Trailing spaces go (an empty last cell, or padding before the line's end).
     private static func trimEnd(_ line: inout [UInt8]) {
         while line.last == 0x20 { line.removeLast() }
+    }
+}
+
+/// What the default order of tasks compares, per task: most urgent first, then due soonest
+/// (no due date last), priority high first, id. Plain arrays: a list of 900,000 tasks kept
+/// them as optional values, twice the bytes.
+struct DefaultOrderKeys {
+    private(set) var ids: [Int64] = []
+    private(set) var priority: [Int64] = []
+    private var urgency: [Double] = []
+    /// Seconds since the reference date; infinity for none.
+    private var due: [Double] = []
+
+    init() {}
+
+    init(_ views: [TaskView]) {
+        ids.reserveCapacity(views.count)
+        priority.reserveCapacity(views.count)
+        urgency.reserveCapacity(views.count)
+        due.reserveCapacity(views.count)
+        for view in views { append(view) }
+    }
+
+    var count: Int { ids.count }
+
+    mutating func append(_ view: TaskView) {
+        ids.append(view.id)
+        priority.append(view.priority)
+        urgency.append(view.urgency)
+        due.append(view.due?.timeIntervalSinceReferenceDate ?? .infinity)
+    }
+
+    /// The positions of the tasks in the default order.
+    func order() -> [Int] {
+        Array(ids.indices).sorted { i, j in
+            if urgency[i] != urgency[j] { return urgency[i] > urgency[j] }
+            if due[i] != due[j] { return due[i] < due[j] }
+            if priority[i] != priority[j] { return priority[i] > priority[j] }
+            return ids[i] < ids[j]
+        }
     }
 }
