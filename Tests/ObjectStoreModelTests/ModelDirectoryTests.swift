@@ -51,6 +51,33 @@ import Testing
         }
     }
 
+    /// A version is parsed once per process and kept, but never served for other text: a
+    /// schema file changed on disk (a model edited during development), read again, gives
+    /// the new model; a broken one is reported every time it is loaded.
+    @Test func aChangedSchemaFileIsReadAgainNotServedFromMemory() throws {
+        let url = try temporaryDirectory(manifest: #"{"versions": ["v1"], "current": "v1"}"#)
+        defer { try? FileManager.default.removeItem(at: url) }
+        func write(_ attribute: String) throws {
+            try #"{ "entities": [{ "name": "Note", "attributes": [{ "name": "\#(attribute)", "type": "string" }] }] }"#
+                .write(to: url.appendingPathComponent("v1.json"), atomically: true, encoding: .utf8)
+        }
+        try write("title")
+        let first = try ModelDirectory(url: url).currentModel()
+        #expect(try ModelDirectory(url: url).currentModel() == first)
+        #expect(first.entity(named: "Note")?.attribute(named: "title") != nil)
+        try write("body")
+        let changed = try ModelDirectory(url: url).currentModel()
+        #expect(changed.entity(named: "Note")?.attribute(named: "body") != nil && changed.entity(named: "Note")?.attribute(named: "title") == nil)
+        #expect(changed.versionHash != first.versionHash)
+        try write("bad name")
+        for _ in 0..<2 { #expect(throws: SchemaError.self) { try ModelDirectory(url: url).currentModel() } }
+        // The same text under another version name is that version's model.
+        try write("title")
+        let renamed = try ModelDirectory(location: "memory", files: ["manifest.json": #"{"versions": ["v2"], "current": "v2"}"#,
+                                                                     "v2.json": try String(contentsOf: url.appendingPathComponent("v1.json"), encoding: .utf8)]).currentModel()
+        #expect(renamed.versionName == "v2" && first.versionName == "v1")
+    }
+
     @Test func reportsAMissingVersionFile() throws {
         let url = try temporaryDirectory(manifest: #"{"versions": ["v1"], "current": "v1"}"#)
         defer { try? FileManager.default.removeItem(at: url) }

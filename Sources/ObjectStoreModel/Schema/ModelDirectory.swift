@@ -103,7 +103,10 @@ public struct ModelDirectory: Sendable {
         guard let text = files[name + ".json"] else {
             throw SchemaError(file: location + "/\(name).json", diagnostics: [SchemaDiagnostic(path: "$", message: "the schema file of version '\(name)' is missing")])
         }
-        return try ManagedObjectModel(schema: text, file: location + "/\(name).json", versionName: name)
+        if let known = LoadedModels.shared.model(versionName: name, text: text) { return known }
+        let model = try ManagedObjectModel(schema: text, file: location + "/\(name).json", versionName: name)
+        LoadedModels.shared.keep(model, versionName: name, text: text)
+        return model
     }
 
     /// Loads the current version.
@@ -126,5 +129,31 @@ public struct ModelDirectory: Sendable {
     /// The file name of the custom mapping between two versions.
     public func mappingFileName(from source: String, to destination: String) -> String {
         "\(source)-to-\(destination).mapping.json"
+    }
+}
+
+/// The models ``ModelDirectory/model(version:)`` made most recently, by version name and
+/// schema text: a process that opens stores of one model again (a test suite, an app with a
+/// store per document, a server) parses and checks its schema once, not at every open. A
+/// model is made from its text and version name alone, so a kept one is the model parsing
+/// the same text again would make; a file that changed is parsed anew.
+private final class LoadedModels: @unchecked Sendable {
+    static let shared = LoadedModels()
+    /// At most this many models are kept (the oldest go first).
+    private static let capacity = 16
+    private let lock = NSLock()
+    private var kept: [(versionName: String, text: String, model: ManagedObjectModel)] = []
+
+    func model(versionName: String, text: String) -> ManagedObjectModel? {
+        lock.lock()
+        defer { lock.unlock() }
+        return kept.last { $0.versionName == versionName && $0.text.utf8.count == text.utf8.count && $0.text == text }?.model
+    }
+
+    func keep(_ model: ManagedObjectModel, versionName: String, text: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        if kept.count >= Self.capacity { kept.removeFirst() }
+        kept.append((versionName, text, model))
     }
 }
