@@ -60,4 +60,40 @@ import ObjectStoreModel
         #expect(try !ListCommand.writePlain([try Self.view(id: 1, title: "Done", priority: 0, due: nil, status: "done", now: now)], app: app))
         #expect(app.output.out.isEmpty)
     }
+
+    /// A plain table (no colour) of more than a thousand tasks is written from compact rows
+    /// and the tasks are let go; when a task read late needs the general table (text that is
+    /// not printable ASCII, a done task's check mark), the tasks are read again for it. Either
+    /// way the lines are the table `Table` makes of the list's tasks in its order.
+    @Test func aLongListIsTheTableOfItsTasksWhicheverTableWritesIt() throws {
+        let t = try TaskctlRunner()
+        let count = 1_500
+        var lines: [String] = []
+        for i in 0..<count {
+            let text = "Task \(i)"
+            let status = i % 7 == 3 ? "completed\",\"end\":\"20261105T000000Z" : "pending"
+            let due = i % 5 == 0 ? "" : #","due":"202611\#(10 + i % 17)T000000Z""#
+            lines.append(#"{"description":"\#(text)","status":"\#(status)","entry":"20261101T000000Z","uuid":"\#(UUID().uuidString.lowercased())"\#(due)}"#)
+        }
+        let file = t.directory.appendingPathComponent("many.json")
+        try Data(("[" + lines.joined(separator: ",") + "]").utf8).write(to: file)
+        #expect(try t.ok("import", file.path).contains("\(count) added"))
+        // Added last, so read last: after the first thousand rows were let go.
+        try t.ok("add", "Café late")
+        let app = try App(environment: t.environment, storePath: nil)
+        let context = try app.context(readOnly: true)
+        func expected(_ predicate: ObjectPredicate) throws -> String {
+            ListTableTests.tableLines(ListCommand.sorted(try TaskView.fetch(context, where: predicate, hidesWaiting: true, app: app), by: []), app: app)
+        }
+        // The pending tasks, the last with an accent: read again for the general table.
+        let pending = try t.ok("list")
+        #expect(pending == (try expected(try app.pending())))
+        #expect(pending.contains("Café late") && pending.split(separator: "\n").count == count - count / 7 + 2)
+        // Without it, the plain table; with done tasks (--all), the general one again.
+        let plain = try t.ok("list", "--where", "text BEGINSWITH 'Task'")
+        #expect(plain == (try expected(.and(try app.pending(), try ObjectPredicate("title BEGINSWITH 'Task'")))))
+        #expect(!plain.contains("Café"))
+        let all = try t.ok("list", "--all")
+        #expect(all.contains("✓ Task 3") && all.split(separator: "\n").count == count + 2)
+    }
 }

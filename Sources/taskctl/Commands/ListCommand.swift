@@ -289,7 +289,7 @@ enum ListCommand {
     static func writePlainList(_ context: ManagedObjectContext, where predicate: ObjectPredicate, hidesWaiting: Bool,
                                sort: [(key: String, descending: Bool)], limit: Int?, app: App) throws -> [TaskView]? {
         guard !app.terminal.useColor else { return try TaskView.fetch(context, where: predicate, hidesWaiting: hidesWaiting, app: app) }
-        let batch = 10_000
+        let batch = 1_000
         var rows = PlainRows(relative: app.relative)
         // Every view while there are few; past that, the current batch for the sort columns.
         var views: [TaskView] = []
