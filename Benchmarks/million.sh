@@ -18,7 +18,7 @@ N=${1:-1000000}
 RUNS=${2:-3}
 SMALL=10000
 
-swift build -c release --static-swift-stdlib --product taskctl >/dev/null
+swift build -c release --static-swift-stdlib -Xlinker -no-pie --product taskctl >/dev/null
 TASKCTL="$PWD/.build/release/taskctl"
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT

@@ -22,7 +22,7 @@ if ! dpkg -s libcurl4-openssl-dev >/dev/null 2>&1; then
   apt-get update -qq && apt-get install -y -qq libcurl4-openssl-dev >/dev/null
 fi
 swift build -c release --static-swift-stdlib --product taskctl-http >/dev/null
-swift build -c release --static-swift-stdlib --product taskctl >/dev/null
+swift build -c release --static-swift-stdlib -Xlinker -no-pie --product taskctl >/dev/null
 TASKCTL="$PWD/.build/release/taskctl"
 WORK=$(mktemp -d)
 SERVER=

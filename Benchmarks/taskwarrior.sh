@@ -16,7 +16,7 @@ if ! command -v task >/dev/null 2>&1; then
   echo "installing Taskwarrior from Debian..." >&2
   apt-get update -qq >/dev/null && apt-get install -y -qq taskwarrior >/dev/null
 fi
-swift build -c release --static-swift-stdlib --product taskctl >/dev/null
+swift build -c release --static-swift-stdlib -Xlinker -no-pie --product taskctl >/dev/null
 TASKCTL="$PWD/.build/release/taskctl"
 
 WORK=$(mktemp -d)
