@@ -37,11 +37,27 @@ import ObjectStoreModel
 
     static func ids(_ objects: [ManagedObject]) -> Set<ObjectID> { Set(objects.map(\.objectID)) }
 
+    /// One store of a kind with this suite's model, in a temporary directory: each context
+    /// opens it again (the in-memory kind shares its one store).
+    final class Store {
+        let kind: StoreKind
+        let directory: TemporaryDirectory
+        private var memory: InMemoryStore?
+
+        init(_ kind: StoreKind) throws {
+            self.kind = kind
+            directory = try TemporaryDirectory()
+        }
+
+        func context() throws -> ManagedObjectContext {
+            ManagedObjectContext(coordinator: try kind.open(in: directory, memory: &memory, model: DerivedRelationshipTests.model))
+        }
+    }
+
     @Test(arguments: StoreKind.allCases)
     func aDerivedListIsWhatItsInverseSaysSavedOrNot(kind: StoreKind) throws {
-        let directory = try TemporaryDirectory()
-        var memory: InMemoryStore?
-        let context = ManagedObjectContext(coordinator: try kind.open(in: directory, memory: &memory, model: Self.model))
+        let store = try Store(kind)
+        let context = try store.context()
         let home = try context.location("Home")
         let milk = try context.task("Milk"), bread = try context.task("Bread")
         try milk.setObject(home, forKey: "location")
@@ -57,7 +73,7 @@ import ObjectStoreModel
         try context.save()
 
         // Another context (a reopened file) reads the same from the stored side.
-        let other = ManagedObjectContext(coordinator: try kind.open(in: directory, memory: &memory, model: Self.model))
+        let other = try store.context()
         let home2 = try other.existingObject(with: home.objectID), red2 = try other.existingObject(with: red.objectID)
         #expect(Self.ids(try home2.objects(forKey: "tasks")) == Self.ids([milk, bread]))
         #expect(Self.ids(try red2.objects(forKey: "tasks")) == Self.ids([milk, bread]))
@@ -85,7 +101,7 @@ import ObjectStoreModel
         #expect(Self.ids(try home2.objects(forKey: "tasks")) == [eggs.objectID])
 
         try other.save()
-        let third = ManagedObjectContext(coordinator: try kind.open(in: directory, memory: &memory, model: Self.model))
+        let third = try store.context()
         #expect(try third.existingObject(with: home.objectID).objects(forKey: "tasks").map { try $0.value(forKey: "text") } == ["Eggs"])
         #expect(try third.existingObject(with: red.objectID).objects(forKey: "tasks").isEmpty)
         #expect(try third.coordinator.checkIntegrity().problems.isEmpty)
@@ -134,9 +150,8 @@ import ObjectStoreModel
     /// each location's and tag's tasks are those that point at it.
     @Test(arguments: StoreKind.allCases)
     func lookupsAgreeWithTheTasksThroughSnapshotLogAndChanges(kind: StoreKind) throws {
-        let directory = try TemporaryDirectory()
-        var memory: InMemoryStore?
-        let context = ManagedObjectContext(coordinator: try kind.open(in: directory, memory: &memory, model: Self.model))
+        let store = try Store(kind)
+        let context = try store.context()
         let places = try (0..<8).map { try context.location("L\($0)") }
         let tags = try (0..<3).map { n -> ManagedObject in
             let tag = try context.insertObject(entityName: "Tag")
@@ -159,7 +174,7 @@ import ObjectStoreModel
         try context.task("late").setObject(places[3], forKey: "location")
         try context.save()
         // Unsaved on top, in another context.
-        let other = ManagedObjectContext(coordinator: try kind.open(in: directory, memory: &memory, model: Self.model))
+        let other = try store.context()
         try other.existingObject(with: tasks[2].objectID).setObject(try other.existingObject(with: places[5].objectID), forKey: "location")
         try other.existingObject(with: tasks[4].objectID).setObjects([], forKey: "tags")
         let all = try other.fetch(FetchRequest(entityName: "Task"))
@@ -176,9 +191,8 @@ import ObjectStoreModel
 
     @Test(arguments: StoreKind.allCases)
     func deleteRulesReachTheDerivedSide(kind: StoreKind) throws {
-        let directory = try TemporaryDirectory()
-        var memory: InMemoryStore?
-        let context = ManagedObjectContext(coordinator: try kind.open(in: directory, memory: &memory, model: Self.model))
+        let store = try Store(kind)
+        let context = try store.context()
         let home = try context.location("Home")
         let milk = try context.task("Milk"), bread = try context.task("Bread")
         try milk.setObject(home, forKey: "location")
@@ -191,7 +205,7 @@ import ObjectStoreModel
         try context.save()
 
         // Nullify from the derived side: the tasks no longer point at the deleted location.
-        let other = ManagedObjectContext(coordinator: try kind.open(in: directory, memory: &memory, model: Self.model))
+        let other = try store.context()
         other.delete(try other.existingObject(with: home.objectID))
         try other.save()
         #expect(try other.existingObject(with: milk.objectID).object(forKey: "location") == nil)
@@ -215,9 +229,8 @@ import ObjectStoreModel
     }
 
     @Test func predicatesKeyPathsAndUndoReadTheDerivedSide() throws {
-        let directory = try TemporaryDirectory()
-        var memory: InMemoryStore?
-        let context = ManagedObjectContext(coordinator: try StoreKind.binary.open(in: directory, memory: &memory, model: Self.model))
+        let store = try Store(.binary)
+        let context = try store.context()
         let home = try context.location("Home"), work = try context.location("Work")
         for (text, priority, place) in [("Milk", 1, home), ("Bread", 3, home), ("Report", 2, work)] {
             try context.task(text, priority: Int64(priority)).setObject(place, forKey: "location")

@@ -79,36 +79,25 @@ enum Arithmetic {
 enum CollectionOperators {
     static func apply(_ name: String, _ items: [Operand], _ tail: (Operand) throws -> Operand) throws -> Operand {
         if name == "@count" { return .value(.integer(Int64(items.count))) }
+        let function: Fold.Function?
+        switch name {
+        case "@sum": function = .sum
+        case "@avg": function = .average
+        case "@min": function = .min
+        case "@max": function = .max
+        default: function = nil
+        }
+        if let function {
+            var fold = Fold(function)
+            for item in items { try fold.add(try tail(item)) }
+            return .value(fold.result)
+        }
         var results: [Operand] = []
         for item in items {
             let value = try tail(item)
             if case .collection(let inner) = value { results.append(contentsOf: inner) } else { results.append(value) }
         }
-        let values = results.compactMap(\.scalar).filter { !$0.isNull }
         switch name {
-        case "@sum":
-            var total: Value = .integer(0)
-            for value in values { total = try Arithmetic.apply(.add, total, value) }
-            return .value(total)
-        case "@avg":
-            guard !values.isEmpty else { return .null }
-            var total: Value = .integer(0)
-            for value in values { total = try Arithmetic.apply(.add, total, value) }
-            if case .decimal(let d) = total { return .value(.decimal(d / Decimal(values.count))) }
-            return .value(.double((total.doubleValue ?? 0) / Double(values.count)))
-        case "@min", "@max":
-            var best: Value?
-            for value in values {
-                guard let current = best else {
-                    best = value
-                    continue
-                }
-                guard let order = value.compare(to: current) else {
-                    throw PredicateEvaluationError(message: "\(name) cannot compare \(value.typeName) with \(current.typeName)")
-                }
-                if (name == "@min" && order == .orderedAscending) || (name == "@max" && order == .orderedDescending) { best = value }
-            }
-            return .value(best ?? .null)
         case "@distinctUnionOfObjects":
             var seenValues = Set<Value>()
             var seenObjects = Set<ObjectID>()
@@ -192,6 +181,63 @@ enum PredicateFunctionEvaluator {
             return .value(.date(Calendar.current.startOfDay(for: date)))
         default:
             throw PredicateEvaluationError(message: "unknown function \(name)()")
+        }
+    }
+}
+
+extension CollectionOperators {
+    /// `@sum`, `@avg`, `@min` or `@max` of values met one at a time: the running total or the smallest or largest so far, so the values need
+    /// not be kept (``ManagedObjectContext/fetchGroups(_:groupBy:aggregates:)`` folds each
+    /// group's this way). Nil values, objects and nested collections are passed over.
+    struct Fold {
+        enum Function {
+            case sum, average, min, max
+        }
+
+        let function: Function
+        private var count = 0
+        private var total: Value = .integer(0)
+        private var best: Value?
+
+        init(_ function: Function) {
+            self.function = function
+        }
+
+        /// Adds a value (a collection's members one by one, one level deep).
+        mutating func add(_ operand: Operand) throws {
+            if case .collection(let members) = operand {
+                for member in members { try add(scalar: member) }
+            } else {
+                try add(scalar: operand)
+            }
+        }
+
+        private mutating func add(scalar operand: Operand) throws {
+            guard let value = operand.scalar, !value.isNull else { return }
+            count += 1
+            switch function {
+            case .sum, .average: total = try Arithmetic.apply(.add, total, value)
+            case .min, .max:
+                guard let current = best else {
+                    best = value
+                    return
+                }
+                guard let order = value.compare(to: current) else {
+                    throw PredicateEvaluationError(message: "@\(function) cannot compare \(value.typeName) with \(current.typeName)")
+                }
+                if (function == .min && order == .orderedAscending) || (function == .max && order == .orderedDescending) { best = value }
+            }
+        }
+
+        var result: Value {
+            switch function {
+            case .sum: return total
+            case .average:
+                guard count > 0 else { return .null }
+                if case .decimal(let d) = total { return .decimal(d / Decimal(count)) }
+                return .double((total.doubleValue ?? 0) / Double(count))
+            case .min, .max: return best ?? .null
+            }
         }
     }
 }

@@ -188,55 +188,30 @@ private struct Groups {
         order.sort { ObjectID.tieBreak(firsts[$0], firsts[$1]) }
     }
 
-    /// One aggregate of one group so far: the non-nil values counted, added up (sum,
-    /// average) or the smallest or largest kept, as `CollectionOperators` folds them.
+    /// One aggregate of one group so far: the objects with a value counted, or the values
+    /// folded as `@sum`, `@avg`, `@min` and `@max` fold a collection.
     struct Fold {
-        let function: PropertyAggregate.Function
-        var count = 0
-        var total: Value = .integer(0)
-        var best: Value?
+        private var present = 0
+        private var fold: CollectionOperators.Fold?
+
+        init(function: PropertyAggregate.Function) {
+            switch function {
+            case .count: fold = nil
+            case .sum: fold = CollectionOperators.Fold(.sum)
+            case .average: fold = CollectionOperators.Fold(.average)
+            case .min: fold = CollectionOperators.Fold(.min)
+            case .max: fold = CollectionOperators.Fold(.max)
+            }
+        }
 
         mutating func add(_ operand: Operand) throws {
-            if function == .count {
-                if !operand.isNull { count += 1 }
-                return
-            }
-            // A to-many key path's collection folds its members, as `@sum` does.
-            if case .collection(let members) = operand {
-                for member in members { try fold(member) }
+            if fold == nil {
+                if !operand.isNull { present += 1 }
             } else {
-                try fold(operand)
+                try fold?.add(operand)
             }
         }
 
-        private mutating func fold(_ operand: Operand) throws {
-            guard let value = operand.scalar, !value.isNull else { return }
-            count += 1
-            switch function {
-            case .count: return
-            case .sum, .average: total = try Arithmetic.apply(.add, total, value)
-            case .min, .max:
-                guard let current = best else {
-                    best = value
-                    return
-                }
-                guard let order = value.compare(to: current) else {
-                    throw PredicateEvaluationError(message: "@\(function == .min ? "min" : "max") cannot compare \(value.typeName) with \(current.typeName)")
-                }
-                if (function == .min && order == .orderedAscending) || (function == .max && order == .orderedDescending) { best = value }
-            }
-        }
-
-        var result: Value {
-            switch function {
-            case .count: return .integer(Int64(count))
-            case .sum: return total
-            case .average:
-                guard count > 0 else { return .null }
-                if case .decimal(let d) = total { return .decimal(d / Decimal(count)) }
-                return .double((total.doubleValue ?? 0) / Double(count))
-            case .min, .max: return best ?? .null
-            }
-        }
+        var result: Value { fold?.result ?? .integer(Int64(present)) }
     }
 }

@@ -39,7 +39,7 @@ struct PlainRows {
         var title = view.text
         let printable = title.withUTF8 { bytes in
             text.append(contentsOf: bytes)
-            return bytes.allSatisfy(Self.isPrintable)
+            return bytes.allSatisfy(Terminal.isPrintableASCII)
         }
         guard printable, view.tags.allSatisfy({ Self.appendTag($0, to: &text) }) else {
             text.removeSubrange(start...)
@@ -53,15 +53,13 @@ struct PlainRows {
         return true
     }
 
-    private static func isPrintable(_ byte: UInt8) -> Bool { byte >= 0x20 && byte < 0x7F }
-
     private static func appendTag(_ tag: String, to text: inout [UInt8]) -> Bool {
         var tag = tag
         return tag.withUTF8 { bytes in
             text.append(0x20)
             text.append(UInt8(ascii: "#"))
             text.append(contentsOf: bytes)
-            return bytes.allSatisfy(isPrintable)
+            return bytes.allSatisfy(Terminal.isPrintableASCII)
         }
     }
 
@@ -103,22 +101,16 @@ struct PlainRows {
         widths[textColumn] = max(10, widths[textColumn])
         guard fixed + widths[textColumn] <= app.terminal.width else { return false }
 
-        var line: [UInt8] = []
-        for (column, header) in headers.enumerated() {
-            Self.cell(Array(header.utf8)[...], width: column == textColumn ? 0 : widths[column], first: column == 0, into: &line)
-        }
-        Self.trimEnd(&line)
-        app.output.line(app.terminal.paint(String(decoding: line, as: UTF8.self), .bold))
-
-        // The short cells' bytes one after another, then the priority letters.
+        // The short cells' bytes one after another, then the priority letters, then the headers.
         var cellBytes: [UInt8] = []
         var cellStarts: [Int] = []
-        for cell in cells + ["L", "M", "H"] {
+        for cell in cells + ["L", "M", "H"] + headers {
             cellStarts.append(cellBytes.count)
             cellBytes.append(contentsOf: cell.utf8)
         }
         cellStarts.append(cellBytes.count)
         let letter = cells.count - 1  // letter + priority is the letter's cell
+        let header = cells.count + 3  // header + column is the column's header
         // Written a chunk at a time from one buffer, so the output takes no memory of its own.
         let chunk = 1 << 16
         let capacity = chunk + fixed + widths[textColumn] + 1
@@ -137,12 +129,23 @@ struct PlainRows {
                     (buffer + position).update(repeating: 0x20, count: count)
                     position += count
                 }
-                func cell(_ index: Int, width: Int) {
-                    spaces(2)
+                /// A short cell padded to `width`, after the two spaces between columns.
+                func cell(_ index: Int, width: Int, first: Bool = false) {
+                    if !first { spaces(2) }
                     let start = cellStarts[index], end = cellStarts[index + 1]
                     put(cellBytes, from: start, to: end)
                     spaces(width - (end - start))
                 }
+                /// Trailing spaces go (an empty last cell, or padding before the line's end).
+                func endLine(startingAt lineStart: Int) {
+                    while position > lineStart && buffer[position - 1] == 0x20 { position -= 1 }
+                    buffer[position] = 0x0A
+                    position += 1
+                }
+                // The header line (the plain table has no colour, so no bold either).
+                cell(header, width: widths[0], first: true)
+                for column in 1..<headers.count { cell(header + column, width: column == textColumn ? 0 : widths[column]) }
+                endLine(startingAt: 0)
                 for row in order {
                     let lineStart = position
                     // ID, right after the line's start
@@ -164,10 +167,7 @@ struct PlainRows {
                     if showProject { cell(Int(project[row]), width: widths[4]) }
                     spaces(2)
                     put(textBytes, from: row == 0 ? 0 : textEnds[row - 1], to: textEnds[row])
-                    // Trailing spaces go (an empty last cell, or padding before the line's end).
-                    while position > lineStart && buffer[position - 1] == 0x20 { position -= 1 }
-                    buffer[position] = 0x0A
-                    position += 1
+                    endLine(startingAt: lineStart)
                     if position >= chunk {
                         try app.output.write(utf8: UnsafeBufferPointer(start: buffer, count: position))
                         position = 0
@@ -186,25 +186,6 @@ struct PlainRows {
             count += 1
         }
         return count
-    }
-
-    /// A cell padded with spaces to `width`, after the two spaces between columns.
-    private static func cell(_ bytes: ArraySlice<UInt8>, width: Int, first: Bool, into line: inout [UInt8]) {
-        if !first {
-            line.append(0x20)
-            line.append(0x20)
-        }
-        line.append(contentsOf: bytes)
-        pad(width - bytes.count, into: &line)
-    }
-
-    private static func pad(_ count: Int, into line: inout [UInt8]) {
-        for _ in 0..<max(0, count) { line.append(0x20) }
-    }
-
-    /// Trailing spaces go (an empty last cell, or padding before the line's end).
-    private static func trimEnd(_ line: inout [UInt8]) {
-        while line.last == 0x20 { line.removeLast() }
     }
 }
 

@@ -47,8 +47,11 @@ extension Terminal {
     /// The width of text made only of printable ASCII (its byte count), nil for other text.
     static func printableASCIIWidth(_ text: String) -> Int? {
         var text = text
-        return text.withUTF8 { bytes in bytes.allSatisfy { $0 >= 0x20 && $0 < 0x7F } ? bytes.count : nil }
+        return text.withUTF8 { bytes in bytes.allSatisfy(isPrintableASCII) ? bytes.count : nil }
     }
+
+    /// Whether a byte is printable ASCII (a space to a tilde).
+    static func isPrintableASCII(_ byte: UInt8) -> Bool { byte >= 0x20 && byte < 0x7F }
 
     /// Text with its control characters shown, not obeyed: C0 controls and DEL in caret
     /// notation (`^[`, `^M`, `^J`), C1 controls as `<U+009B>`. Task text from an import can
