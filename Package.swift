@@ -14,7 +14,9 @@ let package = Package(
     ],
     targets: [
         .target(name: "ObjectStoreModel"),
-        .target(name: "ObjectStore", dependencies: ["ObjectStoreModel"]),
+        // The storage engine: the store protocol, the binary, JSON and in-memory stores.
+        .target(name: "ObjectStoreStorage", dependencies: ["ObjectStoreModel"]),
+        .target(name: "ObjectStore", dependencies: ["ObjectStoreStorage", "ObjectStoreModel"]),
         // Sync with TaskChampion's servers: crypto, compression, the protocol, transports and
         // the engine that turns a store's history into operations and applies the server's.
         .target(name: "ObjectStoreSync", dependencies: ["ObjectStore", "ObjectStoreModel"]),
@@ -30,9 +32,9 @@ let package = Package(
         // into taskctl. `swift build` builds both.
         .executableTarget(name: "taskctl", dependencies: ["ObjectStore", "ObjectStoreModel", "ObjectStoreSync"], plugins: ["ObjectStoreModelPlugin"]),
         .testTarget(name: "ObjectStoreModelTests", dependencies: ["ObjectStoreModel"]),
-        .testTarget(name: "ObjectStoreTests", dependencies: ["ObjectStore", "ObjectStoreModel"], exclude: ["Fixtures"]),
-        .testTarget(name: "ObjectStoreSyncTests", dependencies: ["ObjectStoreSync", "ObjectStoreSyncNetworking", "ObjectStore", "ObjectStoreModel"]),
-        .testTarget(name: "taskctlTests", dependencies: ["taskctl", "ObjectStore", "ObjectStoreModel", "ObjectStoreSync", "ObjectStoreSyncNetworking"], exclude: ["Fixtures"]),
+        .testTarget(name: "ObjectStoreTests", dependencies: ["ObjectStore", "ObjectStoreStorage", "ObjectStoreModel"], exclude: ["Fixtures"]),
+        .testTarget(name: "ObjectStoreSyncTests", dependencies: ["ObjectStoreSync", "ObjectStoreSyncNetworking", "ObjectStore", "ObjectStoreStorage", "ObjectStoreModel"]),
+        .testTarget(name: "taskctlTests", dependencies: ["taskctl", "ObjectStore", "ObjectStoreStorage", "ObjectStoreModel", "ObjectStoreSync", "ObjectStoreSyncNetworking"], exclude: ["Fixtures"]),
         // The docs' Swift snippets, compiled (snippets are fragments: unused values are fine there)
         // as a user's module would be: without access to the package's `package` API.
         .testTarget(name: "DocSnippetTests", dependencies: ["ObjectStore", "ObjectStoreModel", "ObjectStoreSync", "ObjectStoreSyncNetworking"],

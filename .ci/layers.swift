@@ -15,7 +15,7 @@ let verbose = CommandLine.arguments.contains("--verbose")
 let root = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent("Sources")
 let fileManager = FileManager.default
 /// The modules whose folders are layers (one direction of dependency between them).
-let layeredModules: Set<String> = ["ObjectStore"]
+let layeredModules: Set<String> = ["ObjectStore", "ObjectStoreStorage"]
 
 /// The Swift files below `directory`, by path.
 func swiftFiles(in directory: URL) -> [URL] {

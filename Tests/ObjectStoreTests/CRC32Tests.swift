@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ObjectStore
+@testable import ObjectStoreStorage
 
 @Suite struct CRC32Tests {
     /// The same checksums as the one-table version (and zlib): stores written before keep

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ObjectStore
+@testable import ObjectStoreStorage
 
 /// The counting a compaction does to choose its dictionary (format 6): the date origin is
 /// the median of the rows' dates, the strings those used often enough. Both are found

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ObjectStore
+@testable import ObjectStoreStorage
 import ObjectStoreModel
 
 /// Store format 1.0 and the pre-release formats before it: a pre-release file is read only

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ObjectStore
+@testable import ObjectStoreStorage
 
 /// Object IDs key every table of a context (the registry, change sets, mappings): equal IDs
 /// must find each other, different ones must stay apart, in sets and dictionaries alike.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ObjectStore
+@testable import ObjectStoreStorage
 import ObjectStoreModel
 
 /// A schema index on a to-one relationship (format 4): compaction files every row under a

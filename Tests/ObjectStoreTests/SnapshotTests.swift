@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ObjectStore
+@testable import ObjectStoreStorage
 import ObjectStoreModel
 
 /// The binary store's format 2: a snapshot (row directories, uniqueness indexes) followed by

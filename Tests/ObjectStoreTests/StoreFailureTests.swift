@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ObjectStore
+@testable import ObjectStoreStorage
 import ObjectStoreModel
 
 @Suite struct StoreFailureTests {

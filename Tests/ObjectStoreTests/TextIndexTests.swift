@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ObjectStore
+@testable import ObjectStoreStorage
 import ObjectStoreModel
 
 /// A schema index whose first property is a string (format 4): compaction files every row's

@@ -1,5 +1,6 @@
 import Foundation
 import ObjectStoreModel
+import ObjectStoreStorage
 
 /// A model directory, its store (created, or migrated to the current version, on open) and
 /// a main context, wired in one line, as Core Data's `NSPersistentContainer`.

@@ -1,5 +1,6 @@
 import Foundation
 import ObjectStoreModel
+import ObjectStoreStorage
 
 /// Arithmetic on values: integers stay integers while they fit (overflow falls back to
 /// double), decimals stay decimal, dates move by seconds, and a date minus a date is seconds.

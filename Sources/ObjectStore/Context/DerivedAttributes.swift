@@ -1,5 +1,6 @@
 import Foundation
 import ObjectStoreModel
+import ObjectStoreStorage
 
 /// Computes derived attributes from their expressions, compiled once per context and
 /// entity.

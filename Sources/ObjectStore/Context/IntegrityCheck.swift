@@ -1,5 +1,6 @@
 import Foundation
 import ObjectStoreModel
+import ObjectStoreStorage
 
 /// What ``PersistentStoreCoordinator/checkIntegrity()`` found.
 public struct IntegrityReport: Sendable {

@@ -1,5 +1,6 @@
 import Foundation
 import ObjectStoreModel
+import ObjectStoreStorage
 
 /// What a key path yields: one value, one object (or none), or a collection of either.
 public enum KeyPathValue: CustomStringConvertible {

@@ -1,5 +1,6 @@
 import Foundation
 import ObjectStoreModel
+import ObjectStoreStorage
 
 /// An object of the model, tracked by a ``ManagedObjectContext``.
 ///

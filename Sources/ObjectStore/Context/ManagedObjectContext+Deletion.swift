@@ -1,4 +1,5 @@
 import ObjectStoreModel
+import ObjectStoreStorage
 
 extension ManagedObjectContext {
     /// Marks an object for deletion. Delete rules (nullify, cascade, deny, noAction) run when

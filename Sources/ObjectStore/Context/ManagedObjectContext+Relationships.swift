@@ -1,4 +1,5 @@
 import ObjectStoreModel
+import ObjectStoreStorage
 
 /// Inverse maintenance: every relationship change is applied to both sides at once, and an
 /// object displaced from a to-one side is removed from its old partner.

@@ -1,5 +1,6 @@
 import Foundation
 import ObjectStoreModel
+import ObjectStoreStorage
 
 extension ManagedObjectContext {
     /// Saves the pending changes: processes pending changes (delete rules), calls

@@ -1,5 +1,6 @@
 import Foundation
 import ObjectStoreModel
+import ObjectStoreStorage
 
 extension ManagedObjectContext {
     /// Under every merge policy but ``MergePolicy/error``, an inserted object whose

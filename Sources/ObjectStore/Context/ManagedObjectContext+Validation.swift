@@ -1,4 +1,5 @@
 import ObjectStoreModel
+import ObjectStoreStorage
 
 extension ManagedObjectContext {
     /// Every validation failure of the pending changes (the inserted and updated objects

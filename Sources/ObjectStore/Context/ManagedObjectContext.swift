@@ -1,5 +1,6 @@
 import Foundation
 import ObjectStoreModel
+import ObjectStoreStorage
 
 /// Tracks the objects of a model: inserts, edits, deletes, undo, validation at save,
 /// inverse maintenance, delete rules, faulting and change notifications.

@@ -1,5 +1,6 @@
 import Foundation
 import ObjectStoreModel
+import ObjectStoreStorage
 
 /// What an expression evaluates to: a value, an object (or none), or a collection.
 enum Operand {

@@ -1,5 +1,6 @@
 import Foundation
 import ObjectStoreModel
+import ObjectStoreStorage
 
 /// Owns the model and the store, serialises saves and tells observers about them. Sendable:
 /// every context of one coordinator, on any thread, sees the same saved state.

@@ -1,5 +1,6 @@
 import Foundation
 import ObjectStoreModel
+import ObjectStoreStorage
 
 typealias ExpressionClosure = (ManagedObject?, EvaluationScope) throws -> Operand
 typealias PredicateClosure = (ManagedObject?, EvaluationScope) throws -> Bool

@@ -1,4 +1,5 @@
 import ObjectStoreModel
+import ObjectStoreStorage
 
 /// How a fetch reads an entity's rows from a store with encoded rows: the choice between a
 /// schema index and a scan of every row, made above the store from what its access methods

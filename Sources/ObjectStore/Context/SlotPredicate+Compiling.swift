@@ -1,5 +1,6 @@
 import Foundation
 import ObjectStoreModel
+import ObjectStoreStorage
 
 /// Slot predicates made from object predicates: the comparisons of stored attributes with
 /// constants, with the general comparison's test bound to each (so the store's verdicts and

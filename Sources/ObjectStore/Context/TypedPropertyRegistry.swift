@@ -1,5 +1,6 @@
 import Foundation
 import ObjectStoreModel
+import ObjectStoreStorage
 
 /// The typed property wrappers, as reflection sees them.
 protocol TypedPropertyWrapper {

@@ -1,5 +1,6 @@
 import Foundation
 import ObjectStoreModel
+import ObjectStoreStorage
 
 /// Writes the objects of one migration step to the destination store in batches, resolving
 /// relationships to migrated objects and checking every object against the new model.

@@ -1,5 +1,6 @@
 import Foundation
 import ObjectStoreModel
+import ObjectStoreStorage
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)

@@ -1,5 +1,6 @@
 import Foundation
 import ObjectStoreModel
+import ObjectStoreStorage
 
 /// An aggregate column of a grouped fetch: `count`, `sum`, `average`, `min` or `max` of a
 /// key path, named as the result key.

@@ -1,5 +1,6 @@
 import Foundation
 import ObjectStoreModel
+import ObjectStoreStorage
 
 /// Runs a fetch request in a context: the saved objects one level down (store or parent),
 /// overlaid with the context's own inserts, updates and deletes; then filtered by the

@@ -1,4 +1,5 @@
 import ObjectStoreModel
+import ObjectStoreStorage
 
 /// What to fetch: an entity (with its sub-entities unless turned off), a predicate, sort
 /// keys, offset and limit.

@@ -1,4 +1,5 @@
 import ObjectStoreModel
+import ObjectStoreStorage
 
 /// The results of a fetch request grouped into sections by a key path, kept up to date as
 /// the context changes: the role of `NSFetchedResultsController` for lists and tables.

@@ -1,4 +1,5 @@
 import ObjectStoreModel
+import ObjectStoreStorage
 
 /// One matching object's values, as ``ManagedObjectContext/fetchValues(_:properties:)``
 /// reads them.

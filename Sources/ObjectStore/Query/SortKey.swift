@@ -1,5 +1,6 @@
 import Foundation
 import ObjectStoreModel
+import ObjectStoreStorage
 
 /// One sort key of a fetch: a key path (through to-one relationships), a direction and a
 /// string comparison. Nil sorts first ascending and last descending.

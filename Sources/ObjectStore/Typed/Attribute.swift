@@ -1,4 +1,5 @@
 import ObjectStoreModel
+import ObjectStoreStorage
 
 /// A typed attribute property of a ``ManagedObject`` subclass, without macros.
 ///

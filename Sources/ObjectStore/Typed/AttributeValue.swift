@@ -1,5 +1,6 @@
 import Foundation
 import ObjectStoreModel
+import ObjectStoreStorage
 
 /// A Swift type a typed attribute property can have (`String`, `Int16`, `Date?`, ...).
 public protocol AttributeValue {

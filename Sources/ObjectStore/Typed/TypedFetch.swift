@@ -1,5 +1,6 @@
 import Foundation
 import ObjectStoreModel
+import ObjectStoreStorage
 
 extension ManagedObjectContext {
     /// The objects of a registered subclass's entity that match a predicate, as that class.

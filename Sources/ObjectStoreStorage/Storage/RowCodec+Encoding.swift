@@ -5,7 +5,7 @@ import ObjectStoreModel
 // compaction's new dictionary.
 extension RowCodec {
     /// Every slot, tagged (as rows before format 5, and as uniqueness values are hashed).
-    func encode(_ slots: [SlotValue], into writer: inout ByteWriter) throws {
+    package func encode(_ slots: [SlotValue], into writer: inout ByteWriter) throws {
         writer.varint(UInt64(slots.count))
         for slot in slots { try encode(slot, into: &writer) }
     }
@@ -13,7 +13,7 @@ extension RowCodec {
     /// A row: typed when the shape has a kind for each slot and every value the row holds
     /// is of its slot's kind (format 6), sparse when it has a blank for each slot (format
     /// 5), else every slot tagged.
-    func encodeRow(_ slots: [SlotValue], shape: Shape, into writer: inout ByteWriter) throws {
+    package func encodeRow(_ slots: [SlotValue], shape: Shape, into writer: inout ByteWriter) throws {
         guard !shape.blanks.isEmpty, shape.count == slots.count else {
             // A row of no slots would start with the typed row's mark.
             if slots.isEmpty, shape.isTyped { throw Untypeable() }
@@ -51,14 +51,14 @@ extension RowCodec {
 
     /// A sparse row's slot count: a varint with one more, empty, group (`0x92 0x00` for 18),
     /// which a canonical varint (every count before format 5) never ends with.
-    static func writeSparseCount(_ count: Int, into writer: inout ByteWriter) {
+    package static func writeSparseCount(_ count: Int, into writer: inout ByteWriter) {
         writer.varint(UInt64(count))
         writer.bytes[writer.bytes.count - 1] |= 0x80
         writer.u8(0)
     }
 
     /// Whether a typed row can write `slot` as `kind` says (a value of the slot's type).
-    func isTypeable(_ slot: SlotValue, _ kind: SlotKind) -> Bool {
+    package func isTypeable(_ slot: SlotValue, _ kind: SlotKind) -> Bool {
         switch (kind, slot) {
         case (.tagged, _): return true
         case (.bool, .value(.bool)), (.integer, .value(.integer)), (.double, .value(.double)), (.decimal, .value(.decimal)),
@@ -72,7 +72,7 @@ extension RowCodec {
     }
 
     /// One slot of a typed row, as its kind writes it (``isTypeable(_:_:)`` said it can).
-    func encode(_ slot: SlotValue, kind: SlotKind, into writer: inout ByteWriter) throws {
+    package func encode(_ slot: SlotValue, kind: SlotKind, into writer: inout ByteWriter) throws {
         switch (kind, slot) {
         case (.tagged, _): try encode(slot, into: &writer, ascendingLists: true)
         case (_, .value(.bool(let b))): writer.u8(b ? 1 : 0)
@@ -120,7 +120,7 @@ extension RowCodec {
     /// One slot, tagged; with `ascendingLists`, a to-many list of one entity's objects in
     /// ascending key order as its key distances (rows of format 5; values hashed for
     /// uniqueness keep the tags they always had).
-    func encode(_ slot: SlotValue, into writer: inout ByteWriter, ascendingLists: Bool = false) throws {
+    package func encode(_ slot: SlotValue, into writer: inout ByteWriter, ascendingLists: Bool = false) throws {
         switch slot {
         case .value(let value): encode(value, into: &writer)
         case .toOne(nil): writer.u8(Tag.toOneNil.rawValue)
@@ -137,7 +137,7 @@ extension RowCodec {
 
     /// Writes a list of references as ``Tag/ascendingToMany`` when they are two or more, of
     /// one entity, in ascending key order; false (nothing written) otherwise.
-    func ascending(_ ids: [ObjectID], into writer: inout ByteWriter) throws -> Bool {
+    package func ascending(_ ids: [ObjectID], into writer: inout ByteWriter) throws -> Bool {
         guard ids.count >= 2, let first = ids.first, let entity = entityIndex(of: first), var previous = first.primaryKey else { return false }
         for id in ids.dropFirst() {
             guard id.scope === first.scope, let key = id.primaryKey, key > previous else { return false }
@@ -156,13 +156,13 @@ extension RowCodec {
         return true
     }
 
-    func reference(_ id: ObjectID, into writer: inout ByteWriter) throws {
+    package func reference(_ id: ObjectID, into writer: inout ByteWriter) throws {
         guard let entity = entityIndex(of: id), let key = id.primaryKey else { throw UnknownEntity(name: id.entityName) }
         writer.varint(UInt64(entity))
         writer.signed(key)
     }
 
-    func encode(_ value: Value, into writer: inout ByteWriter) {
+    package func encode(_ value: Value, into writer: inout ByteWriter) {
         switch value {
         case .null: writer.u8(Tag.null.rawValue)
         case .bool(let b): writer.u8(b ? Tag.trueValue.rawValue : Tag.falseValue.rawValue)
@@ -206,7 +206,7 @@ extension RowCodec {
     /// bytes of each string (a dictionary string's from the dictionary, or only its number,
     /// to `code`, when that is given), `date` each date at a whole second. False, with
     /// nothing called, when the row is not typed.
-    func forEachTypedValue(_ bytes: [UInt8], from start: Int, shape: Shape, string: (ArraySlice<UInt8>) -> Void, code: ((Int) -> Void)? = nil,
+    package func forEachTypedValue(_ bytes: [UInt8], from start: Int, shape: Shape, string: (ArraySlice<UInt8>) -> Void, code: ((Int) -> Void)? = nil,
                            date: (Int64) -> Void) throws -> Bool {
         guard shape.isTyped, start < bytes.count, bytes[start] == 0 else { return false }
         var reader = ByteReader(bytes, from: start)
@@ -242,7 +242,7 @@ extension RowCodec {
     /// numbers and date origin), its other values copied as they are, without making
     /// values; false, with nothing written, when the row is not typed. Returns after
     /// checking each string and date it writes.
-    func recode(_ bytes: [UInt8], from start: Int, shape: Shape, to target: RowCodec, into writer: inout ByteWriter) throws -> Bool {
+    package func recode(_ bytes: [UInt8], from start: Int, shape: Shape, to target: RowCodec, into writer: inout ByteWriter) throws -> Bool {
         guard shape.isTyped, start < bytes.count, bytes[start] == 0 else { return false }
         var reader = ByteReader(bytes, from: start)
         let head = try head(&reader, shape: shape)
@@ -290,14 +290,14 @@ extension RowCodec {
     }
 
     /// FNV-1a of some bytes (the dictionary's strings are found by it).
-    static func hash(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+    package static func hash(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
         return hash
     }
 
     /// 16 bytes as a UUID, read in place (an array per UUID was most of decoding one).
-    func uuid(from reader: inout ByteReader) throws -> UUID {
+    package func uuid(from reader: inout ByteReader) throws -> UUID {
         var raw: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         try withUnsafeMutableBytes(of: &raw) { target in
             for k in 0..<16 { target[k] = try reader.u8() }

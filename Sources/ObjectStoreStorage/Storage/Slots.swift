@@ -5,15 +5,15 @@ import ObjectStoreModel
 /// entity table, and the initial values of the slots stores do not write (transient and
 /// derived attributes). One per entity and store state, shared by every object read from it.
 package final class RowLayout {
-    let codec: RowCodec
+    package let codec: RowCodec
     /// Initial values of the entity's slots.
-    let initial: [SlotValue]
+    package let initial: [SlotValue]
     /// Per slot, whether stores write it (the others read as their initial value).
-    let stored: [Bool]
+    package let stored: [Bool]
     /// Each slot's blank (which sparse and typed rows leave out) and kind (typed rows).
-    let shape: RowCodec.Shape
+    package let shape: RowCodec.Shape
 
-    init(codec: RowCodec, entity: EntityDescription) {
+    package init(codec: RowCodec, entity: EntityDescription) {
         self.codec = codec
         self.initial = entity.properties.map(SlotValue.initial(for:))
         self.stored = entity.properties.map { $0.attribute?.isStored ?? true }
@@ -21,21 +21,21 @@ package final class RowLayout {
         self.shape = shape.count == entity.properties.count ? shape : RowCodec.Shape(blanks: entity.properties.map(SlotValue.blank(for:)))
     }
 
-    var count: Int { initial.count }
+    package var count: Int { initial.count }
 }
 
 /// A row of the binary store read in place: the bytes it lives in (a snapshot part or a
 /// commit of the log, shared by every row read from them), where it starts, and its layout.
 /// Made only for a row ``RowCodec/check(_:)`` accepted, so reading it cannot fail.
-struct EncodedRow {
-    let bytes: [UInt8]
-    let start: Int
-    let layout: RowLayout
+package struct EncodedRow {
+    package let bytes: [UInt8]
+    package let start: Int
+    package let layout: RowLayout
 
     /// The row at `start` of `bytes` when it decodes with the layout's number of slots; nil
     /// when it has another number (rows of an entity whose slots changed read as initial
     /// values, as decoded ones do). Throws when it does not decode.
-    init?(bytes: [UInt8], start: Int, layout: RowLayout) throws {
+    package init?(bytes: [UInt8], start: Int, layout: RowLayout) throws {
         var reader = ByteReader(bytes, from: start)
         guard try layout.codec.check(&reader, shape: layout.shape) == layout.count else { return nil }
         self.bytes = bytes
@@ -44,14 +44,14 @@ struct EncodedRow {
     }
 
     /// One slot's value: the bytes before it skipped, only its own decoded.
-    func slot(_ index: Int) -> SlotValue {
+    package func slot(_ index: Int) -> SlotValue {
         guard layout.stored[index] else { return layout.initial[index] }
         var reader = ByteReader(bytes, from: start)
         return (try? layout.codec.slot(index, from: &reader, shape: layout.shape)) ?? layout.initial[index]
     }
 
     /// Every slot decoded.
-    func decoded() -> [SlotValue] {
+    package func decoded() -> [SlotValue] {
         var reader = ByteReader(bytes, from: start)
         guard var slots = try? layout.codec.decode(from: &reader, shape: layout.shape), slots.count == layout.count else { return layout.initial }
         for (index, isStored) in layout.stored.enumerated() where !isStored { slots[index] = layout.initial[index] }
@@ -60,7 +60,7 @@ struct EncodedRow {
 
     /// Calls `body` with each slot's value in order, decoding the row once, until it
     /// returns false.
-    func forEachSlot(_ body: (Int, SlotValue) -> Bool) {
+    package func forEachSlot(_ body: (Int, SlotValue) -> Bool) {
         var reader = ByteReader(bytes, from: start)
         try? layout.codec.forEachSlot(from: &reader, shape: layout.shape) { index, value in
             body(index, index < layout.count && !layout.stored[index] ? layout.initial[index] : value)
@@ -68,7 +68,7 @@ struct EncodedRow {
     }
 
     /// Whether both read the same bytes.
-    func isSame(as other: EncodedRow) -> Bool {
+    package func isSame(as other: EncodedRow) -> Bool {
         start == other.start && layout === other.layout && bytes.withUnsafeBufferPointer { a in
             other.bytes.withUnsafeBufferPointer { b in a.baseAddress == b.baseAddress && a.count == b.count }
         }
@@ -88,7 +88,7 @@ package struct Slots: RandomAccessCollection, MutableCollection, ExpressibleByAr
     }
     private var storage: Storage
 
-    init(_ values: [SlotValue] = []) {
+    package init(_ values: [SlotValue] = []) {
         storage = .decoded(values)
     }
 
@@ -96,21 +96,21 @@ package struct Slots: RandomAccessCollection, MutableCollection, ExpressibleByAr
         self.init(elements)
     }
 
-    init(row: EncodedRow) {
+    package init(row: EncodedRow) {
         storage = .encoded(row)
     }
 
     /// The values of the row at `start` of `bytes`, read in place; a row with another
     /// number of slots than the layout reads as the initial values (as a decoded one does).
     /// Throws when the row does not decode.
-    static func inPlace(_ bytes: [UInt8], start: Int, layout: RowLayout) throws -> Slots {
+    package static func inPlace(_ bytes: [UInt8], start: Int, layout: RowLayout) throws -> Slots {
         guard let row = try EncodedRow(bytes: bytes, start: start, layout: layout) else { return Slots(layout.initial) }
         return Slots(row: row)
     }
 
     /// The values as an array (decoded from the row when it is encoded). Changed in place
     /// (a fetch decodes a row's wanted slots into them), which makes them decoded.
-    var values: [SlotValue] {
+    package var values: [SlotValue] {
         get {
             switch storage {
             case .decoded(let values): return values
@@ -130,7 +130,7 @@ package struct Slots: RandomAccessCollection, MutableCollection, ExpressibleByAr
     }
 
     /// The encoded row the values are read from, until a write decodes them.
-    var row: EncodedRow? {
+    package var row: EncodedRow? {
         if case .encoded(let row) = storage { return row }
         return nil
     }
@@ -157,7 +157,7 @@ package struct Slots: RandomAccessCollection, MutableCollection, ExpressibleByAr
 
     /// Whether these values pass `predicate`, read where they are (a method of the values,
     /// so an object's are borrowed, not copied, for the test).
-    func satisfy(_ predicate: SlotPredicate) throws -> Bool {
+    package func satisfy(_ predicate: SlotPredicate) throws -> Bool {
         switch storage {
         case .decoded(let values): return try predicate.matches(reading: values)
         case .encoded: return try predicate.matches(reading: self)
@@ -165,7 +165,7 @@ package struct Slots: RandomAccessCollection, MutableCollection, ExpressibleByAr
     }
 
     /// Whether these values pass `test`, read where they are (as for a bare predicate).
-    func satisfy(_ test: SlotTest) throws -> Bool {
+    package func satisfy(_ test: SlotTest) throws -> Bool {
         switch storage {
         case .decoded(let values): return try test.matches(values)
         case .encoded: return try test.predicate.matches(reading: self)
@@ -173,17 +173,17 @@ package struct Slots: RandomAccessCollection, MutableCollection, ExpressibleByAr
     }
 
     /// Whether the values are read from an encoded row.
-    var isEncoded: Bool { row != nil }
+    package var isEncoded: Bool { row != nil }
 
     /// Decodes the row's values (nothing when they are decoded).
-    mutating func decode() {
+    package mutating func decode() {
         guard case .encoded(let row) = storage else { return }
         storage = .decoded(row.decoded())
     }
 
     /// Whether these read the very row `other` reads, or share its decoded array (as an
     /// object's values and its committed ones do after a save): then no slot differs.
-    func isSameStorage(as other: Slots) -> Bool {
+    package func isSameStorage(as other: Slots) -> Bool {
         switch (storage, other.storage) {
         case (.encoded(let row), .encoded(let otherRow)):
             return row.isSame(as: otherRow)

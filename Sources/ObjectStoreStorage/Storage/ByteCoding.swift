@@ -10,7 +10,7 @@ extension Double {
 }
 
 /// Appends little-endian integers, LEB128 varints and length-prefixed bytes.
-struct ByteWriter {
+package struct ByteWriter {
     var bytes: [UInt8] = []
 
     mutating func u8(_ v: UInt8) { bytes.append(v) }
@@ -68,7 +68,7 @@ struct ByteWriter {
 
 /// Reads what ``ByteWriter`` writes, checking every bound: a damaged or hostile file gives
 /// an error, never a trap.
-struct ByteReader {
+package struct ByteReader {
     struct Truncated: Error {}
 
     let bytes: [UInt8]

@@ -8,17 +8,17 @@ import Foundation
 /// let counter = Locked(0)
 /// counter.withLock { $0 += 1 }
 /// ```
-final class Locked<Value> {
+package final class Locked<Value> {
     private var value: Value
     private let lock = NSLock()
 
-    init(_ value: Value) {
+    package init(_ value: Value) {
         self.value = value
     }
 
     /// Runs `body` with the value, holding the lock; `body` must not call back into code
     /// that takes the same lock (it is not recursive).
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         lock.lock()
         defer { lock.unlock() }
         return try body(&value)

@@ -28,7 +28,7 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
     /// The entity and store, shared by every ID of that entity in that store: an ID is a
     /// reference and a key (17 bytes, 24 in an array), and comparing or hashing one compares a
     /// pointer, not an entity name and a 36-character store UUID.
-    let scope: Scope
+    package let scope: Scope
     /// The key within the store.
     public let key: Key
 
@@ -50,16 +50,16 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// An ID in a scope already looked up (stores and fetches making many IDs of one entity).
-    init(_ scope: Scope, key: Key) {
+    package init(_ scope: Scope, key: Key) {
         self.scope = scope
         self.key = key
     }
 
     /// One entity of one store. Scopes are unique per (entity, store) pair, so two IDs are
     /// of the same entity and store exactly when they share the scope.
-    final class Scope: Sendable {
+    package final class Scope: Sendable {
         let entityName: String
-        let storeIdentifier: String
+        package let storeIdentifier: String
 
         private init(entityName: String, storeIdentifier: String) {
             self.entityName = entityName
@@ -75,7 +75,7 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
 
         /// The scope of an entity in a store, made on first use. There are as many as
         /// entities in the stores a process opens.
-        static func of(entityName: String, storeIdentifier: String) -> Scope {
+        package static func of(entityName: String, storeIdentifier: String) -> Scope {
             let name = Name(entityName: entityName, storeIdentifier: storeIdentifier)
             return scopes.withLock { scopes in
                 if let scope = scopes[name] { return scope }
@@ -172,10 +172,10 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
 
 /// Temporary IDs: a counter, unique within the process (temporary IDs never leave it), in
 /// insertion order, and without reading /dev/urandom as `UUID()` does.
-enum TemporaryID {
+package enum TemporaryID {
     private static let counter = Locked<UInt64>(0)
 
-    static func next() -> UInt64 {
+    package static func next() -> UInt64 {
         counter.withLock { counter -> UInt64 in
             counter += 1
             return counter
@@ -185,7 +185,7 @@ enum TemporaryID {
 
 extension ObjectID {
     /// A deterministic order for ties: entity, then saved objects by key, then unsaved ones.
-    static func tieBreak(_ a: ObjectID, _ b: ObjectID) -> Bool {
+    package static func tieBreak(_ a: ObjectID, _ b: ObjectID) -> Bool {
         if a.entityName != b.entityName { return a.entityName < b.entityName }
         switch (a.key, b.key) {
         case (.permanent(let x), .permanent(let y)): return x < y

@@ -63,7 +63,7 @@ extension BinaryStore.Core {
     /// Writes the live rows as a new file in store format 1.0 (from a file of any format the
     /// state was read from) and reads it; `backup`, when given, becomes a second name of the
     /// file replaced.
-    func compactLocked(path realPath: String, backup: String? = nil) throws {
+    package func compactLocked(path realPath: String, backup: String? = nil) throws {
         guard let metadata = state.metadata, let codec = state.codec else { return }
         try requireWritable()
         // Every row is read and written again, typed with a dictionary of the strings the
@@ -129,7 +129,7 @@ extension BinaryStore.Core {
     /// first 64 take a byte in a row), at most ``RowCodec/maxStrings``; and the median of
     /// the whole seconds their date slots hold (0 without dates) as the date origin.
     /// `rows[i]`: entity i's rows, as ``encodedRows(ofEntity:)`` lists them.
-    func dictionary(codec: RowCodec, rows: [[(key: Int64, version: Int64, bytes: [UInt8], start: Int)]]) throws -> (strings: [String], dateOrigin: Int64) {
+    package func dictionary(codec: RowCodec, rows: [[(key: Int64, version: Int64, bytes: [UInt8], start: Int)]]) throws -> (strings: [String], dateOrigin: Int64) {
         // Strings counted by a hash of their bytes (two strings of one hash count as one:
         // the choice of a dictionary, never what a row reads, is all that may change);
         // those of the present dictionary by their number, without hashing them.
@@ -179,7 +179,7 @@ extension BinaryStore.Core {
 
     /// Calls `body` with each row's key and its slots, those of `slots` decoded (null when
     /// the row has fewer), the others left null, in one array used again for every row.
-    func forEachRow(_ rows: [Snapshot.Row], entity index: Int, slots: [Int], codec: RowCodec,
+    package func forEachRow(_ rows: [Snapshot.Row], entity index: Int, slots: [Int], codec: RowCodec,
                             _ body: (Int64, [SlotValue]) throws -> Void) throws {
         let shape = codec.shape(entity: index)
         let width = (slots.max() ?? -1) + 1
@@ -200,7 +200,7 @@ extension BinaryStore.Core {
 
     /// The columns of every entity's fixed-width stored attributes (`rows[i]`: entity i's),
     /// except those with a value a column cannot hold.
-    func columns(of rows: [[Snapshot.Row]], codec: RowCodec) throws -> [[(slot: Int, column: Column)]] {
+    package func columns(of rows: [[Snapshot.Row]], codec: RowCodec) throws -> [[(slot: Int, column: Column)]] {
         try codec.entityNames.enumerated().map { entityIndex, name in
             guard let entity = model.entity(named: name) else { return [] }
             let slots = entity.properties.indices.filter { slot in
@@ -227,13 +227,13 @@ extension BinaryStore {
     /// Counts by 64-bit hash in an open-addressed table (the dictionary's count of a
     /// compaction's strings, most of them seen once: a Swift Dictionary hashed each key
     /// again and was a quarter of a compaction).
-    struct UseCounts {
-        var keys = [UInt64](repeating: 0, count: 1 << 12)
-        var counts = [Int](repeating: 0, count: 1 << 12)
-        var filled = 0
+    package struct UseCounts {
+        package var keys = [UInt64](repeating: 0, count: 1 << 12)
+        package var counts = [Int](repeating: 0, count: 1 << 12)
+        package var filled = 0
 
         /// Adds `count` uses of `hash`; returns its uses now.
-        mutating func add(_ hash: UInt64, _ count: Int = 1) -> Int {
+        package mutating func add(_ hash: UInt64, _ count: Int = 1) -> Int {
             if filled * 2 >= keys.count { grow() }
             let key = hash == 0 ? 1 : hash
             let slot = place(of: key)
@@ -245,13 +245,13 @@ extension BinaryStore {
             return counts[slot]
         }
 
-        func count(of hash: UInt64) -> Int {
+        package func count(of hash: UInt64) -> Int {
             let slot = place(of: hash == 0 ? 1 : hash)
             return keys[slot] == 0 ? 0 : counts[slot]
         }
 
         /// Where `key` is, or the empty slot it would take.
-        func place(of key: UInt64) -> Int {
+        package func place(of key: UInt64) -> Int {
             let mask = keys.count - 1
             var slot = Int(truncatingIfNeeded: key >> 7) & mask
             while keys[slot] != 0 && keys[slot] != key { slot = (slot + 1) & mask }
@@ -272,7 +272,7 @@ extension BinaryStore {
 
     /// The median of some values (the upper one of an even count), found by selection
     /// rather than a sort; reorders them.
-    static func median(_ values: inout [Int64]) -> Int64 {
+    package static func median(_ values: inout [Int64]) -> Int64 {
         let target = values.count / 2
         var low = 0, high = values.count - 1
         while low < high {

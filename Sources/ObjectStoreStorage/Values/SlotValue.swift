@@ -12,7 +12,7 @@ public enum SlotValue: Sendable, Hashable {
     case toMany([ObjectID])
 
     /// The empty slot for a property: the default value, no object, or no objects.
-    static func initial(for property: PropertyDescription) -> SlotValue {
+    package static func initial(for property: PropertyDescription) -> SlotValue {
         switch property {
         case .attribute(let attribute): return .value(attribute.defaultValue)
         case .relationship(let relationship): return relationship.isToMany ? .toMany([]) : .toOne(nil)
@@ -21,7 +21,7 @@ public enum SlotValue: Sendable, Hashable {
 
     /// What a slot holds when it holds nothing: nil, no object, or no objects (a sparse row
     /// of the binary store leaves such slots out).
-    static func blank(for property: PropertyDescription) -> SlotValue {
+    package static func blank(for property: PropertyDescription) -> SlotValue {
         switch property {
         case .attribute: return .value(.null)
         case .relationship(let relationship): return relationship.isToMany ? .toMany([]) : .toOne(nil)

@@ -54,7 +54,7 @@ package final class JSONStore: PersistentStore, Sendable {
     }
 
     /// Opens or creates a store; a new store takes `identifier` as its UUID when given.
-    init(url: URL, model: ManagedObjectModel, readOnly: Bool, identifier: String?) throws {
+    package init(url: URL, model: ManagedObjectModel, readOnly: Bool, identifier: String?) throws {
         self.url = url
         self.path = url.path
         self.model = model

@@ -18,6 +18,15 @@ public struct ValidationFailure: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         "\(entityName)\(key.map { "." + $0 } ?? ""): \(message)"
     }
+
+    package init(objectID: ObjectID, entityName: String, key: String?, value: Value?, rule: ValidationRules.Rule, message: String) {
+        self.objectID = objectID
+        self.entityName = entityName
+        self.key = key
+        self.value = value
+        self.rule = rule
+        self.message = message
+    }
 }
 
 /// A save refused because objects broke validation rules. Carries every failure of the
@@ -34,6 +43,10 @@ public struct ValidationError: Error, Sendable, Hashable, CustomStringConvertibl
 
     public var description: String {
         "validation failed:\n" + failures.map { "  " + $0.description }.joined(separator: "\n")
+    }
+
+    package init(failures: [ValidationFailure]) {
+        self.failures = failures
     }
 }
 

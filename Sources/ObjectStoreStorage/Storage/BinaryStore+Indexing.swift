@@ -8,7 +8,7 @@ extension BinaryStore {
     /// compares them, encoded as in rows).
     /// Strings are hashed canonically decomposed: `==` finds canonically equivalent strings
     /// equal ("caf\u{E9}" and "cafe\u{301}"), so they must share a hash.
-    static func indexHash(_ comparable: [SlotValue], codec: RowCodec) -> UInt64 {
+    package static func indexHash(_ comparable: [SlotValue], codec: RowCodec) -> UInt64 {
         let needsMapping = { (slot: SlotValue) -> Bool in
             guard case .value(.string(let text)) = slot else { return false }
             return !text.utf8.allSatisfy { $0 < 0x80 }
@@ -25,21 +25,21 @@ extension BinaryStore {
     /// What an index was built for: the constraint's attributes and how they compare (and,
     /// for one with a string, that strings are hashed decomposed). An index whose signature
     /// differs (the model changed its constraints) is not used.
-    static func signature(of constraint: [String], in entity: EntityDescription) -> UInt32 {
+    package static func signature(of constraint: [String], in entity: EntityDescription) -> UInt32 {
         let hasString = constraint.contains { entity.attribute(named: $0)?.type == .string }
         return legacySignature(of: constraint, in: entity) ^ (hasString ? 0x4E46_4400 : 0)
     }
 
     /// The signature of a uniqueness index written before strings were hashed decomposed
     /// (ninth session): such an index is not used, and the next compaction replaces it.
-    static func legacySignature(of constraint: [String], in entity: EntityDescription) -> UInt32 {
+    package static func legacySignature(of constraint: [String], in entity: EntityDescription) -> UInt32 {
         let text = constraint.map { "\($0):\(entity.attribute(named: $0)?.isCaseInsensitive == true ? "ci" : "")" }.joined(separator: ",")
         return UInt32(truncatingIfNeeded: Snapshot.hash(Array(text.utf8)))
     }
 
     /// What a schema index was built for: its first attribute and the column kind it
     /// orders. An index whose signature differs (the model changed) is not used.
-    static func signature(ofIndexOn attribute: String, kind: Column.Kind) -> UInt32 {
+    package static func signature(ofIndexOn attribute: String, kind: Column.Kind) -> UInt32 {
         UInt32(truncatingIfNeeded: Snapshot.hash(Array("index:\(attribute):\(kind.rawValue)".utf8)))
     }
 
@@ -47,30 +47,30 @@ extension BinaryStore {
     /// a string (a text index) the index keys this platform gives a few strings whose case
     /// or diacritics fold in uncommon ways, so that a file whose keys were folded otherwise
     /// (another Unicode or Foundation version) is not used.
-    static func hashedSignature(ofIndexOn attribute: String, type: AttributeType = .string) -> UInt32 {
+    package static func hashedSignature(ofIndexOn attribute: String, type: AttributeType = .string) -> UInt32 {
         guard type == .string else { return UInt32(truncatingIfNeeded: Snapshot.hash(Array("index:\(attribute):uuid".utf8))) }
         return UInt32(truncatingIfNeeded: Snapshot.hash(Array("index:\(attribute):text:".utf8) + foldedProbe))
     }
 
     /// What a reference index (on a to-one relationship) was built for.
-    static func referenceSignature(ofIndexOn relationship: String) -> UInt32 {
+    package static func referenceSignature(ofIndexOn relationship: String) -> UInt32 {
         UInt32(truncatingIfNeeded: Snapshot.hash(Array("index:\(relationship):ref".utf8)))
     }
 
     /// The hash a reference index files a row under: its destination's entity name and key
     /// (nil for a temporary ID, which no saved row refers to).
-    static func referenceHash(_ id: ObjectID) -> UInt64? {
+    package static func referenceHash(_ id: ObjectID) -> UInt64? {
         guard let key = id.primaryKey else { return nil }
         return withUnsafeBytes(of: key.littleEndian) { Snapshot.hash(Array(id.entityName.utf8) + [0] + Array($0)) }
     }
 
     /// Whether a schema index on an attribute of this type files values by hash (a string's
     /// index key, a UUID's 16 bytes) rather than ordering them in a column's terms.
-    static func isHashed(_ type: AttributeType) -> Bool { type == .string || type == .uuid }
+    package static func isHashed(_ type: AttributeType) -> Bool { type == .string || type == .uuid }
 
     /// The hash a hashed index files a value of an attribute of `type` under; nil for a
     /// value of another type (an index never holds one).
-    static func indexHash(_ value: Value, type: AttributeType) -> UInt64? {
+    package static func indexHash(_ value: Value, type: AttributeType) -> UInt64? {
         switch (value, type) {
         case (.string(let text), .string): return textHash(text)
         case (.uuid(let uuid), .uuid): return withUnsafeBytes(of: uuid.uuid) { Snapshot.hash(Array($0)) }
@@ -79,24 +79,24 @@ extension BinaryStore {
     }
 
     /// The index keys of the strings ``hashedSignature(ofIndexOn:)`` probes (folded once).
-    static let foldedProbe = StringMatching.foldedIndexKey(
+    package static let foldedProbe = StringMatching.foldedIndexKey(
         "Aa \u{C1}\u{E9}e\u{301} \u{130}\u{131} \u{3A3}\u{3C2} \u{DF}\u{1E9E} \u{212A} \u{1C5} \u{152}\u{F8}")
 
     /// The hash a text index files a string under (FNV-1a of its index key).
-    static func textHash(_ text: String) -> UInt64 {
+    package static func textHash(_ text: String) -> UInt64 {
         Snapshot.hash(StringMatching.indexKey(text))
     }
 
     /// The schema's `indexes` that apply to an entity: its ancestors' (from the root) and
     /// its own; a schema index's number is its place in this list.
-    static func schemaIndexes(of entity: EntityDescription, in model: ManagedObjectModel) -> [IndexDescription] {
+    package static func schemaIndexes(of entity: EntityDescription, in model: ManagedObjectModel) -> [IndexDescription] {
         (entity.ancestorNames.reversed().compactMap { model.entity(named: $0) } + [entity]).flatMap(\.indexes)
     }
 }
 
 extension BinaryStore.Core {
     /// The index entries of the snapshot's rows (the rows of a snapshot part as read).
-    func indexes(of snapshot: Snapshot, codec: RowCodec) throws -> [Snapshot.Index] {
+    package func indexes(of snapshot: Snapshot, codec: RowCodec) throws -> [Snapshot.Index] {
         var rows: [[Snapshot.Row]] = []
         for index in codec.entityNames.indices {
             guard let loaded = try loadedEntity(index) else { return [] }
@@ -116,7 +116,7 @@ extension BinaryStore.Core {
     /// relationship, gets a hashed index instead: each row with a value under
     /// ``BinaryStore/indexHash(_:type:)`` of it (``BinaryStore/referenceHash(_:)`` of the
     /// object it refers to), then key.
-    func schemaIndexes(of rows: [[Snapshot.Row]], columns: [[(slot: Int, column: Column)]], codec: RowCodec) throws -> [Snapshot.Index] {
+    package func schemaIndexes(of rows: [[Snapshot.Row]], columns: [[(slot: Int, column: Column)]], codec: RowCodec) throws -> [Snapshot.Index] {
         var result: [Snapshot.Index] = []
         for (table, name) in codec.entityNames.enumerated() where table < columns.count {
             guard let entity = model.entity(named: name) else { continue }
@@ -156,7 +156,7 @@ extension BinaryStore.Core {
     /// A hashed index of an entity table's slot: for every row whose value `hash` files (a
     /// string's index key, a UUID, a reference), that hash as the entry's value (compared as
     /// a signed integer), sorted by hash then key (positions follow keys).
-    func hashedIndex(of rows: [Snapshot.Row], table: Int, slot: Int, number: Int, signature: UInt32, codec: RowCodec,
+    package func hashedIndex(of rows: [Snapshot.Row], table: Int, slot: Int, number: Int, signature: UInt32, codec: RowCodec,
                      hash: (SlotValue) -> UInt64?) throws -> Snapshot.Index {
         var hashed: [(hash: Int64, position: Int)] = []
         hashed.reserveCapacity(rows.count)
@@ -171,7 +171,7 @@ extension BinaryStore.Core {
     }
 
     /// An index per uniqueness constraint of the model over rows (`rows[i]`: entity i's).
-    func indexes(of rows: [[Snapshot.Row]], codec: RowCodec) throws -> [Snapshot.Index] {
+    package func indexes(of rows: [[Snapshot.Row]], codec: RowCodec) throws -> [Snapshot.Index] {
         var indexes: [Snapshot.Index] = []
         for (ownerIndex, ownerName) in codec.entityNames.enumerated() {
             guard let owner = model.entity(named: ownerName) else { continue }

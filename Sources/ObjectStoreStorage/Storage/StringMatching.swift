@@ -2,9 +2,9 @@ import Foundation
 import ObjectStoreModel
 
 /// String comparisons with the `[c]`, `[d]` and `[n]` options.
-enum StringMatching {
+package enum StringMatching {
     /// Folds case and diacritics as the options ask, so the comparisons below can be plain.
-    static func fold(_ s: String, _ options: PredicateComparison.Options) -> String {
+    package static func fold(_ s: String, _ options: PredicateComparison.Options) -> String {
         var result = s
         if options.contains(.diacriticInsensitive) {
             result = result.folding(options: .diacriticInsensitive, locale: nil)
@@ -22,7 +22,7 @@ enum StringMatching {
     /// index finds under a constant's key include every match; the query still tests them.
     /// ASCII is lowercased directly (it has no diacritics and decomposes to itself; a test
     /// holds the shortcut to the general path).
-    static func indexKey(_ s: String) -> [UInt8] {
+    package static func indexKey(_ s: String) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(s.utf8.count)
         for byte in s.utf8 {
@@ -33,12 +33,12 @@ enum StringMatching {
     }
 
     /// ``indexKey(_:)`` without the ASCII shortcut.
-    static func foldedIndexKey(_ s: String) -> [UInt8] {
+    package static func foldedIndexKey(_ s: String) -> [UInt8] {
         Array(fold(s, [.caseInsensitive, .diacriticInsensitive]).decomposedStringWithCanonicalMapping.utf8)
     }
 
     /// `LIKE`: `*` any run of characters, `?` one character, `\` escapes; whole string.
-    static func like(_ text: String, _ pattern: String) -> Bool {
+    package static func like(_ text: String, _ pattern: String) -> Bool {
         let t = Array(text)
         var p: [(Character, isWildcard: Bool)] = []
         var escaping = false
@@ -77,7 +77,7 @@ enum StringMatching {
     }
 
     /// "Natural" order: digit runs compare by numeric value (`file2` < `file10`).
-    static func naturalCompare(_ a: String, _ b: String) -> ComparisonResult {
+    package static func naturalCompare(_ a: String, _ b: String) -> ComparisonResult {
         var i = a.startIndex, j = b.startIndex
         while i < a.endIndex && j < b.endIndex {
             let ca = a[i], cb = b[j]

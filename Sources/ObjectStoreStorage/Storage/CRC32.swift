@@ -1,7 +1,7 @@
 /// CRC-32 (IEEE 802.3, as zlib), checksumming every commit and snapshot row of the binary
 /// store. Eight bytes a step with eight tables ("slicing by 8"): checking a snapshot entity's
 /// rows when it is first read was a fifth of a filtered `taskctl list` with one table.
-enum CRC32 {
+package enum CRC32 {
     /// `tables[k][n]`: the CRC of byte n followed by k zero bytes.
     private static let tables: [[UInt32]] = {
         var tables = [[UInt32]](repeating: [UInt32](repeating: 0, count: 256), count: 8)
@@ -21,7 +21,7 @@ enum CRC32 {
     }()
 
     /// The checksum of `bytes`, or of `previous`'s bytes followed by these.
-    static func checksum<Bytes: Sequence>(_ bytes: Bytes, continuing previous: UInt32 = 0) -> UInt32 where Bytes.Element == UInt8 {
+    package static func checksum<Bytes: Sequence>(_ bytes: Bytes, continuing previous: UInt32 = 0) -> UInt32 where Bytes.Element == UInt8 {
         var crc: UInt32 = previous ^ 0xFFFF_FFFF
         let done: Void? = bytes.withContiguousStorageIfAvailable { buffer in
             crc = update(crc, buffer)

@@ -16,36 +16,36 @@ extension BinaryStore {
     }
 
     /// The access methods over the state the store read under its lock (``readRows(_:)``).
-    struct Reader: RowReader {
-        let core: Core
-        let codec: RowCodec
+    package struct Reader: RowReader {
+        package let core: Core
+        package let codec: RowCodec
         /// The held descriptor of the file the state was read from.
-        let fd: Int32
-        let model: ManagedObjectModel
-        let path: String
+        package let fd: Int32
+        package let model: ManagedObjectModel
+        package let path: String
 
-        func snapshotRowCount(ofEntity entityName: String) -> Int {
+        package func snapshotRowCount(ofEntity entityName: String) -> Int {
             guard let snapshot = core.state.snapshot, let table = codec.entityIndex[entityName], table < snapshot.entities.count else { return 0 }
             return snapshot.entities[table].rowCount
         }
 
-        func indexCandidates(ofEntity entityName: String, predicate: SlotPredicate, limit: Int) throws -> IndexCandidates? {
+        package func indexCandidates(ofEntity entityName: String, predicate: SlotPredicate, limit: Int) throws -> IndexCandidates? {
             guard let table = codec.entityIndex[entityName], let entity = model.entity(named: entityName),
                   let (rows, whole) = try core.indexedRows(table: table, entity: entity, predicate: predicate, limit: limit) else { return nil }
             return IndexCandidates(entityName: entityName, table: table, rows: rows, wholePredicate: whole)
         }
 
-        func indexedScan(_ candidates: IndexCandidates, alsoListing: Set<Int64>, leavingUnread: Bool) throws -> RowScan? {
+        package func indexedScan(_ candidates: IndexCandidates, alsoListing: Set<Int64>, leavingUnread: Bool) throws -> RowScan? {
             try core.indexedScan(ofEntity: candidates.entityName, table: candidates.table, found: candidates.rows, wholePredicate: candidates.wholePredicate,
                                  alsoListing: alsoListing, leavingUnread: leavingUnread && candidates.wholePredicate)
         }
 
-        func columnDecisions(ofEntity entityName: String, predicate: SlotPredicate) throws -> [UInt8]? {
+        package func columnDecisions(ofEntity entityName: String, predicate: SlotPredicate) throws -> [UInt8]? {
             guard let index = codec.entityIndex[entityName], let loaded = try core.loadedEntity(index) else { return nil }
             return try predicate.decisions(try core.columns(ofEntity: index, slots: predicate.slots), rows: loaded.part.rowCount)
         }
 
-        func scan(ofEntity entityName: String, decisions: [UInt8]?, counting: Bool) throws -> RowScan {
+        package func scan(ofEntity entityName: String, decisions: [UInt8]?, counting: Bool) throws -> RowScan {
             if counting, let decisions, let index = codec.entityIndex[entityName], let loaded = try core.loadedEntity(index) {
                 return try core.countingScan(ofEntity: entityName, loaded: loaded, decisions: decisions, codec: codec)
             }
@@ -58,7 +58,7 @@ extension BinaryStore {
             return RowScan(codec: codec, path: path, rows: rows, verdicts: decided, shape: codec.shape(entity: codec.entityIndex[entityName] ?? -1))
         }
 
-        func orderCutoff(ofEntity entityName: String, attribute: String, descending: Bool, rank: Int) throws -> (value: Value, indexed: Int)? {
+        package func orderCutoff(ofEntity entityName: String, attribute: String, descending: Bool, rank: Int) throws -> (value: Value, indexed: Int)? {
             guard let entity = model.entity(named: entityName), let attributeDescription = entity.attribute(named: attribute),
                   let kind = Column.Kind(attributeDescription.type), rank >= 0,
                   let snapshot = core.state.snapshot, let table = codec.entityIndex[entityName] else { return nil }
@@ -86,7 +86,7 @@ extension BinaryStore.Core {
     /// directory position): the accepted rows that the log does not supersede, counted;
     /// the undecided ones and the log's rows listed (verdict 0, in key order). The store
     /// holds the lock.
-    func countingScan(ofEntity name: String, loaded: Snapshot.Loaded, decisions: [UInt8], codec: RowCodec) throws -> RowScan {
+    package func countingScan(ofEntity name: String, loaded: Snapshot.Loaded, decisions: [UInt8], codec: RowCodec) throws -> RowScan {
         let logKeys = state.keysByEntity[name] ?? []
         let removed = state.removed[name] ?? []
         let skipping = !removed.isEmpty || !logKeys.isEmpty
@@ -131,7 +131,7 @@ extension BinaryStore.Core {
     }
 
     /// An entity's snapshot part, read whole once. The store holds the lock.
-    func loadedEntity(_ index: Int) throws -> Snapshot.Loaded? {
+    package func loadedEntity(_ index: Int) throws -> Snapshot.Loaded? {
         if let loaded = state.loaded[index] { return loaded }
         guard let snapshot = state.snapshot, let held, index < snapshot.entities.count else { return nil }
         let loaded = try snapshot.load(entity: index, fd: held.fd, path: path)
@@ -141,13 +141,13 @@ extension BinaryStore.Core {
     }
 
     /// Every saved row of exactly one entity, in key order. The store holds the lock.
-    func encodedRows(ofEntity name: String) throws -> [(key: Int64, version: Int64, bytes: [UInt8], start: Int)] {
+    package func encodedRows(ofEntity name: String) throws -> [(key: Int64, version: Int64, bytes: [UInt8], start: Int)] {
         var positions: [Int]?
         return try encodedRows(ofEntity: name, positions: &positions)
     }
 
     /// An entity's snapshot columns for `slots`, those it has, read once. The store holds the lock.
-    func columns(ofEntity index: Int, slots: Set<Int>) throws -> [Int: Column] {
+    package func columns(ofEntity index: Int, slots: Set<Int>) throws -> [Int: Column] {
         guard let snapshot = state.snapshot, let held, let codec = state.codec, index < codec.entityNames.count,
               let entity = model.entity(named: codec.entityNames[index]) else { return [:] }
         var result: [Int: Column] = [:]
@@ -170,7 +170,7 @@ extension BinaryStore.Core {
     /// the snapshot's directory (-1 for a row of the log).
     /// `unread[position] == 2` marks a snapshot row the caller will not read: it is listed
     /// without checking its checksum.
-    func encodedRows(ofEntity name: String, positions: inout [Int]?, unread: [UInt8]? = nil) throws -> [(key: Int64, version: Int64, bytes: [UInt8], start: Int)] {
+    package func encodedRows(ofEntity name: String, positions: inout [Int]?, unread: [UInt8]? = nil) throws -> [(key: Int64, version: Int64, bytes: [UInt8], start: Int)] {
         let logKeys = state.keysByEntity[name] ?? []
         let removed = state.removed[name] ?? []
         var result: [(key: Int64, version: Int64, bytes: [UInt8], start: Int)] = []
@@ -228,7 +228,7 @@ extension BinaryStore.Core {
     /// position, key) in key order, and whether the found rows are decided (a range that is
     /// the whole predicate; never hashes). Nil when no index serves the predicate, or when
     /// it would list more than `limit` rows.
-    func indexedRows(table: Int, entity: EntityDescription, predicate: SlotPredicate, limit: Int) throws -> (rows: [(position: Int, key: Int64)], wholePredicate: Bool)? {
+    package func indexedRows(table: Int, entity: EntityDescription, predicate: SlotPredicate, limit: Int) throws -> (rows: [(position: Int, key: Int64)], wholePredicate: Bool)? {
         guard let snapshot = state.snapshot, let held, !snapshot.indexes.isEmpty else { return nil }
         var conjuncts: [SlotPredicate] = []
         func flatten(_ p: SlotPredicate) {
@@ -327,7 +327,7 @@ extension BinaryStore.Core {
     /// `==` a value of the type, one per item of `IN` a list of them. Nil for any other
     /// comparison (`IN` a string tests for a substring; a nil or a value of another type in
     /// the list could match rows the index does not list or files otherwise).
-    static func indexHashes(_ op: PredicateComparison.Operator, _ constant: SlotConstant, type: AttributeType) -> Set<UInt64>? {
+    package static func indexHashes(_ op: PredicateComparison.Operator, _ constant: SlotConstant, type: AttributeType) -> Set<UInt64>? {
         switch (op, constant) {
         case (.equal, .value(let value)):
             return BinaryStore.indexHash(value, type: type).map { [$0] }
@@ -348,7 +348,7 @@ extension BinaryStore.Core {
     /// of the log, in key order. The index's rows pass the indexed comparison, so they are
     /// decided when it is the whole predicate (verdict 1) and tested otherwise (0).
     /// `leavingUnread`: the caller reads no decided row (a count): those come without bytes.
-    func indexedScan(ofEntity name: String, table: Int, found: [(position: Int, key: Int64)], wholePredicate: Bool, alsoListing: Set<Int64>,
+    package func indexedScan(ofEntity name: String, table: Int, found: [(position: Int, key: Int64)], wholePredicate: Bool, alsoListing: Set<Int64>,
                      leavingUnread: Bool) throws -> RowScan? {
         guard let codec = state.codec, let snapshot = state.snapshot, let held else { return nil }
         let logKeys = state.keysByEntity[name] ?? []

@@ -179,7 +179,7 @@ package final class BinaryStore: PersistentStore, Sendable {
     /// migration keeps the store's identity).
     /// `readingLegacy`: a pre-release file is read rather than refused (a migration's
     /// source, read-only, whose result is written in store format 1.0).
-    init(url: URL, model: ManagedObjectModel, readOnly: Bool, durability: Durability = .full, identifier: String?, readingLegacy: Bool = false) throws {
+    package init(url: URL, model: ManagedObjectModel, readOnly: Bool, durability: Durability = .full, identifier: String?, readingLegacy: Bool = false) throws {
         self.url = url
         self.path = url.path
         self.model = model

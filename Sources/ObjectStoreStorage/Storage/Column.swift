@@ -6,8 +6,8 @@ import ObjectStoreModel
 /// (docs/store-format.md, "Columns"); in memory every row has an 8-byte slot (zero for
 /// nil). A query
 /// comparing the attribute with a constant reads the column instead of decoding the rows.
-struct Column: Sendable {
-    enum Kind: UInt32, Sendable {
+package struct Column: Sendable {
+    package enum Kind: UInt32, Sendable {
         /// Int64 (int16, int32, int64 attributes).
         case integer = 1
         /// The bits of a Double (double, float).
@@ -19,7 +19,7 @@ struct Column: Sendable {
 
         /// Whether `a` comes before `b` as this kind orders its stored values: integers and
         /// booleans as Int64, doubles and dates as Double (-0.0 equal to 0.0).
-        func less(_ a: UInt64, _ b: UInt64) -> Bool {
+        package func less(_ a: UInt64, _ b: UInt64) -> Bool {
             switch self {
             case .integer, .boolean: return Int64(bitPattern: a) < Int64(bitPattern: b)
             case .double, .date: return Double(bitPattern: a) < Double(bitPattern: b)
@@ -27,7 +27,7 @@ struct Column: Sendable {
         }
 
         /// The column kind of an attribute type, nil for types without a fixed width.
-        init?(_ type: AttributeType) {
+        package init?(_ type: AttributeType) {
             switch type {
             case .int16, .int32, .int64: self = .integer
             case .double, .float: self = .double
@@ -38,35 +38,35 @@ struct Column: Sendable {
         }
     }
 
-    let kind: Kind
-    let rows: Int
+    package let kind: Kind
+    package let rows: Int
     /// Bit i (of byte i / 8) set: row i's value is nil.
-    let nulls: [UInt8]
-    let values: [UInt64]
+    package let nulls: [UInt8]
+    package let values: [UInt64]
     /// How many bytes each value takes in the file: 8 (the value as ``bits(_:kind:)``
     /// gives it), or 4, 2 or 1 when every value is a whole number that fits (a signed
     /// integer of that width; for doubles and dates, the number the Double holds exactly).
-    private(set) var width: Int
+    package private(set) var width: Int
 
     /// The same column with 8-byte values (as format 3 wrote every column).
-    var widened: Column {
+    package var widened: Column {
         var column = self
         column.width = 8
         return column
     }
 
     /// The bytes of a column of `rows` rows, `present` of them with a value of `width` bytes.
-    static func byteCount(rows: Int, present: Int, width: Int = 8) -> Int { (rows + 7) / 8 + present * width }
+    package static func byteCount(rows: Int, present: Int, width: Int = 8) -> Int { (rows + 7) / 8 + present * width }
 
     /// The widths a file may give a column's values.
-    static let widths: Set<Int> = [1, 2, 4, 8]
+    package static let widths: Set<Int> = [1, 2, 4, 8]
 
     /// How many rows have a value.
-    var present: Int { nulls.reduce(rows) { $0 - $1.nonzeroBitCount } }
+    package var present: Int { nulls.reduce(rows) { $0 - $1.nonzeroBitCount } }
 
     /// A column as read from the file (`bytes` holds ``byteCount(rows:present:width:)``
     /// bytes), or nil when its bitmap does not leave `present` rows with a value.
-    init?(kind: Kind, rows: Int, present: Int, width: Int = 8, bytes: [UInt8]) {
+    package init?(kind: Kind, rows: Int, present: Int, width: Int = 8, bytes: [UInt8]) {
         guard Column.widths.contains(width), bytes.count >= (rows + 7) / 8 else { return nil }
         self.kind = kind
         self.rows = rows
@@ -95,7 +95,7 @@ struct Column: Sendable {
 
     /// A column of values, or nil when one does not fit the kind (another type, or a NaN,
     /// which compares unlike a number): such an attribute gets no column.
-    init?(kind: Kind, values slotValues: [SlotValue]) {
+    package init?(kind: Kind, values slotValues: [SlotValue]) {
         var builder = Builder(kind: kind, capacity: slotValues.count)
         for slot in slotValues { builder.append(slot) }
         guard let column = builder.column else { return nil }
@@ -103,21 +103,21 @@ struct Column: Sendable {
     }
 
     /// A column made a row's value at a time (a compaction's, as it reads each row once).
-    struct Builder {
-        let kind: Kind
+    package struct Builder {
+        package let kind: Kind
         private var nulls: [UInt8] = []
         private var values: [UInt64] = []
         /// False once a value did not fit the kind: then there is no column.
         private var fits = true
 
-        init(kind: Kind, capacity: Int = 0) {
+        package init(kind: Kind, capacity: Int = 0) {
             self.kind = kind
             nulls.reserveCapacity((capacity + 7) / 8)
             values.reserveCapacity(capacity)
         }
 
         /// The next row's value.
-        mutating func append(_ slot: SlotValue) {
+        package mutating func append(_ slot: SlotValue) {
             let i = values.count
             if i & 7 == 0 { nulls.append(0) }
             values.append(0)
@@ -135,7 +135,7 @@ struct Column: Sendable {
         }
 
         /// The column of the values appended, nil when one did not fit.
-        var column: Column? {
+        package var column: Column? {
             guard fits else { return nil }
             let width = Column.narrowest(values.indices.lazy.filter { nulls[$0 >> 3] & (1 << UInt8($0 & 7)) == 0 }.map { values[$0] }, kind: kind)
             return Column(kind: kind, nulls: nulls, values: values, width: width)
@@ -161,7 +161,7 @@ struct Column: Sendable {
 
     /// The whole number a value stands for when it has a narrow form that reads back to
     /// the same bits (not -0.0, not 2.5), else nil.
-    static func narrowNumber(_ bits: UInt64, kind: Kind) -> Int64? {
+    package static func narrowNumber(_ bits: UInt64, kind: Kind) -> Int64? {
         switch kind {
         case .integer, .boolean: return Int64(bitPattern: bits)
         case .double, .date:
@@ -170,7 +170,7 @@ struct Column: Sendable {
     }
 
     /// The fewest bytes (1, 2, 4 or 8) that hold each of the values.
-    static func narrowest(_ values: some Sequence<UInt64>, kind: Kind) -> Int {
+    package static func narrowest(_ values: some Sequence<UInt64>, kind: Kind) -> Int {
         var width = 1
         for bits in values {
             guard let number = narrowNumber(bits, kind: kind) else { return 8 }
@@ -184,7 +184,7 @@ struct Column: Sendable {
 
     /// A value as a column of `kind` stores it, nil for a value of another type (or a NaN
     /// date, which compares unlike any date). Queries use it for their constants too.
-    static func bits(_ value: Value, kind: Kind) -> UInt64? {
+    package static func bits(_ value: Value, kind: Kind) -> UInt64? {
         switch (kind, value) {
         case (.integer, .integer(let x)): return UInt64(bitPattern: x)
         case (.double, .double(let x)): return x.bitPattern
@@ -194,10 +194,10 @@ struct Column: Sendable {
         }
     }
 
-    func isNull(_ i: Int) -> Bool { nulls[i >> 3] & (1 << UInt8(i & 7)) != 0 }
+    package func isNull(_ i: Int) -> Bool { nulls[i >> 3] & (1 << UInt8(i & 7)) != 0 }
 
     /// Row i's value.
-    func value(at i: Int) -> Value {
+    package func value(at i: Int) -> Value {
         if isNull(i) { return .null }
         switch kind {
         case .integer: return .integer(Int64(bitPattern: values[i]))
@@ -208,7 +208,7 @@ struct Column: Sendable {
     }
 
     /// The encoded column, each value ``width`` bytes.
-    var bytes: [UInt8] {
+    package var bytes: [UInt8] {
         var writer = ByteWriter()
         writer.bytes = nulls
         writer.bytes.reserveCapacity(Column.byteCount(rows: rows, present: present, width: width))

@@ -10,7 +10,7 @@ import ObjectStoreModel
 /// the dictionary's date origin.
 package struct RowCodec {
     /// How a typed row writes a slot's value, from the slot's property in the model.
-    enum SlotKind: Equatable, Sendable {
+    package enum SlotKind: Equatable, Sendable {
         /// Tagged, as in other rows (to-many relationships, and slots stores do not write).
         case tagged
         case bool, integer, double, decimal, string, date, data, uuid, uri
@@ -44,7 +44,7 @@ package struct RowCodec {
     /// How one entity's rows are written: each slot's blank (which sparse and typed rows
     /// leave out) and kind (typed rows). Empty for an entity the model does not have: its
     /// rows are written with every slot tagged.
-    struct Shape: Sendable {
+    package struct Shape: Sendable {
         var blanks: [SlotValue]
         /// Empty: rows are written sparse, not typed (tests, and compactions to format 5).
         var kinds: [SlotKind]
@@ -148,7 +148,7 @@ package struct RowCodec {
     }
 
     /// Whether both read rows alike: the same entity table, store and dictionary.
-    func isSame(as other: RowCodec) -> Bool {
+    package func isSame(as other: RowCodec) -> Bool {
         dictionary === other.dictionary && entityNames == other.entityNames && storeIdentifier == other.storeIdentifier
     }
 

@@ -8,11 +8,11 @@ import Darwin
 #endif
 
 /// Which file a descriptor or path refers to, whatever its name: device and inode.
-struct FileIdentity: Hashable {
-    var device: UInt64
-    var inode: UInt64
+package struct FileIdentity: Hashable {
+    package var device: UInt64
+    package var inode: UInt64
 
-    init(_ info: stat) {
+    package init(_ info: stat) {
         device = UInt64(truncatingIfNeeded: info.st_dev)
         inode = UInt64(truncatingIfNeeded: info.st_ino)
     }
@@ -28,22 +28,22 @@ struct FileIdentity: Hashable {
 /// commit half written. Within one process a per-file recursive lock serialises threads
 /// and lets a thread that holds the lock take it again (a migration opens the store it
 /// holds), since `flock` would make two descriptors of one process wait for each other.
-final class FileLock: Sendable {
+package final class FileLock: Sendable {
     /// The path as given (a symbolic link stays one; see ``resolvedPath``).
-    let storePath: String
+    package let storePath: String
 
-    init(storePath: String) {
+    package init(storePath: String) {
         self.storePath = storePath
     }
 
     /// The file the path names now: symbolic links followed, also to a file that does not
     /// exist yet. Files are written beside this path, so a link keeps pointing at the store.
-    var resolvedPath: String { FileIO.resolve(storePath) }
+    package var resolvedPath: String { FileIO.resolve(storePath) }
 
     /// Creates a store file with the bytes `make` returns unless it exists. The new file is
     /// written whole under a temporary name and linked in place, which fails when another
     /// process created it first: the store is created once, complete, without a lock.
-    func createIfMissing(readOnly: Bool, _ make: () throws -> [UInt8]) throws {
+    package func createIfMissing(readOnly: Bool, _ make: () throws -> [UInt8]) throws {
         let path = resolvedPath
         guard !FileIO.exists(path) else { return }
         guard !readOnly else { throw StoreError.io(path: storePath, reason: "no such store") }
@@ -86,14 +86,14 @@ final class FileLock: Sendable {
     }
 
     /// How many files have a holder now (tests: the table shrinks back).
-    static var holderCount: Int { holders.withLock { $0.count } }
+    package static var holderCount: Int { holders.withLock { $0.count } }
 
     /// Runs `body` holding the lock: exclusive for writers, shared for readers. `body` gets
     /// a descriptor of the locked file (open for writing when exclusive) and its resolved path.
     ///
     /// - Throws: ``StoreError/readOnly(path:)`` when writing to a file nobody may write (mode
     ///   0444, say): a save would otherwise replace it with a writable one.
-    func withLock<T>(exclusive: Bool = true, _ body: (_ fd: Int32, _ path: String) throws -> T) throws -> T {
+    package func withLock<T>(exclusive: Bool = true, _ body: (_ fd: Int32, _ path: String) throws -> T) throws -> T {
         var attempts = 0
         while true {
             attempts += 1
@@ -153,18 +153,18 @@ final class FileLock: Sendable {
 }
 
 /// Small POSIX file helpers with errors that name the file.
-enum FileIO {
-    static func errorText() -> String { String(cString: strerror(errno)) }
+package enum FileIO {
+    package static func errorText() -> String { String(cString: strerror(errno)) }
 
     /// Throws unless `path` is a readable regular file.
-    static func requireRegularFile(_ path: String) throws {
+    package static func requireRegularFile(_ path: String) throws {
         var info = stat()
         guard stat(path, &info) == 0 else { throw StoreError.io(path: path, reason: "cannot read: \(errorText())") }
         if (info.st_mode & S_IFMT) == S_IFDIR { throw StoreError.foreignFile(path: path, reason: "it is a directory") }
         if (info.st_mode & S_IFMT) != S_IFREG { throw StoreError.foreignFile(path: path, reason: "it is not a regular file") }
     }
 
-    static func readAll(_ fd: Int32, path: String, from offset: Int) throws -> [UInt8] {
+    package static func readAll(_ fd: Int32, path: String, from offset: Int) throws -> [UInt8] {
         var result: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         var position = off_t(offset)
@@ -181,7 +181,7 @@ enum FileIO {
     }
 
     /// Reads up to `count` bytes at an offset (fewer at the end of the file).
-    static func read(_ fd: Int32, count: Int, at offset: Int, path: String) throws -> [UInt8] {
+    package static func read(_ fd: Int32, count: Int, at offset: Int, path: String) throws -> [UInt8] {
         // Not zeroed first: pread fills what it reads, and only that is kept.
         try [UInt8](unsafeUninitializedCapacity: max(0, count)) { buffer, initialized in
             var done = 0
@@ -199,7 +199,7 @@ enum FileIO {
     }
 
     /// Writes all bytes at an offset.
-    static func write(_ fd: Int32, _ bytes: [UInt8], at offset: Int, path: String) throws {
+    package static func write(_ fd: Int32, _ bytes: [UInt8], at offset: Int, path: String) throws {
         var written = 0
         while written < bytes.count {
             let n = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress.map { $0 + written }, bytes.count - written, off_t(offset + written)) }
@@ -211,12 +211,12 @@ enum FileIO {
         }
     }
 
-    static func sync(_ fd: Int32, path: String) throws {
+    package static func sync(_ fd: Int32, path: String) throws {
         guard fsync(fd) == 0 else { throw StoreError.io(path: path, reason: "cannot flush to disk: \(errorText())") }
     }
 
     /// Flushes a file's data and what reading it back needs (its size), not its times.
-    static func syncData(_ fd: Int32, path: String) throws {
+    package static func syncData(_ fd: Int32, path: String) throws {
         #if os(Linux)
         guard fdatasync(fd) == 0 else { throw StoreError.io(path: path, reason: "cannot flush to disk: \(errorText())") }
         #else
@@ -225,7 +225,7 @@ enum FileIO {
     }
 
     /// Flushes a directory entry (after a rename).
-    static func syncDirectory(of path: String) {
+    package static func syncDirectory(of path: String) {
         let directory = (path as NSString).deletingLastPathComponent
         let fd = open(directory.isEmpty ? "." : directory, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return }
@@ -240,7 +240,7 @@ enum FileIO {
     ///
     /// - Returns: a descriptor of the new file (the caller closes it), so the caller reads
     ///   back exactly what it wrote even if someone replaces the file again at once.
-    static func replace(_ path: String, with bytes: [UInt8]) throws -> Int32 {
+    package static func replace(_ path: String, with bytes: [UInt8]) throws -> Int32 {
         try replace(path, with: [bytes])
     }
 
@@ -249,7 +249,7 @@ enum FileIO {
     /// With `backup`, the file being replaced keeps that second name, given it once the new
     /// file is written and flushed and before the rename (an upgrade's backup: the original
     /// file itself, not a copy).
-    static func replace(_ path: String, with pieces: [[UInt8]], backup: String? = nil) throws -> Int32 {
+    package static func replace(_ path: String, with pieces: [[UInt8]], backup: String? = nil) throws -> Int32 {
         var info = stat()
         var mode: mode_t = 0o600
         if stat(path, &info) == 0 {
@@ -278,7 +278,7 @@ enum FileIO {
 
     /// Creates `path` with `bytes` unless it exists (then does nothing): the file is written
     /// and flushed under a temporary name, then linked in, so nobody sees it half written.
-    static func createExclusively(_ bytes: [UInt8], at path: String) throws {
+    package static func createExclusively(_ bytes: [UInt8], at path: String) throws {
         let temporary = try writeTemporary([bytes], beside: path, mode: 0o600)
         defer { unlink(temporary) }
         if link(temporary, path) != 0 {
@@ -314,7 +314,7 @@ enum FileIO {
     }
 
     /// `path` with symbolic links followed: the real file, or where a dangling link points.
-    static func resolve(_ path: String) -> String {
+    package static func resolve(_ path: String) -> String {
         if let real = realpath(path, nil) {
             defer { free(real) }
             return String(cString: real)
@@ -337,7 +337,7 @@ enum FileIO {
     }
 
     /// Identity, size and modification time of an open file, to notice a change made in place.
-    static func fingerprint(_ fd: Int32) -> [Int64]? {
+    package static func fingerprint(_ fd: Int32) -> [Int64]? {
         var info = stat()
         guard fstat(fd, &info) == 0 else { return nil }
         #if canImport(Darwin)
@@ -348,20 +348,20 @@ enum FileIO {
         return [Int64(truncatingIfNeeded: info.st_dev), Int64(truncatingIfNeeded: info.st_ino), Int64(info.st_size), Int64(time.tv_sec), Int64(time.tv_nsec)]
     }
 
-    static func exists(_ path: String) -> Bool {
+    package static func exists(_ path: String) -> Bool {
         var info = stat()
         return stat(path, &info) == 0
     }
 
     /// Whether no process has the id (`kill(pid, 0)` finds none). A process of another user
     /// answers EPERM: it exists.
-    static func processIsGone(_ pid: Int32) -> Bool {
+    package static func processIsGone(_ pid: Int32) -> Bool {
         pid > 0 && kill(pid, 0) != 0 && errno == ESRCH
     }
 
     /// The id of the process a leftover's name says made it: `STORE.tmp-PID-N` (a compaction's
     /// or a save's copy) or `STORE.migrating-pPID-...` (a migration step).
-    static func leftoverOwner(_ name: String, store: String) -> Int32? {
+    package static func leftoverOwner(_ name: String, store: String) -> Int32? {
         for marker in [".tmp-", ".migrating-p"] where name.hasPrefix(store + marker) {
             let digits = name.dropFirst(store.count + marker.count).prefix { $0.isASCII && $0.isNumber }
             return digits.isEmpty ? nil : Int32(digits)
@@ -373,7 +373,7 @@ enum FileIO {
     /// (`STORE.tmp-PID-N`, a whole store each when a compaction was killed) and migration
     /// steps (`STORE.migrating-pPID-...`), each only when the process that made it is gone,
     /// so a copy another process is writing now is never touched.
-    static func removeLeftoversOfDeadProcesses(beside path: String) {
+    package static func removeLeftoversOfDeadProcesses(beside path: String) {
         let directory = (path as NSString).deletingLastPathComponent
         let store = (path as NSString).lastPathComponent
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.isEmpty ? "." : directory) else { return }

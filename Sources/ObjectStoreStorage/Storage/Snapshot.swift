@@ -7,56 +7,56 @@ import ObjectStoreModel
 /// directory and rows are read in one piece when all of them are.
 ///
 /// Offsets are relative to the snapshot's first byte. Every integer is little-endian.
-struct Snapshot {
-    static let magic: [UInt8] = [0x4F, 0x53, 0x4E, 0x50]  // O S N P
-    static let prefixSize = 16
-    static let entityPartSize = 40
-    static let indexPartSize = 32
+package struct Snapshot {
+    package static let magic: [UInt8] = [0x4F, 0x53, 0x4E, 0x50]  // O S N P
+    package static let prefixSize = 16
+    package static let entityPartSize = 40
+    package static let indexPartSize = 32
     /// A directory entry: wide (key 8, version 8, offset 8, size 4, CRC 4; every snapshot
     /// before format 4), narrow (key 4, version 4, end of the row 4, CRC 4), which format 4
     /// writes when every key, version and row end fits in 32 bits, or packed (format 5: key,
     /// version and end each in as few bytes as the entity's largest needs, then CRC 4).
-    static let directoryEntrySize = 32
-    static let narrowDirectoryEntrySize = 16
+    package static let directoryEntrySize = 32
+    package static let narrowDirectoryEntrySize = 16
     /// A uniqueness index entry: wide (hash 8, entity 4, zero 4, key 8) or narrow (the
     /// hash's top 48 bits 6, entity 2, key 4).
-    static let indexEntrySize = 24
-    static let narrowIndexEntrySize = 12
+    package static let indexEntrySize = 24
+    package static let narrowIndexEntrySize = 12
     /// A schema index entry: wide (value 8, entity 4, position 4, key 8) or narrow (value
     /// 8, position 4, key 4).
-    static let narrowSchemaIndexEntrySize = 16
-    static let columnPartSize = 24
+    package static let narrowSchemaIndexEntrySize = 16
+    package static let columnPartSize = 24
     /// Marks packed entry widths in a table's size field (format 5).
-    static let packedFlag: UInt32 = 0x8000
+    package static let packedFlag: UInt32 = 0x8000
 
     /// How entries are laid out: as format 3 wrote them (wide), as format 4 did (narrow
     /// where they fit), as format 5 did (packed: each field as wide as its largest value),
     /// or as format 6 does (dense: packed, and a directory of consecutive keys writes none).
-    enum Layout: Sendable {
+    package enum Layout: Sendable {
         case wide, narrow, packed, dense
     }
 
     /// The widths of a directory entry that holds where its row ends (narrow: 4, 4, 4),
     /// before the row's CRC-32.
-    struct DirectoryWidths: Equatable {
-        var key: Int
-        var version: Int
-        var end: Int
+    package struct DirectoryWidths: Equatable {
+        package var key: Int
+        package var version: Int
+        package var end: Int
 
-        static let narrow = DirectoryWidths(key: 4, version: 4, end: 4)
+        package static let narrow = DirectoryWidths(key: 4, version: 4, end: 4)
         /// The entry's size: the three fields and the row's CRC-32.
-        var entrySize: Int { key + version + end + 4 }
+        package var entrySize: Int { key + version + end + 4 }
         /// The table's size field for them (format 5).
-        var code: UInt32 { packedFlag | UInt32(key) | UInt32(version) << 4 | UInt32(end) << 8 }
+        package var code: UInt32 { packedFlag | UInt32(key) | UInt32(version) << 4 | UInt32(end) << 8 }
 
-        init(key: Int, version: Int, end: Int) {
+        package init(key: Int, version: Int, end: Int) {
             self.key = key
             self.version = version
             self.end = end
         }
 
         /// The widths a packed size field says, nil when it says none or one out of range.
-        init?(code: UInt32) {
+        package init?(code: UInt32) {
             guard code & packedFlag != 0, code & ~(packedFlag | 0xFFF) == 0 else { return nil }
             (key, version, end) = (Int(code & 0xF), Int(code >> 4 & 0xF), Int(code >> 8 & 0xF))
             // Key width 0 (format 6): the keys are consecutive, from the entity's first key.
@@ -68,25 +68,25 @@ struct Snapshot {
     /// (its top ones), entity bytes (0: every entry is the owner's) and key bytes; a schema
     /// index's value bytes, directory position bytes and key bytes, and whether a narrow
     /// value stands for a Double (a double or date column's whole number).
-    struct IndexWidths: Equatable {
-        var value: Int
-        var middle: Int
-        var key: Int
-        var doubles = false
+    package struct IndexWidths: Equatable {
+        package var value: Int
+        package var middle: Int
+        package var key: Int
+        package var doubles = false
 
-        static let narrowUniqueness = IndexWidths(value: 6, middle: 2, key: 4)
-        static let narrowSchema = IndexWidths(value: 8, middle: 4, key: 4)
-        var entrySize: Int { value + middle + key }
-        var code: UInt32 { packedFlag | UInt32(value) | UInt32(middle) << 4 | UInt32(key) << 8 | (doubles ? 0x1000 : 0) }
+        package static let narrowUniqueness = IndexWidths(value: 6, middle: 2, key: 4)
+        package static let narrowSchema = IndexWidths(value: 8, middle: 4, key: 4)
+        package var entrySize: Int { value + middle + key }
+        package var code: UInt32 { packedFlag | UInt32(value) | UInt32(middle) << 4 | UInt32(key) << 8 | (doubles ? 0x1000 : 0) }
 
-        init(value: Int, middle: Int, key: Int, doubles: Bool = false) {
+        package init(value: Int, middle: Int, key: Int, doubles: Bool = false) {
             self.value = value
             self.middle = middle
             self.key = key
             self.doubles = doubles
         }
 
-        init?(code: UInt32, schema: Bool) {
+        package init?(code: UInt32, schema: Bool) {
             guard code & packedFlag != 0, code & ~(packedFlag | 0x1FFF) == 0 else { return nil }
             (value, middle, key, doubles) = (Int(code & 0xF), Int(code >> 4 & 0xF), Int(code >> 8 & 0xF), code & 0x1000 != 0)
             guard (1...8).contains(value), (schema ? 1...8 : 0...8).contains(middle), (1...8).contains(key), schema || !doubles else { return nil }
@@ -94,94 +94,94 @@ struct Snapshot {
     }
     /// Marks a schema index in an index part's constraint number. Readers before schema
     /// indexes look parts up by constraint number, so they pass these by.
-    static let schemaIndexFlag = 0x8000_0000
+    package static let schemaIndexFlag = 0x8000_0000
 
     /// One entity's rows: a directory of fixed-size entries sorted by key, then the rows.
-    struct EntityPart: Equatable {
-        var rowCount: Int
-        var directoryOffset: Int
-        var rowsOffset: Int
-        var rowsLength: Int
+    package struct EntityPart: Equatable {
+        package var rowCount: Int
+        package var directoryOffset: Int
+        package var rowsOffset: Int
+        package var rowsLength: Int
         /// CRC-32 of the whole directory.
-        var directoryCRC: UInt32
+        package var directoryCRC: UInt32
         /// Nil for wide entries; otherwise the widths of entries that hold where their row ends.
-        var widths: DirectoryWidths? = nil
+        package var widths: DirectoryWidths? = nil
         /// The first key of a directory whose keys are consecutive and not written (key
         /// width 0, format 6): the row at position i has key `firstKey + i`. The table's
         /// rows-offset field holds it (the rows follow the directory).
-        var firstKey: Int64? = nil
+        package var firstKey: Int64? = nil
         /// ``directoryEntrySize``, or the size of the narrow or packed entries ``widths`` gives.
-        var entrySize: Int { widths?.entrySize ?? Snapshot.directoryEntrySize }
+        package var entrySize: Int { widths?.entrySize ?? Snapshot.directoryEntrySize }
 
         /// Whether entries hold where their row ends (narrow or packed), not offset and size.
-        var isNarrow: Bool { widths != nil }
+        package var isNarrow: Bool { widths != nil }
         /// The directory's bytes.
-        var directoryLength: Int { rowCount * entrySize }
+        package var directoryLength: Int { rowCount * entrySize }
     }
 
     /// One uniqueness constraint's index: (hash of the values, entity, key) sorted; or one
     /// schema index (`constraint` has ``schemaIndexFlag`` set): (column value, entity,
     /// directory position, key) of the rows that have a value, sorted by value then key.
-    struct IndexPart: Equatable {
+    package struct IndexPart: Equatable {
         /// The owner's entity-table index, and the constraint's position among its
         /// constraints (or ``schemaIndexFlag`` and the schema index's number).
-        var owner: Int
-        var constraint: Int
-        var count: Int
-        var offset: Int
-        var crc: UInt32
+        package var owner: Int
+        package var constraint: Int
+        package var count: Int
+        package var offset: Int
+        package var crc: UInt32
         /// What the index was built for (``BinaryStore/signature(of:in:)``).
-        var signature: UInt32
+        package var signature: UInt32
         /// Nil for wide entries.
-        var widths: IndexWidths? = nil
+        package var widths: IndexWidths? = nil
         /// The size of an entry: ``indexEntrySize``, or the size of the narrow or packed
         /// entries ``widths`` gives.
-        var entrySize: Int { widths?.entrySize ?? Snapshot.indexEntrySize }
+        package var entrySize: Int { widths?.entrySize ?? Snapshot.indexEntrySize }
 
-        var isSchemaIndex: Bool { constraint & Snapshot.schemaIndexFlag != 0 }
-        var isNarrow: Bool { widths != nil }
+        package var isSchemaIndex: Bool { constraint & Snapshot.schemaIndexFlag != 0 }
+        package var isNarrow: Bool { widths != nil }
         /// The bits of a hash a uniqueness index keeps: all, or the top ones its entries hold
         /// (48 narrow).
-        var hashMask: UInt64 {
+        package var hashMask: UInt64 {
             guard let widths, !isSchemaIndex else { return ~0 }
             return ~0 << UInt64(64 - 8 * widths.value)
         }
     }
 
     /// One column of fixed-width values: where it is (its length follows from the row count).
-    struct ColumnPart: Equatable {
-        var entity: Int
-        var slot: Int
-        var kind: Column.Kind
-        var offset: Int
-        var crc: UInt32
+    package struct ColumnPart: Equatable {
+        package var entity: Int
+        package var slot: Int
+        package var kind: Column.Kind
+        package var offset: Int
+        package var crc: UInt32
         /// How many rows have a value (the others are nil).
-        var present: Int
+        package var present: Int
         /// The bytes of each value (``Column/width``).
-        var width: Int = 8
+        package var width: Int = 8
     }
 
     /// One directory entry. The checksum covers key, version and the row's bytes, so a
     /// damaged entry or row is found when it is read.
-    struct Entry: Equatable {
-        var key: Int64
-        var version: Int64
-        var offset: Int
-        var size: Int
-        var crc: UInt32
+    package struct Entry: Equatable {
+        package var key: Int64
+        package var version: Int64
+        package var offset: Int
+        package var size: Int
+        package var crc: UInt32
     }
 
     /// Where the snapshot starts in the file.
-    let base: Int
-    let length: Int
-    let entities: [EntityPart]
-    let indexes: [IndexPart]
-    let columns: [ColumnPart]
+    package let base: Int
+    package let length: Int
+    package let entities: [EntityPart]
+    package let indexes: [IndexPart]
+    package let columns: [ColumnPart]
 
     // MARK: Reading
 
     /// Reads and checks the snapshot's tables (not its rows): a few hundred bytes.
-    static func open(_ fd: Int32, base: Int, length: Int, entityCount: Int, path: String) throws -> Snapshot {
+    package static func open(_ fd: Int32, base: Int, length: Int, entityCount: Int, path: String) throws -> Snapshot {
         func corrupt(_ reason: String) -> StoreError { .corrupt(path: path, reason: "snapshot at byte \(base): \(reason)") }
         let prefix = try FileIO.read(fd, count: prefixSize, at: base, path: path)
         guard prefix.count == prefixSize, length >= prefixSize, Array(prefix[0..<4]) == magic else { throw corrupt("no snapshot signature") }
@@ -281,7 +281,7 @@ struct Snapshot {
     }
 
     /// Reads one column, checked against its checksum.
-    func column(_ part: ColumnPart, fd: Int32, path: String) throws -> Column {
+    package func column(_ part: ColumnPart, fd: Int32, path: String) throws -> Column {
         let rows = entities[part.entity].rowCount
         let size = Column.byteCount(rows: rows, present: part.present, width: part.width)
         let bytes = try FileIO.read(fd, count: size, at: base + part.offset, path: path)
@@ -293,27 +293,27 @@ struct Snapshot {
     }
 
     /// Which rows of a loaded entity had their checksum checked. Used under the store's lock.
-    final class CheckedRows {
+    package final class CheckedRows {
         private var bits: [UInt64]
-        init(count: Int) { bits = [UInt64](repeating: 0, count: (count + 63) / 64) }
-        func contains(_ i: Int) -> Bool { bits[i >> 6] & (1 << UInt64(i & 63)) != 0 }
-        func insert(_ i: Int) { bits[i >> 6] |= 1 << UInt64(i & 63) }
+        package init(count: Int) { bits = [UInt64](repeating: 0, count: (count + 63) / 64) }
+        package func contains(_ i: Int) -> Bool { bits[i >> 6] & (1 << UInt64(i & 63)) != 0 }
+        package func insert(_ i: Int) { bits[i >> 6] |= 1 << UInt64(i & 63) }
     }
 
     /// The keys of a directory, read from its bytes where they are (not copied into an
     /// array of their own: 8 bytes a row).
-    struct Keys: RandomAccessCollection {
-        let bytes: [UInt8]
-        let part: EntityPart
-        var startIndex: Int { 0 }
-        var endIndex: Int { part.rowCount }
-        subscript(position: Int) -> Int64 {
+    package struct Keys: RandomAccessCollection {
+        package let bytes: [UInt8]
+        package let part: EntityPart
+        package var startIndex: Int { 0 }
+        package var endIndex: Int { part.rowCount }
+        package subscript(position: Int) -> Int64 {
             if let first = part.firstKey { return first + Int64(position) }
             return Snapshot.key(in: bytes, at: position, part: part)
         }
 
         /// Calls `body` with each position and key in order, reading the directory in one pass.
-        func forEachKey(_ body: (Int, Int64) throws -> Void) rethrows {
+        package func forEachKey(_ body: (Int, Int64) throws -> Void) rethrows {
             if let first = part.firstKey {
                 for position in 0..<part.rowCount { try body(position, first + Int64(position)) }
                 return
@@ -331,27 +331,27 @@ struct Snapshot {
     }
 
     /// An entity's directory and rows, read in one piece (for fetches that visit every row).
-    struct Loaded {
-        let part: EntityPart
+    package struct Loaded {
+        package let part: EntityPart
         /// The directory followed by the rows.
-        let bytes: [UInt8]
+        package let bytes: [UInt8]
         private let checked: CheckedRows
 
-        init(part: EntityPart, bytes: [UInt8]) {
+        package init(part: EntityPart, bytes: [UInt8]) {
             self.part = part
             self.bytes = bytes
             checked = CheckedRows(count: part.rowCount)
         }
 
         /// The directory's keys, in order.
-        var keys: Keys { Keys(bytes: bytes, part: part) }
+        package var keys: Keys { Keys(bytes: bytes, part: part) }
 
-        func entry(at index: Int) -> Entry {
+        package func entry(at index: Int) -> Entry {
             Snapshot.entry(in: bytes, at: index, first: 0, part: part)
         }
 
         /// The directory position of a key.
-        func find(_ key: Int64) -> Int? {
+        package func find(_ key: Int64) -> Int? {
             if let first = part.firstKey {
                 guard key >= first, key - first < Int64(part.rowCount) else { return nil }
                 return Int(key - first)
@@ -369,7 +369,7 @@ struct Snapshot {
 
         /// The row at a directory position: where its encoded slots start, checked against
         /// its checksum the first time it is asked for (the caller holds the store's lock).
-        func row(at index: Int, path: String) throws -> (entry: Entry, start: Int) {
+        package func row(at index: Int, path: String) throws -> (entry: Entry, start: Int) {
             let (entry, start) = try place(at: index, path: path)
             if !checked.contains(index) {
                 guard Snapshot.checksum(entry, bytes[start..<start + entry.size]) == entry.crc else {
@@ -382,7 +382,7 @@ struct Snapshot {
 
         /// The row at a directory position, its place checked but not its bytes: for a row
         /// the caller lists and will not read (the columns rejected it).
-        func place(at index: Int, path: String) throws -> (entry: Entry, start: Int) {
+        package func place(at index: Int, path: String) throws -> (entry: Entry, start: Int) {
             let entry = entry(at: index)
             let start = entry.offset &- part.directoryOffset
             guard entry.offset >= part.rowsOffset, start >= 0, entry.size >= 0, start <= bytes.count, entry.size <= bytes.count - start else {
@@ -393,7 +393,7 @@ struct Snapshot {
     }
 
     /// Reads an entity's directory and rows, checking the directory's checksum and order.
-    func load(entity index: Int, fd: Int32, path: String) throws -> Loaded {
+    package func load(entity index: Int, fd: Int32, path: String) throws -> Loaded {
         let part = entities[index]
         let count = part.rowsOffset + part.rowsLength - part.directoryOffset
         let bytes = try FileIO.read(fd, count: count, at: base + part.directoryOffset, path: path)
@@ -413,7 +413,7 @@ struct Snapshot {
 
     /// Finds one row without reading the entity: a binary search over the directory in the
     /// file, then one read of the row. Returns its entry and encoded slots.
-    func find(key: Int64, entity index: Int, fd: Int32, path: String) throws -> (entry: Entry, bytes: [UInt8])? {
+    package func find(key: Int64, entity index: Int, fd: Int32, path: String) throws -> (entry: Entry, bytes: [UInt8])? {
         let part = entities[index]
         if let first = part.firstKey {
             guard key >= first, key - first < Int64(part.rowCount) else { return nil }
@@ -439,7 +439,7 @@ struct Snapshot {
 
     /// The directory entries of `positions` as read from the file, and the position of the
     /// first entry read: a narrow entry holds where its row ends, so the one before is read too.
-    func directoryRun(_ part: EntityPart, _ positions: Range<Int>, fd: Int32, path: String) throws -> (bytes: [UInt8], first: Int) {
+    package func directoryRun(_ part: EntityPart, _ positions: Range<Int>, fd: Int32, path: String) throws -> (bytes: [UInt8], first: Int) {
         let first = part.isNarrow ? max(0, positions.lowerBound - 1) : positions.lowerBound
         let count = (positions.upperBound - first) * part.entrySize
         let run = try FileIO.read(fd, count: count, at: base + part.directoryOffset + first * part.entrySize, path: path)
@@ -449,7 +449,7 @@ struct Snapshot {
 
     /// The encoded slots a directory entry points at, checked to lie in the entity's rows
     /// and against the row's checksum.
-    func readRow(_ entry: Entry, of part: EntityPart, fd: Int32, path: String) throws -> [UInt8] {
+    package func readRow(_ entry: Entry, of part: EntityPart, fd: Int32, path: String) throws -> [UInt8] {
         guard entry.offset >= part.rowsOffset, entry.size >= 0, entry.offset <= part.rowsOffset + part.rowsLength,
               entry.size <= part.rowsOffset + part.rowsLength - entry.offset else {
             throw StoreError.corrupt(path: path, reason: "a snapshot row of key \(entry.key) lies outside its entity")
@@ -464,7 +464,7 @@ struct Snapshot {
     /// The `width` bytes at `at` as a little-endian unsigned number (the caller checked they
     /// are there).
     @inline(__always)
-    static func littleEndian(_ raw: UnsafeRawBufferPointer, _ at: Int, _ width: Int) -> UInt64 {
+    package static func littleEndian(_ raw: UnsafeRawBufferPointer, _ at: Int, _ width: Int) -> UInt64 {
         switch width {
         case 1: return UInt64(raw[at])
         case 2: return UInt64(UInt16(littleEndian: raw.loadUnaligned(fromByteOffset: at, as: UInt16.self)))
@@ -479,11 +479,11 @@ struct Snapshot {
     }
 
     /// The fewest bytes that hold a non-negative number (at least one).
-    static func bytesNeeded(_ n: UInt64) -> Int { max(1, (64 - n.leadingZeroBitCount + 7) / 8) }
+    package static func bytesNeeded(_ n: UInt64) -> Int { max(1, (64 - n.leadingZeroBitCount + 7) / 8) }
 
     /// The key of entry `i` of directory bytes that start with an entry (zero when short),
     /// in a directory that writes its keys.
-    static func key(in bytes: [UInt8], at i: Int, part: EntityPart) -> Int64 {
+    package static func key(in bytes: [UInt8], at i: Int, part: EntityPart) -> Int64 {
         let at = i * part.entrySize
         guard at >= 0, bytes.count - at >= part.entrySize else { return 0 }
         return bytes.withUnsafeBytes { raw in
@@ -495,7 +495,7 @@ struct Snapshot {
     /// The entry at directory position `position`, from directory bytes that start with the
     /// entry at position `first` (for a narrow entry, the one before it as well, when there
     /// is one). Callers check that the directory holds the entry; a short one reads as zeros.
-    static func entry(in bytes: [UInt8], at position: Int, first: Int, part: EntityPart) -> Entry {
+    package static func entry(in bytes: [UInt8], at position: Int, first: Int, part: EntityPart) -> Entry {
         let at = (position - first) * part.entrySize
         guard at >= 0, bytes.count - at >= part.entrySize, !part.isNarrow || position == 0 || at >= part.entrySize else {
             return Entry(key: 0, version: 0, offset: 0, size: 0, crc: 0)
@@ -518,7 +518,7 @@ struct Snapshot {
     }
 
     /// The CRC-32 of a row's key and version (8 bytes each) and its slots.
-    static func checksum(_ entry: Entry, _ row: ArraySlice<UInt8>) -> UInt32 {
+    package static func checksum(_ entry: Entry, _ row: ArraySlice<UInt8>) -> UInt32 {
         // Key and version little-endian, as ByteWriter writes them, without an array.
         let head = (UInt64(bitPattern: entry.key).littleEndian, UInt64(bitPattern: entry.version).littleEndian)
         let headCRC = withUnsafeBytes(of: head) { CRC32.checksum($0) }
@@ -526,7 +526,7 @@ struct Snapshot {
     }
 
     /// FNV-1a: a hash that is the same in every process (Swift's `Hasher` is seeded per run).
-    static func hash(_ bytes: [UInt8]) -> UInt64 {
+    package static func hash(_ bytes: [UInt8]) -> UInt64 {
         bytes.withUnsafeBytes { RowCodec.hash($0) }
     }
 

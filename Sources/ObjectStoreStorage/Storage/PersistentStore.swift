@@ -186,10 +186,19 @@ public struct StoreConflictError: Error, Sendable, CustomStringConvertible {
         public var storedVersion: Int64?
         /// The keys whose stored value differs from what the context had loaded (empty when unknown).
         public var keys: [String]
+
+        package init(objectID: ObjectID, expectedVersion: Int64, storedVersion: Int64?, keys: [String]) {
+            self.objectID = objectID
+            self.expectedVersion = expectedVersion
+            self.storedVersion = storedVersion
+            self.keys = keys
+        }
     }
 
     /// Every conflicting object.
     public var conflicts: [Conflict]
+
+    package init(conflicts: [Conflict]) { self.conflicts = conflicts }
 
     public var description: String {
         let lines = conflicts.map { c in
@@ -203,8 +212,10 @@ public struct StoreConflictError: Error, Sendable, CustomStringConvertible {
 
 /// Uniqueness constraints checked by a store while it holds its lock, so two writers can
 /// never both add the same value: the changed rows against the saved ones.
-struct UniquenessCheck {
+package struct UniquenessCheck {
     let model: ManagedObjectModel
+
+    package init(model: ManagedObjectModel) { self.model = model }
 
     /// The saved objects (of the owner entity or its sub-entities) whose values of the
     /// owner's `constraint`-th uniqueness constraint, as the constraint compares them, are
@@ -275,29 +286,29 @@ struct UniquenessCheck {
     /// One uniqueness constraint a row of some entity must keep: the owner (the entity or
     /// an ancestor), the constraint's number and names, its slots (the owner's slots are the
     /// row's: a sub-entity's layout extends its parent's) and which of them fold case.
-    struct Constrained {
+    package struct Constrained {
         let owner: EntityDescription
         let number: Int
-        let constraint: [String]
+        package let constraint: [String]
         let slots: [Int]
         /// Per slot, the attribute whose comparison folds its values, if it does.
         let folding: [AttributeDescription?]
         /// Where the values changed rows take for it are collected.
-        let bucket: Int
+        package let bucket: Int
 
         /// The values as the constraint compares them.
-        func comparable(_ key: [SlotValue]) -> [SlotValue] { UniquenessCheck.comparable(key, folding: folding) }
+        package func comparable(_ key: [SlotValue]) -> [SlotValue] { UniquenessCheck.comparable(key, folding: folding) }
 
         /// The constrained values of a row, nil when one is nil (the constraint does not
         /// apply) or the row is too short.
-        func key(of slots: [SlotValue]) -> [SlotValue]? {
+        package func key(of slots: [SlotValue]) -> [SlotValue]? {
             guard self.slots.allSatisfy({ $0 < slots.count }) else { return nil }
             let key = self.slots.map { slots[$0] }
             return key.contains(.value(.null)) ? nil : key
         }
 
         /// What a failure says when `other` holds these values already.
-        func clash(_ key: [SlotValue], with other: ObjectID) -> String {
+        package func clash(_ key: [SlotValue], with other: ObjectID) -> String {
             let description = zip(constraint, key).map { "\($0.0) = \($0.1.value)" }.joined(separator: ", ")
             return "another \(owner.name) already has \(description) (\(other))"
         }
@@ -305,7 +316,7 @@ struct UniquenessCheck {
 
     /// The constraints rows of an entity keep, each with its owner's bucket (numbered in
     /// `buckets`, by owner and constraint, as they are first met).
-    func constrained(_ entityName: String, buckets: inout [String: Int]) -> [Constrained] {
+    package func constrained(_ entityName: String, buckets: inout [String: Int]) -> [Constrained] {
         guard let entity = model.entity(named: entityName) else { return [] }
         var result: [Constrained] = []
         for ownerName in [entity.name] + entity.ancestorNames {
@@ -347,17 +358,17 @@ struct UniquenessCheck {
     }
 
     /// The values of a constraint as it compares them: case-insensitive attributes folded.
-    static func comparable(_ key: [SlotValue], constraint: [String], in entity: EntityDescription) -> [SlotValue] {
+    package static func comparable(_ key: [SlotValue], constraint: [String], in entity: EntityDescription) -> [SlotValue] {
         comparable(key, folding: folding(constraint, in: entity))
     }
 
     /// Per attribute of a constraint, the attribute when its comparison folds case, else nil.
-    static func folding(_ constraint: [String], in entity: EntityDescription) -> [AttributeDescription?] {
+    package static func folding(_ constraint: [String], in entity: EntityDescription) -> [AttributeDescription?] {
         constraint.map { name in entity.attribute(named: name).flatMap { $0.isCaseInsensitive ? $0 : nil } }
     }
 
     /// The values as a constraint with this `folding` compares them.
-    static func comparable(_ key: [SlotValue], folding: [AttributeDescription?]) -> [SlotValue] {
+    package static func comparable(_ key: [SlotValue], folding: [AttributeDescription?]) -> [SlotValue] {
         guard folding.contains(where: { $0 != nil }) else { return key }
         return zip(key, folding).map { slot, attribute in
             guard let attribute, case .value(let value) = slot else { return slot }
@@ -419,21 +430,21 @@ package struct IndexCandidates {
 
 /// The encoded rows of one entity, in key order.
 package struct RowScan {
-    let codec: RowCodec
-    let path: String
-    let rows: [(key: Int64, version: Int64, bytes: [UInt8], start: Int)]
+    package let codec: RowCodec
+    package let path: String
+    package let rows: [(key: Int64, version: Int64, bytes: [UInt8], start: Int)]
     /// Empty, or per row what the predicate given to the scan says of it: 1 match, 2 no
     /// match, 0 undecided (a row of the log, or no columns): test it.
-    var verdicts: [UInt8] = []
+    package var verdicts: [UInt8] = []
     /// Matches the store counted and did not list (a scan `leavingUnread` when the caller
     /// holds no object of the entity): rows the columns accept for the whole predicate.
-    var counted = 0
+    package var counted = 0
     /// The entity's row shape (the slot blanks sparse rows leave out, the kinds typed rows
     /// write).
     var shape = RowCodec.Shape()
 
     /// Every slot of a row.
-    func slots(at index: Int) throws -> [SlotValue] {
+    package func slots(at index: Int) throws -> [SlotValue] {
         let row = rows[index]
         var reader = ByteReader(row.bytes, from: row.start)
         do {
@@ -445,7 +456,7 @@ package struct RowScan {
 
     /// The slots `wanted` marks, decoded into `slots`; returns the row's number of slots.
     @discardableResult
-    func decode(_ index: Int, into slots: inout [SlotValue], wanted: [Bool]) throws -> Int {
+    package func decode(_ index: Int, into slots: inout [SlotValue], wanted: [Bool]) throws -> Int {
         let row = rows[index]
         var reader = ByteReader(row.bytes, from: row.start)
         do {

@@ -13,7 +13,7 @@ extension BinaryStore {
     /// store reaches it only through its `Locked<Core>`, after taking the file's lock, so one
     /// thread at a time: the one place that promise is made by hand (`@unchecked`), for this
     /// class, not for every value a `Locked` may hold.
-    final class Core: @unchecked Sendable {
+    package final class Core: @unchecked Sendable {
         let path: String
         let model: ManagedObjectModel
         var state = BinaryStore.State()

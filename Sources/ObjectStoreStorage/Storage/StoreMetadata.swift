@@ -24,7 +24,7 @@ public struct StoreMetadata: Sendable, Hashable {
         self.nextKeys = nextKeys
     }
 
-    init(storeIdentifier: String, modelVersionName: String?, entityVersionHashes: [String: VersionHash], schemaText: String, nextKeys: [String: Int64]) {
+    package init(storeIdentifier: String, modelVersionName: String?, entityVersionHashes: [String: VersionHash], schemaText: String, nextKeys: [String: Int64]) {
         self.storeIdentifier = storeIdentifier
         self.modelVersionName = modelVersionName
         self.entityVersionHashes = entityVersionHashes
@@ -48,7 +48,7 @@ public struct StoreMetadata: Sendable, Hashable {
 
     /// Throws ``StoreError/incompatibleModel(path:entities:)`` unless the store was written
     /// with `model`'s entity hashes.
-    func requireCompatible(with model: ManagedObjectModel, path: String) throws {
+    package func requireCompatible(with model: ManagedObjectModel, path: String) throws {
         let differing = incompatibleEntities(with: model)
         if !differing.isEmpty { throw StoreError.incompatibleModel(path: path, entities: differing) }
     }
@@ -63,7 +63,7 @@ extension StoreChanges {
     /// Gives inserted rows with temporary IDs permanent keys (per entity, from `nextKeys`),
     /// and replaces those IDs wherever the changes refer to them. Returns the new changes,
     /// the mapping and the next free keys.
-    func assigningKeys(from nextKeys: [String: Int64]) -> (changes: StoreChanges, mapping: [ObjectID: ObjectID], nextKeys: [String: Int64]) {
+    package func assigningKeys(from nextKeys: [String: Int64]) -> (changes: StoreChanges, mapping: [ObjectID: ObjectID], nextKeys: [String: Int64]) {
         var keys = nextKeys
         var mapping: [ObjectID: ObjectID] = [:]
         for row in inserted where row.objectID.isTemporary {

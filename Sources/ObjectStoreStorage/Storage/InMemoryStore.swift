@@ -130,7 +130,7 @@ extension InMemoryStore {
 }
 
 /// Checks the expected versions of a save against a store's current ones.
-func checkVersions(_ changes: StoreChanges, current: (ObjectID) throws -> Int64?) throws {
+package func checkVersions(_ changes: StoreChanges, current: (ObjectID) throws -> Int64?) throws {
     var conflicts: [StoreConflictError.Conflict] = []
     for (row, expected) in changes.updated {
         let stored = try current(row.objectID)

@@ -6,7 +6,7 @@ import ObjectStoreModel
 extension Snapshot {
     /// The (entity, key) pairs an index lists under a hash.
     /// `nil` when there is no index for the constraint as the model defines it now.
-    func candidates(owner: Int, constraint: Int, signature: UInt32, hash: UInt64, fd: Int32, path: String) throws -> [(entity: Int, key: Int64)]? {
+    package func candidates(owner: Int, constraint: Int, signature: UInt32, hash: UInt64, fd: Int32, path: String) throws -> [(entity: Int, key: Int64)]? {
         guard let part = indexes.first(where: { $0.owner == owner && $0.constraint == constraint && $0.signature == signature }) else { return nil }
         func read(_ range: Range<Int>) throws -> [UInt8] { try readEntries(part, range, fd: fd, path: path) }
         // The first entry whose hash is not below `hash` (as much of it as the index keeps).
@@ -35,7 +35,7 @@ extension Snapshot {
     /// Entry `i` of index bytes that start with an entry: the hash (as much as the index
     /// keeps) or the value, the entity, the directory position (zero in a uniqueness index)
     /// and the key. Callers read whole entries.
-    static func indexEntry(in bytes: [UInt8], at i: Int, part: IndexPart) -> (value: UInt64, entity: Int, position: Int, key: Int64) {
+    package static func indexEntry(in bytes: [UInt8], at i: Int, part: IndexPart) -> (value: UInt64, entity: Int, position: Int, key: Int64) {
         let at = i * part.entrySize
         guard at >= 0, bytes.count - at >= part.entrySize else { return (0, 0, 0, 0) }
         return bytes.withUnsafeBytes { raw in
@@ -60,7 +60,7 @@ extension Snapshot {
     }
 
     /// Every entry of an index, checked against its checksum (for integrity checks).
-    func indexEntries(_ part: IndexPart, fd: Int32, path: String) throws -> [(hash: UInt64, entity: Int, position: Int, key: Int64)] {
+    package func indexEntries(_ part: IndexPart, fd: Int32, path: String) throws -> [(hash: UInt64, entity: Int, position: Int, key: Int64)] {
         let bytes = try FileIO.read(fd, count: part.count * part.entrySize, at: base + part.offset, path: path)
         guard bytes.count == part.count * part.entrySize, CRC32.checksum(bytes) == part.crc else {
             throw StoreError.corrupt(path: path, reason: "snapshot at byte \(base): an index checksum does not match")
@@ -72,9 +72,9 @@ extension Snapshot {
     }
 
     /// One end of a range: a column value (as the column stores it) and whether it is in.
-    struct Bound {
-        var bits: UInt64
-        var inclusive: Bool
+    package struct Bound {
+        package var bits: UInt64
+        package var inclusive: Bool
     }
 
     /// The (directory position, key) of the rows a schema index lists between two bounds
@@ -82,12 +82,12 @@ extension Snapshot {
     /// entries in the file, then one read of the range. The entries are not checksummed
     /// here (``indexEntries(_:fd:path:)`` is, for integrity checks); each position is
     /// checked against the row's directory entry by the caller.
-    func range(_ part: IndexPart, kind: Column.Kind, from lower: Bound?, to upper: Bound?, fd: Int32, path: String) throws -> [(position: Int, key: Int64)] {
+    package func range(_ part: IndexPart, kind: Column.Kind, from lower: Bound?, to upper: Bound?, fd: Int32, path: String) throws -> [(position: Int, key: Int64)] {
         try entries(part, try span(part, kind: kind, from: lower, to: upper, fd: fd, path: path), fd: fd, path: path)
     }
 
     /// The (directory position, key) of a span of an index's entries (from ``span(_:kind:from:to:fd:path:)``).
-    func entries(_ part: IndexPart, _ span: Range<Int>, fd: Int32, path: String) throws -> [(position: Int, key: Int64)] {
+    package func entries(_ part: IndexPart, _ span: Range<Int>, fd: Int32, path: String) throws -> [(position: Int, key: Int64)] {
         guard !span.isEmpty else { return [] }
         let bytes = try readEntries(part, span, fd: fd, path: path)
         return (0..<span.count).map { i in
@@ -97,12 +97,12 @@ extension Snapshot {
     }
 
     /// The value (as its column stores it) of entry `i` of an index, in index order.
-    func entryValue(_ part: IndexPart, at i: Int, fd: Int32, path: String) throws -> UInt64 {
+    package func entryValue(_ part: IndexPart, at i: Int, fd: Int32, path: String) throws -> UInt64 {
         guard (0..<part.count).contains(i) else { throw StoreError.corrupt(path: path, reason: "snapshot at byte \(base): an index is truncated") }
         return Self.indexEntry(in: try readEntries(part, i..<i + 1, fd: fd, path: path), at: 0, part: part).value
     }
 
-    func readEntries(_ part: IndexPart, _ range: Range<Int>, fd: Int32, path: String) throws -> [UInt8] {
+    package func readEntries(_ part: IndexPart, _ range: Range<Int>, fd: Int32, path: String) throws -> [UInt8] {
         let bytes = try FileIO.read(fd, count: range.count * part.entrySize, at: base + part.offset + range.lowerBound * part.entrySize, path: path)
         guard bytes.count == range.count * part.entrySize else { throw StoreError.corrupt(path: path, reason: "snapshot at byte \(base): an index is truncated") }
         return bytes
@@ -111,7 +111,7 @@ extension Snapshot {
     /// The entries between two bounds: a binary search that reads one entry per step until
     /// at most ``searchBlock`` entries remain, then reads those at once and ends in memory;
     /// the upper bound's search starts where the lower one's ended.
-    func span(_ part: IndexPart, kind: Column.Kind, from lower: Bound?, to upper: Bound?, fd: Int32, path: String) throws -> Range<Int> {
+    package func span(_ part: IndexPart, kind: Column.Kind, from lower: Bound?, to upper: Bound?, fd: Int32, path: String) throws -> Range<Int> {
         let less = kind.less
         // The first entry from `low` for which `before` is false (entries are sorted so it is monotone).
         func partition(from low: Int, _ before: (UInt64) -> Bool) throws -> Int {
@@ -136,11 +136,11 @@ extension Snapshot {
 
     /// Entries a binary search of an index reads in one piece once its range is this narrow
     /// (4 KiB of narrow schema index entries).
-    static let searchBlock = 256
+    package static let searchBlock = 256
 
     /// One row at a directory position, without reading the entity: its entry and encoded
     /// slots, checked against the row's checksum. Nil when the position is past the directory.
-    func row(at position: Int, entity index: Int, fd: Int32, path: String) throws -> (entry: Entry, bytes: [UInt8])? {
+    package func row(at position: Int, entity index: Int, fd: Int32, path: String) throws -> (entry: Entry, bytes: [UInt8])? {
         let part = entities[index]
         guard position >= 0, position < part.rowCount else { return nil }
         let (run, first) = try directoryRun(part, position..<position + 1, fd: fd, path: path)

@@ -5,17 +5,17 @@ import ObjectStoreModel
 extension Snapshot {
     /// One row to write: its key, version and encoded slots (`length` bytes of `source`
     /// from `start`: the commit or snapshot part it was read from, not a copy).
-    struct Row {
-        var key: Int64
-        var version: Int64
-        var source: [UInt8]
-        var start: Int
-        var length: Int
+    package struct Row {
+        package var key: Int64
+        package var version: Int64
+        package var source: [UInt8]
+        package var start: Int
+        package var length: Int
 
-        var bytes: ArraySlice<UInt8> { source[start..<start + length] }
+        package var bytes: ArraySlice<UInt8> { source[start..<start + length] }
 
         /// The bytes of `rows` when they lie one after another in one array, else nil.
-        static func span(_ rows: [Row]) -> ArraySlice<UInt8>? {
+        package static func span(_ rows: [Row]) -> ArraySlice<UInt8>? {
             guard let first = rows.first else { return [] }
             let base = first.source.withUnsafeBufferPointer { $0.baseAddress }
             var end = first.start
@@ -30,15 +30,15 @@ extension Snapshot {
     /// One index to write. A uniqueness index is written sorted by (hash, entity, key); a
     /// schema index (with `positions`) in the order given, each entry with its row's
     /// directory position.
-    struct Index {
-        var owner: Int
-        var constraint: Int
-        var signature: UInt32
-        var entries: [(hash: UInt64, entity: Int, key: Int64)]
-        var positions: [Int]? = nil
+    package struct Index {
+        package var owner: Int
+        package var constraint: Int
+        package var signature: UInt32
+        package var entries: [(hash: UInt64, entity: Int, key: Int64)]
+        package var positions: [Int]? = nil
         /// How a schema index's values order and narrow: its column's kind (hashes, and
         /// uniqueness indexes, as integers).
-        var kind: Column.Kind = .integer
+        package var kind: Column.Kind = .integer
     }
 
     /// The bytes of a snapshot (store format 1.0): `rows[i]` are entity i's rows sorted by
@@ -46,7 +46,7 @@ extension Snapshot {
     /// indexes' entries is as wide as its largest value needs (wide entries only where a
     /// value cannot be packed: a negative key or version), a directory of consecutive keys
     /// leaves them out, and column values are narrow where they fit.
-    static func bytes(rows: [[Row]], indexes: [Index], columns: [[(slot: Int, column: Column)]]) -> [UInt8] {
+    package static func bytes(rows: [[Row]], indexes: [Index], columns: [[(slot: Int, column: Column)]]) -> [UInt8] {
         let columnTotal = columns.reduce(0) { $0 + $1.count }
         let tableSize = rows.count * entityPartSize + indexes.count * indexPartSize + columnTotal * columnPartSize
         var body = ByteWriter()

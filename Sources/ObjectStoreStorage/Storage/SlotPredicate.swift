@@ -25,16 +25,16 @@ package indirect enum SlotPredicate {
     case reference(slot: Int, targets: Set<ObjectID>)
 
     /// Whether an object with these slots matches.
-    func matches(_ slots: [SlotValue]) throws -> Bool {
+    package func matches(_ slots: [SlotValue]) throws -> Bool {
         try matches(reading: slots)
     }
 
     /// Whether an object with these slots matches (decoded, or read from the row in place).
-    func matches(_ slots: Slots) throws -> Bool {
+    package func matches(_ slots: Slots) throws -> Bool {
         try slots.satisfy(self)
     }
 
-    func matches<S: RandomAccessCollection<SlotValue>>(reading slots: S) throws -> Bool where S.Index == Int {
+    package func matches<S: RandomAccessCollection<SlotValue>>(reading slots: S) throws -> Bool where S.Index == Int {
         switch self {
         case .constant(let value): return value
         case .not(let inner): return try !inner.matches(reading: slots)
@@ -57,7 +57,7 @@ package indirect enum SlotPredicate {
 extension SlotPredicate {
     /// Whether the predicate is false for every object with no value in `slot`: one of its
     /// ANDed comparisons of that slot rejects nil.
-    func rejectsNil(inSlot slot: Int) throws -> Bool {
+    package func rejectsNil(inSlot slot: Int) throws -> Bool {
         switch self {
         case .and(let a, let b): return try a.rejectsNil(inSlot: slot) || b.rejectsNil(inSlot: slot)
         case .constant(let value): return !value
@@ -70,7 +70,7 @@ extension SlotPredicate {
     }
 
     /// The slots the predicate compares.
-    var slots: Set<Int> {
+    package var slots: Set<Int> {
         switch self {
         case .constant: return []
         case .not(let inner): return inner.slots
@@ -83,7 +83,7 @@ extension SlotPredicate {
     /// the predicate the columns cannot decide, which ``verdicts(_:rows:)`` names, leaves the
     /// rows it matters for undecided: `a AND b` with only `a` decided is 2 where `a` fails).
     /// Nil when nothing is decided.
-    func decisions(_ columns: [Int: Column], rows: Int) throws -> [UInt8]? {
+    package func decisions(_ columns: [Int: Column], rows: Int) throws -> [UInt8]? {
         switch self {
         case .constant, .compare:
             return try verdicts(columns, rows: rows).map { $0.map { $0 ? 1 : 2 } }
@@ -114,7 +114,7 @@ extension SlotPredicate {
     /// another type than the column's, or an operator other than =, !=, <, <=, >, >= and IN.
     /// Rows with nil are decided by the same test as ``matches(_:)``; for the others the
     /// typed comparison agrees with it (columns hold no NaN; a NaN date constant is refused).
-    func verdicts(_ columns: [Int: Column], rows: Int) throws -> [Bool]? {
+    package func verdicts(_ columns: [Int: Column], rows: Int) throws -> [Bool]? {
         switch self {
         case .constant(let value): return [Bool](repeating: value, count: rows)
         case .not(let inner):
@@ -203,15 +203,15 @@ package enum SlotConstant {
 /// A slot predicate ready to test many objects: when it is an AND of comparisons the direct
 /// tests decide (the common shape: `priority >= 2 AND dueDate < $now`), they are tested as
 /// a flat list, without walking the predicate's tree per object.
-struct SlotTest {
-    let predicate: SlotPredicate
+package struct SlotTest {
+    package let predicate: SlotPredicate
     /// The ANDed direct comparisons, in the predicate's order; empty when it has another
     /// shape.
-    let conjuncts: [(slot: Int, test: DirectTest)]
+    package let conjuncts: [(slot: Int, test: DirectTest)]
     /// Whether the predicate is made only of ANDed direct comparisons (it then has one at least).
-    var isFlat: Bool { !conjuncts.isEmpty }
+    package var isFlat: Bool { !conjuncts.isEmpty }
 
-    init(_ predicate: SlotPredicate) {
+    package init(_ predicate: SlotPredicate) {
         func flattened(_ p: SlotPredicate) -> [(slot: Int, test: DirectTest)]? {
             switch p {
             case .and(let a, let b):
@@ -228,7 +228,7 @@ struct SlotTest {
     /// Whether `values` pass: the flat list's verdict, or the predicate's when a comparison
     /// meets a value its direct test does not decide (as ``SlotPredicate`` decides it: an
     /// earlier comparison that fails decides the AND).
-    func matches(_ values: [SlotValue]) throws -> Bool {
+    package func matches(_ values: [SlotValue]) throws -> Bool {
         guard isFlat else { return try predicate.matches(reading: values) }
         for (slot, test) in conjuncts {
             guard slot < values.count, case .value(let value) = values[slot] else { return false }
@@ -248,7 +248,7 @@ package enum DirectTest {
     case integer(Int64, PredicateComparison.Operator)
 
     /// The direct test of `op` with `constant` on the right, when there is one.
-    init?(_ op: PredicateComparison.Operator, _ constant: SlotConstant) {
+    package init?(_ op: PredicateComparison.Operator, _ constant: SlotConstant) {
         guard case .value(let right) = constant else { return nil }
         switch (op, right) {
         case (.equal, .null), (.notEqual, .null): self = .null(equal: op == .equal)
@@ -266,7 +266,7 @@ package enum DirectTest {
     /// general comparison does). Nil against a date or an integer has no order and equals
     /// nothing: only `!=` holds.
     @inline(__always)
-    func test(_ value: Value) -> Bool? {
+    package func test(_ value: Value) -> Bool? {
         switch self {
         case .null(let equal):
             return value.isNull == equal
