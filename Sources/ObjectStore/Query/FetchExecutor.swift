@@ -75,8 +75,23 @@ struct FetchExecutor {
         }
     }
 
-    /// A saved state a match hands over, read when asked for.
-    typealias SavedState = () throws -> (slots: Slots, version: Int64)
+    /// A match's saved state, read when called: a row of a scan, decoded
+    /// then, or a snapshot already read. A value, so handing one to each match allocates
+    /// nothing (a closure capturing the row did, per match).
+    struct SavedState {
+        fileprivate enum Source {
+            case row(SavedRows, Int)
+            case read(slots: Slots, version: Int64)
+        }
+        fileprivate let source: Source
+
+        func callAsFunction() throws -> (slots: Slots, version: Int64) {
+            switch source {
+            case .row(let rows, let index): return try rows.state(at: index)
+            case .read(let slots, let version): return (slots, version)
+            }
+        }
+    }
 
     /// Makes matches into objects: the registered one, or a fault (as Core Data fetches
     /// them) that keeps the row already read, so using it reads nothing again.
@@ -274,7 +289,7 @@ struct FetchExecutor {
     /// (the others may hold their initial values).
     func forEachMatch(of predicate: ObjectPredicate, entity: EntityDescription, makingObjects makesObjects: Bool = false,
                       counted: ((Int) -> Void)? = nil, readingInPlace: Bool = false, decoding wanted: [Bool]? = nil,
-                      _ match: (ObjectID, ManagedObject?, (() throws -> (slots: Slots, version: Int64))?) throws -> Void) throws {
+                      _ match: (ObjectID, ManagedObject?, SavedState?) throws -> Void) throws {
         let test = try context.compiled(predicate, entity: entity)
         let scope = context.evaluationScope()
         if context.parent == nil, context.readsEncodedRows {
@@ -321,7 +336,7 @@ struct FetchExecutor {
             }
             guard let snapshot = try context.savedSnapshot(for: id), let rowEntity = context.model.entity(named: id.entityName) else { continue }
             let probe = probes.holding(snapshot.slots, of: id, entity: rowEntity)
-            if try test(probe, scope) { try match(id, nil, { snapshot }) }
+            if try test(probe, scope) { try match(id, nil, SavedState(source: .read(slots: snapshot.slots, version: snapshot.version))) }
         }
     }
 
@@ -330,7 +345,7 @@ struct FetchExecutor {
     /// only when it matches.
     private func forEachMatch(rowsOf store: any PersistentStore, test: PredicateClosure, scope: EvaluationScope, predicate: ObjectPredicate,
                               entity: EntityDescription, makingObjects makesObjects: Bool, counted: ((Int) -> Void)?, readingInPlace: Bool, decoding decodedSlots: [Bool]?,
-                              _ match: (ObjectID, ManagedObject?, (() throws -> (slots: Slots, version: Int64))?) throws -> Void) throws {
+                              _ match: (ObjectID, ManagedObject?, SavedState?) throws -> Void) throws {
         let countsOnly = counted != nil
         _ = try self.entity()
         context.processPendingChanges()
@@ -387,9 +402,7 @@ struct FetchExecutor {
             let rowsOfEntity = SavedRows(scan: scan, initial: initial, stored: stored,
                                          layout: readingInPlace ? context.rowLayout(rowEntity, codec: scan.codec) : nil,
                                          wanted: rowEntity.name == entity.name ? decodedSlots : nil)
-            func saved(_ index: Int) -> () throws -> (slots: Slots, version: Int64) {
-                { try rowsOfEntity.state(at: index) }
-            }
+            func saved(_ index: Int) -> SavedState { SavedState(source: .row(rowsOfEntity, index)) }
             for index in scan.rows.indices {
                 if decided, registeredKeys.isEmpty || !registeredKeys.contains(scan.rows[index].key) {
                     let verdict = scan.verdicts[index]
@@ -434,7 +447,7 @@ struct FetchExecutor {
     }
 
     /// The rows of one entity a scan listed, and how a matching one becomes saved state.
-    private final class SavedRows {
+    fileprivate final class SavedRows {
         let scan: RowScan
         let initial: [SlotValue]
         /// Per slot, whether stores write it (transient and derived values start initial).

@@ -9,7 +9,7 @@ import ObjectStoreModel
 /// so they agree on every value (nil, numbers across types, string options). Made from an
 /// ``ObjectPredicate`` above the store (`SlotPredicate(_:entity:)`); the store decides it on
 /// its columns and indexes and tests it on rows.
-package indirect enum SlotPredicate {
+@usableFromInline package indirect enum SlotPredicate {
     case constant(Bool)
     case not(SlotPredicate)
     case and(SlotPredicate, SlotPredicate)
@@ -34,7 +34,7 @@ package indirect enum SlotPredicate {
         try slots.satisfy(self)
     }
 
-    package func matches<S: RandomAccessCollection<SlotValue>>(reading slots: S) throws -> Bool where S.Index == Int {
+    @usableFromInline package func matches<S: RandomAccessCollection<SlotValue>>(reading slots: S) throws -> Bool where S.Index == Int {
         switch self {
         case .constant(let value): return value
         case .not(let inner): return try !inner.matches(reading: slots)
@@ -195,7 +195,7 @@ extension SlotPredicate {
 }
 
 /// The constant a slot is compared with: one value, or the list of an `IN`.
-package enum SlotConstant {
+@usableFromInline package enum SlotConstant {
     case value(Value)
     case list([Value])
 }
@@ -203,13 +203,13 @@ package enum SlotConstant {
 /// A slot predicate ready to test many objects: when it is an AND of comparisons the direct
 /// tests decide (the common shape: `priority >= 2 AND dueDate < $now`), they are tested as
 /// a flat list, without walking the predicate's tree per object.
-package struct SlotTest {
-    package let predicate: SlotPredicate
+@usableFromInline package struct SlotTest {
+    @usableFromInline package let predicate: SlotPredicate
     /// The ANDed direct comparisons, in the predicate's order; empty when it has another
     /// shape.
-    package let conjuncts: [(slot: Int, test: DirectTest)]
+    @usableFromInline package let conjuncts: [(slot: Int, test: DirectTest)]
     /// Whether the predicate is made only of ANDed direct comparisons (it then has one at least).
-    package var isFlat: Bool { !conjuncts.isEmpty }
+    @inlinable package var isFlat: Bool { !conjuncts.isEmpty }
 
     package init(_ predicate: SlotPredicate) {
         func flattened(_ p: SlotPredicate) -> [(slot: Int, test: DirectTest)]? {
@@ -228,7 +228,7 @@ package struct SlotTest {
     /// Whether `values` pass: the flat list's verdict, or the predicate's when a comparison
     /// meets a value its direct test does not decide (as ``SlotPredicate`` decides it: an
     /// earlier comparison that fails decides the AND).
-    package func matches(_ values: [SlotValue]) throws -> Bool {
+    @inlinable package func matches(_ values: [SlotValue]) throws -> Bool {
         guard isFlat else { return try predicate.matches(reading: values) }
         for (slot, test) in conjuncts {
             guard slot < values.count, case .value(let value) = values[slot] else { return false }
@@ -241,7 +241,7 @@ package struct SlotTest {
 
 /// A comparison of a value with a constant that needs none of the general comparison's
 /// work: nil or not, a string equal or not, a date or an integer against a constant.
-package enum DirectTest {
+@usableFromInline package enum DirectTest {
     case null(equal: Bool)
     case string(String, equal: Bool)
     case date(Date, PredicateComparison.Operator)
@@ -265,7 +265,7 @@ package enum DirectTest {
     /// The verdict for `value`, or nil when it is of a kind this test does not decide (the
     /// general comparison does). Nil against a date or an integer has no order and equals
     /// nothing: only `!=` holds.
-    @inline(__always)
+    @inlinable @inline(__always)
     package func test(_ value: Value) -> Bool? {
         switch self {
         case .null(let equal):

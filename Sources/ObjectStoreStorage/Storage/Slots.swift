@@ -4,10 +4,10 @@ import ObjectStoreModel
 /// How the binary store's encoded rows of one entity read as slots: the codec of the store's
 /// entity table, and the initial values of the slots stores do not write (transient and
 /// derived attributes). One per entity and store state, shared by every object read from it.
-package final class RowLayout {
+@usableFromInline package final class RowLayout {
     package let codec: RowCodec
     /// Initial values of the entity's slots.
-    package let initial: [SlotValue]
+    @usableFromInline package let initial: [SlotValue]
     /// Per slot, whether stores write it (the others read as their initial value).
     package let stored: [Bool]
     /// Each slot's blank (which sparse and typed rows leave out) and kind (typed rows).
@@ -21,16 +21,16 @@ package final class RowLayout {
         self.shape = shape.count == entity.properties.count ? shape : RowCodec.Shape(blanks: entity.properties.map(SlotValue.blank(for:)))
     }
 
-    package var count: Int { initial.count }
+    @inlinable package var count: Int { initial.count }
 }
 
 /// A row of the binary store read in place: the bytes it lives in (a snapshot part or a
 /// commit of the log, shared by every row read from them), where it starts, and its layout.
 /// Made only for a row ``RowCodec/check(_:)`` accepted, so reading it cannot fail.
-package struct EncodedRow {
+@usableFromInline package struct EncodedRow {
     package let bytes: [UInt8]
     package let start: Int
-    package let layout: RowLayout
+    @usableFromInline package let layout: RowLayout
 
     /// The row at `start` of `bytes` when it decodes with the layout's number of slots; nil
     /// when it has another number (rows of an entity whose slots changed read as initial
@@ -44,14 +44,14 @@ package struct EncodedRow {
     }
 
     /// One slot's value: the bytes before it skipped, only its own decoded.
-    package func slot(_ index: Int) -> SlotValue {
+    @usableFromInline package func slot(_ index: Int) -> SlotValue {
         guard layout.stored[index] else { return layout.initial[index] }
         var reader = ByteReader(bytes, from: start)
         return (try? layout.codec.slot(index, from: &reader, shape: layout.shape)) ?? layout.initial[index]
     }
 
     /// Every slot decoded.
-    package func decoded() -> [SlotValue] {
+    @usableFromInline package func decoded() -> [SlotValue] {
         var reader = ByteReader(bytes, from: start)
         guard var slots = try? layout.codec.decode(from: &reader, shape: layout.shape), slots.count == layout.count else { return layout.initial }
         for (index, isStored) in layout.stored.enumerated() where !isStored { slots[index] = layout.initial[index] }
@@ -79,24 +79,24 @@ package struct EncodedRow {
 /// from the store's encoded row until the first write (which decodes them all). A clean
 /// object loaded from the binary store so holds no decoded value (docs/ARCHITECTURE.md,
 /// "Objects read from the store's rows").
-package struct Slots: RandomAccessCollection, MutableCollection, ExpressibleByArrayLiteral {
+@usableFromInline package struct Slots: RandomAccessCollection, MutableCollection, ExpressibleByArrayLiteral {
     /// Decoded values, or the encoded row they are read from: one or the other, so the
     /// value takes 24 bytes (an object holds two: its values and its committed ones).
-    private enum Storage {
+    @usableFromInline enum Storage {
         case decoded([SlotValue])
         case encoded(EncodedRow)
     }
-    private var storage: Storage
+    @usableFromInline var storage: Storage
 
-    package init(_ values: [SlotValue] = []) {
+    @inlinable package init(_ values: [SlotValue] = []) {
         storage = .decoded(values)
     }
 
-    package init(arrayLiteral elements: SlotValue...) {
+    @inlinable package init(arrayLiteral elements: SlotValue...) {
         self.init(elements)
     }
 
-    package init(row: EncodedRow) {
+    @inlinable package init(row: EncodedRow) {
         storage = .encoded(row)
     }
 
@@ -110,7 +110,7 @@ package struct Slots: RandomAccessCollection, MutableCollection, ExpressibleByAr
 
     /// The values as an array (decoded from the row when it is encoded). Changed in place
     /// (a fetch decodes a row's wanted slots into them), which makes them decoded.
-    package var values: [SlotValue] {
+    @inlinable package var values: [SlotValue] {
         get {
             switch storage {
             case .decoded(let values): return values
@@ -130,21 +130,23 @@ package struct Slots: RandomAccessCollection, MutableCollection, ExpressibleByAr
     }
 
     /// The encoded row the values are read from, until a write decodes them.
-    package var row: EncodedRow? {
+    @inlinable package var row: EncodedRow? {
         if case .encoded(let row) = storage { return row }
         return nil
     }
 
-    package var startIndex: Int { 0 }
-    package var endIndex: Int {
-        switch storage {
-        case .decoded(let values): return values.count
-        case .encoded(let row): return row.layout.count
+    @inlinable package var startIndex: Int { 0 }
+    @inlinable package var endIndex: Int {
+        @inline(__always) get {
+            switch storage {
+            case .decoded(let values): return values.count
+            case .encoded(let row): return row.layout.count
+            }
         }
     }
 
-    package subscript(index: Int) -> SlotValue {
-        get {
+    @inlinable package subscript(index: Int) -> SlotValue {
+        @inline(__always) get {
             switch storage {
             case .decoded(let values): return values[index]
             case .encoded(let row): return row.slot(index)
@@ -173,7 +175,7 @@ package struct Slots: RandomAccessCollection, MutableCollection, ExpressibleByAr
     }
 
     /// Whether the values are read from an encoded row.
-    package var isEncoded: Bool { row != nil }
+    @inlinable package var isEncoded: Bool { row != nil }
 
     /// Decodes the row's values (nothing when they are decoded).
     package mutating func decode() {

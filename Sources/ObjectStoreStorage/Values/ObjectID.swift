@@ -23,12 +23,20 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
         case temporary(UInt64)
         /// Assigned by the store; never reused.
         case permanent(Int64)
+
+        @inlinable public static func == (a: Key, b: Key) -> Bool {
+            switch (a, b) {
+            case (.temporary(let x), .temporary(let y)): return x == y
+            case (.permanent(let x), .permanent(let y)): return x == y
+            default: return false
+            }
+        }
     }
 
     /// The entity and store, shared by every ID of that entity in that store: an ID is a
     /// reference and a key (17 bytes, 24 in an array), and comparing or hashing one compares a
     /// pointer, not an entity name and a 36-character store UUID.
-    package let scope: Scope
+    @usableFromInline package let scope: Scope
     /// The key within the store.
     public let key: Key
 
@@ -45,19 +53,19 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
 
     /// The ID of another object of this one's entity and store: a list of many IDs of one
     /// entity can keep their keys alone.
-    package func withKey(_ key: Key) -> ObjectID {
+    @inlinable package func withKey(_ key: Key) -> ObjectID {
         ObjectID(scope, key: key)
     }
 
     /// An ID in a scope already looked up (stores and fetches making many IDs of one entity).
-    package init(_ scope: Scope, key: Key) {
+    @inlinable package init(_ scope: Scope, key: Key) {
         self.scope = scope
         self.key = key
     }
 
     /// One entity of one store. Scopes are unique per (entity, store) pair, so two IDs are
     /// of the same entity and store exactly when they share the scope.
-    package final class Scope: Sendable {
+    @usableFromInline package final class Scope: Sendable {
         let entityName: String
         package let storeIdentifier: String
 
@@ -86,18 +94,18 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    public static func == (a: ObjectID, b: ObjectID) -> Bool {
+    @inlinable public static func == (a: ObjectID, b: ObjectID) -> Bool {
         a.key == b.key && a.scope === b.scope
     }
 
     /// Whether the ID will change when the object is saved.
-    public var isTemporary: Bool {
+    @inlinable public var isTemporary: Bool {
         if case .temporary = key { return true }
         return false
     }
 
     /// The store key of a permanent ID.
-    public var primaryKey: Int64? {
+    @inlinable public var primaryKey: Int64? {
         if case .permanent(let k) = key { return k }
         return nil
     }
@@ -133,7 +141,7 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
     public var description: String { uriRepresentation.absoluteString }
 
     /// Hashes the key and the scope's identity (no strings).
-    public func hash(into hasher: inout Hasher) {
+    @inlinable public func hash(into hasher: inout Hasher) {
         switch key {
         case .permanent(let k): hasher.combine(k)
         case .temporary(let n): hasher.combine(n)
@@ -147,7 +155,7 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
     /// through `Hasher` costs several SipHash rounds. Equal IDs share key and scope, so
     /// they hash alike; the seed keeps the order of a table private to the process, as
     /// `Hasher`'s does.
-    public func _rawHashValue(seed: Int) -> Int {
+    @inlinable public func _rawHashValue(seed: Int) -> Int {
         switch key {
         case .permanent(let k):
             return Self.mix(UInt64(bitPattern: k), scope: scope, seed: seed)
@@ -157,7 +165,7 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// A number and a scope's address mixed with a seed (murmur3's finalizer).
-    static func mix(_ number: UInt64, scope: Scope, seed: Int) -> Int {
+    @inlinable static func mix(_ number: UInt64, scope: Scope, seed: Int) -> Int {
         var x = number
         x ^= UInt64(UInt(bitPattern: ObjectIdentifier(scope))) &* 0xC2B2_AE3D_27D4_EB4F
         x ^= UInt64(UInt(bitPattern: seed))

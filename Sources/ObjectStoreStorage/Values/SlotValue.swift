@@ -29,13 +29,13 @@ public enum SlotValue: Sendable, Hashable {
     }
 
     /// The attribute value, or null for a relationship slot.
-    public var value: Value {
+    @inlinable public var value: Value {
         if case .value(let v) = self { return v }
         return .null
     }
 
     /// The IDs this slot refers to (none for an attribute).
-    public var referencedIDs: [ObjectID] {
+    @inlinable public var referencedIDs: [ObjectID] {
         switch self {
         case .value: return []
         case .toOne(let id): return id.map { [$0] } ?? []
