@@ -8,9 +8,9 @@ import Foundation
 /// let counter = Locked(0)
 /// counter.withLock { $0 += 1 }
 /// ```
-package final class Locked<Value> {
-    private var value: Value
-    private let lock = NSLock()
+@usableFromInline package final class Locked<Value> {
+    @usableFromInline var value: Value
+    @usableFromInline let lock = NSLock()
 
     package init(_ value: Value) {
         self.value = value
@@ -18,7 +18,7 @@ package final class Locked<Value> {
 
     /// Runs `body` with the value, holding the lock; `body` must not call back into code
     /// that takes the same lock (it is not recursive).
-    package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    @inlinable package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         lock.lock()
         defer { lock.unlock() }
         return try body(&value)

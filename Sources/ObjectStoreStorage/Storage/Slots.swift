@@ -159,7 +159,7 @@ import ObjectStoreModel
 
     /// Whether these values pass `predicate`, read where they are (a method of the values,
     /// so an object's are borrowed, not copied, for the test).
-    package func satisfy(_ predicate: SlotPredicate) throws -> Bool {
+    @inlinable package func satisfy(_ predicate: SlotPredicate) throws -> Bool {
         switch storage {
         case .decoded(let values): return try predicate.matches(reading: values)
         case .encoded: return try predicate.matches(reading: self)
@@ -167,7 +167,7 @@ import ObjectStoreModel
     }
 
     /// Whether these values pass `test`, read where they are (as for a bare predicate).
-    package func satisfy(_ test: SlotTest) throws -> Bool {
+    @inlinable package func satisfy(_ test: SlotTest) throws -> Bool {
         switch storage {
         case .decoded(let values): return try test.matches(values)
         case .encoded: return try test.predicate.matches(reading: self)
