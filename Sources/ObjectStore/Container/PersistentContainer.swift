@@ -35,14 +35,14 @@ public final class PersistentContainer {
     ///   - storeURL: the store file (`.json` for a JSON store); default
     ///     ``defaultStoreURL(name:environment:)``. Its folder is created when missing.
     ///   - readOnly: open the store for reading only (a store that needs migrating is refused).
-    ///   - durability: when a binary store's saves reach the disk (``StoreDurability``).
+    ///   - durability: when a binary store's saves reach the disk (`StoreDurability`).
     ///   - clock: what `now()` reads in predicates and derived attributes.
     ///   - backupPolicy: whether a migration keeps the backups of earlier ones
     ///     (``StoreMigrator/BackupPolicy``).
     ///   - progress: called as a migration on open migrates objects, per step (from 0).
     ///   - history: record every save's transaction in the store's history and keep those
     ///     it covers (docs/history.md); nil leaves history as the store file has it.
-    /// - Throws: `SchemaError` for a bad model, ``StoreError`` and ``MigrationError``.
+    /// - Throws: `SchemaError` for a bad model, `StoreError` and ``MigrationError``.
     public init(name: String, models: ModelDirectory, storeURL: URL? = nil, readOnly: Bool = false,
                 durability: StoreDurability = .full, clock: @escaping @Sendable () -> Date = { Date() },
                 backupPolicy: StoreMigrator.BackupPolicy = .keepAll, progress: ((StoreMigrator.Progress) -> Void)? = nil,

@@ -278,8 +278,8 @@ open class ManagedObject {
 
     /// The value of an attribute (derived attributes are computed).
     ///
-    /// - Throws: ``ObjectStoreError/unknownKey(entity:key:suggestion:)``, or
-    ///   ``ObjectStoreError/objectNotFound(_:)`` for a fault whose row was deleted elsewhere.
+    /// - Throws: `ObjectStoreError.unknownKey(entity:key:suggestion:)`, or
+    ///   `ObjectStoreError.objectNotFound(_:)` for a fault whose row was deleted elsewhere.
     public func value(forKey key: String) throws -> Value {
         try value(atSlot: try slotIndex(key))
     }
@@ -295,8 +295,8 @@ open class ManagedObject {
     /// }
     /// ```
     ///
-    /// - Throws: ``ObjectStoreError/unknownKey(entity:key:suggestion:)`` for a slot the entity
-    ///   does not have, ``ObjectStoreError/wrongType(entity:key:expected:given:)`` for a
+    /// - Throws: `ObjectStoreError.unknownKey(entity:key:suggestion:)` for a slot the entity
+    ///   does not have, `ObjectStoreError.wrongType(entity:key:expected:given:)` for a
     ///   relationship's slot, and as ``value(forKey:)`` otherwise.
     public func value(atSlot index: Int) throws -> Value {
         guard index >= 0, index < entity.slotCount else {
@@ -350,8 +350,8 @@ open class ManagedObject {
     /// The IDs the relationship in a slot refers to (see ``value(atSlot:)``), without loading
     /// the destination objects.
     ///
-    /// - Throws: ``ObjectStoreError/unknownKey(entity:key:suggestion:)`` for a slot the entity
-    ///   does not have, ``ObjectStoreError/wrongType(entity:key:expected:given:)`` for an
+    /// - Throws: `ObjectStoreError.unknownKey(entity:key:suggestion:)` for a slot the entity
+    ///   does not have, `ObjectStoreError.wrongType(entity:key:expected:given:)` for an
     ///   attribute's slot.
     public func objectIDs(atSlot index: Int) throws -> [ObjectID] {
         guard index >= 0, index < entity.slotCount else {
@@ -378,8 +378,8 @@ open class ManagedObject {
     /// Sets an attribute. Integers are accepted for double and decimal attributes, and
     /// doubles for decimal ones; anything else of the wrong type throws.
     ///
-    /// - Throws: ``ObjectStoreError/wrongType(entity:key:expected:given:)`` naming entity, key,
-    ///   expected and given type; ``ObjectStoreError/readOnly(entity:key:)`` for a derived
+    /// - Throws: `ObjectStoreError.wrongType(entity:key:expected:given:)` naming entity, key,
+    ///   expected and given type; `ObjectStoreError.readOnly(entity:key:)` for a derived
     ///   attribute.
     public func setValue(_ value: Value, forKey key: String) throws {
         let index = try slotIndex(key)

@@ -7,8 +7,8 @@ extension ManagedObjectContext {
     /// ``ManagedObject/willSave()``, validates every changed object, then writes to the store
     /// (or, for a child context, into the parent).
     ///
-    /// - Throws: ``ValidationError`` with every failure (nothing is written and the changes
-    ///   stay in the context, ready to fix and retry); ``StoreConflictError`` when the merge
+    /// - Throws: `ValidationError` with every failure (nothing is written and the changes
+    ///   stay in the context, ready to fix and retry); `StoreConflictError` when the merge
     ///   policy is ``MergePolicy/error`` and someone else saved the same objects; store errors.
     public func save() throws {
         processPendingChanges()

@@ -6,7 +6,7 @@ import ObjectStoreStorage
 /// inverse maintenance, delete rules, faulting and change notifications.
 ///
 /// A context is not Sendable: use it on one thread (or actor). Work elsewhere happens in
-/// another context of the same ``PersistentStoreCoordinator``; pass ``ObjectID``s between
+/// another context of the same ``PersistentStoreCoordinator``; pass `ObjectID`s between
 /// them. A context whose ``parent`` is another context saves into its parent instead of
 /// the store (an editor's "cancel" is simply discarding the child).
 ///
@@ -121,7 +121,7 @@ public final class ManagedObjectContext {
         return object
     }
 
-    /// The object for an ID, loaded now: throws ``ObjectStoreError/objectNotFound(_:)`` when
+    /// The object for an ID, loaded now: throws `ObjectStoreError.objectNotFound(_:)` when
     /// it does not exist (or is deleted in this context).
     public func existingObject(with id: ObjectID) throws -> ManagedObject {
         if deletedSet.contains(id) { throw ObjectStoreError.objectNotFound(id) }
@@ -232,7 +232,7 @@ public final class ManagedObjectContext {
 
     /// Inserts a new object of an entity: model defaults applied, then ``ManagedObject/awakeFromInsert()``.
     ///
-    /// - Throws: ``ObjectStoreError/unknownEntity(_:suggestion:)``, ``ObjectStoreError/abstractEntity(_:)``.
+    /// - Throws: `ObjectStoreError.unknownEntity(_:suggestion:)`, `ObjectStoreError.abstractEntity(_:)`.
     @discardableResult
     public func insertObject(entityName: String) throws -> ManagedObject {
         guard let entity = model.entity(named: entityName) else {

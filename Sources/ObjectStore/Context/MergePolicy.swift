@@ -8,7 +8,7 @@
 /// properties below give the Core Data spellings. To-many relationships changed on both
 /// sides merge edge by edge under all but ``error`` and ``storeWins``.
 public enum MergePolicy: Sendable, Hashable {
-    /// Fail with ``StoreConflictError`` naming the conflicting objects and keys (the default).
+    /// Fail with `StoreConflictError` naming the conflicting objects and keys (the default).
     case error
     /// Keep the store's version of conflicting objects; this context's changes to them are
     /// dropped.

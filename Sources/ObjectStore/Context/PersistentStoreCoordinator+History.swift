@@ -29,7 +29,7 @@ extension PersistentStoreCoordinator {
     // MARK: History
 
     /// Whether the store keeps history: every save records a transaction. Turned on by
-    /// opening the store with a ``HistoryRetention`` (and kept on by a file that has
+    /// opening the store with a `HistoryRetention` (and kept on by a file that has
     /// history: a binary store file is marked, so no program saves to it without
     /// recording its transaction).
     public var keepsHistory: Bool { store.keepsHistory }
@@ -40,7 +40,7 @@ extension PersistentStoreCoordinator {
     ///
     /// A read-only store reads the history its file has and records none.
     ///
-    /// - Throws: ``HistoryError/notTracked`` for a store that cannot keep history.
+    /// - Throws: `HistoryError.notTracked` for a store that cannot keep history.
     public func trackHistory(_ retention: HistoryRetention = .all) throws {
         try store.trackHistory(retention)
     }
@@ -48,7 +48,7 @@ extension PersistentStoreCoordinator {
     /// The token of the store's last transaction (transaction number 0 before the first),
     /// after reading what other processes saved. Keep it to fetch what is saved after it.
     ///
-    /// - Throws: ``HistoryError/notTracked`` when the store keeps no history; store errors.
+    /// - Throws: `HistoryError.notTracked` when the store keeps no history; store errors.
     public var currentHistoryToken: HistoryToken {
         get throws {
             HistoryToken(storeIdentifier: store.identifier, transactionNumber: try store.historyBounds().last)
@@ -66,9 +66,9 @@ extension PersistentStoreCoordinator {
     /// lastToken = transactions.last?.token ?? lastToken
     /// ```
     ///
-    /// - Throws: ``HistoryError/expiredToken(_:firstAvailable:last:)`` when transactions
+    /// - Throws: `HistoryError.expiredToken(_:firstAvailable:last:)` when transactions
     ///   after the token were deleted (start again from the objects);
-    ///   ``HistoryError/foreignToken(_:storeIdentifier:)``; ``HistoryError/notTracked``.
+    ///   `HistoryError.foreignToken(_:storeIdentifier:)`; `HistoryError.notTracked`.
     public func fetchHistory(after token: HistoryToken?, authors: Set<String>? = nil, entities: Set<String>? = nil) throws -> [HistoryTransaction] {
         if let token, token.storeIdentifier != store.identifier {
             throw HistoryError.foreignToken(token, storeIdentifier: store.identifier)
@@ -130,7 +130,7 @@ extension PersistentStoreCoordinator {
     /// have them. Needs a store that keeps history. Keep the token; the observation ends
     /// when it is cancelled or released.
     ///
-    /// - Throws: ``HistoryError/notTracked``.
+    /// - Throws: `HistoryError.notTracked`.
     public func addRemoteChangeObserver(_ handler: @escaping @Sendable (RemoteChange) -> Void) throws -> ObservationToken {
         let last = try store.historyBounds().last
         let id = UUID()

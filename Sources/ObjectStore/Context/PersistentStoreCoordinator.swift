@@ -64,12 +64,12 @@ public final class PersistentStoreCoordinator: Sendable {
     /// let coordinator = try PersistentStoreCoordinator(model: model, storeURL: URL(fileURLWithPath: "tasks.store"))
     /// ```
     ///
-    /// `durability` is the binary store's (``StoreDurability``); a JSON store is
+    /// `durability` is the binary store's (`StoreDurability`); a JSON store is
     /// always flushed, an in-memory one never. `history`: record every save's transaction
     /// and keep those it covers (docs/history.md); a store file that keeps history records
     /// them whatever this says.
     ///
-    /// - Throws: ``StoreError``: a foreign, corrupt or newer file, or one written with a model
+    /// - Throws: `StoreError`: a foreign, corrupt or newer file, or one written with a model
     ///   whose entities differ (named in the error). The file is left untouched.
     public convenience init(model: ManagedObjectModel, storeURL: URL, type: StoreType? = nil, readOnly: Bool = false,
                             durability: StoreDurability = .full, clock: @escaping @Sendable () -> Date = { Date() }, history: HistoryRetention? = nil) throws {
@@ -99,7 +99,7 @@ public final class PersistentStoreCoordinator: Sendable {
     /// print(stored.modelVersionName ?? "unnamed model")
     /// ```
     ///
-    /// - Throws: ``StoreError``: no such file, a foreign or corrupt one.
+    /// - Throws: `StoreError`: no such file, a foreign or corrupt one.
     public static func metadataForStore(at url: URL, type: StoreType? = nil) throws -> StoreMetadata {
         switch type ?? StoreType.forFile(url) {
         case .json: return try JSONStore.metadata(at: url)
@@ -112,7 +112,7 @@ public final class PersistentStoreCoordinator: Sendable {
     /// snapshot of its live rows (it also does so by itself as its log grows); the JSON and
     /// in-memory stores keep nothing to reclaim.
     ///
-    /// - Throws: ``StoreError``: the file could not be written; it is left as it was.
+    /// - Throws: `StoreError`: the file could not be written; it is left as it was.
     public func compactStore() throws {
         try store.compact()
     }
@@ -135,8 +135,8 @@ public final class PersistentStoreCoordinator: Sendable {
     /// without a class of their own) are instances of it. The subclass's typed properties are
     /// checked against the entity.
     ///
-    /// - Throws: ``ObjectStoreError/unknownEntity(_:suggestion:)`` or
-    ///   ``ObjectStoreError/classMismatch(entity:problems:)``.
+    /// - Throws: `ObjectStoreError.unknownEntity(_:suggestion:)` or
+    ///   `ObjectStoreError.classMismatch(entity:problems:)`.
     public func register(_ type: ManagedObject.Type, forEntityName name: String) throws {
         guard let entity = model.entity(named: name) else {
             throw ObjectStoreError.unknownEntity(name, suggestion: NameSuggestion.closest(to: name, in: model.entities.map(\.name)))

@@ -518,7 +518,7 @@ extension StoreMigrator {
     /// if let migration { print("migrated; backup at \(migration.backupURL.path)") }
     /// ```
     ///
-    /// `durability` is the opened binary store's (``StoreDurability``); a migration
+    /// `durability` is the opened binary store's (`StoreDurability`); a migration
     /// always flushes what it writes.
     public func openStore(at url: URL, readOnly: Bool = false, durability: StoreDurability = .full, clock: @escaping @Sendable () -> Date = { Date() },
                           progress: ((Progress) -> Void)? = nil) throws -> (PersistentStoreCoordinator, Result?) {

@@ -47,7 +47,7 @@ public struct FetchRequest: Sendable, Hashable {
     /// let request = try FetchRequest(template: "tasksDueSooner", in: model, variables: ["DUE_DATE": .date(friday)])
     /// ```
     ///
-    /// - Throws: ``ObjectStoreError/unknownFetchRequestTemplate(_:suggestion:)`` for a name the
+    /// - Throws: `ObjectStoreError.unknownFetchRequestTemplate(_:suggestion:)` for a name the
     ///   model does not have; `PredicateVariableError` for a variable not given.
     public init(template name: String, in model: ManagedObjectModel, variables: [String: Value] = [:]) throws {
         try self.init(template: name, in: model, placeholders: variables.mapValues(PlaceholderValue.value))

@@ -6,9 +6,9 @@ import ObjectStoreStorage
 public struct FetchedValues: Sendable {
     /// The object's ID.
     public let objectID: ObjectID
-    /// The values of the properties asked for, in that order: ``SlotValue/value(_:)`` for
-    /// attributes (derived ones computed), ``SlotValue/toOne(_:)`` and
-    /// ``SlotValue/toMany(_:)`` for relationships.
+    /// The values of the properties asked for, in that order: `SlotValue.value(_:)` for
+    /// attributes (derived ones computed), `SlotValue.toOne(_:)` and
+    /// `SlotValue.toMany(_:)` for relationships.
     public let values: [SlotValue]
 }
 
@@ -31,7 +31,7 @@ extension ManagedObjectContext {
     /// Properties are the entity's own or inherited properties (not key paths). A request
     /// with sort descriptors is fetched as objects first, then read.
     ///
-    /// - Throws: ``ObjectStoreError/unknownKey(entity:key:suggestion:)`` for a name the entity
+    /// - Throws: `ObjectStoreError.unknownKey(entity:key:suggestion:)` for a name the entity
     ///   does not have, and what `fetch(_:)` throws.
     public func fetchValues(_ request: FetchRequest, properties: [String]) throws -> [FetchedValues] {
         var rows: [FetchedValues] = []

@@ -18,7 +18,7 @@ extension ManagedObjectContext {
     ///   - arguments: the values of the placeholders, in order.
     ///   - sortKeys: the order of the results.
     ///   - limit: the most objects returned (`0`: all).
-    /// - Throws: ``ObjectStoreError/unregisteredClass(_:)`` for a class no entity was
+    /// - Throws: `ObjectStoreError.unregisteredClass(_:)` for a class no entity was
     ///   registered with; syntax, type and store errors.
     public func fetch<T: ManagedObject>(_ type: T.Type, where predicate: String? = nil, _ arguments: any PredicateArgument..., sortedBy sortKeys: [SortKey] = [], limit: Int = 0) throws -> [T] {
         guard let name = coordinator.entityName(for: type) else { throw ObjectStoreError.unregisteredClass(String(describing: type)) }
@@ -32,7 +32,7 @@ extension ManagedObjectContext {
 }
 
 /// A Swift value a predicate's `%@` or `%d` (or a template's `$VARIABLE`) can stand for: the
-/// attribute types' Swift values, `Value`, objects (``ManagedObject``, ``ObjectID``), which
+/// attribute types' Swift values, `Value`, objects (``ManagedObject``, `ObjectID`), which
 /// compare as their ID's URI, and arrays and sets of them, which stand for a constant list.
 ///
 /// ```swift
@@ -200,14 +200,14 @@ extension ManagedObjectContext {
 
     /// The objects a typed request matches, as its class.
     ///
-    /// - Throws: ``ObjectStoreError/unregisteredClass(_:)``; type and store errors.
+    /// - Throws: `ObjectStoreError.unregisteredClass(_:)`; type and store errors.
     public func fetch<T: ManagedObject>(_ request: TypedFetchRequest<T>) throws -> [T] {
         try fetch(request.request(entityName: entityName(of: T.self))).compactMap { $0 as? T }
     }
 
     /// How many objects a typed request matches (its offset and limit apply).
     ///
-    /// - Throws: ``ObjectStoreError/unregisteredClass(_:)``; type and store errors.
+    /// - Throws: `ObjectStoreError.unregisteredClass(_:)`; type and store errors.
     public func count<T: ManagedObject>(for request: TypedFetchRequest<T>) throws -> Int {
         try count(for: request.request(entityName: entityName(of: T.self)))
     }
@@ -222,7 +222,7 @@ extension ManagedObjectContext {
     ///   - type: the registered subclass.
     ///   - predicate: predicate text with placeholders for `arguments`; `nil` for every object.
     ///   - arguments: the values of the placeholders, in order.
-    /// - Throws: ``ObjectStoreError/unregisteredClass(_:)``; syntax, type and store errors.
+    /// - Throws: `ObjectStoreError.unregisteredClass(_:)`; syntax, type and store errors.
     public func count<T: ManagedObject>(_ type: T.Type, where predicate: String? = nil, _ arguments: any PredicateArgument...) throws -> Int {
         var request = FetchRequest(entityName: try entityName(of: type))
         request.predicate = try predicate.map { try ObjectPredicate.parsing($0, arguments) }
@@ -240,8 +240,8 @@ extension ManagedObjectContext {
     ///   - type: the registered subclass.
     ///   - name: the template's name in the model.
     ///   - arguments: values for the template's `$VARIABLES` (arrays and sets for lists).
-    /// - Throws: ``ObjectStoreError/unregisteredClass(_:)``,
-    ///   ``ObjectStoreError/unknownFetchRequestTemplate(_:suggestion:)``; store errors.
+    /// - Throws: `ObjectStoreError.unregisteredClass(_:)`,
+    ///   `ObjectStoreError.unknownFetchRequestTemplate(_:suggestion:)`; store errors.
     public func fetch<T: ManagedObject>(_ type: T.Type, template name: String, arguments: [String: any PredicateArgument] = [:]) throws -> [T] {
         _ = try entityName(of: type)
         return try fetch(try FetchRequest(template: name, in: model, arguments: arguments)).compactMap { $0 as? T }
@@ -263,7 +263,7 @@ public final class TypedFetchedResultsController<Object: ManagedObject> {
     /// Results of `request` in `context`, in sections by `sectionKeyPath`; call
     /// ``performFetch()``.
     ///
-    /// - Throws: ``ObjectStoreError/unregisteredClass(_:)`` for a class no entity was
+    /// - Throws: `ObjectStoreError.unregisteredClass(_:)` for a class no entity was
     ///   registered with.
     public init(_ request: TypedFetchRequest<Object>, context: ManagedObjectContext, sectionKeyPath: String? = nil) throws {
         guard let name = context.coordinator.entityName(for: Object.self) else { throw ObjectStoreError.unregisteredClass(String(describing: Object.self)) }

@@ -10,8 +10,8 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The file was written by a newer version of the store format.
     case newerFormat(path: String, version: Int, supported: Int)
     /// The file is in a pre-release binary format (1 to 7, before store format 1.0). It is
-    /// read only to upgrade it: ``StoreMigrator/openStore(at:readOnly:durability:clock:progress:)``
-    /// and ``StoreMigrator/migrate(storeURL:destinationURL:progress:)`` do, keeping a backup.
+    /// read only to upgrade it: `StoreMigrator.openStore(at:readOnly:durability:clock:progress:)`
+    /// and `StoreMigrator.migrate(storeURL:destinationURL:progress:)` do, keeping a backup.
     case legacyFormat(path: String, version: Int)
     /// The file uses features of store format 1.x that this version does not know (the
     /// header's feature bits): it cannot read it (`writing` false), or reads it but cannot

@@ -34,9 +34,9 @@ public struct HistoryTransaction: Sendable, Identifiable {
     public let token: HistoryToken
     /// When the save committed, by the coordinator's clock.
     public let timestamp: Date
-    /// The saving context's ``ManagedObjectContext/transactionAuthor``.
+    /// The saving context's `ManagedObjectContext.transactionAuthor`.
     public let author: String?
-    /// The saving context's ``ManagedObjectContext/name``.
+    /// The saving context's `ManagedObjectContext.name`.
     public let contextName: String?
     /// The saving process.
     public let processID: Int32
@@ -158,7 +158,7 @@ public enum HistoryError: Error, Sendable, Equatable, CustomStringConvertible {
     case foreignToken(HistoryToken, storeIdentifier: String)
     /// Transactions after the token were deleted (by the retention bound or
     /// `deleteHistory`), or the token is past the store's last transaction (a store whose
-    /// history was reset): start again from ``PersistentStoreCoordinator/currentHistoryToken``
+    /// history was reset): start again from `PersistentStoreCoordinator.currentHistoryToken`
     /// after reading the objects anew. Core Data's "history token expired" error.
     case expiredToken(HistoryToken, firstAvailable: Int64, last: Int64)
 

@@ -5,7 +5,7 @@ import ObjectStoreModel
 /// cross threads where objects cannot.
 ///
 /// An object inserted into a context has a temporary ID until it is saved (or until
-/// ``ManagedObjectContext/obtainPermanentIDs(for:)``); afterwards its ID is permanent and
+/// `ManagedObjectContext.obtainPermanentIDs(for:)`); afterwards its ID is permanent and
 /// stays the same for the object's whole life.
 ///
 /// ```swift
