@@ -56,7 +56,7 @@ public final class ManagedObjectContext {
     }
     var insertTemplates: [ObjectIdentifier: InsertTemplate] = [:]
     /// How the store's encoded rows of each entity read, while its entity table stays.
-    var rowLayouts: [ObjectIdentifier: RowLayout] = [:]
+    let rowLayouts = RowLayouts()
     /// Whether the store's rows are encoded: objects read their values from them in place,
     /// and a root context's fetches take an entity's rows in bulk (``ScanPlanner``).
     lazy var readsEncodedRows = coordinator.store.hasEncodedRows
@@ -183,17 +183,6 @@ public final class ManagedObjectContext {
         fill(object, with: snapshot)
     }
 
-    /// The layout of an entity's rows encoded with `codec` (made once per entity, table and
-    /// dictionary).
-    func rowLayout(_ entity: EntityDescription, codec: RowCodec) -> RowLayout {
-        if let known = rowLayouts[entity.identity], known.codec.isSame(as: codec) {
-            return known
-        }
-        let made = RowLayout(codec: codec, entity: entity)
-        rowLayouts[entity.identity] = made
-        return made
-    }
-
     /// Gives a fault its saved values.
     func fill(_ object: ManagedObject, with snapshot: (slots: Slots, version: Int64)) {
         object.slots = snapshot.slots
@@ -214,7 +203,7 @@ public final class ManagedObjectContext {
         }
         guard !id.isTemporary, id.storeIdentifier == storeIdentifier, let entity = model.entity(named: id.entityName) else { return nil }
         if readsEncodedRows {
-            return try coordinator.store.encodedRow(for: id) { rowLayout(entity, codec: $0) }
+            return try coordinator.store.encodedRow(for: id, of: entity, layouts: rowLayouts)
         }
         guard let row = try coordinator.store.row(for: id) else { return nil }
         var slots = row.slots

@@ -400,7 +400,7 @@ struct FetchExecutor {
             /// A matching row's saved state, decoded whole when asked for (the closures share
             /// one reference to the scan: capturing it, a struct of arrays, copied it per match).
             let rowsOfEntity = SavedRows(scan: scan, initial: initial, stored: stored,
-                                         layout: readingInPlace ? context.rowLayout(rowEntity, codec: scan.codec) : nil,
+                                         layout: readingInPlace ? scan.layout(of: rowEntity, in: context.rowLayouts) : nil,
                                          wanted: rowEntity.name == entity.name ? decodedSlots : nil)
             func saved(_ index: Int) -> SavedState { SavedState(source: .row(rowsOfEntity, index)) }
             for index in scan.rows.indices {

@@ -270,11 +270,11 @@ package final class BinaryStore: PersistentStore, Sendable {
         compactionThreshold = .max
     }
 
-    package func encodedRow(for id: ObjectID, layout: (RowCodec) -> RowLayout) throws -> (slots: Slots, version: Int64)? {
+    package func encodedRow(for id: ObjectID, of entity: EntityDescription, layouts: RowLayouts) throws -> (slots: Slots, version: Int64)? {
         try core.withLock { core in
             guard let (version, bytes, start) = try core.encodedRow(id), let codec = core.state.codec else { return nil }
             do {
-                return (try Slots.inPlace(bytes, start: start, layout: layout(codec)), version)
+                return (try Slots.inPlace(bytes, start: start, layout: layouts.layout(entity, codec: codec)), version)
             } catch {
                 throw StoreError.corrupt(path: path, reason: "unreadable row \(id)")
             }

@@ -104,16 +104,16 @@ package protocol PersistentStore: AnyObject, Sendable {
     func catchUp() throws
     /// Whether the store's rows are encoded and may be read in place (the binary store): a
     /// root context's fetch then takes an entity's rows through ``readRows(_:)`` and objects
-    /// read their values from the rows (``encodedRow(for:layout:)``). The other stores hand
+    /// read their values from the rows (``encodedRow(for:of:layouts:)``). The other stores hand
     /// their rows over decoded, and a fetch tests the objects of their IDs in memory.
     var hasEncodedRows: Bool { get }
     /// Runs `body` with the store's access methods, under one read of the file after taking
     /// up what others saved; nil (and `body` not run) for a store without encoded rows.
     func readRows<T>(_ body: (any RowReader) throws -> T) throws -> T?
-    /// The saved state of an object read in place, with its row's layout from `layout`;
-    /// nil when the store has no such object (or no encoded rows). Throws when the row does
-    /// not decode.
-    func encodedRow(for id: ObjectID, layout: (RowCodec) -> RowLayout) throws -> (slots: Slots, version: Int64)?
+    /// The saved state of an object of `entity` (its ID's entity) read in place, with its
+    /// row's layout from `layouts`; nil when the store has no such object (or no encoded
+    /// rows). Throws when the row does not decode.
+    func encodedRow(for id: ObjectID, of entity: EntityDescription, layouts: RowLayouts) throws -> (slots: Slots, version: Int64)?
     /// Leaves the log alone until the store is compacted explicitly (a migration's
     /// destination, written in batches and compacted once at the end).
     func suspendAutomaticCompaction()
@@ -150,7 +150,7 @@ extension PersistentStore {
     package func catchUp() throws {}
     package var hasEncodedRows: Bool { false }
     package func readRows<T>(_ body: (any RowReader) throws -> T) throws -> T? { nil }
-    package func encodedRow(for id: ObjectID, layout: (RowCodec) -> RowLayout) throws -> (slots: Slots, version: Int64)? { nil }
+    package func encodedRow(for id: ObjectID, of entity: EntityDescription, layouts: RowLayouts) throws -> (slots: Slots, version: Int64)? { nil }
     package func suspendAutomaticCompaction() {}
     package var keepsHistory: Bool { false }
     package func trackHistory(_ retention: HistoryRetention) throws { throw HistoryError.notTracked }
@@ -431,6 +431,10 @@ package struct IndexCandidates {
 /// The encoded rows of one entity, in key order.
 package struct RowScan {
     package let codec: RowCodec
+    /// The layout of `entity`'s rows in this scan, from `layouts`.
+    package func layout(of entity: EntityDescription, in layouts: RowLayouts) -> RowLayout {
+        layouts.layout(entity, codec: codec)
+    }
     package let path: String
     package let rows: [(key: Int64, version: Int64, bytes: [UInt8], start: Int)]
     /// Empty, or per row what the predicate given to the scan says of it: 1 match, 2 no

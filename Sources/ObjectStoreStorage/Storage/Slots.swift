@@ -24,6 +24,23 @@ import ObjectStoreModel
     @inlinable package var count: Int { initial.count }
 }
 
+/// The row layouts a reader (a context) uses: one per entity, shared by every row of it read
+/// while the store's entity table and dictionary stay, made again when they change (a
+/// compaction writes a new dictionary).
+package final class RowLayouts {
+    private var layouts: [ObjectIdentifier: RowLayout] = [:]
+
+    package init() {}
+
+    /// The layout of `entity`'s rows encoded with `codec`.
+    func layout(_ entity: EntityDescription, codec: RowCodec) -> RowLayout {
+        if let known = layouts[entity.identity], known.codec.isSame(as: codec) { return known }
+        let made = RowLayout(codec: codec, entity: entity)
+        layouts[entity.identity] = made
+        return made
+    }
+}
+
 /// A row of the binary store read in place: the bytes it lives in (a snapshot part or a
 /// commit of the log, shared by every row read from them), where it starts, and its layout.
 /// Made only for a row ``RowCodec/check(_:)`` accepted, so reading it cannot fail.
