@@ -358,11 +358,15 @@ package final class BinaryStore: PersistentStore, Sendable {
                 }, holders: core.holders(for: changes, check: check))
                 if !violations.isEmpty { throw ValidationError(failures: violations) }
                 guard let codec = core.state.codec else { throw StoreError.corrupt(path: path, reason: "no metadata record") }
-                let (keyed, mapping, nextKeys) = changes.assigningKeys(from: core.state.metadata?.nextKeys ?? [:])
+                // Each row is given its permanent IDs as it is written, and let go: an import's
+                // rows are not held a second time (with their new IDs) for the whole save.
+                let (mapping, nextKeys) = changes.keyAssignment(from: core.state.metadata?.nextKeys ?? [:])
                 var payload = ByteWriter()
-                var written: [(row: StoredRow, slotsOffset: Int, length: Int)] = []
+                var written: [(id: ObjectID, version: Int64, slotsOffset: Int, length: Int)] = []
+                written.reserveCapacity(changes.inserted.count + changes.updated.count)
                 var encoded = ByteWriter()  // each row's slots, before their length is known
-                for row in keyed.inserted + keyed.updated.map(\.row) {
+                for index in 0..<(changes.inserted.count + changes.updated.count) {
+                    let row = (index < changes.inserted.count ? changes.inserted[index] : changes.updated[index - changes.inserted.count].row).remapped(mapping)
                     payload.u8(RecordTag.put.rawValue)
                     try core.writeReference(row.objectID, codec: codec, into: &payload)
                     payload.signed(row.version)
@@ -375,9 +379,9 @@ package final class BinaryStore: PersistentStore, Sendable {
                     payload.varint(UInt64(encoded.bytes.count))
                     let slotsOffset = payload.bytes.count
                     payload.bytes.append(contentsOf: encoded.bytes)
-                    written.append((row, slotsOffset, encoded.bytes.count))
+                    written.append((row.objectID, row.version, slotsOffset, encoded.bytes.count))
                 }
-                for (id, _) in keyed.deleted {
+                for (id, _) in changes.deleted {
                     payload.u8(RecordTag.delete.rawValue)
                     try core.writeReference(id, codec: codec, into: &payload)
                 }
@@ -394,6 +398,13 @@ package final class BinaryStore: PersistentStore, Sendable {
                                                author: changes.transaction?.author, contextName: changes.transaction?.contextName, processID: currentProcessID)
                     transactionRecord = payload.bytes.count
                     var writer = TransactionWriter(codec: codec, path: path)
+                    // An insert is recorded by its ID alone (forEachRecordedChange), so the
+                    // inserted rows are handed over without their values.
+                    var keyed = changes
+                    if !mapping.isEmpty {
+                        keyed.inserted = changes.inserted.map { StoredRow(objectID: mapping[$0.objectID] ?? $0.objectID, version: $0.version, slots: []) }
+                        keyed.updated = changes.updated.map { ($0.row.remapped(mapping), $0.expectedVersion) }
+                    }
                     try forEachRecordedChange(keyed, draft: changes.transaction, model: model, stored: { id in
                         guard let (version, bytes, start) = try core.encodedRow(id) else { return nil }
                         return StoredRow(objectID: id, version: version, slots: try core.decode(id, bytes, from: start))
@@ -411,14 +422,14 @@ package final class BinaryStore: PersistentStore, Sendable {
                     try BinaryStore.noteHistoryRecord(RecordTag.transaction, payload.bytes, from: reader.position, length: length, chunk: chunk, state: &core.state)
                     core.lastSavedTransaction = core.state.historyLast
                 }
-                for (row, slotsOffset, length) in written {
-                    core.state.entries[row.objectID] = Entry(version: row.version, chunk: chunk, offset: slotsOffset, length: length)
-                    if let key = row.objectID.primaryKey {
-                        core.state.keysByEntity[row.objectID.entityName, default: []].insert(key)
-                        core.state.removed[row.objectID.entityName]?.remove(key)
+                for (id, version, slotsOffset, length) in written {
+                    core.state.entries[id] = Entry(version: version, chunk: chunk, offset: slotsOffset, length: length)
+                    if let key = id.primaryKey {
+                        core.state.keysByEntity[id.entityName, default: []].insert(key)
+                        core.state.removed[id.entityName]?.remove(key)
                     }
                 }
-                for (id, _) in keyed.deleted {
+                for (id, _) in changes.deleted {
                     core.state.entries.removeValue(forKey: id)
                     if let key = id.primaryKey {
                         core.state.keysByEntity[id.entityName]?.remove(key)

@@ -64,34 +64,48 @@ extension StoreChanges {
     /// and replaces those IDs wherever the changes refer to them. Returns the new changes,
     /// the mapping and the next free keys.
     package func assigningKeys(from nextKeys: [String: Int64]) -> (changes: StoreChanges, mapping: [ObjectID: ObjectID], nextKeys: [String: Int64]) {
+        let (mapping, keys) = keyAssignment(from: nextKeys)
+        guard !mapping.isEmpty else { return (self, [:], keys) }
+        var result = self
+        result.inserted = inserted.map { $0.remapped(mapping) }
+        result.updated = updated.map { ($0.row.remapped(mapping), $0.expectedVersion) }
+        return (result, mapping, keys)
+    }
+
+    /// The permanent ID of each row inserted with a temporary one (keys per entity, from
+    /// `nextKeys`), and the next free keys: ``assigningKeys(from:)`` without the new rows,
+    /// for a store that remaps each row as it writes it (an import's rows are then not
+    /// copied a second time).
+    package func keyAssignment(from nextKeys: [String: Int64]) -> (mapping: [ObjectID: ObjectID], nextKeys: [String: Int64]) {
         var keys = nextKeys
         var mapping: [ObjectID: ObjectID] = [:]
         for row in inserted where row.objectID.isTemporary {
             let entity = row.objectID.entityName
             let key = max(1, keys[entity] ?? 1)
-            mapping[row.objectID] = ObjectID(entityName: entity, storeIdentifier: row.objectID.storeIdentifier, key: .permanent(key))
+            mapping[row.objectID] = row.objectID.withKey(.permanent(key))
             keys[entity] = key + 1
         }
         // Rows inserted with permanent IDs (from obtainPermanentIDs) keep the sequence ahead.
         for row in inserted where !row.objectID.isTemporary {
             if let key = row.objectID.primaryKey, key >= (keys[row.objectID.entityName] ?? 1) { keys[row.objectID.entityName] = key + 1 }
         }
-        guard !mapping.isEmpty else { return (self, [:], keys) }
-        func map(_ row: StoredRow) -> StoredRow {
-            var copy = row
-            copy.objectID = mapping[row.objectID] ?? row.objectID
-            copy.slots = row.slots.map { slot in
-                switch slot {
-                case .value: return slot
-                case .toOne(let id): return .toOne(id.map { mapping[$0] ?? $0 })
-                case .toMany(let ids): return .toMany(ids.map { mapping[$0] ?? $0 })
-                }
+        return (mapping, keys)
+    }
+}
+
+extension StoredRow {
+    /// The row with the IDs `mapping` replaces replaced: its own and those its slots refer to.
+    package func remapped(_ mapping: [ObjectID: ObjectID]) -> StoredRow {
+        guard !mapping.isEmpty else { return self }
+        var copy = self
+        copy.objectID = mapping[objectID] ?? objectID
+        copy.slots = slots.map { slot in
+            switch slot {
+            case .value: return slot
+            case .toOne(let id): return .toOne(id.map { mapping[$0] ?? $0 })
+            case .toMany(let ids): return .toMany(ids.map { mapping[$0] ?? $0 })
             }
-            return copy
         }
-        var result = self
-        result.inserted = inserted.map(map)
-        result.updated = updated.map { (map($0.row), $0.expectedVersion) }
-        return (result, mapping, keys)
+        return copy
     }
 }
