@@ -361,12 +361,13 @@ package final class BinaryStore: PersistentStore, Sendable {
                 // Each row is given its permanent IDs as it is written, and let go: an import's
                 // rows are not held a second time (with their new IDs) for the whole save.
                 let (mapping, nextKeys) = changes.keyAssignment(from: core.state.metadata?.nextKeys ?? [:])
+                let updated = mapping.isEmpty ? changes.updated : changes.updated.map { ($0.row.remapped(mapping), $0.expectedVersion) }
                 var payload = ByteWriter()
                 var written: [(id: ObjectID, version: Int64, slotsOffset: Int, length: Int)] = []
-                written.reserveCapacity(changes.inserted.count + changes.updated.count)
+                written.reserveCapacity(changes.inserted.count + updated.count)
                 var encoded = ByteWriter()  // each row's slots, before their length is known
-                for index in 0..<(changes.inserted.count + changes.updated.count) {
-                    let row = (index < changes.inserted.count ? changes.inserted[index] : changes.updated[index - changes.inserted.count].row).remapped(mapping)
+                for index in 0..<(changes.inserted.count + updated.count) {
+                    let row = index < changes.inserted.count ? changes.inserted[index].remapped(mapping) : updated[index - changes.inserted.count].row
                     payload.u8(RecordTag.put.rawValue)
                     try core.writeReference(row.objectID, codec: codec, into: &payload)
                     payload.signed(row.version)
@@ -403,7 +404,7 @@ package final class BinaryStore: PersistentStore, Sendable {
                     var keyed = changes
                     if !mapping.isEmpty {
                         keyed.inserted = changes.inserted.map { StoredRow(objectID: mapping[$0.objectID] ?? $0.objectID, version: $0.version, slots: []) }
-                        keyed.updated = changes.updated.map { ($0.row.remapped(mapping), $0.expectedVersion) }
+                        keyed.updated = updated
                     }
                     try forEachRecordedChange(keyed, draft: changes.transaction, model: model, stored: { id in
                         guard let (version, bytes, start) = try core.encodedRow(id) else { return nil }
