@@ -158,6 +158,19 @@ struct ConcurrencyTests {
         #expect(try isLink())
     }
 
+    @Test func storeInfoAndCompactThroughASymlinkGiveTheStoreFilesSize() throws {
+        let t = try TaskctlRunner(storeName: "tasks.store")
+        let real = t.directory.appendingPathComponent("data/tasks.store")
+        try FileManager.default.createDirectory(at: real.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(at: t.store, withDestinationURL: real)
+        for i in 0..<20 { try t.ok("add", "task \(i) with a title long enough to be worth compacting") }
+        func realSize() throws -> Int { try FileManager.default.attributesOfItem(atPath: real.path)[.size] as? Int ?? -1 }
+        let before = try realSize()
+        #expect(try t.ok("store", "info").contains("size:          \(before) bytes"))
+        let compacted = try t.ok("store", "compact")
+        #expect(compacted.contains("compacted: \(before) -> \(try realSize()) bytes"), "\(compacted)")
+    }
+
     @Test(arguments: ["tasks.store", "tasks.json"])
     func concurrentAddsSharingALocationTagAndProjectKeepEveryInverse(storeName: String) throws {
         let t = try TaskctlRunner(storeName: storeName)

@@ -4,6 +4,11 @@ import ObjectStoreModel
 
 /// `taskctl store info|check` and `taskctl migrate`.
 enum StoreCommands {
+    /// The size of the store's file: the file a symbolic link names, not the link.
+    static func storeFileSize(_ app: App) -> Int {
+        (try? FileManager.default.attributesOfItem(atPath: app.storeURL.resolvingSymlinksInPath().path)[.size] as? Int) ?? 0
+    }
+
     static func run(_ words: [String], _ app: App) throws {
         let args = try Arguments(words, for: "store")
         try args.allowWords(1, command: "store")
@@ -16,10 +21,9 @@ enum StoreCommands {
                 app.output.line("a JSON store is rewritten whole on every save; nothing to compact")
                 return
             }
-            func size() -> Int { (try? FileManager.default.attributesOfItem(atPath: app.storeURL.path)[.size] as? Int) ?? 0 }
-            let before = size()
+            let before = storeFileSize(app)
             try context.coordinator.compactStore()
-            app.output.line("compacted: \(before) -> \(size()) bytes")
+            app.output.line("compacted: \(before) -> \(storeFileSize(app)) bytes")
         default: throw CLIError.usage("usage: taskctl store info | taskctl store check | taskctl store compact")
         }
     }
@@ -28,7 +32,7 @@ enum StoreCommands {
         let context = try app.context(readOnly: true)
         let store = context.coordinator.store
         let format = StoreType.forFile(app.storeURL) == .json ? "json" : "binary"
-        let size = (try? FileManager.default.attributesOfItem(atPath: app.storeURL.path)[.size] as? Int) ?? 0
+        let size = storeFileSize(app)
         let model = context.model
         var counts: [(String, Int)] = []
         for entity in model.entities { counts.append((entity.name, try store.objectIDs(ofEntity: entity.name).count)) }
