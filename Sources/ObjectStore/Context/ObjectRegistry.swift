@@ -94,10 +94,14 @@ struct ObjectRegistry: Sequence {
 
     var count: Int { objects.count }
 
-    func makeIterator() -> AnyIterator<(key: ObjectID, value: ManagedObject)> {
-        var base = objects.makeIterator()
-        return AnyIterator { base.next().map { ($0.objectID, $0) } }
+    /// A concrete iterator: an `AnyIterator` cost a scan of the binary's conformance records
+    /// the first time a process made one (every save that checks uniqueness).
+    struct Iterator: IteratorProtocol {
+        var base: ObjectTable.Iterator
+        mutating func next() -> (key: ObjectID, value: ManagedObject)? { base.next().map { ($0.objectID, $0) } }
     }
+
+    func makeIterator() -> Iterator { Iterator(base: objects.makeIterator()) }
 }
 
 /// Objects by their IDs, in pages of 16 consecutive keys of one entity and store: the

@@ -189,7 +189,7 @@ public struct PredicateTypeChecker: Sendable {
         case .evaluatedObject: return selfType
         case .variable(let name): return variables[name] ?? .unknown
         case .keyPath(let base, let path):
-            return try follow(path[...], from: try type(of: base, self: selfType, variables: variables), fullPath: path.joined(separator: "."))
+            return try follow(path[...], from: try type(of: base, self: selfType, variables: variables), fullPath: path)
         case .arithmetic(let op, let a, let b):
             let ta = try type(of: a, self: selfType, variables: variables).element
             let tb = try type(of: b, self: selfType, variables: variables).element
@@ -246,7 +246,7 @@ public struct PredicateTypeChecker: Sendable {
         }
     }
 
-    private func follow(_ path: ArraySlice<String>, from base: PredicateType, fullPath: String) throws(PredicateTypeError) -> PredicateType {
+    private func follow(_ path: ArraySlice<String>, from base: PredicateType, fullPath: [String]) throws(PredicateTypeError) -> PredicateType {
         guard let key = path.first else { return base }
         let rest = path.dropFirst()
         if key.hasPrefix("@") {
@@ -260,7 +260,7 @@ public struct PredicateTypeChecker: Sendable {
                 let t = try follow(rest, from: base, fullPath: fullPath)
                 return t.isCollection ? t : .collection(t)
             default:
-                throw PredicateTypeError(message: "unknown collection operator \(key) in \(fullPath); known: @count, @sum, @avg, @min, @max, @distinctUnionOfObjects", key: key)
+                throw PredicateTypeError(message: "unknown collection operator \(key) in \(fullPath.joined(separator: ".")); known: @count, @sum, @avg, @min, @max, @distinctUnionOfObjects", key: key)
             }
         }
         let isCollection = base.isCollection
@@ -282,11 +282,11 @@ public struct PredicateTypeChecker: Sendable {
             }
             return try continueFollowing(property, rest, isCollection: isCollection, fullPath: fullPath)
         default:
-            throw PredicateTypeError(message: "'\(key)' in \(fullPath) follows \(base.element), which has no keys; only relationships can be followed", key: key)
+            throw PredicateTypeError(message: "'\(key)' in \(fullPath.joined(separator: ".")) follows \(base.element), which has no keys; only relationships can be followed", key: key)
         }
     }
 
-    private func continueFollowing(_ property: PropertyDescription, _ rest: ArraySlice<String>, isCollection: Bool, fullPath: String) throws(PredicateTypeError) -> PredicateType {
+    private func continueFollowing(_ property: PropertyDescription, _ rest: ArraySlice<String>, isCollection: Bool, fullPath: [String]) throws(PredicateTypeError) -> PredicateType {
         let next: PredicateType
         switch property {
         case .attribute(let a): next = PredicateType(a.type)

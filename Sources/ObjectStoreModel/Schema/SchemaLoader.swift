@@ -144,13 +144,15 @@ enum SchemaLoader {
     /// Derived attributes that read each other in a cycle (`a` reads `b`, `b` reads `a`, also
     /// through relationships) would recurse forever when read: refused, naming the cycle.
     private static func checkDerivationCycles(_ raws: [RawEntity], model: ManagedObjectModel, log: inout DiagnosticLog) {
-        struct Node: Hashable { var entity: String, attribute: String }
+        // A node is "Entity.attribute" (names are identifiers, so '.' sorts them as the pair
+        // would); a struct key of its own cost a scan of the binary's conformances at start.
+        typealias Node = String
         var edges: [Node: [Node]] = [:]
         var places: [Node: (path: String, location: SourceLocation)] = [:]
         for raw in raws {
             for (attribute, path, location) in raw.attributes {
                 guard let text = attribute.derivation, let derivation = try? Derivation(text) else { continue }
-                let node = Node(entity: raw.name, attribute: attribute.name)
+                let node = raw.name + "." + attribute.name
                 places[node] = (path + ".derived", location)
                 for keyPath in derivation.keyPathsFromObject {
                     var entity = model.entity(named: raw.name)
@@ -161,7 +163,7 @@ enum SchemaLoader {
                             continue
                         }
                         if let target = current.attribute(named: component), target.isDerived {
-                            edges[node, default: []].append(Node(entity: current.name, attribute: target.name))
+                            edges[node, default: []].append(current.name + "." + target.name)
                         }
                         break
                     }
@@ -171,7 +173,7 @@ enum SchemaLoader {
         // Depth-first search with an explicit stack; a node on the current path seen again is a cycle.
         var state: [Node: Int] = [:]  // 1: on the path, 2: done
         var reported: Set<Node> = []
-        for start in edges.keys.sorted(by: { ($0.entity, $0.attribute) < ($1.entity, $1.attribute) }) where state[start] == nil {
+        for start in edges.keys.sorted() where state[start] == nil {
             var stack: [(node: Node, next: Int)] = [(start, 0)]
             state[start] = 1
             while let (node, next) = stack.last {
@@ -190,7 +192,7 @@ enum SchemaLoader {
                 case 1:
                     let cycle = stack.map(\.node).drop { $0 != target } + [target]
                     if reported.insert(target).inserted, let place = places[target] {
-                        let names = cycle.map { "\($0.entity).\($0.attribute)" }.joined(separator: " -> ")
+                        let names = cycle.joined(separator: " -> ")
                         log.add(place.path, place.location, "derived attributes refer to each other in a cycle: \(names)")
                     }
                 default:

@@ -58,8 +58,10 @@ package struct Column: Sendable {
     /// The bytes of a column of `rows` rows, `present` of them with a value of `width` bytes.
     package static func byteCount(rows: Int, present: Int, width: Int = 8) -> Int { (rows + 7) / 8 + present * width }
 
-    /// The widths a file may give a column's values.
-    package static let widths: Set<Int> = [1, 2, 4, 8]
+    /// Whether a file may give a column's values this width: 1, 2, 4 or 8 bytes. (A
+    /// function, not a `Set` literal: the first set of `Int` a process makes costs a scan of
+    /// the binary's conformance records, on every open.)
+    package static func isWidth(_ width: Int) -> Bool { width == 1 || width == 2 || width == 4 || width == 8 }
 
     /// How many rows have a value.
     package var present: Int { nulls.reduce(rows) { $0 - $1.nonzeroBitCount } }
@@ -67,7 +69,7 @@ package struct Column: Sendable {
     /// A column as read from the file (`bytes` holds ``byteCount(rows:present:width:)``
     /// bytes), or nil when its bitmap does not leave `present` rows with a value.
     package init?(kind: Kind, rows: Int, present: Int, width: Int = 8, bytes: [UInt8]) {
-        guard Column.widths.contains(width), bytes.count >= (rows + 7) / 8 else { return nil }
+        guard Column.isWidth(width), bytes.count >= (rows + 7) / 8 else { return nil }
         self.kind = kind
         self.rows = rows
         self.width = width

@@ -248,15 +248,29 @@ package struct UniquenessCheck {
             rows.append(row)
         }
         guard !rows.isEmpty else { return [] }
-        let changedIDs = Set(rows.map(\.objectID)).union(changes.deleted.map(\.id))
+        // The saved rows the save changes or deletes: a holder among them does not count.
+        // Made only when some holder is found (an import into a store that does not yet
+        // hold its values never needs it).
+        var changedIDs: Set<ObjectID>?
+        func isChanged(_ id: ObjectID) -> Bool {
+            if changedIDs == nil { changedIDs = Set(rows.map(\.objectID)).union(changes.deleted.map(\.id)) }
+            return changedIDs?.contains(id) ?? false
+        }
         var failures: [ValidationFailure] = []
-        // Values the changed rows take, per owner and constraint (a bucket each): two of
-        // them may clash too.
-        // A bucket per owner and constraint, shared by the owner's sub-entities.
+        // Values the changed rows take, per owner and constraint (a bucket each, shared by
+        // the owner's sub-entities): two of them may clash too. A constraint of one
+        // attribute (a UUID, a name) keys its bucket by the value itself, so a row costs no
+        // array of its values.
         var taken: [[[SlotValue]: ObjectID]] = []
+        var takenOne: [[SlotValue: ObjectID]] = []
         var buckets: [String: Int] = [:]
         // What to check for rows of each entity, worked out once per entity, not per row.
         var plans: [ObjectIdentifier: [Constrained]] = [:]
+        func fail(_ row: StoredRow, _ item: Constrained, _ key: [SlotValue], _ other: ObjectID) {
+            failures.append(ValidationFailure(
+                objectID: row.objectID, entityName: row.objectID.entityName, key: item.constraint.joined(separator: ","),
+                value: key.count == 1 ? key[0].value : nil, rule: .unique, message: item.clash(key, with: other)))
+        }
         for row in rows {
             let scope = ObjectIdentifier(row.objectID.scope)
             let plan: [Constrained]
@@ -264,18 +278,31 @@ package struct UniquenessCheck {
                 plan = known
             } else {
                 plan = constrained(row.objectID.entityName, buckets: &buckets)
-                while taken.count < buckets.count { taken.append([:]) }
+                while taken.count < buckets.count {
+                    taken.append([:])
+                    takenOne.append([:])
+                }
                 plans[scope] = plan
             }
             for item in plan {
+                if item.slots.count == 1 {
+                    let slot = item.slots[0]
+                    guard slot < row.slots.count else { continue }
+                    let value = row.slots[slot]
+                    guard value != .value(.null) else { continue }
+                    var comparable = value
+                    if let fold = item.folding[0], case .value(let plain) = value { comparable = .value(fold.uniquenessValue(plain)) }
+                    if takenOne[item.bucket].isEmpty { takenOne[item.bucket].reserveCapacity(rows.count) }
+                    if let other = try takenOne[item.bucket][comparable] ?? holders(item.owner, item.number, [comparable]).first(where: { !isChanged($0) }) {
+                        fail(row, item, [value], other)
+                    }
+                    takenOne[item.bucket][comparable] = row.objectID
+                    continue
+                }
                 guard let key = item.key(of: row.slots) else { continue }
                 let comparable = item.comparable(key)
-                let other = try taken[item.bucket][comparable]
-                    ?? holders(item.owner, item.number, comparable).first { !changedIDs.contains($0) }
-                if let other {
-                    failures.append(ValidationFailure(
-                        objectID: row.objectID, entityName: row.objectID.entityName, key: item.constraint.joined(separator: ","),
-                        value: key.count == 1 ? key[0].value : nil, rule: .unique, message: item.clash(key, with: other)))
+                if let other = try taken[item.bucket][comparable] ?? holders(item.owner, item.number, comparable).first(where: { !isChanged($0) }) {
+                    fail(row, item, key, other)
                 }
                 taken[item.bucket][comparable] = row.objectID
             }

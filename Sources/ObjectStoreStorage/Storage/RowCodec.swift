@@ -90,15 +90,17 @@ package struct RowCodec {
     final class Lexicon: Sendable {
         let strings: [String]
         let bytes: [[UInt8]]
-        private let codes: [UInt64: Int]
+        /// By the strings' hashes (as `Int`, a key type the process uses anyway: each other
+        /// one costs a scan of the binary's conformance records when first hashed).
+        private let codes: [Int: Int]
         let dateOrigin: Int64
         init(_ strings: [String], dateOrigin: Int64) {
             self.strings = strings
             self.dateOrigin = dateOrigin
             bytes = strings.map { Array($0.utf8) }
-            var codes: [UInt64: Int] = [:]
+            var codes: [Int: Int] = [:]
             for (i, utf8) in bytes.enumerated() {
-                let hash = utf8.withUnsafeBytes { RowCodec.hash($0) }
+                let hash = Int(truncatingIfNeeded: utf8.withUnsafeBytes { RowCodec.hash($0) })
                 if codes[hash] == nil { codes[hash] = i }
             }
             self.codes = codes
@@ -106,7 +108,7 @@ package struct RowCodec {
 
         /// The number of the string of these UTF-8 bytes, nil when it has none.
         func code(of utf8: UnsafeRawBufferPointer) -> Int? {
-            guard !codes.isEmpty, utf8.count >= 2, utf8.count <= 64, let code = codes[RowCodec.hash(utf8)],
+            guard !codes.isEmpty, utf8.count >= 2, utf8.count <= 64, let code = codes[Int(truncatingIfNeeded: RowCodec.hash(utf8))],
                   bytes[code].elementsEqual(utf8) else { return nil }
             return code
         }

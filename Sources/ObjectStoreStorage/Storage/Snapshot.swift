@@ -264,7 +264,7 @@ package struct Snapshot {
                     let kindAndWidth = try tableReader.u32()
                     guard let kind = Column.Kind(rawValue: kindAndWidth & 0xFF) else { throw corrupt("a column has an unknown kind") }
                     let width = kindAndWidth >> 8 == 0 ? 8 : Int(kindAndWidth >> 8)
-                    guard Column.widths.contains(width) else { throw corrupt("a column has values of an unknown width") }
+                    guard Column.isWidth(width) else { throw corrupt("a column has values of an unknown width") }
                     let offset = Int(truncatingIfNeeded: try tableReader.u64())
                     let crc = try tableReader.u32()
                     let present = Int(try tableReader.u32())

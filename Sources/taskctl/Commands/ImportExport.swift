@@ -186,7 +186,7 @@ enum TodoTxtFormat {
         var records: [TaskRecord] = []
         // "\r\n" is one Character, so splitting on "\n" kept a Windows file one line.
         for (index, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
-            let line = rawLine.trimmingCharacters(in: .whitespaces)
+            let line = rawLine.trimmingBlanks()
             guard !line.isEmpty else { continue }
             var words = line.split(separator: " ").map(String.init)
             var record = TaskRecord(title: "")

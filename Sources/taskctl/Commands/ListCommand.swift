@@ -32,8 +32,8 @@ enum ListCommand {
         let args = try Arguments(words, for: "list")
         guard args.positional.isEmpty else { throw CLIError.usage("list takes no words; did you mean --where \"...\"? (see taskctl help list)") }
         var clauses: [ObjectPredicate] = []
-        let tags = (args.value("tag") ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        let withoutTags = (args.value("untag") ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        let tags = (args.value("tag") ?? "").split(separator: ",").map { $0.trimmingBlanks() }.filter { !$0.isEmpty }
+        let withoutTags = (args.value("untag") ?? "").split(separator: ",").map { $0.trimmingBlanks() }.filter { !$0.isEmpty }
         // Waiting tasks show where asked for (+WAITING, status:waiting).
         let waiting = tags.contains("WAITING") || args.value("status")?.lowercased() == "waiting"
         if let status = args.value("status") {
@@ -196,7 +196,7 @@ enum ListCommand {
 
     static func parseSort(_ text: String) throws -> [(key: String, descending: Bool)] {
         try text.split(separator: ",").map { part in
-            var key = part.trimmingCharacters(in: .whitespaces)
+            var key = part.trimmingBlanks()
             // Urgency reads most urgent first unless +urgency asks otherwise.
             let descending = key.hasPrefix("-") || key == "urgency"
             if key.hasPrefix("-") || key.hasPrefix("+") { key.removeFirst() }

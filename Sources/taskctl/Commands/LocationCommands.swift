@@ -48,7 +48,7 @@ enum LocationCommands {
     static func run(_ words: [String], _ app: App) throws {
         let args = try Arguments(words, for: "location")
         guard let action = args.positional.first else { throw CLIError.usage(Help.commands["location"] ?? "usage: taskctl location add|rename|delete") }
-        let names = Array(args.positional.dropFirst()).map { $0.trimmingCharacters(in: .whitespaces) }
+        let names = Array(args.positional.dropFirst()).map { $0.trimmingBlanks() }
         let context = try app.context()
         var recorder = ChangeRecorder(command: "location \(action)")
         switch action {

@@ -6,7 +6,7 @@ import ObjectStoreModel
 enum TaskCommands {
     static func add(_ words: [String], _ app: App) throws {
         let args = try Arguments(words, for: "add")
-        let text = args.positional.joined(separator: " ").trimmingCharacters(in: .whitespaces)
+        let text = args.positional.joinedBySpaces().trimmingBlanks()
         guard !text.isEmpty else { throw CLIError.usage("add needs the task's text: taskctl add \"Buy milk\" [--due tomorrow]") }
         // Check every value before touching the store.
         let priority = try args.value("priority").map(Priority.parse) ?? 0
@@ -36,16 +36,16 @@ enum TaskCommands {
     /// Location, project and tags from options shared by add and edit.
     static func apply(_ args: Arguments, to task: ManagedObject, app: App, context: ManagedObjectContext) throws {
         if let name = args.value("location") {
-            let trimmed = name.trimmingCharacters(in: .whitespaces)
+            let trimmed = name.trimmingBlanks()
             guard !trimmed.isEmpty else { throw CLIError.usage("a location needs a name") }
             try task.setObject(try app.location(named: trimmed, in: context, create: true), forKey: "location")
         }
         if let name = args.value("project") {
-            let trimmed = name.trimmingCharacters(in: .whitespaces)
+            let trimmed = name.trimmingBlanks()
             guard !trimmed.isEmpty else { throw CLIError.usage("a project needs a name") }
             try task.setObject(try app.named("Project", trimmed, in: context, create: true), forKey: "project")
         }
-        for tag in (args.value("tag") ?? "").split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !tag.isEmpty {
+        for tag in (args.value("tag") ?? "").split(separator: ",").map({ $0.trimmingBlanks() }) where !tag.isEmpty {
             if let object = try app.named("Tag", tag, in: context, create: true) { try task.addObject(object, toKey: "tags") }
         }
     }
@@ -175,7 +175,7 @@ enum TaskCommands {
             // priority, due date or status must satisfy the rule.
             let brokeRulesBefore = (try? checkRules(task)) == nil
             if let text = args.value("text") {
-                let trimmed = text.trimmingCharacters(in: .whitespaces)
+                let trimmed = text.trimmingBlanks()
                 guard !trimmed.isEmpty else { throw CLIError.usage("a task's text cannot be empty") }
                 try task.setValue(.string(trimmed), forKey: "title")
             }
@@ -185,7 +185,7 @@ enum TaskCommands {
             if args.has("no-location") { try task.setObject(nil, forKey: "location") }
             if args.has("no-project") { try task.setObject(nil, forKey: "project") }
             try apply(args, to: task, app: app, context: context)
-            for tag in (args.value("untag") ?? "").split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !tag.isEmpty {
+            for tag in (args.value("untag") ?? "").split(separator: ",").map({ $0.trimmingBlanks() }) where !tag.isEmpty {
                 if let object = try app.named("Tag", tag, in: context, create: false) { try task.removeObject(object, fromKey: "tags") }
             }
             try dates.apply(to: task)
@@ -218,7 +218,7 @@ enum TaskCommands {
             throw CLIError.usage("\(question)? Nothing changed: give --yes to change more than \(bulkLimit) tasks without asking")
         }
         FileHandle.standardError.write(Data("taskctl: \(question)? [y/N] ".utf8))
-        guard let answer = readLine(), ["y", "yes"].contains(answer.lowercased().trimmingCharacters(in: .whitespaces)) else {
+        guard let answer = readLine(), ["y", "yes"].contains(answer.lowercased().trimmingBlanks()) else {
             throw CLIError.usage("nothing changed")
         }
     }
@@ -347,7 +347,7 @@ enum TaskCommands {
     static func annotate(_ words: [String], _ app: App) throws {
         let args = try Arguments(words, for: "annotate")
         guard args.positional.count >= 2 else { throw CLIError.usage("usage: taskctl annotate ID TEXT") }
-        let text = args.positional.dropFirst().joined(separator: " ").trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = Array(args.positional.dropFirst()).joinedBySpaces().trimmingWhiteSpace()
         guard !text.isEmpty else { throw CLIError.usage("an annotation needs text") }
         let context = try app.context()
         let task = try app.task(args.positional[0], in: context)

@@ -60,13 +60,13 @@ struct Config {
         var config = Config()
         // Any line ending: "\r\n" is one Character, which splitting on "\n" never met.
         for (index, raw) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
-            let line = raw.trimmingCharacters(in: .whitespaces)
+            let line = raw.trimmingBlanks()
             if line.isEmpty || line.hasPrefix("#") { continue }
             guard let equals = line.firstIndex(of: "=") else {
                 throw CLIError.usage("\(path):\(index + 1): expected 'key = value', found '\(line)'")
             }
-            let key = line[..<equals].trimmingCharacters(in: .whitespaces)
-            var value = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            let key = line[..<equals].trimmingBlanks()
+            var value = line[line.index(after: equals)...].trimmingBlanks()
             switch key {
             case "store":
                 if value.hasPrefix("~/") { value = (environment["HOME"] ?? NSHomeDirectory()) + value.dropFirst() }

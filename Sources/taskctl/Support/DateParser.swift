@@ -15,9 +15,9 @@ struct DateParser {
     static let accepted = "2026-12-01, 2026-12-01T14:30, 20261201T143000Z, today, tomorrow, yesterday, now, monday..sunday, 15th, eod, eow, eom, eoq, eoy, sod, sow, som, soq, soy, later, 3d, +2w, -1d, 1m, 1y, 4h, P3D, PT2H"
 
     func parse(_ input: String) throws -> Date {
-        let text = input.trimmingCharacters(in: .whitespaces).lowercased()
-        if let date = parseKeyword(text) ?? parseRelative(text) ?? parseOrdinal(text) ?? parseDuration(input.trimmingCharacters(in: .whitespaces))
-            ?? parseAbsolute(input.trimmingCharacters(in: .whitespaces))
+        let text = input.trimmingBlanks().lowercased()
+        if let date = parseKeyword(text) ?? parseRelative(text) ?? parseOrdinal(text) ?? parseDuration(input.trimmingBlanks())
+            ?? parseAbsolute(input.trimmingBlanks())
         {
             return date
         }

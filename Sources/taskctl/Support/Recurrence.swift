@@ -7,7 +7,7 @@ struct Recurrence: Equatable {
     var count: Int
 
     init?(_ text: String) {
-        let word = text.lowercased().trimmingCharacters(in: .whitespaces)
+        let word = text.lowercased().trimmingBlanks()
         let named: [String: (Calendar.Component, Int)] = [
             "daily": (.day, 1), "day": (.day, 1), "weekly": (.day, 7), "week": (.day, 7), "biweekly": (.day, 14), "fortnight": (.day, 14),
             "monthly": (.month, 1), "month": (.month, 1), "bimonthly": (.month, 2), "quarterly": (.month, 3), "semiannual": (.month, 6),

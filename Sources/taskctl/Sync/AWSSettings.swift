@@ -42,14 +42,14 @@ enum AWSSettings {
         }
         var section = "", values: [String: String] = [:]
         for raw in String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline) {
-            let line = raw.trimmingCharacters(in: .whitespaces)
+            let line = raw.trimmingBlanks()
             if line.hasPrefix("#") || line.hasPrefix(";") || line.isEmpty { continue }
             if line.hasPrefix("["), line.hasSuffix("]") {
-                section = line.dropFirst().dropLast().trimmingCharacters(in: .whitespaces)
+                section = line.dropFirst().dropLast().trimmingBlanks()
                 continue
             }
             guard section == profile, let equals = line.firstIndex(of: "=") else { continue }
-            values[line[..<equals].trimmingCharacters(in: .whitespaces).lowercased()] = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            values[line[..<equals].trimmingBlanks().lowercased()] = line[line.index(after: equals)...].trimmingBlanks()
         }
         guard let id = values["aws_access_key_id"], let secret = values["aws_secret_access_key"] else {
             throw CLIError.usage("sync through S3: the profile '\(profile)' in \(file) has no aws_access_key_id and aws_secret_access_key")

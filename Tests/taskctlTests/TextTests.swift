@@ -1,0 +1,49 @@
+import Foundation
+import Testing
+@testable import taskctl
+
+/// taskctl trims a task's text, names and tags with the standard library (Foundation's
+/// trimming cost a runtime scan at every start): it must trim what Foundation's character
+/// sets say, no more and no less.
+@Suite struct TextTests {
+    /// Every space separator, tab and line break around a word, alone and in pairs.
+    static let edges: [String] = ["", " ", "\t", "\u{00A0}", "\u{1680}", "\u{2003}", "\u{202F}", "\u{205F}", "\u{3000}",
+                                  "\n", "\r\n", "\u{0085}", "\u{2028}", "\u{2029}", "\u{000B}", "\u{000C}", " \n", "\n\t\u{3000}",
+                                  "\u{200B}", "x", "\u{FEFF}"]
+
+    @Test func trimmingAgreesWithFoundation() {
+        for head in Self.edges {
+            for tail in Self.edges {
+                for body in ["Buy milk", "a\n b", "é", ""] {
+                    let text = head + body + tail
+                    #expect(text.trimmingBlanks() == text.trimmingCharacters(in: .whitespaces), "\(Array(text.unicodeScalars))")
+                    #expect(text.trimmingWhiteSpace() == text.trimmingCharacters(in: .whitespacesAndNewlines), "\(Array(text.unicodeScalars))")
+                    #expect(text[...].trimmingBlanks() == text.trimmingCharacters(in: .whitespaces))
+                }
+            }
+        }
+    }
+
+    /// Each scalar of the planes where Unicode has white space, alone at both ends.
+    @Test func everyScalarIsTrimmedAsFoundationTrimsIt() {
+        for value in Array(0...0x3100) + [0xFEFF, 0x1D455, 0xE0020] {
+            guard let scalar = Unicode.Scalar(value) else { continue }
+            let text = String(scalar) + "a" + String(scalar)
+            #expect(text.trimmingBlanks() == text.trimmingCharacters(in: .whitespaces), "U+\(String(value, radix: 16))")
+            #expect(text.trimmingWhiteSpace() == text.trimmingCharacters(in: .whitespacesAndNewlines), "U+\(String(value, radix: 16))")
+        }
+    }
+
+    @Test func wordsAreJoinedBySingleSpaces() {
+        #expect(["Buy", "milk", "", "now"].joinedBySpaces() == "Buy milk  now")
+        #expect([String]().joinedBySpaces() == "")
+        #expect(["one"].joinedBySpaces() == "one")
+    }
+
+    @Test func aTaskKeepsItsTextWithoutTheBlanksAround() throws {
+        let runner = try TaskctlRunner()
+        try runner.ok("add", "\u{3000} Buy\u{00A0}milk \t", "--tag", " shop\u{2003},\tfood ")
+        #expect(try runner.texts() == ["Buy\u{00A0}milk"])
+        #expect(try runner.tasks().first?["tags"] as? [String] == ["food", "shop"])
+    }
+}
