@@ -163,4 +163,58 @@ import ObjectStoreModel
         let a = try reopened.fetch(FetchRequest(entityName: "Person", predicate: try ObjectPredicate("email ==[c] 'a@example.com'")))
         #expect(a.map { $0["name"] } == ["P700"] && a.first?["age"] == 40)
     }
+
+    /// A constraint of two attributes (one folding case): merged in a small save and in a
+    /// bulk one (over 1,000 inserted), refused under the error policy by the context (two
+    /// new objects) and by the store (a saved one), and a pair that differs in one value
+    /// is no clash.
+    @Test(arguments: [10, 1_200])
+    func aConstraintOfTwoAttributesMergesAndRefusesByBothValues(count: Int) throws {
+        let schema = #"""
+        { "entities": [{ "name": "Seat",
+            "attributes": [{ "name": "row", "type": "string", "collation": "caseInsensitive" }, { "name": "number", "type": "int64" },
+                           { "name": "holder", "type": "string" }],
+            "uniquenessConstraints": [["row", "number"]] }] }
+        """#
+        let model = try ManagedObjectModel(schema: schema, file: "seats")
+        let directory = try TemporaryDirectory()
+        let url = directory.url.appendingPathComponent("seats.store")
+        func context() throws -> ManagedObjectContext {
+            ManagedObjectContext(coordinator: PersistentStoreCoordinator(model: model, store: try BinaryStore(url: url, model: model)))
+        }
+        func seat(_ row: String, _ number: Int64, _ holder: String, in context: ManagedObjectContext) throws {
+            let seat = try context.insertObject(entityName: "Seat")
+            try seat.setValue(.string(row), forKey: "row")
+            try seat.setValue(.integer(number), forKey: "number")
+            try seat.setValue(.string(holder), forKey: "holder")
+        }
+        let first = try context()
+        try seat("A", 1, "Ann", in: first)
+        try first.save()
+
+        let merging = try context()
+        merging.mergePolicy = .mergeByPropertyObjectTrump
+        for number in 0..<Int64(count) { try seat("B", number, "filler", in: merging) }
+        try seat("a", 1, "Bob", in: merging)  // the saved A1
+        try seat("A", 2, "Cy", in: merging)  // new: differs in the number
+        try seat("b", 0, "Dee", in: merging)  // the first B0 of this save
+        try merging.save()
+        let reader = try context()
+        let holders = try reader.fetch(FetchRequest(entityName: "Seat", predicate: try ObjectPredicate("holder != 'filler'")))
+            .map { "\($0["row"].stringValue ?? "")\($0["number"].integerValue ?? -1) \($0["holder"].stringValue ?? "")" }.sorted()
+        #expect(holders == ["A2 Cy", "a1 Bob", "b0 Dee"], "merged into the saved A1 and the first B0, the later values winning")
+        #expect(try context().count(for: FetchRequest(entityName: "Seat")) == count + 2)
+
+        let twice = try context()
+        try seat("C", 1, "Eve", in: twice)
+        try seat("c", 1, "Fay", in: twice)
+        let inContext = try #require(throws: ValidationError.self) { try twice.save() }
+        #expect(inContext.failures.contains { $0.rule == .unique && $0.key == "row,number" })
+
+        let again = try context()
+        try seat("A", 2, "Gus", in: again)
+        let inStore = try #require(throws: ValidationError.self) { try again.save() }
+        #expect(inStore.failures.map(\.rule) == [.unique], "\(inStore)")
+        #expect(try context().count(for: FetchRequest(entityName: "Seat")) == count + 2)
+    }
 }

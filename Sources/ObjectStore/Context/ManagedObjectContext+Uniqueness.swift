@@ -29,36 +29,47 @@ extension ManagedObjectContext {
             for constraint in ownerEntity.uniquenessConstraints {
                 let slots = constraint.compactMap { ownerEntity.slot(of: $0) }
                 guard slots.count == constraint.count else { continue }
-                func key(_ values: [SlotValue]) -> [SlotValue]? {
-                    values.contains(.value(.null)) ? nil : UniquenessCheck.comparable(values, constraint: constraint, in: ownerEntity)
+                // The values as the constraint compares them, keyed without an array per
+                // object for a constraint of one attribute (an import's UUIDs).
+                let folding = UniquenessCheck.folding(constraint, in: ownerEntity)
+                func key(_ value: (Int) -> SlotValue) -> ConstraintKey? {
+                    if slots.count == 1 {
+                        let single = value(slots[0])
+                        guard single != .value(.null) else { return nil }
+                        guard let fold = folding[0], case .value(let plain) = single else { return .one(single) }
+                        return .one(.value(fold.uniquenessValue(plain)))
+                    }
+                    let values = slots.map(value)
+                    return values.contains(.value(.null)) ? nil : .many(UniquenessCheck.comparable(values, folding: folding))
                 }
                 // Who holds each value now: this context's saved objects as it has edited
                 // them, then inserted objects in the order they were inserted. Saved rows
                 // are read whole for a large save (an import); a small one asks the store
                 // for each value (an index lookup in a binary store).
-                var holders: [[SlotValue]: ObjectID] = [:]
+                var holders: [ConstraintKey: ObjectID] = [:]
                 let bulk = members.count > 1_000 || parent != nil
                 if bulk {
+                    holders.reserveCapacity(members.count)
                     for kind in model.entityAndDescendants(of: owner) {
                         for (id, values) in try savedConstrainedValues(ofEntity: kind.name, slots: slots) where !deletedSet.contains(id) {
-                            if let key = key(values) { holders[key] = id }
+                            if let key = key({ slot in values[slots.firstIndex(of: slot) ?? 0] }) { holders[key] = id }
                         }
                     }
                 } else {
                     for object in registered.values where object.entity.isKind(of: owner) && !object.faultState && !object.insertedState && !object.deletedState {
-                        if let key = key(slots.map { object.slots[$0] }) { holders[key] = object.objectID }
+                        if let key = key({ object.slots[$0] }) { holders[key] = object.objectID }
                     }
                 }
                 for object in members where !merged.contains(ObjectIdentifier(object)) {
-                    guard let key = key(slots.map { object.slots[$0] }) else { continue }
+                    guard let key = key({ object.slots[$0] }) else { continue }
                     var holder = holders[key]
                     if holder == nil && !bulk {
                         // A saved holder, unless this context deleted it or edited the value away.
-                        holder = try coordinator.store.objectIDs(matching: key, uniquenessConstraint: ownerEntity.uniquenessConstraints.firstIndex(of: constraint) ?? 0, of: owner)
+                        holder = try coordinator.store.objectIDs(matching: key.values, uniquenessConstraint: ownerEntity.uniquenessConstraints.firstIndex(of: constraint) ?? 0, of: owner)
                             .first { id in
                                 guard !deletedSet.contains(id) else { return false }
                                 guard let known = registered[id], !known.faultState else { return true }
-                                return self.key(slots.map { known.slots[$0] }, constraint: constraint, in: ownerEntity) == key
+                                return self.key(slots.map { known.slots[$0] }, constraint: constraint, in: ownerEntity) == key.values
                             }
                     }
                     guard let holderID = holder, holderID != object.objectID else {
@@ -75,6 +86,19 @@ extension ManagedObjectContext {
             }
         }
         if !merged.isEmpty { processPendingChanges() }
+    }
+
+    /// A constraint's values as a dictionary key.
+    private enum ConstraintKey: Hashable {
+        case one(SlotValue)
+        case many([SlotValue])
+
+        var values: [SlotValue] {
+            switch self {
+            case .one(let value): return [value]
+            case .many(let values): return values
+            }
+        }
     }
 
     private func key(_ values: [SlotValue], constraint: [String], in entity: EntityDescription) -> [SlotValue]? {

@@ -98,52 +98,55 @@ extension ManagedObjectContext {
         // Only objects whose constrained values are new can break a constraint; an edit of
         // other attributes costs nothing here.
         let constrained = constrainedEntityNames
-        let changed = changed.filter { object in
+        func isChanged(_ object: ManagedObject) -> Bool {
             guard constrained.contains(object.entity.name) else { return false }
             if object.isInserted { return true }
             return object.entity.constrainedSlots.contains { object.slotChanged($0) }
         }
+        let changed = changed.filter(isChanged)
         for object in changed {
             for owner in [object.entity.name] + object.entity.ancestorNames {
                 guard let ownerEntity = model.entity(named: owner), !ownerEntity.uniquenessConstraints.isEmpty,
                     checkedScopes.insert(owner).inserted
                 else { continue }
                 // Every object of the scope with its current slots (the owner's slots are
-                // every descendant's): saved ones read straight from the store (no object
-                // made), overlaid with this context's objects.
+                // every descendant's), and whether this save changes its constrained values:
+                // saved ones read straight from the store (no object made), overlaid with
+                // this context's objects.
                 let entities = model.entityAndDescendants(of: owner)
-                var candidates: [(ObjectID, Slots)] = []
+                var candidates: [(id: ObjectID, slots: Slots, changed: Bool)] = []
                 if parent == nil && !includingSaved {
                     // Saved rows are checked by the store itself while it holds its lock
                     // (so two writers cannot both add a value); here, this context's own.
                     let names = Set(entities.map(\.name))
                     for (id, object) in registered where !object.faultState && !object.insertedState && names.contains(object.entity.name) && !deletedSet.contains(id) {
-                        candidates.append((id, object.slots))
+                        candidates.append((id, object.slots, isChanged(object)))
                     }
                 } else {
                     for entity in entities {
                         for id in try savedObjectIDs(ofEntity: entity.name) where !deletedSet.contains(id) {
                             if let registeredObject = registered[id], !registeredObject.faultState {
-                                candidates.append((id, registeredObject.slots))
+                                candidates.append((id, registeredObject.slots, isChanged(registeredObject)))
                             } else if let snapshot = try savedSnapshot(for: id) {
-                                candidates.append((id, snapshot.slots))
+                                candidates.append((id, snapshot.slots, false))
                             }
                         }
                     }
                 }
-                for inserted in insertedObjects(ofEntities: Set(entities.map(\.name))) {
-                    candidates.append((inserted.objectID, inserted.slots))
+                let inserted = insertedObjects(ofEntities: Set(entities.map(\.name)))
+                candidates.reserveCapacity(candidates.count + inserted.count)
+                for object in inserted {
+                    candidates.append((object.objectID, object.slots, isChanged(object)))
                 }
-                let changedIDs = Set(changed.map(\.objectID))
-                // Unchanged objects first, so the changed one is the one blamed (a stable
-                // partition: sorting by membership looked each ID up log n times).
-                let ordered = candidates.filter { !changedIDs.contains($0.0) } + candidates.filter { changedIDs.contains($0.0) }
+                // Unchanged objects first, so the changed one is the one blamed (two passes,
+                // not a sorted or partitioned copy).
+                let ordered = [false, true].lazy.flatMap { changed in candidates.lazy.filter { $0.changed == changed } }
                 for constraint in ownerEntity.uniquenessConstraints {
                     let indices = constraint.compactMap { ownerEntity.slot(of: $0) }
                     guard indices.count == constraint.count else { continue }
                     let folding = UniquenessCheck.folding(constraint, in: ownerEntity)
-                    func blame(_ id: ObjectID, _ key: [SlotValue], _ other: ObjectID) {
-                        guard changedIDs.contains(id) else { return }
+                    func blame(_ id: ObjectID, _ changed: Bool, _ key: [SlotValue], _ other: ObjectID) {
+                        guard changed else { return }
                         let description = zip(constraint, key).map { "\($0.0) = \($0.1.value)" }.joined(separator: ", ")
                         failures.append(ValidationFailure(
                             objectID: id, entityName: id.entityName, key: constraint.joined(separator: ","), value: key.count == 1 ? key[0].value : nil,
@@ -154,19 +157,19 @@ extension ManagedObjectContext {
                         let slot = indices[0], fold = folding[0]
                         var seen: [SlotValue: ObjectID] = [:]
                         seen.reserveCapacity(ordered.count)
-                        for (id, slots) in ordered where slot < slots.count && slots[slot] != .value(.null) {
+                        for (id, slots, changed) in ordered where slot < slots.count && slots[slot] != .value(.null) {
                             var comparable = slots[slot]
                             if let fold, case .value(let value) = comparable { comparable = .value(fold.uniquenessValue(value)) }
-                            if let other = seen[comparable] { blame(id, [slots[slot]], other) } else { seen[comparable] = id }
+                            if let other = seen[comparable] { blame(id, changed, [slots[slot]], other) } else { seen[comparable] = id }
                         }
                         continue
                     }
                     var seen: [[SlotValue]: ObjectID] = [:]
-                    for (id, slots) in ordered where indices.allSatisfy({ $0 < slots.count }) {
+                    for (id, slots, changed) in ordered where indices.allSatisfy({ $0 < slots.count }) {
                         let key = indices.map { slots[$0] }
                         if key.contains(where: { $0 == .value(.null) }) { continue }
                         let comparable = UniquenessCheck.comparable(key, folding: folding)
-                        if let other = seen[comparable] { blame(id, key, other) } else { seen[comparable] = id }
+                        if let other = seen[comparable] { blame(id, changed, key, other) } else { seen[comparable] = id }
                     }
                 }
             }
