@@ -407,4 +407,41 @@ import ObjectStoreModel
             try store.allocateKeys(count: 1, entityName: "Nope")
         }
     }
+
+    /// A bulk load's save inside `deferringHousekeeping` leaves its log alone until the body
+    /// has let go of its objects; then the store compacts once, and reads as before. A body
+    /// that throws after saving still has its save compacted, and its error comes out.
+    @Test func deferredHousekeepingCompactsOnceAfterTheBody() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.url.appendingPathComponent("bulk.store")
+        let (context, store) = try open(url, threshold: 2_000)
+        let coordinator = context.coordinator
+        try coordinator.deferringHousekeeping {
+            for i in 0..<300 { try person(context, "p\(i)@example.com") }
+            try context.save()
+            #expect(store.sizes.log > 2_000, "not compacted inside the body")
+            context.reset()
+        }
+        #expect(store.sizes.log == 0, "compacted after the body")
+        #expect(coordinator.housekeepingWarning == nil)
+        let (reader, _) = try open(url)
+        #expect(try reader.count(for: FetchRequest(entityName: "Person")) == 300)
+
+        struct Stop: Error {}
+        #expect(throws: Stop.self) {
+            try coordinator.deferringHousekeeping {
+                for i in 300..<600 { try person(context, "p\(i)@example.com") }
+                try context.save()
+                #expect(store.sizes.log > 2_000)
+                throw Stop()
+            }
+        }
+        #expect(store.sizes.log == 0, "compacted although the body threw")
+
+        // Without the hold, the same save compacts as it commits.
+        for i in 600..<900 { try person(context, "p\(i)@example.com") }
+        try context.save()
+        #expect(store.sizes.log == 0)
+        #expect(try reader.count(for: FetchRequest(entityName: "Person")) == 900)
+    }
 }

@@ -117,6 +117,32 @@ public final class PersistentStoreCoordinator: Sendable {
         try store.compact()
     }
 
+    /// Runs `body` with the housekeeping that saves do after committing held back, then does
+    /// it once, if the store needs it: the binary store compacts its file when its log has
+    /// grown enough. For a bulk load, a large save followed by letting go of its objects
+    /// (``ManagedObjectContext/reset()``) inside `body` has the compaction run without the
+    /// objects in memory:
+    ///
+    /// ```swift
+    /// try coordinator.deferringHousekeeping {
+    ///     try context.save()
+    ///     context.reset()
+    /// }
+    /// ```
+    ///
+    /// The saves inside are durable as they return, as always. The housekeeping runs after
+    /// `body` also when it throws; one that fails leaves ``housekeepingWarning``.
+    ///
+    /// - Throws: what `body` throws.
+    public func deferringHousekeeping<T>(_ body: () throws -> T) rethrows -> T {
+        store.deferHousekeeping(true)
+        defer {
+            store.deferHousekeeping(false)
+            store.housekeep()
+        }
+        return try body()
+    }
+
     /// Why the last automatic compaction after a save failed, or `nil`. The save itself had
     /// committed: compaction is housekeeping, and the next save tries again.
     public var housekeepingWarning: String? { store.housekeepingWarning }

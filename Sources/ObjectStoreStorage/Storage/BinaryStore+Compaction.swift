@@ -60,6 +60,32 @@ extension BinaryStore {
 }
 
 extension BinaryStore.Core {
+    /// What a save does after committing, under the file's exclusive lock: compacts the
+    /// file, or cuts its log, when the log has grown enough. A compaction costs what the
+    /// store holds, so it waits until the log is also an eighth of the snapshot. A cut costs
+    /// what the log says, so a log that mostly repeats rows written again since is cut once
+    /// it passes the threshold (opening then reads at most that much log, whatever the
+    /// store's size); whether it does is asked again each time the log grows by a quarter.
+    /// The save is durable already: a compaction that fails leaves a warning
+    /// (``BinaryStore/housekeepingWarning``).
+    func housekeepLocked(fd: Int32, path realPath: String) {
+        let log = state.committedLength - state.logStart - state.historyBytes
+        let compacting = log > state.snapshotPlace.length / 8
+        guard log > threshold && (compacting || log >= nextCutCheck) else { return }
+        let repeats = liveLogBytes * 4 <= log
+        if !repeats { nextCutCheck = log + log / 4 }
+        do {
+            if repeats, try cutLogLocked(fd: fd) {
+                lastHousekeepingWarning = nil
+            } else if compacting {
+                try compactLocked(path: realPath)
+                lastHousekeepingWarning = nil
+            }
+        } catch {
+            lastHousekeepingWarning = "the store was saved, but compacting it failed: \(error)"
+        }
+    }
+
     /// Writes the live rows as a new file in store format 1.0 (from a file of any format the
     /// state was read from) and reads it; `backup`, when given, becomes a second name of the
     /// file replaced.

@@ -23,6 +23,9 @@ extension BinaryStore {
         var held: (fd: Int32, identity: FileIdentity)?
         var threshold = 256 << 10
         var lastHousekeepingWarning: String?
+        /// While above 0, saves leave compaction and log cuts to ``housekeepLocked(fd:path:)``
+        /// called later (``BinaryStore/deferHousekeeping(_:)``).
+        var housekeepingDeferred = 0
         /// Set when this opening tracks history: every save records a transaction, and
         /// compactions and log cuts keep the transactions it covers.
         var retention: HistoryRetention?

@@ -437,30 +437,28 @@ package final class BinaryStore: PersistentStore, Sendable {
                         core.state.removed[id.entityName, default: []].insert(key)
                     }
                 }
-                let log = core.state.committedLength - core.state.logStart - core.state.historyBytes
-                // A compaction costs what the store holds, so it waits until the log is also
-                // an eighth of the snapshot. A cut costs what the log says, so a log that
-                // mostly repeats rows written again since is cut once it passes the threshold
-                // (opening then reads at most that much log, whatever the store's size);
-                // whether it does is asked again each time the log grows by a quarter.
-                let compacting = log > core.state.snapshotPlace.length / 8
-                if log > core.threshold && (compacting || log >= core.nextCutCheck) {
-                    let repeats = core.liveLogBytes * 4 <= log
-                    if !repeats { core.nextCutCheck = log + log / 4 }
-                    // The save is durable already: a compaction that fails leaves a warning.
-                    do {
-                        if repeats, try core.cutLogLocked(fd: fd) {
-                            core.lastHousekeepingWarning = nil
-                        } else if compacting {
-                            try core.compactLocked(path: realPath)
-                            core.lastHousekeepingWarning = nil
-                        }
-                    } catch {
-                        core.lastHousekeepingWarning = "the store was saved, but compacting it failed: \(error)"
-                    }
-                }
+                if core.housekeepingDeferred == 0 { core.housekeepLocked(fd: fd, path: realPath) }
                 return mapping
             }
+        }
+    }
+
+    package func deferHousekeeping(_ deferred: Bool) {
+        core.withLock { $0.housekeepingDeferred += deferred ? 1 : -1 }
+    }
+
+    package func housekeep() {
+        guard !isReadOnly else { return }
+        do {
+            try fileLock.withLock { fd, realPath in
+                try core.withLock { core in
+                    guard core.housekeepingDeferred == 0 else { return }  // an outer hold's end does it
+                    try core.refresh(fd)
+                    core.housekeepLocked(fd: fd, path: realPath)
+                }
+            }
+        } catch {
+            core.withLock { $0.lastHousekeepingWarning = "the store was saved, but compacting it failed: \(error)" }
         }
     }
 

@@ -117,6 +117,13 @@ package protocol PersistentStore: AnyObject, Sendable {
     /// Leaves the log alone until the store is compacted explicitly (a migration's
     /// destination, written in batches and compacted once at the end).
     func suspendAutomaticCompaction()
+    /// Holds back (or, with false, lets go of one hold of) the housekeeping a save does
+    /// after committing: while held, saves do not compact (``housekeep()`` does it later).
+    func deferHousekeeping(_ deferred: Bool)
+    /// The housekeeping a save would have done now, if the store needs any (the binary
+    /// store's compaction or log cut); nothing for the other stores. A failure is left as
+    /// ``housekeepingWarning``: what was saved is saved.
+    func housekeep()
 
     // History (docs/history.md)
 
@@ -152,6 +159,8 @@ extension PersistentStore {
     package func readRows<T>(_ body: (any RowReader) throws -> T) throws -> T? { nil }
     package func encodedRow(for id: ObjectID, of entity: EntityDescription, layouts: RowLayouts) throws -> (slots: Slots, version: Int64)? { nil }
     package func suspendAutomaticCompaction() {}
+    package func deferHousekeeping(_ deferred: Bool) {}
+    package func housekeep() {}
     package var keepsHistory: Bool { false }
     package func trackHistory(_ retention: HistoryRetention) throws { throw HistoryError.notTracked }
     package func historyBounds() throws -> (first: Int64, last: Int64) { throw HistoryError.notTracked }
