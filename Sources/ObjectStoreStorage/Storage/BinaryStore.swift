@@ -423,6 +423,7 @@ package final class BinaryStore: PersistentStore, Sendable {
                     try BinaryStore.noteHistoryRecord(RecordTag.transaction, payload.bytes, from: reader.position, length: length, chunk: chunk, state: &core.state)
                     core.lastSavedTransaction = core.state.historyLast
                 }
+                core.state.entries.reserveCapacity(core.state.entries.count + changes.inserted.count)
                 for (id, version, slotsOffset, length) in written {
                     core.state.entries[id] = Entry(version: version, chunk: chunk, offset: slotsOffset, length: length)
                     if let key = id.primaryKey {

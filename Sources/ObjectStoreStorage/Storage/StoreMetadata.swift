@@ -79,6 +79,7 @@ extension StoreChanges {
     package func keyAssignment(from nextKeys: [String: Int64]) -> (mapping: [ObjectID: ObjectID], nextKeys: [String: Int64]) {
         var keys = nextKeys
         var mapping: [ObjectID: ObjectID] = [:]
+        mapping.reserveCapacity(inserted.count)
         for row in inserted where row.objectID.isTemporary {
             let entity = row.objectID.entityName
             let key = max(1, keys[entity] ?? 1)

@@ -328,6 +328,7 @@ enum ImportCommand {
             cache[name] = new
             return new
         }
+        existing.reserveCapacity(existing.count + records.count)
         for record in records {
             let task: ManagedObject
             var created = false
