@@ -117,6 +117,43 @@ public final class PersistentStoreCoordinator: Sendable {
         try store.compact()
     }
 
+    /// Runs `body`, and commits every save made inside it to the store at once when it
+    /// returns: one commit of the file and one transaction of the store's history (one
+    /// undo, one entry of a history listing). Until then no other process sees any of them,
+    /// and a crash or an error leaves none: when `body` throws (or the commit fails), the
+    /// store holds exactly what it held before, and the error comes out. The store's file
+    /// is locked throughout, so other processes' saves and reads wait.
+    ///
+    /// For a bulk load that should not hold every object at once: save in batches and let
+    /// each batch's objects go before the next.
+    ///
+    /// ```swift
+    /// try coordinator.committingTogether {
+    ///     for start in stride(from: 0, to: records.count, by: 50_000) {
+    ///         for record in records[start..<min(start + 50_000, records.count)] {
+    ///             try insert(record, into: context)
+    ///         }
+    ///         try context.save()
+    ///         context.reset()
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// Inside `body`, this process's contexts read what the earlier saves saved. After an
+    /// error, contexts that saved inside `body` hold objects the store no longer has:
+    /// reset them. The transaction records the net change: an object inserted and deleted
+    /// inside is not in it, one changed twice is recorded once against its values before.
+    /// The housekeeping saves do (compaction) runs once, after the commit. Not nested.
+    ///
+    /// - Throws: what `body` throws; `StoreError.invalidRequest` for a store that is not a
+    ///   binary store (a JSON store writes its whole file at every save), or a commit larger
+    ///   than 4 GiB; `StoreError` when the file cannot be written (nothing is committed).
+    public func committingTogether<T>(_ body: () throws -> T) throws -> T {
+        let result = try store.committingTogether(body)
+        noteOwnTransaction()
+        return result
+    }
+
     /// Runs `body` with the housekeeping that saves do after committing held back, then does
     /// it once, if the store needs it: the binary store compacts its file when its log has
     /// grown enough. For a bulk load, a large save followed by letting go of its objects

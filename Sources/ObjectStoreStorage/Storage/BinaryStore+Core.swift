@@ -26,6 +26,8 @@ extension BinaryStore {
         /// While above 0, saves leave compaction and log cuts to ``housekeepLocked(fd:path:)``
         /// called later (``BinaryStore/deferHousekeeping(_:)``).
         var housekeepingDeferred = 0
+        /// The saves being committed together (``BinaryStore/committingTogether(_:)``).
+        var batch: BinaryStore.Batch?
         /// Set when this opening tracks history: every save records a transaction, and
         /// compactions and log cuts keep the transactions it covers.
         var retention: HistoryRetention?

@@ -270,13 +270,25 @@ extension BinaryStore.Core {
     /// recognise by its checksum. `.normal`: not flushed; the header moves (after a flush)
     /// once the unclaimed commits pass ``Core/checkpointBytes``. Caller holds both locks.
     func append(_ payload: [UInt8], fd: Int32, features: UInt64? = nil) throws {
+        try append(parts: [payload], fd: fd, features: features)
+    }
+
+    /// Appends one commit whose payload is `parts` one after another (the saves of
+    /// ``BinaryStore/committingTogether(_:)``), written without joining them in memory.
+    func append(parts: [[UInt8]], fd: Int32, features: UInt64? = nil) throws {
         try requireWritable(inPlace: true)
         // A commit that starts using a write feature moves the header with it at once, so
         // a program that does not know the feature sees it before it could write.
         let newFeature = features.map { $0 != state.writeFeatures } ?? false
+        let length = parts.reduce(0) { $0 + $1.count }
+        guard length <= Int(UInt32.max) else {
+            throw StoreError.invalidRequest(path: path, reason: "a commit of \(length) bytes is larger than a commit can be (4 GiB)")
+        }
         if let features { state.writeFeatures = features }
-        let frame = BinaryStore.frame(payload)
-        let end = state.committedLength + frame.count
+        var head = ByteWriter()
+        head.u32(UInt32(length))
+        head.u32(parts.reduce(UInt32(0)) { CRC32.checksum($1, continuing: $0) })
+        let end = state.committedLength + head.bytes.count + length
         // The commit goes where the last one ended. Bytes past that (a torn tail, or what
         // a log cut stopped before cutting away) are cut first: written over, their rest
         // could follow the commit and pass for more commits.
@@ -284,7 +296,11 @@ extension BinaryStore.Core {
             guard ftruncate(fd, off_t(state.committedLength)) == 0 else { throw StoreError.io(path: path, reason: "cannot set the file size: \(FileIO.errorText())") }
         }
         fileSize = nil
-        try FileIO.write(fd, frame, at: state.committedLength, path: path)
+        var offset = state.committedLength
+        for part in [head.bytes] + parts {
+            try FileIO.write(fd, part, at: offset, path: path)
+            offset += part.count
+        }
         fileSize = end
         state.committedLength = end
         state.commitCount += 1

@@ -392,6 +392,11 @@ package final class BinaryStore: PersistentStore, Sendable {
                     payload.varint(UInt64(index))
                     payload.signed(key)
                 }
+                // Inside committingTogether: kept for the one commit at its end.
+                if core.batch != nil {
+                    try core.stage(payload.bytes, changes: changes, updated: updated, mapping: mapping, nextKeys: nextKeys, written: written)
+                    return mapping
+                }
                 // The transaction, in the same commit as its rows.
                 var transactionRecord: Int?
                 if core.recordsHistory {
@@ -406,10 +411,7 @@ package final class BinaryStore: PersistentStore, Sendable {
                         keyed.inserted = changes.inserted.map { StoredRow(objectID: mapping[$0.objectID] ?? $0.objectID, version: $0.version, slots: []) }
                         keyed.updated = updated
                     }
-                    try forEachRecordedChange(keyed, draft: changes.transaction, model: model, stored: { id in
-                        guard let (version, bytes, start) = try core.encodedRow(id) else { return nil }
-                        return StoredRow(objectID: id, version: version, slots: try core.decode(id, bytes, from: start))
-                    }, into: &writer)
+                    try forEachRecordedChange(keyed, draft: changes.transaction, model: model, stored: { id in try core.storedRow(id) }, into: &writer)
                     writer.finish(head, into: &payload)
                 }
                 try core.append(payload.bytes, fd: fd, features: transactionRecord == nil ? nil : core.state.writeFeatures | Feature.history)
@@ -423,21 +425,7 @@ package final class BinaryStore: PersistentStore, Sendable {
                     try BinaryStore.noteHistoryRecord(RecordTag.transaction, payload.bytes, from: reader.position, length: length, chunk: chunk, state: &core.state)
                     core.lastSavedTransaction = core.state.historyLast
                 }
-                core.state.entries.reserveCapacity(core.state.entries.count + changes.inserted.count)
-                for (id, version, slotsOffset, length) in written {
-                    core.state.entries[id] = Entry(version: version, chunk: chunk, offset: slotsOffset, length: length)
-                    if let key = id.primaryKey {
-                        core.state.keysByEntity[id.entityName, default: []].insert(key)
-                        core.state.removed[id.entityName]?.remove(key)
-                    }
-                }
-                for (id, _) in changes.deleted {
-                    core.state.entries.removeValue(forKey: id)
-                    if let key = id.primaryKey {
-                        core.state.keysByEntity[id.entityName]?.remove(key)
-                        core.state.removed[id.entityName, default: []].insert(key)
-                    }
-                }
+                core.applyWritten(written, deleted: changes.deleted.map(\.id), chunk: chunk, inserted: changes.inserted.count)
                 if core.housekeepingDeferred == 0 { core.housekeepLocked(fd: fd, path: realPath) }
                 return mapping
             }

@@ -120,6 +120,10 @@ package protocol PersistentStore: AnyObject, Sendable {
     /// Holds back (or, with false, lets go of one hold of) the housekeeping a save does
     /// after committing: while held, saves do not compact (``housekeep()`` does it later).
     func deferHousekeeping(_ deferred: Bool)
+    /// Runs `body`, in which saves are committed together when it returns (one commit, one
+    /// transaction); nothing of them is kept when it throws. Only the binary store does;
+    /// the others refuse.
+    func committingTogether<T>(_ body: () throws -> T) throws -> T
     /// The housekeeping a save would have done now, if the store needs any (the binary
     /// store's compaction or log cut); nothing for the other stores. A failure is left as
     /// ``housekeepingWarning``: what was saved is saved.
@@ -161,6 +165,9 @@ extension PersistentStore {
     package func suspendAutomaticCompaction() {}
     package func deferHousekeeping(_ deferred: Bool) {}
     package func housekeep() {}
+    package func committingTogether<T>(_ body: () throws -> T) throws -> T {
+        throw StoreError.invalidRequest(path: String(describing: type(of: self)), reason: "only a binary store commits several saves together")
+    }
     package var keepsHistory: Bool { false }
     package func trackHistory(_ retention: HistoryRetention) throws { throw HistoryError.notTracked }
     package func historyBounds() throws -> (first: Int64, last: Int64) { throw HistoryError.notTracked }

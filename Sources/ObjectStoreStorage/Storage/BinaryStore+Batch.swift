@@ -1,0 +1,164 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import ObjectStoreModel
+
+// Several saves committed as one: the saves inside `committingTogether` change the store's
+// state in memory (so the process reads what they saved) and keep their records; the end
+// of the body writes them as one commit with one transaction. Nothing of them is in the
+// file before that commit, so another process, a crash or an error in the body sees all of
+// them or none. The file format is unchanged: the commit is an ordinary one, only larger.
+extension BinaryStore {
+    /// What the saves of one ``committingTogether(_:)`` have staged.
+    struct Batch {
+        /// Each save's records (rows, deletions, next keys), in order.
+        var payloads: [[UInt8]] = []
+        /// The next key of each entity when the batch began: an object with a key at or past
+        /// it was inserted by the batch (or given its ID during it).
+        var firstNewKeys: [String: Int64] = [:]
+        /// Objects the batch inserted, in the order of their saves.
+        var inserted: [ObjectID] = []
+        /// Objects saved before the batch that it changed or deleted, with their rows as they
+        /// were (nil: the store had no such row), in the order first met.
+        var before: [ObjectID: StoredRow?] = [:]
+        var changed: [ObjectID] = []
+        /// Who saved, and when: the last save's.
+        var draft: TransactionDraft?
+
+        func isNew(_ id: ObjectID) -> Bool {
+            guard let key = id.primaryKey else { return true }
+            return key >= max(1, firstNewKeys[id.entityName] ?? 1)
+        }
+    }
+
+    /// Runs `body`, in which saves to this store are committed together when it returns:
+    /// one commit of the file and one transaction of its history. The store's file lock is
+    /// held throughout, so no other process saves (or reads) in between. When `body` throws,
+    /// or the commit fails, nothing it saved is in the file, and the store reads its state
+    /// from the file again. Not nested.
+    package func committingTogether<T>(_ body: () throws -> T) throws -> T {
+        guard !isReadOnly else { throw StoreError.readOnly(path: path) }
+        return try fileLock.withLock { fd, realPath in
+            try core.withLock { core in
+                guard core.batch == nil else { throw StoreError.invalidRequest(path: path, reason: "saves are already being committed together") }
+                try core.refresh(fd)
+                core.batch = Batch(firstNewKeys: core.state.metadata?.nextKeys ?? [:])
+            }
+            do {
+                let result = try body()
+                try core.withLock { core in try core.commitBatch(fd: fd, path: realPath) }
+                return result
+            } catch {
+                core.withLock { core in core.discardBatch(fd: fd) }
+                throw error
+            }
+        }
+    }
+}
+
+extension BinaryStore.Core {
+    /// The saved row of an object, decoded (nil: the store has none).
+    func storedRow(_ id: ObjectID) throws -> StoredRow? {
+        guard let (version, bytes, start) = try encodedRow(id) else { return nil }
+        return StoredRow(objectID: id, version: version, slots: try decode(id, bytes, from: start))
+    }
+
+    /// Points the state at rows a commit (or a staged save) wrote in chunk `chunk`, and
+    /// drops the deleted ones.
+    func applyWritten(_ written: [(id: ObjectID, version: Int64, slotsOffset: Int, length: Int)], deleted: [ObjectID], chunk: Int, inserted: Int) {
+        state.entries.reserveCapacity(state.entries.count + inserted)
+        for (id, version, slotsOffset, length) in written {
+            state.entries[id] = BinaryStore.Entry(version: version, chunk: chunk, offset: slotsOffset, length: length)
+            if let key = id.primaryKey {
+                state.keysByEntity[id.entityName, default: []].insert(key)
+                state.removed[id.entityName]?.remove(key)
+            }
+        }
+        for id in deleted {
+            state.entries.removeValue(forKey: id)
+            if let key = id.primaryKey {
+                state.keysByEntity[id.entityName]?.remove(key)
+                state.removed[id.entityName, default: []].insert(key)
+            }
+        }
+    }
+
+    /// A save inside ``BinaryStore/committingTogether(_:)``: its records are kept for the
+    /// commit, and the state reads its rows from now on; the rows it changes or deletes are
+    /// noted as they were before the batch, for the transaction.
+    func stage(_ payload: [UInt8], changes: StoreChanges, updated: [(row: StoredRow, expectedVersion: Int64)], mapping: [ObjectID: ObjectID],
+               nextKeys: [String: Int64], written: [(id: ObjectID, version: Int64, slotsOffset: Int, length: Int)]) throws {
+        guard var batch else { return }
+        self.batch = nil
+        defer { self.batch = batch }
+        for id in updated.map(\.row.objectID) + changes.deleted.map(\.id) where !batch.isNew(id) && batch.before[id] == nil {
+            batch.before[id] = .some(try storedRow(id))
+            batch.changed.append(id)
+        }
+        batch.inserted.reserveCapacity(batch.inserted.count + changes.inserted.count)
+        for row in changes.inserted { batch.inserted.append(mapping[row.objectID] ?? row.objectID) }
+        batch.payloads.append(payload)
+        if let draft = changes.transaction { batch.draft = draft }
+        state.metadata?.nextKeys = nextKeys
+        let chunk = state.chunks.count
+        state.chunks.append(payload)
+        applyWritten(written, deleted: changes.deleted.map(\.id), chunk: chunk, inserted: changes.inserted.count)
+    }
+
+    /// Writes the batch's saves as one commit, with one transaction of what they changed
+    /// together (an object inserted and deleted inside is not in it; one changed twice is
+    /// recorded once, against its values before the batch), then does the housekeeping a
+    /// save does.
+    func commitBatch(fd: Int32, path realPath: String) throws {
+        guard let batch else { return }
+        self.batch = nil
+        guard !batch.payloads.isEmpty, let codec = state.codec else { return }
+        var record = ByteWriter()
+        if recordsHistory {
+            var changes = StoreChanges()
+            changes.inserted = batch.inserted.filter { state.entries[$0] != nil }.map { StoredRow(objectID: $0, version: 1, slots: []) }
+            for id in batch.changed {
+                guard let before = batch.before[id] ?? nil else { continue }
+                if let current = try storedRow(id) {
+                    changes.updated.append((current, before.version))
+                } else {
+                    changes.deleted.append((id, before.version))
+                }
+            }
+            let draft = batch.draft.map { TransactionDraft(author: $0.author, contextName: $0.contextName, timestamp: $0.timestamp) }
+            let head = BinaryStore.TransactionHead(number: state.historyLast + 1, timestamp: draft?.timestamp ?? Date(), author: draft?.author,
+                                                   contextName: draft?.contextName, processID: currentProcessID)
+            var writer = BinaryStore.TransactionWriter(codec: codec, path: path)
+            try forEachRecordedChange(changes, draft: draft, model: model, stored: { batch.before[$0] ?? nil }, into: &writer)
+            writer.finish(head, into: &record)
+        }
+        try append(parts: batch.payloads + (record.bytes.isEmpty ? [] : [record.bytes]), fd: fd,
+                   features: record.bytes.isEmpty ? nil : state.writeFeatures | BinaryStore.Feature.history)
+        if !record.bytes.isEmpty {
+            let chunk = state.chunks.count
+            state.chunks.append(record.bytes)
+            var reader = ByteReader(record.bytes, from: 1)
+            let length = try reader.count()
+            try BinaryStore.noteHistoryRecord(BinaryStore.RecordTag.transaction, record.bytes, from: reader.position, length: length, chunk: chunk, state: &state)
+            lastSavedTransaction = state.historyLast
+        }
+        if housekeepingDeferred == 0 { housekeepLocked(fd: fd, path: realPath) }
+    }
+
+    /// Forgets a batch that is not committed: the state is read from the file again (which
+    /// holds nothing of it). A file that cannot be read now is read at the next access.
+    func discardBatch(fd: Int32) {
+        batch = nil
+        do {
+            try reload(fd)
+        } catch {
+            if let held { close(held.fd) }
+            held = nil
+        }
+    }
+}

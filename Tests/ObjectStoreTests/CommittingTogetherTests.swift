@@ -1,0 +1,148 @@
+import Foundation
+import Testing
+@testable import ObjectStore
+@testable import ObjectStoreStorage
+import ObjectStoreModel
+
+/// Several saves committed as one (`PersistentStoreCoordinator.committingTogether`): a bulk
+/// load in batches that is still all or nothing, and one transaction of history.
+@Suite struct CommittingTogetherTests {
+    private func fileBytes(_ directory: TemporaryDirectory) throws -> Data {
+        try Data(contentsOf: directory.file("tasks.store"))
+    }
+
+    /// Batches saved and let go of inside the body: nothing reaches the file until the body
+    /// returns; then one transaction holds them all, other openings read them all, and
+    /// objects of an earlier batch are found again by ID in a later one.
+    @Test(arguments: [StoreKind.binary, .snapshot])
+    func batchesAreOneCommitAndOneTransaction(kind: StoreKind) throws {
+        let directory = try TemporaryDirectory()
+        var memory: InMemoryStore?
+        let coordinator = try kind.openWithHistory(in: directory, memory: &memory)
+        let context = ManagedObjectContext(coordinator: coordinator)
+        context.name = "load"
+        let kept = try context.task("Kept", priority: 1)
+        try context.save()
+        let keptID = kept.objectID
+        let before = try fileBytes(directory)
+        let transactionsBefore = try coordinator.fetchHistory(after: nil).count
+
+        var homeID: ObjectID?
+        try coordinator.committingTogether {
+            for batch in 0..<3 {
+                let home = try homeID.map { try context.object(with: $0) } ?? context.location("Home")
+                for i in 0..<400 {
+                    let task = try context.task("T\(batch)-\(i)", priority: Int64(i % 4))
+                    try task.setObject(home, forKey: "location")
+                }
+                try context.save()
+                homeID = home.objectID
+                #expect(try fileBytes(directory) == before, "nothing written before the body returns")
+                // This process reads what the batch saved.
+                #expect(try context.count(for: FetchRequest(entityName: "Task")) == 1 + 400 * (batch + 1))
+                context.reset()
+            }
+        }
+        #expect(try fileBytes(directory) != before)
+
+        let reader = try kind.open(in: directory, memory: &memory)
+        let readerContext = ManagedObjectContext(coordinator: reader)
+        #expect(try readerContext.count(for: FetchRequest(entityName: "Task")) == 1_201)
+        #expect(try readerContext.count(for: FetchRequest(entityName: "Location")) == 1)
+        #expect(try readerContext.count(for: FetchRequest(entityName: "Task", predicate: try ObjectPredicate("location.name == 'Home'"))) == 1_200)
+        let transactions = try reader.fetchHistory(after: nil)
+        #expect(transactions.count == transactionsBefore + 1, "one transaction for the three saves")
+        let last = try #require(transactions.last)
+        #expect(last.contextName == "load")
+        #expect(last.changes.count == 1_201 && last.changes.allSatisfy { $0.kind == .insert })
+        #expect(!last.changes.contains { $0.objectID == keptID })
+    }
+
+    /// An object changed in two saves is recorded once, against its values before the
+    /// batch; one inserted and deleted inside is not recorded; one deleted keeps its values.
+    @Test func theTransactionRecordsTheNetChange() throws {
+        let directory = try TemporaryDirectory()
+        var memory: InMemoryStore?
+        let coordinator = try StoreKind.binary.openWithHistory(in: directory, memory: &memory)
+        let context = ManagedObjectContext(coordinator: coordinator)
+        let edited = try context.task("Edited", priority: 1)
+        let removed = try context.task("Removed", priority: 2)
+        try context.save()
+
+        try coordinator.committingTogether {
+            try edited.setValue(2, forKey: "priority")
+            let brief = try context.task("Brief")
+            try context.save()
+            try edited.setValue(3, forKey: "priority")
+            context.delete(brief)
+            context.delete(removed)
+            try context.save()
+        }
+        let last = try #require(try coordinator.fetchHistory(after: nil).last)
+        #expect(last.changes.count == 2, "\(last.changes.map { "\($0.kind) \($0.objectID)" })")
+        let update = try #require(last.changes.first { $0.objectID == edited.objectID })
+        #expect(update.kind == .update)
+        #expect(update.values.map { "\($0.name) \($0.oldValue.value) -> \($0.newValue.value)" } == ["priority 1 -> 3"])
+        #expect(last.changes.first { $0.objectID == removed.objectID }?.kind == .delete)
+    }
+
+    /// A body that throws after saving leaves the store as it was: the file, what a new
+    /// opening reads, the history, and this opening's own reads.
+    @Test(arguments: [StoreKind.binary, .snapshot])
+    func aBodyThatThrowsLeavesTheStoreAsItWas(kind: StoreKind) throws {
+        struct Stop: Error {}
+        let directory = try TemporaryDirectory()
+        var memory: InMemoryStore?
+        let coordinator = try kind.openWithHistory(in: directory, memory: &memory)
+        let context = ManagedObjectContext(coordinator: coordinator)
+        let kept = try context.task("Kept", priority: 1)
+        try context.save()
+        let before = try fileBytes(directory)
+        let history = try coordinator.fetchHistory(after: nil).count
+
+        #expect(throws: Stop.self) {
+            try coordinator.committingTogether {
+                for i in 0..<300 { _ = try context.task("Lost \(i)") }
+                try context.save()
+                try kept.setValue(3, forKey: "priority")
+                try context.save()
+                throw Stop()
+            }
+        }
+        #expect(try fileBytes(directory) == before)
+        context.reset()
+        #expect(try context.count(for: FetchRequest(entityName: "Task")) == 1)
+        #expect(try context.fetch(FetchRequest(entityName: "Task")).first?["priority"] == 1)
+        #expect(try coordinator.fetchHistory(after: nil).count == history)
+        let reader = ManagedObjectContext(coordinator: try kind.open(in: directory, memory: &memory))
+        #expect(try reader.count(for: FetchRequest(entityName: "Task")) == 1)
+
+        // The store goes on as before: a save after it commits by itself.
+        _ = try context.task("After")
+        try context.save()
+        let again = ManagedObjectContext(coordinator: try kind.open(in: directory, memory: &memory))
+        #expect(try again.count(for: FetchRequest(entityName: "Task")) == 2)
+    }
+
+    /// Stores that write as they go refuse, before running the body; nesting is refused.
+    @Test func otherStoresAndNestingAreRefused() throws {
+        let directory = try TemporaryDirectory()
+        var memory: InMemoryStore?
+        for kind in [StoreKind.json, .inMemory] {
+            let coordinator = try kind.open(in: directory, memory: &memory)
+            var ran = false
+            #expect(throws: StoreError.self) { try coordinator.committingTogether { ran = true } }
+            #expect(!ran)
+        }
+        let binary = try StoreKind.binary.open(in: directory, memory: &memory)
+        #expect(throws: StoreError.self) {
+            try binary.committingTogether { try binary.committingTogether {} }
+        }
+        // Refused inside, the outer body's error ends the outer one: nothing is left held.
+        let context = ManagedObjectContext(coordinator: binary)
+        _ = try context.task("After")
+        try binary.committingTogether { try context.save() }
+        let reader = ManagedObjectContext(coordinator: try StoreKind.binary.open(in: directory, memory: &memory))
+        #expect(try reader.count(for: FetchRequest(entityName: "Task")) == 1)
+    }
+}
