@@ -145,4 +145,100 @@ import ObjectStoreModel
         let reader = ManagedObjectContext(coordinator: try StoreKind.binary.open(in: directory, memory: &memory))
         #expect(try reader.count(for: FetchRequest(entityName: "Task")) == 1)
     }
+
+    /// Uniqueness is checked once, at the commit, over all the saves: a value two saves of
+    /// the batch give (the first's objects let go of), or one a row saved before the batch
+    /// holds, fails the commit and nothing is kept; a value freed inside the batch (its
+    /// holder renamed or deleted) may be taken.
+    @Test(arguments: [StoreKind.binary, .snapshot])
+    func uniquenessIsCheckedOverTheWholeBatch(kind: StoreKind) throws {
+        let directory = try TemporaryDirectory()
+        var memory: InMemoryStore?
+        let coordinator = try kind.open(in: directory, memory: &memory)
+        let context = ManagedObjectContext(coordinator: coordinator)
+        context.mergePolicy = .error
+        let office = try context.location("Office")
+        let lab = try context.location("Lab")
+        try context.save()
+        let before = try fileBytes(directory)
+
+        for clash in ["Home", "Office"] {
+            let error = try #require(throws: ValidationError.self) {
+                try coordinator.committingTogether {
+                    for i in 0..<1_100 { try context.location("L\(i)") }
+                    try context.location("Home")
+                    try context.save()
+                    context.reset()
+                    try context.location(clash)
+                    try context.save()
+                }
+            }
+            #expect(error.failures.map(\.rule) == [.unique], "\(error)")
+            #expect(try fileBytes(directory) == before)
+            context.reset()
+        }
+
+        try coordinator.committingTogether {
+            let office = try context.object(with: office.objectID)
+            try office.setValue("Old office", forKey: "name")
+            context.delete(try context.object(with: lab.objectID))
+            try context.save()
+            context.reset()
+            try context.location("Office")
+            try context.location("Lab")
+            try context.save()
+        }
+        let reader = ManagedObjectContext(coordinator: try kind.open(in: directory, memory: &memory))
+        let names = try reader.fetch(FetchRequest(entityName: "Location")).compactMap { $0["name"].stringValue }.sorted()
+        #expect(names == ["Lab", "Office", "Old office"])
+    }
+
+    /// A row saved before the batch and edited inside it, its constrained values kept,
+    /// still holds them: a new row with them fails the commit. One whose values the batch
+    /// changed gives them up.
+    @Test func anEditedRowKeepsItsValues() throws {
+        let schema = #"""
+        { "entities": [{ "name": "Seat",
+            "attributes": [{ "name": "row", "type": "string" }, { "name": "number", "type": "int64" }, { "name": "holder", "type": "string" }],
+            "uniquenessConstraints": [["row", "number"]] }] }
+        """#
+        let model = try ManagedObjectModel(schema: schema, file: "seats")
+        let directory = try TemporaryDirectory()
+        let coordinator = try PersistentStoreCoordinator(model: model, storeURL: directory.file("tasks.store"))
+        let context = ManagedObjectContext(coordinator: coordinator)
+        context.mergePolicy = .error
+        func seat(_ row: String, _ number: Int64, _ holder: String) throws -> ManagedObject {
+            let seat = try context.insertObject(entityName: "Seat")
+            try seat.setValue(.string(row), forKey: "row")
+            try seat.setValue(.integer(number), forKey: "number")
+            try seat.setValue(.string(holder), forKey: "holder")
+            return seat
+        }
+        let ann = try seat("A", 1, "Ann"), bob = try seat("B", 1, "Bob")
+        try context.save()
+        let a1 = ann.objectID, b1 = bob.objectID
+        let before = try fileBytes(directory)
+
+        #expect(throws: ValidationError.self) {
+            try coordinator.committingTogether {
+                try context.object(with: a1).setValue("Zed", forKey: "holder")
+                try context.save()
+                context.reset()
+                _ = try seat("A", 1, "Cy")
+                try context.save()
+            }
+        }
+        #expect(try fileBytes(directory) == before)
+        context.reset()
+
+        try coordinator.committingTogether {
+            try context.object(with: b1).setValue(2, forKey: "number")
+            try context.save()
+            context.reset()
+            _ = try seat("B", 1, "Dee")
+            try context.save()
+        }
+        let reader = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: model, storeURL: directory.file("tasks.store")))
+        #expect(try reader.count(for: FetchRequest(entityName: "Seat")) == 3)
+    }
 }

@@ -32,7 +32,11 @@ extension BinaryStore {
 
         func isNew(_ id: ObjectID) -> Bool {
             guard let key = id.primaryKey else { return true }
-            return key >= max(1, firstNewKeys[id.entityName] ?? 1)
+            return isNew(key: key, entityName: id.entityName)
+        }
+
+        func isNew(key: Int64, entityName: String) -> Bool {
+            key >= max(1, firstNewKeys[entityName] ?? 1)
         }
     }
 
@@ -118,6 +122,7 @@ extension BinaryStore.Core {
         guard let batch else { return }
         self.batch = nil
         guard !batch.payloads.isEmpty, let codec = state.codec else { return }
+        try checkUniqueness(of: batch)
         var record = ByteWriter()
         if recordsHistory {
             var changes = StoreChanges()
@@ -148,6 +153,58 @@ extension BinaryStore.Core {
             lastSavedTransaction = state.historyLast
         }
         if housekeepingDeferred == 0 { housekeepLocked(fd: fd, path: realPath) }
+    }
+
+    /// The uniqueness check of the batch's saves, as one save of all their rows would have
+    /// it: the rows it inserted, and those it changed whose constrained values are not what
+    /// they were, against each other and every other row. Each row's constrained values are
+    /// read as it is checked (not every row at once). Throws `ValidationError`.
+    func checkUniqueness(of batch: BinaryStore.Batch) throws {
+        var constrained: [String: [Int]] = [:]
+        func slots(of id: ObjectID) -> [Int] {
+            if let known = constrained[id.entityName] { return known }
+            let slots = model.entity(named: id.entityName)?.constrainedSlots ?? []
+            constrained[id.entityName] = slots
+            return slots
+        }
+        /// The row with its constrained slots read (the others null), nil when it is gone or
+        /// keeps no constraint.
+        func row(_ id: ObjectID) throws -> StoredRow? {
+            let wanted = slots(of: id)
+            guard !wanted.isEmpty, let (version, bytes, start) = try encodedRow(id) else { return nil }
+            let ascending = Array(Set(wanted)).sorted()
+            let decoded = try decode(id, bytes, from: start, slots: ascending)
+            var values = [SlotValue](repeating: .value(.null), count: (ascending.last ?? 0) + 1)
+            for (index, slot) in ascending.enumerated() where index < decoded.count { values[slot] = decoded[index] }
+            return StoredRow(objectID: id, version: version, slots: values)
+        }
+        let changed = try batch.changed.filter { id in
+            guard let current = try row(id) else { return false }
+            guard let before = batch.before[id] ?? nil else { return true }
+            return slots(of: id).contains { $0 >= before.slots.count || $0 >= current.slots.count || before.slots[$0] != current.slots[$0] }
+        }
+        let count = batch.inserted.count + changed.count
+        guard count > 0 else { return }
+        var unreadable: (any Error)?
+        let rows = (batch.inserted + changed).lazy.compactMap { id -> StoredRow? in
+            do {
+                return try row(id)
+            } catch {
+                unreadable = unreadable ?? error
+                return nil
+            }
+        }
+        // The rows the batch inserted are checked against each other as they come; the
+        // holders are looked for among the other rows only (in an import into an empty
+        // store, none: no table of a million values is made to find each row itself).
+        let check = UniquenessCheck(model: model)
+        let holders = check.scanning { [unowned self] name, slots in
+            try slotValuesLocked(ofEntity: name, slots: slots, keeping: { !batch.isNew(key: $0, entityName: name) })
+        }
+        // A row the batch changed whose constrained values stayed is a holder like any other.
+        let failures = try check.failures(of: rows, changing: { Set(batch.inserted).union(changed) }, holders: holders)
+        if let unreadable { throw unreadable }
+        if !failures.isEmpty { throw ValidationError(failures: failures) }
     }
 
     /// Forgets a batch that is not committed: the state is read from the file again (which

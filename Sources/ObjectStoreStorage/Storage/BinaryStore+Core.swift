@@ -107,13 +107,14 @@ extension BinaryStore {
         }
 
 
-        func slotValuesLocked(ofEntity entityName: String, slots: [Int]) throws -> [(ObjectID, [SlotValue])] {
+        func slotValuesLocked(ofEntity entityName: String, slots: [Int], keeping keep: ((Int64) -> Bool)? = nil) throws -> [(ObjectID, [SlotValue])] {
             let identifier = state.metadata?.storeIdentifier ?? ""
             // The codec reads slots in ascending order; the caller's order is restored after.
             let ascending = Array(Set(slots)).sorted()
             let position = Dictionary(uniqueKeysWithValues: ascending.enumerated().map { ($0.element, $0.offset) })
             let scope = ObjectID.Scope.of(entityName: entityName, storeIdentifier: identifier)
-            return try encodedRows(ofEntity: entityName).map { row in
+            let rows = try encodedRows(ofEntity: entityName)
+            return try (keep.map { keep in rows.filter { keep($0.key) } } ?? rows).map { row in
                 let id = ObjectID(scope, key: .permanent(row.key))
                 let values = try decode(id, row.bytes, from: row.start, slots: ascending)
                 return (id, slots.map { position[$0].map { values[$0] } ?? .value(.null) })
@@ -126,9 +127,14 @@ extension BinaryStore {
         /// a small save costs the same in any size of store; a large one (an import) reads the
         /// constrained slots of every row once. The store holds the lock.
         func holders(for changes: StoreChanges, check: UniquenessCheck) -> UniquenessCheck.Holders {
+            holders(forRows: changes.inserted.count + changes.updated.count, check: check)
+        }
+
+        /// Who holds a value, for a check of `rows` rows: a small one looks each value up in
+        /// the snapshot's index (and the log), a large one reads every row's values once.
+        func holders(forRows rows: Int, check: UniquenessCheck) -> UniquenessCheck.Holders {
             let everything = check.scanning { [unowned self] name, slots in try slotValuesLocked(ofEntity: name, slots: slots) }
-            guard let snapshot = state.snapshot, let codec = state.codec, let held,
-                  changes.inserted.count + changes.updated.count <= 1000 else { return everything }
+            guard let snapshot = state.snapshot, let codec = state.codec, let held, rows <= 1000 else { return everything }
             let logOnly = check.scanning { [unowned self] name, slots in
                 let identifier = state.metadata?.storeIdentifier ?? ""
                 return try (state.keysByEntity[name] ?? []).compactMap { key in

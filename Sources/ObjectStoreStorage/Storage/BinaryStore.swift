@@ -351,12 +351,15 @@ package final class BinaryStore: PersistentStore, Sendable {
             try core.withLock { core in
                 try core.refresh(fd)
                 try checkVersions(changes, current: { try core.encodedRow($0)?.version })
-                let check = UniquenessCheck(model: model)
-                let violations = try check.failures(changes, saved: { id, slots in
-                    guard let (_, bytes, start) = try core.encodedRow(id) else { return nil }
-                    return try? core.decode(id, bytes, from: start, slots: slots)
-                }, holders: core.holders(for: changes, check: check))
-                if !violations.isEmpty { throw ValidationError(failures: violations) }
+                // Saves committed together are checked together, at the commit.
+                if core.batch == nil {
+                    let check = UniquenessCheck(model: model)
+                    let violations = try check.failures(changes, saved: { id, slots in
+                        guard let (_, bytes, start) = try core.encodedRow(id) else { return nil }
+                        return try? core.decode(id, bytes, from: start, slots: slots)
+                    }, holders: core.holders(for: changes, check: check))
+                    if !violations.isEmpty { throw ValidationError(failures: violations) }
+                }
                 guard let codec = core.state.codec else { throw StoreError.corrupt(path: path, reason: "no metadata record") }
                 // Each row is given its permanent IDs as it is written, and let go: an import's
                 // rows are not held a second time (with their new IDs) for the whole save.

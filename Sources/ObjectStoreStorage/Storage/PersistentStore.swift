@@ -264,12 +264,17 @@ package struct UniquenessCheck {
             rows.append(row)
         }
         guard !rows.isEmpty else { return [] }
-        // The saved rows the save changes or deletes: a holder among them does not count.
-        // Made only when some holder is found (an import into a store that does not yet
-        // hold its values never needs it).
+        return try failures(of: rows, changing: { Set(rows.map(\.objectID)).union(changes.deleted.map(\.id)) }, holders: holders)
+    }
+
+    /// The uniqueness failures of `rows` (each with at least its constrained slots), against each other and against the holders of their values.
+    /// `changing` gives every row the commit writes or deletes (a holder among them does not
+    /// count); it is asked only when some holder is found (an import into a store that does
+    /// not yet hold its values never needs it).
+    func failures(of rows: some Sequence<StoredRow>, changing: () throws -> Set<ObjectID>, holders: Holders) throws -> [ValidationFailure] {
         var changedIDs: Set<ObjectID>?
-        func isChanged(_ id: ObjectID) -> Bool {
-            if changedIDs == nil { changedIDs = Set(rows.map(\.objectID)).union(changes.deleted.map(\.id)) }
+        func isChanged(_ id: ObjectID) throws -> Bool {
+            if changedIDs == nil { changedIDs = try changing() }
             return changedIDs?.contains(id) ?? false
         }
         var failures: [ValidationFailure] = []
@@ -308,8 +313,7 @@ package struct UniquenessCheck {
                     guard value != .value(.null) else { continue }
                     var comparable = value
                     if let fold = item.folding[0], case .value(let plain) = value { comparable = .value(fold.uniquenessValue(plain)) }
-                    if takenOne[item.bucket].isEmpty { takenOne[item.bucket].reserveCapacity(rows.count) }
-                    if let other = try takenOne[item.bucket][comparable] ?? holders(item.owner, item.number, [comparable]).first(where: { !isChanged($0) }) {
+                    if let other = try takenOne[item.bucket][comparable] ?? holders(item.owner, item.number, [comparable]).first(where: { try !isChanged($0) }) {
                         fail(row, item, [value], other)
                     }
                     takenOne[item.bucket][comparable] = row.objectID
@@ -317,7 +321,7 @@ package struct UniquenessCheck {
                 }
                 guard let key = item.key(of: row.slots) else { continue }
                 let comparable = item.comparable(key)
-                if let other = try taken[item.bucket][comparable] ?? holders(item.owner, item.number, comparable).first(where: { !isChanged($0) }) {
+                if let other = try taken[item.bucket][comparable] ?? holders(item.owner, item.number, comparable).first(where: { try !isChanged($0) }) {
                     fail(row, item, key, other)
                 }
                 taken[item.bucket][comparable] = row.objectID

@@ -269,12 +269,15 @@ enum TodoTxtFormat {
 
 /// `taskctl import FILE`.
 enum ImportCommand {
+    /// How many tasks a large import makes objects of at a time (it commits them together).
+    static let batchSize = 50_000
+
     static func run(_ words: [String], _ app: App) throws {
         let args = try Arguments(words, for: "import")
         guard args.positional.count == 1 else { throw CLIError.usage("usage: taskctl import FILE [--format taskctl|taskwarrior|todo.txt]") }
         let path = args.positional[0]
         let format: String
-        var records: [TaskRecord]
+        var records: [[TaskRecord]]
         do {
             // The file's bytes once: JSON is parsed from them a task at a time, and kept
             // fields are cut from them (a million tasks' export held three copies of its text
@@ -289,95 +292,130 @@ enum ImportCommand {
         }
 
         let context = try app.context()
-        var recorder = ChangeRecorder(command: "import")
+        let coordinator = context.coordinator
         var added = 0, updated = 0
-        var existing = try app.tasks(context).reduce(into: [UUID: ManagedObject]()) { map, task in
-            if case .uuid(let u) = task["uuid"] { map[u] = task }
-        }
+        let recordCount = records.reduce(0) { $0 + $1.count }
+        // Tasks already stored (and those this import adds) by UUID, as IDs: objects are let
+        // go of after each batch.
+        var existing: [UUID: ObjectID] = [:]
         // Every location, project and tag the store has, read once; a name not among them is
         // new. (A fetch per new name met every name inserted before it: one task with 8,000
         // tags took 4 s, 100,000 over two minutes.) Locations match ignoring case, as
         // `name ==[c]` does.
-        var locations: [String: ManagedObject] = [:], projects: [String: ManagedObject] = [:], tags: [String: ManagedObject] = [:]
-        for (entity, ignoringCase) in [("Location", true), ("Project", false), ("Tag", false)] {
-            for object in try context.fetch(FetchRequest(entityName: entity)) {
-                guard case .string(let name) = try object.value(forKey: "name") else { continue }
-                let key = ignoringCase ? name.lowercased() : name
-                switch entity {
-                case "Location": locations[key] = locations[key] ?? object
-                case "Project": projects[key] = projects[key] ?? object
-                default: tags[key] = tags[key] ?? object
+        var names: [String: [String: ObjectID]] = [:]
+        func readStore() throws {
+            existing = try app.tasks(context).reduce(into: [UUID: ObjectID]()) { map, task in
+                if case .uuid(let u) = task["uuid"] { map[u] = task.objectID }
+            }
+            existing.reserveCapacity(existing.count + recordCount)
+            names = ["Location": [:], "Project": [:], "Tag": [:]]
+            for (entity, ignoringCase) in [("Location", true), ("Project", false), ("Tag", false)] {
+                for object in try context.fetch(FetchRequest(entityName: entity)) {
+                    guard case .string(let name) = try object.value(forKey: "name") else { continue }
+                    let key = ignoringCase ? name.lowercased() : name
+                    if names[entity]?[key] == nil { names[entity]?[key] = object.objectID }
                 }
             }
         }
-        func made(_ entity: String, _ name: String) throws -> ManagedObject {
-            let object = try context.insertObject(entityName: entity)
-            try object.setValue(.string(name), forKey: "name")
-            return object
-        }
-        func location(_ name: String) throws -> ManagedObject? {
-            let key = name.lowercased()
-            if let known = locations[key] { return known }
-            let new = try made("Location", name)
-            locations[key] = new
-            return new
-        }
-        func named(_ entity: String, _ name: String, _ cache: inout [String: ManagedObject]) throws -> ManagedObject? {
-            if let known = cache[name] { return known }
-            let new = try made(entity, name)
-            cache[name] = new
-            return new
-        }
-        existing.reserveCapacity(existing.count + records.count)
-        for record in records {
-            let task: ManagedObject
-            var created = false
-            if let uuid = record.uuid, let found = existing[uuid] {
-                // A stored task, or one an earlier record of this file added (a UUID twice in
-                // one file: the later record wins, as in Taskwarrior, and counts as an update).
-                task = found
-                if !task.isInserted { try recorder.willChange(task: task) }
-                updated += 1
-            } else {
-                task = try context.insertObject(entityName: "Task")
-                let uuid = record.uuid ?? UUID()
-                try task.setValue(.uuid(uuid), forKey: "uuid")
-                existing[uuid] = task
-                created = true
-                added += 1
+        // A large import into a binary store saves in batches, letting each batch's objects
+        // go, and commits the batches together: one commit and one transaction (one undo),
+        // all or nothing, without holding a million tasks' objects at once.
+        let batched = recordCount > Self.batchSize && StoreType.forFile(app.storeURL) == .binary
+        /// Makes objects of the records `take` hands over and saves them.
+        func importBatch(_ take: () -> [TaskRecord]) throws {
+            var records = take()
+            var recorder = ChangeRecorder(command: "import")
+            // This batch's objects of the names and of the tasks it adds, by key.
+            var named: [String: [String: ManagedObject]] = [:]
+            var inserted: [UUID: ManagedObject] = [:]
+            func object(_ entity: String, _ name: String, key: String) throws -> ManagedObject {
+                if let known = named[entity]?[key] { return known }
+                let object: ManagedObject
+                if let id = names[entity]?[key] {
+                    object = try context.object(with: id)
+                } else {
+                    object = try context.insertObject(entityName: entity)
+                    try object.setValue(.string(name), forKey: "name")
+                }
+                named[entity, default: [:]][key] = object
+                return object
             }
-            try task.setValue(.string(record.title), forKey: "title")
-            try task.setValue(.integer(record.priority), forKey: "priority")
-            try task.setValue(record.due.map(Value.date) ?? .null, forKey: "dueDate")
-            try task.setValue(.string(record.status), forKey: "status")
-            try task.setValue(.date(record.created ?? app.now), forKey: "createdAt")
-            try task.setValue(record.completed.map(Value.date) ?? .null, forKey: "completedAt")
-            try task.setValue(ExtrasText.encode(record.extras), forKey: "extras")
-            try task.setObject(try record.location.flatMap(location), forKey: "location")
-            try task.setObject(try record.project.flatMap { try named("Project", $0, &projects) }, forKey: "project")
-            try task.setObjects(try record.tags.compactMap { try named("Tag", $0, &tags) }, forKey: "tags")
-            try task.setValue(record.wait.map(Value.date) ?? .null, forKey: "waitUntil")
-            try task.setValue(record.scheduled.map(Value.date) ?? .null, forKey: "scheduled")
-            try task.setValue(record.started.map(Value.date) ?? .null, forKey: "startedAt")
-            try task.setValue(record.until.map(Value.date) ?? .null, forKey: "until")
-            try task.setValue(record.recurrence.map(Value.string) ?? .null, forKey: "recurrence")
-            try Annotations.replace(on: task, with: record.annotations, in: context)
-            if created { try recorder.willChange(task: task) }
+            for record in records {
+                let task: ManagedObject
+                var created = false
+                if let uuid = record.uuid, let found = try inserted[uuid] ?? existing[uuid].map({ try context.object(with: $0) }) {
+                    // A stored task, or one an earlier record of this file added (a UUID twice in
+                    // one file: the later record wins, as in Taskwarrior, and counts as an update).
+                    task = found
+                    if !task.isInserted { try recorder.willChange(task: task) }
+                    updated += 1
+                } else {
+                    task = try context.insertObject(entityName: "Task")
+                    let uuid = record.uuid ?? UUID()
+                    try task.setValue(.uuid(uuid), forKey: "uuid")
+                    inserted[uuid] = task
+                    created = true
+                    added += 1
+                }
+                try task.setValue(.string(record.title), forKey: "title")
+                try task.setValue(.integer(record.priority), forKey: "priority")
+                try task.setValue(record.due.map(Value.date) ?? .null, forKey: "dueDate")
+                try task.setValue(.string(record.status), forKey: "status")
+                try task.setValue(.date(record.created ?? app.now), forKey: "createdAt")
+                try task.setValue(record.completed.map(Value.date) ?? .null, forKey: "completedAt")
+                try task.setValue(ExtrasText.encode(record.extras), forKey: "extras")
+                try task.setObject(try record.location.map { try object("Location", $0, key: $0.lowercased()) }, forKey: "location")
+                try task.setObject(try record.project.map { try object("Project", $0, key: $0) }, forKey: "project")
+                try task.setObjects(try record.tags.map { try object("Tag", $0, key: $0) }, forKey: "tags")
+                try task.setValue(record.wait.map(Value.date) ?? .null, forKey: "waitUntil")
+                try task.setValue(record.scheduled.map(Value.date) ?? .null, forKey: "scheduled")
+                try task.setValue(record.started.map(Value.date) ?? .null, forKey: "startedAt")
+                try task.setValue(record.until.map(Value.date) ?? .null, forKey: "until")
+                try task.setValue(record.recurrence.map(Value.string) ?? .null, forKey: "recurrence")
+                try Annotations.replace(on: task, with: record.annotations, in: context)
+                if created { try recorder.willChange(task: task) }
+            }
+            // The records are in the objects now: let go of them before the save's own copies.
+            records = []
+            try recorder.save(context, app: app)
+            // The batch's new tasks and names by their saved IDs, then its objects let go.
+            for (uuid, task) in inserted { existing[uuid] = task.objectID }
+            for (entity, objects) in named {
+                for (key, object) in objects where names[entity]?[key] == nil { names[entity]?[key] = object.objectID }
+            }
+            context.reset()
         }
-        // The records are in the objects now: let go of them before the save's own copies.
-        let recordCount = records.count
-        records = []
         // The compaction a large import's save brings runs after the objects are let go
         // (a million tasks' objects and a compaction of their rows took 1.9 GB together).
         do {
-            try context.coordinator.deferringHousekeeping {
-                try recorder.save(context, app: app)
-                context.reset()
+            try coordinator.deferringHousekeeping {
+                if batched {
+                    try coordinator.committingTogether {
+                        // Read under the lock the batches hold: no other process adds a task
+                        // or a name before the commit, so nothing is left to merge, and each
+                        // batch's save skips reading every stored value for merges.
+                        try readStore()
+                        context.mergePolicy = .error
+                        // A chunk of records at a time, let go of once its tasks are saved.
+                        for index in records.indices {
+                            try importBatch {
+                                defer { records[index] = [] }
+                                return records[index]
+                            }
+                        }
+                    }
+                } else {
+                    try readStore()
+                    try importBatch {
+                        defer { records = [] }
+                        return records.count == 1 ? records[0] : Array(records.joined())
+                    }
+                }
             }
         } catch let error as ValidationError {
             throw CLIError.usage("nothing imported: \(CLIError.from(error).message)")
         }
-        if let warning = context.coordinator.housekeepingWarning { app.output.warn("taskctl: warning: \(warning)") }
+        if let warning = coordinator.housekeepingWarning { app.output.warn("taskctl: warning: \(warning)") }
         if args.has("json") {
             app.output.line("{\"added\": \(added), \"updated\": \(updated)}")
         } else {
@@ -403,14 +441,20 @@ enum ImportCommand {
         throw CLIError.usage("cannot tell what \(path) holds: it is neither a JSON export (taskctl or Taskwarrior) nor a todo.txt file (*.txt); give --format todo.txt to read each line as a task")
     }
 
-    /// The file's tasks. A JSON array is read a task at a time (its tree never whole).
-    static func parse(_ bytes: [UInt8], format detected: String, app: App, path: String) throws -> [TaskRecord] {
-        if detected == "todo.txt" { return try TodoTxtFormat.records(String(decoding: bytes, as: UTF8.self), dates: app.dates) }
-        var records: [TaskRecord] = []
+    /// The file's tasks, in chunks of at most ``batchSize`` (each let go of once imported).
+    /// A JSON array is read a task at a time (its tree never whole).
+    static func parse(_ bytes: [UInt8], format detected: String, app: App, path: String) throws -> [[TaskRecord]] {
+        if detected == "todo.txt" { return [try TodoTxtFormat.records(String(decoding: bytes, as: UTF8.self), dates: app.dates)] }
+        var records: [[TaskRecord]] = []
         let isArray: Bool
         do {
             isArray = try JSONParser.forEachElement(ofArrayIn: bytes) { index, item in
-                records.append(detected == "taskwarrior" ? try TaskwarriorFormat.record(item, index: index, bytes: bytes) : try record(item, index: index, path: path))
+                let record = detected == "taskwarrior" ? try TaskwarriorFormat.record(item, index: index, bytes: bytes) : try record(item, index: index, path: path)
+                if records.last.map({ $0.count >= batchSize }) ?? true {
+                    records.append([])
+                    records[records.count - 1].reserveCapacity(batchSize)
+                }
+                records[records.count - 1].append(record)
             }
         } catch let error as JSONSyntaxError {
             throw CLIError.usage("\(path): invalid JSON at line \(error.location.line), column \(error.location.column): \(error.message)")
