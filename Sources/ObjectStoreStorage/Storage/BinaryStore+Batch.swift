@@ -160,19 +160,20 @@ extension BinaryStore.Core {
     /// they were, against each other and every other row. Each row's constrained values are
     /// read as it is checked (not every row at once). Throws `ValidationError`.
     func checkUniqueness(of batch: BinaryStore.Batch) throws {
-        var constrained: [String: [Int]] = [:]
+        // Per entity (by its scope), its constrained slots in ascending order.
+        var constrained: [ObjectIdentifier: [Int]] = [:]
         func slots(of id: ObjectID) -> [Int] {
-            if let known = constrained[id.entityName] { return known }
-            let slots = model.entity(named: id.entityName)?.constrainedSlots ?? []
-            constrained[id.entityName] = slots
+            let scope = ObjectIdentifier(id.scope)
+            if let known = constrained[scope] { return known }
+            let slots = Array(Set(model.entity(named: id.entityName)?.constrainedSlots ?? [])).sorted()
+            constrained[scope] = slots
             return slots
         }
         /// The row with its constrained slots read (the others null), nil when it is gone or
         /// keeps no constraint.
         func row(_ id: ObjectID) throws -> StoredRow? {
-            let wanted = slots(of: id)
-            guard !wanted.isEmpty, let (version, bytes, start) = try encodedRow(id) else { return nil }
-            let ascending = Array(Set(wanted)).sorted()
+            let ascending = slots(of: id)
+            guard !ascending.isEmpty, let (version, bytes, start) = try encodedRow(id) else { return nil }
             let decoded = try decode(id, bytes, from: start, slots: ascending)
             var values = [SlotValue](repeating: .value(.null), count: (ascending.last ?? 0) + 1)
             for (index, slot) in ascending.enumerated() where index < decoded.count { values[slot] = decoded[index] }
