@@ -272,6 +272,15 @@ enum ImportCommand {
     /// How many tasks a large import makes objects of at a time (it commits them together).
     static let batchSize = 50_000
 
+    /// The batch size of this run: in a debug build (the tests'), TASKCTL_IMPORT_BATCH may
+    /// set a smaller one, so that batched imports are tested with a few hundred tasks.
+    static func batchSize(_ app: App) -> Int {
+        #if DEBUG
+        if let text = app.environment["TASKCTL_IMPORT_BATCH"], let size = Int(text), size > 0 { return size }
+        #endif
+        return batchSize
+    }
+
     static func run(_ words: [String], _ app: App) throws {
         let args = try Arguments(words, for: "import")
         guard args.positional.count == 1 else { throw CLIError.usage("usage: taskctl import FILE [--format taskctl|taskwarrior|todo.txt]") }
@@ -288,7 +297,7 @@ enum ImportCommand {
             // export was 7% of an import).
             guard String(validating: bytes, as: UTF8.self) != nil else { throw CLIError.usage("\(path) is not UTF-8 text") }
             format = try detectFormat(bytes, given: args.value("format"), path: path)
-            records = try parse(bytes, format: format, app: app, path: path)
+            records = try parse(bytes, format: format, app: app, path: path, chunk: batchSize(app))
         }
 
         let context = try app.context()
@@ -320,7 +329,7 @@ enum ImportCommand {
         // A large import into a binary store saves in batches, letting each batch's objects
         // go, and commits the batches together: one commit and one transaction (one undo),
         // all or nothing, without holding a million tasks' objects at once.
-        let batched = recordCount > Self.batchSize && StoreType.forFile(app.storeURL) == .binary
+        let batched = recordCount > Self.batchSize(app) && StoreType.forFile(app.storeURL) == .binary
         /// Makes objects of the records `take` hands over and saves them.
         func importBatch(_ take: () -> [TaskRecord]) throws {
             var records = take()
@@ -403,6 +412,9 @@ enum ImportCommand {
                                 return records[index]
                             }
                         }
+                        #if DEBUG
+                        if app.environment["TASKCTL_IMPORT_BATCH"] != nil { app.output.warn("taskctl: debug: imported in \(records.count) batches") }
+                        #endif
                     }
                 } else {
                     try readStore()
@@ -441,18 +453,18 @@ enum ImportCommand {
         throw CLIError.usage("cannot tell what \(path) holds: it is neither a JSON export (taskctl or Taskwarrior) nor a todo.txt file (*.txt); give --format todo.txt to read each line as a task")
     }
 
-    /// The file's tasks, in chunks of at most ``batchSize`` (each let go of once imported).
+    /// The file's tasks, in chunks of at most `chunk` (each let go of once imported).
     /// A JSON array is read a task at a time (its tree never whole).
-    static func parse(_ bytes: [UInt8], format detected: String, app: App, path: String) throws -> [[TaskRecord]] {
+    static func parse(_ bytes: [UInt8], format detected: String, app: App, path: String, chunk: Int) throws -> [[TaskRecord]] {
         if detected == "todo.txt" { return [try TodoTxtFormat.records(String(decoding: bytes, as: UTF8.self), dates: app.dates)] }
         var records: [[TaskRecord]] = []
         let isArray: Bool
         do {
             isArray = try JSONParser.forEachElement(ofArrayIn: bytes) { index, item in
                 let record = detected == "taskwarrior" ? try TaskwarriorFormat.record(item, index: index, bytes: bytes) : try record(item, index: index, path: path)
-                if records.last.map({ $0.count >= batchSize }) ?? true {
+                if records.last.map({ $0.count >= chunk }) ?? true {
                     records.append([])
-                    records[records.count - 1].reserveCapacity(batchSize)
+                    records[records.count - 1].reserveCapacity(chunk)
                 }
                 records[records.count - 1].append(record)
             }

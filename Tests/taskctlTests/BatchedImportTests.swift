@@ -1,0 +1,96 @@
+import Foundation
+import Testing
+
+/// A large import saves in batches and commits them together (`committingTogether`). The
+/// debug build lets TASKCTL_IMPORT_BATCH make the batches small, so a few hundred tasks go
+/// through the same path as a million.
+@Suite(.serialized, .enabled(if: TaskctlRunner.binary != nil, "needs the built taskctl (swift build)"))
+struct BatchedImportTests {
+    /// A Taskwarrior export of `count` tasks: projects, tags, locations (a UDA taskctl reads
+    /// as the location), due dates, annotations; the UUID of task `repeatOf` again at the end.
+    static func export(count: Int, repeating repeatOf: Int? = nil, first: Int = 0) -> String {
+        var tasks: [String] = []
+        func uuid(_ i: Int) -> String { String(format: "00000000-0000-0000-0000-%012d", i + 1) }
+        for i in first..<(first + count) {
+            var fields = ["\"description\": \"Task \(i)\"", "\"entry\": \"20261101T000000Z\"", "\"status\": \"\(i % 10 == 9 ? "completed" : "pending")\"",
+                          "\"uuid\": \"\(uuid(i))\"", "\"project\": \"project\(i % 7)\"", "\"tags\": [\"tag\(i % 5)\", \"all\"]"]
+            if i % 10 == 9 { fields.append("\"end\": \"20261110T000000Z\"") }
+            if i % 3 == 0 { fields.append("\"due\": \"202612\(String(format: "%02d", 1 + i % 28))T120000Z\"") }
+            if i % 11 == 0 { fields.append("\"annotations\": [{\"entry\": \"20261102T000000Z\", \"description\": \"note \(i)\"}]") }
+            tasks.append("{" + fields.joined(separator: ", ") + "}")
+        }
+        if let repeatOf {
+            tasks.append("{\"description\": \"Task \(repeatOf) again\", \"entry\": \"20261101T000000Z\", \"status\": \"pending\", \"uuid\": \"\(uuid(repeatOf))\", \"tags\": [\"again\"]}")
+        }
+        return "[\n" + tasks.joined(separator: ",\n") + "\n]\n"
+    }
+
+    private func write(_ text: String, in t: TaskctlRunner, as name: String) throws -> String {
+        let url = t.directory.appendingPathComponent(name)
+        try text.write(to: url, atomically: true, encoding: .utf8)
+        return url.path
+    }
+
+    /// In batches of 100, an import of 1,051 records (one updating a stored task, one
+    /// repeating a UUID of an earlier batch) leaves the store a single save leaves: the same
+    /// export and counts, one transaction in the log, and one undo back to before it.
+    @Test func aBatchedImportIsOneSaveOneTransactionAndOneUndo() throws {
+        var exports: [String] = []
+        for batch in ["100", nil] {
+            let t = try TaskctlRunner()
+            if let batch { t.extraEnvironment["TASKCTL_IMPORT_BATCH"] = batch }
+            try t.ok("import", try write(Self.export(count: 5, first: 2_000), in: t, as: "before.json"))
+            try t.ok("import", try write(Self.export(count: 1, first: 40), in: t, as: "stored.json"))
+            let before = try t.ok("export")
+            let result = try t.run(["import", try write(Self.export(count: 1_050, repeating: 7), in: t, as: "large.json")])
+            #expect(result.status == 0 && result.out.contains("imported 1051 tasks") && result.out.contains("1049 added, 2 updated"), "\(result.out) \(result.err)")
+            #expect(result.err.contains("imported in 11 batches") == (batch != nil), "\(result.err)")
+            #expect(try t.run("store", "check").status == 0)
+            exports.append(try t.ok("export"))
+            let log = try t.ok("log")
+            #expect(log.components(separatedBy: "\n").filter { $0.hasPrefix("#") }.count == 3, "\(log.prefix(300))")
+            try t.ok("undo")
+            #expect(try t.ok("export") == before, "one undo reverts the whole import")
+        }
+        #expect(exports.count == 2 && exports[0] == exports[1])
+    }
+
+    /// A record the store refuses in the last batch: nothing of the earlier batches stays.
+    @Test func aRefusedRecordInTheLastBatchImportsNothing() throws {
+        let t = try TaskctlRunner()
+        t.extraEnvironment["TASKCTL_IMPORT_BATCH"] = "100"
+        try t.ok("add", "kept")
+        let before = try Data(contentsOf: t.store)
+        var text = Self.export(count: 450)
+        text = text.replacingOccurrences(of: "\"description\": \"Task 449\"", with: "\"description\": \"\(String(repeating: "x", count: 100_001))\"")
+        let result = try t.run(["import", try write(text, in: t, as: "bad.json")])
+        #expect(result.status != 0 && result.err.contains("nothing imported"), "\(result.err)")
+        #expect(try Data(contentsOf: t.store) == before)
+        #expect(try t.texts() == ["kept"])
+    }
+
+    /// Killed at any moment, a batched import leaves the store as it was or with every task,
+    /// and whole.
+    @Test func aKilledBatchedImportLeavesAllOrNothing() throws {
+        let t = try TaskctlRunner()
+        t.extraEnvironment["TASKCTL_IMPORT_BATCH"] = "150"
+        try t.ok("add", "kept")
+        let path = try write(Self.export(count: 1_200), in: t, as: "large.json")
+        let started = Date()
+        try t.ok("import", path)
+        let typical = Date().timeIntervalSince(started) * 1_000_000
+        var killed = 0, confirmed = 0
+        for round in 0..<max(6, ReliabilityTests.rounds / 2) {
+            let fresh = try TaskctlRunner()
+            fresh.extraEnvironment = t.extraEnvironment
+            try fresh.ok("add", "kept")
+            let finished = try ReliabilityTests.runKilled(fresh, ["import", path], delay: UInt32(Double(round % 6) / 5.0 * 1.5 * typical))
+            if finished { confirmed += 1 } else { killed += 1 }
+            #expect(try fresh.run("store", "check").status == 0, "round \(round)")
+            let count = try fresh.tasks("--all").count
+            #expect(count == 1 || count == 1_201, "round \(round): \(count) tasks")
+            if finished { #expect(count == 1_201) }
+        }
+        ReliabilityTests.expectBothOutcomes(killed: killed, confirmed: confirmed, rounds: max(6, ReliabilityTests.rounds / 2))
+    }
+}
