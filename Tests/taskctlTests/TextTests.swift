@@ -46,4 +46,13 @@ import Testing
         #expect(try runner.texts() == ["Buy\u{00A0}milk"])
         #expect(try runner.tasks().first?["tags"] as? [String] == ["food", "shop"])
     }
+
+    /// taskctl reads its environment from `environ` by bytes: the same names and values as
+    /// Foundation's `ProcessInfo.environment`, UTF-8 and an "=" inside a value included.
+    @Test func theEnvironmentIsReadAsFoundationReadsIt() {
+        setenv("TASKCTL_TEXT_TEST_VALUE", "Zoë ☎ a=b", 1)
+        let read = TaskCtl.processEnvironment()
+        #expect(read["TASKCTL_TEXT_TEST_VALUE"] == "Zoë ☎ a=b")
+        #expect(read == ProcessInfo.processInfo.environment)
+    }
 }

@@ -32,7 +32,7 @@ extension ManagedObjectContext {
                 // The values as the constraint compares them, keyed without an array per
                 // object for a constraint of one attribute (an import's UUIDs).
                 let folding = UniquenessCheck.folding(constraint, in: ownerEntity)
-                func key(_ value: (Int) -> SlotValue) -> ConstraintKey? {
+                func key(_ value: (Int) -> SlotValue) -> UniqueKey? {
                     if slots.count == 1 {
                         let single = value(slots[0])
                         guard single != .value(.null) else { return nil }
@@ -46,7 +46,7 @@ extension ManagedObjectContext {
                 // them, then inserted objects in the order they were inserted. Saved rows
                 // are read whole for a large save (an import); a small one asks the store
                 // for each value (an index lookup in a binary store).
-                var holders: [ConstraintKey: ObjectID] = [:]
+                var holders: [UniqueKey: ObjectID] = [:]
                 let bulk = members.count > 1_000 || parent != nil
                 if bulk {
                     holders.reserveCapacity(members.count)
@@ -86,19 +86,6 @@ extension ManagedObjectContext {
             }
         }
         if !merged.isEmpty { processPendingChanges() }
-    }
-
-    /// A constraint's values as a dictionary key.
-    private enum ConstraintKey: Hashable {
-        case one(SlotValue)
-        case many([SlotValue])
-
-        var values: [SlotValue] {
-            switch self {
-            case .one(let value): return [value]
-            case .many(let values): return values
-            }
-        }
     }
 
     private func key(_ values: [SlotValue], constraint: [String], in entity: EntityDescription) -> [SlotValue]? {

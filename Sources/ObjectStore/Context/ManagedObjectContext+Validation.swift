@@ -155,21 +155,21 @@ extension ManagedObjectContext {
                     if indices.count == 1 {
                         // One attribute (a UUID, a name): its values, without an array per object.
                         let slot = indices[0], fold = folding[0]
-                        var seen: [SlotValue: ObjectID] = [:]
+                        var seen: [UniqueKey: ObjectID] = [:]
                         seen.reserveCapacity(ordered.count)
                         for (id, slots, changed) in ordered where slot < slots.count && slots[slot] != .value(.null) {
                             var comparable = slots[slot]
                             if let fold, case .value(let value) = comparable { comparable = .value(fold.uniquenessValue(value)) }
-                            if let other = seen[comparable] { blame(id, changed, [slots[slot]], other) } else { seen[comparable] = id }
+                            if let other = seen[.one(comparable)] { blame(id, changed, [slots[slot]], other) } else { seen[.one(comparable)] = id }
                         }
                         continue
                     }
-                    var seen: [[SlotValue]: ObjectID] = [:]
+                    var seen: [UniqueKey: ObjectID] = [:]
                     for (id, slots, changed) in ordered where indices.allSatisfy({ $0 < slots.count }) {
                         let key = indices.map { slots[$0] }
                         if key.contains(where: { $0 == .value(.null) }) { continue }
                         let comparable = UniquenessCheck.comparable(key, folding: folding)
-                        if let other = seen[comparable] { blame(id, changed, key, other) } else { seen[comparable] = id }
+                        if let other = seen[.many(comparable)] { blame(id, changed, key, other) } else { seen[.many(comparable)] = id }
                     }
                 }
             }

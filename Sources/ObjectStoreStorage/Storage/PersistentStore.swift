@@ -226,6 +226,26 @@ public struct StoreConflictError: Error, Sendable, CustomStringConvertible {
     }
 }
 
+/// A uniqueness constraint's values (as the constraint compares them) as a dictionary key:
+/// a constraint of one attribute keys by the value alone, without an array. One key type for
+/// every table of such values (each other type a process hashes first costs the Swift
+/// runtime a scan of the binary's conformance records).
+package enum UniqueKey: Hashable {
+    case one(SlotValue)
+    case many([SlotValue])
+
+    package init(_ values: [SlotValue]) {
+        self = values.count == 1 ? .one(values[0]) : .many(values)
+    }
+
+    package var values: [SlotValue] {
+        switch self {
+        case .one(let value): return [value]
+        case .many(let values): return values
+        }
+    }
+}
+
 /// Uniqueness constraints checked by a store while it holds its lock, so two writers can
 /// never both add the same value: the changed rows against the saved ones.
 package struct UniquenessCheck {
@@ -282,8 +302,7 @@ package struct UniquenessCheck {
         // the owner's sub-entities): two of them may clash too. A constraint of one
         // attribute (a UUID, a name) keys its bucket by the value itself, so a row costs no
         // array of its values.
-        var taken: [[[SlotValue]: ObjectID]] = []
-        var takenOne: [[SlotValue: ObjectID]] = []
+        var taken: [[UniqueKey: ObjectID]] = []
         var buckets: [String: Int] = [:]
         // What to check for rows of each entity, worked out once per entity, not per row.
         var plans: [ObjectIdentifier: [Constrained]] = [:]
@@ -299,10 +318,7 @@ package struct UniquenessCheck {
                 plan = known
             } else {
                 plan = constrained(row.objectID.entityName, buckets: &buckets)
-                while taken.count < buckets.count {
-                    taken.append([:])
-                    takenOne.append([:])
-                }
+                while taken.count < buckets.count { taken.append([:]) }
                 plans[scope] = plan
             }
             for item in plan {
@@ -313,18 +329,18 @@ package struct UniquenessCheck {
                     guard value != .value(.null) else { continue }
                     var comparable = value
                     if let fold = item.folding[0], case .value(let plain) = value { comparable = .value(fold.uniquenessValue(plain)) }
-                    if let other = try takenOne[item.bucket][comparable] ?? holders(item.owner, item.number, [comparable]).first(where: { try !isChanged($0) }) {
+                    if let other = try taken[item.bucket][.one(comparable)] ?? holders(item.owner, item.number, [comparable]).first(where: { try !isChanged($0) }) {
                         fail(row, item, [value], other)
                     }
-                    takenOne[item.bucket][comparable] = row.objectID
+                    taken[item.bucket][.one(comparable)] = row.objectID
                     continue
                 }
                 guard let key = item.key(of: row.slots) else { continue }
                 let comparable = item.comparable(key)
-                if let other = try taken[item.bucket][comparable] ?? holders(item.owner, item.number, comparable).first(where: { try !isChanged($0) }) {
+                if let other = try taken[item.bucket][.many(comparable)] ?? holders(item.owner, item.number, comparable).first(where: { try !isChanged($0) }) {
                     fail(row, item, key, other)
                 }
-                taken[item.bucket][comparable] = row.objectID
+                taken[item.bucket][.many(comparable)] = row.objectID
             }
         }
         return failures
@@ -385,22 +401,23 @@ package struct UniquenessCheck {
     /// constraint and check. `existing` gives those slots for every saved object of exactly
     /// one entity.
     func scanning(_ existing: @escaping (String, [Int]) throws -> [(ObjectID, [SlotValue])]) -> Holders {
-        final class Cache { var values: [String: [[SlotValue]: [ObjectID]]] = [:] }
+        final class Cache { var values: [String: [UniqueKey: [ObjectID]]] = [:] }
         let cache = Cache()
         let model = self.model
         return { owner, number, key in
             let bucket = "\(owner.name)#\(number)"
-            if let table = cache.values[bucket] { return table[key] ?? [] }
+            if let table = cache.values[bucket] { return table[UniqueKey(key)] ?? [] }
             let constraint = owner.uniquenessConstraints[number]
             let slots = constraint.compactMap { owner.slot(of: $0) }
-            var table: [[SlotValue]: [ObjectID]] = [:]
+            let folding = Self.folding(constraint, in: owner)
+            var table: [UniqueKey: [ObjectID]] = [:]
             for kind in model.entityAndDescendants(of: owner.name) {
                 for (id, values) in try existing(kind.name, slots) where values.count == constraint.count && !values.contains(.value(.null)) {
-                    table[Self.comparable(values, constraint: constraint, in: owner), default: []].append(id)
+                    table[UniqueKey(Self.comparable(values, folding: folding)), default: []].append(id)
                 }
             }
             cache.values[bucket] = table
-            return table[key] ?? []
+            return table[UniqueKey(key)] ?? []
         }
     }
 
