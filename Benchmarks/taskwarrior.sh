@@ -5,7 +5,7 @@
 #
 # Installs Taskwarrior from Debian when it is absent, builds taskctl (release), loads the
 # same tasks into both (Taskwarrior's own import; taskctl import of that export), then
-# times list, a filtered list, add and done with hyperfine, several runs each, and prints
+# times list, a filtered list, add, show and done with hyperfine, several runs each, and prints
 # medians and ratios.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -74,6 +74,7 @@ echo "| --- | --- | --- | --- |"
 TW_CMD="task rc.color=off list"; TC_CMD="$TASKCTL list"; row "list"
 TW_CMD="task rc.color=off project:project3 priority:H list"; TC_CMD="$TASKCTL list --project project3 --priority high"; row "filtered list"
 TW_CMD="task add 'A new task' due:tomorrow"; TC_CMD="$TASKCTL add 'A new task' --due tomorrow"; row "add"
+TW_CMD="task rc.color=off 5 info"; TC_CMD="$TASKCTL show 5"; row "show"
 TW_CMD="task 5 done"; TC_CMD="$TASKCTL done 5"; row "done"
 echo
 echo "taskctl store: $(stat -c %s "$TASKCTL_STORE") bytes; Taskwarrior data: $(du -sb "$TASKDATA" | cut -f1) bytes"
