@@ -415,6 +415,7 @@ enum ImportCommand {
                         #if DEBUG
                         if app.environment["TASKCTL_IMPORT_BATCH"] != nil { app.output.warn("taskctl: debug: imported in \(records.count) batches") }
                         #endif
+                        existing = [:]  // not held through the commit and the compaction
                     }
                 } else {
                     try readStore()
@@ -422,6 +423,7 @@ enum ImportCommand {
                         defer { records = [] }
                         return records.count == 1 ? records[0] : Array(records.joined())
                     }
+                    existing = [:]
                 }
             }
         } catch let error as ValidationError {
