@@ -55,4 +55,23 @@ import Testing
         #expect(read["TASKCTL_TEXT_TEST_VALUE"] == "Zoë ☎ a=b")
         #expect(read == ProcessInfo.processInfo.environment)
     }
+
+    /// An import checks its file's UTF-8 16 MiB at a time: a character across the boundary
+    /// is whole, and a broken one at the boundary is still found.
+    @Test func utf8IsCheckedAcrossPieces() {
+        let piece = 1 << 24
+        for character in ["é", "€", "😀"] {
+            let bytes = Array(character.utf8)
+            for shift in 0..<bytes.count {
+                var text = [UInt8](repeating: UInt8(ascii: "a"), count: piece - shift)
+                text += bytes + Array("tail".utf8)
+                #expect(ImportCommand.isUTF8(text), "\(character) at -\(shift)")
+                var broken = text
+                broken.remove(at: piece - shift)  // its first byte gone: stray continuations
+                #expect(!ImportCommand.isUTF8(broken), "\(character) at -\(shift), broken")
+            }
+        }
+        #expect(ImportCommand.isUTF8([]))
+        #expect(!ImportCommand.isUTF8([0xFF]))
+    }
 }

@@ -122,7 +122,8 @@ public final class PersistentStoreCoordinator: Sendable {
     /// undo, one entry of a history listing). Until then no other process sees any of them,
     /// and a crash or an error leaves none: when `body` throws (or the commit fails), the
     /// store holds exactly what it held before, and the error comes out. The store's file
-    /// is locked throughout, so other processes' saves and reads wait.
+    /// is locked throughout, so the saves and reads of other processes and of this
+    /// process's other threads wait for the body (which must not wait for them).
     ///
     /// For a bulk load that should not hold every object at once: save in batches and let
     /// each batch's objects go before the next.

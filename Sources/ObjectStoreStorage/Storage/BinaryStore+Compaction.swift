@@ -129,23 +129,24 @@ extension BinaryStore.Core {
             rows.append(places.map { Snapshot.Row(key: $0.key, version: $0.version, source: source, start: $0.start, length: $0.length) })
         }
         let columns = try columns(of: rows, codec: target)
-        let snapshot = Snapshot.bytes(rows: rows, indexes: try indexes(of: rows, codec: target) + schemaIndexes(of: rows, columns: columns, codec: target),
-                                      columns: columns)
+        let snapshotPieces = Snapshot.pieces(rows: rows, indexes: try indexes(of: rows, codec: target) + schemaIndexes(of: rows, columns: columns, codec: target),
+                                             columns: columns)
+        let snapshotLength = snapshotPieces.reduce(0) { $0 + $1.count }
         let snapshotOffset = BinaryStore.headerSize + metadataFrame.count
         // The history the retention bound keeps, in a region between the snapshot and the
         // (empty) log: read only when history is asked for.
         let history = try historyRegion(now: Date())
-        let snapshotEnd = snapshotOffset + snapshot.count
+        let snapshotEnd = snapshotOffset + snapshotLength
         let regionLength = history?.bytes.count ?? 0
         let header = BinaryStore.header(BinaryStore.Header(version: BinaryStore.formatVersion, committedLength: snapshotEnd + regionLength,
                                         commitCount: state.commitCount + 1,
-                                        snapshotOffset: snapshotOffset, snapshotLength: snapshot.count,
+                                        snapshotOffset: snapshotOffset, snapshotLength: snapshotLength,
                                         logOffset: history == nil ? 0 : snapshotEnd + regionLength,
                                         readFeatures: state.readFeatures, writeFeatures: state.writeFeatures,
                                         historyOffset: history == nil ? 0 : snapshotEnd, historyLength: regionLength,
                                         historyStart: history?.start ?? 0, historyLast: history?.last ?? 0))
         // Beside the real file, so a symbolic link to the store stays one.
-        let fd = try FileIO.replace(realPath, with: [header, metadataFrame, snapshot] + (history.map { [$0.bytes] } ?? []), backup: backup)
+        let fd = try FileIO.replace(realPath, with: [header, metadataFrame] + snapshotPieces + (history.map { [$0.bytes] } ?? []), backup: backup)
         defer { close(fd) }
         try reload(fd)
     }

@@ -47,6 +47,13 @@ extension Snapshot {
     /// value cannot be packed: a negative key or version), a directory of consecutive keys
     /// leaves them out, and column values are narrow where they fit.
     package static func bytes(rows: [[Row]], indexes: [Index], columns: [[(slot: Int, column: Column)]]) -> [UInt8] {
+        Array(pieces(rows: rows, indexes: indexes, columns: columns).joined())
+    }
+
+    /// ``bytes(rows:indexes:columns:)`` in two pieces, written one after the other: the
+    /// prefix with the table of parts, then the rows, directories, indexes and columns (not
+    /// joined: a compaction of a million tasks held the snapshot twice for that).
+    package static func pieces(rows: [[Row]], indexes: [Index], columns: [[(slot: Int, column: Column)]]) -> [[UInt8]] {
         let columnTotal = columns.reduce(0) { $0 + $1.count }
         let tableSize = rows.count * entityPartSize + indexes.count * indexPartSize + columnTotal * columnPartSize
         var body = ByteWriter()
@@ -210,6 +217,7 @@ extension Snapshot {
         result.u32(UInt32(rows.count))
         result.u32(UInt32(indexes.count))
         result.u32(CRC32.checksum(table.bytes))
-        return result.bytes + table.bytes + body.bytes
+        result.bytes += table.bytes
+        return [result.bytes, body.bytes]
     }
 }

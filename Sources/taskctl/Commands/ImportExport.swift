@@ -291,11 +291,10 @@ enum ImportCommand {
             // The file's bytes once: JSON is parsed from them a task at a time, and kept
             // fields are cut from them (a million tasks' export held three copies of its text
             // and a tree of every task).
-            guard let data = FileManager.default.contents(atPath: path) else { throw CLIError.usage("cannot read \(path)") }
-            let bytes = [UInt8](data)
+            guard let bytes = readFile(path) else { throw CLIError.usage("cannot read \(path)") }
             // Validated as UTF-8 by the standard library (Foundation's decoding of a 21 MB
             // export was 7% of an import).
-            guard String(validating: bytes, as: UTF8.self) != nil else { throw CLIError.usage("\(path) is not UTF-8 text") }
+            guard isUTF8(bytes) else { throw CLIError.usage("\(path) is not UTF-8 text") }
             format = try detectFormat(bytes, given: args.value("format"), path: path)
             records = try parse(bytes, format: format, app: app, path: path, chunk: batchSize(app))
         }
@@ -436,6 +435,46 @@ enum ImportCommand {
             let name = ["taskwarrior": "Taskwarrior JSON", "taskctl": "taskctl JSON", "todo.txt": "todo.txt"][format] ?? format
             app.output.line("imported \(recordCount) task\(recordCount == 1 ? "" : "s") from \(path) (\(name)): \(added) added, \(updated) updated")
         }
+    }
+
+    /// A file's bytes, read straight into one array (FileManager's `Data` and an array made
+    /// of it held a million tasks' export twice); nil when it cannot be read. Reads to the
+    /// end, so a pipe or a file still growing is read whole.
+    static func readFile(_ path: String) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(max(0, Int(info.st_size)))
+        var chunk = [UInt8](repeating: 0, count: 1 << 22)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                return nil
+            }
+            if count == 0 { return bytes }
+            bytes.append(contentsOf: chunk[..<count])
+        }
+    }
+
+    /// Whether the bytes are UTF-8, checked 16 MiB at a time (each piece ending before a
+    /// character's first byte), so no copy of the whole file as a string is made.
+    static func isUTF8(_ bytes: [UInt8]) -> Bool {
+        var start = 0
+        while start < bytes.count {
+            var end = min(start + (1 << 24), bytes.count)
+            var steps = 0
+            while end < bytes.count, end > start, steps < 3, bytes[end] & 0xC0 == 0x80 {
+                end -= 1
+                steps += 1
+            }
+            guard String(validating: bytes[start..<end], as: UTF8.self) != nil else { return false }
+            start = end
+        }
+        return true
     }
 
     /// The format of an import: as given, JSON (Taskwarrior's when its tasks have a
