@@ -103,8 +103,29 @@ enum Snippets {
         let cache = try PersistentStoreCoordinator(model: model, storeURL: URL(fileURLWithPath: "cache.store"), durability: .normal)
     }
 
-    /// docs/context.md, line 210.
+    /// docs/context.md, line 172.
     static func context_5() async throws {
+        let model = try SnippetEnvironment.model()
+        let storeURL = SnippetEnvironment.storeURL()
+        let coordinator = try PersistentStoreCoordinator(model: model, storeURL: URL(fileURLWithPath: "tasks.store"))
+        let context = ManagedObjectContext(coordinator: coordinator)
+        let titles = (1...200_000).map { "Task \($0)" }
+        try coordinator.deferringHousekeeping {
+            try coordinator.committingTogether {
+                for start in stride(from: 0, to: titles.count, by: 50_000) {
+                    for title in titles[start..<min(start + 50_000, titles.count)] {
+                        let task = try context.insertObject(entityName: "Task")
+                        try task.setValue(.string(title), forKey: "title")
+                    }
+                    try context.save()
+                    context.reset()
+                }
+            }
+        }
+    }
+
+    /// docs/context.md, line 249.
+    static func context_6() async throws {
         let context = try SnippetEnvironment.context()
         let otherContext = try SnippetEnvironment.context()
         let token = context.observe { event in
@@ -116,8 +137,8 @@ enum Snippets {
         }
     }
 
-    /// docs/context.md, line 223.
-    static func context_6() async throws {
+    /// docs/context.md, line 262.
+    static func context_7() async throws {
         let coordinator = try SnippetEnvironment.coordinator()
         let context = try SnippetEnvironment.context()
         for await event in context.events() {          // on the context's thread
@@ -128,8 +149,8 @@ enum Snippets {
         }
     }
 
-    /// docs/context.md, line 237.
-    static func context_7() async throws {
+    /// docs/context.md, line 276.
+    static func context_8() async throws {
         let model = try SnippetEnvironment.model()
         let coordinator = try SnippetEnvironment.coordinator()
         let context = try SnippetEnvironment.context()
@@ -152,7 +173,7 @@ enum Snippets {
                                                          history: HistoryRetention(transactions: 1_000))
     }
 
-    /// docs/history.md, line 57.
+    /// docs/history.md, line 62.
     static func history_2() async throws {
         let model = try SnippetEnvironment.model()
         let coordinator = PersistentStoreCoordinator(inMemoryWith: model, history: .all)
@@ -170,7 +191,7 @@ enum Snippets {
         }
     }
 
-    /// docs/history.md, line 104.
+    /// docs/history.md, line 109.
     static func history_3() async throws {
         let model = try SnippetEnvironment.model()
         let storeURL = SnippetEnvironment.storeURL()
@@ -218,7 +239,7 @@ enum Snippets {
         let all = try tasks.allModels()   // oldest first
     }
 
-    /// docs/store-format.md, line 16.
+    /// docs/store-format.md, line 17.
     static func store_format_1() async throws {
         let stored = try PersistentStoreCoordinator.metadataForStore(at: URL(fileURLWithPath: "tasks.store"))
         print(stored.modelVersionName ?? "unnamed", stored.storeIdentifier)
@@ -260,8 +281,8 @@ enum Snippets {
         ("readme_1", readme_1),
         ("readme_2", readme_2),
         ("context_3", context_3),
-        ("context_5", context_5),
-        ("context_7", context_7),
+        ("context_6", context_6),
+        ("context_8", context_8),
         ("history_2", history_2),
         ("predicates_1", predicates_1),
         ("predicates_2", predicates_2),
