@@ -80,7 +80,9 @@ struct BatchedImportTests {
         try t.ok("import", path)
         let typical = Date().timeIntervalSince(started) * 1_000_000
         var killed = 0, confirmed = 0
-        for round in 0..<max(6, ReliabilityTests.rounds / 2) {
+        let rounds = max(6, ReliabilityTests.rounds / 2)
+        defer { print("kill harness (batched import): \(rounds) rounds, \(killed) killed before finishing, \(confirmed) confirmed, store checked after each") }
+        for round in 0..<rounds {
             let fresh = try TaskctlRunner()
             fresh.extraEnvironment = t.extraEnvironment
             try fresh.ok("add", "kept")
@@ -91,6 +93,6 @@ struct BatchedImportTests {
             #expect(count == 1 || count == 1_201, "round \(round): \(count) tasks")
             if finished { #expect(count == 1_201) }
         }
-        ReliabilityTests.expectBothOutcomes(killed: killed, confirmed: confirmed, rounds: max(6, ReliabilityTests.rounds / 2))
+        ReliabilityTests.expectBothOutcomes(killed: killed, confirmed: confirmed, rounds: rounds)
     }
 }
