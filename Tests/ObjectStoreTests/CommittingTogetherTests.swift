@@ -84,6 +84,11 @@ import ObjectStoreModel
         #expect(update.kind == .update)
         #expect(update.values.map { "\($0.name) \($0.oldValue.value) -> \($0.newValue.value)" } == ["priority 1 -> 3"])
         #expect(last.changes.first { $0.objectID == removed.objectID }?.kind == .delete)
+        // A new opening reads the one commit as the batch left the store: each row's last
+        // write, the deleted ones gone.
+        let reader = ManagedObjectContext(coordinator: try StoreKind.binary.open(in: directory, memory: &memory))
+        let tasks = try reader.fetch(FetchRequest(entityName: "Task"))
+        #expect(tasks.map { "\($0["text"].stringValue ?? "") \($0["priority"].integerValue ?? -1)" } == ["Edited 3"])
     }
 
     /// A body that throws after saving leaves the store as it was: the file, what a new
@@ -240,5 +245,36 @@ import ObjectStoreModel
         }
         let reader = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: model, storeURL: directory.file("tasks.store")))
         #expect(try reader.count(for: FetchRequest(entityName: "Seat")) == 3)
+    }
+
+    /// Another opening of the store on the batch's own thread (the file's lock is the
+    /// thread's) that saves, or compacts, inside the body: the batch is refused and writes
+    /// nothing, and what the other opening saved stays.
+    @Test(arguments: [false, true])
+    func anotherOpeningChangingTheFileInsideTheBodyIsRefused(compacts: Bool) throws {
+        let directory = try TemporaryDirectory()
+        var memory: InMemoryStore?
+        let coordinator = try StoreKind.binary.open(in: directory, memory: &memory)
+        let context = ManagedObjectContext(coordinator: coordinator)
+        _ = try context.task("Before")
+        try context.save()
+        let other = try StoreKind.binary.open(in: directory, memory: &memory)
+        let otherContext = ManagedObjectContext(coordinator: other)
+        #expect(throws: StoreError.self) {
+            try coordinator.committingTogether {
+                _ = try context.task("Batch")
+                try context.save()
+                _ = try otherContext.task("Other")
+                try otherContext.save()
+                if compacts { try other.compactStore() }
+                _ = try context.task("Batch 2")
+                try context.save()
+            }
+        }
+        context.reset()
+        let reader = ManagedObjectContext(coordinator: try StoreKind.binary.open(in: directory, memory: &memory))
+        #expect(try reader.fetch(FetchRequest(entityName: "Task")).compactMap { $0["text"].stringValue }.sorted() == ["Before", "Other"])
+        #expect(try context.fetch(FetchRequest(entityName: "Task")).compactMap { $0["text"].stringValue }.sorted() == ["Before", "Other"])
+        #expect(try reader.coordinator.checkIntegrity().problems.isEmpty)
     }
 }

@@ -123,7 +123,9 @@ public final class PersistentStoreCoordinator: Sendable {
     /// and a crash or an error leaves none: when `body` throws (or the commit fails), the
     /// store holds exactly what it held before, and the error comes out. The store's file
     /// is locked throughout, so the saves and reads of other processes and of this
-    /// process's other threads wait for the body (which must not wait for them).
+    /// process's other threads wait for the body (which must not wait for them). Another
+    /// opening of the same file on the body's own thread that saves or compacts inside it
+    /// makes the batch fail (`StoreError.invalidRequest`), keeping that opening's change.
     ///
     /// For a bulk load that should not hold every object at once: save in batches and let
     /// each batch's objects go before the next.

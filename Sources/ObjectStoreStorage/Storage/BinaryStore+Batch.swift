@@ -29,6 +29,9 @@ extension BinaryStore {
         var changed: [ObjectID] = []
         /// Who saved, and when: the last save's.
         var draft: TransactionDraft?
+        /// The file as the batch began: its identity, size and modification time. Nothing
+        /// but the batch's commit may change it (see ``BinaryStore/Core/requireBatchFileUnchanged(_:)``).
+        var file: (identity: FileIdentity, size: Int, modified: timespec)?
 
         func isNew(_ id: ObjectID) -> Bool {
             guard let key = id.primaryKey else { return true }
@@ -51,7 +54,9 @@ extension BinaryStore {
             try core.withLock { core in
                 guard core.batch == nil else { throw StoreError.invalidRequest(path: path, reason: "saves are already being committed together") }
                 try core.refresh(fd)
-                core.batch = Batch(firstNewKeys: core.state.metadata?.nextKeys ?? [:])
+                var batch = Batch(firstNewKeys: core.state.metadata?.nextKeys ?? [:])
+                batch.file = try core.fileState(fd)
+                core.batch = batch
             }
             do {
                 let result = try body()
@@ -66,6 +71,32 @@ extension BinaryStore {
 }
 
 extension BinaryStore.Core {
+    /// The locked file's identity, size and modification time, and whether its path still
+    /// names it.
+    func fileState(_ fd: Int32) throws -> (identity: FileIdentity, size: Int, modified: timespec) {
+        var info = stat(), named = stat()
+        guard fstat(fd, &info) == 0 else { throw StoreError.io(path: path, reason: "cannot read: \(FileIO.errorText())") }
+        guard stat(path, &named) == 0, FileIdentity(named) == FileIdentity(info) else {
+            return (FileIdentity(named), -1, timespec())
+        }
+        return (FileIdentity(info), Int(info.st_size), info.st_mtim)
+    }
+
+    /// Throws unless the file is as the batch found it. The file's lock keeps other
+    /// processes and threads out, but another opening of the store on the batch's own thread
+    /// (the lock is the thread's) could save, compact or cut the log inside the body: the
+    /// batch's commit would then write over that or into a replaced file, so it is refused
+    /// instead, with nothing of the batch written and the other opening's change kept.
+    func requireBatchFileUnchanged(_ fd: Int32) throws {
+        guard let expected = batch?.file else { return }
+        let now = try fileState(fd)
+        guard now.identity == expected.identity, now.size == expected.size,
+              now.modified.tv_sec == expected.modified.tv_sec, now.modified.tv_nsec == expected.modified.tv_nsec
+        else {
+            throw StoreError.invalidRequest(path: path, reason: "another opening of the store changed it inside committingTogether; nothing of the batch was saved")
+        }
+    }
+
     /// The saved row of an object, decoded (nil: the store has none).
     func storedRow(_ id: ObjectID) throws -> StoredRow? {
         guard let (version, bytes, start) = try encodedRow(id) else { return nil }
@@ -119,6 +150,7 @@ extension BinaryStore.Core {
     /// recorded once, against its values before the batch), then does the housekeeping a
     /// save does.
     func commitBatch(fd: Int32, path realPath: String) throws {
+        try requireBatchFileUnchanged(fd)
         guard let batch else { return }
         self.batch = nil
         guard !batch.payloads.isEmpty, let codec = state.codec else { return }

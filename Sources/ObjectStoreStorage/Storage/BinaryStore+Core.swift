@@ -127,14 +127,9 @@ extension BinaryStore {
         /// a small save costs the same in any size of store; a large one (an import) reads the
         /// constrained slots of every row once. The store holds the lock.
         func holders(for changes: StoreChanges, check: UniquenessCheck) -> UniquenessCheck.Holders {
-            holders(forRows: changes.inserted.count + changes.updated.count, check: check)
-        }
-
-        /// Who holds a value, for a check of `rows` rows: a small one looks each value up in
-        /// the snapshot's index (and the log), a large one reads every row's values once.
-        func holders(forRows rows: Int, check: UniquenessCheck) -> UniquenessCheck.Holders {
             let everything = check.scanning { [unowned self] name, slots in try slotValuesLocked(ofEntity: name, slots: slots) }
-            guard let snapshot = state.snapshot, let codec = state.codec, let held, rows <= 1000 else { return everything }
+            guard let snapshot = state.snapshot, let codec = state.codec, let held,
+                  changes.inserted.count + changes.updated.count <= 1000 else { return everything }
             let logOnly = check.scanning { [unowned self] name, slots in
                 let identifier = state.metadata?.storeIdentifier ?? ""
                 return try (state.keysByEntity[name] ?? []).compactMap { key in

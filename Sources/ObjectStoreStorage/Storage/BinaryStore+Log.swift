@@ -215,6 +215,9 @@ extension BinaryStore.Core {
     /// replaced (a compaction, a migration). `fd` is the locked file. The header is read
     /// under the lock and the file's size after it, so a healthy store never looks truncated.
     func refresh(_ fd: Int32) throws {
+        // Inside committingTogether the state is ahead of the file, and nothing else may
+        // have changed the file: there is nothing to read, only that to check.
+        if batch != nil { return try requireBatchFileUnchanged(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw StoreError.io(path: path, reason: "cannot read: \(FileIO.errorText())") }
         fileSize = nil
