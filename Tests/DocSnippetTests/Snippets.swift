@@ -124,7 +124,7 @@ enum Snippets {
         }
     }
 
-    /// docs/context.md, line 249.
+    /// docs/context.md, line 250.
     static func context_6() async throws {
         let context = try SnippetEnvironment.context()
         let otherContext = try SnippetEnvironment.context()
@@ -137,7 +137,7 @@ enum Snippets {
         }
     }
 
-    /// docs/context.md, line 262.
+    /// docs/context.md, line 263.
     static func context_7() async throws {
         let coordinator = try SnippetEnvironment.coordinator()
         let context = try SnippetEnvironment.context()
@@ -149,7 +149,7 @@ enum Snippets {
         }
     }
 
-    /// docs/context.md, line 276.
+    /// docs/context.md, line 277.
     static func context_8() async throws {
         let model = try SnippetEnvironment.model()
         let coordinator = try SnippetEnvironment.coordinator()
