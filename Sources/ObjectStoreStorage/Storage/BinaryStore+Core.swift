@@ -55,6 +55,9 @@ extension BinaryStore {
             self.path = path
             self.model = model
             self.durability = durability
+            #if DEBUG
+            if let threshold = KillPoints.compactionThreshold { self.threshold = threshold }
+            #endif
         }
 
         // MARK: Rows

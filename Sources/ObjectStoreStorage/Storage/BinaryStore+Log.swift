@@ -296,7 +296,7 @@ extension BinaryStore.Core {
         // a log cut stopped before cutting away) are cut first: written over, their rest
         // could follow the commit and pass for more commits.
         if fileSize != state.committedLength {
-            guard ftruncate(fd, off_t(state.committedLength)) == 0 else { throw StoreError.io(path: path, reason: "cannot set the file size: \(FileIO.errorText())") }
+            try FileIO.truncate(fd, to: state.committedLength, path: path)
         }
         fileSize = nil
         var offset = state.committedLength
@@ -403,17 +403,29 @@ extension BinaryStore.Core {
             if !carried { gaps.append(snapshotEnd..<max(snapshotEnd, old.offset)) }
             gaps.append(min(old.offset + old.length, state.logStart)..<state.logStart)
         }
-        let needed = region.count + commit.count + 8
-        let place = gaps.first { $0.count >= needed }?.lowerBound ?? state.committedLength
-        if !region.isEmpty { regionFields.offset = place }
         // A frame longer than any file: readers looking for commits past the header's
         // length stop here. What an older log left after it is history up to the log the
         // header pointed at, which would give the same rows, only read for nothing.
         var end = ByteWriter()
         end.u32(UInt32.max)
         end.u32(0)
+        let needed = region.count + commit.count + end.bytes.count
+        var place = gaps.first { $0.count >= needed }?.lowerBound ?? state.committedLength
         fileSize = nil
-        try FileIO.write(fd, region + commit + end.bytes, at: place, path: path)
+        var written = region + commit + end.bytes
+        if place == state.committedLength {
+            // After the log, the header still points at the old log until it moves, and a
+            // reader takes what follows the old log's last claimed commit for more commits
+            // (a save synced but not yet claimed): the cut's frames would pass, and their
+            // history would be read twice. An end mark first stops such a reader at the old
+            // log's end; the file is cut there first, so nothing older (an earlier stopped
+            // cut) lies under bytes a crash did not write.
+            try FileIO.truncate(fd, to: state.committedLength, path: path)
+            written = end.bytes + written
+            place += end.bytes.count
+        }
+        if !region.isEmpty { regionFields.offset = place }
+        try FileIO.write(fd, written, at: place - (written.count - needed), path: path)
         // The header never points at a log not on disk, and the log it pointed at is not
         // written over until the header pointing elsewhere is.
         try FileIO.syncData(fd, path: path)
@@ -432,7 +444,7 @@ extension BinaryStore.Core {
         #if DEBUG
         if cutStop == .afterMovingTheHeader { throw StoreError.io(path: path, reason: "the log cut stopped where a test asked") }
         #endif
-        guard ftruncate(fd, off_t(logPlace + commit.count)) == 0 else { throw StoreError.io(path: path, reason: "cannot set the file size: \(FileIO.errorText())") }
+        try FileIO.truncate(fd, to: logPlace + commit.count, path: path)
         // The region as read (a region that stayed) or as just written is kept: reading
         // it back from the file at the next cut cost a save loop a few percent.
         let kept = regionEntries.map { ($0, region) } ?? state.regionEntries.map { ($0, state.regionBytes) }

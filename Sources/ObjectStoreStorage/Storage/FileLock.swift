@@ -156,6 +156,25 @@ package final class FileLock: Sendable {
 package enum FileIO {
     package static func errorText() -> String { String(cString: strerror(errno)) }
 
+    /// Marks one file-changing step (a write, a flush, a truncation, a rename, a link) just
+    /// before it happens. In a debug build (the tests') the stepped kill harness reads two
+    /// variables: `OBJECTSTORE_STEP_LOG=FILE` appends each step's number, name and file to
+    /// FILE, and `OBJECTSTORE_KILL_AT_STEP=N` kills the process with SIGKILL instead of
+    /// taking step N, so a test can stop a command at every write, flush and rename in turn.
+    /// A release build does nothing here.
+    @inline(__always)
+    package static func step(_ name: StaticString, _ path: String) {
+        #if DEBUG
+        KillPoints.step(name, path)
+        #endif
+    }
+
+    /// Sets a file's size (cutting what lies past it).
+    package static func truncate(_ fd: Int32, to size: Int, path: String) throws {
+        step("truncate", path)
+        guard ftruncate(fd, off_t(size)) == 0 else { throw StoreError.io(path: path, reason: "cannot set the file size: \(errorText())") }
+    }
+
     /// Throws unless `path` is a readable regular file.
     package static func requireRegularFile(_ path: String) throws {
         var info = stat()
@@ -200,6 +219,7 @@ package enum FileIO {
 
     /// Writes all bytes at an offset.
     package static func write(_ fd: Int32, _ bytes: [UInt8], at offset: Int, path: String) throws {
+        step("write", path)
         var written = 0
         while written < bytes.count {
             let n = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress.map { $0 + written }, bytes.count - written, off_t(offset + written)) }
@@ -212,12 +232,14 @@ package enum FileIO {
     }
 
     package static func sync(_ fd: Int32, path: String) throws {
+        step("sync", path)
         guard fsync(fd) == 0 else { throw StoreError.io(path: path, reason: "cannot flush to disk: \(errorText())") }
     }
 
     /// Flushes a file's data and what reading it back needs (its size), not its times.
     package static func syncData(_ fd: Int32, path: String) throws {
         #if os(Linux)
+        step("sync", path)
         guard fdatasync(fd) == 0 else { throw StoreError.io(path: path, reason: "cannot flush to disk: \(errorText())") }
         #else
         try sync(fd, path: path)
@@ -226,6 +248,7 @@ package enum FileIO {
 
     /// Flushes a directory entry (after a rename).
     package static func syncDirectory(of path: String) {
+        step("sync directory", path)
         let directory = (path as NSString).deletingLastPathComponent
         let fd = open(directory.isEmpty ? "." : directory, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return }
@@ -259,12 +282,14 @@ package enum FileIO {
             mode = info.st_mode & 0o7777
         }
         let temporary = try writeTemporary(pieces, beside: path, mode: mode)
+        if let backup { step("link", backup) }
         if let backup, link(path, backup) != 0 {
             let reason = errorText()
             unlink(temporary)
             throw StoreError.io(path: path, reason: "cannot keep a backup of the store at \(backup): \(reason); the store was left as it was")
         }
         let fd = open(temporary, O_RDONLY | O_CLOEXEC)
+        step("rename", path)
         guard fd >= 0, rename(temporary, path) == 0 else {
             let reason = errorText()
             if fd >= 0 { close(fd) }
@@ -281,6 +306,7 @@ package enum FileIO {
     package static func createExclusively(_ bytes: [UInt8], at path: String) throws {
         let temporary = try writeTemporary([bytes], beside: path, mode: 0o600)
         defer { unlink(temporary) }
+        step("link", path)
         if link(temporary, path) != 0 {
             if errno == EEXIST { return }
             throw StoreError.io(path: path, reason: "cannot create the store: \(errorText())")
@@ -294,6 +320,7 @@ package enum FileIO {
         // the directory listing; an open, which should not, does not list it.
         removeLeftoversOfDeadProcesses(beside: path)
         let temporary = path + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        step("create", temporary)
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw StoreError.io(path: path, reason: "cannot create \(temporary): \(errorText())") }
         do {
