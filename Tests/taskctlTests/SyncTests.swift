@@ -261,6 +261,60 @@ struct SyncTests {
         return runner
     }
 
+    /// Pushes `change` (run in a fresh checkout of `remote`'s main) as a commit.
+    func commitToRemote(_ remote: URL, in directory: URL, _ change: (URL) throws -> Void) throws {
+        let work = directory.appendingPathComponent("hostile-\(UUID().uuidString)")
+        let git = { (arguments: [String]) throws in
+            _ = try RustReplica.run("/usr/bin/git", ["-C", work.path, "-c", "user.email=t@t", "-c", "user.name=t"] + arguments)
+        }
+        _ = try RustReplica.run("/usr/bin/git", ["clone", "-q", "-b", "main", remote.path, work.path])
+        try change(work)
+        try git(["add", "-A"])
+        try git(["commit", "-q", "-m", "hostile"])
+        try git(["push", "-q", "origin", "main"])
+    }
+
+    /// A hostile remote whose `meta` or `snapshot` is a symbolic link out of the clone
+    /// (`meta -> ../victim.txt`): the sync is refused, naming the link, and nothing outside
+    /// the clone is written or read, whether the link is there at the first clone or arrives
+    /// in a clone that synced before. Before, the sync wrote its meta JSON through the link.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/git"), "needs git"), arguments: ["meta", "snapshot"])
+    func aLinkInTheGitRemoteIsRefusedNeverFollowed(name: String) throws {
+        let folder = try TaskctlRunner()
+        let remote = try gitRemote(in: folder.directory)
+        // A replica that synced once, before the link arrives.
+        let early = try gitReplica(remote)
+        try early.ok("add", "Before the link")
+        try sync(early, at: "2026-11-22T10:00:00Z")
+        try commitToRemote(remote, in: folder.directory) { work in
+            let file = work.appendingPathComponent(name)
+            try? FileManager.default.removeItem(at: file)
+            try FileManager.default.createSymbolicLink(atPath: file.path, withDestinationPath: "../victim.txt")
+        }
+        for replica in [early, try gitReplica(remote)] {
+            let victim = replica.directory.appendingPathComponent("victim.txt")
+            let original = "the user's own file\n"
+            try original.write(to: victim, atomically: true, encoding: .utf8)
+            try replica.ok("add", "After the link")
+            replica.now = "2026-11-22T11:00:00Z"
+            let refused = try replica.run("sync")
+            #expect(refused.status == 3, "\(refused.err)")
+            #expect(refused.err.contains("its \(name) is a symbolic link"), "\(refused.err)")
+            #expect(try String(contentsOf: victim, encoding: .utf8) == original)
+            // Nothing of the link's target was made either, where none was.
+            try FileManager.default.removeItem(at: victim)
+            #expect(try replica.run("sync").status == 3)
+            #expect(!FileManager.default.fileExists(atPath: victim.path))
+            // The clone holds no link.
+            let clone = replica.directory.appendingPathComponent("clone")
+            for file in try FileManager.default.contentsOfDirectory(atPath: clone.path) {
+                let attributes = try FileManager.default.attributesOfItem(atPath: clone.appendingPathComponent(file).path)
+                #expect(attributes[.type] as? FileAttributeType != .typeSymbolicLink, "\(file) is a link in the clone")
+            }
+            try replica.ok("store", "check")
+        }
+    }
+
     /// Replicas converge through a git repository in TaskChampion's layout; a wrong secret
     /// is named and changes nothing.
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/git"), "needs git"))

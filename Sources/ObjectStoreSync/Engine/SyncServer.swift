@@ -54,3 +54,11 @@ private final class ResultBox<T: Sendable>: @unchecked Sendable {
         return try result.get()
     }
 }
+
+/// Bounds on what a sync server may make a replica read.
+package enum SyncLimits {
+    /// The largest answer (a version, a snapshot, a listing) a sync takes from a server, or
+    /// file it reads from a git remote: 1 GiB, as much as a version may hold once
+    /// decompressed. A larger one is refused, named, not buffered.
+    package static let answerBytes = 1 << 30
+}

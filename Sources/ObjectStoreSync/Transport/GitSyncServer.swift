@@ -128,8 +128,7 @@ package final class GitSyncServer: SyncServer, @unchecked Sendable {
     }
 
     func readMeta() throws -> Meta {
-        let url = localPath.appendingPathComponent("meta")
-        guard let data = FileManager.default.contents(atPath: url.path),
+        guard let data = try readFile("meta", limit: 1 << 16),
               let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
               let latestText = object["latest_version"] as? String, let latest = Self.uuid(simple: Substring(latestText)),
               let saltText = object["salt"] as? String, let salt = Data(base64Encoded: saltText)
@@ -139,7 +138,90 @@ package final class GitSyncServer: SyncServer, @unchecked Sendable {
 
     func writeMeta(_ meta: Meta) throws {
         let text = "{\"latest_version\":\"\(Self.simple(meta.latest))\",\"salt\":\"\(Data(meta.salt).base64EncodedString())\"}"
-        try Data(text.utf8).write(to: localPath.appendingPathComponent("meta"))
+        try writeFile("meta", Array(text.utf8))
+    }
+
+    // MARK: Files of the clone, never through a link
+
+    /// The largest file of the repository read (a version or a snapshot): the cap on what a
+    /// server may send (``SyncLimits/answerBytes``).
+    static let fileLimit = SyncLimits.answerBytes
+
+    /// Reads the clone's file `name` (one path component), or nil when there is none. A
+    /// file that is not a regular one (a symbolic link a hostile remote committed, a FIFO, a
+    /// directory) is refused, never followed: read through a link, `meta` could be any file
+    /// of the user's.
+    func readFile(_ name: String, limit: Int = GitSyncServer.fileLimit) throws -> Data? {
+        let path = localPath.appendingPathComponent(name).path
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+        if fd < 0 {
+            if errno == ENOENT { return nil }
+            if errno == ELOOP { throw notRegular(name, "a symbolic link") }
+            throw SyncServerError.unreachable(url: identity, reason: "cannot read \(name) in \(localPath.path): \(String(cString: strerror(errno)))")
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw SyncServerError.unreachable(url: identity, reason: "cannot read \(name): \(String(cString: strerror(errno)))") }
+        guard (info.st_mode & S_IFMT) == S_IFREG else { throw notRegular(name, "not a regular file") }
+        guard Int(info.st_size) <= limit else {
+            throw SyncServerError.badResponse(url: identity, reason: "its file \(name) is \(info.st_size) bytes, more than the \(limit) a sync reads")
+        }
+        var data = Data(count: Int(info.st_size))
+        var done = 0
+        while done < data.count {
+            let n = data.withUnsafeMutableBytes { pread(fd, $0.baseAddress.map { $0 + done }, $0.count - done, off_t(done)) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { break }
+            done += n
+        }
+        return data.prefix(done)
+    }
+
+    /// Writes the clone's file `name` (one path component) as a new file renamed over the
+    /// old one: a link planted at the name is replaced, never written through, and nothing
+    /// outside the clone is touched.
+    func writeFile(_ name: String, _ bytes: [UInt8]) throws {
+        let path = localPath.appendingPathComponent(name).path
+        var info = stat()
+        if lstat(path, &info) == 0, (info.st_mode & S_IFMT) != S_IFREG {
+            throw notRegular(name, (info.st_mode & S_IFMT) == S_IFLNK ? "a symbolic link" : "not a regular file")
+        }
+        let temporary = localPath.appendingPathComponent(".\(name).tmp-\(getpid())").path
+        unlink(temporary)
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw SyncServerError.unreachable(url: identity, reason: "cannot write \(name) in \(localPath.path): \(String(cString: strerror(errno)))") }
+        var written = 0
+        while written < bytes.count {
+            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress.map { $0 + written }, bytes.count - written) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { break }
+            written += n
+        }
+        close(fd)
+        guard written == bytes.count, rename(temporary, path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(temporary)
+            throw SyncServerError.unreachable(url: identity, reason: "cannot write \(name) in \(localPath.path): \(reason)")
+        }
+    }
+
+    func notRegular(_ name: String, _ what: String) -> SyncServerError {
+        .badResponse(url: identity, reason: "its \(name) is \(what) in the clone \(localPath.path); TaskChampion's layout has only regular files, and a sync never follows a link (a repository that holds one may point outside the clone)")
+    }
+
+    /// Refuses a checked-out tree with an entry that is not a regular file: a symbolic link
+    /// (git mode 120000) or a submodule (160000). The clone checks links out as plain files
+    /// (`core.symlinks=false`), so even a link missed here is never followed.
+    func requireRegularTree() throws {
+        let (ok, output, _) = try run(["ls-files", "-s", "-z"])
+        guard ok else { return }
+        for entry in output.split(separator: "\0") {
+            let fields = entry.split(separator: "\t", maxSplits: 1)
+            guard fields.count == 2 else { continue }
+            let mode = fields[0].prefix { $0 != " " }
+            if mode == "120000" { throw notRegular(String(fields[1]), "a symbolic link") }
+            if mode == "160000" { throw notRegular(String(fields[1]), "a submodule") }
+        }
     }
 
     /// Clones or creates the repository, checks out the branch, and makes `meta` (with a new
@@ -148,16 +230,26 @@ package final class GitSyncServer: SyncServer, @unchecked Sendable {
         try FileManager.default.createDirectory(at: localPath, withIntermediateDirectories: true)
         if !(try run(["rev-parse", "--git-dir"]).ok) || !FileManager.default.fileExists(atPath: localPath.appendingPathComponent(".git").path) {
             if let remote {
-                try must(["clone", "--", remote, localPath.lastPathComponent], in: localPath.deletingLastPathComponent())
+                // Not checked out until links are made plain files (below).
+                try must(["-c", "core.symlinks=false", "clone", "--no-checkout", "--", remote, localPath.lastPathComponent], in: localPath.deletingLastPathComponent())
             } else {
                 try must(["init"])
             }
             try must(["config", "user.email", "taskchampion@local"])
             try must(["config", "user.name", "taskchampion"])
+            try must(["config", "core.symlinks", "false"])
+            // The files of a clone made with --no-checkout (none when the remote is empty).
+            if remote != nil, try run(["rev-parse", "--verify", "-q", "HEAD"]).ok {
+                try must(["reset", "--hard", "-q"])
+            }
         }
+        // Set at every opening, so a clone an older taskctl made gets it too: a link the
+        // remote holds is checked out as a plain file, never as a link.
+        try must(["config", "core.symlinks", "false"])
         if !(try run(["checkout", branch]).ok), !(try run(["checkout", "-b", branch]).ok) {
             try must(["symbolic-ref", "HEAD", "refs/heads/\(branch)"])
         }
+        try requireRegularTree()
         if let meta = try? readMeta() { return meta }
         var salt = [UInt8](repeating: 0, count: 16)
         var generator = SystemRandomNumberGenerator()
@@ -186,6 +278,7 @@ package final class GitSyncServer: SyncServer, @unchecked Sendable {
         try must(["fetch", remote, branch])
         try must(["reset", "--hard", "FETCH_HEAD"])
         try must(["clean", "-f", "--", "v-*", "snapshot", "meta"])
+        try requireRegularTree()
     }
 
     func push() throws -> Bool {
@@ -220,7 +313,7 @@ package final class GitSyncServer: SyncServer, @unchecked Sendable {
             let child = UUID()
             let sealed = try key().seal(SyncVersion.encode(operations), version: child)
             let name = "v-\(Self.simple(parent))-\(Self.simple(child))"
-            try Data(sealed).write(to: localPath.appendingPathComponent(name))
+            try writeFile(name, sealed)
             meta.latest = child
             try writeMeta(meta)
             try must(["add", name, "meta"])
@@ -255,7 +348,7 @@ package final class GitSyncServer: SyncServer, @unchecked Sendable {
                 let latest = try readMeta().latest
                 return parent == latest || (parent == nilVersion && latest == nilVersion) ? .upToDate : .gone
             }
-            guard let data = FileManager.default.contents(atPath: url.path) else { throw SyncServerError.badResponse(url: identity, reason: "cannot read \(url.lastPathComponent)") }
+            guard let data = try readFile(url.lastPathComponent) else { throw SyncServerError.badResponse(url: identity, reason: "cannot read \(url.lastPathComponent)") }
             let operations = try key().open(Array(data), version: child, naming: child, blob: url.lastPathComponent, server: identity, SyncVersion.decode)
             return .version(id: child, parent: parent, operations: operations)
         }
@@ -266,7 +359,7 @@ package final class GitSyncServer: SyncServer, @unchecked Sendable {
             try resetToRemote()
             let sealed = try key().seal(SyncSnapshot.encode(tasks), version: version)
             let text = "{\"version_id\":\"\(Self.simple(version))\",\"payload\":\"\(Data(sealed).base64EncodedString())\"}"
-            try Data(text.utf8).write(to: localPath.appendingPathComponent("snapshot"))
+            try writeFile("snapshot", Array(text.utf8))
             try must(["add", "snapshot"])
             try must(["commit", "-m", "add snapshot"])
             guard try push() else {
@@ -280,7 +373,7 @@ package final class GitSyncServer: SyncServer, @unchecked Sendable {
     package func latestSnapshot() async throws -> (version: UUID, tasks: [(uuid: UUID, properties: [(key: String, value: String)])])? {
         try lock.withLock {
             try resetToRemote()
-            guard let data = FileManager.default.contents(atPath: localPath.appendingPathComponent("snapshot").path) else { return nil }
+            guard let data = try readFile("snapshot") else { return nil }
             guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
                   let versionText = object["version_id"] as? String, let version = Self.uuid(simple: Substring(versionText)),
                   let payloadText = object["payload"] as? String, let payload = Data(base64Encoded: payloadText)
@@ -298,7 +391,7 @@ package final class GitSyncServer: SyncServer, @unchecked Sendable {
             if let parent = Self.uuid(simple: body.prefix(32)), let child = Self.uuid(simple: body.suffix(32)) { parents[child] = parent }
         }
         var stop = nilVersion
-        if let data = FileManager.default.contents(atPath: localPath.appendingPathComponent("snapshot").path),
+        if let data = try? readFile("snapshot"),
            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
            let text = object["version_id"] as? String, let version = Self.uuid(simple: Substring(text)) {
             stop = version
