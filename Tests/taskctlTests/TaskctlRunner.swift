@@ -91,6 +91,14 @@ final class TaskctlRunner {
         return result.out
     }
 
+    /// Runs and expects success, returning stdout.
+    @discardableResult
+    func ok(_ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+        let result = try run(arguments)
+        #expect(result.status == 0, "taskctl \(arguments.joined(separator: " ")) failed: \(result.err)", sourceLocation: sourceLocation)
+        return result.out
+    }
+
     /// `list --json` (with extra arguments) parsed.
     func tasks(_ arguments: String...) throws -> [[String: Any]] {
         let result = try run(["list", "--json"] + arguments)

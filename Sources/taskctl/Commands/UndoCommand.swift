@@ -17,22 +17,23 @@ enum UndoCommand {
         }
         let context = try app.context()
         let coordinator = context.coordinator
-        let (target, gone): (HistoryTransaction, [String]) = try coordinator.withExclusiveStoreAccess {
+        let (target, gone, kept): (HistoryTransaction, [String], [String]) = try coordinator.withExclusiveStoreAccess {
             let history = try coordinator.fetchHistory(after: nil)
             guard let target = lastUndoable(history) else { throw CLIError.usage("nothing to undo") }
-            var reverter = Reverter(context: context, app: app, target: target, later: history.filter { $0.number > target.number })
+            var reverter = Reverter(context: context, app: app, target: target, later: standing(history.filter { $0.number > target.number }))
             try reverter.revert()
             guard context.hasChanges else {
                 throw CLIError.usage("cannot undo \(target.contextName ?? "the last change"): \(reverter.gone.joined(separator: ", ")) no longer exist\(reverter.gone.count == 1 ? "s" : "")")
             }
             context.name = "undo \(target.number)"
             try context.save()
-            return (target, reverter.gone)
+            return (target, reverter.gone, reverter.kept)
         }
         app.removeUndoJournal()
         let ids = taskIDs(in: target)
         let ranges = HistoryCommand.ranges(ids).map { $0.count == 1 ? "\($0.lowerBound)" : "\($0.lowerBound)-\($0.upperBound)" }
         app.output.line("undid \(target.contextName ?? "change #\(target.number)")" + (ranges.isEmpty ? "" : " of task\(ids.count == 1 ? "" : "s") \(ranges.joined(separator: ", "))"))
+        if !kept.isEmpty { app.output.warn("taskctl: \(kept.joined(separator: ", ")) stay\(kept.count == 1 ? "s" : ""): changed since by another program, which linked them to what it made or changed") }
         if !gone.isEmpty { app.output.warn("taskctl: \(gone.joined(separator: ", ")) no longer exist\(gone.count == 1 ? "s" : ""): left as they are") }
     }
 
@@ -55,6 +56,22 @@ enum UndoCommand {
         return nil
     }
 
+    /// The transactions of `later` whose changes still stand: without those an undo took
+    /// back and without the undos themselves. (After the transaction being undone, every
+    /// one of taskctl's is such a pair, or it would be the one undone.) Counted as changes
+    /// made since, an undo's restoring of a link looked like a link made later, and kept
+    /// objects that undoing an add must remove.
+    static func standing(_ later: [HistoryTransaction]) -> [HistoryTransaction] {
+        var undone = Set<Int64>()
+        for transaction in later where transaction.author == App.historyAuthor {
+            if let number = undoneNumber(transaction) {
+                undone.insert(number)
+                undone.insert(transaction.number)
+            }
+        }
+        return later.filter { !undone.contains($0.number) }
+    }
+
     /// The ids of the tasks a transaction changed.
     static func taskIDs(in transaction: HistoryTransaction) -> [Int64] {
         transaction.changes.filter { $0.entityName == "Task" }.compactMap(\.objectID.primaryKey).sorted()
@@ -70,6 +87,9 @@ struct Reverter {
     let later: [HistoryTransaction]
     /// Objects the transaction changed that no longer exist, as the user names them.
     var gone: [String] = []
+    /// Objects the transaction made that stay, because a change since (not undone) linked
+    /// another object to them.
+    var kept: [String] = []
 
     init(context: ManagedObjectContext, app: App, target: HistoryTransaction, later: [HistoryTransaction]) {
         self.context = context
@@ -202,6 +222,8 @@ struct Reverter {
             if !taken {
                 context.delete(inserted)
                 removed.insert(change.objectID)
+            } else {
+                kept.append(describe(inserted, change.objectID))
             }
         }
         // Then every recorded value goes back, relationships edge by edge.
