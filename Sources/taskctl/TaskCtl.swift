@@ -46,7 +46,8 @@ enum TaskCtl {
             return 0
         }
         // A command that lost a race with another taskctl (a location it created was created
-        // at the same moment elsewhere) runs once more on the fresh state.
+        // at the same moment elsewhere, or one it linked a task to was deleted) runs once
+        // more on the fresh state.
         for attempt in 1...2 {
             let app: App
             do {
@@ -66,7 +67,7 @@ enum TaskCtl {
                 // would only delay that.
                 keptUntilExit = app
                 return 0
-            } catch let error as ValidationError where attempt == 1 && error.failures.allSatisfy({ $0.rule == .unique }) {
+            } catch let error as ValidationError where attempt == 1 && error.failures.allSatisfy({ $0.rule == .unique || $0.rule == .danglingReference }) {
                 continue
             } catch {
                 FileHandle.standardError.write(Data(app.output.err.utf8))

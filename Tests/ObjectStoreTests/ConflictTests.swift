@@ -96,3 +96,49 @@ import ObjectStoreModel
         #expect(problems.isEmpty, "\(policy): \(problems)")
     }
 }
+
+/// A save that links an object another save deleted since (through a relationship whose
+/// other side is not stored, so the deleted object itself is not saved again): the store
+/// refuses it under its lock, naming the relationship, and writes nothing. Before, the row
+/// was written pointing at nothing, and reading the whole store failed from then on.
+@Suite struct DeletedDestinationTests {
+    @Test(arguments: StoreKind.allCases)
+    func aLinkToAnObjectDeletedSinceIsRefusedAndNothingWritten(kind: StoreKind) throws {
+        let directory = try TemporaryDirectory()
+        var memory: InMemoryStore?
+        let setup = ManagedObjectContext(coordinator: try kind.open(in: directory, memory: &memory))
+        let person = try setup.insertObject(entityName: "Person")
+        try person.setValue("Ada", forKey: "name")
+        let project = try setup.insertObject(entityName: "Project")
+        try project.setValue("Engine", forKey: "name")
+        try setup.save()
+
+        let mine = ManagedObjectContext(coordinator: try kind.open(in: directory, memory: &memory))
+        let theirs = ManagedObjectContext(coordinator: try kind.open(in: directory, memory: &memory))
+        let ada = try mine.existingObject(with: person.objectID)
+        let engine = try mine.existingObject(with: project.objectID)
+        theirs.delete(try theirs.existingObject(with: person.objectID))
+        try theirs.save()
+
+        try engine.setObject(ada, forKey: "lead")
+        let fresh = try mine.insertObject(entityName: "Project")
+        try fresh.setValue("New", forKey: "name")
+        try fresh.setObject(ada, forKey: "lead")
+        for policy in [MergePolicy.error, .mergeByPropertyMemoryWins] {
+            mine.mergePolicy = policy
+            #expect {
+                try mine.save()
+            } throws: { error in
+                guard let failures = (error as? ValidationError)?.failures else { return false }
+                return failures.count == 2 && failures.allSatisfy { $0.rule == .danglingReference && $0.key == "lead" }
+                    && "\(error)".contains("which another save deleted since")
+            }
+        }
+        #expect(mine.hasChanges, "a refused save keeps its changes")
+        let check = ManagedObjectContext(coordinator: try kind.open(in: directory, memory: &memory))
+        let projects = try check.fetch(FetchRequest(entityName: "Project"))
+        #expect(projects.map { $0["name"] } == ["Engine"])
+        #expect(try projects.first?.object(forKey: "lead") == nil)
+        #expect(try check.coordinator.checkIntegrity().problems.isEmpty)
+    }
+}

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import ObjectStore
 import ObjectStoreModel
+@testable import ObjectStoreStorage
 
 /// To-many relationships derived from their inverse (`"derivedFromInverse": true`): nothing is
 /// stored on their side, they read what the inverse says (unsaved changes included), a change
@@ -52,6 +53,90 @@ import ObjectStoreModel
         func context() throws -> ManagedObjectContext {
             ManagedObjectContext(coordinator: try kind.open(in: directory, memory: &memory, model: DerivedRelationshipTests.model))
         }
+    }
+
+    /// The store's side, without a context's delete rules: a deletion of a location that a
+    /// stored task the save does not change still points at (a task another writer linked
+    /// after the deleting one read the location's tasks) is refused, and nothing written.
+    @Test(arguments: StoreKind.allCases)
+    func theStoreRefusesDeletingALocationATaskItDidNotSeePointsAt(kind: StoreKind) throws {
+        let store = try Store(kind)
+        let setup = try store.context()
+        let home = try setup.location("Home")
+        let task = try setup.task("Unseen")
+        try task.setObject(home, forKey: "location")
+        try setup.save()
+        var changes = StoreChanges()
+        changes.deleted = [(home.objectID, 1)]
+        let coordinator = try store.context().coordinator
+        #expect {
+            _ = try coordinator.store.save(changes)
+        } throws: { error in
+            guard let failure = (error as? ValidationError)?.failures.first else { return false }
+            return failure.rule == .danglingReference && failure.objectID == home.objectID && failure.message.contains("\(task.objectID).location")
+        }
+        #expect(try coordinator.store.row(for: home.objectID) != nil)
+        // With the task's link cleared in the same save, the deletion lands.
+        var cleared = try #require(try coordinator.store.row(for: task.objectID))
+        let slot = try #require(DerivedRelationshipTests.model.entity(named: "Task")?.slot(of: "location"))
+        cleared.slots[slot] = .toOne(nil)
+        cleared.version = 2
+        changes.updated = [(cleared, 1)]
+        _ = try coordinator.store.save(changes)
+        #expect(try coordinator.store.row(for: home.objectID) == nil)
+    }
+
+    /// Two writers: one adds a task at Home, the other deletes Home, each from what it read
+    /// before the other saved. Whichever saves second is refused by the store (a link to a
+    /// deleted object, or a delete whose rule never saw the new task), nothing is written,
+    /// and saving again from fresh state lands with the store sound: never a task pointing
+    /// at a location that is gone.
+    @Test(arguments: StoreKind.allCases, [true, false])
+    func addingToALocationWhileAnotherWriterDeletesItNeverLeavesADanglingLink(kind: StoreKind, deleteFirst: Bool) throws {
+        let store = try Store(kind)
+        let setup = try store.context()
+        let home = try setup.location("Home")
+        let old = try setup.task("Old")
+        try old.setObject(home, forKey: "location")
+        try setup.save()
+
+        let adder = try store.context(), deleter = try store.context()
+        let fresh = try adder.task("New")
+        try fresh.setObject(try adder.existingObject(with: home.objectID), forKey: "location")
+        deleter.delete(try deleter.existingObject(with: home.objectID))
+        let (first, second) = deleteFirst ? (deleter, adder) : (adder, deleter)
+        try first.save()
+        // The add after the delete is refused. The delete after the add lands when its delete
+        // rule reads the location's tasks at the save (then it clears the new task's link too),
+        // and is refused when it read them before the add was saved.
+        var landed = true
+        do {
+            try second.save()
+        } catch let error as ValidationError {
+            #expect(error.failures.allSatisfy { $0.rule == .danglingReference }, "\(error)")
+            landed = false
+        }
+        #expect(!(deleteFirst && landed), "an add linking a location deleted since was written")
+        let check = try store.context()
+        #expect(try check.coordinator.checkIntegrity().problems.isEmpty)
+        #expect(try check.fetch(FetchRequest(entityName: "Task")).count == (deleteFirst && !landed ? 1 : 2))
+        if !landed {
+            // Again from fresh state: the add makes its task without the deleted Home (a new
+            // context finds no Home), the delete now sees the new task and clears its link.
+            let again = try store.context()
+            if deleteFirst {
+                #expect(try again.fetch(FetchRequest(entityName: "Location")).isEmpty)
+                _ = try again.task("New")
+            } else {
+                again.delete(try again.existingObject(with: home.objectID))
+            }
+            try again.save()
+        }
+        let last = try store.context()
+        #expect(try last.coordinator.checkIntegrity().problems.isEmpty)
+        #expect(try last.fetch(FetchRequest(entityName: "Location")).isEmpty)
+        #expect(try last.fetch(FetchRequest(entityName: "Task")).count == 2)
+        #expect(try last.fetch(FetchRequest(entityName: "Task")).allSatisfy { try $0.object(forKey: "location") == nil })
     }
 
     @Test(arguments: StoreKind.allCases)

@@ -162,6 +162,11 @@ public struct ValidationRules: Sendable, Hashable {
         case unique
         /// A deletion the `deny` delete rule refuses.
         case deny
+        /// A save that would leave a relationship pointing at a deleted object: a link to an
+        /// object another save deleted since this one read it, or the deletion of an object
+        /// another save linked to since (found by the store under its lock; nothing is
+        /// written). Saving again from fresh state (a new context) resolves it.
+        case danglingReference
         /// A rule of the program's own (`validateForSave`, a `ValidationMessage`).
         case custom
     }

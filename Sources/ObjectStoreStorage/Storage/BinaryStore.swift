@@ -360,6 +360,10 @@ package final class BinaryStore: PersistentStore, Sendable {
                     }, holders: core.holders(for: changes, check: check))
                     if !violations.isEmpty { throw ValidationError(failures: violations) }
                 }
+                let destinations = DestinationCheck(model: model)
+                let dangling = try destinations.failures(changes, exists: { try core.encodedRow($0) != nil })
+                    + destinations.deletionFailures(changes, rows: { name, slot in try core.slotValuesLocked(ofEntity: name, slots: [slot]).map { ($0.0, $0.1[0]) } })
+                if !dangling.isEmpty { throw ValidationError(failures: dangling) }
                 guard let codec = core.state.codec else { throw StoreError.corrupt(path: path, reason: "no metadata record") }
                 // Each row is given its permanent IDs as it is written, and let go: an import's
                 // rows are not held a second time (with their new IDs) for the whole save.

@@ -60,6 +60,12 @@ package final class InMemoryStore: PersistentStore, Sendable {
             try checkVersions(changes, current: { state.rows[$0]?.version })
             let violations = try UniquenessCheck(model: model).failures(changes, rows: state.rows)
             if !violations.isEmpty { throw ValidationError(failures: violations) }
+            let destinations = DestinationCheck(model: model), rows = state.rows
+                let dangling = try destinations.failures(changes, exists: { rows[$0] != nil })
+                    + destinations.deletionFailures(changes, rows: { name, slot in
+                        rows.values.filter { $0.objectID.entityName == name && slot < $0.slots.count }.map { ($0.objectID, $0.slots[slot]) }
+                    })
+            if !dangling.isEmpty { throw ValidationError(failures: dangling) }
             let (changes, mapping, next) = changes.assigningKeys(from: state.nextKeys)
             if var history = state.history {
                 let rows = state.rows

@@ -366,6 +366,12 @@ package final class JSONStore: PersistentStore, Sendable {
                 try checkVersions(changes, current: { state.rows[$0]?.version })
                 let violations = try UniquenessCheck(model: model).failures(changes, rows: state.rows)
                 if !violations.isEmpty { throw ValidationError(failures: violations) }
+                let destinations = DestinationCheck(model: model), rows = state.rows
+                let dangling = try destinations.failures(changes, exists: { rows[$0] != nil })
+                    + destinations.deletionFailures(changes, rows: { name, slot in
+                        rows.values.filter { $0.objectID.entityName == name && slot < $0.slots.count }.map { ($0.objectID, $0.slots[slot]) }
+                    })
+                if !dangling.isEmpty { throw ValidationError(failures: dangling) }
                 let (keyed, mapping, nextKeys) = changes.assigningKeys(from: state.metadata?.nextKeys ?? [:])
                 // The whole file is rewritten: a failed write puts the rows back as they were.
                 let before = (state.rows, state.metadata, state.history)
