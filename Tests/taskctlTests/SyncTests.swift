@@ -624,6 +624,71 @@ struct SyncTests {
         #expect(Set(sent.compactMap { if case .update(_, let name, _, _) = $0 { return name } else { return nil } }) == ["description", "modified"])
     }
 
+    /// A description taskctl cannot store as a task's text, received for a task it already
+    /// has (empty, or longer than 100,000 characters), is named in a warning and kept with
+    /// the task (sent back as it came), bounded at 1 MiB; the title says "(no description)"
+    /// rather than keep a text no other replica has. Before, it was dropped without a word
+    /// and the old title stayed.
+    @Test func aDescriptionTaskctlCannotStoreIsKeptAndNamedNeverDropped() async throws {
+        let server = try ProtocolServer()
+        let a = try replica(server)
+        let clientID = try #require(UUID(uuidString: Self.clientID))
+        let key = DerivedKeyCache.key(secret: Array(Self.secret.utf8), salt: HTTPSyncServer.salt(of: clientID), at: Self.keyFile)
+        let other = HTTPSyncServer(url: server.url, clientID: clientID, cryptor: SyncCryptor(key: key), transport: URLSessionTransport())
+        let task = UUID()
+        var parent = nilVersion
+        func send(_ operations: [SyncOperation]) async throws {
+            guard case .added(let version, _) = try await other.addVersion(parent: parent, operations: operations) else {
+                Issue.record("the other replica's version was not added")
+                return
+            }
+            parent = version
+        }
+        let stamp = SyncTimestamp(seconds: 1_795_000_000)
+        try await send([.create(task), .update(task, property: "description", value: "Old title", timestamp: stamp),
+                        .update(task, property: "status", value: "pending", timestamp: stamp),
+                        .update(task, property: "entry", value: "1795000000", timestamp: stamp)])
+        try sync(a, at: "2026-11-22T10:00:00Z")
+        #expect(try a.texts() == ["Old title"])
+
+        let long = String(repeating: "x", count: 100_001)
+        for (value, why) in [("", "is empty"), (long, "is longer than the 100000 characters")] {
+            try await send([.update(task, property: "description", value: value, timestamp: stamp)])
+            a.now = "2026-11-22T11:00:00Z"
+            let received = try a.run("sync")
+            #expect(received.status == 0, "\(received.err)")
+            #expect(received.err.contains("description") && received.err.contains(why) && received.err.contains("kept as it is"), "\(received.err.prefix(300))")
+            #expect(try a.texts() == ["(no description)"])
+            let exported = try a.ok("export", "--format", "taskwarrior")
+            #expect(exported.contains("\"description\":\"\(value)\""), "\(exported.prefix(300))")
+        }
+        // More than 1 MiB: named, and not kept.
+        try await send([.update(task, property: "description", value: String(repeating: "y", count: (1 << 20) + 1), timestamp: stamp)])
+        let huge = try a.run("sync")
+        #expect(huge.status == 0 && huge.err.contains("more than the 1048576 bytes taskctl keeps") && huge.err.contains("not kept"), "\(huge.err.prefix(300))")
+        #expect(huge.err.count < 2_000, "the warning repeats the whole value")
+        #expect(try a.texts() == ["(no description)"])
+    }
+
+    /// Two annotations made in one second get two seconds, as in Taskwarrior: each travels
+    /// under its own `annotation_SECONDS` key and the other replica gets both. Before, both
+    /// had one key and every other replica kept only one.
+    @Test func twoAnnotationsInOneSecondBothTravel() throws {
+        let server = try ProtocolServer()
+        let (a, b) = try syncedPair(server, adding: "Buy milk", hour: "09")
+        a.now = "2026-11-22T10:00:00Z"
+        try a.ok("annotate", "1", "first")
+        try a.ok("annotate", "1", "second")
+        try a.ok("annotate", "1", "third")
+        let shown = try #require(try a.tasks().first?["annotations"] as? [[String: Any]])
+        #expect(shown.compactMap { $0["entry"] as? String } == ["2026-11-22T10:00:00Z", "2026-11-22T10:00:01Z", "2026-11-22T10:00:02Z"])
+        try sync(a, at: "2026-11-22T10:00:00Z")
+        try sync(b, at: "2026-11-22T10:05:00Z")
+        let received = try #require(try b.tasks().first?["annotations"] as? [[String: Any]])
+        #expect(received.compactMap { $0["text"] as? String } == ["first", "second", "third"])
+        #expect(try tasks(a) == tasks(b))
+    }
+
     /// taskctl itself loads no networking (FoundationNetworking, libcurl and the TLS
     /// libraries under it cost every command 7 ms at start); its helper does, for a sync.
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/ldd")))

@@ -25,6 +25,10 @@ package struct DestinationCheck {
         guard !changes.uniquenessChecked else { return [] }
         var deleted = Set<ObjectID>()
         for (id, _) in changes.deleted { deleted.insert(id) }
+        // Rows this save inserts, under permanent IDs too (obtained before the save, or an
+        // undo restoring an object under its old ID).
+        var inserted = Set<ObjectID>()
+        for row in changes.inserted where !row.objectID.isTemporary { inserted.insert(row.objectID) }
         var slotsByEntity: [String: [(index: Int, name: String)]] = [:]
         var failures: [ValidationFailure] = []
         var known: [ObjectID: Bool] = [:]
@@ -49,7 +53,7 @@ package struct DestinationCheck {
                 case .toMany(let ids): targets = ids
                 default: continue
                 }
-                for target in targets where !target.isTemporary {
+                for target in targets where !target.isTemporary && !inserted.contains(target) {
                     let present: Bool
                     if let answer = known[target] {
                         present = answer

@@ -123,7 +123,8 @@ enum TaskwarriorFormat {
     static func export(_ task: ManagedObject, view: TaskView) -> String {
         var fields: [String: String] = [:]
         for (key, json) in ExtrasText.decode(task["extras"]) { fields[key] = json }
-        fields["description"] = JSONText.quote(view.text)
+        // A description kept in the extras (one taskctl could not store) goes out as it came.
+        if view.text != TaskwarriorMapping.noDescription || fields["description"] == nil { fields["description"] = JSONText.quote(view.text) }
         if fields["status"] == nil || view.status != "pending" {
             fields["status"] = JSONText.quote(["done": "completed"][view.status] ?? view.status)
         }

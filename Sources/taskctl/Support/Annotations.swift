@@ -4,13 +4,21 @@ import ObjectStoreModel
 
 /// A task's annotations (model v4): dated notes, `taskctl annotate ID TEXT`.
 enum Annotations {
-    /// Adds one, dated `entry`.
+    /// Adds one, dated `entry`, or the first later second no other annotation of the task
+    /// has: as Taskwarrior does, since an annotation travels under the key
+    /// `annotation_SECONDS`, and two in one second would be one on every other replica.
     static func add(_ text: String, entry: Date, to task: ManagedObject, in context: ManagedObjectContext) throws {
+        let taken = Set(try list(of: task).compactMap { $0.entry.map(second) })
+        var entry = entry
+        while taken.contains(second(entry)) { entry += 1 }
         let note = try context.insertObject(entityName: "Annotation")
         try note.setValue(.string(text), forKey: "text")
         try note.setValue(.date(entry), forKey: "entry")
         try note.setObject(task, forKey: "task")
     }
+
+    /// The whole second a date falls in, as an annotation's key counts it.
+    static func second(_ date: Date) -> Int64 { Int64(date.timeIntervalSince1970.rounded(.down)) }
 
     /// The task's annotations as (entry, text), oldest first.
     static func list(of task: ManagedObject) throws -> [(entry: Date?, text: String)] {

@@ -81,6 +81,15 @@ final class TaskwarriorMapping: SyncMapping {
         return try properties(of: task)
     }
 
+    /// The title of a task whose description taskctl could not store (kept in its extras).
+    static let noDescription = "(no description)"
+    /// The longest description taskctl stores as a task's text (the model's bound).
+    static let maximumText = 100_000
+    /// The most of a received value taskctl cannot store that it keeps with the task (and
+    /// sends back as it came): 1 MiB. A longer one is named in a warning and not kept, so a
+    /// hostile peer's 300 MB description does not become a 300 MB store.
+    static let maximumKept = 1 << 20
+
     static func seconds(_ date: Date) -> String { String(Int64(date.timeIntervalSince1970.rounded(.down))) }
 
     /// A date as Taskwarrior keeps it, seconds since 1970, within the years 1 to 9999 (nil
@@ -94,7 +103,8 @@ final class TaskwarriorMapping: SyncMapping {
     func properties(of task: ManagedObject) throws -> [String: String] {
         var properties: [String: String] = [:]
         for (key, value) in Self.extras(task["extras"]) { properties[key] = value }
-        if case .string(let title) = task["title"] { properties["description"] = title }
+        // The placeholder of a description kept in the extras gives way to it (sent as it came).
+        if case .string(let title) = task["title"], title != Self.noDescription || properties["description"] == nil { properties["description"] = title }
         if case .string(let status) = task["status"] { properties["status"] = status == "done" ? "completed" : status }
         if case .integer(let priority) = task["priority"], (1...3).contains(priority) { properties["priority"] = ["L", "M", "H"][Int(priority) - 1] }
         for (key, attribute) in Self.dates {
@@ -238,16 +248,27 @@ final class TaskwarriorMapping: SyncMapping {
         // Keys the model cannot hold as they are stay in the extras, under their own name.
         var extras: [(key: String, json: String)] = []
         func keep(_ key: String, _ value: String, _ why: String) {
+            let shown = value.count > 60 ? String(value.prefix(60)) + "... (\(value.utf8.count) bytes)" : value
+            guard value.utf8.count <= Self.maximumKept else {
+                warnings.append("task \(short): \(key) '\(shown)' \(why), and more than the \(Self.maximumKept) bytes taskctl keeps of such a value; not kept")
+                return
+            }
             extras.append((key, JSONText.quote(value)))
-            warnings.append("task \(short): \(key) '\(value)' \(why); kept as it is")
+            warnings.append("task \(short): \(key) '\(shown)' \(why); kept as it is")
         }
         // `modified` is made from the store's history when a change is sent, not kept.
         var handled: Set<String> = ["description", "status", "priority", "recur", "project", "location", "modified"]
-        if let text = properties["description"], !text.isEmpty, text.count <= 100_000 {
+        // A description taskctl cannot store (empty, or longer than a task's text may be)
+        // is kept with the task, new or not, and named: the title then says so, rather than
+        // keep an old text the other replicas no longer have.
+        if let text = properties["description"], !text.isEmpty, text.count <= Self.maximumText {
             try task.setValue(.string(text), forKey: "title")
+        } else if let text = properties["description"] {
+            try task.setValue(.string(Self.noDescription), forKey: "title")
+            keep("description", text, text.isEmpty ? "is empty, which taskctl does not store as a task's text"
+                                                   : "is longer than the \(Self.maximumText) characters of a task's text")
         } else if task.isInserted || task["title"].isNull {
-            try task.setValue(.string("(no description)"), forKey: "title")
-            if let text = properties["description"] { keep("description", text, "is not a text taskctl stores") }
+            try task.setValue(.string(Self.noDescription), forKey: "title")
         }
         switch properties["status"] {
         case "pending"?, "waiting"?, nil: try task.setValue("pending", forKey: "status")
