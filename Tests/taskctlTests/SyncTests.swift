@@ -689,6 +689,65 @@ struct SyncTests {
         #expect(try tasks(a) == tasks(b))
     }
 
+    /// A git step that fails in the clone (here a commit its hook refuses) is named as what
+    /// it is, not as a server that cannot be reached; the change stays to be sent.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/git"), "needs git"))
+    func aGitFailureInTheCloneIsNamedNotTakenForAnUnreachableServer() throws {
+        let folder = try TaskctlRunner()
+        let remote = try gitRemote(in: folder.directory)
+        let a = try gitReplica(remote)
+        try a.ok("add", "One")
+        try sync(a, at: "2026-11-22T10:00:00Z")
+        let hook = a.directory.appendingPathComponent("clone/.git/hooks/pre-commit")
+        try "#!/bin/sh\necho refused by the hook >&2\nexit 1\n".write(to: hook, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: hook.path)
+        try a.ok("add", "Two")
+        a.now = "2026-11-22T11:00:00Z"
+        let failed = try a.run("sync")
+        #expect(failed.status == 3, "\(failed.err)")
+        #expect(failed.err.contains("git commit") && failed.err.contains("refused by the hook") && failed.err.contains("in the clone"), "\(failed.err)")
+        #expect(!failed.err.contains("cannot reach"), "\(failed.err)")
+        try FileManager.default.removeItem(at: hook)
+        try sync(a, at: "2026-11-22T11:01:00Z")
+        #expect(try a.ok("sync", "--status").contains("local changes not sent: 0"))
+    }
+
+    /// Credentials in a server's URL or a git remote are never printed: not by `sync
+    /// --status`, not in a failed sync's error, not in git's messages; and no message says
+    /// "taskctl:" twice.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/git"), "needs git"))
+    func credentialsInAURLAreNeverPrinted() throws {
+        let server = try ProtocolServer()
+        var components = try #require(URLComponents(url: server.url, resolvingAgainstBaseURL: false))
+        components.user = "ada"
+        components.password = "hunter2secret"
+        let withCredentials = try #require(components.url).absoluteString
+        let a = try replica(server, url: withCredentials)
+        try a.ok("add", "One")
+        try sync(a, at: "2026-11-22T10:00:00Z")
+        let status = try a.ok("sync", "--status")
+        #expect(status.contains("server: ") && !status.contains("hunter2secret") && !status.contains("ada:"), "\(status)")
+        // The server gone: the error names it without the password.
+        let gone = try replica(server, url: "http://ada:hunter2secret@127.0.0.1:9/")
+        try gone.ok("add", "Two")
+        let failed = try gone.run("sync")
+        #expect(failed.status == 3 && failed.err.contains("127.0.0.1:9") && !failed.err.contains("hunter2secret"), "\(failed.err)")
+        #expect(!failed.err.contains("taskctl: taskctl:"), "\(failed.err)")
+        // A git remote with a token.
+        let git = try TaskctlRunner()
+        let config = git.directory.appendingPathComponent(".config/taskctl")
+        try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
+        try """
+            sync.git.local_path = \(git.directory.appendingPathComponent("clone").path)
+            sync.git.remote = http://ada:TOKEN0123456789@127.0.0.1:9/tasks.git
+            sync.encryption_secret = \(Self.secret)
+
+            """.write(to: config.appendingPathComponent("config"), atomically: true, encoding: .utf8)
+        git.extraEnvironment["XDG_CACHE_HOME"] = Self.gitKeyCache.path
+        let refused = try git.run("sync")
+        #expect(refused.status == 3 && refused.err.contains("127.0.0.1:9") && !refused.err.contains("TOKEN0123456789"), "\(refused.err)")
+    }
+
     /// taskctl itself loads no networking (FoundationNetworking, libcurl and the TLS
     /// libraries under it cost every command 7 ms at start); its helper does, for a sync.
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/ldd")))

@@ -108,7 +108,16 @@ package final class GitSyncServer: SyncServer, @unchecked Sendable {
 
     func must(_ arguments: [String], in directory: URL? = nil) throws {
         let (ok, output, _) = try run(arguments, in: directory)
-        guard ok else { throw SyncServerError.unreachable(url: identity, reason: GitFailure(arguments: arguments, output: output).description) }
+        guard ok else {
+            let failure = GitFailure(arguments: arguments, output: output).description
+            // Only the commands that talk to the remote mean it could not be reached; a
+            // commit or a reset fails in the clone, and is named as such.
+            let command = arguments.first { !$0.hasPrefix("-") && !$0.contains("=") } ?? ""
+            if ["clone", "fetch", "ls-remote", "push", "pull"].contains(command) {
+                throw SyncServerError.unreachable(url: identity, reason: failure)
+            }
+            throw SyncServerError.failed(url: identity, reason: "in the clone \(localPath.path): \(failure)")
+        }
     }
 
     // MARK: The layout

@@ -32,7 +32,7 @@ enum SyncCommand {
                     syncServer = try bucketServer(app, transport: started)
                 } catch let error as SyncServerError {
                     started.finish()
-                    throw CLIError.sync("taskctl: sync failed: \(error)")
+                    throw CLIError.sync("sync failed: \(error)")
                 }
             } else {
                 syncServer = try server(app, transport: started)
@@ -50,9 +50,9 @@ enum SyncCommand {
             }
             if shows { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
         } catch let error as SyncServerError {
-            throw CLIError.sync("taskctl: sync failed: \(error)\nnothing local was lost: changes not sent go with the next sync")
+            throw CLIError.sync("sync failed: \(error)\nnothing local was lost: changes not sent go with the next sync")
         } catch let error as SyncError {
-            throw CLIError.sync("taskctl: sync failed: \(error)")
+            throw CLIError.sync("sync failed: \(error)")
         }
         for warning in report.warnings { app.output.warn("taskctl: sync: \(warning)") }
         var parts: [String] = []
@@ -103,9 +103,9 @@ enum SyncCommand {
                 DerivedKeyCache.key(secret: Array(secret.utf8), salt: salt, at: cache)
             }
         } catch let error as SyncServerError {
-            throw CLIError.sync("taskctl: sync failed: \(error)")
+            throw CLIError.sync("sync failed: \(error)")
         } catch {
-            throw CLIError.sync("taskctl: sync failed: cannot open the git repository at \(path): \(error.localizedDescription)")
+            throw CLIError.sync("sync failed: cannot open the git repository at \(path): \(error.localizedDescription)")
         }
     }
 
@@ -132,7 +132,7 @@ enum SyncCommand {
             app.output.line("not synced yet; 'taskctl sync' sends every task")
             return
         }
-        app.output.line("server: \(server)")
+        app.output.line("server: \(Redaction.userinfo(in: server))")
         app.output.line("server version: \(status.baseVersion.map { $0.uuidString.lowercased() } ?? "none")")
         if let last = status.lastSync { app.output.line("last sync: \(ISO8601.format(last))") }
         if let count = status.unsyncedTransactions {

@@ -1,5 +1,6 @@
 import ObjectStore
 import ObjectStoreModel
+import ObjectStoreSync
 
 /// A failure taskctl reports: one or two lines on stderr and an exit status (1 for usage and
 /// validation, 2 for store problems, 3 for a sync that could not reach or use its server).
@@ -9,7 +10,8 @@ struct CLIError: Error {
 
     static func usage(_ message: String) -> CLIError { CLIError(message: message, status: 1) }
     static func store(_ message: String) -> CLIError { CLIError(message: message, status: 2) }
-    static func sync(_ message: String) -> CLIError { CLIError(message: message, status: 3) }
+    /// A failed sync; credentials a server's URL carries are never shown.
+    static func sync(_ message: String) -> CLIError { CLIError(message: Redaction.userinfo(in: message), status: 3) }
 
     /// Turns any error into what the user reads.
     static func from(_ error: any Error) -> CLIError {
