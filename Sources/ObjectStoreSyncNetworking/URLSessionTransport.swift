@@ -4,17 +4,25 @@ import FoundationNetworking
 #endif
 import ObjectStoreSync
 
-/// HTTP through Foundation's URLSession (TLS included), in the calling process.
+/// HTTP through Foundation's URLSession (TLS included), in the calling process. Every answer
+/// is bounded, in size (``SyncLimits/answerBytes``: a larger one is refused as soon as its
+/// length is known or passed, never buffered whole) and in time (`deadline`, for the whole
+/// request: a server that sends a byte now and then cannot hold a sync for ever; and
+/// `idleTimeout` between two reads).
 package struct URLSessionTransport: HTTPTransport {
-    let session: URLSession
+    /// The most time one request may take, answer included (300 s unless set).
+    package let deadline: TimeInterval
+    /// The most time without a byte from the server (60 s unless set).
+    package let idleTimeout: TimeInterval
+    /// The largest answer taken.
+    package let answerLimit: Int
 
-    /// A session that keeps nothing: no cookies, and no response cache (Foundation's
+    /// A transport that keeps nothing: no cookies, and no response cache (Foundation's
     /// would make a folder in the user's cache directory).
-    package init() {
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.urlCache = nil
-        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        session = URLSession(configuration: configuration)
+    package init(deadline: TimeInterval = 300, idleTimeout: TimeInterval = 60, answerLimit: Int = SyncLimits.answerBytes) {
+        self.deadline = deadline
+        self.idleTimeout = idleTimeout
+        self.answerLimit = answerLimit
     }
 
     package func send(_ request: HTTPRequest) async throws -> HTTPResponse {
@@ -23,18 +31,125 @@ package struct URLSessionTransport: HTTPTransport {
         urlRequest.httpMethod = request.method
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
         urlRequest.httpBody = request.body
-        let data: Data, response: URLResponse
-        do {
-            (data, response) = try await session.data(for: urlRequest)
-        } catch {
-            throw HTTPTransportError(reason: error.localizedDescription)
-        }
+        urlRequest.timeoutInterval = idleTimeout
+        let collector = AnswerCollector(limit: answerLimit, deadline: deadline, idleTimeout: idleTimeout)
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.urlCache = nil
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        configuration.timeoutIntervalForRequest = idleTimeout
+        configuration.timeoutIntervalForResource = deadline
+        let session = URLSession(configuration: configuration, delegate: collector, delegateQueue: nil)
+        defer { session.finishTasksAndInvalidate() }
+        let (data, response) = try await collector.run(session.dataTask(with: urlRequest))
         guard let http = response as? HTTPURLResponse else { throw HTTPTransportError(reason: "not an HTTP response") }
         var headers: [String: String] = [:]
         for (name, value) in http.allHeaderFields {
             if let name = name as? String, let value = value as? String { headers[name] = value }
         }
         return HTTPResponse(status: http.statusCode, headers: headers, body: data)
+    }
+}
+
+/// Collects one task's answer, stopping it past the size limit or the deadline, and says
+/// which in the error.
+private final class AnswerCollector: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    private let lock = NSLock()
+    private let limit: Int
+    private let deadline: TimeInterval
+    private let idleTimeout: TimeInterval
+    private var data = Data()
+    private var response: URLResponse?
+    /// Why this side stopped the task (the error URLSession then reports is only "cancelled").
+    private var stopped: String?
+    private var continuation: CheckedContinuation<(Data, URLResponse), any Error>?
+    private var finished = false
+
+    init(limit: Int, deadline: TimeInterval, idleTimeout: TimeInterval) {
+        self.limit = limit
+        self.deadline = deadline
+        self.idleTimeout = idleTimeout
+    }
+
+    func run(_ task: URLSessionDataTask) async throws -> (Data, URLResponse) {
+        try await withCheckedThrowingContinuation { continuation in
+            lock.withLock { self.continuation = continuation }
+            task.resume()
+            DispatchQueue.global().asyncAfter(deadline: .now() + deadline) { [weak self, weak task] in
+                guard let self, let task else { return }
+                self.stop(task, "the server did not finish answering within \(Self.seconds(self.deadline)) (the deadline of one request, sync.timeout)")
+            }
+        }
+    }
+
+    static func seconds(_ interval: TimeInterval) -> String {
+        interval == interval.rounded() ? "\(Int(interval)) seconds" : "\(interval) seconds"
+    }
+
+    private func stop(_ task: URLSessionTask, _ reason: String) {
+        let first = lock.withLock { () -> Bool in
+            guard stopped == nil, !finished else { return false }
+            stopped = reason
+            return true
+        }
+        if first { task.cancel() }
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse, completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
+        if response.expectedContentLength > Int64(limit) {
+            stop(dataTask, "the server's answer is \(response.expectedContentLength) bytes, more than the \(limit) a sync takes; it was not read")
+            completionHandler(.cancel)
+            return
+        }
+        lock.withLock { self.response = response }
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        let size = lock.withLock { () -> Int in
+            guard stopped == nil else { return 0 }
+            self.data.append(data)
+            return self.data.count
+        }
+        if size > limit {
+            stop(dataTask, "the server's answer passed \(limit) bytes, the most a sync takes; the rest was not read")
+        }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        let (continuation, stopped, data, response) = lock.withLock { () -> (CheckedContinuation<(Data, URLResponse), any Error>?, String?, Data, URLResponse?) in
+            finished = true
+            let result = (self.continuation, self.stopped, self.data, self.response)
+            self.continuation = nil
+            self.data = Data()
+            return result
+        }
+        guard let continuation else { return }
+        if let stopped {
+            continuation.resume(throwing: HTTPTransportError(reason: stopped))
+        } else if let error {
+            continuation.resume(throwing: HTTPTransportError(reason: Self.describe(error, idleTimeout: idleTimeout)))
+        } else if let response {
+            continuation.resume(returning: (data, response))
+        } else {
+            continuation.resume(throwing: HTTPTransportError(reason: "no answer"))
+        }
+    }
+
+    /// URLSession's error as a sentence: its codes for the common cases, which Linux's
+    /// Foundation shows only as "error -1001".
+    static func describe(_ error: any Error, idleTimeout: TimeInterval) -> String {
+        let code = (error as NSError).domain == NSURLErrorDomain ? (error as NSError).code : 0
+        switch code {
+        case NSURLErrorTimedOut: return "the server did not answer within \(seconds(idleTimeout)) (no byte came for that long)"
+        case NSURLErrorCannotConnectToHost: return "the connection was refused"
+        case NSURLErrorCannotFindHost: return "the host name is not known"
+        case NSURLErrorNetworkConnectionLost: return "the connection was lost"
+        case NSURLErrorNotConnectedToInternet: return "there is no network"
+        case NSURLErrorSecureConnectionFailed, NSURLErrorServerCertificateUntrusted, NSURLErrorServerCertificateHasBadDate,
+             NSURLErrorServerCertificateNotYetValid, NSURLErrorServerCertificateHasUnknownRoot:
+            return "the secure connection failed (\(error.localizedDescription))"
+        default: return error.localizedDescription
+        }
     }
 }
 

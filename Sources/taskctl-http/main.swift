@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import ObjectStoreSync
 import ObjectStoreSyncNetworking
 
@@ -6,7 +9,16 @@ import ObjectStoreSyncNetworking
 // standard input, sends them with URLSession, and writes each answer (or the reason there is
 // none) the same way; ends at the end of its input. taskctl starts it for a sync only, so the libraries
 // HTTPS needs are loaded by this process, not by every taskctl command.
-let transport = URLSessionTransport()
+// Ends with taskctl: a request a server holds must not keep the helper running (and
+// waiting on its socket) after the sync that asked for it was stopped or killed. Its
+// parent is looked at once a second (prctl's death signal is not reachable from Swift).
+let parent = getppid()
+Thread.detachNewThread {
+    while true {
+        sleep(1)
+        if getppid() != parent { exit(1) }
+    }
+}
 let reader = HTTPExchange.Reader(FileHandle.standardInput)
 
 func reply(_ frame: Data?) {
@@ -15,7 +27,13 @@ func reply(_ frame: Data?) {
 }
 
 /// The answer's frame, or the reason there is none (the sync module's wait for a call).
-func answer(_ request: HTTPRequest) -> Data? {
+func answer(_ request: HTTPRequest, timeout: Double?) -> Data? {
+    var limit = SyncLimits.answerBytes
+    #if DEBUG
+    // The tests' smaller bound, so an endless answer is stopped after megabytes, not a GiB.
+    if let text = ProcessInfo.processInfo.environment["TASKCTL_HTTP_ANSWER_LIMIT"], let value = Int(text), value > 0 { limit = value }
+    #endif
+    let transport = URLSessionTransport(deadline: timeout ?? 300, answerLimit: limit)
     do {
         return try HTTPExchange.frame(try waitFor { try await transport.send(request) })
     } catch {
@@ -29,5 +47,6 @@ while let line = reader.line() {
         reply(try? HTTPExchange.frame(error: "taskctl-http: a request that is not a head and its body"))
         exit(1)
     }
-    reply(answer(HTTPRequest(method: head.method, url: head.url, headers: head.headers, body: head.length > 0 ? body : nil)))
+    let timeout = head.timeout.flatMap { $0.isFinite && $0 > 0 ? $0 : nil }
+    reply(answer(HTTPRequest(method: head.method, url: head.url, headers: head.headers, body: head.length > 0 ? body : nil), timeout: timeout))
 }

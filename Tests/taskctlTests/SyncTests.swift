@@ -689,6 +689,98 @@ struct SyncTests {
         #expect(try tasks(a) == tasks(b))
     }
 
+    /// A hostile HTTP server (Tests/Support/hostile_server.py) in one of its modes.
+    final class HostileServer {
+        let process = Process()
+        let url: String
+
+        init(_ mode: String, pause: Double = 1) throws {
+            let portFile = FileManager.default.temporaryDirectory.appendingPathComponent("hostile-server-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: portFile) }
+            process.executableURL = URL(fileURLWithPath: ProtocolServer.python ?? "/usr/bin/python3")
+            process.arguments = [ProtocolServer.script.deletingLastPathComponent().appendingPathComponent("hostile_server.py").path, portFile.path, mode, String(pause)]
+            process.standardOutput = FileHandle.nullDevice
+            try process.run()
+            let port = ProtocolServer.port(writtenTo: portFile)
+            guard !port.isEmpty else {
+                process.terminate()
+                throw CocoaError(.fileReadNoSuchFile, userInfo: [NSLocalizedDescriptionKey: "the hostile server did not start"])
+            }
+            url = "http://127.0.0.1:\(port)/"
+        }
+
+        deinit {
+            // SIGKILL, as for ProtocolServer: SIGTERM may be blocked in a child of the tests.
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    /// A server that never answers, one that sends a byte a second for ever, one that sends
+    /// an endless body and one that announces 3 GiB: each sync ends (exit 3) saying what
+    /// happened (the deadline, `sync.timeout`, or the size bound), with nothing lost, and the
+    /// size bound stops reading instead of buffering the answer. Before, the slow ones kept
+    /// `sync` waiting for ever, and a 3 GiB body was buffered whole (2 GB, then killed).
+    @Test(arguments: ["silent", "trickle", "endless", "huge"])
+    func aHostileServerCannotHangOrFloodASync(mode: String) throws {
+        let server = try HostileServer(mode)
+        let a = try replica(try ProtocolServer(), url: server.url)
+        let config = a.directory.appendingPathComponent(".config/taskctl/config")
+        try (try String(contentsOf: config, encoding: .utf8) + "sync.timeout = 2\n").write(to: config, atomically: true, encoding: .utf8)
+        // The tests' helper takes at most 20 MB (the product's bound is 1 GiB).
+        a.extraEnvironment["TASKCTL_HTTP_ANSWER_LIMIT"] = "20000000"
+        try a.ok("add", "Kept")
+        let result = try a.run("sync")
+        #expect(result.status == 3, "\(result.err)")
+        let expected = ["silent": "did not finish answering within 2 seconds (the deadline of one request, sync.timeout)",
+                        "trickle": "did not finish answering within 2 seconds",
+                        "endless": "passed 20000000 bytes, the most a sync takes; the rest was not read",
+                        "huge": "is 3221225472 bytes, more than the 20000000 a sync takes; it was not read"][mode] ?? "?"
+        #expect(result.err.contains(expected), "\(result.err)")
+        #expect(try a.texts() == ["Kept"])
+        #expect(try a.ok("sync", "--status").contains("not synced yet"))
+        // A bad sync.timeout is named with its line.
+        try (try String(contentsOf: config, encoding: .utf8) + "sync.timeout = soon\n").write(to: config, atomically: true, encoding: .utf8)
+        let refused = try a.run("sync")
+        #expect(refused.status == 1 && refused.err.contains("sync.timeout takes the most seconds"), "\(refused.err)")
+        withExtendedLifetime(server) {}
+    }
+
+    /// Killed while its helper waits for a server that never answers, taskctl leaves no
+    /// helper behind (it kept waiting on its socket before).
+    @Test func aKilledSyncLeavesNoHelperRunning() throws {
+        let server = try HostileServer("silent")
+        let a = try replica(try ProtocolServer(), url: server.url)
+        try a.ok("add", "Kept")
+        let (process, _, _) = try a.start(["sync"])
+        // The helper is started at the first request; wait for it (a hang guard, not a timing).
+        func helpers() -> [Int32] {
+            // Every process whose parent is taskctl (from /proc/PID/stat: "pid (name) state ppid").
+            let pids = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { Int32($0) }
+            return pids.filter { pid in
+                guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")") else { return false }
+                let fields = stat[stat.index(after: close)...].split(separator: " ")
+                return fields.count > 2 && Int32(fields[1]) == process.processIdentifier
+            }
+        }
+        var helper: Int32?
+        for _ in 0..<600 where helper == nil {
+            helper = helpers().first
+            if helper == nil { usleep(50_000) }
+        }
+        let pid = try #require(helper, "no helper started")
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        var gone = false
+        for _ in 0..<200 where !gone {
+            gone = kill(pid, 0) != 0
+            if !gone { usleep(50_000) }
+        }
+        #expect(gone, "taskctl-http \(pid) still runs after its taskctl was killed")
+        #expect(try a.texts() == ["Kept"])
+        withExtendedLifetime(server) {}
+    }
+
     /// A git step that fails in the clone (here a commit its hook refuses) is named as what
     /// it is, not as a server that cannot be reached; the change stays to be sent.
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/git"), "needs git"))

@@ -59,6 +59,9 @@ package enum HTTPExchange {
         package var url: String
         package var headers: [String: String]
         package var length: Int
+        /// The most seconds the request may take, answer included (the helper's default
+        /// when absent).
+        package var timeout: Double?
     }
 
     /// An answer's head, or the reason there is none.
@@ -69,8 +72,8 @@ package enum HTTPExchange {
         package var error: String?
     }
 
-    package static func frame(_ request: HTTPRequest) throws -> Data {
-        var data = try JSONEncoder().encode(RequestHead(method: request.method, url: request.url, headers: request.headers, length: request.body?.count ?? 0))
+    package static func frame(_ request: HTTPRequest, timeout: Double? = nil) throws -> Data {
+        var data = try JSONEncoder().encode(RequestHead(method: request.method, url: request.url, headers: request.headers, length: request.body?.count ?? 0, timeout: timeout))
         data.append(UInt8(ascii: "\n"))
         if let body = request.body { data.append(body) }
         return data

@@ -291,6 +291,8 @@ struct CommandDefinition {
                       sync.aws.secret_access_key = KEY  or sync.aws.default_credentials = true)
                       sync.aws.endpoint_url = URL      (another S3 service: MinIO, R2, SeaweedFS, ...)
                       sync.aws.force_path_style = true (the bucket in the URL's path)
+                    sync.timeout = 300 bounds each request to a server or bucket (seconds, answer
+                    included); an answer over 1 GiB is refused unread.
                     Two replicas that changed different fields of a task keep both; the same field
                     takes the later change. The first sync with a server sends every task. The key
                     is derived from the secret once (0.4 s) and kept in ~/.cache/taskctl/sync-key

@@ -25,7 +25,7 @@ enum SyncCommand {
             guard let helper = HelperTransport.locate() else {
                 throw CLIError.sync("taskctl sync needs taskctl-http, its network helper, beside taskctl (\(Bundle.main.executablePath ?? "?")); build it (swift build) or install taskctl again")
             }
-            let started = HelperTransport(helper: helper)
+            let started = HelperTransport(helper: helper, timeout: app.config.syncTimeout)
             transport = started
             if app.config.syncAWSBucket != nil {
                 do {

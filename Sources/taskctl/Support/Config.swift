@@ -26,6 +26,8 @@ struct Config {
     var syncGitPath: String?
     var syncGitRemote: String?
     var syncGitBranch: String?
+    /// `sync.timeout`: the most seconds one request of a sync may take (300 unless set).
+    var syncTimeout: Double?
     /// Or an S3 bucket (TaskChampion's bucket layout, as Taskwarrior 3's `sync.aws.*`): the
     /// bucket, its region, the credentials (a key pair, a profile of `~/.aws/credentials`, or
     /// the AWS environment), and for S3-compatible services their URL and path-style access.
@@ -89,6 +91,11 @@ struct Config {
                     throw CLIError.usage("\(path):\(index + 1): sync.server.url takes the server's http:// or https:// URL, not '\(value)'")
                 }
                 config.syncServerURL = value
+            case "sync.timeout":
+                guard let seconds = Double(value), seconds.isFinite, (1...86_400).contains(seconds) else {
+                    throw CLIError.usage("\(path):\(index + 1): sync.timeout takes the most seconds one request of a sync may take, 1 to 86400, not '\(value)'")
+                }
+                config.syncTimeout = seconds
             case "sync.server.client_id":
                 guard UUID(uuidString: value) != nil else {
                     throw CLIError.usage("\(path):\(index + 1): sync.server.client_id takes a UUID (the same on every replica of one task list), not '\(value)'")

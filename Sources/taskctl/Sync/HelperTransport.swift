@@ -10,13 +10,16 @@ import Glibc
 /// would pay if taskctl linked them.
 final class HelperTransport: HTTPTransport, @unchecked Sendable {
     let helper: URL
+    /// The most seconds one request may take (`sync.timeout`); the helper's default when nil.
+    let timeout: Double?
     private let lock = NSLock()
     private var process: Process?
     private var requests: FileHandle?
     private var replies: HTTPExchange.Reader?
 
-    init(helper: URL) {
+    init(helper: URL, timeout: Double? = nil) {
         self.helper = helper
+        self.timeout = timeout
     }
 
     /// The helper beside this executable (through links to it), when it is there.
@@ -36,12 +39,12 @@ final class HelperTransport: HTTPTransport, @unchecked Sendable {
         if process == nil { try start() }
         guard let requests, let replies else { throw HTTPTransportError(reason: "taskctl-http is not running") }
         do {
-            try requests.write(contentsOf: try HTTPExchange.frame(request))
+            try requests.write(contentsOf: try HTTPExchange.frame(request, timeout: timeout))
         } catch {
             throw HTTPTransportError(reason: "taskctl-http stopped: \(error.localizedDescription)")
         }
         guard let line = replies.line() else { throw HTTPTransportError(reason: "taskctl-http stopped without answering") }
-        guard let head = try? JSONDecoder().decode(HTTPExchange.ReplyHead.self, from: line), head.length >= 0 else {
+        guard let head = try? JSONDecoder().decode(HTTPExchange.ReplyHead.self, from: line), head.length >= 0, head.length <= SyncLimits.answerBytes else {
             throw HTTPTransportError(reason: "taskctl-http answered what is not a reply")
         }
         guard let body = replies.bytes(head.length) else { throw HTTPTransportError(reason: "taskctl-http stopped in the middle of an answer") }
