@@ -210,3 +210,55 @@ extension Value {
         return nil
     }
 }
+
+/// A server without the key that replays versions: it answers the child of version P with
+/// a genuine version (one it stored earlier), under an ID the sync already stood on. The
+/// sync stops with an error naming the loop; before, it followed the chain for ever.
+struct SyncCycleTests {
+    /// Wraps a server; once it holds a chain, answers every child request with its first
+    /// version (each time P's child is that same version, under its own ID).
+    final class ReplayingServer: SyncServer, @unchecked Sendable {
+        let inner: any SyncServer
+        private let lock = NSLock()
+        private var first: (UUID, [SyncOperation])?
+        var replaying = false
+        init(_ inner: any SyncServer) { self.inner = inner }
+        var identity: String { inner.identity }
+        func addVersion(parent: UUID, operations: [SyncOperation]) async throws -> AddVersionResult {
+            try await inner.addVersion(parent: parent, operations: operations)
+        }
+        func childVersion(of parent: UUID) async throws -> ChildVersion {
+            let answer = try await inner.childVersion(of: parent)
+            if case .version(let id, _, let operations) = answer, lock.withLock({ first == nil }) { lock.withLock { first = (id, operations) } }
+            guard lock.withLock({ replaying }), let (id, operations) = lock.withLock({ first }) else { return answer }
+            return .version(id: id, parent: parent, operations: operations)
+        }
+        func addSnapshot(version: UUID, tasks: [(uuid: UUID, properties: [(key: String, value: String)])]) async throws {
+            try await inner.addSnapshot(version: version, tasks: tasks)
+        }
+        func latestSnapshot() async throws -> (version: UUID, tasks: [(uuid: UUID, properties: [(key: String, value: String)])])? {
+            try await inner.latestSnapshot()
+        }
+    }
+
+    @Test func aServerThatReplaysAVersionStopsTheSyncWithAnError() async throws {
+        let model = try ManagedObjectModel(schema: UUIDSyncMappingTests.schema, file: "notes")
+        let bucket = BucketSyncServer(bucket: MemoryBucket(), key: Array(repeating: 7, count: 32), random: { 255 })
+        let server = ReplayingServer(bucket)
+        try await UUIDSyncMappingTests().onThread {
+            let a = try UUIDSyncMappingTests.Replica(model: model, server: server)
+            _ = try a.insert("Folder", ["name": "Inbox"])
+            try a.context.save()
+            try a.sync()
+            let b = try UUIDSyncMappingTests.Replica(model: model, server: server)
+            // B reads the first version, then is sent it again as its own child.
+            server.replaying = true
+            #expect {
+                try b.sync()
+            } throws: { error in
+                guard case SyncError.versionCycle = error else { return false }
+                return "\(error)".contains("its chain of versions loops")
+            }
+        }
+    }
+}

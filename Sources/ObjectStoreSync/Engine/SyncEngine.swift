@@ -73,6 +73,9 @@ public enum SyncError: Error, Sendable, CustomStringConvertible {
     /// The server no longer has the versions after this replica's, and no snapshot to start
     /// again from (none, or one at a version whose successors are gone too).
     case goneWithoutSnapshot(UUID)
+    /// The server answered with a version this sync already had (its parent, or one before):
+    /// following it would loop for ever. A server that replays versions, or a broken one.
+    case versionCycle(UUID)
 
     /// What happened, in a sentence.
     public var description: String {
@@ -80,6 +83,8 @@ public enum SyncError: Error, Sendable, CustomStringConvertible {
         case .tooManyConflicts(let tries): return "the server refused \(tries) versions in a row because other replicas added theirs; sync again"
         case .goneWithoutSnapshot(let version):
             return "the server no longer has the versions after \(version.uuidString.lowercased()) and no snapshot this replica can start again from; nothing local was lost"
+        case .versionCycle(let version):
+            return "the server sent version \(version.uuidString.lowercased()) again, as the child of itself or of a later version: its chain of versions loops, and following it would never end; the sync stopped, nothing local was lost"
         }
     }
 }
@@ -285,6 +290,8 @@ public final class SyncEngine {
         report.sentEverything = local.everything
         var pending = local.operations
         var base = state.baseVersion ?? nilVersion
+        // Every version this sync stood on: one coming again means the chain loops.
+        var seen: Set<UUID> = [base]
         var conflicts = 0
         var receivedOperations = 0
         while true {
@@ -307,6 +314,10 @@ public final class SyncEngine {
                     try applyReceived()
                     break pullLoop
                 case .version(let id, _, let operations):
+                    guard id != nilVersion, seen.insert(id).inserted else {
+                        try applyReceived()
+                        throw SyncError.versionCycle(id)
+                    }
                     received += operations
                     receivedOperations += operations.count
                     receivedThrough = id
@@ -334,6 +345,7 @@ public final class SyncEngine {
                     try applySnapshot(snapshot.tasks, version: snapshot.version, pending: pending, state: &state, stateObject: &stateObject, context: context, report: &report)
                     report.startedFromSnapshot = true
                     base = snapshot.version
+                    seen.insert(base)
                 }
             }
             // Push.
@@ -360,6 +372,7 @@ public final class SyncEngine {
             case .added(let id, let urgency):
                 pending.removeFirst(batch.count)
                 base = id
+                seen.insert(id)
                 report.versionsSent += 1
                 report.operationsSent += batch.count
                 progress?(SyncProgress(phase: .sending, versions: report.versionsSent, changes: report.operationsSent, total: report.operationsSent + pending.count))
