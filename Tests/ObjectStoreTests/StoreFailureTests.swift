@@ -43,7 +43,8 @@ import ObjectStoreModel
             _ = try context.task("one more", priority: 1)
             try context.save()
         }
-        for value in [UInt64.max, UInt64(1) << 62] {
+        // 2^62 - 1 opened before, and the next save wrote a count no reader accepts.
+        for value in [UInt64.max, UInt64(1) << 62, (UInt64(1) << 62) - 1, (UInt64(1) << 62) - (1 << 32)] {
             let bytes = forged(value)
             try Data(bytes).write(to: url)
             #expect {
@@ -58,6 +59,37 @@ import ObjectStoreModel
         try Data(forged(UInt64(1) << 61)).write(to: url)
         try saveOneMore()
         #expect(try open(url) == 4)
+    }
+
+    /// The same for the history's transaction numbers in the header: a last number of
+    /// 2^62 - 2 opened, and the next save wrote a transaction the reader refused (once as a
+    /// raw "Truncated()"). Refused at open now, with the file as it was.
+    @Test func aHistoryNumberNearTheLimitIsRefusedAtOpen() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("tasks.store")
+        func coordinator() throws -> PersistentStoreCoordinator {
+            try PersistentStoreCoordinator(model: TestModel.model, storeURL: url, history: .all)
+        }
+        let context = ManagedObjectContext(coordinator: try coordinator())
+        _ = try context.task("first")
+        try context.save()
+        let original = Array(try Data(contentsOf: url))
+        for (offset, value) in [(104, (UInt64(1) << 62) - 2), (104, (UInt64(1) << 62) - (1 << 32)), (96, (UInt64(1) << 62) - 2)] {
+            var bytes = original
+            for i in 0..<8 { bytes[offset + i] = UInt8(truncatingIfNeeded: value >> (8 * UInt64(i))) }
+            let crc = CRC32.checksum(bytes[16..<BinaryStore.headerSize])
+            for i in 0..<4 { bytes[12 + i] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(i))) }
+            try Data(bytes).write(to: url)
+            #expect {
+                let forged = ManagedObjectContext(coordinator: try coordinator())
+                _ = try forged.task("one more")
+                try forged.save()
+            } throws: { error in
+                guard case .corrupt(_, let reason)? = error as? StoreError else { return false }
+                return reason.contains("history") && !reason.contains("Truncated")
+            }
+            #expect(Array(try Data(contentsOf: url)) == bytes)
+        }
     }
 
     @Test func everyFlippedByteIsReportedAndTheFileLeftAlone() throws {

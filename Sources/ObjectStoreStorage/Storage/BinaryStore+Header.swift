@@ -131,6 +131,11 @@ extension BinaryStore {
 
     /// The bound of the header's counters (see ``parseHeader(_:path:fileSize:)``).
     static let maxCounter: UInt64 = 1 << 62
+    /// What an opening accepts of a counter (the commit count, the log generation, the
+    /// history's transaction numbers): 2^32 below ``maxCounter``, so the saves of an opening
+    /// cannot push one past what a reader accepts (a forged count of 2^62 - 1 opened, and the
+    /// next `add` wrote a file no command then read).
+    static let openCounterLimit: UInt64 = maxCounter - (1 << 32)
 
     /// The header at the start of `bytes` (the file's first ``headerSize`` bytes, or all of
     /// a shorter file). A pre-release header (format 1 to 7) is parsed too: the legacy
@@ -165,8 +170,9 @@ extension BinaryStore {
             }
             // Counters a save adds to: a forged or damaged value near 2^64 would trap the
             // next save's addition, so anything past what a store could count to (2^62,
-            // a million saves a second for 146,000 years) is refused.
-            guard count < maxCounter, logGeneration < maxCounter else {
+            // a million saves a second for 146,000 years, less room for the saves of this
+            // opening) is refused.
+            guard count < openCounterLimit, logGeneration < openCounterLimit else {
                 throw StoreError.corrupt(path: path, reason: "the header's commit count \(count) or log generation \(logGeneration) is out of range")
             }
             guard committed >= UInt64(size), committed <= UInt64(fileSize) else {
@@ -190,7 +196,7 @@ extension BinaryStore {
                 let first = Int64(bitPattern: try reader.u64()), last = Int64(bitPattern: try reader.u64())
                 // The region lies between the snapshot and the log; the numbers are counters.
                 guard offset == 0 ? length == 0 : (!none && offset >= snapshotOffset + snapshotLength && length >= 8 && length <= UInt64(header.logStart) && offset <= UInt64(header.logStart) - length),
-                      first >= 0, last >= 0, first < Int64(maxCounter), last < Int64(maxCounter), first <= last + 1
+                      first >= 0, last >= 0, first < Int64(openCounterLimit), last < Int64(openCounterLimit), first <= last + 1
                 else { throw StoreError.corrupt(path: path, reason: "the header's history place is not valid") }
                 header.historyOffset = Int(offset)
                 header.historyLength = Int(length)

@@ -190,13 +190,13 @@ extension BinaryStore {
             let number = try reader.signed()
             let seconds = Double(bitPattern: try reader.u64())
             // Numbers rise from one commit to the next; anything else is damage.
-            guard number > state.historyLast, number < Int64.max / 2, seconds.isFinite else { throw ByteReader.Truncated() }
+            guard number > state.historyLast, number < Int64(openCounterLimit), seconds.isFinite else { throw ByteReader.Truncated() }
             state.history.append(HistoryEntry(number: number, timestamp: Date(timeIntervalSinceReferenceDate: seconds), chunk: chunk, offset: start, length: length))
             state.historyBytes += length + 4
             state.historyLast = number
         } else if tag == RecordTag.historyStart {
             let first = try reader.signed()
-            guard first >= 1, first < Int64.max / 2, first >= state.historyStart else { throw ByteReader.Truncated() }
+            guard first >= 1, first < Int64(openCounterLimit), first >= state.historyStart else { throw ByteReader.Truncated() }
             state.historyStart = first
             state.historyLast = max(state.historyLast, first - 1)
             let kept = state.history.firstIndex { $0.number >= first } ?? state.history.count

@@ -69,7 +69,11 @@ package struct ByteWriter {
 /// Reads what ``ByteWriter`` writes, checking every bound: a damaged or hostile file gives
 /// an error, never a trap.
 package struct ByteReader {
-    struct Truncated: Error {}
+    /// Bytes that end too soon or hold a value out of range. Its description is a
+    /// sentence: should it ever reach a message, no type name does.
+    struct Truncated: Error, CustomStringConvertible {
+        var description: String { "a record ends too soon or holds a value out of range" }
+    }
 
     let bytes: [UInt8]
     var position: Int
