@@ -117,6 +117,27 @@ public final class PersistentStoreCoordinator: Sendable {
         try store.compact()
     }
 
+    /// Drops the history up to its last transaction that does not decode (damage that
+    /// checksums cannot catch, such as a forged record, which makes ``fetchHistory(after:)``
+    /// fail and undo stop), then compacts: the objects stay exactly as they are, the history
+    /// starts after the damage. ``checkIntegrity()`` reports such a transaction.
+    ///
+    /// ```swift
+    /// if let dropped = try coordinator.dropHistoryThroughLastUndecodableTransaction() {
+    ///     print("history kept from transaction \(dropped + 1) on")
+    /// }
+    /// ```
+    ///
+    /// - Returns: the number of the last transaction dropped, or nil when every one decodes
+    ///   (nothing is changed then).
+    @discardableResult
+    public func dropHistoryThroughLastUndecodableTransaction() throws -> Int64? {
+        guard let last = try store.lastUndecodableTransaction() else { return nil }
+        try store.deleteHistory(through: last)
+        try store.compact()
+        return last
+    }
+
     /// Runs `body`, and commits every save made inside it to the store at once when it
     /// returns: one commit of the file and one transaction of the store's history (one
     /// undo, one entry of a history listing). Until then no other process sees any of them,

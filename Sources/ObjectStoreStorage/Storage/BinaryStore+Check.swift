@@ -12,7 +12,18 @@ extension BinaryStore {
                 var problems: [String] = []
                 // The history region, read only when history is asked for, is checked here too.
                 do {
-                    _ = try core.historyEntries()
+                    let entries = try core.historyEntries()
+                    // Every transaction decodes (log and undo read them; a compaction copies them).
+                    if let codec = core.state.codec {
+                        let nextKeys = core.state.metadata?.nextKeys ?? [:]
+                        for entry in entries {
+                            do {
+                                _ = try BinaryStore.readTransaction(core.bytes(of: entry), from: entry.offset, length: entry.length, codec: codec, model: model, nextKeys: nextKeys)
+                            } catch {
+                                problems.append("transaction \(entry.number) of the history does not decode; the objects are not damaged (dropHistoryThroughLastUndecodableTransaction(), taskctl store repair, drops the history up to it)")
+                            }
+                        }
+                    }
                 } catch let error as StoreError {
                     problems.append("the history is damaged (\(error)); the objects are not")
                 }

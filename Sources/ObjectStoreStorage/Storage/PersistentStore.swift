@@ -151,6 +151,9 @@ package protocol PersistentStore: AnyObject, Sendable {
     /// Keeps history from now on with no transaction kept, numbering the next one after
     /// `number` (a migration's new store, whose source kept history).
     func continueHistory(after number: Int64) throws
+    /// The number of the last transaction kept that does not decode (damage a checksum
+    /// does not catch: a forged record), nil when every one does.
+    func lastUndecodableTransaction() throws -> Int64?
 }
 
 extension PersistentStore {
@@ -158,6 +161,7 @@ extension PersistentStore {
     package var housekeepingWarning: String? { nil }
     package func compact() throws {}
     package func storageProblems() throws -> [String] { [] }
+    package func lastUndecodableTransaction() throws -> Int64? { nil }
     package func catchUp() throws {}
     package var hasEncodedRows: Bool { false }
     package func readRows<T>(_ body: (any RowReader) throws -> T) throws -> T? { nil }

@@ -304,12 +304,13 @@ struct CommandDefinition {
                     """,
                 run: SyncCommand.run),
             CommandDefinition(
-                name: "store", synopsis: "store", summary: "store info | check | compact",
+                name: "store", synopsis: "store", summary: "store info | check | compact | repair",
                 valued: [], switches: ["json"], taskwarriorAttributes: false,
                 help: """
                     usage: taskctl store info [--json]
                            taskctl store check
                            taskctl store compact
+                           taskctl store repair
 
                     info: the store's format, path, model version, objects per entity and size.
                     check: integrity: every reference points at an existing object, inverses agree,
@@ -318,6 +319,8 @@ struct CommandDefinition {
                     compact: rewrite a binary store as a snapshot of its tasks, without the space of
                     old versions (also done automatically once the changes since the last compaction
                     pass 256 KiB and an eighth of the snapshot).
+                    repair: drop the history up to its last transaction that does not decode
+                    (check names it); the tasks stay as they are, undo reaches back to after it.
                     """,
                 run: StoreCommands.run),
             CommandDefinition(

@@ -49,7 +49,7 @@ enum CompletionCommand {
         switch command {
         case "help": return words.count == 1 ? commands + ["dates"] : []
         case "completion": return words.count == 1 ? ["bash", "zsh", "fish"] : []
-        case "store": return words.count == 1 ? ["info", "check", "compact"] : options(of: command)
+        case "store": return words.count == 1 ? ["info", "check", "compact", "repair"] : options(of: command)
         case "location": return words.count == 1 ? ["add", "rename", "delete"] : try names("Location") + options(of: command)
         case "show", "edit", "done", "reopen", "delete", "start", "stop", "annotate":
             guard FileManager.default.fileExists(atPath: app.storeURL.path) else { return options(of: command) }

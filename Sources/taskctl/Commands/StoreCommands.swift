@@ -24,7 +24,14 @@ enum StoreCommands {
             let before = storeFileSize(app)
             try context.coordinator.compactStore()
             app.output.line("compacted: \(before) -> \(storeFileSize(app)) bytes")
-        default: throw CLIError.usage("usage: taskctl store info | taskctl store check | taskctl store compact")
+        case "repair":
+            let context = try app.context()
+            if let last = try context.coordinator.dropHistoryThroughLastUndecodableTransaction() {
+                app.output.line("repaired: the history up to transaction #\(last), which did not decode, was dropped (undo and log reach back to #\(last + 1)); every task is as it was")
+            } else {
+                app.output.line("nothing to repair: every transaction of the history decodes")
+            }
+        default: throw CLIError.usage("usage: taskctl store info | taskctl store check | taskctl store compact | taskctl store repair")
         }
     }
 
