@@ -272,8 +272,9 @@ import ObjectStoreModel
     }
 
     /// Tasks v5 changes only validation rules (longer texts), which version hashes leave out:
-    /// a v4 store opens with v5 as it is, needs no step (`plan` says so), and a store a v5
-    /// program wrote opens in a program whose current version is v4. (The models as a
+    /// a v4 store opens with v5 as it is and needs no step (`plan` says so); a store a v5
+    /// program wrote is refused by a program whose versions end at v4, which cannot know v5's
+    /// rules (it was opened, and written with v4's rules, before). (The models as a
     /// program that shipped v6 had them: v7 adds an entity, v8 an attribute and v9 derives three
     /// relationships from their inverses, which do need steps.)
     @Test func aVersionOfTheSameHashesNeedsNoMigration() throws {
@@ -293,7 +294,7 @@ import ObjectStoreModel
         let (_, migration) = try StoreMigrator(models: models).openStore(at: url)
         #expect(migration == nil)
         #expect(try Data(contentsOf: url) == before)
-        // Written with v5, read by a program that ships v1-v4.
+        // Written with v5, refused by a program that ships v1-v4, the file left as it was.
         let v5url = directory.file("v5.store")
         let context = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: try models.model(version: "v5"), storeURL: v5url))
         let task = try context.insertObject(entityName: "Task")
@@ -304,9 +305,44 @@ import ObjectStoreModel
         files["manifest.json"] = #"{"versions": ["v1", "v2", "v3", "v4"], "current": "v4"}"#
         files["v5.json"] = nil
         let older = try ModelDirectory(location: "older", files: files)
-        let (coordinator, none) = try StoreMigrator(models: older).openStore(at: v5url)
-        #expect(none == nil)
-        #expect(try ManagedObjectContext(coordinator: coordinator).count(for: FetchRequest(entityName: "Task")) == 1)
+        let written = try Data(contentsOf: v5url)
+        #expect(throws: StoreError.unknownModelVersionName(path: v5url.path, storeVersion: "v5", sameEntitiesAs: "v4", knownVersions: ["v1", "v2", "v3", "v4"])) {
+            try StoreMigrator(models: older).openStore(at: v5url)
+        }
+        #expect(try Data(contentsOf: v5url) == written)
+    }
+
+    /// A store that names a version this program does not know (v10) but whose entities hash
+    /// as v9's (v10 changed a validation rule, which hashes leave out) is refused on every
+    /// open path, naming both, and left as it was. Before, it was opened and written to.
+    @Test func aStoreNamingAnUnknownVersionWithKnownHashesIsRefused() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("tasks.store")
+        var files = try Self.tasksFiles()
+        let v9 = try #require(files["v9.json"])
+        #expect(v9.contains(#""maxLength": 100000"#))
+        files["v10.json"] = v9.replacingOccurrences(of: #""maxLength": 100000"#, with: #""maxLength": 200000"#)
+        files["manifest.json"] = #"{"versions": ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10"], "current": "v10"}"#
+        let newer = try ModelDirectory(location: "newer", files: files)
+        #expect(try newer.model(version: "v10").entityVersionHashes == newer.model(version: "v9").entityVersionHashes)
+        let (written, _) = try StoreMigrator(models: newer).openStore(at: url)
+        let context = ManagedObjectContext(coordinator: written)
+        let task = try context.insertObject(entityName: "Task")
+        try task.setValue(.string(String(repeating: "x", count: 150_000)), forKey: "title")
+        try task.setValue(.uuid(UUID()), forKey: "uuid")
+        try context.save()
+        #expect(written.store.metadata?.modelVersionName == "v10")
+        let before = try Data(contentsOf: url)
+
+        let current = try ModelDirectory(url: Self.repository.appendingPathComponent("Models/Tasks"))
+        let migrator = StoreMigrator(models: current)
+        let expected = StoreError.unknownModelVersionName(path: url.path, storeVersion: "v10", sameEntitiesAs: "v9", knownVersions: current.versionNames)
+        #expect(throws: expected) { try migrator.openStore(at: url) }
+        #expect(throws: expected) { try migrator.openStore(at: url, readOnly: true) }
+        #expect(throws: expected) { try migrator.migrate(storeURL: url) }
+        #expect(throws: expected) { try migrator.plan(storeURL: url) }
+        #expect(expected.description.contains("model version v10, which this program does not know") && expected.description.contains("its entities are v9's"), "\(expected)")
+        #expect(try Data(contentsOf: url) == before)
     }
 
     static func tasksFiles() throws -> [String: String] {

@@ -121,6 +121,11 @@ public struct StoreMigrator: Sendable {
         // their hashes: the store is of the version it names when that is one of them, else
         // of the latest of them up to the current one.
         let matching = all.indices.filter { all[$0].entityVersionHashes == metadata.entityVersionHashes }
+        // A version this program does not know is refused even when its entities hash as one
+        // it knows: a newer version may differ only in what hashes leave out (its rules).
+        if let name = metadata.modelVersionName, !names.contains(name), let same = matching.last {
+            throw StoreError.unknownModelVersionName(path: path, storeVersion: name, sameEntitiesAs: names[same], knownVersions: names)
+        }
         let named = metadata.modelVersionName.flatMap { name in matching.first { names[$0] == name && $0 <= currentIndex } }
         if let index = named ?? matching.last(where: { $0 <= currentIndex }) {
             // A step to a version of the same hashes changes no row: it is left out (Core Data
@@ -530,8 +535,10 @@ extension StoreMigrator {
                 // A pre-release binary file: upgraded (and migrated, when its model is older)
                 // with a backup. Read-only, the open below refuses it.
                 result = try migrate(storeURL: url, progress: progress)
-            } else if !metadata.incompatibleEntities(with: current).isEmpty {
-                // A newer or unknown version is refused here, before anything is written.
+            } else if !metadata.incompatibleEntities(with: current).isEmpty
+                        || metadata.modelVersionName.map({ !models.versionNames.contains($0) }) == true {
+                // A newer or unknown version is refused here, before anything is written
+                // (one this program does not know by name too, whatever its hashes).
                 let chain = try self.chain(for: metadata, path: url.path)
                 guard !readOnly else {
                     throw StoreError.invalidRequest(path: url.path, reason: "the store was written with model version \(chain.first?.name ?? "?"), and opening it read-only cannot migrate it to the current \(models.currentVersionName)")

@@ -25,6 +25,10 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The store was written with a model that is none of the model directory's versions
     /// (an unnamed one when `storeVersion` is nil): it may be newer, so it is refused.
     case unknownModelVersion(path: String, storeVersion: String?, knownVersions: [String])
+    /// The store names a model version this program does not know, though its entities hash
+    /// as `sameEntitiesAs` does: a newer version that changed only what hashes leave out
+    /// (validation rules, defaults). Refused, as an unknown version is.
+    case unknownModelVersionName(path: String, storeVersion: String, sameEntitiesAs: String, knownVersions: [String])
     /// The operating system refused: permissions, a full disk, a missing directory.
     case io(path: String, reason: String)
     /// The store was opened read-only.
@@ -51,7 +55,9 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
             return "\(path): the store was written with model version \(storeVersion), newer than this program's current version \(currentVersion); open it with the newer program (the file was not changed)"
         case .unknownModelVersion(let path, let storeVersion, let knownVersions):
             let written = storeVersion.map { "model version \($0)" } ?? "an unnamed model version"
-            return "\(path): the store was written with \(written), whose entities match none of this program's versions (\(knownVersions.joined(separator: ", "))); it may be newer, so it is not migrated (the file was not changed)"
+            return "\(path): the store was written with \(written), whose entities match none of this program's versions (\(knownVersions.joined(separator: ", "))): a newer version of the model or another model; it is not opened or migrated (the file was not changed)"
+        case .unknownModelVersionName(let path, let storeVersion, let same, let knownVersions):
+            return "\(path): the store was written with model version \(storeVersion), which this program does not know (it knows \(knownVersions.joined(separator: ", "))); its entities are \(same)'s, but \(storeVersion) may differ in what they leave out (validation rules, defaults), so it is not opened (the file was not changed)"
         case .io(let path, let reason): return "\(path): \(reason)"
         case .readOnly(let path): return "\(path): the store is open read-only"
         case .invalidRequest(let path, let reason): return "\(path): \(reason)"
