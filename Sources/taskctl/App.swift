@@ -60,6 +60,9 @@ final class App {
 
     private var opened: (PersistentStoreCoordinator, ManagedObjectContext)?
 
+    /// The fetches the command's context ran (the tests count them: TASKCTL_COUNT_FETCHES).
+    var fetchesRun: Int { opened?.1.fetchesRun ?? 0 }
+
     /// Opens (creating, or migrating with a notice) the store and returns a context. A
     /// command that only reads creates the default store, but not one at a path it was given:
     /// a mistyped `--store` is an error, not a new empty store.

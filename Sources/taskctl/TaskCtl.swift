@@ -63,6 +63,10 @@ enum TaskCtl {
                 let failed = Output.write(app.output.out, to: STDOUT_FILENO)
                 Output.write(app.output.err, to: STDERR_FILENO)
                 if let failed { return fail(.store("cannot write the output: \(failed)")) }
+                #if DEBUG
+                // Work a test counts instead of timing it (a fetch per object made is quadratic).
+                if environment["TASKCTL_COUNT_FETCHES"] != nil { Output.write("taskctl: fetches: \(app.fetchesRun)\n", to: STDERR_FILENO) }
+                #endif
                 // The process ends next: freeing every object of a large list one by one
                 // would only delay that.
                 keptUntilExit = app

@@ -48,6 +48,11 @@ public final class ManagedObjectContext {
 
     /// Compiled predicates and derivations, per (predicate, entity).
     var compiledPredicates: [CompiledKey: PredicateClosure] = [:]
+    /// How many fetches, counts and ID fetches this context has run: work a test can count
+    /// (a loop that fetches once per object it makes is quadratic), where a time limit would
+    /// measure the machine.
+    package private(set) var fetchesRun = 0
+    package func noteFetch() { fetchesRun += 1 }
     var compiledDerivations: [DerivedAttributes.Key: DerivedAttributes.Compiled] = [:]
     /// What ``insertObject(entityName:)`` gives every new object of an entity.
     struct InsertTemplate {

@@ -644,13 +644,15 @@ extension ManagedObjectContext {
 
     /// The objects a fetch request matches.
     public func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
-        try FetchExecutor(context: self, request: request).objects()
+        noteFetch()
+        return try FetchExecutor(context: self, request: request).objects()
     }
 
     /// The IDs of the objects a fetch request matches. Without sort descriptors no object is
     /// made for a match this context does not hold (the rows are tested in place), so the
     /// IDs of a million matches cost their IDs, not a million objects.
     public func fetchObjectIDs(_ request: FetchRequest) throws -> [ObjectID] {
+        noteFetch()
         guard request.sortDescriptors.isEmpty else { return try fetch(request).map(\.objectID) }
         let executor = FetchExecutor(context: self, request: request)
         var ids: [ObjectID]
@@ -671,6 +673,7 @@ extension ManagedObjectContext {
     /// How many objects a fetch request matches. Without a predicate no object is made;
     /// with one, objects this count had to load are let go again afterwards.
     public func count(for request: FetchRequest) throws -> Int {
+        noteFetch()
         let executor = FetchExecutor(context: self, request: request)
         guard let predicate = request.predicate else {
             let total = try executor.candidateIDs().count - request.fetchOffset
