@@ -60,6 +60,15 @@ final class App {
 
     private var opened: (PersistentStoreCoordinator, ManagedObjectContext)?
 
+    /// How many transactions the store keeps: ``historyKept``, or in a debug build (the
+    /// tests') TASKCTL_HISTORY_KEPT, so a test reaches the bound with a few dozen commands.
+    var historyKept: Int {
+        #if DEBUG
+        if let text = environment["TASKCTL_HISTORY_KEPT"], let kept = Int(text), kept > 0 { return kept }
+        #endif
+        return App.historyKept
+    }
+
     /// The fetches the command's context ran (the tests count them: TASKCTL_COUNT_FETCHES).
     var fetchesRun: Int { opened?.1.fetchesRun ?? 0 }
 
@@ -104,8 +113,14 @@ final class App {
             output.warn("taskctl: \(done.joined(separator: " and ")); the old store is kept at \(result.backupURL.path)")
         }
         // Every save records its transaction in the store's history: undo and log read it.
-        try coordinator.trackHistory(HistoryRetention(transactions: App.historyKept))
+        // What a sync has not sent yet is kept however long the replica stays offline: it is
+        // what the sync reads to send removals (a tag taken off, a date cleared).
+        try coordinator.trackHistory(HistoryRetention(transactions: historyKept))
         let context = ManagedObjectContext(coordinator: coordinator)
+        if try coordinator.store.objectIDs(ofEntity: "SyncState").isEmpty == false,
+           case .integer(let synced)? = try context.fetch(FetchRequest(entityName: "SyncState")).first?["syncedTransaction"] {
+            try coordinator.trackHistory(HistoryRetention(transactions: historyKept, keepingAfter: synced))
+        }
         context.transactionAuthor = App.historyAuthor
         context.undoManager = nil
         // Two taskctl processes editing different fields of one task both keep their edit.

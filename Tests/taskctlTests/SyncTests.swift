@@ -689,6 +689,39 @@ struct SyncTests {
         #expect(try tasks(a) == tasks(b))
     }
 
+    /// A replica offline for longer than its history bound (here 10 transactions, and a
+    /// small log so compactions drop old ones): what it did first, a tag taken off and a due
+    /// date cleared, still reaches the other replica, since the history a sync has not sent
+    /// is kept. Before, only the last 1,000 transactions were kept, the replica sent its tasks
+    /// whole, and the removals never arrived.
+    @Test func removalsMadeLongBeforeASyncStillTravel() throws {
+        let server = try ProtocolServer()
+        let (a, b) = try syncedPair(server, adding: "Buy milk", "+shop", "+dairy", "due:2026-11-30", hour: "09")
+        for runner in [a, b] {
+            runner.extraEnvironment["TASKCTL_HISTORY_KEPT"] = "10"
+            runner.extraEnvironment["OBJECTSTORE_COMPACTION_THRESHOLD"] = "2000"
+        }
+        try a.ok("add", "Churn")
+        try sync(a, at: "2026-11-22T09:05:00Z")
+        try sync(b, at: "2026-11-22T09:06:00Z")
+        a.now = "2026-11-22T10:00:00Z"
+        let milk = try uuid(of: "Buy milk", in: a)
+        try a.ok("edit", milk, "--untag", "shop", "--no-due")
+        for round in 0..<40 { try a.ok("edit", "Churn".isEmpty ? "" : try uuid(of: round == 0 ? "Churn" : "Churn \(round - 1)", in: a), "--text", "Churn \(round)") }
+        // The history bound was passed many times over, and compactions ran.
+        #expect(try a.ok("log", "--limit", "1000").components(separatedBy: "\n#").count > 11)
+        try sync(a, at: "2026-11-22T11:00:00Z")
+        try sync(b, at: "2026-11-22T11:01:00Z")
+        let onB = try #require(try b.tasks().first { $0["uuid"] as? String == milk })
+        #expect(onB["tags"] as? [String] == ["dairy"], "\(onB)")
+        #expect(onB["due"] is NSNull, "\(onB)")
+        #expect(try tasks(a) == tasks(b))
+        // Once sent, the bound applies again: the next compaction keeps 10.
+        for round in 40..<60 { try a.ok("edit", try uuid(of: "Churn \(round - 1)", in: a), "--text", "Churn \(round)") }
+        try a.ok("store", "compact")
+        #expect(try a.ok("log", "--limit", "1000").components(separatedBy: "\n#").count <= 21)
+    }
+
     /// A hostile HTTP server (Tests/Support/hostile_server.py) in one of its modes.
     final class HostileServer {
         let process = Process()

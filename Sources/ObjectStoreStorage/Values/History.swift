@@ -131,10 +131,22 @@ public struct HistoryRetention: Sendable, Hashable {
     /// How long a transaction is kept, by its timestamp; nil: no bound.
     public var duration: TimeInterval?
 
-    /// A bound by count, by age, both or neither.
-    public init(transactions: Int? = nil, duration: TimeInterval? = nil) {
+    /// Transactions numbered after this one are kept whatever the bounds above say: those a
+    /// reader still needs (a sync that has not sent them yet: dropped, a change such as a tag
+    /// taken off could no longer be told to the other replicas). nil: none pinned.
+    public var keepingAfter: Int64?
+
+    /// A bound by count, by age, both or neither; with `keepingAfter`, every transaction
+    /// after that number is kept too.
+    ///
+    /// ```swift
+    /// // The last 1,000, and every one after transaction 4,200 (not synced yet).
+    /// try coordinator.trackHistory(HistoryRetention(transactions: 1_000, keepingAfter: 4_200))
+    /// ```
+    public init(transactions: Int? = nil, duration: TimeInterval? = nil, keepingAfter: Int64? = nil) {
         self.transactions = transactions.map { max(0, $0) }
         self.duration = duration
+        self.keepingAfter = keepingAfter
     }
 
     /// Every transaction is kept until `deleteHistory(before:)`
@@ -144,6 +156,7 @@ public struct HistoryRetention: Sendable, Hashable {
     /// Whether a transaction numbered `number` and stamped `timestamp` is still kept when
     /// the last transaction is `last` and the time is `now`.
     package func keeps(number: Int64, timestamp: Date, last: Int64, now: Date) -> Bool {
+        if let keepingAfter, number > keepingAfter { return true }
         if let transactions, number <= last - Int64(transactions) { return false }
         if let duration, timestamp < now.addingTimeInterval(-duration) { return false }
         return true
