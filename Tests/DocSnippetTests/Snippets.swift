@@ -191,7 +191,7 @@ enum Snippets {
         }
     }
 
-    /// docs/history.md, line 109.
+    /// docs/history.md, line 113.
     static func history_3() async throws {
         let model = try SnippetEnvironment.model()
         let storeURL = SnippetEnvironment.storeURL()
@@ -245,7 +245,7 @@ enum Snippets {
         print(stored.modelVersionName ?? "unnamed", stored.storeIdentifier)
     }
 
-    /// docs/sync.md, line 132.
+    /// docs/sync.md, line 138.
     static func sync_1() async throws {
 
         let model = try ManagedObjectModel(schema: """

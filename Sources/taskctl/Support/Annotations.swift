@@ -7,10 +7,14 @@ enum Annotations {
     /// Adds one, dated `entry`, or the first later second no other annotation of the task
     /// has: as Taskwarrior does, since an annotation travels under the key
     /// `annotation_SECONDS`, and two in one second would be one on every other replica.
-    static func add(_ text: String, entry: Date, to task: ManagedObject, in context: ManagedObjectContext) throws {
-        let taken = Set(try list(of: task).compactMap { $0.entry.map(second) })
+    /// `movingOnCollision` false keeps the date as given (an import, a sync, an undo: dates
+    /// that are already the annotations' keys elsewhere).
+    static func add(_ text: String, entry: Date, to task: ManagedObject, in context: ManagedObjectContext, movingOnCollision: Bool = true) throws {
         var entry = entry
-        while taken.contains(second(entry)) { entry += 1 }
+        if movingOnCollision {
+            let taken = Set(try list(of: task).compactMap { $0.entry.map(second) })
+            while taken.contains(second(entry)) { entry += 1 }
+        }
         let note = try context.insertObject(entityName: "Annotation")
         try note.setValue(.string(text), forKey: "text")
         try note.setValue(.date(entry), forKey: "entry")
@@ -39,6 +43,6 @@ enum Annotations {
         // task's creation date.
         let fallback: Date
         if case .date(let created) = task["createdAt"] { fallback = created } else { fallback = Date(timeIntervalSince1970: 0) }
-        for note in notes { try add(note.text, entry: note.entry ?? fallback, to: task, in: context) }
+        for note in notes { try add(note.text, entry: note.entry ?? fallback, to: task, in: context, movingOnCollision: false) }
     }
 }
