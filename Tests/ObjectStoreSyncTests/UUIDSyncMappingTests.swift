@@ -262,3 +262,23 @@ struct SyncCycleTests {
         }
     }
 }
+
+/// Entities without the UUID attribute do not travel, and say so: the engine names them,
+/// and every sync's report warns (before, their objects stayed behind without a word).
+struct EntitiesNotSyncedTests {
+    @Test func entitiesWithoutAUUIDAreNamedByTheEngineAndEachSync() async throws {
+        let schema = UUIDSyncMappingTests.schema.replacingOccurrences(of: #"{ "name": "SyncState","#, with: #"""
+            { "name": "Draft", "attributes": [{ "name": "body", "type": "string" }] },
+            { "name": "SyncState",
+            """#)
+        let model = try ManagedObjectModel(schema: schema, file: "notes")
+        let server = BucketSyncServer(bucket: MemoryBucket(), key: Array(repeating: 7, count: 32), random: { 255 })
+        try await UUIDSyncMappingTests().onThread {
+            let a = try UUIDSyncMappingTests.Replica(model: model, server: server)
+            #expect(a.engine.entitiesNotSynced == ["Draft"])
+            a.context.reset()
+            let report = try a.engine.sync()
+            #expect(report.warnings.contains { $0.contains("objects of Draft stay on this replica") }, "\(report.warnings)")
+        }
+    }
+}

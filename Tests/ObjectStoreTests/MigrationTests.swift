@@ -345,6 +345,67 @@ import ObjectStoreModel
         #expect(try Data(contentsOf: url) == before)
     }
 
+    /// A custom mapping that splits `email` out of Employee into a new Contact entity, one
+    /// Contact per Employee (no distinctBy), and links them with a lookup from the Employee's
+    /// mapping: every Employee gets its Contact, and every Contact its Employee (the inverse),
+    /// whichever order the file lists the two mappings in. Before, every `Employee.contact`
+    /// was nil, without an error. Relationships copied to Employee still reach Employees, not
+    /// the Contacts made from the same objects.
+    @Test(arguments: [false, true], ["store", "json"])
+    func aLookupFindsTheObjectMadeFromTheSameSourceObject(contactFirst: Bool, format: String) throws {
+        let directory = try TemporaryDirectory()
+        let v1 = #"""
+        {"entities": [
+          {"name": "Department", "attributes": [{"name": "name", "type": "string"}],
+           "relationships": [{"name": "employees", "destination": "Employee", "inverse": "department", "toMany": true}]},
+          {"name": "Employee", "attributes": [{"name": "name", "type": "string"}, {"name": "email", "type": "string"}],
+           "relationships": [{"name": "department", "destination": "Department", "inverse": "employees"}]}]}
+        """#
+        let v2 = #"""
+        {"entities": [
+          {"name": "Department", "attributes": [{"name": "name", "type": "string"}],
+           "relationships": [{"name": "employees", "destination": "Employee", "inverse": "department", "toMany": true}]},
+          {"name": "Employee", "attributes": [{"name": "name", "type": "string"}],
+           "relationships": [{"name": "department", "destination": "Department", "inverse": "employees"},
+                             {"name": "contact", "destination": "Contact", "inverse": "employee"}]},
+          {"name": "Contact", "attributes": [{"name": "email", "type": "string"}],
+           "relationships": [{"name": "employee", "destination": "Employee", "inverse": "contact"}]}]}
+        """#
+        let contact = #"{ "destination": "Contact", "source": "Employee", "attributes": { "email": "$source.email" } }"#
+        let employee = #"{ "destination": "Employee", "source": "Employee", "relationships": { "contact": { "lookup": "Contact", "key": "email", "value": "$source.email" } } }"#
+        let departmentMapping = #"{ "destination": "Department", "source": "Department" }"#
+        let mapping = "{ \"entities\": [" + (contactFirst ? [contact, employee, departmentMapping] : [departmentMapping, employee, contact]).joined(separator: ", ") + "] }"
+        let files = ["manifest.json": #"{"versions": ["v1", "v2"], "current": "v2"}"#, "v1.json": v1, "v2.json": v2, "v1-to-v2.mapping.json": mapping]
+        let models = try ModelDirectory(location: "org", files: files)
+        let url = directory.file("org.\(format)")
+        let old = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: try models.model(version: "v1"), storeURL: url))
+        let finance = try old.insertObject(entityName: "Department")
+        try finance.setValue("Finance", forKey: "name")
+        for (name, email) in [("Ada", "ada@example.com"), ("Grace", "grace@example.com"), ("Edsger", "edsger@example.com")] {
+            let person = try old.insertObject(entityName: "Employee")
+            try person.setValue(.string(name), forKey: "name")
+            try person.setValue(.string(email), forKey: "email")
+            try person.setObject(finance, forKey: "department")
+        }
+        try old.save()
+
+        try StoreMigrator(models: models).migrate(storeURL: url)
+        let (coordinator, _) = try StoreMigrator(models: models).openStore(at: url)
+        let context = ManagedObjectContext(coordinator: coordinator)
+        let people = try context.fetch(FetchRequest(entityName: "Employee", sortDescriptors: [SortKey("name")]))
+        #expect(people.count == 3)
+        for person in people {
+            let email = try person.object(forKey: "contact")?["email"]
+            #expect(email == .string("\(person["name"].stringValue?.lowercased() ?? "?")@example.com"), "\(person["name"])")
+            #expect(try person.object(forKey: "contact")?.object(forKey: "employee")?.objectID == person.objectID)
+            #expect(try person.object(forKey: "department")?["name"] == "Finance")
+        }
+        let department = try #require(try context.fetch(FetchRequest(entityName: "Department")).first)
+        #expect(try department.objects(forKey: "employees").allSatisfy { $0.entity.name == "Employee" })
+        #expect(try context.count(for: FetchRequest(entityName: "Contact")) == 3)
+        #expect(try coordinator.checkIntegrity().problems.isEmpty)
+    }
+
     static func tasksFiles() throws -> [String: String] {
         let url = repository.appendingPathComponent("Models/Tasks")
         var files: [String: String] = [:]

@@ -15,9 +15,18 @@ struct StepWriter {
     private var held: [ObjectID: (EntityDescription, [SlotValue])] = [:]
     private var heldOrder: [ObjectID] = []
     private var lookupIndex: [String: [String: [Value: ObjectID]]] = [:]
+    /// Objects made one per source object (no distinctBy) that a lookup found before they
+    /// were written: the inverse references they take when they are (entity's slot, object).
+    private var pendingInverse: [ObjectID: [(slot: Int, id: ObjectID)]] = [:]
+    /// The objects written so far, of entities a lookup finds one per source object: a
+    /// lookup that finds one of them too late for its inverse is a failure, never a silent gap.
+    private var writtenTargets = Set<ObjectID>()
+    /// Destination entities a lookup finds among objects made one per source object.
+    private var indexedTargets = Set<String>()
     private var nextDistinctKey: [String: Int64] = [:]
-    /// Source entity name to the destination entity its objects become (same keys).
-    private let destinationOf: [String: String]
+    /// Source entity name to every destination entity made one per its objects (same keys;
+    /// two or more when a mapping splits an entity).
+    private let destinationsOf: [String: [String]]
     /// The values the step's objects took, per owner entity and uniqueness constraint (as
     /// the constraint compares them): the step checks uniqueness itself, across batches,
     /// as it writes a file no one else sees yet (the store, asked per batch, read every row
@@ -32,26 +41,40 @@ struct StepWriter {
         self.mapping = mapping
         self.store = store
         self.batchSize = batchSize
-        var map: [String: String] = [:]
+        var all: [String: [String]] = [:]
         for entityMapping in mapping.entityMappings where entityMapping.distinctBy == nil {
-            map[entityMapping.sourceEntity] = entityMapping.destinationEntity
+            all[entityMapping.sourceEntity, default: []].append(entityMapping.destinationEntity)
         }
-        destinationOf = map
+        destinationsOf = all
     }
 
     private func destinationID(_ entity: String, _ key: Int64) -> ObjectID {
         ObjectID(entityName: entity, storeIdentifier: store.identifier, key: .permanent(key))
     }
 
+    /// Indexes an object that will be made one per source object (no distinctBy), with the
+    /// value its `key` attribute will take, so a lookup finds it before it is written (the
+    /// first object of a value wins, as for distinct objects).
+    mutating func indexLookupTarget(entity: String, key: String, value: Value, sourceKey: Int64) {
+        indexedTargets.insert(entity)
+        guard !value.isNull, lookupIndex[entity]?[key]?[value] == nil else { return }
+        lookupIndex[entity, default: [:]][key, default: [:]][value] = destinationID(entity, sourceKey)
+    }
+
     /// The slot of a relationship of the object being migrated. `lookupValue` is the
-    /// compiled value expression of a `.lookup` mapping (compiled once per step, not per object).
+    /// compiled value expression of a `.lookup` mapping (compiled once per step, not per
+    /// object); `ownEntity` is the destination entity of the object being made.
     mutating func relationshipSlot(_ relationship: RelationshipDescription, _ relationshipMapping: RelationshipMapping, lookupValue: ExpressionClosure?,
-                                   source: ManagedObject, scope: EvaluationScope) throws -> SlotValue {
+                                   source: ManagedObject, ownEntity: String, scope: EvaluationScope) throws -> SlotValue {
         var targets: [ObjectID] = []
         switch relationshipMapping {
         case .copy(let name):
             for id in try source.objectIDs(forRelationship: name) {
-                guard let entity = destinationOf[id.entityName], let key = id.primaryKey else { continue }
+                // Of the entities the source object's entity becomes (two when a mapping splits
+                // it), the one this relationship points at.
+                let made = destinationsOf[id.entityName] ?? []
+                guard let entity = made.first(where: { mapping.destination.entity(named: $0)?.isKind(of: relationship.destinationEntityName) == true }) ?? made.first,
+                      let key = id.primaryKey else { continue }
                 targets.append(destinationID(entity, key))
             }
         case .lookup(let entity, let key, _):
@@ -59,7 +82,19 @@ struct StepWriter {
             let value = try lookupValue(source, scope).sortValue
             if let target = lookupIndex[entity]?[key]?[value] {
                 targets.append(target)
-                if let sourceKey = source.objectID.primaryKey, let ownEntity = destinationOf[source.objectID.entityName],
+                if held[target] == nil, let sourceKey = source.objectID.primaryKey, let inverseName = relationship.inverseName,
+                   let targetEntity = mapping.destination.entity(named: entity), let inverseSlot = targetEntity.slot(of: inverseName),
+                   let inverse = targetEntity.properties[inverseSlot].relationship, !(inverse.isDerivedFromInverse && inverse.isToMany) {
+                    // An object made one per source object, not written yet: it takes its
+                    // inverse reference when it is.
+                    let me = destinationID(ownEntity, sourceKey)
+                    if writtenTargets.contains(target) {
+                        failures.append("\(ownEntity) \(sourceKey).\(relationship.name): its lookup found \(entity) \(target.primaryKey ?? 0), already written without the inverse \(inverseName); map \(entity) after \(ownEntity) (lookups between entities made one per source object must not go both ways)")
+                    } else {
+                        pendingInverse[target, default: []].append((inverseSlot, me))
+                    }
+                }
+                if let sourceKey = source.objectID.primaryKey,
                     let inverseName = relationship.inverseName, case (let targetEntity, var slots)? = held.removeValue(forKey: target)
                 {
                     if let inverseSlot = targetEntity.slot(of: inverseName) {
@@ -86,6 +121,19 @@ struct StepWriter {
     mutating func add(entity: EntityDescription, key: Int64?, slots: [SlotValue]) throws {
         if let key {
             let id = destinationID(entity.name, key)
+            var slots = slots
+            if indexedTargets.contains(entity.name) {
+                writtenTargets.insert(id)
+                for (slot, other) in pendingInverse.removeValue(forKey: id) ?? [] {
+                    switch slots[slot] {
+                    case .toMany(var ids):
+                        if !ids.contains(other) { ids.append(other) }
+                        slots[slot] = .toMany(ids)
+                    case .toOne(nil): slots[slot] = .toOne(other)
+                    default: break
+                    }
+                }
+            }
             validate(entity: entity, id: id, slots: slots)
             checkUniqueness(entity: entity, id: id, slots: slots)
             pending.inserted.append(StoredRow(objectID: id, version: 1, slots: Self.storable(entity, slots)))
@@ -134,10 +182,12 @@ struct StepWriter {
         }
         try flush()
         guard let sourceMetadata, let metadata = store.metadata else { return }
-        for (source, destination) in destinationOf {
-            let wanted = sourceMetadata.nextKey(for: source)
-            let have = metadata.nextKey(for: destination)
-            if wanted > have { _ = try store.allocateKeys(count: Int(wanted - have), entityName: destination) }
+        for (source, destinations) in destinationsOf {
+            for destination in destinations {
+                let wanted = sourceMetadata.nextKey(for: source)
+                let have = store.metadata?.nextKey(for: destination) ?? metadata.nextKey(for: destination)
+                if wanted > have { _ = try store.allocateKeys(count: Int(wanted - have), entityName: destination) }
+            }
         }
     }
 

@@ -388,8 +388,39 @@ public struct StoreMigrator: Sendable {
         var done = 0
         progress(0)
 
-        // Entities made from distinct values come first, so lookups can find them.
-        let ordered = mapping.entityMappings.filter { $0.distinctBy != nil } + mapping.entityMappings.filter { $0.distinctBy == nil }
+        // Entities made from distinct values come first, so lookups can find them; entities
+        // made one per source object that a lookup finds come last, after the objects whose
+        // lookups give them their inverse references, and are indexed first by the value
+        // their key attribute will take (before, such a lookup found nothing: a silent nil).
+        var lookedUp = Set<[String]>()
+        for entityMapping in mapping.entityMappings {
+            for case .lookup(let entity, let key, _) in entityMapping.relationships.values { lookedUp.insert([entity, key]) }
+        }
+        let perSource = mapping.entityMappings.filter { $0.distinctBy == nil }
+        let found = perSource.filter { target in lookedUp.contains { $0[0] == target.destinationEntity } }
+        for target in found {
+            guard let destinationEntity = mapping.destination.entity(named: target.destinationEntity),
+                  let sourceEntity = mapping.source.entity(named: target.sourceEntity) else { continue }
+            for pair in lookedUp where pair[0] == target.destinationEntity {
+                guard let attribute = destinationEntity.attribute(named: pair[1]), let valueMapping = target.attributes[pair[1]] else { continue }
+                let reader: ExpressionClosure
+                switch valueMapping {
+                case .copy(let name): reader = compiler.compile(.keyPath(.evaluatedObject, [name]), entity: sourceEntity)
+                case .expression(let e): reader = Self.compileWithSource(e, compiler: compiler, entity: sourceEntity)
+                }
+                for id in try sourceStore.objectIDs(ofEntity: sourceEntity.name) {
+                    guard let sourceKey = id.primaryKey else { continue }
+                    let object = try context.existingObject(with: id)
+                    let scope = EvaluationScope(now: Date(), variables: ["source": .object(object)])
+                    let value = try Self.convert(try reader(object, scope).sortValue, to: attribute, entity: destinationEntity.name)
+                    writer.indexLookupTarget(entity: destinationEntity.name, key: pair[1], value: value, sourceKey: sourceKey)
+                }
+                context.reset()
+            }
+        }
+        let foundNames = Set(found.map(\.destinationEntity))
+        let ordered = mapping.entityMappings.filter { $0.distinctBy != nil } + perSource.filter { !foundNames.contains($0.destinationEntity) }
+            + perSource.filter { foundNames.contains($0.destinationEntity) }
         for entityMapping in ordered {
             guard let destinationEntity = mapping.destination.entity(named: entityMapping.destinationEntity),
                 let sourceEntity = mapping.source.entity(named: entityMapping.sourceEntity)
@@ -436,7 +467,8 @@ public struct StoreMigrator: Sendable {
                         if let attribute = fill.attribute, let reader = fill.reader {
                             slots[fill.slot] = .value(try Self.convert(try reader(object, scope).sortValue, to: attribute, entity: destinationEntity.name))
                         } else if let (relationship, relationshipMapping, lookupValue) = fill.relationship {
-                            slots[fill.slot] = try writer.relationshipSlot(relationship, relationshipMapping, lookupValue: lookupValue, source: object, scope: scope)
+                            slots[fill.slot] = try writer.relationshipSlot(relationship, relationshipMapping, lookupValue: lookupValue, source: object,
+                                                                           ownEntity: destinationEntity.name, scope: scope)
                         }
                     }
                     let key: Int64? = entityMapping.distinctBy == nil ? id.primaryKey : nil

@@ -108,6 +108,15 @@ public final class SyncEngine {
 
     let coordinator: PersistentStoreCoordinator
     let mapping: any SyncMapping
+
+    /// The model's entities whose objects do not travel, having no UUID attribute (the sync
+    /// state's entity aside): each sync names them in its report's warnings too.
+    ///
+    /// ```swift
+    /// let engine = try SyncEngine(coordinator: coordinator, remote: remote)
+    /// print(engine.entitiesNotSynced)   // ["Draft"]: drafts stay on this machine
+    /// ```
+    public var entitiesNotSynced: [String] { mapping.entitiesNotSynced }
     let server: any SyncServer
     let clock: () -> Date
 
@@ -280,6 +289,10 @@ public final class SyncEngine {
     /// runs those calls.
     public func sync(progress: ((SyncProgress) -> Void)? = nil) throws -> SyncReport {
         var report = SyncReport()
+        let localOnly = mapping.entitiesNotSynced
+        if !localOnly.isEmpty {
+            report.warnings.append("objects of \(localOnly.joined(separator: ", ")) stay on this replica: \(localOnly.count == 1 ? "the entity has" : "these entities have") no UUID attribute to travel by (nor do relationships to them)")
+        }
         let context = newContext()
         var (state, stateObject) = try readState(context)
         if state.server != server.identity {

@@ -60,6 +60,9 @@ package struct SyncStateEntity: Sendable {
 package protocol SyncMapping {
     /// The entity that holds the sync state (``SyncStateEntity``).
     var stateEntity: SyncStateEntity { get }
+    /// Entities of the model whose objects do not travel (no UUID attribute), named in
+    /// every sync's warnings rather than left out without a word.
+    var entitiesNotSynced: [String] { get }
     /// The key set to the time of a task's latest local change, as Taskwarrior's
     /// `modified` (nil: none).
     var modifiedKey: String? { get }
@@ -80,4 +83,8 @@ package protocol SyncMapping {
 
 extension SyncMapping {
     package func finishWrites(in context: ManagedObjectContext) throws -> [String] { [] }
+}
+
+extension SyncMapping {
+    package var entitiesNotSynced: [String] { [] }
 }

@@ -35,6 +35,8 @@ package final class UUIDSyncMapping: SyncMapping {
 
     let model: ManagedObjectModel
     let plans: [String: Plan]
+    /// Entities without the UUID attribute (but the state's): their objects stay local.
+    package let entitiesNotSynced: [String]
     /// The entities whose fetches (with their subentities) reach every object that travels.
     let roots: [String]
 
@@ -74,6 +76,7 @@ package final class UUIDSyncMapping: SyncMapping {
         }
         guard !plans.isEmpty else { throw SyncMappingError(reason: "no entity has a UUID attribute named \(uuidAttribute)") }
         self.plans = plans
+        entitiesNotSynced = model.entities.filter { !$0.isAbstract && $0.name != stateEntity.name && plans[$0.name] == nil }.map(\.name).sorted()
         roots = plans.keys.filter { name in model.entity(named: name)?.parentName.map { plans[$0] == nil } ?? true }.sorted()
     }
 
