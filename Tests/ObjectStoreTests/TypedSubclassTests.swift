@@ -83,3 +83,32 @@ final class MistypedTask: ManagedObject {
         }
     }
 }
+
+/// A class with behaviour over a base class, as the model plugin generates and the user
+/// subclasses.
+class BaseLocation: ManagedObject {
+    @Attribute var name: String
+}
+
+final class BusyLocation: BaseLocation {
+    override func awakeFromInsert() {
+        super.awakeFromInsert()
+        name = "busy"
+    }
+}
+
+@Suite struct SubclassRegistrationTests {
+    /// Registering the base classes (the generated `register(in:)`) after the user's subclass
+    /// keeps the subclass: before, it was replaced without a word and its behaviour was lost.
+    @Test func registeringTheBaseClassAfterTheSubclassKeepsTheSubclass() throws {
+        let coordinator = TestModel.coordinator()
+        try coordinator.register(BusyLocation.self, forEntityName: "Location")
+        try coordinator.register(BaseLocation.self, forEntityName: "Location")
+        let context = ManagedObjectContext(coordinator: coordinator)
+        let location = try context.insertObject(entityName: "Location")
+        #expect(location is BusyLocation && location["name"] == "busy")
+        // Any other class registered later replaces it.
+        try coordinator.register(TypedLocation.self, forEntityName: "Location")
+        #expect(try context.insertObject(entityName: "Location") is TypedLocation)
+    }
+}

@@ -186,11 +186,19 @@ extension PersistentStoreCoordinator {
         }
     }
 
-    /// Looks at the store once and tells observers what others committed since.
+    /// Looks at the store once and tells observers what others committed since. Under the
+    /// save lock: between a save's commit and its noting as this coordinator's own, the poll
+    /// took it for another process's (a merged save delivered twice).
     func pollRemoteChanges() {
-        guard let last = try? store.historyBounds().last else { return }
+        guard let change = withSaveLock({ remoteChangeSinceLastPoll() }) else { return }
+        let observers = remoteWatch.withLock { Array($0.observers.values) }
+        for observer in observers { observer(change) }
+    }
+
+    private func remoteChangeSinceLastPoll() -> RemoteChange? {
+        guard let last = try? store.historyBounds().last else { return nil }
         let seen = remoteWatch.withLock { $0.seen }
-        guard last > seen else { return }
+        guard last > seen else { return nil }
         let found: [HistoryTransaction]
         do {
             found = try store.history(after: seen, since: nil)
@@ -198,15 +206,14 @@ extension PersistentStoreCoordinator {
             // Deleted before it was seen: what is left is reported.
             found = (try? store.history(after: nil, since: nil)) ?? []
         }
-        let (remote, observers): ([HistoryTransaction], [@Sendable (RemoteChange) -> Void]) = remoteWatch.withLock { watch in
+        let remote: [HistoryTransaction] = remoteWatch.withLock { watch in
             let remote = found.filter { $0.number > watch.seen && $0.number <= last && !watch.own.contains($0.number) }
             watch.own = watch.own.filter { $0 > last }
             watch.seen = max(watch.seen, last)
-            return (remote, Array(watch.observers.values))
+            return remote
         }
-        guard !remote.isEmpty else { return }
-        let change = RemoteChange(token: HistoryToken(storeIdentifier: store.identifier, transactionNumber: last), transactions: remote)
-        for observer in observers { observer(change) }
+        guard !remote.isEmpty else { return nil }
+        return RemoteChange(token: HistoryToken(storeIdentifier: store.identifier, transactionNumber: last), transactions: remote)
     }
 }
 

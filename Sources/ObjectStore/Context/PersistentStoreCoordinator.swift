@@ -220,7 +220,14 @@ public final class PersistentStoreCoordinator: Sendable {
 
     /// Registers a Swift subclass for an entity: objects of the entity (and of sub-entities
     /// without a class of their own) are instances of it. The subclass's typed properties are
-    /// checked against the entity.
+    /// checked against the entity. A class registered for the entity before that is a
+    /// subclass of `type` stays (the generated classes' `register(in:)` after your own
+    /// `MyNote: NotesModel.Note` keeps `MyNote`); any other is replaced.
+    ///
+    /// ```swift
+    /// try coordinator.register(MyNote.self, forEntityName: "Note")
+    /// try NotesModel.register(in: coordinator)   // Note objects are still MyNote
+    /// ```
     ///
     /// - Throws: `ObjectStoreError.unknownEntity(_:suggestion:)` or
     ///   `ObjectStoreError.classMismatch(entity:problems:)`.
@@ -230,7 +237,20 @@ public final class PersistentStoreCoordinator: Sendable {
         }
         let problems = TypedPropertyRegistry.check(type, against: entity)
         guard problems.isEmpty else { throw ObjectStoreError.classMismatch(entity: name, problems: problems) }
-        registrations.withLock { $0.classes[name] = type }
+        registrations.withLock { registrations in
+            if let existing = registrations.classes[name], Self.isSubclass(existing, of: type) { return }
+            registrations.classes[name] = type
+        }
+    }
+
+    /// Whether `type` is `base` or inherits from it.
+    static func isSubclass(_ type: AnyClass, of base: AnyClass) -> Bool {
+        var current: AnyClass? = type
+        while let candidate = current {
+            if ObjectIdentifier(candidate) == ObjectIdentifier(base) { return true }
+            current = _getSuperclass(candidate)
+        }
+        return false
     }
 
     /// The class objects of an entity are made with.
