@@ -82,6 +82,20 @@ extension ManagedObjectContext {
     /// // [["location.name": "Home", "n": 2], ...]
     /// ```
     public func fetchGroups(_ request: FetchRequest, groupBy: [String], aggregates: [PropertyAggregate]) throws -> [[String: Value]] {
+        // A sum or average of what is not a number is refused before anything is read,
+        // naming the aggregate and its key path (it failed on the first value before).
+        let entityName = request.entityName
+        if model.entity(named: entityName) != nil {
+            let checker = PredicateTypeChecker(model: model)
+            for aggregate in aggregates where aggregate.function == .sum || aggregate.function == .average {
+                let type = try checker.type(of: try ObjectExpression(aggregate.keyPath), on: entityName).element
+                switch type {
+                case .number, .unknown, .null: continue
+                default:
+                    throw PredicateTypeError(message: "the aggregate \(aggregate.name) (\(aggregate.function.rawValue) of \(entityName).\(aggregate.keyPath)) adds up numbers, and \(aggregate.keyPath) is \(type)", key: aggregate.keyPath)
+                }
+            }
+        }
         let executor = FetchExecutor(context: self, request: request)
         let entity = try executor.entity()
         // Per group its key, and per aggregate a running fold of the values met so far (in

@@ -35,7 +35,7 @@ public indirect enum PredicateType: Sendable, Hashable, CustomStringConvertible 
     }
 
     /// The element type of a collection, or the type itself.
-    var element: PredicateType {
+    package var element: PredicateType {
         if case .collection(let e) = self { return e }
         return self
     }
@@ -71,6 +71,11 @@ public struct PredicateTypeError: Error, Sendable, Hashable, CustomStringConvert
     public var key: String?
 
     public var description: String { message }
+
+    package init(message: String, key: String? = nil) {
+        self.message = message
+        self.key = key
+    }
 
     /// The 1-based column of ``key`` in `text`, when it occurs there.
     public func column(in text: String) -> Int? {
@@ -253,7 +258,13 @@ public struct PredicateTypeChecker: Sendable {
             switch key {
             case "@count": return .number
             case "@sum", "@avg":
-                _ = try follow(rest, from: base, fullPath: fullPath)
+                // Numbers only: `@avg.name` of strings failed at evaluation ("cannot compute 0 + ...").
+                let folded = try follow(rest, from: base, fullPath: fullPath).element
+                switch folded {
+                case .number, .unknown, .null: break
+                default:
+                    throw PredicateTypeError(message: "\(key) in \(fullPath.joined(separator: ".")) adds up numbers, and \(rest.joined(separator: ".")) is \(folded)", key: rest.last ?? key)
+                }
                 return .number
             case "@min", "@max": return try follow(rest, from: base, fullPath: fullPath).element
             case "@distinctUnionOfObjects":
