@@ -118,7 +118,7 @@ public final class PersistentStoreCoordinator: Sendable {
     }
 
     /// Drops the history up to its last transaction that does not decode (damage that
-    /// checksums cannot catch, such as a forged record, which makes ``fetchHistory(after:)``
+    /// checksums cannot catch, such as a forged record, which makes `fetchHistory(after:authors:entities:)`
     /// fail and undo stop), then compacts: the objects stay exactly as they are, the history
     /// starts after the damage. ``checkIntegrity()`` reports such a transaction.
     ///
