@@ -282,3 +282,60 @@ struct EntitiesNotSyncedTests {
         }
     }
 }
+
+/// Objects with a uniqueness constraint made on two replicas (a Folder "Finance" on each,
+/// with different UUIDs): every replica ends with one Folder under one UUID (the smaller),
+/// notes filed in either one before the sync are in it, and so are notes filed later, on
+/// three replicas and a fourth that joins afterwards. Before, each replica merged locally
+/// under its own UUID, a note filed later arrived without its folder, and the replicas
+/// stayed different for good.
+struct UniqueValuesConvergeTests {
+    static let schema = UUIDSyncMappingTests.schema
+        .replacingOccurrences(of: #""relationships": [{ "name": "notes", "destination": "Note", "inverse": "folder", "toMany": true, "deleteRule": "nullify" }] },"#,
+                              with: #""relationships": [{ "name": "notes", "destination": "Note", "inverse": "folder", "toMany": true, "deleteRule": "nullify" }], "uniquenessConstraints": [["name"]] },"#)
+        .replacingOccurrences(of: #"{ "name": "clockFloor", "type": "date" }"#, with: #"{ "name": "clockFloor", "type": "date" }, { "name": "aliases", "type": "string" }"#)
+
+    @Test func aFolderMadeOnTwoReplicasIsOneEverywhere() async throws {
+        #expect(Self.schema.contains(#""uniquenessConstraints": [["name"]]"#) && Self.schema.contains(#""aliases""#))
+        let model = try ManagedObjectModel(schema: Self.schema, file: "notes")
+        let server = BucketSyncServer(bucket: MemoryBucket(), key: Array(repeating: 7, count: 32), random: { 255 })
+        try await UUIDSyncMappingTests().onThread {
+            let a = try UUIDSyncMappingTests.Replica(model: model, server: server)
+            let b = try UUIDSyncMappingTests.Replica(model: model, server: server)
+            let c = try UUIDSyncMappingTests.Replica(model: model, server: server)
+            // Each of A and B makes Finance and files a note in it, offline.
+            for (replica, title) in [(a, "from A"), (b, "from B")] {
+                let folder = try replica.insert("Folder", ["name": "Finance"])
+                let note = try replica.insert("Note", ["title": .string(title)])
+                try note.setObject(folder, forKey: "folder")
+                try replica.context.save()
+            }
+            try a.sync()
+            try c.sync()
+            try b.sync()
+            try a.sync()
+            try c.sync()
+            // Notes filed later on each replica, in the Finance it has.
+            for (replica, title) in [(a, "later A"), (b, "later B"), (c, "later C")] {
+                replica.context.reset()
+                let finance = try #require(try replica.context.fetch(FetchRequest(entityName: "Folder")).first)
+                let note = try replica.insert("Note", ["title": .string(title)])
+                try note.setObject(finance, forKey: "folder")
+                try replica.context.save()
+            }
+            for replica in [a, b, c, a, b] { try replica.sync() }
+            let d = try UUIDSyncMappingTests.Replica(model: model, server: server)
+            try d.sync()
+            let dumps = try [a, b, c, d].map { try $0.dump() }
+            for (index, dump) in dumps.enumerated() {
+                let folders = dump.values.filter { $0.hasPrefix("Folder ") }
+                #expect(folders.count == 1, "replica \(index): \(folders)")
+                let notes = dump.values.filter { $0.hasPrefix("Note ") }
+                #expect(notes.count == 5, "replica \(index): \(notes)")
+                let folderUUID = dump.first { $0.value.hasPrefix("Folder ") }?.key.lowercased() ?? "?"
+                #expect(notes.allSatisfy { $0.lowercased().contains("folder=\(folderUUID)") }, "replica \(index): \(notes)")
+                #expect(dump == dumps[0], "replica \(index) differs")
+            }
+        }
+    }
+}

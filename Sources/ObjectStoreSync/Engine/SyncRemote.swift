@@ -86,7 +86,8 @@ extension SyncEngine {
     /// model needs an entity named `stateEntity` with the attributes `server` (string),
     /// `baseVersion` (uuid), `syncedTransaction` (int64, not optional, default 0),
     /// `lastSync` (date) and `clockFloor` (date): where this replica stands, saved in the
-    /// same commit as what a sync applies.
+    /// same commit as what a sync applies; and optionally `aliases` (string), where the UUIDs
+    /// of objects made on two replicas with the same unique values are kept as one.
     ///
     /// The remote is opened at the first sync (a bucket's salt read, a clone made).
     ///

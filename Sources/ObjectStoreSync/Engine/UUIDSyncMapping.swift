@@ -84,6 +84,14 @@ package final class UUIDSyncMapping: SyncMapping {
 
     private weak var cachedContext: ManagedObjectContext?
     private var byUUID: [UUID: ManagedObject] = [:]
+    /// UUIDs of objects made on two replicas with the same unique values, to the UUID every
+    /// replica keeps for them (the smaller): a reference to either reaches the one object.
+    /// Kept in the sync state's `aliases` attribute when the model has it (one "LOSER WINNER"
+    /// pair a line), so references that arrive in later syncs resolve too.
+    private var aliases: [UUID: UUID] = [:]
+    /// Per entity and uniqueness constraint of attributes that travel: the object holding
+    /// each tuple of values, to find the local twin of an object received.
+    private var uniqueIndex: [String: [[String]: [[Value]: ManagedObject]]] = [:]
     /// To-many keys received for objects not there yet, set once every object of the batch is.
     private var pendingLinks: [(object: ManagedObject, relationship: String, targets: [UUID])] = []
     private var pendingToOne: [(object: ManagedObject, relationship: String, target: UUID)] = []
@@ -91,9 +99,17 @@ package final class UUIDSyncMapping: SyncMapping {
     private func load(_ context: ManagedObjectContext) throws {
         guard cachedContext !== context else { return }
         byUUID = [:]
+        uniqueIndex = [:]
         for root in roots {
             for object in try context.fetch(FetchRequest(entityName: root)) where plans[object.entity.name] != nil {
                 if case .uuid(let uuid) = object[uuidAttribute] { byUUID[uuid] = object }
+                index(object)
+            }
+        }
+        if let state = try stateObject(in: context), case .string(let text) = state["aliases"] {
+            for line in text.split(separator: "\n") {
+                let pair = line.split(separator: " ")
+                if pair.count == 2, let loser = UUID(uuidString: String(pair[0])), let winner = UUID(uuidString: String(pair[1])) { aliases[loser] = winner }
             }
         }
         pendingLinks = []
@@ -103,6 +119,66 @@ package final class UUIDSyncMapping: SyncMapping {
 
     private func uuid(of object: ManagedObject) -> UUID? {
         if case .uuid(let uuid) = object[uuidAttribute] { return uuid }
+        return nil
+    }
+
+    /// The object a received UUID names: its own, or the one it was merged into.
+    private func resolved(_ uuid: UUID) -> ManagedObject? {
+        var current = uuid
+        for _ in 0..<8 {
+            if let object = byUUID[current] { return object }
+            guard let next = aliases[current] else { return nil }
+            current = next
+        }
+        return nil
+    }
+
+    /// The uniqueness constraints of an entity made of attributes that travel.
+    private func travellingConstraints(of entity: EntityDescription) -> [[String]] {
+        guard let plan = plans[entity.name] else { return [] }
+        let names = Set(plan.attributes.map(\.name))
+        return entity.uniquenessConstraints.filter { !$0.isEmpty && $0.allSatisfy(names.contains) }
+    }
+
+    private func index(_ object: ManagedObject) {
+        for constraint in travellingConstraints(of: object.entity) {
+            let values = constraint.map { object[$0] }
+            guard !values.contains(where: \.isNull) else { continue }
+            uniqueIndex[object.entity.name, default: [:]][constraint, default: [:]][values] = object
+        }
+    }
+
+    private func stateObject(in context: ManagedObjectContext) throws -> ManagedObject? {
+        guard model.entity(named: stateEntity.name)?.attribute(named: "aliases")?.type == .string else { return nil }
+        return try context.fetch(FetchRequest(entityName: stateEntity.name)).first
+    }
+
+    /// Records that `loser` is now `winner`, in the sync state when the model keeps it.
+    private func alias(_ loser: UUID, to winner: UUID, in context: ManagedObjectContext) throws {
+        aliases[loser] = winner
+        guard let state = try stateObject(in: context) else { return }
+        let text = aliases.sorted { $0.key.uuidString < $1.key.uuidString }
+            .map { "\($0.key.uuidString.lowercased()) \($0.value.uuidString.lowercased())" }.joined(separator: "\n")
+        try state.setValue(.string(text), forKey: "aliases")
+    }
+
+    /// A local object with the unique values a received new object has: made on two replicas
+    /// (a Department "Finance" on each). Every replica keeps the one of the smaller UUID, so
+    /// they all end with one object under one UUID, whatever order they sync in.
+    private func twin(of entityName: String, properties: [String: String]) -> ManagedObject? {
+        guard let entity = model.entity(named: entityName) else { return nil }
+        for constraint in travellingConstraints(of: entity) {
+            var values: [Value] = []
+            for name in constraint {
+                guard let attribute = entity.attribute(named: name), let text = properties[name], let value = Self.value(text, as: attribute.type) else { break }
+                values.append(value)
+            }
+            guard values.count == constraint.count else { continue }
+            // The entity's own index, or an ancestor's whose constraint it inherits.
+            for owner in [entity.name] + entity.ancestorNames {
+                if let object = uniqueIndex[owner]?[constraint]?[values], !object.isDeleted { return object }
+            }
+        }
         return nil
     }
 
@@ -164,7 +240,7 @@ package final class UUIDSyncMapping: SyncMapping {
 
     package func write(_ properties: [String: String]?, for uuid: UUID, in context: ManagedObjectContext) throws -> [String] {
         try load(context)
-        let existing = byUUID[uuid].flatMap { $0.isDeleted ? nil : $0 }
+        let existing = resolved(uuid).flatMap { $0.isDeleted ? nil : $0 }
         guard let properties else {
             if let existing { context.delete(existing) }
             byUUID[uuid] = nil
@@ -179,9 +255,22 @@ package final class UUIDSyncMapping: SyncMapping {
             guard let entityName = properties[Self.entityKey], plans[entityName] != nil, model.entity(named: entityName)?.isAbstract == false else {
                 return ["\(name): no entity of this model to make it as (\(Self.entityKey) is '\(properties[Self.entityKey] ?? "")'); not kept"]
             }
-            object = try context.insertObject(entityName: entityName)
-            try object.setValue(.uuid(uuid), forKey: uuidAttribute)
-            byUUID[uuid] = object
+            if let twin = twin(of: entityName, properties: properties), let local = self.uuid(of: twin), local != uuid {
+                // The same unique values made on two replicas: one object, under the smaller UUID.
+                let (winner, loser) = uuid.uuidString.lowercased() < local.uuidString.lowercased() ? (uuid, local) : (local, uuid)
+                if winner == uuid {
+                    try twin.setValue(.uuid(uuid), forKey: uuidAttribute)
+                    byUUID[local] = nil
+                }
+                byUUID[winner] = twin
+                try alias(loser, to: winner, in: context)
+                warnings.append("\(name): a \(entityName) with the same unique values was made on another replica (\(local.uuidString.lowercased()) here); both are one object now, \(winner.uuidString.lowercased()), on every replica")
+                object = twin
+            } else {
+                object = try context.insertObject(entityName: entityName)
+                try object.setValue(.uuid(uuid), forKey: uuidAttribute)
+                byUUID[uuid] = object
+            }
         }
         guard let plan = plans[object.entity.name] else { return [] }
         var known: Set<String> = [Self.entityKey]
@@ -199,6 +288,7 @@ package final class UUIDSyncMapping: SyncMapping {
             }
             if object[attribute.name] != value { try object.setValue(value, forKey: attribute.name) }
         }
+        index(object)
         for relationship in plan.toOne {
             known.insert(relationship.name)
             if let text = properties[relationship.name] {
@@ -231,7 +321,7 @@ package final class UUIDSyncMapping: SyncMapping {
     package func finishWrites(in context: ManagedObjectContext) throws -> [String] {
         var warnings: [String] = []
         for (object, relationship, target) in pendingToOne where !object.isDeleted {
-            guard let destination = byUUID[target], !destination.isDeleted else {
+            guard let destination = resolved(target), !destination.isDeleted else {
                 warnings.append("\(uuid(of: object)?.uuidString.lowercased() ?? "?"): \(relationship) names \(target.uuidString.lowercased()), which this replica does not have; left empty")
                 if try object.object(forKey: relationship) != nil { try object.setObject(nil, forKey: relationship) }
                 continue
@@ -239,7 +329,7 @@ package final class UUIDSyncMapping: SyncMapping {
             if try object.object(forKey: relationship) !== destination { try object.setObject(destination, forKey: relationship) }
         }
         for (object, relationship, targets) in pendingLinks where !object.isDeleted {
-            let wanted = targets.compactMap { byUUID[$0] }.filter { !$0.isDeleted }
+            let wanted = targets.compactMap { resolved($0) }.filter { !$0.isDeleted }
             let current = try object.objects(forKey: relationship)
             if Set(current.map(ObjectIdentifier.init)) != Set(wanted.map(ObjectIdentifier.init)) { try object.setObjects(wanted, forKey: relationship) }
         }
