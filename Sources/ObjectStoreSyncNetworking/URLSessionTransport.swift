@@ -16,6 +16,9 @@ package struct URLSessionTransport: HTTPTransport {
     package let idleTimeout: TimeInterval
     /// The largest answer taken.
     package let answerLimit: Int
+    /// One session for the transport's requests (a session per request left each one's
+    /// connections and dispatch sources behind).
+    private let box: SessionBox
 
     /// A transport that keeps nothing: no cookies, and no response cache (Foundation's
     /// would make a folder in the user's cache directory).
@@ -23,6 +26,7 @@ package struct URLSessionTransport: HTTPTransport {
         self.deadline = deadline
         self.idleTimeout = idleTimeout
         self.answerLimit = answerLimit
+        box = SessionBox(deadline: deadline, idleTimeout: idleTimeout)
     }
 
     package func send(_ request: HTTPRequest) async throws -> HTTPResponse {
@@ -33,14 +37,10 @@ package struct URLSessionTransport: HTTPTransport {
         urlRequest.httpBody = request.body
         urlRequest.timeoutInterval = idleTimeout
         let collector = AnswerCollector(limit: answerLimit, deadline: deadline, idleTimeout: idleTimeout)
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.urlCache = nil
-        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        configuration.timeoutIntervalForRequest = idleTimeout
-        configuration.timeoutIntervalForResource = deadline
-        let session = URLSession(configuration: configuration, delegate: collector, delegateQueue: nil)
-        defer { session.finishTasksAndInvalidate() }
-        let (data, response) = try await collector.run(session.dataTask(with: urlRequest))
+        let task = box.session.dataTask(with: urlRequest)
+        box.dispatcher.register(collector, for: task.taskIdentifier)
+        defer { box.dispatcher.remove(task.taskIdentifier) }
+        let (data, response) = try await collector.run(task)
         guard let http = response as? HTTPURLResponse else { throw HTTPTransportError(reason: "not an HTTP response") }
         var headers: [String: String] = [:]
         for (name, value) in http.allHeaderFields {
@@ -50,9 +50,52 @@ package struct URLSessionTransport: HTTPTransport {
     }
 }
 
+/// A transport's session and the delegate that hands each task's events to its collector;
+/// the session is invalidated (and lets go of its delegate) when the transport goes.
+private final class SessionBox: @unchecked Sendable {
+    let session: URLSession
+    let dispatcher = TaskDispatcher()
+
+    init(deadline: TimeInterval, idleTimeout: TimeInterval) {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.urlCache = nil
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        configuration.timeoutIntervalForRequest = idleTimeout
+        configuration.timeoutIntervalForResource = deadline
+        session = URLSession(configuration: configuration, delegate: dispatcher, delegateQueue: nil)
+    }
+
+    deinit {
+        session.finishTasksAndInvalidate()
+    }
+}
+
+/// The session's delegate: each task's events go to the collector of its request.
+private final class TaskDispatcher: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    private let lock = NSLock()
+    private var collectors: [Int: AnswerCollector] = [:]
+
+    func register(_ collector: AnswerCollector, for task: Int) { lock.withLock { collectors[task] = collector } }
+    func remove(_ task: Int) { _ = lock.withLock { collectors.removeValue(forKey: task) } }
+    private func collector(_ task: URLSessionTask) -> AnswerCollector? { lock.withLock { collectors[task.taskIdentifier] } }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse, completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
+        guard let collector = collector(dataTask) else { return completionHandler(.cancel) }
+        collector.received(response, task: dataTask, completionHandler: completionHandler)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        collector(dataTask)?.received(data, task: dataTask)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        collector(task)?.completed(error)
+    }
+}
+
 /// Collects one task's answer, stopping it past the size limit or the deadline, and says
 /// which in the error.
-private final class AnswerCollector: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+private final class AnswerCollector: @unchecked Sendable {
     private let lock = NSLock()
     private let limit: Int
     private let deadline: TimeInterval
@@ -94,7 +137,7 @@ private final class AnswerCollector: NSObject, URLSessionDataDelegate, @unchecke
         if first { task.cancel() }
     }
 
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse, completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
+    func received(_ response: URLResponse, task dataTask: URLSessionDataTask, completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
         if response.expectedContentLength > Int64(limit) {
             stop(dataTask, "the server's answer is \(response.expectedContentLength) bytes, more than the \(limit) a sync takes; it was not read")
             completionHandler(.cancel)
@@ -104,7 +147,7 @@ private final class AnswerCollector: NSObject, URLSessionDataDelegate, @unchecke
         completionHandler(.allow)
     }
 
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+    func received(_ data: Data, task dataTask: URLSessionDataTask) {
         let size = lock.withLock { () -> Int in
             guard stopped == nil else { return 0 }
             self.data.append(data)
@@ -115,7 +158,7 @@ private final class AnswerCollector: NSObject, URLSessionDataDelegate, @unchecke
         }
     }
 
-    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+    func completed(_ error: (any Error)?) {
         let (continuation, stopped, data, response) = lock.withLock { () -> (CheckedContinuation<(Data, URLResponse), any Error>?, String?, Data, URLResponse?) in
             finished = true
             let result = (self.continuation, self.stopped, self.data, self.response)

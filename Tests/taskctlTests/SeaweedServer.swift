@@ -39,18 +39,29 @@ final class SeaweedServer: @unchecked Sendable {
     let directory: URL
     let endpoint: URL
 
-    /// Starts the server and waits (up to 60 s) until its bucket answers a signed request.
+    /// Starts the server and waits until its bucket answers a signed request: up to 180 s
+    /// (with the whole suite's processes and a package build beside it on two cores, its
+    /// start passed 60 s), and with new ports, up to three times, when it exits first (a
+    /// port it was given was taken in between by another test's server).
     static func start() async throws -> SeaweedServer {
-        let server = try SeaweedServer()
-        let bucket = server.bucket()
-        let deadline = Date().addingTimeInterval(60)
+        var exits = 0
         while true {
-            if (try? await bucket.list(prefix: "")) != nil { return server }
-            guard Date() < deadline, server.process.isRunning else {
-                server.stop()
-                throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "SeaweedFS did not start"])
+            let server = try SeaweedServer()
+            let bucket = server.bucket()
+            let deadline = Date().addingTimeInterval(180)
+            while server.process.isRunning {
+                if (try? await bucket.list(prefix: "")) != nil { return server }
+                guard Date() < deadline else {
+                    server.stop()
+                    throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "SeaweedFS did not answer within 180 s"])
+                }
+                try await Task.sleep(nanoseconds: 100_000_000)
             }
-            try await Task.sleep(nanoseconds: 100_000_000)
+            server.stop()
+            exits += 1
+            guard exits < 3 else {
+                throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "SeaweedFS exited at start three times"])
+            }
         }
     }
 
