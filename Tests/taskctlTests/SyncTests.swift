@@ -757,11 +757,25 @@ struct SyncTests {
     /// happened (the deadline, `sync.timeout`, or the size bound), with nothing lost, and the
     /// size bound stops reading instead of buffering the answer. Before, the slow ones kept
     /// `sync` waiting for ever, and a 3 GiB body was buffered whole (2 GB, then killed).
-    @Test(arguments: ["silent", "trickle", "endless", "huge"])
-    func aHostileServerCannotHangOrFloodASync(mode: String) throws {
+    /// The same server as an S3 endpoint (`sync.aws.*`): the bucket's requests go through the
+    /// same helper, bounded the same way.
+    @Test(arguments: ["silent", "trickle", "endless", "huge"], [false, true])
+    func aHostileServerCannotHangOrFloodASync(mode: String, asBucket: Bool) throws {
         let server = try HostileServer(mode)
         let a = try replica(try ProtocolServer(), url: server.url)
         let config = a.directory.appendingPathComponent(".config/taskctl/config")
+        if asBucket {
+            try """
+                sync.aws.bucket = tasks
+                sync.aws.region = us-east-1
+                sync.aws.endpoint_url = \(server.url)
+                sync.aws.force_path_style = true
+                sync.aws.access_key_id = AKIDEXAMPLE
+                sync.aws.secret_access_key = hostile-test-key
+                sync.encryption_secret = \(Self.secret)
+
+                """.write(to: config, atomically: true, encoding: .utf8)
+        }
         try (try String(contentsOf: config, encoding: .utf8) + "sync.timeout = 2\n").write(to: config, atomically: true, encoding: .utf8)
         // The tests' helper takes at most 20 MB (the product's bound is 1 GiB).
         a.extraEnvironment["TASKCTL_HTTP_ANSWER_LIMIT"] = "20000000"
@@ -775,6 +789,7 @@ struct SyncTests {
         #expect(result.err.contains(expected), "\(result.err)")
         #expect(try a.texts() == ["Kept"])
         #expect(try a.ok("sync", "--status").contains("not synced yet"))
+        #expect(!result.err.contains("hostile-test-key"))
         // A bad sync.timeout is named with its line.
         try (try String(contentsOf: config, encoding: .utf8) + "sync.timeout = soon\n").write(to: config, atomically: true, encoding: .utf8)
         let refused = try a.run("sync")
