@@ -4,8 +4,9 @@ import ObjectStore
 import ObjectStoreModel
 
 /// To-many relationships of 100,000 objects, at the sizes where searching a list per object
-/// made work quadratic. The time limits guard against a hang, they measure nothing
-/// (docs/performance.md has the figures).
+/// made work quadratic (docs/performance.md has the figures). No time limits: they measured
+/// the machine (a busy one failed a like limit elsewhere at twice the work's usual time),
+/// and a quadratic regression at these sizes runs for hours, which CI's own limit stops.
 @Suite struct LargeRelationshipTests {
     /// One tag on 100,000 tasks: the integrity check asks the tag 100,000 times whether it
     /// points back (3 minutes for a million tasks when each asked searched the list).
@@ -17,7 +18,7 @@ import ObjectStoreModel
         return (context, url)
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test
     func checkingOneTagOnAHundredThousandTasksIsLinear() throws {
         let directory = try TemporaryDirectory()
         let (context, url) = try Self.bulkContext(in: directory)
@@ -32,7 +33,7 @@ import ObjectStoreModel
 
     /// One task given 100,000 tags at once, then a different 50,000 of them: both sides
     /// agree, and setting the same list again changes nothing.
-    @Test(.timeLimit(.minutes(2)))
+    @Test
     func settingAHundredThousandTagsOnOneTaskIsLinear() throws {
         let directory = try TemporaryDirectory()
         let (context, _) = try Self.bulkContext(in: directory)
