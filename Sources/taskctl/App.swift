@@ -117,7 +117,8 @@ final class App {
         // what the sync reads to send removals (a tag taken off, a date cleared).
         try coordinator.trackHistory(HistoryRetention(transactions: historyKept))
         let context = ManagedObjectContext(coordinator: coordinator)
-        if try coordinator.store.objectIDs(ofEntity: "SyncState").isEmpty == false,
+        // Only a command that saves can compact, and so drop history: `list` and `show` skip it.
+        if !readOnly, try coordinator.store.objectIDs(ofEntity: "SyncState").isEmpty == false,
            case .integer(let synced)? = try context.fetch(FetchRequest(entityName: "SyncState")).first?["syncedTransaction"] {
             try coordinator.trackHistory(HistoryRetention(transactions: historyKept, keepingAfter: synced))
         }

@@ -189,7 +189,8 @@ struct ConcurrencyTests {
     }
 
     /// `add --location Home --tag foo` racing `location delete Home` and the deletion of tag
-    /// foo (by undoing the add that made it): each add succeeds, linked to a Home and a foo
+    /// foo (by undoing the add that made it), through a symbolic link and across compactions:
+    /// each add succeeds, linked to a Home and a foo
     /// that exist (the store refuses a link to an object deleted since under its lock, and taskctl
     /// runs the command again, making them anew); `store check`, `list` and `export` pass.
     /// Before, both exited 0 and the new task pointed at a deleted object: `list`, `show` and
@@ -199,8 +200,17 @@ struct ConcurrencyTests {
         let t = try TaskctlRunner(storeName: storeName)
         try t.ok("add", "seed", "--location", "Home")
         let rounds = 12
+        // The deleting loop reaches the store through a symbolic link, and compacts it (a new
+        // file) now and then.
+        let link = t.directory.appendingPathComponent("link-" + storeName)
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: t.store)
         let adds = (0..<rounds).map { ["add", "racer \($0)", "--location", "Home", "--tag", "foo"] }
-        let deletes = (0..<rounds).flatMap { _ in [["location", "delete", "Home"], ["add", "maker", "--location", "Home", "--tag", "foo"], ["undo"]] }
+        var deletes: [[String]] = []
+        for round in 0..<rounds {
+            deletes += [["location", "delete", "Home"], ["add", "maker", "--location", "Home", "--tag", "foo"], ["undo"]]
+            if round % 4 == 3 { deletes.append(["store", "compact"]) }
+        }
+        deletes = deletes.map { ["--store", link.path] + $0 }
         let results = try Self.runLoops(t, [adds, deletes])
         // The adds must all land; the other loop's commands may find nothing to delete or undo.
         #expect(!results[0].1.contains("FAILED"), "\(results[0].1)")

@@ -45,7 +45,7 @@ import Testing
     /// a version added (and later edits of it), an invalid edit (fails the build at its file,
     /// line and column), a file removed (no "missing inputs"), and a build that changed
     /// nothing relinks nothing.
-    @Test(.enabled(if: swift != nil, "needs the swift command"), .timeLimit(.minutes(10)))
+    @Test(.enabled(if: swift != nil, "needs the swift command"))
     func anIncrementallyBuiltPackageEmbedsTheModelAsItIsAtEachBuild() throws {
         let swift = try #require(Self.swift)
         let (root, models, sources) = try Self.userPackage("plugin-user")
@@ -121,7 +121,7 @@ import Testing
     /// notes' tags (`derivedFromInverse`, set and read through the generated properties),
     /// built by SwiftPM and run; and its notes and tags synced between two replicas through a
     /// git repository with ObjectStoreSync.
-    @Test(.enabled(if: swift != nil, "needs the swift command"), .timeLimit(.minutes(10)))
+    @Test(.enabled(if: swift != nil, "needs the swift command"))
     func aUserPackageUsesTheGeneratedClassesWithBehaviour() throws {
         let swift = try #require(Self.swift)
         let (root, models, sources) = try Self.userPackage("plugin-typed")

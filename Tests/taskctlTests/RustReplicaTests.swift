@@ -84,7 +84,7 @@ enum RustReplica {
     """#
 }
 
-@Suite(.enabled(if: ProtocolServer.available, "needs python3 for the test sync server; CI has it"), .timeLimit(.minutes(5)))
+@Suite(.enabled(if: ProtocolServer.available, "needs python3 for the test sync server; CI has it"))
 struct RustReplicaTests {
     /// Syncs the Rust replica at `db` after setting `keys`, returning every task it has.
     func rust(_ db: URL, _ server: ProtocolServer, set keys: [String: [String: String?]] = [:]) throws -> [String: [String: String]] {

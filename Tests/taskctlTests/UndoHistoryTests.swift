@@ -51,7 +51,7 @@ struct UndoHistoryTests {
     @Test(arguments: 0..<20)
     func randomChainsUndoneToTheStartLeaveAnEmptyStore(seed: Int) throws {
         let t = try TaskctlRunner()
-        var random = ChainRandom(state: UInt64(seed) &* 7919 &+ 17)
+        var random = SplitMix(seed: UInt64(seed) &* 7919 &+ 17)
         var exports: [URL] = []
         var trail: [String] = []
         func pending() throws -> [Int] {
@@ -326,17 +326,5 @@ struct UndoHistoryTests {
         let inserted = try #require(fetched.first?.changes.first { $0.entityName == "Task" })
         #expect(inserted.kind == .insert)
         #expect(try ManagedObjectContext(coordinator: coordinator).existingObject(with: inserted.objectID)["title"] == "second")
-    }
-}
-
-/// A small deterministic generator (SplitMix64), so a failing chain replays from its seed.
-struct ChainRandom: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
