@@ -39,30 +39,24 @@ final class SeaweedServer: @unchecked Sendable {
     let directory: URL
     let endpoint: URL
 
-    /// Starts the server and waits until its bucket answers a signed request: up to 180 s
-    /// (with the whole suite's processes and a package build beside it on two cores, its
-    /// start passed 60 s), and with new ports, up to three times, when it exits first (a
-    /// port it was given was taken in between by another test's server).
+    /// Starts the server and waits until its bucket answers a signed request. Each probe may
+    /// take 5 s (a request to a server still starting can hang for the transport's whole idle
+    /// timeout); a server that does not answer within 90 s, or exits first (a port it was
+    /// given was taken in between by another test's server), is started again on new ports,
+    /// up to three times. Beside the suite's other processes and a package build on two
+    /// cores, one start once passed 60 s and another never answered.
     static func start() async throws -> SeaweedServer {
-        var exits = 0
-        while true {
+        for _ in 0..<3 {
             let server = try SeaweedServer()
-            let bucket = server.bucket()
-            let deadline = Date().addingTimeInterval(180)
-            while server.process.isRunning {
-                if (try? await bucket.list(prefix: "")) != nil { return server }
-                guard Date() < deadline else {
-                    server.stop()
-                    throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "SeaweedFS did not answer within 180 s"])
-                }
+            let probe = server.bucket(transport: URLSessionTransport(deadline: 5, idleTimeout: 5))
+            let deadline = Date().addingTimeInterval(90)
+            while server.process.isRunning && Date() < deadline {
+                if (try? await probe.list(prefix: "")) != nil { return server }
                 try await Task.sleep(nanoseconds: 100_000_000)
             }
             server.stop()
-            exits += 1
-            guard exits < 3 else {
-                throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "SeaweedFS exited at start three times"])
-            }
         }
+        throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "SeaweedFS did not answer in three starts of 90 s"])
     }
 
     private init() throws {
@@ -94,9 +88,9 @@ final class SeaweedServer: @unchecked Sendable {
     }
 
     /// The bucket through URLSession, with the server's key (or another).
-    func bucket(secretAccessKey: String = SeaweedServer.secretAccessKey) -> S3Bucket {
+    func bucket(secretAccessKey: String = SeaweedServer.secretAccessKey, transport: URLSessionTransport = URLSessionTransport()) -> S3Bucket {
         S3Bucket(bucket: Self.bucketName, region: nil, endpoint: endpoint, forcePathStyle: false,
-                 credentials: AWSCredentials(accessKeyID: Self.accessKeyID, secretAccessKey: secretAccessKey), transport: URLSessionTransport())
+                 credentials: AWSCredentials(accessKeyID: Self.accessKeyID, secretAccessKey: secretAccessKey), transport: transport)
     }
 
     func stop() {
