@@ -16,6 +16,10 @@ final class App {
     /// The settings file's values (docs/taskctl.md, "Configuration").
     let config: Config
     var output = Output()
+    /// The Taskwarrior filter written before the command (empty when none).
+    var filter = TaskFilter.empty
+    /// A lone word read as a search that looks like a misspelled command (`taskctl lst`).
+    var commandTypo: (word: String, command: String)?
     /// What a command made and no longer needs, left for the process's exit to reclaim:
     /// freeing 100,000 listed tasks' views and cells one by one cost a tenth of `list`.
     var keptUntilExit: [Any] = []

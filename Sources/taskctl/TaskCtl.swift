@@ -25,11 +25,8 @@ enum TaskCtl {
             print("taskctl \(version)")
             return 0
         }
-        // With no command, taskctl lists pending tasks (and says how to start when there are none).
-        let command = words.first ?? "list"
-        let rest = Array(words.dropFirst())
-        if command == "--help" || command == "-h" || command == "help" {
-            if let topic = rest.first {
+        if words.first == "--help" || words.first == "-h" || words.first == "help" {
+            if let topic = words.dropFirst().first {
                 guard let text = Help.text(for: topic) else { return fail(.usage("no help for '\(topic)'; commands: \(commandNames.joined(separator: ", "))")) }
                 print(text)
             } else {
@@ -37,9 +34,34 @@ enum TaskCtl {
             }
             return 0
         }
-        guard commandNames.contains(command) else {
-            let hint = NameHint.closest(to: command, in: commandNames).map { " (did you mean '\($0)'?)" } ?? ""
-            return fail(.usage("unknown command '\(command)'\(hint); see taskctl help"))
+        // Taskwarrior's grammar, [FILTER] COMMAND [WORDS], with rc.NAME=VALUE anywhere.
+        let line: CommandWords
+        let filter: TaskFilter
+        do {
+            line = try CommandWords.read(words, commands: Set(commandNames))
+            if let option = line.filter.first(where: { $0.hasPrefix("--") }) {
+                let hint = line.command.map { " (after '\($0)')" } ?? ""
+                throw CLIError.usage(line.command == nil && line.filter.count == 1 && !option.contains("=")
+                    ? "unknown command '\(option)'; see taskctl help"
+                    : "'\(option)': options go after the command\(hint); see taskctl help")
+            }
+            filter = try TaskFilter.parse(line.filter)
+        } catch {
+            return fail(CLIError.from(error))
+        }
+        // With no command: a filter of ids alone shows those tasks (Taskwarrior's
+        // information report); any other filter, or none, lists.
+        let command = line.command ?? (filter.onlyIdentifiers ? "show" : "list")
+        let rest = line.rest
+        if !filter.isEmpty && !CommandWords.filtered.contains(command) {
+            return fail(.usage("'\(command)' takes no filter before it (\(line.filter.joined(separator: " "))); commands that do: \(CommandWords.filtered.sorted().joined(separator: ", "))"))
+        }
+        // A bare word is a search, as in Taskwarrior; one that looks like a misspelled
+        // command says so beside the list, and is an error when no task mentions it.
+        var typo: (word: String, command: String)?
+        if line.command == nil, filter.identifiers.isEmpty, line.filter.count == 1, !line.filter[0].contains(where: { ":+-/(".contains($0) }),
+           let hint = NameHint.closest(to: line.filter[0], in: commandNames) {
+            typo = (line.filter[0], hint)
         }
         if rest.contains("--help") || rest.contains("-h") {
             print(Help.text(for: command) ?? Help.overview)
@@ -51,7 +73,11 @@ enum TaskCtl {
         for attempt in 1...2 {
             let app: App
             do {
-                app = try App(environment: environment, storePath: storePath, color: color, config: try Config.load(environment: environment))
+                var config = try line.configFile.map { try Config.load(path: $0, environment: environment) } ?? Config.load(environment: environment)
+                for (key, value) in line.overrides { try config.set(key, to: value, at: "rc.\(key)", environment: environment) }
+                app = try App(environment: environment, storePath: storePath, color: color, config: config)
+                app.filter = filter
+                app.commandTypo = typo
                 app.output.writesThrough = true
             } catch {
                 return fail(CLIError.from(error))

@@ -20,7 +20,8 @@ import Testing
         for command in CommandDefinition.all {
             // Its help, its section of the manual, its line (or a mention) in the overview.
             #expect(Help.text(for: command.name) == command.help)
-            #expect(command.help.hasPrefix("usage: taskctl \(command.name)"), "\(command.name)")
+            #expect(["usage: taskctl \(command.name)", "usage: taskctl [FILTER] \(command.name)", "usage: taskctl FILTER \(command.name)"]
+                .contains(where: command.help.hasPrefix), "\(command.name)")
             #expect(page.contains(".SS \(command.name)\n"), "\(command.name)")
             if let synopsis = command.synopsis {
                 #expect(Help.overview.contains("\n  " + synopsis.padding(toLength: 20, withPad: " ", startingAt: 0) + command.summary + "\n"), "\(command.name)")

@@ -58,6 +58,8 @@ final class TaskctlRunner {
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
+        // No answers to a question (a bulk change's), as in a script.
+        process.standardInput = FileHandle.nullDevice
         try process.run()
         return (process, out, err)
     }

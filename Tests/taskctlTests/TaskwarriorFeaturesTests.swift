@@ -155,7 +155,7 @@ struct TaskwarriorFeaturesTests {
         try t.ok("undo")
         #expect(try t.tasks().allSatisfy { $0["priority"] as? String == "none" && ($0["tags"] as? [String])?.isEmpty == true })
         let nothing = try t.run("edit", "--where", "priority == 3", "--priority", "low")
-        #expect(nothing.status == 1 && nothing.err.contains("no pending task matches"))
+        #expect(nothing.status == 1 && nothing.err.contains("no task matches"))
         let both = try t.run("edit", "1", "--where", "priority == 0", "--priority", "low")
         #expect(both.status == 1 && both.err.contains("not both"))
     }

@@ -17,11 +17,14 @@ struct TaskwarriorHabitsTests {
         try t.ok("edit", "1", "-errand", "pri:L")
         let edited = try #require(try t.tasks().first)
         #expect(edited["tags"] as? [String] == ["shopping"] && edited["priority"] as? String == "low")
-        // Filters, and projects are hierarchical.
+        // Filters: project:NAME is every project starting with NAME, as in Taskwarrior
+        // (homework too); taskctl's --project is the project and its subprojects.
         try t.ok("add", "Other", "project:home")
         try t.ok("add", "Elsewhere", "project:homework")
         #expect(try t.texts("+shopping") == ["Buy milk"])
-        #expect(try t.texts("project:home").sorted() == ["Buy milk", "Other"])
+        #expect(try t.texts("project:home").sorted() == ["Buy milk", "Elsewhere", "Other"])
+        #expect(try t.texts("--project", "home").sorted() == ["Buy milk", "Other"])
+        #expect(try t.texts("project.not:home").isEmpty)
         // What taskctl lacks is refused, never stored as text; after -- words are text.
         let depends = try t.run("add", "Later", "depends:1")
         #expect(depends.status == 1 && depends.err.contains("does not have yet"), "\(depends.err)")
@@ -346,10 +349,13 @@ struct TaskwarriorHabitsTests {
         #expect(try texts("-shop") == ["d eod", "d eow", "d sow", "act"])
         #expect(try texts("-OVERDUE", "-shop") == ["d eod", "d eow", "act"])
         #expect(try texts("project.not:work") == ["d yesterday", "d today", "d eod", "d tomorrow", "d eow", "d sow", "act"])
-        #expect(try texts("description.contains:NOW") == ["d now+6d", "d now+8d", "d now-8d"])
+        // Case counts, as Taskwarrior's search.case.sensitive=yes, unless set otherwise.
+        #expect(try texts("description.contains:NOW").isEmpty)
+        #expect(try texts("description.contains:now") == ["d now+6d", "d now+8d", "d now-8d"])
+        #expect(try texts("description.contains:NOW", "rc.search.case.sensitive=no") == ["d now+6d", "d now+8d", "d now-8d"])
         try t.ok("done", "1")
         #expect(try texts("status:completed") == ["d yesterday"])
-        #expect(try t.run("list", "status:sleeping").err.contains("use pending, completed, deleted or waiting"))
+        #expect(try t.run("list", "status:sleeping").err.contains("status is pending, completed, deleted, waiting or recurring"))
     }
 
     /// A Taskwarrior file with one UUID twice: the later record wins (as in Taskwarrior), the

@@ -52,10 +52,10 @@ struct CommandDefinition {
                 run: TaskCommands.add),
             CommandDefinition(
                 name: "list", synopsis: "list", summary: "list tasks (pending by default)",
-                valued: ["priority", "location", "project", "tag", "untag", "due-before", "due-after", "due-by", "project-not", "text-contains", "status", "where", "sort", "group-by", "limit"], switches: ["all", "done", "overdue", "json"], taskwarriorAttributes: true,
+                valued: ["priority", "location", "project", "tag", "untag", "due-before", "due-after", "due-by", "project-not", "text-contains", "status", "where", "sort", "group-by", "limit"], switches: ["all", "done", "overdue", "json"], taskwarriorAttributes: false,
                 help: """
-                    usage: taskctl list [--all|--done] [--priority P] [--location NAME] [--project NAME] [--tag TAG]
-                                        [--overdue] [--due-before DATE] [--due-after DATE] [--where PREDICATE]
+                    usage: taskctl [FILTER] list [FILTER] [--all|--done] [--priority P] [--location NAME] [--project NAME]
+                                        [--tag TAG] [--overdue] [--due-before DATE] [--due-after DATE] [--where PREDICATE]
                                         [--sort KEYS] [--group-by location|priority|due|project] [--limit N] [--json]
 
                     Lists pending tasks by default; --done lists done ones, --all both.
@@ -70,12 +70,11 @@ struct CommandDefinition {
                     Default order: most urgent first (Taskwarrior's urgency, its default coefficients:
                     due date, priority, started, scheduled, age, tags, annotations, project, waiting),
                     then due soonest, priority (high first), id. Waiting tasks are not listed (--all shows them).
-                    Taskwarrior's filters work too: +tag (several: all of them), -tag (without it),
-                    project:NAME, pri:H, loc:NAME, status:pending|completed|deleted|waiting,
-                    due.before:DATE, due.after:DATE, due.by:DATE, project.not:NAME,
-                    description.contains:TEXT, and the virtual tags +OVERDUE, +TODAY, +TOMORROW,
-                    +WEEK (Monday to Sunday), +DUE (from today to 7 days ahead), +WAITING, +ACTIVE.
-                    Tag, project and location names match ignoring case (Taskwarrior matches exactly).
+                    A Taskwarrior filter before or after list selects as in Taskwarrior (taskctl help
+                    filters): taskctl +work or +home list, taskctl list project:home due.before:eow,
+                    taskctl list "(+a or +b)" /milk/. A filter naming a status (status:completed,
+                    +COMPLETED, +DELETED) lists those instead of the pending tasks; --project NAME is
+                    the project and its subprojects, where project:NAME is every project starting so.
                     """,
                 run: ListCommand.run),
             CommandDefinition(
@@ -83,37 +82,73 @@ struct CommandDefinition {
                 valued: [], switches: ["json", "all", "deleted"], taskwarriorAttributes: false,
                 help: """
                     usage: taskctl show ID [--deleted] [--json]
+                           taskctl FILTER [show]
 
                     Shows one task. ID is the task's number, its UUID or a unique UUID prefix.
                     A deleted task is shown only with --deleted (or --all); otherwise it is an error.
+                    After a filter (taskctl 3, taskctl +work show), every task it selects.
                     """,
                 run: TaskCommands.show),
             CommandDefinition(
                 name: "edit", synopsis: "edit ID...", summary: "change tasks (or every task --where PREDICATE matches)",
                 valued: ["text", "priority", "due", "location", "project", "tag", "untag", "wait", "scheduled", "recur", "until", "where"], switches: ["no-due", "no-location", "no-project", "no-wait", "no-scheduled", "no-recur", "no-until", "json", "yes"], taskwarriorAttributes: true,
                 help: """
-                    usage: taskctl edit ID... [--text T] [--priority P] [--due DATE | --no-due]
+                    usage: taskctl [FILTER] edit [ID...] [--text T] [--priority P] [--due DATE | --no-due]
                                               [--location NAME | --no-location] [--project NAME | --no-project]
                                               [--tag TAG] [--untag TAG] [--wait DATE | --no-wait]
                                               [--scheduled DATE | --no-scheduled] [--recur PERIOD | --no-recur]
                                               [--until DATE | --no-until] [--json]
                            taskctl edit --where PREDICATE [changes as above] [--yes]
 
-                    Changes tasks; options not given stay as they are. At least one change is
-                    needed. Prints each task's id and text (the whole task with --json).
-                    --where changes every pending task the predicate matches (as in list --where).
-                    More than 3 tasks at once are confirmed first on a terminal; elsewhere --yes
-                    says so. One undo reverts the whole edit.
+                    Changes tasks (those ids, or those a filter before edit selects); options not given
+                    stay as they are. At least one change is needed. Prints each task's id and text
+                    (the whole task with --json). --where changes every task that is not deleted and
+                    that the predicate matches (as in list --where). 3 tasks or more at once are
+                    confirmed first (taskctl help filters); --yes answers. One undo reverts the whole edit.
                     Taskwarrior's words work too: +tag, -tag, pri:H, due:friday, project:work, loc:Home,
                     wait:, scheduled:, recur:, until:; with no value (due:, pri:, project:) they clear
                     the field.
                     """,
                 run: TaskCommands.edit),
             CommandDefinition(
-                name: "done", synopsis: "done ID...", summary: "mark tasks done (a recurring task makes its next one)",
-                valued: [], switches: ["json"], taskwarriorAttributes: false,
+                name: "modify", synopsis: "FILTER modify WORDS", summary: "change the tasks a filter selects (append, prepend: add words)",
+                valued: ["priority", "due", "location", "project", "tag", "untag", "wait", "scheduled", "recur", "until"],
+                switches: ["no-due", "no-location", "no-project", "no-wait", "no-scheduled", "no-recur", "no-until", "json", "yes"], taskwarriorAttributes: true,
                 help: """
-                    usage: taskctl done ID... [--json]
+                    usage: taskctl FILTER modify [WORDS] [+tag] [-tag] [pri:H] [due:DATE] [project:NAME] ... [--yes] [--json]
+
+                    Taskwarrior's modify: changes every task the filter before it selects (ids, a range
+                    such as 1-3, +tag, project:NAME, ...; see taskctl help filters). Attribute words
+                    change fields as in edit (an empty value clears one: due:); other words replace the
+                    text; /from/to/ replaces the first 'from' in the text, /from/to/g every one. More
+                    than 3 tasks (the setting bulk) are confirmed first on a terminal.
+                    Example: taskctl 4 modify pri:H due:fri Call the garage
+                    """,
+                run: TaskCommands.modify),
+            CommandDefinition(
+                name: "append", synopsis: nil, summary: "add words to the end of tasks' text",
+                valued: [], switches: ["json", "yes"], taskwarriorAttributes: false,
+                help: """
+                    usage: taskctl FILTER append WORDS [--json]
+
+                    Adds the words to the end of the text of every task the filter selects.
+                    """,
+                run: { try TaskCommands.extend($0, $1, prepend: false) }),
+            CommandDefinition(
+                name: "prepend", synopsis: nil, summary: "add words to the start of tasks' text",
+                valued: [], switches: ["json", "yes"], taskwarriorAttributes: false,
+                help: """
+                    usage: taskctl FILTER prepend WORDS [--json]
+
+                    Adds the words to the start of the text of every task the filter selects.
+                    """,
+                run: { try TaskCommands.extend($0, $1, prepend: true) }),
+            CommandDefinition(
+                name: "done", synopsis: "done ID...", summary: "mark tasks done (a recurring task makes its next one)",
+                valued: [], switches: ["json", "yes"], taskwarriorAttributes: false,
+                help: """
+                    usage: taskctl done ID... [--yes] [--json]
+                           taskctl FILTER done
 
                     Marks tasks done (recording when) and stops started ones. A recurring task makes
                     its next task: the same, due one period after this one (periods already past are
@@ -122,9 +157,10 @@ struct CommandDefinition {
                 run: { try TaskCommands.setStatus($0, $1, command: "done", to: "done") }),
             CommandDefinition(
                 name: "reopen", synopsis: "reopen ID...", summary: "mark done tasks pending again",
-                valued: [], switches: ["json"], taskwarriorAttributes: false,
+                valued: [], switches: ["json", "yes"], taskwarriorAttributes: false,
                 help: """
-                    usage: taskctl reopen ID... [--json]
+                    usage: taskctl reopen ID... [--yes] [--json]
+                           taskctl FILTER reopen
 
                     Marks done tasks pending again. When no task given changes (all are pending
                     already), it is an error (exit 1); the same holds for done and delete.
@@ -132,19 +168,20 @@ struct CommandDefinition {
                 run: { try TaskCommands.setStatus($0, $1, command: "reopen", to: "pending") }),
             CommandDefinition(
                 name: "delete", synopsis: "delete ID...", summary: "delete tasks",
-                valued: [], switches: ["json"], taskwarriorAttributes: false,
+                valued: [], switches: ["json", "yes"], taskwarriorAttributes: false,
                 help: """
-                    usage: taskctl delete ID...
+                    usage: taskctl delete ID... [--yes] [--json]
+                           taskctl FILTER delete
 
                     Deletes tasks. They keep their ids and can be brought back with 'taskctl undo'.
                     """,
                 run: { try TaskCommands.setStatus($0, $1, command: "delete", to: "deleted") }),
             CommandDefinition(
                 name: "start", synopsis: "start ID...", summary: "mark tasks as being worked on (stop ID... ends that)",
-                valued: [], switches: ["json"], taskwarriorAttributes: false,
+                valued: [], switches: ["json", "yes"], taskwarriorAttributes: false,
                 help: """
-                    usage: taskctl start ID... [--json]
-                           taskctl stop ID... [--json]
+                    usage: taskctl start ID... [--yes] [--json]   (or taskctl FILTER start)
+                           taskctl stop ID... [--yes] [--json]    (or taskctl FILTER stop)
 
                     start marks pending tasks as being worked on (recording when: more urgent, and
                     shown); stop ends that. done stops a task too.
@@ -152,18 +189,19 @@ struct CommandDefinition {
                 run: { try TaskCommands.setStarted($0, $1, start: true) }),
             CommandDefinition(
                 name: "stop", synopsis: nil, summary: "end work on tasks started with start",
-                valued: [], switches: ["json"], taskwarriorAttributes: false,
+                valued: [], switches: ["json", "yes"], taskwarriorAttributes: false,
                 help: """
-                    usage: taskctl stop ID... [--json]
+                    usage: taskctl stop ID... [--yes] [--json]   (or taskctl FILTER stop)
 
                     Ends what taskctl start began (see taskctl help start).
                     """,
                 run: { try TaskCommands.setStarted($0, $1, start: false) }),
             CommandDefinition(
                 name: "annotate", synopsis: "annotate ID TEXT", summary: "add a dated note to a task",
-                valued: [], switches: ["json"], taskwarriorAttributes: false,
+                valued: [], switches: ["json", "yes"], taskwarriorAttributes: false,
                 help: """
                     usage: taskctl annotate ID TEXT [--json]
+                           taskctl FILTER annotate TEXT [--yes]
 
                     Adds a note, dated now, to a task; show lists a task's notes oldest first, and
                     Taskwarrior's export carries them as annotations.
@@ -235,10 +273,10 @@ struct CommandDefinition {
                 name: "export", synopsis: "export", summary: "export tasks (taskctl JSON, Taskwarrior JSON or todo.txt)",
                 valued: ["format"], switches: ["all"], taskwarriorAttributes: false,
                 help: """
-                    usage: taskctl export [--format taskctl|taskwarrior|todo.txt] [--all]
+                    usage: taskctl [FILTER] export [FILTER] [--format taskctl|taskwarrior|todo.txt] [--all]
 
-                    Prints tasks (pending and done; --all adds deleted ones) in a format to import
-                    elsewhere or back into taskctl. The default format is taskctl's JSON, the same as
+                    Prints tasks (pending and done; --all adds deleted ones), or those a filter
+                    selects (taskctl help filters), in a format to import elsewhere or back into taskctl. The default format is taskctl's JSON, the same as
                     list --json.
                     """,
                 run: ExportCommand.run),

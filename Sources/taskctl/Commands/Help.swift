@@ -4,7 +4,8 @@ enum Help {
     static let overview = """
         taskctl: tasks with priorities, due dates and locations.
 
-        usage: taskctl [--store PATH] [COMMAND] [OPTIONS]     (no command: list)
+        usage: taskctl [--store PATH] [FILTER] [COMMAND] [OPTIONS]   (no command: list)
+               (Taskwarrior's grammar and filters: taskctl help filters)
 
         commands:
         \(commandLines)
@@ -23,17 +24,18 @@ enum Help {
     /// The overview's list of commands, from ``CommandDefinition/all``.
     static var commandLines: String {
         let lines = CommandDefinition.all.compactMap { command in command.synopsis.map { ($0, command.summary) } }
-            + [("help [TOPIC]", "this help, a command's, or 'help dates'")]
+            + [("help [TOPIC]", "this help, a command's, 'help dates' or 'help filters'")]
         return lines.map { "  " + $0.0.padding(toLength: 20, withPad: " ", startingAt: 0) + $0.1 }.joined(separator: "\n")
     }
 
     /// `taskctl help help`.
     static let helpText = """
-        usage: taskctl help [COMMAND | dates | man]
+        usage: taskctl help [COMMAND | dates | filters | man]
 
         Prints the overview, a command's help (the same as taskctl COMMAND --help),
-        the date forms taskctl reads (help dates), or all of it as a manual page in
-        roff (taskctl help man > taskctl.1; man ./taskctl.1).
+        the date forms taskctl reads (help dates), Taskwarrior's command language as
+        taskctl reads it (help filters), or all of it as a manual page in roff
+        (taskctl help man > taskctl.1; man ./taskctl.1).
         """
 
     /// `taskctl help dates`.
@@ -60,11 +62,76 @@ enum Help {
         take a day without a time as the start of that day.
         """
 
+    /// `taskctl help filters`: Taskwarrior's command language as taskctl reads it.
+    static let filters = """
+        Taskwarrior's command language:
+          taskctl [FILTER] COMMAND [WORDS]      as task(1): taskctl 12 done, taskctl +work list,
+                                                taskctl project:home modify +x, taskctl 1-3 done
+          taskctl FILTER                        a filter alone lists (ids alone: show them)
+        Commands that take a filter before them: list, export, show, done, delete, reopen, start,
+        stop, annotate, edit, modify, append, prepend. A command may be shortened to its first
+        letters while only one command starts with them (mod, ann).
+
+        Filters (the words are joined by 'and' unless 'or' or 'xor' stands between them;
+        parentheses group, as '(' +a or +b ')' or "(+a or +b)"; 'and' binds before 'or', 'or'
+        before 'xor'):
+          12  1-3  1,3,5  UUID  8+ hex digits   ids, ranges, lists, UUIDs and their starts
+          +tag  -tag                            with, without a tag (or a virtual tag below)
+          NAME:VALUE  NAME.MODIFIER:VALUE       an attribute: description, project, priority,
+                                                status, due, wait, scheduled, until, start, end,
+                                                entry, tags, recur, uuid, id, location (two letters
+                                                or more of a name do: pro:, pri:)
+          /pattern/                             a regular expression in the text or an annotation
+          word                                  the same, as text (Taskwarrior's plain search)
+        NAME:VALUE is Taskwarrior's partial match: text starting with VALUE (project:home is home,
+        home.garden and homework), a date on that day (due:today), a priority or status that is
+        VALUE. Modifiers: before/under/below, after/over/above, by (at or before), is/equals,
+        not (no partial match), isnt (not exactly), has/contains, hasnt, startswith/left,
+        endswith/right, word, noword, any, none. Dates in filters read as Taskwarrior reads them:
+        a day is its first second (due.before:friday), eod/eow/eom/eoq/eoy the last second, and
+        durations add or subtract: now+3d, eom-1w, tomorrow+2d. Priority orders high > medium >
+        low > none (priority.above:M is high). Text matches case as written unless
+        search.case.sensitive=no; tag, project and location names ignore case.
+        Virtual tags (Taskwarrior 2.6's): ACTIVE (started), ANNOTATED, BLOCKED and BLOCKING and
+        UNBLOCKED (dependencies kept from Taskwarrior), CHILD and INSTANCE (of a recurring
+        template), COMPLETED, DELETED, DUE (due from today's start to 7 days after it), DUETODAY
+        and TODAY, TOMORROW, YESTERDAY, WEEK, MONTH, QUARTER, YEAR (due in this one; weeks
+        Monday-Sunday), LATEST (the last task added), ORPHAN (a field no attribute names),
+        OVERDUE, PARENT and TEMPLATE, PENDING (not waiting), PRIORITY, PROJECT, READY (pending,
+        not waiting, not blocked, scheduled passed or none), SCHEDULED, TAGGED, UDA (priority:
+        taskctl has no other user-defined attribute), UNTIL, WAITING. Other upper-case tags are
+        refused: Taskwarrior reserves them.
+
+        modify WORDS: attribute words change fields (pri:H, due:fri, +tag, -tag, project:,
+        an empty value clears); other words replace the text; /from/to/ replaces the first
+        'from', /from/to/g every one; after -- every word is text. append and prepend add words.
+        Changing 3 tasks or more at once (the setting bulk) asks first, reading the answer from
+        the standard input; no answer changes nothing. --yes answers yes; rc.bulk=0 never asks.
+
+        Settings for one command: rc.NAME=VALUE (or rc.NAME:VALUE) before or after the command,
+        rc:FILE for another settings file. Besides taskctl's own (store, color, sort,
+        dateformat, sync.*): bulk, confirmation, search.case.sensitive, default.project,
+        default.priority, default.due. A setting taskctl does not have is refused.
+
+        Differences from Taskwarrior, each on purpose:
+          ids never change (done and deleted tasks keep theirs); Taskwarrior renumbers pending
+            tasks, so an id there may name another task tomorrow
+          tag, project and location names match ignoring case ("Home" is home): one name,
+            however typed, as location names are unique ignoring case
+          a date without a time is the end of that day when it is set (due:friday is due by
+            Friday night; Taskwarrior: Friday 00:00); in a filter it is the day's start, as there
+          delete does not ask first: undo brings a deleted task back
+          status.not:pending and +ACTIVE also find done and deleted tasks (Taskwarrior's
+            gc=on shortcut reads only pending tasks for them)
+          a weekly series keeps its clock time across a change of the clocks
+        """
+
     /// Every help topic: each command's (from ``CommandDefinition``), help's and dates'.
     static var commands: [String: String] {
         var texts = Dictionary(uniqueKeysWithValues: CommandDefinition.all.map { ($0.name, $0.help) })
         texts["help"] = helpText
         texts["dates"] = dates
+        texts["filters"] = filters
         return texts
     }
 
@@ -86,6 +153,7 @@ enum Help {
             page += ".SS \(name)\n.nf\n" + escape(text) + "\n.fi\n"
         }
         if let dates = commands["dates"] { page += ".SH DATES\n.nf\n" + escape(dates) + "\n.fi\n" }
+        page += ".SH FILTERS\n.nf\n" + escape(filters) + "\n.fi\n"
         return page
     }
 

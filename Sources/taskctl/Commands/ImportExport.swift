@@ -577,11 +577,12 @@ enum ImportCommand {
 enum ExportCommand {
     static func run(_ words: [String], _ app: App) throws {
         let args = try Arguments(words, for: "export")
-        try args.allowWords(0, command: "export")
+        let filter = args.positional.isEmpty ? app.filter : try TaskFilter.parse(app.filter.words + args.positional)
         let format = args.value("format") ?? "taskctl"
         guard ["taskctl", "taskwarrior", "todo.txt"].contains(format) else { throw CLIError.usage("unknown format '\(format)'; use taskctl, taskwarrior or todo.txt") }
         let context = try app.context(readOnly: true)
-        let predicate = args.has("all") ? try ObjectPredicate("TRUEPREDICATE") : .and(try ObjectPredicate("status != 'deleted'"), .not(try app.expired()))
+        var predicate = args.has("all") || filter.namesStatus ? try ObjectPredicate("TRUEPREDICATE") : .and(try ObjectPredicate("status != 'deleted'"), .not(try app.expired()))
+        if let selected = try filter.predicate(in: FilterScope(app: app, context: context)) { predicate = .and(predicate, selected) }
         // Streamed: the matching tasks' IDs are listed without making objects, then the tasks
         // are loaded, rendered and let go a batch at a time (the context is emptied after
         // each; it changes nothing), and the text is written as it grows, so memory holds a

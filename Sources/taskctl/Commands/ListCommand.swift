@@ -30,12 +30,13 @@ enum ListCommand {
 
     static func run(_ words: [String], _ app: App) throws {
         let args = try Arguments(words, for: "list")
-        guard args.positional.isEmpty else { throw CLIError.usage("list takes no words; did you mean --where \"...\"? (see taskctl help list)") }
+        // Taskwarrior's filter, before the command and after it: one expression.
+        let filter = args.positional.isEmpty ? app.filter : try TaskFilter.parse(app.filter.words + args.positional)
         var clauses: [ObjectPredicate] = []
         let tags = (args.value("tag") ?? "").split(separator: ",").map { $0.trimmingBlanks() }.filter { !$0.isEmpty }
         let withoutTags = (args.value("untag") ?? "").split(separator: ",").map { $0.trimmingBlanks() }.filter { !$0.isEmpty }
         // Waiting tasks show where asked for (+WAITING, status:waiting).
-        let waiting = tags.contains("WAITING") || args.value("status")?.lowercased() == "waiting"
+        let waiting = tags.contains("WAITING") || args.value("status")?.lowercased() == "waiting" || filter.namesWaiting
         if let status = args.value("status") {
             // Taskwarrior's status: filter.
             switch status.lowercased() {
@@ -45,6 +46,8 @@ enum ListCommand {
             case "waiting": clauses.append(.and(try app.pending(), try ObjectPredicate(format: "waitUntil > %@", .date(app.now))))
             default: throw CLIError.usage("status:\(status): use pending, completed, deleted or waiting")
             }
+        } else if filter.namesStatus && !args.has("all") && !args.has("done") {
+            // The filter says which statuses it wants (status:completed, +DELETED).
         } else if args.has("all") {
             clauses.append(.and(try ObjectPredicate("status IN {'pending', 'done'}"), .not(try app.expired())))
         } else if args.has("done") {
@@ -83,8 +86,16 @@ enum ListCommand {
         }
 
         let context = try app.context(readOnly: true)
+        if let typo = app.commandTypo {
+            let unknown = "unknown command '\(typo.word)' (did you mean '\(typo.command)'?)"
+            guard let search = try filter.predicate(in: FilterScope(app: app, context: context)),
+                  try context.count(for: FetchRequest(entityName: "Task", predicate: search)) > 0 else {
+                throw CLIError.usage("\(unknown); no task mentions '\(typo.word)' either; see taskctl help")
+            }
+        }
         for clause in named { clauses.append(try clause(context)) }
-        let predicate = clauses.dropFirst().reduce(clauses[0]) { .and($0, $1) }
+        if let compiled = try filter.predicate(in: FilterScope(app: app, context: context)) { clauses.append(compiled) }
+        let predicate = clauses.dropFirst().reduce(clauses.first ?? .constant(true)) { .and($0, $1) }
         // Waiting tasks (Taskwarrior's wait:) stay out of the pending list until their date.
         let hidesWaiting = !args.has("all") && !args.has("done") && !waiting
         if args.has("json") && groupBy == nil {

@@ -9,8 +9,10 @@ enum TaskCommands {
         let text = args.positional.joinedBySpaces().trimmingBlanks()
         guard !text.isEmpty else { throw CLIError.usage("add needs the task's text: taskctl add \"Buy milk\" [--due tomorrow]") }
         // Check every value before touching the store.
-        let priority = try args.value("priority").map(Priority.parse) ?? 0
-        let due = try args.value("due").map(app.parseDate)
+        // Taskwarrior's default.priority, default.due and default.project fill what the
+        // task does not say.
+        let priority = try (args.value("priority") ?? app.config.defaultPriority).map(Priority.parse) ?? 0
+        let due = try (args.value("due") ?? app.config.defaultDue).map(app.parseDate)
         let dates = try Dates(args, app: app)
         if dates.recurrence != nil && due == nil { throw CLIError.usage("a recurring task needs a due date: add --due DATE") }
         let context = try app.context()
@@ -22,6 +24,9 @@ enum TaskCommands {
         try task.setValue(.uuid(UUID()), forKey: "uuid")
         try task.setValue(.date(app.now), forKey: "createdAt")
         try apply(args, to: task, app: app, context: context)
+        if args.value("project") == nil, let name = app.config.defaultProject {
+            try task.setObject(try app.named("Project", name, in: context, create: true), forKey: "project")
+        }
         try dates.apply(to: task)
         try recorder.willChange(task: task)
         try checkRules(task)
@@ -46,6 +51,7 @@ enum TaskCommands {
             try task.setObject(try app.named("Project", trimmed, in: context, create: true), forKey: "project")
         }
         for tag in (args.value("tag") ?? "").split(separator: ",").map({ $0.trimmingBlanks() }) where !tag.isEmpty {
+            try VirtualTags.checkStorable(tag)
             if let object = try app.named("Tag", tag, in: context, create: true) { try task.addObject(object, toKey: "tags") }
         }
     }
@@ -96,9 +102,31 @@ enum TaskCommands {
 
     static func show(_ words: [String], _ app: App) throws {
         let args = try Arguments(words, for: "show")
-        guard args.positional.count == 1 else { throw CLIError.usage("usage: taskctl show ID") }
+        guard args.positional.count == 1 || !app.filter.isEmpty else { throw CLIError.usage("usage: taskctl show ID") }
         let context = try app.context(readOnly: true)
-        let view = try TaskView(try app.task(args.positional[0], in: context), now: app.now)
+        if !app.filter.isEmpty && !(app.filter.onlyIdentifiers && app.filter.identifiers.count == 1 && args.positional.isEmpty) {
+            // Several tasks (a filter): each, in id order, a blank line between.
+            let tasks = try app.selected(args.positional, in: context, command: "show")
+            if args.has("json") {
+                app.output.line(TaskView.jsonArray(try TaskView.of(tasks, now: app.now)))
+                return
+            }
+            for (index, task) in tasks.enumerated() {
+                if index > 0 { app.output.line() }
+                try show(TaskView(task, now: app.now), args: args, app: app)
+            }
+            return
+        }
+        let reference = args.positional.first ?? app.filter.identifiers[0]
+        let view = try TaskView(try app.task(reference, in: context), now: app.now)
+        if args.has("json") && !(view.status == "deleted" && !args.has("all") && !args.has("deleted")) {
+            app.output.line(view.json)
+            return
+        }
+        try show(view, args: args, app: app)
+    }
+
+    static func show(_ view: TaskView, args: Arguments, app: App) throws {
         if view.status == "deleted" && !args.has("all") && !args.has("deleted") {
             throw CLIError.usage("task \(view.id) is deleted; 'taskctl show \(view.id) --deleted' shows it, 'taskctl undo' brings a delete back")
         }
@@ -128,20 +156,67 @@ enum TaskCommands {
         }
     }
 
-    /// Tasks edited at once above which `edit` asks first (Taskwarrior's `bulk`).
-    static let bulkLimit = 3
-
     static func edit(_ words: [String], _ app: App) throws {
         let args = try Arguments(words, for: "edit")
-        let filter = args.value("where")
-        guard !args.positional.isEmpty || filter != nil else {
-            throw CLIError.usage("usage: taskctl edit ID... [--text T] [--priority P] [--due DATE] ..., or taskctl edit --where PREDICATE ...")
+        try edit(args, ids: args.positional, command: "edit", app: app)
+    }
+
+    /// Taskwarrior's `modify`: `FILTER modify [MODIFICATIONS]`, where attribute words change
+    /// fields, other words replace the description, and `/from/to/` (`/from/to/g`) replaces
+    /// text in it.
+    static func modify(_ words: [String], _ app: App) throws {
+        let args = try Arguments(words, for: "modify")
+        var text: [String] = []
+        var substitutions: [(from: String, to: String, global: Bool)] = []
+        for word in args.positional {
+            if let substitution = Substitution(word) { substitutions.append(substitution.parts) } else { text.append(word) }
         }
-        if filter != nil && !args.positional.isEmpty { throw CLIError.usage("give task ids or --where, not both") }
+        let replacement = text.joinedBySpaces().trimmingBlanks()
+        try edit(args, ids: [], command: "modify", app: app, text: { title in
+            var title = replacement.isEmpty ? title : replacement
+            for s in substitutions {
+                if s.global {
+                    title = title.replacingOccurrences(of: s.from, with: s.to)
+                } else if let range = title.range(of: s.from) {
+                    title.replaceSubrange(range, with: s.to)
+                }
+            }
+            return title
+        }, changesText: !replacement.isEmpty || !substitutions.isEmpty)
+    }
+
+    /// `FILTER append WORDS` and `FILTER prepend WORDS`: text added to the descriptions.
+    static func extend(_ words: [String], _ app: App, prepend: Bool) throws {
+        let command = prepend ? "prepend" : "append"
+        let args = try Arguments(words, for: command)
+        let added = args.positional.joinedBySpaces().trimmingBlanks()
+        guard !added.isEmpty else { throw CLIError.usage("\(command) needs words to add: taskctl ID \(command) WORDS") }
+        try edit(args, ids: [], command: command, app: app, text: { prepend ? added + " " + $0 : $0 + " " + added }, changesText: true)
+    }
+
+    /// `/from/to/` or `/from/to/g` (a word of modify).
+    struct Substitution {
+        let parts: (from: String, to: String, global: Bool)
+        init?(_ word: String) {
+            guard word.hasPrefix("/"), word.count >= 3 else { return nil }
+            let pieces = word.dropFirst().split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+            guard pieces.count == 3, !pieces[0].isEmpty, pieces[2] == "" || pieces[2] == "g" else { return nil }
+            parts = (pieces[0], pieces[1], pieces[2] == "g")
+        }
+    }
+
+    static func edit(_ args: Arguments, ids: [String], command: String, app: App, text newText: ((String) -> String)? = nil, changesText: Bool = false) throws {
+        let filter = args.value("where")
+        guard !ids.isEmpty || filter != nil || !app.filter.isEmpty else {
+            throw CLIError.usage(command == "edit"
+                ? "usage: taskctl edit ID... [--text T] [--priority P] [--due DATE] ..., or taskctl edit --where PREDICATE ..."
+                : "\(command) needs tasks before it: taskctl ID \(command) ... or taskctl FILTER \(command) ...")
+        }
+        if filter != nil && (!ids.isEmpty || !app.filter.isEmpty) { throw CLIError.usage("give task ids or a filter, or --where, not both") }
         let changes = ["text", "priority", "due", "location", "project", "tag", "untag", "wait", "scheduled", "recur", "until",
                        "no-due", "no-location", "no-project", "no-wait", "no-scheduled", "no-recur", "no-until"]
-        guard changes.contains(where: args.has) else {
-            throw CLIError.usage("edit needs something to change: --text, --priority, --due, --location, --project, --tag, --untag, --wait, --scheduled, --recur, --until (see taskctl help edit)")
+        guard changesText || changes.contains(where: args.has) else {
+            throw CLIError.usage("\(command) needs something to change: --text, --priority, --due, --location, --project, --tag, --untag, --wait, --scheduled, --recur, --until (see taskctl help edit)")
         }
         if args.has("due") && args.has("no-due") { throw CLIError.usage("give --due or --no-due, not both") }
         if args.has("location") && args.has("no-location") { throw CLIError.usage("give --location or --no-location, not both") }
@@ -152,18 +227,15 @@ enum TaskCommands {
         let context = try app.context()
         let tasks: [ManagedObject]
         if let predicate {
-            // Pending tasks, as a list without --all shows them.
-            tasks = try app.tasks(context, where: .and(try app.pending(), predicate), sort: [SortKey("title")])
+            // Tasks that are not deleted, as a filter selects them.
+            tasks = try app.tasks(context, where: .and(.and(try ObjectPredicate("status != 'deleted'"), .not(try app.expired())), predicate))
                 .sorted { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) }
-            guard !tasks.isEmpty else { throw CLIError.usage("no pending task matches --where \(filter ?? ""); nothing changed") }
+            guard !tasks.isEmpty else { throw CLIError.usage("no task matches --where \(filter ?? ""); nothing changed") }
         } else {
-            var seen = Set<ObjectID>()
-            tasks = try args.positional.map { try app.task($0, in: context) }.filter { seen.insert($0.objectID).inserted }
+            tasks = try app.selected(ids, in: context, command: command)
         }
-        if tasks.count > bulkLimit && !args.has("yes") {
-            try confirm("edit \(tasks.count) tasks", app: app)
-        }
-        var recorder = ChangeRecorder(command: "edit")
+        try app.confirmBulk(tasks.count, command, yes: args.has("yes"))
+        var recorder = ChangeRecorder(command: command)
         var changed: [ManagedObject] = []
         for task in tasks {
             if task["status"] == "deleted" {
@@ -174,6 +246,11 @@ enum TaskCommands {
             // without a due date: Taskwarrior allows it) stays editable: only an edit of its
             // priority, due date or status must satisfy the rule.
             let brokeRulesBefore = (try? checkRules(task)) == nil
+            if let newText {
+                let trimmed = newText(task["title"].stringValue ?? "").trimmingBlanks()
+                guard !trimmed.isEmpty else { throw CLIError.usage("a task's text cannot be empty") }
+                try task.setValue(.string(trimmed), forKey: "title")
+            }
             if let text = args.value("text") {
                 let trimmed = text.trimmingBlanks()
                 guard !trimmed.isEmpty else { throw CLIError.usage("a task's text cannot be empty") }
@@ -186,6 +263,7 @@ enum TaskCommands {
             if args.has("no-project") { try task.setObject(nil, forKey: "project") }
             try apply(args, to: task, app: app, context: context)
             for tag in (args.value("untag") ?? "").split(separator: ",").map({ $0.trimmingBlanks() }) where !tag.isEmpty {
+                try VirtualTags.checkStorable(tag)
                 if let object = try app.named("Tag", tag, in: context, create: false) { try task.removeObject(object, fromKey: "tags") }
             }
             try dates.apply(to: task)
@@ -197,7 +275,7 @@ enum TaskCommands {
         }
         try recorder.save(context, app: app)
         if args.has("json") {
-            if tasks.count == 1 && predicate == nil {
+            if tasks.count == 1 && predicate == nil && app.filter.isEmpty {
                 app.output.line(try TaskView(tasks[0], now: app.now).json)
             } else {
                 app.output.line(TaskView.jsonArray(try TaskView.of(tasks, now: app.now)))
@@ -211,28 +289,16 @@ enum TaskCommands {
         }
     }
 
-    /// Asks on the terminal before a change to many tasks; refuses without a terminal
-    /// (a script says --yes).
-    static func confirm(_ question: String, app: App) throws {
-        guard isatty(STDIN_FILENO) == 1 else {
-            throw CLIError.usage("\(question)? Nothing changed: give --yes to change more than \(bulkLimit) tasks without asking")
-        }
-        FileHandle.standardError.write(Data("taskctl: \(question)? [y/N] ".utf8))
-        guard let answer = readLine(), ["y", "yes"].contains(answer.lowercased().trimmingBlanks()) else {
-            throw CLIError.usage("nothing changed")
-        }
-    }
-
     /// done, reopen and delete: change the status of several tasks at once.
     static func setStatus(_ words: [String], _ app: App, command: String, to status: String) throws {
         let args = try Arguments(words, for: command)
-        guard !args.positional.isEmpty else { throw CLIError.usage("usage: taskctl \(command) ID...") }
         let context = try app.context()
+        let tasks = try app.selected(args.positional, in: context, command: command)
+        try app.confirmBulk(tasks.count, command, yes: args.has("yes"))
         var recorder = ChangeRecorder(command: command)
         var changed: [ManagedObject] = []
         var spawned: [(done: ManagedObject, next: ManagedObject)] = []
-        for reference in args.positional {
-            let task = try app.task(reference, in: context)
+        for task in tasks {
             if task["status"] == .string(status) {
                 app.output.warn("taskctl: task \(task.objectID.primaryKey ?? 0) is already \(status)")
                 continue
@@ -318,12 +384,12 @@ enum TaskCommands {
     static func setStarted(_ words: [String], _ app: App, start: Bool) throws {
         let command = start ? "start" : "stop"
         let args = try Arguments(words, for: command)
-        guard !args.positional.isEmpty else { throw CLIError.usage("usage: taskctl \(command) ID...") }
         let context = try app.context()
+        let tasks = try app.selected(args.positional, in: context, command: command)
+        try app.confirmBulk(tasks.count, command, yes: args.has("yes"))
         var recorder = ChangeRecorder(command: command)
         var changed: [ManagedObject] = []
-        for reference in args.positional {
-            let task = try app.task(reference, in: context)
+        for task in tasks {
             let id = task.objectID.primaryKey ?? 0
             guard task["status"] == "pending" else { throw CLIError.usage("task \(id) is \(task["status"].stringValue ?? "not pending"); only pending tasks start and stop") }
             if start != task["startedAt"].isNull {
@@ -346,24 +412,29 @@ enum TaskCommands {
     /// `annotate ID TEXT`: a dated note on a task.
     static func annotate(_ words: [String], _ app: App) throws {
         let args = try Arguments(words, for: "annotate")
-        guard args.positional.count >= 2 else { throw CLIError.usage("usage: taskctl annotate ID TEXT") }
-        let text = Array(args.positional.dropFirst()).joinedBySpaces().trimmingWhiteSpace()
+        // taskctl's `annotate ID TEXT`, or Taskwarrior's `FILTER annotate TEXT`.
+        let byFilter = !app.filter.isEmpty
+        guard args.positional.count >= (byFilter ? 1 : 2) else { throw CLIError.usage("usage: taskctl annotate ID TEXT (or taskctl FILTER annotate TEXT)") }
+        let text = Array(args.positional.dropFirst(byFilter ? 0 : 1)).joinedBySpaces().trimmingWhiteSpace()
         guard !text.isEmpty else { throw CLIError.usage("an annotation needs text") }
         let context = try app.context()
-        let task = try app.task(args.positional[0], in: context)
-        if task["status"] == "deleted" { throw CLIError.usage("task \(task.objectID.primaryKey ?? 0) is deleted; 'taskctl undo' brings back a delete") }
+        let tasks = try app.selected(byFilter ? [] : [args.positional[0]], in: context, command: "annotate")
+        try app.confirmBulk(tasks.count, "annotate", yes: args.has("yes"))
         var recorder = ChangeRecorder(command: "annotate")
-        try recorder.willChange(task: task)
-        try Annotations.add(text, entry: app.now, to: task, in: context)
+        for task in tasks {
+            if task["status"] == "deleted" { throw CLIError.usage("task \(task.objectID.primaryKey ?? 0) is deleted; 'taskctl undo' brings back a delete") }
+            try recorder.willChange(task: task)
+            try Annotations.add(text, entry: app.now, to: task, in: context)
+        }
         do {
             try recorder.save(context, app: app)
         } catch let error as ValidationError {
             throw CLIError.usage("not annotated: \(CLIError.from(error).message)")
         }
         if args.has("json") {
-            app.output.line(try TaskView(task, now: app.now).json)
+            app.output.line(tasks.count == 1 && !byFilter ? try TaskView(tasks[0], now: app.now).json : TaskView.jsonArray(try TaskView.of(tasks, now: app.now)))
         } else {
-            app.output.line("annotated \(task.objectID.primaryKey ?? 0): \(task["title"].stringValue ?? "")")
+            for task in tasks { app.output.line("annotated \(task.objectID.primaryKey ?? 0): \(task["title"].stringValue ?? "")") }
         }
     }
 }

@@ -39,11 +39,23 @@ struct Config {
     var syncAWSDefaultCredentials = false
     var syncAWSEndpoint: String?
     var syncAWSForcePathStyle = false
+    /// Taskwarrior's settings of the same names (docs/taskctl.md, "Configuration").
+    /// `search.case.sensitive`: whether filters' patterns and words match case (yes).
+    var searchCaseSensitive = true
+    /// `confirmation`: whether a change to more than `bulk` tasks asks first on a terminal.
+    var confirmation = true
+    var bulk = 3
+    /// `default.project`, `default.priority`, `default.due`: what `add` gives a task that
+    /// does not say.
+    var defaultProject: String?
+    var defaultPriority: String?
+    var defaultDue: String?
 
     static let keys = ["store", "color", "sort", "dateformat", "sync.server.url", "sync.server.client_id", "sync.encryption_secret",
                        "sync.git.local_path", "sync.git.remote", "sync.git.branch", "sync.aws.bucket", "sync.aws.region",
                        "sync.aws.access_key_id", "sync.aws.secret_access_key", "sync.aws.profile", "sync.aws.default_credentials",
-                       "sync.aws.endpoint_url", "sync.aws.force_path_style"]
+                       "sync.aws.endpoint_url", "sync.aws.force_path_style", "sync.timeout", "search.case.sensitive", "confirmation", "bulk",
+                       "default.project", "default.priority", "default.due"]
 
     static func path(environment: [String: String]) -> String {
         let base: String
@@ -56,8 +68,16 @@ struct Config {
     }
 
     static func load(environment: [String: String]) throws -> Config {
-        let path = path(environment: environment)
-        guard let data = FileManager.default.contents(atPath: path) else { return Config() }
+        try load(path: path(environment: environment), environment: environment, required: false)
+    }
+
+    /// The settings in the file at `path` (`rc:FILE`): a missing file is an error unless
+    /// it is the usual one.
+    static func load(path: String, environment: [String: String], required: Bool = true) throws -> Config {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            if required { throw CLIError.usage("rc:\(path): no such settings file") }
+            return Config()
+        }
         guard let text = String(data: data, encoding: .utf8) else { throw CLIError.usage("\(path) is not UTF-8 text") }
         var config = Config()
         // Any line ending: "\r\n" is one Character, which splitting on "\n" never met.
@@ -67,95 +87,121 @@ struct Config {
             guard let equals = line.firstIndex(of: "=") else {
                 throw CLIError.usage("\(path):\(index + 1): expected 'key = value', found '\(line)'")
             }
-            let key = line[..<equals].trimmingBlanks()
-            var value = line[line.index(after: equals)...].trimmingBlanks()
-            switch key {
-            case "store":
-                if value.hasPrefix("~/") { value = (environment["HOME"] ?? NSHomeDirectory()) + value.dropFirst() }
-                config.store = value
-            case "color":
-                guard ["auto", "always", "never"].contains(value) else {
-                    throw CLIError.usage("\(path):\(index + 1): color takes auto, always or never, not '\(value)'")
-                }
-                config.color = value
-            case "sort":
-                _ = try ListCommand.parseSort(value)
-                config.sort = value
-            case "dateformat":
-                guard RelativeDate.isValidFormat(value) else {
-                    throw CLIError.usage("\(path):\(index + 1): dateformat takes Taskwarrior's letters (Y y M m D d b a) and separators, such as Y-M-D or D.M.Y, not '\(value)'")
-                }
-                config.dateFormat = value
-            case "sync.server.url":
-                guard let url = URL(string: value), url.scheme == "http" || url.scheme == "https", url.host != nil else {
-                    throw CLIError.usage("\(path):\(index + 1): sync.server.url takes the server's http:// or https:// URL, not '\(value)'")
-                }
-                config.syncServerURL = value
-            case "sync.timeout":
-                guard let seconds = Double(value), seconds.isFinite, (1...86_400).contains(seconds) else {
-                    throw CLIError.usage("\(path):\(index + 1): sync.timeout takes the most seconds one request of a sync may take, 1 to 86400, not '\(value)'")
-                }
-                config.syncTimeout = seconds
-            case "sync.server.client_id":
-                guard UUID(uuidString: value) != nil else {
-                    throw CLIError.usage("\(path):\(index + 1): sync.server.client_id takes a UUID (the same on every replica of one task list), not '\(value)'")
-                }
-                config.syncClientID = value
-            case "sync.git.local_path":
-                if value.hasPrefix("~/") { value = (environment["HOME"] ?? NSHomeDirectory()) + value.dropFirst() }
-                guard !value.isEmpty else { throw CLIError.usage("\(path):\(index + 1): sync.git.local_path is empty") }
-                config.syncGitPath = value
-            case "sync.git.remote":
-                guard !value.hasPrefix("-") else {
-                    throw CLIError.usage("\(path):\(index + 1): sync.git.remote takes a git URL or path, not an option ('\(value)')")
-                }
-                config.syncGitRemote = value
-            case "sync.git.branch":
-                guard !value.isEmpty, !value.hasPrefix("-"), !value.contains(" ") else {
-                    throw CLIError.usage("\(path):\(index + 1): sync.git.branch takes a branch name, not '\(value)'")
-                }
-                config.syncGitBranch = value
-            case "sync.aws.bucket":
-                // S3's rule for names: 3 to 63 lower-case letters, digits, dots and hyphens.
-                guard (3...63).contains(value.count), value.allSatisfy({ $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "." || $0 == "-") }),
-                      value.first?.isLetter == true || value.first?.isNumber == true else {
-                    throw CLIError.usage("\(path):\(index + 1): sync.aws.bucket takes a bucket name (3 to 63 lower-case letters, digits, dots and hyphens), not '\(value)'")
-                }
-                config.syncAWSBucket = value
-            case "sync.aws.region":
-                guard !value.isEmpty, value.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }) else {
-                    throw CLIError.usage("\(path):\(index + 1): sync.aws.region takes a region such as us-east-1, not '\(value)'")
-                }
-                config.syncAWSRegion = value
-            case "sync.aws.access_key_id":
-                guard !value.isEmpty else { throw CLIError.usage("\(path):\(index + 1): sync.aws.access_key_id is empty") }
-                config.syncAWSAccessKeyID = value
-            case "sync.aws.secret_access_key":
-                // Never repeated in a message, as the encryption secret.
-                guard !value.isEmpty else { throw CLIError.usage("\(path):\(index + 1): sync.aws.secret_access_key is empty") }
-                config.syncAWSSecretAccessKey = value
-            case "sync.aws.profile":
-                guard !value.isEmpty else { throw CLIError.usage("\(path):\(index + 1): sync.aws.profile is empty") }
-                config.syncAWSProfile = value
-            case "sync.aws.default_credentials", "sync.aws.force_path_style":
-                guard let flag = ["true": true, "1": true, "yes": true, "on": true, "false": false, "0": false, "no": false, "off": false][value.lowercased()] else {
-                    throw CLIError.usage("\(path):\(index + 1): \(key) takes true or false, not '\(value)'")
-                }
-                if key == "sync.aws.default_credentials" { config.syncAWSDefaultCredentials = flag } else { config.syncAWSForcePathStyle = flag }
-            case "sync.aws.endpoint_url":
-                guard let url = URL(string: value), url.scheme == "http" || url.scheme == "https", url.host != nil else {
-                    throw CLIError.usage("\(path):\(index + 1): sync.aws.endpoint_url takes the service's http:// or https:// URL, not '\(value)'")
-                }
-                config.syncAWSEndpoint = value
-            case "sync.encryption_secret":
-                // Never repeated in a message: the secret is the key to every synced task.
-                guard !value.isEmpty else { throw CLIError.usage("\(path):\(index + 1): sync.encryption_secret is empty") }
-                config.syncSecret = value
-            default:
-                let hint = NameHint.closest(to: key, in: keys).map { " (did you mean '\($0)'?)" } ?? ""
-                throw CLIError.usage("\(path):\(index + 1): unknown setting '\(key)'\(hint); settings: \(keys.joined(separator: ", "))")
-            }
+            try config.set(line[..<equals].trimmingBlanks(), to: line[line.index(after: equals)...].trimmingBlanks(),
+                           at: "\(path):\(index + 1)", environment: environment)
         }
         return config
+    }
+
+    /// Sets one setting from the file (`at` its line) or a command line's `rc.NAME=VALUE`.
+    mutating func set(_ key: String, to text: String, at place: String, environment: [String: String]) throws {
+        var config = self
+        defer { self = config }
+        var value = text
+        func flag(_ text: String) throws -> Bool {
+            guard let flag = ["true": true, "1": true, "yes": true, "on": true, "y": true, "false": false, "0": false, "no": false, "off": false, "n": false][text.lowercased()] else {
+                throw CLIError.usage("\(place): \(key) takes yes or no, not '\(text)'")
+            }
+            return flag
+        }
+        switch key {
+        case "store":
+            if value.hasPrefix("~/") { value = (environment["HOME"] ?? NSHomeDirectory()) + value.dropFirst() }
+            config.store = value
+        case "color":
+            // Taskwarrior's color=on/off.
+            if let flag = ["on": "auto", "yes": "auto", "true": "auto", "1": "auto", "off": "never", "no": "never", "false": "never", "0": "never"][value.lowercased()] { value = flag }
+            guard ["auto", "always", "never"].contains(value) else {
+                throw CLIError.usage("\(place): color takes auto, always or never, not '\(value)'")
+            }
+            config.color = value
+        case "sort":
+            _ = try ListCommand.parseSort(value)
+            config.sort = value
+        case "dateformat":
+            guard RelativeDate.isValidFormat(value) else {
+                throw CLIError.usage("\(place): dateformat takes Taskwarrior's letters (Y y M m D d b a) and separators, such as Y-M-D or D.M.Y, not '\(value)'")
+            }
+            config.dateFormat = value
+        case "sync.server.url":
+            guard let url = URL(string: value), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+                throw CLIError.usage("\(place): sync.server.url takes the server's http:// or https:// URL, not '\(value)'")
+            }
+            config.syncServerURL = value
+        case "sync.timeout":
+            guard let seconds = Double(value), seconds.isFinite, (1...86_400).contains(seconds) else {
+                throw CLIError.usage("\(place): sync.timeout takes the most seconds one request of a sync may take, 1 to 86400, not '\(value)'")
+            }
+            config.syncTimeout = seconds
+        case "sync.server.client_id":
+            guard UUID(uuidString: value) != nil else {
+                throw CLIError.usage("\(place): sync.server.client_id takes a UUID (the same on every replica of one task list), not '\(value)'")
+            }
+            config.syncClientID = value
+        case "sync.git.local_path":
+            if value.hasPrefix("~/") { value = (environment["HOME"] ?? NSHomeDirectory()) + value.dropFirst() }
+            guard !value.isEmpty else { throw CLIError.usage("\(place): sync.git.local_path is empty") }
+            config.syncGitPath = value
+        case "sync.git.remote":
+            guard !value.hasPrefix("-") else {
+                throw CLIError.usage("\(place): sync.git.remote takes a git URL or path, not an option ('\(value)')")
+            }
+            config.syncGitRemote = value
+        case "sync.git.branch":
+            guard !value.isEmpty, !value.hasPrefix("-"), !value.contains(" ") else {
+                throw CLIError.usage("\(place): sync.git.branch takes a branch name, not '\(value)'")
+            }
+            config.syncGitBranch = value
+        case "sync.aws.bucket":
+            // S3's rule for names: 3 to 63 lower-case letters, digits, dots and hyphens.
+            guard (3...63).contains(value.count), value.allSatisfy({ $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "." || $0 == "-") }),
+                  value.first?.isLetter == true || value.first?.isNumber == true else {
+                throw CLIError.usage("\(place): sync.aws.bucket takes a bucket name (3 to 63 lower-case letters, digits, dots and hyphens), not '\(value)'")
+            }
+            config.syncAWSBucket = value
+        case "sync.aws.region":
+            guard !value.isEmpty, value.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }) else {
+                throw CLIError.usage("\(place): sync.aws.region takes a region such as us-east-1, not '\(value)'")
+            }
+            config.syncAWSRegion = value
+        case "sync.aws.access_key_id":
+            guard !value.isEmpty else { throw CLIError.usage("\(place): sync.aws.access_key_id is empty") }
+            config.syncAWSAccessKeyID = value
+        case "sync.aws.secret_access_key":
+            // Never repeated in a message, as the encryption secret.
+            guard !value.isEmpty else { throw CLIError.usage("\(place): sync.aws.secret_access_key is empty") }
+            config.syncAWSSecretAccessKey = value
+        case "sync.aws.profile":
+            guard !value.isEmpty else { throw CLIError.usage("\(place): sync.aws.profile is empty") }
+            config.syncAWSProfile = value
+        case "sync.aws.default_credentials", "sync.aws.force_path_style":
+            guard let flag = ["true": true, "1": true, "yes": true, "on": true, "false": false, "0": false, "no": false, "off": false][value.lowercased()] else {
+                throw CLIError.usage("\(place): \(key) takes true or false, not '\(value)'")
+            }
+            if key == "sync.aws.default_credentials" { config.syncAWSDefaultCredentials = flag } else { config.syncAWSForcePathStyle = flag }
+        case "sync.aws.endpoint_url":
+            guard let url = URL(string: value), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+                throw CLIError.usage("\(place): sync.aws.endpoint_url takes the service's http:// or https:// URL, not '\(value)'")
+            }
+            config.syncAWSEndpoint = value
+        case "search.case.sensitive": config.searchCaseSensitive = try flag(value)
+        case "confirmation": config.confirmation = try flag(value)
+        case "bulk":
+            guard let n = Int(value), n >= 0 else { throw CLIError.usage("\(place): bulk takes a number of tasks (0: always ask), not '\(value)'") }
+            config.bulk = n
+        case "default.project": config.defaultProject = value.isEmpty ? nil : value
+        case "default.priority":
+            if !value.isEmpty { _ = try Priority.parse(value) }
+            config.defaultPriority = value.isEmpty ? nil : value
+        case "default.due":
+            config.defaultDue = value.isEmpty ? nil : value
+        case "sync.encryption_secret":
+            // Never repeated in a message: the secret is the key to every synced task.
+            guard !value.isEmpty else { throw CLIError.usage("\(place): sync.encryption_secret is empty") }
+            config.syncSecret = value
+        default:
+            let hint = NameHint.closest(to: key, in: Config.keys).map { " (did you mean '\($0)'?)" } ?? ""
+            throw CLIError.usage("\(place): unknown setting '\(key)'\(hint); settings: \(Config.keys.joined(separator: ", "))")
+        }
     }
 }

@@ -1,0 +1,89 @@
+import Foundation
+import ObjectStore
+import ObjectStoreModel
+
+/// What compiling a filter may read from the store: tasks looked up once by a property the
+/// predicate language cannot reach (a UUID prefix, a field kept from Taskwarrior, a
+/// dependency), turned into `SELF IN {...}`.
+final class FilterScope {
+    let app: App
+    let context: ManagedObjectContext
+    private var dependencyClauses: (blocked: ObjectPredicate, blocking: ObjectPredicate)?
+
+    init(app: App, context: ManagedObjectContext) {
+        self.app = app
+        self.context = context
+    }
+
+    /// The objects as a predicate: the evaluated task is one of them.
+    func among(_ objects: [ManagedObject]) throws -> ObjectPredicate {
+        guard !objects.isEmpty else { return .constant(false) }
+        return try ObjectPredicate(format: "SELF IN %@", placeholders: [.list(objects.map { .uri($0.objectID.uriRepresentation) })])
+    }
+
+    /// Tasks with any of Taskwarrior's fields `keys` kept (their extras).
+    func tasks(withExtra keys: Set<String>) throws -> ObjectPredicate {
+        let candidates = try app.tasks(context, where: try ObjectPredicate("extras != nil"))
+        return try among(candidates.filter { task in ExtrasText.decode(task["extras"]).contains { keys.contains($0.key) } })
+    }
+
+    /// Fields Taskwarrior knows without a user-defined attribute, beside those taskctl models.
+    static let taskwarriorColumns: Set<String> = ["depends", "imask", "last", "mask", "modified", "parent", "rtype", "template", "recur", "id", "urgency"]
+
+    /// Tasks with a field that is neither Taskwarrior's nor a configured attribute (+ORPHAN).
+    func orphans() throws -> ObjectPredicate {
+        let candidates = try app.tasks(context, where: try ObjectPredicate("extras != nil"))
+        return try among(candidates.filter { task in
+            ExtrasText.decode(task["extras"]).contains { !Self.taskwarriorColumns.contains($0.key) && !$0.key.hasPrefix("annotation_") }
+        })
+    }
+
+    /// The pending task with the highest id (+LATEST: the last one added).
+    func latest() throws -> ObjectPredicate {
+        let pending = try app.tasks(context, where: try app.pending())
+        guard let last = pending.max(by: { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) }) else { return .constant(false) }
+        return try among([last])
+    }
+
+    /// Taskwarrior's dependencies (`depends`, kept from an import or a sync): a task is
+    /// blocked while one it depends on is pending; a pending task is blocking while a
+    /// pending task depends on it.
+    func dependencies() throws -> (blocked: ObjectPredicate, blocking: ObjectPredicate) {
+        if let dependencyClauses { return dependencyClauses }
+        let candidates = try app.tasks(context, where: .and(try app.pending(), try ObjectPredicate("extras != nil")))
+        var dependents: [(task: ManagedObject, on: [UUID])] = []
+        for task in candidates {
+            guard let depends = ExtrasText.decode(task["extras"]).first(where: { $0.key == "depends" }) else { continue }
+            let uuids = Self.uuids(inJSON: depends.json)
+            if !uuids.isEmpty { dependents.append((task, uuids)) }
+        }
+        var blocked: [ManagedObject] = [], blocking: [ManagedObject] = []
+        if !dependents.isEmpty {
+            let wanted = Set(dependents.flatMap(\.on))
+            let found = try app.tasks(context, where: .and(try app.pending(), try ObjectPredicate(format: "uuid IN %@", placeholders: [.list(wanted.sorted { $0.uuidString < $1.uuidString }.map(Value.uuid))])))
+            var pendingByUUID: [UUID: ManagedObject] = [:]
+            for task in found { if case .uuid(let uuid) = task["uuid"] { pendingByUUID[uuid] = task } }
+            var seen = Set<ObjectID>()
+            for (task, on) in dependents {
+                let open = on.compactMap { pendingByUUID[$0] }
+                if !open.isEmpty { blocked.append(task) }
+                for blocker in open where seen.insert(blocker.objectID).inserted { blocking.append(blocker) }
+            }
+        }
+        let clauses = (try among(blocked), try among(blocking))
+        dependencyClauses = clauses
+        return clauses
+    }
+
+    /// The UUIDs in a `depends` value: a JSON array of strings, or one comma-separated string.
+    static func uuids(inJSON json: String) -> [UUID] {
+        guard let root = try? JSONParser.parse(json) else { return [] }
+        var texts: [String] = []
+        switch root.kind {
+        case .string(let text): texts = text.split(separator: ",").map(String.init)
+        case .array(let items): for item in items { if case .string(let text) = item.kind { texts.append(text) } }
+        default: break
+        }
+        return texts.compactMap { UUID(uuidString: $0.trimmingBlanks()) }
+    }
+}
