@@ -35,10 +35,28 @@ enum TaskCtl {
             return 0
         }
         // Taskwarrior's grammar, [FILTER] COMMAND [WORDS], with rc.NAME=VALUE anywhere.
-        let line: CommandWords
+        var line: CommandWords
         let filter: TaskFilter
         do {
             line = try CommandWords.read(words, commands: Set(commandNames))
+            if line.command == nil {
+                // `taskctl +work --json`: the options belong to the command the line runs.
+                let valued = CommandDefinition.named("list")?.valued ?? []
+                var filterWords: [String] = [], options: [String] = []
+                var index = 0
+                while index < line.filter.count {
+                    let word = line.filter[index]
+                    index += 1
+                    guard word.hasPrefix("--"), word != "--" else { filterWords.append(word); continue }
+                    options.append(word)
+                    if valued.contains(String(word.dropFirst(2))), index < line.filter.count {
+                        options.append(line.filter[index])
+                        index += 1
+                    }
+                }
+                line.filter = filterWords
+                line.rest = options
+            }
             if let option = line.filter.first(where: { $0.hasPrefix("--") }) {
                 let hint = line.command.map { " (after '\($0)')" } ?? ""
                 throw CLIError.usage(line.command == nil && line.filter.count == 1 && !option.contains("=")
@@ -53,6 +71,9 @@ enum TaskCtl {
         // information report); any other filter, or none, lists.
         let command = line.command ?? (filter.onlyIdentifiers ? "show" : "list")
         let rest = line.rest
+        if filter.limit != nil && command != "list" {
+            return fail(.usage("limit:N is for lists; '\(command)' takes none"))
+        }
         if !filter.isEmpty && !CommandWords.filtered.contains(command) {
             return fail(.usage("'\(command)' takes no filter before it (\(line.filter.joined(separator: " "))); commands that do: \(CommandWords.filtered.sorted().joined(separator: ", "))"))
         }

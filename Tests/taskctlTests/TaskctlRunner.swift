@@ -48,7 +48,7 @@ final class TaskctlRunner {
 
     /// Starts any program (a shell, script(1), groff) with this runner's environment, the
     /// built taskctl's directory first on PATH.
-    func start(program: URL, _ arguments: [String]) throws -> (Process, Pipe, Pipe) {
+    func start(program: URL, _ arguments: [String], input: String? = nil) throws -> (Process, Pipe, Pipe) {
         let process = Process()
         process.executableURL = program
         process.arguments = arguments
@@ -58,9 +58,14 @@ final class TaskctlRunner {
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
-        // No answers to a question (a bulk change's), as in a script.
-        process.standardInput = FileHandle.nullDevice
+        // No answers to a question (a bulk change's), as in a script, unless given.
+        let stdin = Pipe()
+        process.standardInput = input == nil ? FileHandle.nullDevice : stdin
         try process.run()
+        if let input {
+            stdin.fileHandleForWriting.write(Data(input.utf8))
+            try? stdin.fileHandleForWriting.close()
+        }
         return (process, out, err)
     }
 
@@ -75,6 +80,13 @@ final class TaskctlRunner {
     @discardableResult
     func run(_ arguments: [String]) throws -> Result {
         try finish(try start(arguments))
+    }
+
+    /// Runs taskctl with `input` as its standard input (answers to its questions).
+    @discardableResult
+    func run(_ arguments: [String], input: String) throws -> Result {
+        guard let binary = Self.binary else { throw CocoaError(.fileNoSuchFile) }
+        return try finish(try start(program: binary, arguments, input: input))
     }
 
     private func finish(_ started: (Process, Pipe, Pipe)) throws -> Result {

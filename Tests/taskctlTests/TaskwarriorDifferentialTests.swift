@@ -40,7 +40,8 @@ enum Taskwarrior {
 
         deinit { try? FileManager.default.removeItem(at: directory) }
 
-        /// `task ARGUMENTS` at the frozen time; stdout.
+        /// `task ARGUMENTS` at the frozen time, `input` its standard input (none: at its
+        /// end); stdout.
         @discardableResult
         func run(_ arguments: [String], input: String? = nil) throws -> String {
             let process = Process()
@@ -51,8 +52,13 @@ enum Taskwarrior {
             let out = Pipe(), err = Pipe()
             process.standardOutput = out
             process.standardError = err
-            process.standardInput = FileHandle.nullDevice
+            let stdin = Pipe()
+            process.standardInput = input == nil ? FileHandle.nullDevice : stdin
             try process.run()
+            if let input {
+                stdin.fileHandleForWriting.write(Data(input.utf8))
+                try? stdin.fileHandleForWriting.close()
+            }
             let output = out.fileHandleForReading.readDataToEndOfFile()
             let errors = err.fileHandleForReading.readDataToEndOfFile()
             process.waitUntilExit()
@@ -179,5 +185,155 @@ enum Taskwarrior {
             }
         }
         #expect(mismatches.isEmpty, "\(mismatches.count) of \(filters.count) filters differ:\n\(mismatches.joined(separator: "\n"))")
+    }
+
+    /// What each side stores, per UUID, in the fields both keep: the same after the same
+    /// modifications.
+    static func stored(_ json: String) throws -> [String: [String: String]] {
+        guard let array = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: Any]] else { return [:] }
+        var result: [String: [String: String]] = [:]
+        for task in array {
+            guard let uuid = task["uuid"] as? String else { continue }
+            var fields: [String: String] = [:]
+            for key in ["description", "status", "priority", "project", "due", "wait", "scheduled", "start", "end", "until", "recur"] {
+                if let value = task[key] { fields[key] = "\(value)" }
+            }
+            fields["tags"] = ((task["tags"] as? [String]) ?? []).sorted().joined(separator: ",")
+            fields["annotations"] = ((task["annotations"] as? [[String: Any]]) ?? []).map { "\($0["entry"] ?? "") \($0["description"] ?? "")" }.joined(separator: "|")
+            result[uuid] = fields
+        }
+        return result
+    }
+
+    /// Taskwarrior's modifications, bulk commands and overrides, applied to the same tasks
+    /// in both, leave the same stored fields.
+    @Test func modificationsStoreWhatTaskwarriorStores() throws {
+        if let reason = Taskwarrior.unavailable {
+            #expect(ProcessInfo.processInfo.environment["CI"] != "true", "CI must compare with Taskwarrior: \(reason)")
+            print("skipped: \(reason)")
+            return
+        }
+        let tw = try Taskwarrior.Replica(now: Self.now)
+        let t = try TaskctlRunner()
+        t.now = "2026-11-25T12:00:00Z"
+        let file = t.directory.appendingPathComponent("tasks.json")
+        try JSONSerialization.data(withJSONObject: Self.tasks()).write(to: file)
+        try tw.run(["import", file.path])
+        try t.ok("import", file.path)
+        func u(_ n: Int) -> String { String(format: "%08x", n) }
+        let commands: [[String]] = [
+            [u(1), "modify", "Buy", "oat", "milk"],
+            [u(1), "modify", "/oat/soy/"],
+            [u(2), "modify", "/r/R/g"],
+            [u(4), "append", "about", "the", "trip"],
+            [u(5), "prepend", "Maybe"],
+            [u(6), "modify", "pri:M", "due:2026-12-02T10:00", "+bills", "project:flat"],
+            [u(6), "modify", "-bills"],
+            [u(7), "modify", "due:", "project:"],
+            ["+shop", "modify", "+bought", "rc.bulk=0"],
+            ["project:work", "done"],
+            [u(10), "start"],
+            [u(14), "stop"],
+            [u(11), "annotate", "bring", "the", "score"],
+            [u(8), "delete", "rc.confirmation=off"],
+            ["+travel", "or", "+music", "modify", "pri:L"],
+            [u(16), "modify", "wait:2026-12-05T00:00"],
+            ["(", "project:home", "or", "project:farm", ")", "and", "-shop", "modify", "+house", "rc.bulk=0"],
+            [u(2), "modify", "scheduled:2026-12-01T09:00", "--", "pri:L", "is", "text"],
+            ["add", "Call", "plumber", "+house", "pri:M", "due:2026-12-03T10:00", "project:flat"],
+            ["add", "Sort", "mail", "rc.default.project=inbox"],
+        ]
+        for command in commands {
+            try tw.run(command)
+            let result = try t.run(command)
+            #expect(result.status == 0, "taskctl \(command.joined(separator: " ")): \(result.err)")
+        }
+        let expected = try Self.stored(try tw.run(["export"]))
+        let got = try Self.stored(try t.ok("export", "--all", "--format", "taskwarrior"))
+        // Added tasks have new UUIDs on each side: matched by description.
+        func byText(_ tasks: [String: [String: String]]) -> [String: [String: String]] {
+            var result: [String: [String: String]] = [:]
+            for (uuid, fields) in tasks { result[Self.tasks().contains { $0["uuid"] as? String == uuid } ? uuid : "new: " + (fields["description"] ?? "")] = fields }
+            return result
+        }
+        let twTasks = byText(expected), ourTasks = byText(got)
+        #expect(twTasks.count == Self.tasks().count + 2)
+        for (key, fields) in twTasks.sorted(by: { $0.key < $1.key }) {
+            #expect(ourTasks[key] == fields, "\(key): Taskwarrior \(fields), taskctl \(ourTasks[key] ?? [:])")
+        }
+    }
+
+    /// Taskwarrior's bulk rule: a change to `bulk` (3) tasks or more asks first and reads
+    /// the answer from the standard input; none (a script's) changes nothing, in both.
+    @Test func aBulkChangeAsksFirstAsTaskwarriorDoes() throws {
+        let t = try TaskctlRunner()
+        for i in 1...3 { try t.ok("add", "t\(i)", "+x") }
+        try t.ok("add", "other")
+        let unanswered = try t.run("+x", "modify", "pri:L")
+        #expect(unanswered.status == 1 && unanswered.err.contains("3 tasks was not confirmed; nothing changed"), "\(unanswered.err)")
+        #expect(try t.tasks().allSatisfy { $0["priority"] as? String == "none" })
+        let refused = try t.run(["+x", "done"], input: "no\n")
+        #expect(refused.status == 1 && refused.err.contains("done 3 tasks? (yes/no)"))
+        let answered = try t.run(["+x", "modify", "pri:L"], input: "yes\n")
+        #expect(answered.status == 0, "\(answered.err)")
+        #expect(try t.texts("priority:L").sorted() == ["t1", "t2", "t3"])
+        try t.ok("+x", "modify", "pri:M", "rc.bulk=0")
+        try t.ok("+x", "modify", "pri:H", "due:eow", "--yes")
+        try t.ok("+x", "append", "more", "rc.bulk=4")
+        try t.ok("1-2", "done")  // fewer than bulk: no question
+        #expect(try t.texts("status:completed").sorted() == ["t1 more", "t2 more"])
+        // One undo takes back one bulk change.
+        try t.ok("undo")
+        try t.ok("undo")
+        #expect(try t.texts("+x").allSatisfy { !$0.hasSuffix("more") })
+        if Taskwarrior.unavailable == nil {
+            let tw = try Taskwarrior.Replica(now: Self.now)
+            for i in 1...3 { try tw.run(["add", "t\(i)", "+x"]) }
+            try tw.run(["+x", "modify", "pri:L"])
+            #expect(try tw.selected(["priority:L"])?.isEmpty == true, "Taskwarrior changes nothing without an answer")
+            try tw.run(["+x", "modify", "pri:L"], input: "all\n")
+            #expect(try tw.selected(["priority:L"])?.count == 3)
+        }
+    }
+
+    /// Words taskctl cannot honour are refused with a message, and nothing is stored.
+    @Test func wordsTaskctlCannotHonourAreRefusedNotStored() throws {
+        let t = try TaskctlRunner()
+        try t.ok("add", "one", "+x")
+        let refused: [([String], String)] = [
+            (["add", "X", "depends:1"], "does not have yet"),
+            (["add", "X", "+FOO"], "upper-case tags are reserved"),
+            (["add", "X", "+OVERDUE"], "virtual tags"),
+            (["add", "X", "rc.nosuch=1"], "unknown setting 'nosuch'"),
+            (["add", "X", "rc.bulk=many"], "bulk takes a number"),
+            (["+FOO", "list"], "FOO is not one"),
+            (["list", "urgency.over:5"], "taskctl does not have yet"),
+            (["list", "modified.after:today"], "taskctl does not have yet"),
+            (["list", "estimate:5"], "not an attribute taskctl knows"),
+            (["list", "due.nosuch:today"], "unknown attribute modifier 'nosuch'"),
+            (["list", "due", "<", "eom"], "not algebraic operators"),
+            (["list", "/unclosed"], "a pattern ends with '/'"),
+            (["list", "(", "+x"], "'(' is not closed"),
+            (["list", "+x", ")"], "no '(' before it"),
+            (["list", "+x", "or"], "'or' needs a term after it"),
+            (["3-1", "done"], "runs backwards"),
+            (["1", "undo"], "'undo' takes no filter"),
+            (["+x", "import", "f"], "'import' takes no filter"),
+            (["1", "--json", "done"], "options go after the command"),
+            (["lst"], "unknown command 'lst' (did you mean 'list'?)"),
+            (["99", "done"], "no task with id 99"),
+            (["+nosuchtag", "done"], "no task matches +nosuchtag; nothing changed"),
+            (["1", "modify"], "modify needs something to change"),
+        ]
+        for (words, message) in refused {
+            let result = try t.run(words)
+            #expect(result.status == 1 && result.err.contains(message), "\(words): \(result.status) \(result.err)")
+        }
+        #expect(try t.texts("--all") == ["one"], "nothing refused was stored")
+        #expect(try t.tasks().first?["status"] as? String == "pending")
+        // A lone word that is a task's text is a search, as in Taskwarrior, even when it
+        // looks like a command.
+        try t.ok("add", "lst", "of", "things")
+        #expect(try t.ok("lst").contains("lst of things"))
     }
 }

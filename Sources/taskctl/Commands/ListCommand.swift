@@ -78,7 +78,7 @@ enum ListCommand {
         let limit = try args.value("limit").map { text -> Int in
             guard let n = Int(text), n > 0 else { throw CLIError.usage("--limit needs a positive number, not '\(text)'") }
             return n
-        }
+        } ?? filter.limit
         let sort = try (args.value("sort") ?? app.config.sort).map(parseSort) ?? []
         let groupBy = args.value("group-by")
         if let groupBy, !["location", "priority", "due", "project"].contains(groupBy) {

@@ -104,9 +104,18 @@ enum TaskCommands {
         let args = try Arguments(words, for: "show")
         guard args.positional.count == 1 || !app.filter.isEmpty else { throw CLIError.usage("usage: taskctl show ID") }
         let context = try app.context(readOnly: true)
-        if !app.filter.isEmpty && !(app.filter.onlyIdentifiers && app.filter.identifiers.count == 1 && args.positional.isEmpty) {
-            // Several tasks (a filter): each, in id order, a blank line between.
+        if !app.filter.isEmpty {
             let tasks = try app.selected(args.positional, in: context, command: "show")
+            if tasks.count == 1 && app.filter.onlyIdentifiers {
+                // One task named: as show ID.
+                let view = try TaskView(tasks[0], now: app.now)
+                if args.has("json") && !(view.status == "deleted" && !args.has("all") && !args.has("deleted")) {
+                    app.output.line(view.json)
+                    return
+                }
+                return try show(view, args: args, app: app)
+            }
+            // Several tasks (a filter): each, in id order, a blank line between.
             if args.has("json") {
                 app.output.line(TaskView.jsonArray(try TaskView.of(tasks, now: app.now)))
                 return
@@ -117,8 +126,7 @@ enum TaskCommands {
             }
             return
         }
-        let reference = args.positional.first ?? app.filter.identifiers[0]
-        let view = try TaskView(try app.task(reference, in: context), now: app.now)
+        let view = try TaskView(try app.task(args.positional[0], in: context), now: app.now)
         if args.has("json") && !(view.status == "deleted" && !args.has("all") && !args.has("deleted")) {
             app.output.line(view.json)
             return

@@ -14,8 +14,19 @@ extension App {
         }
         var chosen: [ManagedObject] = []
         if filter.isEmpty || filter.onlyIdentifiers {
-            for word in filter.identifiers + references {
-                if let ranges = try TaskFilter.idRanges(word), ranges.count > 1 || ranges[0].count > 1 {
+            for (index, word) in (filter.identifiers + references).enumerated() {
+                if index < filter.identifiers.count, TaskFilter.isUUID(word) {
+                    // A UUID or its start, never an id (00000010 is not task 10).
+                    let scope = FilterScope(app: self, context: context)
+                    guard let predicate = try TaskFilter.parse([word]).predicate(in: scope) else { continue }
+                    let found = try tasks(context, where: predicate)
+                    guard found.count == 1 else {
+                        throw CLIError.usage(found.isEmpty ? "no task has a UUID starting with \(word)"
+                            : "\(word) starts the UUIDs of \(found.count) tasks (ids \(found.compactMap(\.objectID.primaryKey).map(String.init).joined(separator: ", "))); give more of it")
+                    }
+                    try expireIfPassed(found[0])
+                    chosen += found
+                } else if let ranges = try TaskFilter.idRanges(word), ranges.count > 1 || ranges[0].count > 1 {
                     let scope = FilterScope(app: self, context: context)
                     guard let predicate = try TaskFilter.parse([word]).predicate(in: scope) else { continue }
                     let found = try tasks(context, where: predicate)

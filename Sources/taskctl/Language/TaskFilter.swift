@@ -36,10 +36,12 @@ struct TaskFilter: Sendable {
     let onlyIdentifiers: Bool
     /// The ids and UUIDs as written, in order, when ``onlyIdentifiers``.
     let identifiers: [String]
+    /// `limit:N`: how many tasks a list shows (Taskwarrior's report modifier).
+    var limit: Int?
 
     var isEmpty: Bool { root == nil }
 
-    static let empty = TaskFilter(words: [], root: nil, namesStatus: false, namesWaiting: false, onlyIdentifiers: false, identifiers: [])
+    static let empty = TaskFilter(words: [], root: nil, namesStatus: false, namesWaiting: false, onlyIdentifiers: false, identifiers: [], limit: nil)
 
     /// Attribute names (and the shortest abbreviation Taskwarrior takes is two letters).
     static let attributes = ["description", "project", "priority", "due", "wait", "scheduled", "until", "start", "end", "entry",
@@ -53,13 +55,23 @@ struct TaskFilter: Sendable {
         "word": "word", "noword": "noword",
     ]
     /// Taskwarrior attributes taskctl does not have: refused by name, never searched for.
-    static let missingAttributes = ["depends", "modified", "parent", "mask", "imask", "rtype", "template", "last", "urgency", "limit"]
+    static let missingAttributes = ["depends", "modified", "parent", "mask", "imask", "rtype", "template", "last", "urgency"]
 
     /// Parses filter words. Words that are not filter terms (an operator taskctl does not
     /// take, an unknown attribute modifier) are refused with the word named.
     static func parse(_ words: [String]) throws -> TaskFilter {
         var tokens: [String] = []
-        for word in words { tokens += split(word) }
+        var limit: Int?
+        for word in words {
+            if word.lowercased().hasPrefix("limit:") {
+                guard let n = Int(word.dropFirst(6)), n > 0 else {
+                    throw CLIError.usage("'\(word)': limit takes a number of tasks (limit:page is not supported; use limit:N)")
+                }
+                limit = n
+                continue
+            }
+            tokens += split(word)
+        }
         var parser = Parser(tokens: tokens)
         var identifiers: [String] = []
         var identifierRanges: [ClosedRange<Int64>] = []
@@ -67,7 +79,8 @@ struct TaskFilter: Sendable {
         // Ids and UUIDs anywhere at the top level form one group, as in Taskwarrior:
         // `1 2 +work` is (id 1 or id 2) and +work.
         parser.tokens = try parser.tokens.filter { token in
-            if let ranges = try idRanges(token) {
+            // Eight hex digits or more are a UUID's start, digits alone too, as in Taskwarrior.
+            if let ranges = try idRanges(token), !isUUID(token) {
                 identifierRanges += ranges
                 identifiers.append(token)
                 return false
@@ -89,7 +102,7 @@ struct TaskFilter: Sendable {
         if let group { root = root.map { .and(group, $0) } ?? group }
         let mentions = Self.mentions(root)
         return TaskFilter(words: words, root: root, namesStatus: mentions.status, namesWaiting: mentions.waiting,
-                          onlyIdentifiers: group != nil && parser.tokens.isEmpty, identifiers: identifiers)
+                          onlyIdentifiers: group != nil && parser.tokens.isEmpty, identifiers: identifiers, limit: limit)
     }
 
     /// A word's tokens: parentheses at its ends are tokens of their own, and a word that
@@ -248,9 +261,7 @@ struct TaskFilter: Sendable {
                 return .attribute(name: name, modifier: modifier, value: value, word: word)
             }
             if missingAttributes.contains(parts[0].lowercased()) {
-                throw CLIError.usage(parts[0].lowercased() == "limit"
-                    ? "'\(word)': give a list's length as --limit N"
-                    : "filter: '\(word)': '\(parts[0])' is a Taskwarrior attribute taskctl does not have yet; nothing was selected by it")
+                throw CLIError.usage("filter: '\(word)': '\(parts[0])' is a Taskwarrior attribute taskctl does not have yet; nothing was selected by it")
             }
             if word.hasPrefix("rc.") || word.hasPrefix("rc:") {
                 throw CLIError.usage("'\(word)': configuration overrides go before the command or after it, not inside a filter group")

@@ -81,6 +81,15 @@ struct Arguments {
         guard let colon = word.firstIndex(of: ":"), colon != word.startIndex else { return false }
         let key = word[..<colon].lowercased()
         let value = String(word[word.index(after: colon)...])
+        // description:TEXT is the text (add, modify) or --text (edit).
+        if key == "description" || key == "desc" {
+            if valued.contains("text") {
+                values["text"] = value
+            } else {
+                positional.append(value)
+            }
+            return true
+        }
         let options = ["due": "due", "project": "project", "proj": "project", "pro": "project", "priority": "priority", "pri": "priority",
                        "location": "location", "loc": "location", "wait": "wait", "scheduled": "scheduled", "sched": "scheduled",
                        "recur": "recur", "until": "until",
