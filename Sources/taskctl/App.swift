@@ -18,6 +18,8 @@ final class App {
     var output = Output()
     /// The Taskwarrior filter written before the command (empty when none).
     var filter = TaskFilter.empty
+    /// The settings file this command reads (`rc:FILE` or the usual one).
+    var configPath = ""
     /// A lone word read as a search that looks like a misspelled command (`taskctl lst`).
     var commandTypo: (word: String, command: String)?
     /// What a command made and no longer needs, left for the process's exit to reclaim:

@@ -70,7 +70,7 @@ enum TaskCtl {
         // With no command: a filter of ids alone shows those tasks (Taskwarrior's
         // information report); any other filter, or none, lists.
         let command = line.command ?? (filter.onlyIdentifiers ? "show" : "list")
-        let rest = line.rest
+        var rest = line.rest
         if filter.limit != nil && command != "list" {
             return fail(.usage("limit:N is for lists; '\(command)' takes none"))
         }
@@ -97,7 +97,9 @@ enum TaskCtl {
                 var config = try line.configFile.map { try Config.load(path: $0, environment: environment) } ?? Config.load(environment: environment)
                 for (key, value) in line.overrides { try config.set(key, to: value, at: "rc.\(key)", environment: environment) }
                 app = try App(environment: environment, storePath: storePath, color: color, config: config)
-                app.filter = filter
+                app.configPath = line.configFile ?? Config.path(environment: environment)
+                app.filter = try filter.within(context: config, command: command)
+                rest = try Self.withWriteContext(rest, config: config, command: command)
                 app.commandTypo = typo
                 app.output.writesThrough = true
             } catch {
@@ -162,6 +164,16 @@ enum TaskCtl {
         guard index + 1 < words.count else { throw CLIError.usage("--\(name) needs \(needs)") }
         defer { words.removeSubrange(index...index + 1) }
         return words[index + 1]
+    }
+
+    /// `add` in a context: its write filter's words join the new task's words (before `--`).
+    static func withWriteContext(_ words: [String], config: Config, command: String) throws -> [String] {
+        guard command == "add", let name = config.context else { return words }
+        guard let filters = config.contexts[name] else { throw CLIError.usage("the context '\(name)' is not defined (taskctl context list; taskctl context none)") }
+        guard let write = filters.write else { return words }
+        let added = try ContextFilters.words(write)
+        guard let end = words.firstIndex(of: "--") else { return words + added }
+        return Array(words[..<end]) + added + Array(words[end...])
     }
 
     static func fail(_ error: CLIError) -> Int32 {

@@ -336,4 +336,108 @@ enum Taskwarrior {
         try t.ok("add", "lst", "of", "things")
         #expect(try t.ok("lst").contains("lst of things"))
     }
+
+    /// Contexts: defined, applied and removed in both, they select the same tasks, leave
+    /// commands given a UUID alone, and give new tasks the same attributes.
+    @Test func contextsSelectAndAddAsTaskwarriorDoes() throws {
+        if let reason = Taskwarrior.unavailable {
+            #expect(ProcessInfo.processInfo.environment["CI"] != "true", "CI must compare with Taskwarrior: \(reason)")
+            print("skipped: \(reason)")
+            return
+        }
+        let tw = try Taskwarrior.Replica(now: Self.now)
+        let t = try TaskctlRunner()
+        t.now = "2026-11-25T12:00:00Z"
+        let file = t.directory.appendingPathComponent("tasks.json")
+        try JSONSerialization.data(withJSONObject: Self.tasks()).write(to: file)
+        try tw.run(["import", file.path])
+        try t.ok("import", file.path)
+        // Taskwarrior's reports apply the context (its export does not): a report of UUIDs
+        // of pending tasks, beside taskctl's list. Tasks added here are known by their text.
+        let fixture = Set(Self.tasks().compactMap { $0["uuid"] as? String })
+        func same(_ words: [String], _ note: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+            let report = ["rc.report.uu.columns=uuid", "rc.report.uu.labels=UUID", "rc.report.uu.filter=status:pending", "rc.report.uu.sort=uuid+"]
+            let listed = try tw.run(report + words + ["uu"]).split(separator: "\n").map(String.init).filter { !$0.isEmpty }
+            let expected = try Set(listed.map { uuid in fixture.contains(uuid) ? uuid : try tw.run([uuid, "_get", "\(uuid).description"]).trimmingCharacters(in: .whitespacesAndNewlines) })
+            let result = try t.run(words + ["list", "--json"])
+            let items = (try? JSONSerialization.jsonObject(with: Data(result.out.utf8)) as? [[String: Any]]) ?? []
+            let got = Set(items.compactMap { item in (item["uuid"] as? String).map { fixture.contains($0) ? $0 : item["text"] as? String ?? "" } })
+            #expect(got == expected && !expected.isEmpty, "\(note): \(words): Taskwarrior \(expected.count) tasks, taskctl \(got.count): \(result.err)", sourceLocation: sourceLocation)
+        }
+        for command in [["context", "define", "home", "project:home", "+shop"], ["context", "define", "either", "+work", "or", "+music"],
+                        ["context", "home"]] {
+            try tw.run(command)
+            try t.ok(command)
+        }
+        try same([], "home applied")
+        try same(["+bike"], "a filter within home")
+        // A UUID is outside the context: Taskwarrior's info and taskctl's show both find it.
+        #expect(try t.run("00000004").status == 0)
+        for command in [["add", "Fix", "gate"], ["context", "either"], ["add", "Tune", "piano"]] {
+            try tw.run(command)
+            try t.ok(command)
+        }
+        try same([], "either applied")
+        try same(["+music"], "a filter within either")
+        try same(["Call"], "a word within either")
+        try tw.run(["context", "none"])
+        try t.ok("context", "none")
+        try same([], "no context")
+        // The added tasks: the first with home's attributes, the second (either can give none) plain.
+        let added = try Self.stored(try tw.run(["export"])).values.filter { ["Fix gate", "Tune piano"].contains($0["description"] ?? "") }
+        let ours = try Self.stored(try t.ok("export", "--format", "taskwarrior")).values.filter { ["Fix gate", "Tune piano"].contains($0["description"] ?? "") }
+        func fields(_ tasks: [[String: String]]) -> [String] { tasks.map { "\($0["description"] ?? "") \($0["project"] ?? "-") \($0["tags"] ?? "")" }.sorted() }
+        #expect(fields(added) == ["Fix gate home shop", "Tune piano - "])
+        #expect(fields(ours) == fields(added))
+    }
+}
+
+/// `taskctl config`: the settings file read and changed line by line, checked as taskctl
+/// reads it, never printing a secret, and replaced atomically (a kill at any of its steps
+/// leaves the old file or the new one).
+@Suite struct SettingsCommandTests {
+    @Test func configReadsSetsAndUnsetsKeepingTheFilesOtherLines() throws {
+        let t = try TaskctlRunner()
+        let file = t.directory.appendingPathComponent(".config/taskctl/config")
+        try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try "# my settings\nsort = due\nsync.encryption_secret = hunter2\n".write(to: file, atomically: true, encoding: .utf8)
+        #expect(try t.ok("config", "sort") == "due\n")
+        #expect(try t.ok("config") == "sort = due\nsync.encryption_secret = (set, not shown)\n")
+        #expect(try t.ok("config", "sync.encryption_secret") == "(set, not shown)\n")
+        try t.ok("config", "sort", "-priority")
+        try t.ok("config", "bulk", "5")
+        #expect(try String(contentsOf: file, encoding: .utf8) == "# my settings\nsort = -priority\nsync.encryption_secret = hunter2\nbulk = 5\n")
+        let bad = try t.run("config", "bulk", "many")
+        #expect(bad.status == 1 && bad.err.contains("bulk takes a number"))
+        let unknown = try t.run("config", "nosuch.setting", "1")
+        #expect(unknown.status == 1 && unknown.err.contains("unknown setting 'nosuch.setting'"))
+        try t.ok("config", "--unset", "bulk")
+        #expect(try t.run("config", "bulk").status == 1)
+        #expect(try String(contentsOf: file, encoding: .utf8) == "# my settings\nsort = -priority\nsync.encryption_secret = hunter2\n")
+        // rc:FILE reads and changes another file.
+        let other = t.directory.appendingPathComponent("other.rc")
+        try "bulk = 2\n".write(to: other, atomically: true, encoding: .utf8)
+        #expect(try t.ok("rc:" + other.path, "config", "bulk") == "2\n")
+        #expect(try t.run("rc:" + t.directory.appendingPathComponent("missing").path, "list").err.contains("no such settings file"))
+    }
+
+    @Test func aKilledConfigChangeLeavesTheOldFileOrTheNew() throws {
+        let t = try TaskctlRunner()
+        try t.ok("add", "one")
+        let file = t.directory.appendingPathComponent(".config/taskctl/config")
+        try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let old = "sort = due\n", new = "sort = due\nbulk = 7\n"
+        try old.write(to: file, atomically: true, encoding: .utf8)
+        let steps = try SteppedKillTests.steps(t, ["config", "bulk", "7"]).filter { $0.path.hasSuffix("config") || $0.path.contains(".config/taskctl") }
+        #expect(steps.count >= 3, "a write, a flush and a rename: \(steps)")
+        for step in steps {
+            try old.write(to: file, atomically: true, encoding: .utf8)
+            t.extraEnvironment["OBJECTSTORE_KILL_AT_STEP"] = String(step.number)
+            _ = try t.run("config", "bulk", "7")
+            t.extraEnvironment["OBJECTSTORE_KILL_AT_STEP"] = nil
+            let left = try String(contentsOf: file, encoding: .utf8)
+            #expect(left == old || left == new, "killed before \(step.name): \(left)")
+            #expect(try t.run("list").status == 0, "the settings still read after a kill before \(step.name)")
+        }
+    }
 }

@@ -306,6 +306,39 @@ struct CommandDefinition {
                     """,
                 run: StatsCommand.run),
             CommandDefinition(
+                name: "context", synopsis: "context", summary: "define, apply and list contexts (a filter every command adds)",
+                valued: [], switches: [], taskwarriorAttributes: false,
+                help: """
+                    usage: taskctl context define NAME FILTER
+                           taskctl context NAME | none | list | show
+                           taskctl context delete NAME
+
+                    Taskwarrior's contexts. define keeps the filter as the context's read filter and,
+                    when it has no 'or', no -tag and no modifier but is, as its write filter too
+                    (context.NAME.read and context.NAME.write in the settings file). context NAME
+                    applies it: every list and export, and every command given a filter (not ids),
+                    selects within it; add gives new tasks its write filter's attributes
+                    (taskctl context define work +work project:acme, then taskctl add Call Bob adds
+                    +work project:acme). context none stops applying it; list shows every context,
+                    show the one applied. Commands given ids are not limited by it.
+                    """,
+                run: ConfigCommands.context),
+            CommandDefinition(
+                name: "config", synopsis: "config [NAME [VALUE]]", summary: "read or change a setting in the settings file",
+                valued: ["unset"], switches: [], taskwarriorAttributes: false,
+                help: """
+                    usage: taskctl config                 every setting in the file
+                           taskctl config NAME            one setting's value
+                           taskctl config NAME VALUE      sets it (checked as taskctl reads it)
+                           taskctl config --unset NAME    removes it
+
+                    Reads and changes taskctl's settings file (~/.config/taskctl/config, or the
+                    rc:FILE given); comments and other lines stay as they are. Secrets
+                    (sync.encryption_secret, sync.aws.secret_access_key) are never printed. Unlike
+                    Taskwarrior's, config NAME without a value reads the setting; --unset removes it.
+                    """,
+                run: ConfigCommands.config),
+            CommandDefinition(
                 name: "sync", synopsis: "sync", summary: "sync through a TaskChampion server, S3 bucket or git, as Taskwarrior 3 does",
                 valued: [], switches: ["status"], taskwarriorAttributes: false,
                 help: """

@@ -111,7 +111,9 @@ enum Help {
         Settings for one command: rc.NAME=VALUE (or rc.NAME:VALUE) before or after the command,
         rc:FILE for another settings file. Besides taskctl's own (store, color, sort,
         dateformat, sync.*): bulk, confirmation, search.case.sensitive, default.project,
-        default.priority, default.due. A setting taskctl does not have is refused.
+        default.priority, default.due, context. A setting taskctl does not have is refused.
+        Contexts (taskctl help context): a context's filter joins list's and that of every
+        command given a filter; add takes its attributes.
 
         Differences from Taskwarrior, each on purpose:
           ids never change (done and deleted tasks keep theirs); Taskwarrior renumbers pending
@@ -121,6 +123,10 @@ enum Help {
           a date without a time is the end of that day when it is set (due:friday is due by
             Friday night; Taskwarrior: Friday 00:00); in a filter it is the day's start, as there
           delete does not ask first: undo brings a deleted task back
+          a high-priority task needs a due date (taskctl's own rule, to keep high meaning soon)
+          a context applies to every command given a filter; Taskwarrior 2.6.2 applies it to
+            done, delete, prepend, start and stop but not to modify, append or annotate
+          config NAME reads a setting (Taskwarrior's removes it; taskctl: config --unset NAME)
           status.not:pending and +ACTIVE also find done and deleted tasks (Taskwarrior's
             gc=on shortcut reads only pending tasks for them)
           a weekly series keeps its clock time across a change of the clocks

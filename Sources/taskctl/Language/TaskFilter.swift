@@ -57,6 +57,22 @@ struct TaskFilter: Sendable {
     /// Taskwarrior attributes taskctl does not have: refused by name, never searched for.
     static let missingAttributes = ["depends", "modified", "parent", "mask", "imask", "rtype", "template", "last", "urgency"]
 
+    /// The filter within the applied context (Taskwarrior's): `list`, and a command that
+    /// changes the tasks a filter selects, selects only tasks the context's read filter
+    /// selects too; a filter of ids or UUIDs is left as it is, and so are `export` and `show`
+    /// (as in Taskwarrior: an export is everything asked for, whatever the context).
+    func within(context config: Config, command: String) throws -> TaskFilter {
+        guard let name = config.context, CommandWords.filtered.contains(command), !["export", "show"].contains(command),
+              identifiers.isEmpty, command == "list" || !isEmpty else { return self }
+        guard let filters = config.contexts[name] else { throw CLIError.usage("the context '\(name)' is not defined (taskctl context list; taskctl context none)") }
+        guard let read = filters.read else { return self }
+        let contextWords = try ContextFilters.words(read)
+        guard !contextWords.isEmpty else { return self }
+        let limits = words.filter { $0.lowercased().hasPrefix("limit:") }
+        let own = words.filter { !$0.lowercased().hasPrefix("limit:") }
+        return try TaskFilter.parse(["("] + contextWords + [")"] + (own.isEmpty ? [] : ["("] + own + [")"]) + limits)
+    }
+
     /// Parses filter words. Words that are not filter terms (an operator taskctl does not
     /// take, an unknown attribute modifier) are refused with the word named.
     static func parse(_ words: [String]) throws -> TaskFilter {

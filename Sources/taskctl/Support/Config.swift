@@ -39,6 +39,11 @@ struct Config {
     var syncAWSDefaultCredentials = false
     var syncAWSEndpoint: String?
     var syncAWSForcePathStyle = false
+    /// Taskwarrior's contexts: `context = NAME` (the one applied), and per name
+    /// `context.NAME.read` (a filter added to what commands select) and `context.NAME.write`
+    /// (attribute words `add` gives new tasks).
+    var context: String?
+    var contexts: [String: ContextFilters] = [:]
     /// Taskwarrior's settings of the same names (docs/taskctl.md, "Configuration").
     /// `search.case.sensitive`: whether filters' patterns and words match case (yes).
     var searchCaseSensitive = true
@@ -55,7 +60,8 @@ struct Config {
                        "sync.git.local_path", "sync.git.remote", "sync.git.branch", "sync.aws.bucket", "sync.aws.region",
                        "sync.aws.access_key_id", "sync.aws.secret_access_key", "sync.aws.profile", "sync.aws.default_credentials",
                        "sync.aws.endpoint_url", "sync.aws.force_path_style", "sync.timeout", "search.case.sensitive", "confirmation", "bulk",
-                       "default.project", "default.priority", "default.due"]
+                       "default.project", "default.priority", "default.due",
+                       "context", "context.NAME.read", "context.NAME.write"]
 
     static func path(environment: [String: String]) -> String {
         let base: String
@@ -187,7 +193,7 @@ struct Config {
         case "search.case.sensitive": config.searchCaseSensitive = try flag(value)
         case "confirmation": config.confirmation = try flag(value)
         case "bulk":
-            guard let n = Int(value), n >= 0 else { throw CLIError.usage("\(place): bulk takes a number of tasks (0: always ask), not '\(value)'") }
+            guard let n = Int(value), n >= 0 else { throw CLIError.usage("\(place): bulk takes a number of tasks (0: never ask), not '\(value)'") }
             config.bulk = n
         case "default.project": config.defaultProject = value.isEmpty ? nil : value
         case "default.priority":
@@ -195,6 +201,22 @@ struct Config {
             config.defaultPriority = value.isEmpty ? nil : value
         case "default.due":
             config.defaultDue = value.isEmpty ? nil : value
+        case "context":
+            config.context = value.isEmpty ? nil : value
+        case _ where key.hasPrefix("context."):
+            let parts = key.dropFirst(8).split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+            guard let name = parts.first, ContextFilters.isName(name), parts.count <= 2, parts.count == 1 || ["read", "write"].contains(parts[1]) else {
+                throw CLIError.usage("\(place): '\(key)' is not a context's setting (context.NAME.read, context.NAME.write)")
+            }
+            do {
+                _ = try TaskFilter.parse(try ContextFilters.words(value))
+            } catch let error as CLIError {
+                throw CLIError.usage("\(place): \(key): \(error.message)")
+            }
+            var filters = config.contexts[name] ?? ContextFilters()
+            if parts.count == 1 || parts[1] == "read" { filters.read = value.isEmpty ? nil : value }
+            if parts.count == 1 || parts[1] == "write" { filters.write = value.isEmpty ? nil : value }
+            config.contexts[name] = filters
         case "sync.encryption_secret":
             // Never repeated in a message: the secret is the key to every synced task.
             guard !value.isEmpty else { throw CLIError.usage("\(place): sync.encryption_secret is empty") }
@@ -203,5 +225,52 @@ struct Config {
             let hint = NameHint.closest(to: key, in: Config.keys).map { " (did you mean '\($0)'?)" } ?? ""
             throw CLIError.usage("\(place): unknown setting '\(key)'\(hint); settings: \(Config.keys.joined(separator: ", "))")
         }
+    }
+}
+
+/// A context's two filters (`context define` sets both when the filter can be written).
+struct ContextFilters {
+    var read: String?
+    var write: String?
+
+    static func isName(_ name: String) -> Bool {
+        !name.isEmpty && name.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }
+    }
+
+    /// A setting's words: split at blanks, with '...' and "..." kept as one word.
+    static func words(_ text: String) throws -> [String] {
+        var words: [String] = [], current = "", quote: Character?, inWord = false
+        for character in text {
+            if let open = quote {
+                if character == open { quote = nil } else { current.append(character) }
+            } else if character == "'" || character == "\"" {
+                quote = character
+                inWord = true
+            } else if character.isWhitespace {
+                if inWord { words.append(current) }
+                current = ""
+                inWord = false
+            } else {
+                current.append(character)
+                inWord = true
+            }
+        }
+        if quote != nil { throw CLIError.usage("a quote is not closed in '\(text)'") }
+        if inWord { words.append(current) }
+        return words
+    }
+
+    /// Taskwarrior's rule for a filter that can also give new tasks their attributes: no
+    /// 'or', no '-tag', no modifier but is and equals.
+    static func isWritable(_ words: [String]) -> Bool {
+        for word in words {
+            if word == "or" || word == "xor" { return false }
+            if word.hasPrefix("-"), word.count > 1 { return false }
+            if let colon = word.firstIndex(where: { $0 == ":" || $0 == "=" }), let dot = word[..<colon].firstIndex(of: ".") {
+                let modifier = word[word.index(after: dot)..<colon].lowercased()
+                if modifier != "is" && modifier != "equals" { return false }
+            }
+        }
+        return true
     }
 }
