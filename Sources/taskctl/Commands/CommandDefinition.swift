@@ -49,7 +49,7 @@ struct CommandDefinition {
                     (also project:, loc:, wait:, scheduled:, recur:, until:). Attributes taskctl lacks
                     (depends:...) are refused, never stored as text; after -- every word is text.
                     """,
-                run: TaskCommands.add),
+                run: { try TaskCommands.add($0, $1) }),
             CommandDefinition(
                 name: "list", synopsis: "list", summary: "list tasks (pending by default)",
                 valued: ["priority", "location", "project", "tag", "untag", "due-before", "due-after", "due-by", "project-not", "text-contains", "status", "where", "sort", "group-by", "limit"], switches: ["all", "done", "overdue", "json"], taskwarriorAttributes: false,
@@ -111,8 +111,8 @@ struct CommandDefinition {
                     """,
                 run: TaskCommands.edit),
             CommandDefinition(
-                name: "modify", synopsis: "FILTER modify WORDS", summary: "change the tasks a filter selects (append, prepend: add words)",
-                valued: ["priority", "due", "location", "project", "tag", "untag", "wait", "scheduled", "recur", "until"],
+                name: "modify", synopsis: "FILTER modify WORDS", summary: "change the tasks a filter selects (also append, prepend, duplicate, denotate)",
+                valued: ["priority", "due", "location", "project", "tag", "untag", "wait", "scheduled", "recur", "until", "status"],
                 switches: ["no-due", "no-location", "no-project", "no-wait", "no-scheduled", "no-recur", "no-until", "json", "yes"], taskwarriorAttributes: true,
                 help: """
                     usage: taskctl FILTER modify [WORDS] [+tag] [-tag] [pri:H] [due:DATE] [project:NAME] ... [--yes] [--json]
@@ -120,8 +120,10 @@ struct CommandDefinition {
                     Taskwarrior's modify: changes every task the filter before it selects (ids, a range
                     such as 1-3, +tag, project:NAME, ...; see taskctl help filters). Attribute words
                     change fields as in edit (an empty value clears one: due:); other words replace the
-                    text; /from/to/ replaces the first 'from' in the text, /from/to/g every one. More
-                    than 3 tasks (the setting bulk) are confirmed first on a terminal.
+                    text; /from/to/ replaces the first 'from' in the text, /from/to/g every one;
+                    status:pending, status:completed and status:deleted set the status; a date may
+                    count from the task's own (due:due+1d, wait:due-2d). 3 tasks or more (the
+                    setting bulk) are confirmed first.
                     Example: taskctl 4 modify pri:H due:fri Call the garage
                     """,
                 run: TaskCommands.modify),
@@ -143,6 +145,29 @@ struct CommandDefinition {
                     Adds the words to the start of the text of every task the filter selects.
                     """,
                 run: { try TaskCommands.extend($0, $1, prepend: true) }),
+            CommandDefinition(
+                name: "duplicate", synopsis: nil, summary: "add a copy of each task a filter selects",
+                valued: ["priority", "due", "location", "project", "tag", "untag", "wait", "scheduled", "recur", "until"],
+                switches: ["no-due", "no-location", "no-project", "no-wait", "no-scheduled", "no-recur", "no-until", "json", "yes"], taskwarriorAttributes: true,
+                help: """
+                    usage: taskctl FILTER duplicate [WORDS] [pri:H] [due:DATE] [+tag] ... [--json]
+
+                    Taskwarrior's duplicate: adds a pending copy of each task the filter selects (its
+                    text, priority, dates, location, project, tags and annotations; not when it was
+                    started or ended), changed as modify's attribute words say; other words annotate
+                    the copy, as in Taskwarrior 2.6.
+                    """,
+                run: TaskCommands.duplicate),
+            CommandDefinition(
+                name: "denotate", synopsis: nil, summary: "remove an annotation",
+                valued: [], switches: ["yes"], taskwarriorAttributes: false,
+                help: """
+                    usage: taskctl FILTER denotate [TEXT]
+
+                    Taskwarrior's denotate: removes from each task the filter selects the annotation
+                    whose text is TEXT, else the first that contains it (the oldest, with no TEXT).
+                    """,
+                run: TaskCommands.denotate),
             CommandDefinition(
                 name: "done", synopsis: "done ID...", summary: "mark tasks done (a recurring task makes its next one)",
                 valued: [], switches: ["json", "yes"], taskwarriorAttributes: false,
@@ -225,12 +250,15 @@ struct CommandDefinition {
                 valued: ["limit"], switches: ["json"], taskwarriorAttributes: false,
                 help: """
                     usage: taskctl log [--limit N] [--json]
+                           taskctl log TEXT [pri:H] [project:NAME] [+tag] ...
 
                     Lists the store's last changes (10, or N), oldest first: the change's number,
                     when it was saved, the command that made it (or the program, when not taskctl),
                     and per task (or location, tag, project, annotation) the fields it changed,
                     old -> new. 'undo of #N' marks what an undo reverted. The store keeps at least
                     its last 1,000 changes.
+                    With words, Taskwarrior's log: adds a task that is done already (as add takes
+                    its words), so taskctl log Bought milk +shop records it.
                     """,
                 run: HistoryCommand.run),
             CommandDefinition(

@@ -69,8 +69,9 @@ enum Help {
                                                 taskctl project:home modify +x, taskctl 1-3 done
           taskctl FILTER                        a filter alone lists (ids alone: show them)
         Commands that take a filter before them: list, export, show, done, delete, reopen, start,
-        stop, annotate, edit, modify, append, prepend. A command may be shortened to its first
-        letters while only one command starts with them (mod, ann).
+        stop, annotate, denotate, edit, modify, append, prepend, duplicate. log TEXT records a
+        task done already. A command may be shortened to its first letters while only one
+        command starts with them (mod, ann).
 
         Filters (the words are joined by 'and' unless 'or' or 'xor' stands between them;
         parentheses group, as '(' +a or +b ')' or "(+a or +b)"; 'and' binds before 'or', 'or'
@@ -104,7 +105,9 @@ enum Help {
 
         modify WORDS: attribute words change fields (pri:H, due:fri, +tag, -tag, project:,
         an empty value clears); other words replace the text; /from/to/ replaces the first
-        'from', /from/to/g every one; after -- every word is text. append and prepend add words.
+        'from', /from/to/g every one; status:pending|completed|deleted sets the status; a date
+        may count from the task's own (due:due+1d, wait:due-2d); after -- every word is text.
+        append and prepend add words.
         Changing 3 tasks or more at once (the setting bulk) asks first, reading the answer from
         the standard input; no answer changes nothing. --yes answers yes; rc.bulk=0 never asks.
 

@@ -6,6 +6,16 @@ import ObjectStoreModel
 /// which other program), and per changed object its fields, old -> new.
 enum HistoryCommand {
     static func run(_ words: [String], _ app: App) throws {
+        // `log TEXT...` is Taskwarrior's: a task recorded as done already. Without words, the
+        // store's recent changes.
+        var index = 0
+        while index < words.count {
+            let word = words[index]
+            index += 1
+            if word == "--limit" { index += 1; continue }
+            if word == "--json" || word.hasPrefix("--limit=") { continue }
+            return try TaskCommands.add(words, app, logged: true)
+        }
         let args = try Arguments(words, for: "log")
         try args.allowWords(0, command: "log")
         let limit = try args.value("limit").map { text -> Int in

@@ -4,7 +4,8 @@ import ObjectStoreModel
 
 /// add, show, edit, done, reopen, delete.
 enum TaskCommands {
-    static func add(_ words: [String], _ app: App) throws {
+    /// `add`, or with `logged` Taskwarrior's `log TEXT`: a task recorded as done already.
+    static func add(_ words: [String], _ app: App, logged: Bool = false) throws {
         let args = try Arguments(words, for: "add")
         let text = args.positional.joinedBySpaces().trimmingBlanks()
         guard !text.isEmpty else { throw CLIError.usage("add needs the task's text: taskctl add \"Buy milk\" [--due tomorrow]") }
@@ -15,8 +16,9 @@ enum TaskCommands {
         let due = try (args.value("due") ?? app.config.defaultDue).map(app.parseDate)
         let dates = try Dates(args, app: app)
         if dates.recurrence != nil && due == nil { throw CLIError.usage("a recurring task needs a due date: add --due DATE") }
+        if logged && dates.recurrence != nil { throw CLIError.usage("log records a task done already; a recurring one cannot be logged (as in Taskwarrior)") }
         let context = try app.context()
-        var recorder = ChangeRecorder(command: "add")
+        var recorder = ChangeRecorder(command: logged ? "log" : "add")
         let task = try context.insertObject(entityName: "Task")
         try task.setValue(.string(text), forKey: "title")
         try task.setValue(.integer(priority), forKey: "priority")
@@ -28,6 +30,10 @@ enum TaskCommands {
             try task.setObject(try app.named("Project", name, in: context, create: true), forKey: "project")
         }
         try dates.apply(to: task)
+        if logged {
+            try task.setValue(.string("done"), forKey: "status")
+            try task.setValue(.date(app.now), forKey: "completedAt")
+        }
         try recorder.willChange(task: task)
         try checkRules(task)
         try recorder.save(context, app: app)
@@ -59,16 +65,16 @@ enum TaskCommands {
     /// --wait, --scheduled, --recur and --until (and their --no- forms for edit), checked
     /// before the store is touched.
     struct Dates {
-        var wait: Date??, scheduled: Date??, until: Date??
+        var wait: DateValue??, scheduled: DateValue??, until: DateValue??
         var recurrence: String??
 
         init(_ args: Arguments, app: App) throws {
-            func date(_ key: String) throws -> Date?? {
+            func date(_ key: String) throws -> DateValue?? {
                 if args.has("no-" + key) {
                     if args.has(key) { throw CLIError.usage("give --\(key) or --no-\(key), not both") }
                     return .some(nil)
                 }
-                return try args.value(key).map { .some(key == "until" ? try app.parseDate($0) : try app.parseStartDate($0)) }
+                return try args.value(key).map { .some(try DateValue.parse($0, start: key != "until", app: app)) }
             }
             wait = try date("wait")
             scheduled = try date("scheduled")
@@ -83,9 +89,9 @@ enum TaskCommands {
         }
 
         func apply(to task: ManagedObject) throws {
-            if let wait { try task.setValue(wait.map(Value.date) ?? .null, forKey: "waitUntil") }
-            if let scheduled { try task.setValue(scheduled.map(Value.date) ?? .null, forKey: "scheduled") }
-            if let until { try task.setValue(until.map(Value.date) ?? .null, forKey: "until") }
+            if let wait { try task.setValue(try wait.map { .date(try $0.date(for: task)) } ?? .null, forKey: "waitUntil") }
+            if let scheduled { try task.setValue(try scheduled.map { .date(try $0.date(for: task)) } ?? .null, forKey: "scheduled") }
+            if let until { try task.setValue(try until.map { .date(try $0.date(for: task)) } ?? .null, forKey: "until") }
             if let recurrence { try task.setValue(recurrence.map(Value.string) ?? .null, forKey: "recurrence") }
             if !task["recurrence"].isNull && task["dueDate"].isNull {
                 throw CLIError.usage("a recurring task needs a due date: add --due DATE")
@@ -213,7 +219,36 @@ enum TaskCommands {
         }
     }
 
-    static func edit(_ args: Arguments, ids: [String], command: String, app: App, text newText: ((String) -> String)? = nil, changesText: Bool = false) throws {
+    /// Taskwarrior's `duplicate`: `FILTER duplicate [MODIFICATIONS]` adds a pending copy of
+    /// each task (its text, priority, dates, location, project, tags and annotations; not its
+    /// start, end or place in a recurrence), with the modifications applied to the copy.
+    static func duplicate(_ words: [String], _ app: App) throws {
+        let args = try Arguments(words, for: "duplicate")
+        // Other words annotate the copy, as in Taskwarrior 2.6.
+        let note = args.positional.joinedBySpaces().trimmingWhiteSpace()
+        try edit(args, ids: [], command: "duplicate", app: app, changesText: true, duplicating: true, annotation: note.isEmpty ? nil : note)
+    }
+
+    /// A pending copy of `task`, new in `context`.
+    static func copy(of task: ManagedObject, app: App, context: ManagedObjectContext) throws -> ManagedObject {
+        let copy = try context.insertObject(entityName: "Task")
+        for key in ["title", "priority", "dueDate", "waitUntil", "scheduled", "until", "recurrence"] { try copy.setValue(task[key], forKey: key) }
+        let kept = ExtrasText.decode(task["extras"]).filter { !["parent", "imask", "mask", "last", "rtype", "template", "modified"].contains($0.key) }
+        try copy.setValue(ExtrasText.encode(kept), forKey: "extras")
+        try copy.setValue(.string("pending"), forKey: "status")
+        try copy.setValue(.uuid(UUID()), forKey: "uuid")
+        try copy.setValue(.date(app.now), forKey: "createdAt")
+        try copy.setObject(try task.object(forKey: "location"), forKey: "location")
+        try copy.setObject(try task.object(forKey: "project"), forKey: "project")
+        try copy.setObjects(try task.objects(forKey: "tags"), forKey: "tags")
+        for note in try Annotations.list(of: task) {
+            try Annotations.add(note.text, entry: note.entry ?? app.now, to: copy, in: context, movingOnCollision: false)
+        }
+        return copy
+    }
+
+    static func edit(_ args: Arguments, ids: [String], command: String, app: App, text newText: ((String) -> String)? = nil, changesText: Bool = false,
+                     duplicating: Bool = false, annotation: String? = nil) throws {
         let filter = args.value("where")
         guard !ids.isEmpty || filter != nil || !app.filter.isEmpty else {
             throw CLIError.usage(command == "edit"
@@ -221,7 +256,7 @@ enum TaskCommands {
                 : "\(command) needs tasks before it: taskctl ID \(command) ... or taskctl FILTER \(command) ...")
         }
         if filter != nil && (!ids.isEmpty || !app.filter.isEmpty) { throw CLIError.usage("give task ids or a filter, or --where, not both") }
-        let changes = ["text", "priority", "due", "location", "project", "tag", "untag", "wait", "scheduled", "recur", "until",
+        let changes = ["text", "priority", "due", "location", "project", "tag", "untag", "wait", "scheduled", "recur", "until", "status",
                        "no-due", "no-location", "no-project", "no-wait", "no-scheduled", "no-recur", "no-until"]
         guard changesText || changes.contains(where: args.has) else {
             throw CLIError.usage("\(command) needs something to change: --text, --priority, --due, --location, --project, --tag, --untag, --wait, --scheduled, --recur, --until (see taskctl help edit)")
@@ -229,11 +264,18 @@ enum TaskCommands {
         if args.has("due") && args.has("no-due") { throw CLIError.usage("give --due or --no-due, not both") }
         if args.has("location") && args.has("no-location") { throw CLIError.usage("give --location or --no-location, not both") }
         let priority = try args.value("priority").map(Priority.parse)
-        let due = try args.value("due").map(app.parseDate)
+        // modify status:pending|completed|deleted, as Taskwarrior's.
+        let status = try args.value("status").map { text -> String in
+            guard let status = ["pending": "pending", "completed": "done", "done": "done", "deleted": "deleted"][text.lowercased()] else {
+                throw CLIError.usage("status:\(text): a task's status is set to pending, completed or deleted")
+            }
+            return status
+        }
+        let due = try args.value("due").map { try DateValue.parse($0, start: false, app: app) }
         let dates = try Dates(args, app: app)
         let predicate = try filter.map { try ListCommand.userPredicate($0, app: app) }
         let context = try app.context()
-        let tasks: [ManagedObject]
+        var tasks: [ManagedObject]
         if let predicate {
             // Tasks that are not deleted, as a filter selects them.
             tasks = try app.tasks(context, where: .and(.and(try ObjectPredicate("status != 'deleted'"), .not(try app.expired())), predicate))
@@ -245,11 +287,24 @@ enum TaskCommands {
         try app.confirmBulk(tasks.count, command, yes: args.has("yes"))
         var recorder = ChangeRecorder(command: command)
         var changed: [ManagedObject] = []
+        let originals = tasks
+        if duplicating {
+            for task in tasks where task["status"] == "deleted" {
+                throw CLIError.usage("task \(task.objectID.primaryKey ?? 0) is deleted; 'taskctl undo' brings back a delete")
+            }
+            tasks = try tasks.map { try copy(of: $0, app: app, context: context) }
+            if let annotation { for task in tasks { try Annotations.add(annotation, entry: app.now, to: task, in: context) } }
+        }
         for task in tasks {
-            if task["status"] == "deleted" {
+            if task["status"] == "deleted" && status == nil {
                 throw CLIError.usage("task \(task.objectID.primaryKey ?? 0) is deleted; 'taskctl undo' brings back a delete")
             }
             try recorder.willChange(task: task)
+            if let status, task["status"] != .string(status) {
+                try task.setValue(.string(status), forKey: "status")
+                try task.setValue(status == "pending" ? .null : .date(app.now), forKey: "completedAt")
+                if status != "pending" { try task.setValue(.null, forKey: "startedAt") }
+            }
             // A task that broke taskctl's own rule before (an imported high-priority task
             // without a due date: Taskwarrior allows it) stays editable: only an edit of its
             // priority, due date or status must satisfy the rule.
@@ -265,7 +320,7 @@ enum TaskCommands {
                 try task.setValue(.string(trimmed), forKey: "title")
             }
             if let priority { try task.setValue(.integer(priority), forKey: "priority") }
-            if let due { try task.setValue(.date(due), forKey: "dueDate") }
+            if let due { try task.setValue(.date(try due.date(for: task)), forKey: "dueDate") }
             if args.has("no-due") { try task.setValue(.null, forKey: "dueDate") }
             if args.has("no-location") { try task.setObject(nil, forKey: "location") }
             if args.has("no-project") { try task.setObject(nil, forKey: "project") }
@@ -290,9 +345,13 @@ enum TaskCommands {
             }
             return
         }
-        for task in tasks {
+        for (index, task) in tasks.enumerated() {
             let title = task["title"].stringValue ?? ""
             let id = task.objectID.primaryKey ?? 0
+            if duplicating {
+                app.output.line("added \(id): \(title) (a copy of \(originals[index].objectID.primaryKey ?? 0))")
+                continue
+            }
             app.output.line(changed.contains { $0 === task } ? "edited \(id): \(title)" : "task \(id) already had those values; nothing changed")
         }
     }
@@ -415,6 +474,34 @@ enum TaskCommands {
         } else {
             for task in changed { app.output.line("\(start ? "started" : "stopped") \(task.objectID.primaryKey ?? 0): \(task["title"].stringValue ?? "")") }
         }
+    }
+
+    /// Taskwarrior's `denotate`: `FILTER denotate [TEXT]` removes from each task the
+    /// annotation whose text is TEXT, else the first that contains it (the first, with no text).
+    static func denotate(_ words: [String], _ app: App) throws {
+        let args = try Arguments(words, for: "denotate")
+        let pattern = args.positional.joinedBySpaces()
+        let context = try app.context()
+        let tasks = try app.selected([], in: context, command: "denotate")
+        try app.confirmBulk(tasks.count, "denotate", yes: args.has("yes"))
+        var recorder = ChangeRecorder(command: "denotate")
+        var changed: [(ManagedObject, String)] = []
+        for task in tasks {
+            let notes = try task.objects(forKey: "annotations").sorted {
+                ($0["entry"].dateValue ?? .distantPast, $0["text"].stringValue ?? "") < ($1["entry"].dateValue ?? .distantPast, $1["text"].stringValue ?? "")
+            }
+            let caseless = !app.config.searchCaseSensitive
+            guard let note = notes.first(where: { $0["text"].stringValue == pattern })
+                    ?? notes.first(where: { pattern.isEmpty || ($0["text"].stringValue ?? "").range(of: pattern, options: caseless ? [.caseInsensitive] : []) != nil }) else { continue }
+            try recorder.willChange(task: task)
+            changed.append((task, note["text"].stringValue ?? ""))
+            context.delete(note)
+        }
+        guard !changed.isEmpty else {
+            throw CLIError.usage(pattern.isEmpty ? "no task given has an annotation to remove" : "no task given has an annotation matching '\(pattern)'; nothing changed")
+        }
+        try recorder.save(context, app: app)
+        for (task, text) in changed { app.output.line("denotated \(task.objectID.primaryKey ?? 0): removed '\(text)'") }
     }
 
     /// `annotate ID TEXT`: a dated note on a task.

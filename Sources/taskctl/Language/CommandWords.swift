@@ -15,7 +15,7 @@ struct CommandWords {
 
     /// Commands that take a filter before them.
     static let filtered: Set<String> = ["list", "export", "done", "delete", "reopen", "start", "stop", "edit", "modify", "annotate", "show",
-                                        "append", "prepend"]
+                                        "append", "prepend", "duplicate", "denotate"]
 
     static func read(_ words: [String], commands: Set<String>) throws -> CommandWords {
         var result = CommandWords()
