@@ -98,6 +98,7 @@ enum TaskCtl {
                 for (key, value) in line.overrides { try config.set(key, to: value, at: "rc.\(key)", environment: environment) }
                 app = try App(environment: environment, storePath: storePath, color: color, config: config)
                 app.configPath = line.configFile ?? Config.path(environment: environment)
+                if attempt == 1 { for warning in config.warnings { FileHandle.standardError.write(Data("taskctl: \(warning)\n".utf8)) } }
                 app.filter = try filter.within(context: config, command: command)
                 rest = try Self.withWriteContext(rest, config: config, command: command)
                 app.commandTypo = typo

@@ -448,3 +448,45 @@ enum Taskwarrior {
         }
     }
 }
+
+extension SettingsCommandTests {
+    /// `~/.taskrc` (or TASKRC): the settings taskctl shares with Taskwarrior are read, the rest
+    /// passed over, a bad value skipped with a warning; taskctl's own file wins.
+    @Test func taskwarriorsTaskrcGivesTheSettingsTaskctlHas() throws {
+        let t = try TaskctlRunner()
+        let theme = t.directory.appendingPathComponent("my.theme")
+        try "default.priority=L\ncolor.due=red\n".write(to: theme, atomically: true, encoding: .utf8)
+        let taskrc = """
+            # Taskwarrior's own
+            data.location=~/.task
+            include \(theme.path)
+            include holidays.en-US.rc
+            weekstart=monday
+            report.next.filter=status:pending limit:page
+            uda.estimate.type=numeric
+            default.project=inbox   # where new tasks go
+            bulk=abc
+            context.work.read=+work
+            context.work.write=+work
+            context=work
+
+            """
+        try taskrc.write(to: t.directory.appendingPathComponent(".taskrc"), atomically: true, encoding: .utf8)
+        let added = try t.run("add", "Call", "Bob")
+        #expect(added.status == 0 && added.err.contains(".taskrc:9: bulk takes a number") && added.err.split(separator: "\n").count == 1, "\(added.err)")
+        let task = try #require(try t.tasks().first)
+        #expect(task["project"] as? String == "inbox" && task["priority"] as? String == "low" && task["tags"] as? [String] == ["work"])
+        try t.ok("add", "Elsewhere", "+home", "rc.context=")
+        #expect(try t.texts() == ["Call Bob"], "the context from .taskrc applies")
+        try t.ok("context", "none")
+        #expect(try t.texts().sorted() == ["Call Bob", "Elsewhere"], "taskctl's own file wins")
+        try t.ok("context", "delete", "work")
+        #expect(try t.ok("context", "list").contains("No contexts defined"))
+        // TASKRC names another file.
+        let other = t.directory.appendingPathComponent("other.rc")
+        try "default.project=work\n".write(to: other, atomically: true, encoding: .utf8)
+        t.extraEnvironment["TASKRC"] = other.path
+        try t.ok("add", "Third")
+        #expect(try t.tasks().first { $0["text"] as? String == "Third" }?["project"] as? String == "work")
+    }
+}

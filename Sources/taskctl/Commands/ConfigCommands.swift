@@ -63,7 +63,12 @@ enum ConfigCommands {
             guard rest.count == 1, let name = rest.first else { throw CLIError.usage("usage: taskctl context delete NAME") }
             guard config.contexts[name] != nil else { throw CLIError.usage("no context named '\(name)'; see taskctl context list") }
             for key in ["context.\(name)", "context.\(name).read", "context.\(name).write"] { _ = try file.set(key, to: nil) }
-            if config.context == name { _ = try file.set("context", to: nil) }
+            // One defined in ~/.taskrc stays there: emptied here, which is read after it.
+            if try Config.load(environment: app.environment).contexts[name] != nil {
+                try file.set("context.\(name).read", to: "")
+                try file.set("context.\(name).write", to: "")
+            }
+            if config.context == name { _ = try file.set("context", to: "") }
             app.output.line("Context '\(name)' deleted.")
         case "list":
             try args.allowWords(1, command: "context")
@@ -85,7 +90,8 @@ enum ConfigCommands {
             try show(config, app)
         case "none":
             try args.allowWords(1, command: "context")
-            _ = try file.set("context", to: nil)
+            // Empty rather than removed: a context set in ~/.taskrc is read first.
+            _ = try file.set("context", to: "")
             app.output.line("Context unset.")
         default:
             try args.allowWords(1, command: "context")

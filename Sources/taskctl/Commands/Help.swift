@@ -112,7 +112,8 @@ enum Help {
         the standard input; no answer changes nothing. --yes answers yes; rc.bulk=0 never asks.
 
         Settings for one command: rc.NAME=VALUE (or rc.NAME:VALUE) before or after the command,
-        rc:FILE for another settings file. Besides taskctl's own (store, color, sort,
+        rc:FILE for another settings file. ~/.taskrc (or TASKRC) is read first for the settings
+        below and sync.*; the rest of it is Taskwarrior's alone and passed over. Besides taskctl's own (store, color, sort,
         dateformat, sync.*): bulk, confirmation, search.case.sensitive, default.project,
         default.priority, default.due, context. A setting taskctl does not have is refused.
         Contexts (taskctl help context): a context's filter joins list's and that of every

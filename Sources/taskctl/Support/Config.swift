@@ -44,6 +44,8 @@ struct Config {
     /// (attribute words `add` gives new tasks).
     var context: String?
     var contexts: [String: ContextFilters] = [:]
+    /// Lines of a Taskwarrior file that were skipped, said on stderr.
+    var warnings: [String] = []
     /// Taskwarrior's settings of the same names (docs/taskctl.md, "Configuration").
     /// `search.case.sensitive`: whether filters' patterns and words match case (yes).
     var searchCaseSensitive = true
@@ -73,30 +75,73 @@ struct Config {
         return base + "/taskctl/config"
     }
 
-    static func load(environment: [String: String]) throws -> Config {
-        try load(path: path(environment: environment), environment: environment, required: false)
+    /// Taskwarrior's settings file: `TASKRC`, else `~/.taskrc`.
+    static func taskrcPath(environment: [String: String]) -> String {
+        if let path = environment["TASKRC"], !path.isEmpty { return path }
+        return (environment["HOME"] ?? NSHomeDirectory()) + "/.taskrc"
     }
 
-    /// The settings in the file at `path` (`rc:FILE`): a missing file is an error unless
-    /// it is the usual one.
-    static func load(path: String, environment: [String: String], required: Bool = true) throws -> Config {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            if required { throw CLIError.usage("rc:\(path): no such settings file") }
-            return Config()
-        }
-        guard let text = String(data: data, encoding: .utf8) else { throw CLIError.usage("\(path) is not UTF-8 text") }
+    /// The settings taskctl reads from Taskwarrior's file (`~/.taskrc`): those it shares with
+    /// Taskwarrior, sync's included (a Taskwarrior 3 replica's server, client and secret);
+    /// the others there are Taskwarrior's alone and are passed over.
+    static func isTaskwarriorSetting(_ key: String) -> Bool {
+        ["color", "dateformat", "bulk", "confirmation", "search.case.sensitive", "default.project", "default.priority", "default.due",
+         "context"].contains(key) || key.hasPrefix("context.") || key.hasPrefix("sync.")
+    }
+
+    /// Taskwarrior's `~/.taskrc` (the settings above), then taskctl's own file on top.
+    static func load(environment: [String: String]) throws -> Config {
         var config = Config()
+        try config.read(path: taskrcPath(environment: environment), environment: environment, taskwarrior: true)
+        try config.read(path: path(environment: environment), environment: environment, taskwarrior: false)
+        return config
+    }
+
+    /// The settings in the file at `path` (`rc:FILE`, read as Taskwarrior reads its own
+    /// file: taskctl's settings and those of Taskwarrior's it has).
+    static func load(path: String, environment: [String: String], required: Bool = true) throws -> Config {
+        guard FileManager.default.fileExists(atPath: path) || !required else { throw CLIError.usage("rc:\(path): no such settings file") }
+        var config = Config()
+        try config.read(path: path, environment: environment, taskwarrior: true, ownKeys: true)
+        return config
+    }
+
+    /// Reads `path` (nothing when it does not exist). taskctl's file is strict: a line it
+    /// does not understand is an error with its line number. A Taskwarrior file
+    /// (`taskwarrior`) passes over what taskctl does not have, follows `include FILE`, and a
+    /// setting taskctl has with a value it cannot take is skipped with a warning.
+    mutating func read(path: String, environment: [String: String], taskwarrior: Bool, ownKeys: Bool = false, depth: Int = 0) throws {
+        guard let data = FileManager.default.contents(atPath: path) else { return }
+        guard let text = String(data: data, encoding: .utf8) else {
+            if taskwarrior { warnings.append("\(path) is not UTF-8 text; its settings were not read"); return }
+            throw CLIError.usage("\(path) is not UTF-8 text")
+        }
         // Any line ending: "\r\n" is one Character, which splitting on "\n" never met.
         for (index, raw) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
-            let line = raw.trimmingBlanks()
+            var line = raw.trimmingBlanks()
+            if taskwarrior, let hash = line.firstIndex(of: "#") { line = line[..<hash].trimmingBlanks() }
             if line.isEmpty || line.hasPrefix("#") { continue }
-            guard let equals = line.firstIndex(of: "=") else {
-                throw CLIError.usage("\(path):\(index + 1): expected 'key = value', found '\(line)'")
+            let place = "\(path):\(index + 1)"
+            if taskwarrior && line.hasPrefix("include ") {
+                var file = line.dropFirst(8).trimmingBlanks()
+                if file.hasPrefix("~/") { file = (environment["HOME"] ?? NSHomeDirectory()) + file.dropFirst() }
+                if !file.hasPrefix("/") { file = (path as NSString).deletingLastPathComponent + "/" + file }
+                // Taskwarrior's own themes (holidays, colours) may be missing here; that is fine.
+                if depth < 8 { try read(path: file, environment: environment, taskwarrior: true, ownKeys: ownKeys, depth: depth + 1) }
+                continue
             }
-            try config.set(line[..<equals].trimmingBlanks(), to: line[line.index(after: equals)...].trimmingBlanks(),
-                           at: "\(path):\(index + 1)", environment: environment)
+            guard let equals = line.firstIndex(of: "=") else {
+                if taskwarrior { continue }
+                throw CLIError.usage("\(place): expected 'key = value', found '\(line)'")
+            }
+            let key = line[..<equals].trimmingBlanks(), value = line[line.index(after: equals)...].trimmingBlanks()
+            if taskwarrior && !(ownKeys && Config.keys.contains(key)) && !Self.isTaskwarriorSetting(key) { continue }
+            do {
+                try set(key, to: value, at: place, environment: environment)
+            } catch let error as CLIError where taskwarrior {
+                warnings.append("\(error.message); the line was skipped")
+            }
         }
-        return config
     }
 
     /// Sets one setting from the file (`at` its line) or a command line's `rc.NAME=VALUE`.
@@ -216,7 +261,7 @@ struct Config {
             var filters = config.contexts[name] ?? ContextFilters()
             if parts.count == 1 || parts[1] == "read" { filters.read = value.isEmpty ? nil : value }
             if parts.count == 1 || parts[1] == "write" { filters.write = value.isEmpty ? nil : value }
-            config.contexts[name] = filters
+            config.contexts[name] = filters.read == nil && filters.write == nil ? nil : filters
         case "sync.encryption_secret":
             // Never repeated in a message: the secret is the key to every synced task.
             guard !value.isEmpty else { throw CLIError.usage("\(place): sync.encryption_secret is empty") }
