@@ -70,6 +70,9 @@ enum TaskCtl {
         // With no command: a filter of ids alone shows those tasks (Taskwarrior's
         // information report); any other filter, or none, lists.
         let command = line.command ?? (filter.onlyIdentifiers ? "show" : "list")
+        if CommandWords.missing.contains(command) {
+            return fail(.usage("'\(command)' is Taskwarrior's command, and taskctl does not have it yet; nothing was done (taskctl list lists tasks by urgency; taskctl help for what taskctl has; to search for the word, write /\(command)/)"))
+        }
         var rest = line.rest
         if filter.limit != nil && command != "list" {
             return fail(.usage("limit:N is for lists; '\(command)' takes none"))

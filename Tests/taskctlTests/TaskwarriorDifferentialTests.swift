@@ -187,6 +187,36 @@ enum Taskwarrior {
         #expect(mismatches.isEmpty, "\(mismatches.count) of \(filters.count) filters differ:\n\(mismatches.joined(separator: "\n"))")
     }
 
+    /// count, uuids and _uuids answer as Taskwarrior's; Taskwarrior's commands taskctl does
+    /// not have are refused by name.
+    @Test func countAndUUIDsAnswerAsTaskwarriorsAndMissingCommandsAreRefused() throws {
+        if let reason = Taskwarrior.unavailable {
+            #expect(ProcessInfo.processInfo.environment["CI"] != "true", "CI must compare with Taskwarrior: \(reason)")
+            print("skipped: \(reason)")
+            return
+        }
+        let tw = try Taskwarrior.Replica(now: Self.now)
+        let t = try TaskctlRunner()
+        t.now = "2026-11-25T12:00:00Z"
+        let file = t.directory.appendingPathComponent("tasks.json")
+        try JSONSerialization.data(withJSONObject: Self.tasks()).write(to: file)
+        try tw.run(["import", file.path])
+        try t.ok("import", file.path)
+        for filter in [[], ["+shop"], ["status:completed"], ["+DELETED"], ["project:home", "or", "+work"], ["+PARENT"]] {
+            for command in ["count", "uuids", "_uuids"] {
+                let expected = try tw.run(filter + [command])
+                #expect(try t.ok(filter + [command]) == expected, "\(filter) \(command)")
+            }
+        }
+        for missing in ["next", "ls", "projects", "summary", "calendar", "burndown", "ready"] {
+            let result = try t.run(missing)
+            #expect(result.status == 1 && result.err.contains("is Taskwarrior's command, and taskctl does not have it yet"), "\(missing): \(result.err)")
+        }
+        #expect(try t.ok("ids") == "1-11 14-23\n", "pending, waiting and recurring tasks, by taskctl's ids")
+        #expect(try t.ok("rm", "00000005", "--json").contains("\"status\": \"deleted\""))
+        #expect(try t.ok("info", "00000003").contains("Fix bike"))
+    }
+
     /// What each side stores, per UUID, in the fields both keep: the same after the same
     /// modifications.
     static func stored(_ json: String) throws -> [String: [String: String]] {

@@ -90,6 +90,54 @@ struct CommandDefinition {
                     """,
                 run: TaskCommands.show),
             CommandDefinition(
+                name: "count", synopsis: "FILTER count", summary: "how many tasks a filter selects (also ids, uuids, _ids, _uuids)",
+                valued: [], switches: [], taskwarriorAttributes: false,
+                help: """
+                    usage: taskctl [FILTER] count
+
+                    Taskwarrior's count: the number of tasks that are not deleted and that the filter
+                    selects (all such tasks without one), within the context applied.
+                    """,
+                run: InformationCommands.count),
+            CommandDefinition(
+                name: "ids", synopsis: nil, summary: "the ids a filter selects",
+                valued: [], switches: [], taskwarriorAttributes: false,
+                help: """
+                    usage: taskctl [FILTER] ids|uuids|_ids|_uuids
+
+                    Taskwarrior's ids and uuids: the ids (as ranges: 1-3 5) or UUIDs (on one line)
+                    of the pending tasks the filter selects; _ids and _uuids one on a line, done
+                    tasks included, for scripts.
+                    """,
+                run: { try InformationCommands.identifiers($0, $1, command: "ids") }),
+            CommandDefinition(
+                name: "uuids", synopsis: nil, summary: "the UUIDs a filter selects",
+                valued: [], switches: [], taskwarriorAttributes: false,
+                help: """
+                    usage: taskctl [FILTER] uuids
+
+                    See taskctl help ids.
+                    """,
+                run: { try InformationCommands.identifiers($0, $1, command: "uuids") }),
+            CommandDefinition(
+                name: "_ids", synopsis: nil, summary: "ids one on a line",
+                valued: [], switches: [], taskwarriorAttributes: false,
+                help: """
+                    usage: taskctl [FILTER] _ids
+
+                    See taskctl help ids.
+                    """,
+                run: { try InformationCommands.identifiers($0, $1, command: "_ids") }),
+            CommandDefinition(
+                name: "_uuids", synopsis: nil, summary: "UUIDs one on a line",
+                valued: [], switches: [], taskwarriorAttributes: false,
+                help: """
+                    usage: taskctl [FILTER] _uuids
+
+                    See taskctl help ids.
+                    """,
+                run: { try InformationCommands.identifiers($0, $1, command: "_uuids") }),
+            CommandDefinition(
                 name: "edit", synopsis: "edit ID...", summary: "change tasks (or every task --where PREDICATE matches)",
                 valued: ["text", "priority", "due", "location", "project", "tag", "untag", "wait", "scheduled", "recur", "until", "where"], switches: ["no-due", "no-location", "no-project", "no-wait", "no-scheduled", "no-recur", "no-until", "json", "yes"], taskwarriorAttributes: true,
                 help: """

@@ -69,9 +69,11 @@ enum Help {
                                                 taskctl project:home modify +x, taskctl 1-3 done
           taskctl FILTER                        a filter alone lists (ids alone: show them)
         Commands that take a filter before them: list, export, show, done, delete, reopen, start,
-        stop, annotate, denotate, edit, modify, append, prepend, duplicate. log TEXT records a
-        task done already. A command may be shortened to its first letters while only one
-        command starts with them (mod, ann).
+        stop, annotate, denotate, edit, modify, append, prepend, duplicate, count, ids, uuids,
+        _ids, _uuids. log TEXT records a task done already; info is show, rm is delete. A
+        command may be shortened to its first letters while only one command starts with them
+        (mod, ann). Taskwarrior's reports and commands taskctl does not have yet (next, ls,
+        projects, summary, calendar, ...) are refused by name, never searched for.
 
         Filters (the words are joined by 'and' unless 'or' or 'xor' stands between them;
         parentheses group, as '(' +a or +b ')' or "(+a or +b)"; 'and' binds before 'or', 'or'

@@ -13,9 +13,24 @@ struct CommandWords {
     /// The words after it.
     var rest: [String] = []
 
+    /// Taskwarrior's other names for taskctl's commands.
+    static let aliases = ["info": "show", "information": "show", "rm": "delete", "synchronize": "sync"]
+
+    /// Taskwarrior 2.6's commands taskctl does not have (yet): refused by name, never read
+    /// as a word to search for.
+    static let missing: Set<String> = [
+        "active", "all", "blocked", "blocking", "burndown", "burndown.daily", "burndown.monthly", "burndown.weekly", "calc", "calendar",
+        "colors", "columns", "commands", "completed", "diagnostics", "execute", "ghistory", "ghistory.annual", "ghistory.daily",
+        "ghistory.monthly", "ghistory.weekly", "history", "history.annual", "history.daily", "history.monthly", "history.weekly",
+        "logo", "long", "ls", "minimal", "newest", "news", "next", "oldest", "overdue", "projects", "purge", "ready", "recurring",
+        "reports", "summary", "tags", "timesheet", "udas", "unblocked", "waiting", "_aliases", "_columns", "_commands", "_config",
+        "_context", "_get", "_projects", "_show", "_tags", "_udas", "_unique", "_urgency", "_version", "_zshattributes",
+        "_zshcommands", "_zshids", "_zshuuids",
+    ]
+
     /// Commands that take a filter before them.
     static let filtered: Set<String> = ["list", "export", "done", "delete", "reopen", "start", "stop", "edit", "modify", "annotate", "show",
-                                        "append", "prepend", "duplicate", "denotate"]
+                                        "append", "prepend", "duplicate", "denotate", "count", "ids", "uuids", "_ids", "_uuids"]
 
     static func read(_ words: [String], commands: Set<String>) throws -> CommandWords {
         var result = CommandWords()
@@ -58,9 +73,11 @@ struct CommandWords {
     /// A command's name, or (as Taskwarrior reads them) the first two letters or more of
     /// exactly one command's name: `mod`, `ann`, `li`.
     static func command(named word: String, in commands: Set<String>) -> String? {
-        if commands.contains(word) { return word }
+        if commands.contains(word) || missing.contains(word) { return word }
+        if let name = aliases[word] { return name }
         guard word.count >= 2, word.allSatisfy({ $0.isLetter && $0.isLowercase }) else { return nil }
-        let matches = commands.filter { $0.hasPrefix(word) }
-        return matches.count == 1 ? matches.first : nil
+        let matches = commands.union(missing).union(aliases.keys).filter { $0.hasPrefix(word) }
+        guard matches.count == 1, let only = matches.first else { return nil }
+        return aliases[only] ?? only
     }
 }

@@ -62,8 +62,8 @@ struct TaskFilter: Sendable {
     /// selects too; a filter of ids or UUIDs is left as it is, and so are `export` and `show`
     /// (as in Taskwarrior: an export is everything asked for, whatever the context).
     func within(context config: Config, command: String) throws -> TaskFilter {
-        guard let name = config.context, CommandWords.filtered.contains(command), !["export", "show"].contains(command),
-              identifiers.isEmpty, command == "list" || !isEmpty else { return self }
+        guard let name = config.context, CommandWords.filtered.contains(command), !["export", "show", "ids", "uuids", "_ids", "_uuids"].contains(command),
+              identifiers.isEmpty, command == "list" || command == "count" || !isEmpty else { return self }
         guard let filters = config.contexts[name] else { throw CLIError.usage("the context '\(name)' is not defined (taskctl context list; taskctl context none)") }
         guard let read = filters.read else { return self }
         let contextWords = try ContextFilters.words(read)

@@ -86,7 +86,7 @@ struct Config {
     /// the others there are Taskwarrior's alone and are passed over.
     static func isTaskwarriorSetting(_ key: String) -> Bool {
         ["color", "dateformat", "bulk", "confirmation", "search.case.sensitive", "default.project", "default.priority", "default.due",
-         "context"].contains(key) || key.hasPrefix("context.") || key.hasPrefix("sync.")
+         "context"].contains(key) || key.hasPrefix("context.") || (key.hasPrefix("sync.") && keys.contains(key))
     }
 
     /// Taskwarrior's `~/.taskrc` (the settings above), then taskctl's own file on top.
