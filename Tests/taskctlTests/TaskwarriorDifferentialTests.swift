@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import taskctl
 
 /// Taskwarrior 2.6 from Debian, run beside taskctl on a frozen clock (faketime), so a
 /// filter's meaning is checked against Taskwarrior's own answer, not against our docs.
@@ -48,7 +49,9 @@ enum Taskwarrior {
             process.executableURL = URL(fileURLWithPath: "/usr/bin/faketime")
             process.arguments = [now, "/usr/bin/task"] + arguments
             process.environment = ["TASKRC": directory.appendingPathComponent("taskrc").path, "TASKDATA": directory.appendingPathComponent("data").path,
-                                   "TZ": "UTC", "HOME": directory.path, "PATH": "/usr/bin:/bin"]
+                                   "TZ": "UTC", "HOME": directory.path, "PATH": "/usr/bin:/bin",
+                                   // Never an interactive editor (task edit): a test would wait on it.
+                                   "EDITOR": "/bin/false", "VISUAL": "/bin/false"]
             let out = Pipe(), err = Pipe()
             process.standardOutput = out
             process.standardError = err
@@ -217,6 +220,119 @@ enum Taskwarrior {
         #expect(try t.ok("info", "00000003").contains("Fix bike"))
     }
 
+    /// Everyday Taskwarrior command lines, each run from the same tasks in both: taskctl either
+    /// refuses it (exit 1, nothing changed) or does what Taskwarrior does (the same stored
+    /// tasks; for a list, the same tasks listed). The lines taskctl refuses are exactly the
+    /// ones named here, so none turns into another meaning unnoticed.
+    @Test func everyCommandLineRefusedOrMeaningWhatTaskwarriorMeans() throws {
+        if let reason = Taskwarrior.unavailable {
+            #expect(ProcessInfo.processInfo.environment["CI"] != "true", "CI must compare with Taskwarrior: \(reason)")
+            print("skipped: \(reason)")
+            return
+        }
+        let tw = try Taskwarrior.Replica(now: Self.now)
+        let t = try TaskctlRunner()
+        t.now = "2026-11-25T12:00:00Z"
+        let file = t.directory.appendingPathComponent("tasks.json")
+        try JSONSerialization.data(withJSONObject: Self.tasks()).write(to: file)
+        try tw.run(["import", file.path])
+        try t.ok("import", file.path)
+        let twData = tw.directory.appendingPathComponent("data"), twSaved = tw.directory.appendingPathComponent("saved")
+        try FileManager.default.copyItem(at: twData, to: twSaved)
+        let storeSaved = try Data(contentsOf: t.store)
+        let fixture = Set(Self.tasks().compactMap { $0["uuid"] as? String })
+        func state(_ json: String) throws -> [String: [String: String]] {
+            var result: [String: [String: String]] = [:]
+            for (uuid, fields) in try Self.stored(json) { result[fixture.contains(uuid) ? uuid : "new: " + (fields["description"] ?? "")] = fields }
+            return result
+        }
+        let pristine = try state(try t.ok("export", "--all", "--format", "taskwarrior"))
+        func reset() throws {
+            try FileManager.default.removeItem(at: twData)
+            try FileManager.default.copyItem(at: twSaved, to: twData)
+            try storeSaved.write(to: t.store)
+        }
+        let report = ["rc.report.uu.columns=uuid", "rc.report.uu.labels=UUID", "rc.report.uu.filter=status:pending -WAITING", "rc.report.uu.sort=uuid+"]
+        let lines: [[String]] = [
+            // Lists: a filter before or after the command, or alone.
+            ["list"], ["+shop", "list"], ["list", "+shop"], ["+shop"], ["project:home"], ["pro:home", "list"], ["pri:H", "list"],
+            ["+shop", "or", "+work"], ["(", "+shop", "or", "+work", ")", "and", "pri:M"], ["due.before:eow", "list"], ["due:today"],
+            ["due.after:now+3d"], ["+OVERDUE"], ["-OVERDUE", "list"], ["+DUE"], ["+TODAY", "list"], ["+WEEK"], ["+READY"],
+            ["+BLOCKED"], ["+UNBLOCKED", "list"], ["+ACTIVE"], ["+SCHEDULED"], ["+ANNOTATED"], ["+TAGGED"], ["-TAGGED"],
+            ["+PROJECT"], ["+PRIORITY"], ["+UNTIL"], ["+CHILD"], ["description.contains:milk"], ["/milk/"], ["milk"], ["Milk"],
+            ["/^Buy/", "list"], ["project.not:home"], ["project.none:"], ["tags.none:"], ["priority.above:L"], ["list", "limit:3"],
+            ["00000003"], ["00000003", "list"], ["00000001", "00000002", "list"], ["1-3", "list"], ["1,4,6", "list"],
+            // Counting and identifiers.
+            ["count"], ["+shop", "count"], ["status:completed", "count"], ["uuids"], ["+work", "uuids"], ["_uuids"],
+            // Changes by id, range, UUID and filter.
+            ["1", "done"], ["1-3", "done", "rc.bulk=0"], ["2,4", "done"], ["+shop", "done", "rc.bulk=0"], ["00000004", "done"],
+            ["1", "delete", "rc.confirmation=off"], ["+travel", "delete", "rc.confirmation=off"], ["1", "start"],
+            ["+shop", "start", "rc.bulk=0"], ["1", "modify", "pri:L"], ["0000000e", "stop"], ["1", "modify", "Buy", "bread"], ["1", "modify", "+fresh", "-shop"],
+            ["1", "modify", "due:tomorrow"], ["1", "modify", "due:"], ["1", "modify", "project:"], ["1", "modify", "project:kitchen"],
+            ["1", "modify", "/milk/bread/"], ["2", "modify", "/r/X/g"], ["1", "modify", "wait:due-1d"], ["1", "modify", "due:due+2d"],
+            ["5", "modify", "scheduled:2026-12-01T08:00"], ["5", "modify", "until:2027-01-01T00:00"], ["1", "modify", "status:completed"],
+            ["+shop", "modify", "pri:L", "rc.bulk=0"], ["project:home", "modify", "+house", "rc.bulk=0"], ["1", "append", "today"],
+            ["1", "prepend", "Go"], ["1", "annotate", "check", "the", "date"], ["3", "denotate", "pump"], ["3", "denotate"],
+            ["1", "duplicate"], ["1", "duplicate", "pri:L", "+copy"], ["1", "modify", "--", "pri:H", "is", "text"],
+            ["1", "modify", "description:New text"], ["+music", "modify", "-music", "+piano"],
+            // Adding and logging.
+            ["add", "Buy", "eggs"], ["add", "Buy", "eggs", "+shop", "pri:M", "due:2026-11-28T18:00", "project:home"],
+            ["add", "Plan", "party", "due:tomorrow", "wait:due-2d"], ["add", "Read", "rc.default.project=inbox"],
+            ["add", "Call", "mum", "rc.uda.priority.default=M"], ["add", "--", "+literal", "pri:H"], ["log", "Posted", "letter", "+post"],
+            ["add", "Walk", "scheduled:2026-11-26T07:00", "until:2026-12-31T00:00"],
+            // Words taskctl refuses.
+            ["next"], ["ls"], ["long"], ["projects"], ["tags"], ["summary"], ["calendar"], ["burndown"],
+            ["add", "Later", "depends:1"], ["+PARENT", "list"], ["add", "X", "recur:weekly"], ["1", "modify", "estimate:5"],
+        ]
+        // Lines whose difference the manual lists ("Differences from Taskwarrior"): a day
+        // without a time, when set, is the end of that day.
+        let listedDifferences: Set<[String]> = [["1", "modify", "due:tomorrow"], ["add", "Plan", "party", "due:tomorrow", "wait:due-2d"]]
+        // Lines taskctl refuses today, each for a reason the manual gives: reports and commands
+        // it does not have yet, dependencies, an editor, a recurrence without a due date.
+        let refusals: Set<[String]> = [
+            ["next"], ["ls"], ["long"], ["projects"], ["tags"], ["summary"], ["calendar"], ["burndown"],
+            ["add", "Later", "depends:1"], ["add", "X", "recur:weekly"],
+        ]
+        var refused: [[String]] = [], differ: [String] = []
+        for line in lines {
+            try reset()
+            try tw.run(line)
+            let result = try t.run(line)
+            let twState = try state(try tw.run(["export"]))
+            let ourState = try state(try t.ok("export", "--all", "--format", "taskwarrior"))
+            if result.status != 0 {
+                refused.append(line)
+                if ourState != pristine { differ.append("\(line): refused, yet tasks changed") }
+                continue
+            }
+            if twState != ourState && !listedDifferences.contains(line) {
+                let keys = Set(twState.keys).union(ourState.keys).filter { twState[$0] != ourState[$0] }.sorted()
+                differ.append("\(line): stored tasks differ: " + keys.prefix(3).map { "\($0): Taskwarrior \(twState[$0] ?? [:]) taskctl \(ourState[$0] ?? [:])" }.joined(separator: "; "))
+                continue
+            }
+            // A list: the same tasks, as Taskwarrior's list report (status:pending -WAITING) selects.
+            let command = line.first { ["list", "count", "uuids", "_uuids"].contains($0) || ["done", "delete", "start", "stop", "modify", "append", "prepend", "annotate", "denotate", "duplicate", "add", "log"].contains($0) }
+            if command == nil || command == "list" {
+                let filter = line.filter { $0 != "list" }
+                try reset()
+                let listed = try tw.run(report + filter + ["uu"]).split(separator: "\n").map(String.init).filter { !$0.isEmpty }
+                let ours = try t.run(line + ["--json"])
+                let shown: [String]
+                if line.count == 1 && TaskFilter.isUUID(line[0]) || line == ["00000003", "list"] {
+                    shown = ours.out.contains("00000003-") ? ["00000003-0000-4000-8000-000000000000"] : []  // show (info), one task
+                } else {
+                    shown = ((try? JSONSerialization.jsonObject(with: Data(ours.out.utf8))) as? [[String: Any]] ?? []).compactMap { $0["uuid"] as? String }
+                }
+                // With limit:N, which N is the report's order (issue 50's reports): the count.
+                if line.contains("limit:3") {
+                    if shown.count != listed.count { differ.append("\(line): listed \(shown.count) tasks, Taskwarrior \(listed.count)") }
+                } else if Set(shown) != Set(listed) { differ.append("\(line): listed \(shown.count) tasks, Taskwarrior \(listed.count)") }
+            }
+        }
+        #expect(differ.isEmpty, "\(differ.count) of \(lines.count) lines mean something else in taskctl:\n\(differ.joined(separator: "\n"))")
+        #expect(Set(refused) == refusals, "refused: \(refused.filter { !refusals.contains($0) }); no longer refused: \(refusals.filter { !refused.contains($0) })")
+    }
+
     /// What each side stores, per UUID, in the fields both keep: the same after the same
     /// modifications.
     static func stored(_ json: String) throws -> [String: [String: String]] {
@@ -361,6 +477,7 @@ enum Taskwarrior {
             (["99", "done"], "no task with id 99"),
             (["+nosuchtag", "done"], "no task matches +nosuchtag; nothing changed"),
             (["1", "modify"], "modify needs something to change"),
+            (["1", "edit"], "edit needs something to change"),
         ]
         for (words, message) in refused {
             let result = try t.run(words)
@@ -485,7 +602,7 @@ extension SettingsCommandTests {
     @Test func taskwarriorsTaskrcGivesTheSettingsTaskctlHas() throws {
         let t = try TaskctlRunner()
         let theme = t.directory.appendingPathComponent("my.theme")
-        try "default.priority=L\ncolor.due=red\n".write(to: theme, atomically: true, encoding: .utf8)
+        try "uda.priority.default=L\ncolor.due=red\n".write(to: theme, atomically: true, encoding: .utf8)
         let taskrc = """
             # Taskwarrior's own
             data.location=~/.task

@@ -117,7 +117,7 @@ enum Help {
         rc:FILE for another settings file. ~/.taskrc (or TASKRC) is read first for the settings
         below and sync.*; the rest of it is Taskwarrior's alone and passed over. Besides taskctl's own (store, color, sort,
         dateformat, sync.*): bulk, confirmation, search.case.sensitive, default.project,
-        default.priority, default.due, context. A setting taskctl does not have is refused.
+        uda.priority.default, default.due, context. A setting taskctl does not have is refused.
         Contexts (taskctl help context): a context's filter joins list's and that of every
         command given a filter; add takes its attributes.
 
@@ -128,6 +128,8 @@ enum Help {
             however typed, as location names are unique ignoring case
           a date without a time is the end of that day when it is set (due:friday is due by
             Friday night; Taskwarrior: Friday 00:00); in a filter it is the day's start, as there
+          list with a filter naming a status (status:completed, +COMPLETED, +DELETED, +WAITING)
+            lists those tasks; Taskwarrior's list keeps its own status:pending and lists none
           delete does not ask first: undo brings a deleted task back
           a high-priority task needs a due date (taskctl's own rule, to keep high meaning soon)
           a context applies to every command given a filter; Taskwarrior 2.6.2 applies it to

@@ -10,7 +10,7 @@ enum TaskCommands {
         let text = args.positional.joinedBySpaces().trimmingBlanks()
         guard !text.isEmpty else { throw CLIError.usage("add needs the task's text: taskctl add \"Buy milk\" [--due tomorrow]") }
         // Check every value before touching the store.
-        // Taskwarrior's default.priority, default.due and default.project fill what the
+        // Taskwarrior's uda.priority.default, default.due and default.project fill what the
         // task does not say.
         let priority = try (args.value("priority") ?? app.config.defaultPriority).map(Priority.parse) ?? 0
         let due = try (args.value("due") ?? app.config.defaultDue).map(app.parseDate)

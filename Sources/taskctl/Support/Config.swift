@@ -52,7 +52,8 @@ struct Config {
     /// `confirmation`: whether a change to more than `bulk` tasks asks first on a terminal.
     var confirmation = true
     var bulk = 3
-    /// `default.project`, `default.priority`, `default.due`: what `add` gives a task that
+    /// `default.project`, `uda.priority.default` (Taskwarrior 2.6's name: its priority is a
+    /// user-defined attribute), `default.due`: what `add` gives a task that
     /// does not say.
     var defaultProject: String?
     var defaultPriority: String?
@@ -62,7 +63,7 @@ struct Config {
                        "sync.git.local_path", "sync.git.remote", "sync.git.branch", "sync.aws.bucket", "sync.aws.region",
                        "sync.aws.access_key_id", "sync.aws.secret_access_key", "sync.aws.profile", "sync.aws.default_credentials",
                        "sync.aws.endpoint_url", "sync.aws.force_path_style", "sync.timeout", "search.case.sensitive", "confirmation", "bulk",
-                       "default.project", "default.priority", "default.due",
+                       "default.project", "uda.priority.default", "default.due",
                        "context", "context.NAME.read", "context.NAME.write"]
 
     static func path(environment: [String: String]) -> String {
@@ -85,7 +86,7 @@ struct Config {
     /// Taskwarrior, sync's included (a Taskwarrior 3 replica's server, client and secret);
     /// the others there are Taskwarrior's alone and are passed over.
     static func isTaskwarriorSetting(_ key: String) -> Bool {
-        ["color", "dateformat", "bulk", "confirmation", "search.case.sensitive", "default.project", "default.priority", "default.due",
+        ["color", "dateformat", "bulk", "confirmation", "search.case.sensitive", "default.project", "uda.priority.default", "default.due",
          "context"].contains(key) || key.hasPrefix("context.") || (key.hasPrefix("sync.") && keys.contains(key))
     }
 
@@ -241,7 +242,7 @@ struct Config {
             guard let n = Int(value), n >= 0 else { throw CLIError.usage("\(place): bulk takes a number of tasks (0: never ask), not '\(value)'") }
             config.bulk = n
         case "default.project": config.defaultProject = value.isEmpty ? nil : value
-        case "default.priority":
+        case "uda.priority.default":
             if !value.isEmpty { _ = try Priority.parse(value) }
             config.defaultPriority = value.isEmpty ? nil : value
         case "default.due":
