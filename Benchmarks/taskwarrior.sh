@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # taskctl and Taskwarrior 2.6, side by side, as whole processes on the same 10,000 tasks.
 #
-#   bash Benchmarks/taskwarrior.sh [TASKS] [RUNS]
+#   bash Benchmarks/taskwarrior.sh [TASKS] [RUNS] [BASE]
+#
+# With BASE (a commit), taskctl as built at BASE runs beside this one in the same run (its
+# own store of the same tasks), so a change is measured against what came before it.
 #
 # Installs Taskwarrior from Debian when it is absent, builds taskctl (release), loads the
 # same tasks into both (Taskwarrior's own import; taskctl import of that export), then
@@ -11,6 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-10000}
 RUNS=${2:-7}
+BASE=${3:-}
 
 if ! command -v task >/dev/null 2>&1 || ! command -v hyperfine >/dev/null 2>&1; then
   echo "installing Taskwarrior and hyperfine from Debian..." >&2
@@ -20,7 +24,13 @@ swift build -c release --static-swift-stdlib -Xlinker -no-pie --product taskctl 
 TASKCTL="$PWD/.build/release/taskctl"
 
 WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
+trap 'git worktree remove --force "$WORK/base" >/dev/null 2>&1 || true; rm -rf "$WORK"' EXIT
+BASE_TASKCTL=""
+if [ -n "$BASE" ]; then
+  git worktree add --detach "$WORK/base" "$BASE" >/dev/null 2>&1
+  (cd "$WORK/base" && swift build -c release --static-swift-stdlib -Xlinker -no-pie --product taskctl >/dev/null)
+  BASE_TASKCTL="$WORK/base/.build/release/taskctl"
+fi
 export TASKRC="$WORK/taskrc" TASKDATA="$WORK/task"
 mkdir -p "$TASKDATA"
 printf 'data.location=%s\nconfirmation=off\nverbose=nothing\ngc=on\nrecurrence=off\n' "$TASKDATA" > "$TASKRC"
@@ -42,6 +52,7 @@ print(json.dumps(tasks))
 PY
 task import "$WORK/tasks.json" >/dev/null 2>&1
 "$TASKCTL" import "$WORK/tasks.json" >/dev/null
+if [ -n "$BASE_TASKCTL" ]; then TASKCTL_STORE="$WORK/base.store" "$BASE_TASKCTL" import "$WORK/tasks.json" >/dev/null; fi
 
 # Each command timed by hyperfine (no shell, 2 warm-up runs, RUNS runs), every run on the
 # stores as they are after the import and one list (restored before each run, untimed), so each 'done' marks
@@ -52,6 +63,7 @@ task import "$WORK/tasks.json" >/dev/null 2>&1
 task rc.color=off list >/dev/null 2>&1
 "$TASKCTL" list >/dev/null
 cp -a "$TASKCTL_STORE" "$WORK/tasks.store.copy"
+if [ -n "$BASE_TASKCTL" ]; then TASKCTL_STORE="$WORK/base.store" "$BASE_TASKCTL" list >/dev/null; cp -a "$WORK/base.store" "$WORK/base.store.copy"; fi
 cp -a "$TASKDATA" "$WORK/task.copy"
 time_ms() {
   local prepare=$1; shift
@@ -59,22 +71,46 @@ time_ms() {
   python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))["results"][0]; print("%.1f %.1f %.1f" % (r["median"] * 1000, r["min"] * 1000, r["max"] * 1000))' "$WORK/run.json"
 }
 
+# Each command in turn: Taskwarrior, taskctl, and (with BASE) taskctl at BASE, interleaved
+# by row so a busy moment of the machine touches all three alike. BASE_CMD "-": the
+# command does not exist at BASE.
 row() {
-  local name=$1 tw tc ratio
+  local name=$1 tw tc ratio base="" vs=""
   tw=$(time_ms "cp -a $WORK/task.copy/. $TASKDATA/" "$TW_CMD")
   tc=$(time_ms "cp $WORK/tasks.store.copy $TASKCTL_STORE" "$TC_CMD")
   read -r twm twmin twmax <<<"$tw"
   read -r tcm tcmin tcmax <<<"$tc"
   ratio=$(awk -v a="$tcm" -v b="$twm" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')
-  printf '| %s | %s ms (%s-%s) | %s ms (%s-%s) | %s |\n' "$name" "$tcm" "$tcmin" "$tcmax" "$twm" "$twmin" "$twmax" "$ratio"
+  if [ -n "$BASE_TASKCTL" ]; then
+    if [ "$BASE_CMD" = "-" ]; then
+      base=" - |"; vs=" - |"
+    else
+      local b
+      b=$(TASKCTL_STORE="$WORK/base.store" time_ms "cp $WORK/base.store.copy $WORK/base.store" "env TASKCTL_STORE=$WORK/base.store $BASE_CMD")
+      read -r bm bmin bmax <<<"$b"
+      base=" $bm ms ($bmin-$bmax) |"
+      vs=" $(awk -v a="$tcm" -v b="$bm" 'BEGIN { printf "%.2f", a / b }') |"
+    fi
+  fi
+  printf '| %s | %s ms (%s-%s) | %s ms (%s-%s) | %s |%s%s\n' "$name" "$tcm" "$tcmin" "$tcmax" "$twm" "$twmin" "$twmax" "$ratio" "$base" "$vs"
 }
 
-echo "| $N tasks, $RUNS runs | taskctl median (min-max) | Taskwarrior 2.6 median (min-max) | taskctl / Taskwarrior |"
-echo "| --- | --- | --- | --- |"
-TW_CMD="task rc.color=off list"; TC_CMD="$TASKCTL list"; row "list"
-TW_CMD="task rc.color=off project:project3 priority:H list"; TC_CMD="$TASKCTL list --project project3 --priority high"; row "filtered list"
-TW_CMD="task add 'A new task' due:tomorrow"; TC_CMD="$TASKCTL add 'A new task' --due tomorrow"; row "add"
-TW_CMD="task rc.color=off 5 info"; TC_CMD="$TASKCTL show 5"; row "show"
-TW_CMD="task 5 done"; TC_CMD="$TASKCTL done 5"; row "done"
+if [ -n "$BASE_TASKCTL" ]; then
+  echo "| $N tasks, $RUNS runs | taskctl median (min-max) | Taskwarrior 2.6 median (min-max) | taskctl / Taskwarrior | taskctl at $BASE | now / $BASE |"
+  echo "| --- | --- | --- | --- | --- | --- |"
+else
+  echo "| $N tasks, $RUNS runs | taskctl median (min-max) | Taskwarrior 2.6 median (min-max) | taskctl / Taskwarrior |"
+  echo "| --- | --- | --- | --- |"
+fi
+TW_CMD="task rc.color=off list"; TC_CMD="$TASKCTL list"; BASE_CMD="$BASE_TASKCTL list"; row "list"
+TW_CMD="task rc.color=off project:project3 priority:H list"; TC_CMD="$TASKCTL list --project project3 --priority high"
+BASE_CMD="$BASE_TASKCTL list --project project3 --priority high"; row "filtered list"
+TW_CMD="task add 'A new task' due:tomorrow"; TC_CMD="$TASKCTL add 'A new task' --due tomorrow"; BASE_CMD="$BASE_TASKCTL add 'A new task' --due tomorrow"; row "add"
+TW_CMD="task rc.color=off 5 info"; TC_CMD="$TASKCTL show 5"; BASE_CMD="$BASE_TASKCTL show 5"; row "show"
+TW_CMD="task 5 done"; TC_CMD="$TASKCTL done 5"; BASE_CMD="$BASE_TASKCTL done 5"; row "done"
+# Taskwarrior's own filter language, the same words in both.
+TW_CMD="task rc.color=off ( project:project3 or project:project4 ) priority:H list"
+TC_CMD="$TASKCTL ( project:project3 or project:project4 ) priority:H list"; BASE_CMD="-"; row "filter with or and ( )"
+TW_CMD="task rc.color=off +OVERDUE or due.before:eow list"; TC_CMD="$TASKCTL +OVERDUE or due.before:eow list"; BASE_CMD="-"; row "virtual tag or date filter"
 echo
 echo "taskctl store: $(stat -c %s "$TASKCTL_STORE") bytes; Taskwarrior data: $(du -sb "$TASKDATA" | cut -f1) bytes"

@@ -39,24 +39,8 @@ enum TaskCtl {
         let filter: TaskFilter
         do {
             line = try CommandWords.read(words, commands: Set(commandNames))
-            if line.command == nil {
-                // `taskctl +work --json`: the options belong to the command the line runs.
-                let valued = CommandDefinition.named("list")?.valued ?? []
-                var filterWords: [String] = [], options: [String] = []
-                var index = 0
-                while index < line.filter.count {
-                    let word = line.filter[index]
-                    index += 1
-                    guard word.hasPrefix("--"), word != "--" else { filterWords.append(word); continue }
-                    options.append(word)
-                    if valued.contains(String(word.dropFirst(2))), index < line.filter.count {
-                        options.append(line.filter[index])
-                        index += 1
-                    }
-                }
-                line.filter = filterWords
-                line.rest = options
-            }
+            // `taskctl +work --json`: the options belong to the command the line runs (list's).
+            if line.command == nil { line.moveOptionsToTheCommand(valued: CommandDefinition.named("list")?.valued ?? []) }
             if let option = line.filter.first(where: { $0.hasPrefix("--") }) {
                 let hint = line.command.map { " (after '\($0)')" } ?? ""
                 throw CLIError.usage(line.command == nil && line.filter.count == 1 && !option.contains("=")
@@ -73,7 +57,7 @@ enum TaskCtl {
         if CommandWords.missing.contains(command) {
             return fail(.usage("'\(command)' is Taskwarrior's command, and taskctl does not have it yet; nothing was done (taskctl list lists tasks by urgency; taskctl help for what taskctl has; to search for the word, write /\(command)/)"))
         }
-        var rest = line.rest
+        let rest = line.rest
         if filter.limit != nil && command != "list" {
             return fail(.usage("limit:N is for lists; '\(command)' takes none"))
         }
@@ -96,6 +80,7 @@ enum TaskCtl {
         // more on the fresh state.
         for attempt in 1...2 {
             let app: App
+            var commandWords = rest
             do {
                 var config = try line.configFile.map { try Config.load(path: $0, environment: environment) } ?? Config.load(environment: environment)
                 for (key, value) in line.overrides { try config.set(key, to: value, at: "rc.\(key)", environment: environment) }
@@ -103,14 +88,14 @@ enum TaskCtl {
                 app.configPath = line.configFile ?? Config.path(environment: environment)
                 if attempt == 1 { for warning in config.warnings { FileHandle.standardError.write(Data("taskctl: \(warning)\n".utf8)) } }
                 app.filter = try filter.within(context: config, command: command)
-                rest = try Self.withWriteContext(rest, config: config, command: command)
+                commandWords = try Self.withWriteContext(rest, config: config, command: command)
                 app.commandTypo = typo
                 app.output.writesThrough = true
             } catch {
                 return fail(CLIError.from(error))
             }
             do {
-                try dispatch(command, rest, app)
+                try dispatch(command, commandWords, app)
                 // What the command did stands (it is saved); output that cannot be written is
                 // an error of its own.
                 let failed = Output.write(app.output.out, to: STDOUT_FILENO)

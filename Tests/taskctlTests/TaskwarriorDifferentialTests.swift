@@ -47,7 +47,8 @@ enum Taskwarrior {
         func run(_ arguments: [String], input: String? = nil) throws -> String {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/faketime")
-            process.arguments = [now, "/usr/bin/task"] + arguments
+            // -f: the clock stands still (without it, it starts at `now` and runs on).
+            process.arguments = ["-f", now, "/usr/bin/task"] + arguments
             process.environment = ["TASKRC": directory.appendingPathComponent("taskrc").path, "TASKDATA": directory.appendingPathComponent("data").path,
                                    "TZ": "UTC", "HOME": directory.path, "PATH": "/usr/bin:/bin",
                                    // Never an interactive editor (task edit): a test would wait on it.

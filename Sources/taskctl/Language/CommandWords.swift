@@ -70,6 +70,25 @@ struct CommandWords {
         return result
     }
 
+    /// Moves options (`--json`, `--limit 5`) out of a line without a command into the words
+    /// of the command it runs: `valued` names the options that take a value.
+    mutating func moveOptionsToTheCommand(valued: Set<String>) {
+        var filterWords: [String] = [], options: [String] = []
+        var index = 0
+        while index < filter.count {
+            let word = filter[index]
+            index += 1
+            guard word.hasPrefix("--"), word != "--" else { filterWords.append(word); continue }
+            options.append(word)
+            if valued.contains(String(word.dropFirst(2))), index < filter.count {
+                options.append(filter[index])
+                index += 1
+            }
+        }
+        filter = filterWords
+        rest = options + rest
+    }
+
     /// A command's name, or (as Taskwarrior reads them) the first two letters or more of
     /// exactly one command's name: `mod`, `ann`, `li`.
     static func command(named word: String, in commands: Set<String>) -> String? {
