@@ -26,7 +26,10 @@ enum Taskwarrior {
         /// What the last command wrote to stderr.
         var lastError = ""
 
-        init(now: String) throws {
+        /// The settings file, which taskctl may read too (TASKRC).
+        var taskrc: URL { directory.appendingPathComponent("taskrc") }
+
+        init(now: String, settings: String = "") throws {
             self.now = now
             directory = FileManager.default.temporaryDirectory.appendingPathComponent("taskwarrior-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: directory.appendingPathComponent("data"), withIntermediateDirectories: true)
@@ -35,7 +38,7 @@ enum Taskwarrior {
             // filter naming "pending" or +ACTIVE skips done and deleted tasks even when it
             // would match them (status.not:pending), which taskctl does not copy
             // (docs/taskctl.md, "Differences from Taskwarrior").
-            let rc = "data.location=\(directory.path)/data\nconfirmation=off\nverbose=nothing\nrecurrence=off\ngc=off\njson.array=on\nsearch.case.sensitive=yes\n"
+            let rc = "data.location=\(directory.path)/data\nconfirmation=off\nverbose=nothing\nrecurrence=off\ngc=off\njson.array=on\nsearch.case.sensitive=yes\n" + settings
             try rc.write(to: directory.appendingPathComponent("taskrc"), atomically: true, encoding: .utf8)
         }
 
@@ -221,6 +224,43 @@ enum Taskwarrior {
         #expect(try t.ok("info", "00000003").contains("Fix bike"))
     }
 
+    /// User-defined attributes, defined once in a Taskwarrior settings file both read: set,
+    /// defaulted, cleared and filtered on alike.
+    @Test func userDefinedAttributesAsTaskwarriorsOwn() throws {
+        if let reason = Taskwarrior.unavailable {
+            #expect(ProcessInfo.processInfo.environment["CI"] != "true", "CI must compare with Taskwarrior: \(reason)")
+            print("skipped: \(reason)")
+            return
+        }
+        let settings = "uda.estimate.type=numeric\nuda.estimate.label=Est\nuda.size.type=string\nuda.size.values=S,M,L\nuda.size.default=M\nuda.review.type=date\n"
+        let tw = try Taskwarrior.Replica(now: Self.now, settings: settings)
+        let t = try TaskctlRunner()
+        t.now = "2026-11-25T12:00:00Z"
+        t.extraEnvironment["TASKRC"] = tw.taskrc.path
+        for command in [["add", "Paint", "room", "estimate:3", "size:L", "review:2026-12-01T10:00"], ["add", "Fix", "tap", "estimate:1.5"],
+                        ["add", "Big", "job", "size:S"], ["add", "Plain"], ["1", "modify", "estimate:5"], ["2", "modify", "size:"],
+                        ["3", "modify", "review:2026-11-30T09:00", "pri:L"]] {
+            try tw.run(command)
+            try t.ok(command)
+        }
+        let expected = try Self.stored(try tw.run(["export"])).values.map { $0 }.sorted { ($0["description"] ?? "") < ($1["description"] ?? "") }
+        let got = try Self.stored(try t.ok("export", "--format", "taskwarrior")).values.map { $0 }.sorted { ($0["description"] ?? "") < ($1["description"] ?? "") }
+        #expect(got == expected)
+        #expect(expected.first { $0["description"] == "Paint room" }?["estimate"] == "5", "the comparison sees the attributes")
+        for filter in [["estimate:5"], ["estimate.over:2"], ["estimate.under:4"], ["estimate.none:"], ["estimate.any:"], ["size:M"], ["size.not:M"],
+                       ["size.above:M"], ["size.below:M"], ["size.none:"], ["review.before:2026-12-01"], ["review:2026-12-01"], ["review.any:"],
+                       ["+UDA"], ["-UDA"], ["+ORPHAN"], ["estimate.over:1", "or", "size:S"], ["estimate:0"], ["estimate.not:5"],
+                       ["estimate.by:1.5"], ["size.by:M"], ["size.startswith:S"], ["review.after:now"]] {
+            let theirs = try tw.selected(filter)
+            let ours = try Self.stored(try t.ok(filter + ["export", "--format", "taskwarrior"])).values.compactMap { $0["description"] }
+            let theirTexts = try Self.stored(try tw.run(filter + ["export"])).values.compactMap { $0["description"] }
+            #expect(theirs != nil && Set(ours) == Set(theirTexts), "\(filter): Taskwarrior \(theirTexts.sorted()), taskctl \(ours.sorted())")
+        }
+        let bad = try t.run("add", "X", "size:XL")
+        #expect(bad.status == 1 && bad.err.contains("size takes S, M, L"), "\(bad.err)")
+        #expect(try t.ok("1").contains("Est       5"))
+    }
+
     /// Everyday Taskwarrior command lines, each run from the same tasks in both: taskctl either
     /// refuses it (exit 1, nothing changed) or does what Taskwarrior does (the same stored
     /// tasks; for a list, the same tasks listed). The lines taskctl refuses are exactly the
@@ -342,7 +382,8 @@ enum Taskwarrior {
         for task in array {
             guard let uuid = task["uuid"] as? String else { continue }
             var fields: [String: String] = [:]
-            for key in ["description", "status", "priority", "project", "due", "wait", "scheduled", "start", "end", "until", "recur"] {
+            for key in ["description", "status", "priority", "project", "due", "wait", "scheduled", "start", "end", "until", "recur",
+                        "estimate", "size", "review"] {
                 if let value = task[key] { fields[key] = "\(value)" }
             }
             fields["tags"] = ((task["tags"] as? [String]) ?? []).sorted().joined(separator: ",")

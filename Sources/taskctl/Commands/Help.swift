@@ -82,7 +82,7 @@ enum Help {
           +tag  -tag                            with, without a tag (or a virtual tag below)
           NAME:VALUE  NAME.MODIFIER:VALUE       an attribute: description, project, priority,
                                                 status, due, wait, scheduled, until, start, end,
-                                                entry, tags, recur, uuid, id, location (two letters
+                                                entry, tags, recur, uuid, id, location, a UDA (two letters
                                                 or more of a name do: pro:, pri:)
           /pattern/                             a regular expression in the text or an annotation
           word                                  the same, as text (Taskwarrior's plain search)
@@ -117,7 +117,9 @@ enum Help {
         rc:FILE for another settings file. ~/.taskrc (or TASKRC) is read first for the settings
         below and sync.*; the rest of it is Taskwarrior's alone and passed over. Besides taskctl's own (store, color, sort,
         dateformat, sync.*): bulk, confirmation, search.case.sensitive, default.project,
-        uda.priority.default, default.due, context. A setting taskctl does not have is refused.
+        uda.priority.default, default.due, context, and user-defined attributes
+        (uda.NAME.type = string|numeric|date|duration, .label, .values, .default): NAME:VALUE
+        sets one, NAME.MODIFIER:VALUE filters by it, +UDA finds tasks with one. A setting taskctl does not have is refused.
         Contexts (taskctl help context): a context's filter joins list's and that of every
         command given a filter; add takes its attributes.
 

@@ -6,6 +6,12 @@ import ObjectStoreModel
 enum TaskCommands {
     /// `add`, or with `logged` Taskwarrior's `log TEXT`: a task recorded as done already.
     static func add(_ words: [String], _ app: App, logged: Bool = false) throws {
+        var words = words
+        var userValues = try UserAttribute.take(from: &words, config: app.config, app: app)
+        // uda.NAME.default for what the task does not say.
+        for (name, attribute) in app.config.userAttributes.sorted(by: { $0.key < $1.key }) where !userValues.contains(where: { $0.name == name }) {
+            if let value = attribute.defaultValue { userValues.append((name, try attribute.stored(value, name: name, app: app))) }
+        }
         let args = try Arguments(words, for: "add")
         let text = args.positional.joinedBySpaces().trimmingBlanks()
         guard !text.isEmpty else { throw CLIError.usage("add needs the task's text: taskctl add \"Buy milk\" [--due tomorrow]") }
@@ -30,6 +36,7 @@ enum TaskCommands {
             try task.setObject(try app.named("Project", name, in: context, create: true), forKey: "project")
         }
         try dates.apply(to: task)
+        try UserAttribute.apply(userValues, to: task)
         if logged {
             try task.setValue(.string("done"), forKey: "status")
             try task.setValue(.date(app.now), forKey: "completedAt")
@@ -119,7 +126,7 @@ enum TaskCommands {
                     app.output.line(view.json)
                     return
                 }
-                return try show(view, args: args, app: app)
+                return try show(view, args: args, app: app, extras: tasks[0]["extras"])
             }
             // Several tasks (a filter): each, in id order, a blank line between.
             if args.has("json") {
@@ -128,19 +135,21 @@ enum TaskCommands {
             }
             for (index, task) in tasks.enumerated() {
                 if index > 0 { app.output.line() }
-                try show(TaskView(task, now: app.now), args: args, app: app)
+                try show(TaskView(task, now: app.now), args: args, app: app, extras: task["extras"])
             }
             return
         }
-        let view = try TaskView(try app.task(args.positional[0], in: context), now: app.now)
+        let task = try app.task(args.positional[0], in: context)
+        let view = try TaskView(task, now: app.now)
         if args.has("json") && !(view.status == "deleted" && !args.has("all") && !args.has("deleted")) {
             app.output.line(view.json)
             return
         }
-        try show(view, args: args, app: app)
+        try show(view, args: args, app: app, extras: task["extras"])
     }
 
-    static func show(_ view: TaskView, args: Arguments, app: App) throws {
+    /// One task's lines; `extras` (its kept fields) give its user-defined attributes.
+    static func show(_ view: TaskView, args: Arguments, app: App, extras: Value = .null) throws {
         if view.status == "deleted" && !args.has("all") && !args.has("deleted") {
             throw CLIError.usage("task \(view.id) is deleted; 'taskctl show \(view.id) --deleted' shows it, 'taskctl undo' brings a delete back")
         }
@@ -161,6 +170,10 @@ enum TaskCommands {
         if let started = view.started { lines.append(("started", relative.day(started))) }
         if let recurrence = view.recurrence { lines.append(("recurs", recurrence + (view.until.map { " until " + relative.day($0) } ?? ""))) }
         for annotation in view.annotations { lines.append(("note", (annotation.entry.map { relative.day($0) + "  " } ?? "") + annotation.text)) }
+        for (key, json) in ExtrasText.decode(extras) {
+            guard let attribute = app.config.userAttributes[key] else { continue }
+            lines.append((attribute.label ?? key, UserAttribute.text(ofJSON: json)))
+        }
         if view.status == "pending" { lines.append(("urgency", Urgency.text(view.urgency))) }
         lines.append(("uuid", view.uuid ?? "-"))
         for (key, value) in lines {
@@ -171,14 +184,18 @@ enum TaskCommands {
     }
 
     static func edit(_ words: [String], _ app: App) throws {
+        var words = words
+        let userValues = try UserAttribute.take(from: &words, config: app.config, app: app)
         let args = try Arguments(words, for: "edit")
-        try edit(args, ids: args.positional, command: "edit", app: app)
+        try edit(args, ids: args.positional, command: "edit", app: app, userValues: userValues)
     }
 
     /// Taskwarrior's `modify`: `FILTER modify [MODIFICATIONS]`, where attribute words change
     /// fields, other words replace the description, and `/from/to/` (`/from/to/g`) replaces
     /// text in it.
     static func modify(_ words: [String], _ app: App) throws {
+        var words = words
+        let userValues = try UserAttribute.take(from: &words, config: app.config, app: app)
         let args = try Arguments(words, for: "modify")
         var text: [String] = []
         var substitutions: [(from: String, to: String, global: Bool)] = []
@@ -196,7 +213,7 @@ enum TaskCommands {
                 }
             }
             return title
-        }, changesText: !replacement.isEmpty || !substitutions.isEmpty)
+        }, changesText: !replacement.isEmpty || !substitutions.isEmpty, userValues: userValues)
     }
 
     /// `FILTER append WORDS` and `FILTER prepend WORDS`: text added to the descriptions.
@@ -223,10 +240,13 @@ enum TaskCommands {
     /// each task (its text, priority, dates, location, project, tags and annotations; not its
     /// start, end or place in a recurrence), with the modifications applied to the copy.
     static func duplicate(_ words: [String], _ app: App) throws {
+        var words = words
+        let userValues = try UserAttribute.take(from: &words, config: app.config, app: app)
         let args = try Arguments(words, for: "duplicate")
         // Other words annotate the copy, as in Taskwarrior 2.6.
         let note = args.positional.joinedBySpaces().trimmingWhiteSpace()
-        try edit(args, ids: [], command: "duplicate", app: app, changesText: true, duplicating: true, annotation: note.isEmpty ? nil : note)
+        try edit(args, ids: [], command: "duplicate", app: app, changesText: true, duplicating: true, annotation: note.isEmpty ? nil : note,
+                 userValues: userValues)
     }
 
     /// A pending copy of `task`, new in `context`.
@@ -248,7 +268,7 @@ enum TaskCommands {
     }
 
     static func edit(_ args: Arguments, ids: [String], command: String, app: App, text newText: ((String) -> String)? = nil, changesText: Bool = false,
-                     duplicating: Bool = false, annotation: String? = nil) throws {
+                     duplicating: Bool = false, annotation: String? = nil, userValues: [(name: String, json: String?)] = []) throws {
         let filter = args.value("where")
         guard !ids.isEmpty || filter != nil || !app.filter.isEmpty else {
             throw CLIError.usage(command == "edit"
@@ -258,7 +278,7 @@ enum TaskCommands {
         if filter != nil && (!ids.isEmpty || !app.filter.isEmpty) { throw CLIError.usage("give task ids or a filter, or --where, not both") }
         let changes = ["text", "priority", "due", "location", "project", "tag", "untag", "wait", "scheduled", "recur", "until", "status",
                        "no-due", "no-location", "no-project", "no-wait", "no-scheduled", "no-recur", "no-until"]
-        guard changesText || changes.contains(where: args.has) else {
+        guard changesText || !userValues.isEmpty || changes.contains(where: args.has) else {
             throw CLIError.usage("\(command) needs something to change: --text, --priority, --due, --location, --project, --tag, --untag, --wait, --scheduled, --recur, --until (see taskctl help edit)")
         }
         if args.has("due") && args.has("no-due") { throw CLIError.usage("give --due or --no-due, not both") }
@@ -330,6 +350,7 @@ enum TaskCommands {
                 if let object = try app.named("Tag", tag, in: context, create: false) { try task.removeObject(object, fromKey: "tags") }
             }
             try dates.apply(to: task)
+            try UserAttribute.apply(userValues, to: task)
             if !brokeRulesBefore || ["priority", "dueDate", "status"].contains(where: { task.changedValues()[$0] != nil }) {
                 try checkRules(task)
             }

@@ -27,6 +27,15 @@ final class FilterScope {
         return try among(candidates.filter { task in ExtrasText.decode(task["extras"]).contains { keys.contains($0.key) } })
     }
 
+    /// Tasks with the user-defined attribute `name` whose value (as text) passes `test`.
+    func tasks(withUserAttribute name: String, where test: (String) -> Bool) throws -> ObjectPredicate {
+        let candidates = try app.tasks(context, where: try ObjectPredicate(format: "extras CONTAINS %@", .string("\"\(name)\"")))
+        return try among(candidates.filter { task in
+            guard let field = ExtrasText.decode(task["extras"]).first(where: { $0.key == name }) else { return false }
+            return test(UserAttribute.text(ofJSON: field.json))
+        })
+    }
+
     /// Fields Taskwarrior knows without a user-defined attribute, beside those taskctl models.
     static let taskwarriorColumns: Set<String> = ["depends", "imask", "last", "mask", "modified", "parent", "rtype", "template", "recur", "id", "urgency"]
 
@@ -34,8 +43,18 @@ final class FilterScope {
     func orphans() throws -> ObjectPredicate {
         let candidates = try app.tasks(context, where: try ObjectPredicate("extras != nil"))
         return try among(candidates.filter { task in
-            ExtrasText.decode(task["extras"]).contains { !Self.taskwarriorColumns.contains($0.key) && !$0.key.hasPrefix("annotation_") }
+            ExtrasText.decode(task["extras"]).contains {
+                !Self.taskwarriorColumns.contains($0.key) && !$0.key.hasPrefix("annotation_") && app.config.userAttributes[$0.key] == nil
+            }
         })
+    }
+
+    /// Tasks with any user-defined attribute the settings define, or a priority (+UDA:
+    /// Taskwarrior 2.6's priority is one).
+    func withUserAttributes() throws -> ObjectPredicate {
+        var clause = try ObjectPredicate("priority != 0")
+        for name in app.config.userAttributes.keys.sorted() { clause = .or(clause, try tasks(withUserAttribute: name) { _ in true }) }
+        return clause
     }
 
     /// The pending task with the highest id (+LATEST: the last one added).

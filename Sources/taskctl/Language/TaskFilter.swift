@@ -21,6 +21,8 @@ struct TaskFilter: Sendable {
         case uuid(String)
         case tag(String, has: Bool)
         case attribute(name: String, modifier: String?, value: String, word: String)
+        /// A name taskctl does not have: a user-defined attribute, when the settings define it.
+        case userAttribute(name: String, modifier: String?, value: String, word: String)
         case pattern(String, regex: Bool)
     }
 
@@ -282,8 +284,12 @@ struct TaskFilter: Sendable {
             if word.hasPrefix("rc.") || word.hasPrefix("rc:") {
                 throw CLIError.usage("'\(word)': configuration overrides go before the command or after it, not inside a filter group")
             }
-            if parts[0].allSatisfy({ $0.isLetter || $0 == "_" }) && !parts[0].isEmpty && !value.isEmpty && !value.contains(" ") {
-                throw CLIError.usage("filter: '\(word)': '\(parts[0])' is not an attribute taskctl knows (attributes: \(attributes.joined(separator: ", "))); to search for the text, write /\(word)/")
+            if UserAttribute.isName(parts[0]) && !value.contains(" ") && !value.hasPrefix("//") {
+                let modifier = parts.count == 2 ? parts[1].lowercased() : nil
+                if let modifier, modifiers[modifier] == nil {
+                    throw CLIError.usage("filter: '\(word)': unknown attribute modifier '\(modifier)'; modifiers: \(modifiers.keys.sorted().joined(separator: ", "))")
+                }
+                return .userAttribute(name: parts[0].lowercased(), modifier: modifier, value: value, word: word)
             }
         }
         // A plain word: searched for in the description and the annotations, as written.
@@ -331,7 +337,101 @@ struct TaskFilter: Sendable {
             return try Self.search(text, regex: regex, in: ["title"], annotations: true, scope: scope)
         case .attribute(let name, let modifier, let value, let word):
             return try attribute(name, modifier: modifier, value: value, word: word, scope)
+        case .userAttribute(let name, let modifier, let value, let word):
+            guard let definition = scope.app.config.userAttributes[name] else {
+                // Not defined: a word with a colon is text to search for, as Taskwarrior reads it,
+                // unless it looks like an attribute given a value.
+                if modifier == nil && value.isEmpty { return try compile(.pattern(word, regex: false), scope) }
+                throw CLIError.usage("filter: '\(word)': '\(name)' is not an attribute taskctl knows (attributes: \(Self.attributes.joined(separator: ", ")), or uda.\(name).type in the settings); to search for the text, write /\(word)/")
+            }
+            return try userAttribute(name, definition, modifier: modifier, value: value, word: word, scope)
         }
+    }
+
+    /// A user-defined attribute with Taskwarrior's operators, compared as its type says (a
+    /// string with `uda.NAME.values` in that order: the first is "above" the others, and a
+    /// task without a value above them all unless the list names the empty value).
+    private func userAttribute(_ name: String, _ definition: UserAttribute, modifier: String?, value: String, word: String,
+                               _ scope: FilterScope) throws -> ObjectPredicate {
+        let op = modifier.map { Self.modifiers[$0] ?? "=" } ?? "="
+        let having = try scope.tasks(withUserAttribute: name) { _ in true }
+        if op == "none" || (value.isEmpty && ["=", "=="].contains(op)) { return .not(having) }
+        if op == "any" || (value.isEmpty && ["!=", "!=="].contains(op)) { return having }
+        let negative = ["!=", "!==", "!~", "noword"].contains(op)
+        let positive = ["!=": "=", "!==": "==", "!~": "~", "noword": "word"][op] ?? op
+        let caseless = !scope.app.config.searchCaseSensitive
+        let test: (String) -> Bool
+        switch definition.kind {
+        case .numeric:
+            guard let number = Double(value) else { throw CLIError.usage("filter: '\(word)': \(name) is a number") }
+            test = { text in
+                // No value is 0 in an order (as Taskwarrior's empty value is), and equals nothing.
+                if text.isEmpty && !["<", ">", "<="].contains(positive) { return false }
+                guard let stored = text.isEmpty ? 0 : Double(text) else { return false }
+                switch positive {
+                case "<": return stored < number
+                case ">": return stored > number
+                case "<=": return stored <= number
+                default: return stored == number
+                }
+            }
+        case .date:
+            let date = try FilterValue(dates: scope.app.dates).date(value)
+            let calendar = Calendar.taskctl(in: scope.app.timeZone)
+            test = { text in
+                guard let stored = TaskwarriorFormat.parseDate(text) else { return false }
+                switch positive {
+                case "<": return stored < date
+                case ">": return stored > date
+                case "<=": return stored <= date
+                case "==": return stored == date
+                default: return calendar.isDate(stored, inSameDayAs: date)
+                }
+            }
+        case .duration:
+            guard let seconds = FilterValue.seconds(Substring(value)) else { throw CLIError.usage("filter: '\(word)': \(name) is a duration") }
+            test = { text in
+                guard let stored = FilterValue.seconds(Substring(text)) else { return false }
+                switch positive {
+                case "<": return stored < seconds
+                case ">": return stored > seconds
+                case "<=": return stored <= seconds
+                default: return stored == seconds
+                }
+            }
+        case .string:
+            // Taskwarrior ranks values from the list's end: a value missing from it ranks first.
+            let count = definition.values?.count ?? 0
+            let rank: (String) -> Int = { text in definition.values?.firstIndex(of: text).map { count - 1 - $0 } ?? count }
+            let pattern: NSRegularExpression?
+            switch positive {
+            case "~", "word", "^", "$":
+                let body = positive == "word" ? "\\b\(value)\\b" : positive == "^" ? "^" + value : positive == "$" ? value + "$" : value
+                guard let regex = try? NSRegularExpression(pattern: body, options: caseless ? [.caseInsensitive] : []) else {
+                    throw CLIError.usage("filter: '\(word)': not a regular expression")
+                }
+                pattern = regex
+            default: pattern = nil
+            }
+            test = { text in
+                if let pattern { return pattern.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) != nil }
+                switch positive {
+                case "==": return text == value
+                case "<", ">", "<=":
+                    if definition.values != nil {
+                        let a = rank(text), b = rank(value)
+                        return positive == "<" ? a < b : positive == ">" ? a > b : a <= b
+                    }
+                    guard !text.isEmpty else { return false }
+                    return positive == "<" ? text < value : positive == ">" ? text > value : text <= value
+                default: return text.hasPrefix(value)
+                }
+            }
+        }
+        var matching = try scope.tasks(withUserAttribute: name, where: test)
+        // A task without a value is read as the empty value, as Taskwarrior reads it.
+        if test("") { matching = .or(matching, .not(having)) }
+        return negative ? .not(matching) : matching
     }
 
     /// Taskwarrior's `~`: a regular expression (or, not `regex`, text) anywhere in the value,

@@ -81,8 +81,8 @@ enum VirtualTags {
         // Taskwarrior's recurrence: an instance has a parent (template), a template a mask (last).
         case "CHILD", "INSTANCE": return try scope.tasks(withExtra: ["parent", "template"])
         case "PARENT", "TEMPLATE": return try scope.tasks(withExtra: ["mask", "last"])
-        // Taskwarrior 2.6 defines priority as a user-defined attribute; taskctl has no others.
-        case "UDA": return try ObjectPredicate("priority != 0")
+        // Taskwarrior 2.6 defines priority as a user-defined attribute, beside those the settings define.
+        case "UDA": return try scope.withUserAttributes()
         case "ORPHAN": return try scope.orphans()
         case "LATEST": return try scope.latest()
         default:

@@ -44,6 +44,8 @@ struct Config {
     /// (attribute words `add` gives new tasks).
     var context: String?
     var contexts: [String: ContextFilters] = [:]
+    /// Taskwarrior's user-defined attributes (`uda.NAME.*`), by name.
+    var userAttributes: [String: UserAttribute] = [:]
     /// Lines of a Taskwarrior file that were skipped, said on stderr.
     var warnings: [String] = []
     /// Taskwarrior's settings of the same names (docs/taskctl.md, "Configuration").
@@ -64,7 +66,7 @@ struct Config {
                        "sync.aws.access_key_id", "sync.aws.secret_access_key", "sync.aws.profile", "sync.aws.default_credentials",
                        "sync.aws.endpoint_url", "sync.aws.force_path_style", "sync.timeout", "search.case.sensitive", "confirmation", "bulk",
                        "default.project", "uda.priority.default", "default.due",
-                       "context", "context.NAME.read", "context.NAME.write"]
+                       "context", "context.NAME.read", "context.NAME.write", "uda.NAME.type", "uda.NAME.label", "uda.NAME.values", "uda.NAME.default"]
 
     static func path(environment: [String: String]) -> String {
         let base: String
@@ -87,7 +89,8 @@ struct Config {
     /// the others there are Taskwarrior's alone and are passed over.
     static func isTaskwarriorSetting(_ key: String) -> Bool {
         ["color", "dateformat", "bulk", "confirmation", "search.case.sensitive", "default.project", "uda.priority.default", "default.due",
-         "context"].contains(key) || key.hasPrefix("context.") || (key.hasPrefix("sync.") && keys.contains(key))
+         "context"].contains(key) || key.hasPrefix("context.")
+            || (key.hasPrefix("uda.") && ["type", "label", "values", "default"].contains(key.split(separator: ".").last ?? "")) || (key.hasPrefix("sync.") && keys.contains(key))
     }
 
     /// Taskwarrior's `~/.taskrc` (the settings above), then taskctl's own file on top.
@@ -249,6 +252,30 @@ struct Config {
             config.defaultDue = value.isEmpty ? nil : value
         case "context":
             config.context = value.isEmpty ? nil : value
+        case "uda.priority.values", "uda.priority.type", "uda.priority.label":
+            // Taskwarrior 2.6 defines priority as an attribute of its own; taskctl's is H, M, L.
+            guard key != "uda.priority.values" || ["H,M,L,", "H,M,L"].contains(value.replacingOccurrences(of: " ", with: "")) else {
+                throw CLIError.usage("\(place): taskctl's priorities are H, M and L (none); uda.priority.values cannot change them")
+            }
+        case _ where key.hasPrefix("uda."):
+            let parts = key.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+            guard parts.count == 3, UserAttribute.isName(parts[1]), !UserAttribute.reserved.contains(parts[1].lowercased()),
+                  ["type", "label", "values", "default"].contains(parts[2]) else {
+                throw CLIError.usage("\(place): '\(key)' is not a user-defined attribute's setting (uda.NAME.type, .label, .values, .default; NAME letters, digits and _, not one of Taskwarrior's attributes)")
+            }
+            let name = parts[1].lowercased()
+            var attribute = config.userAttributes[name] ?? UserAttribute()
+            switch parts[2] {
+            case "type":
+                guard let kind = UserAttribute.Kind(rawValue: value) else {
+                    throw CLIError.usage("\(place): \(key) takes string, numeric, date or duration, not '\(value)'")
+                }
+                attribute.kind = kind
+            case "label": attribute.label = value.isEmpty ? nil : value
+            case "values": attribute.values = value.isEmpty ? nil : value.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingBlanks() }
+            default: attribute.defaultValue = value.isEmpty ? nil : value
+            }
+            config.userAttributes[name] = attribute
         case _ where key.hasPrefix("context."):
             let parts = key.dropFirst(8).split(separator: ".", omittingEmptySubsequences: false).map(String.init)
             guard let name = parts.first, ContextFilters.isName(name), parts.count <= 2, parts.count == 1 || ["read", "write"].contains(parts[1]) else {
