@@ -20,7 +20,11 @@ enum TaskCtl {
         } catch {
             return fail(CLIError.from(error))
         }
-        if let color, !["auto", "always", "never"].contains(color) { return fail(.usage("--color takes auto, always or never, not '\(color)'")) }
+        do {
+            if let color { try OptionValue.check("color", color) }
+        } catch {
+            return fail(CLIError.from(error))
+        }
         if words.first == "--version" || words.first == "version" {
             print("taskctl \(version)")
             return 0

@@ -31,12 +31,25 @@ import Testing
             // Completion offers exactly the options its words are read with.
             #expect(CompletionCommand.options(of: command.name) == command.options)
             for option in command.valued {
-                #expect(throws: Never.self) { try Arguments(["--" + option, "x"], for: command.name) }
+                // A value the declaration allows (its first choice, or any text).
+                var allowed = "x"
+                if case .choice(let words) = OptionValue.of(option) { allowed = words[0] }
+                #expect(throws: Never.self) { try Arguments(["--" + option, allowed], for: command.name) }
             }
             for option in command.switches {
                 #expect(throws: Never.self) { try Arguments(["--" + option], for: command.name) }
             }
             #expect(throws: CLIError.self) { try Arguments(["--no-such-option"], for: command.name) }
+            // Each value an option is declared to take, and each subcommand, is in the help;
+            // a value outside the declaration is refused.
+            for option in command.valued {
+                guard case .choice(let words) = OptionValue.of(option) else { continue }
+                for word in words { #expect(command.help.contains(word), "taskctl help \(command.name) names no '\(word)' for --\(option)") }
+                #expect(throws: CLIError.self) { try Arguments(["--" + option, "no-such-value"], for: command.name) }
+            }
+            for word in OptionValue.subcommands[command.name] ?? [] where command.name != "help" {
+                #expect(command.help.contains(word), "taskctl help \(command.name) names no '\(word)'")
+            }
         }
     }
 }

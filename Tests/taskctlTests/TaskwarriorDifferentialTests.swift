@@ -520,6 +520,8 @@ enum Taskwarrior {
             (["+nosuchtag", "done"], "no task matches +nosuchtag; nothing changed"),
             (["1", "modify"], "modify needs something to change"),
             (["1", "edit"], "edit needs something to change"),
+            (Array(repeating: "(", count: 60) + ["+x"] + Array(repeating: ")", count: 60) + ["list"], "parentheses nest at most 50 deep"),
+            (Array(repeating: "+x", count: 2_001) + ["list"], "a filter takes at most 2,000"),
         ]
         for (words, message) in refused {
             let result = try t.run(words)

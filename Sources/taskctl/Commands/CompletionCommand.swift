@@ -35,22 +35,21 @@ enum CompletionCommand {
             let context = try app.context(readOnly: true)
             return try context.fetch(FetchRequest(entityName: entity)).compactMap { $0["name"].stringValue }.sorted()
         }
-        switch words.last {
-        case "--priority": return Priority.names
-        case "--location": return try names("Location")
-        case "--project": return try names("Project")
-        case "--tag", "--untag": return try names("Tag")
-        case "--group-by": return ["location", "priority", "due", "project"]
-        case "--format": return ["taskctl", "taskwarrior", "todo.txt"]
-        case "--color": return ["auto", "always", "never"]
-        case "--sort": return ListCommand.sortKeys
-        default: break
+        // An option's value, as the option is declared (OptionValue).
+        if let last = words.last, last.hasPrefix("--"), CommandDefinition.named(command)?.valued.contains(String(last.dropFirst(2))) == true || last == "--color" {
+            switch OptionValue.of(String(last.dropFirst(2))) {
+            case .choice(let words): return words
+            case .names(let entity): return try names(entity)
+            case .priority: return Priority.names
+            case .sortKeys: return ListCommand.sortKeys
+            case .text: return []
+            }
         }
+        if words.count == 1, let subcommands = OptionValue.subcommands[command] { return subcommands }
         switch command {
-        case "help": return words.count == 1 ? commands + ["dates"] : []
-        case "completion": return words.count == 1 ? ["bash", "zsh", "fish"] : []
-        case "store": return words.count == 1 ? ["info", "check", "compact", "repair"] : options(of: command)
-        case "location": return words.count == 1 ? ["add", "rename", "delete"] : try names("Location") + options(of: command)
+        case "help", "completion": return []
+        case "store": return options(of: command)
+        case "location": return try names("Location") + options(of: command)
         case "show", "edit", "done", "reopen", "delete", "start", "stop", "annotate":
             guard FileManager.default.fileExists(atPath: app.storeURL.path) else { return options(of: command) }
             let status = command == "reopen" ? "done" : "pending"

@@ -483,7 +483,7 @@ enum ImportCommand {
     /// an arbitrary file (/etc/hosts) are not tasks.
     static func detectFormat(_ bytes: [UInt8], given: String?, path: String) throws -> String {
         if let given {
-            guard ["taskctl", "taskwarrior", "todo.txt"].contains(given) else { throw CLIError.usage("unknown format '\(given)'; use taskctl, taskwarrior or todo.txt") }
+            try OptionValue.check("format", given)
             return given
         }
         // The first character that is not white space, and a byte search: trimming and
@@ -579,7 +579,7 @@ enum ExportCommand {
         let args = try Arguments(words, for: "export")
         let filter = args.positional.isEmpty ? app.filter : try TaskFilter.parse(app.filter.words + args.positional)
         let format = args.value("format") ?? "taskctl"
-        guard ["taskctl", "taskwarrior", "todo.txt"].contains(format) else { throw CLIError.usage("unknown format '\(format)'; use taskctl, taskwarrior or todo.txt") }
+        try OptionValue.check("format", format)
         let context = try app.context(readOnly: true)
         var predicate = args.has("all") || filter.namesStatus ? try ObjectPredicate("TRUEPREDICATE") : .and(try ObjectPredicate("status != 'deleted'"), .not(try app.expired()))
         if let selected = try filter.predicate(in: FilterScope(app: app, context: context)) { predicate = .and(predicate, selected) }

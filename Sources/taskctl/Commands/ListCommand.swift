@@ -80,10 +80,7 @@ enum ListCommand {
             return n
         } ?? filter.limit
         let sort = try (args.value("sort") ?? app.config.sort).map(parseSort) ?? []
-        let groupBy = args.value("group-by")
-        if let groupBy, !["location", "priority", "due", "project"].contains(groupBy) {
-            throw CLIError.usage("--group-by takes location, priority, due or project, not '\(groupBy)'")
-        }
+        let groupBy = args.value("group-by")  // checked by Arguments (OptionValue)
 
         let context = try app.context(readOnly: true)
         if let typo = app.commandTypo {

@@ -90,6 +90,9 @@ struct TaskFilter: Sendable {
             }
             tokens += split(word)
         }
+        // Bounds a command line cannot need, so no input runs the parser or a predicate's
+        // evaluation out of stack: 2,000 words, parentheses 50 deep.
+        guard tokens.count <= 2_000 else { throw CLIError.usage("filter: \(tokens.count) words; a filter takes at most 2,000 (use --where for more)") }
         var parser = Parser(tokens: tokens)
         var identifiers: [String] = []
         var identifierRanges: [ClosedRange<Int64>] = []
@@ -200,6 +203,7 @@ struct TaskFilter: Sendable {
     struct Parser {
         var tokens: [String]
         var index = 0
+        var depth = 0
 
         mutating func expression() throws -> Node? {
             guard var left = try disjunction() else { return nil }
@@ -239,6 +243,9 @@ struct TaskFilter: Sendable {
             }
             index += 1
             if token == "(" {
+                depth += 1
+                defer { depth -= 1 }
+                guard depth <= 50 else { throw CLIError.usage("filter: parentheses nest at most 50 deep") }
                 guard let inner = try expression() else { throw CLIError.usage("filter: '(' needs a term after it") }
                 guard peek() == ")" else { throw CLIError.usage("filter: '(' is not closed; add ')'") }
                 index += 1

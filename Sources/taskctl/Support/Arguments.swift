@@ -41,6 +41,7 @@ struct Arguments {
                     values[name] = words[i]
                     i += 1
                 }
+                try OptionValue.check(name, values[name] ?? "")
             } else if switches.contains(name) {
                 guard inline == nil else { throw CLIError.usage("--\(name) takes no value") }
                 flags.insert(name)

@@ -166,7 +166,7 @@ struct Config {
         case "color":
             // Taskwarrior's color=on/off.
             if let flag = ["on": "auto", "yes": "auto", "true": "auto", "1": "auto", "off": "never", "no": "never", "false": "never", "0": "never"][value.lowercased()] { value = flag }
-            guard ["auto", "always", "never"].contains(value) else {
+            guard OptionValue.colors.contains(value) else {
                 throw CLIError.usage("\(place): color takes auto, always or never, not '\(value)'")
             }
             config.color = value
