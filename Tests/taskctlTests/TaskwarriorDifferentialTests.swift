@@ -619,6 +619,34 @@ enum Taskwarrior {
         #expect(try t.run("rc:" + t.directory.appendingPathComponent("missing").path, "list").err.contains("no such settings file"))
     }
 
+    /// Two processes changing the settings at once (each defining contexts) both keep every
+    /// change, also when they name the file differently (a symbolic link).
+    @Test func twoProcessesChangingTheSettingsAtOnceKeepBoth() throws {
+        let t = try TaskctlRunner()
+        let real = t.directory.appendingPathComponent(".config/taskctl/config")
+        try FileManager.default.createDirectory(at: real.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try "# shared\n".write(to: real, atomically: true, encoding: .utf8)
+        let link = t.directory.appendingPathComponent("settings-link")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: real)
+        let runs = (0..<2).map { side in
+            let file = side == 0 ? "" : "rc:\(link.path) "
+            return "for i in 0 1 2 3 4 5 6 7 8 9; do taskctl \(file)context define s\(side)x$i +t$i || exit 1; done"
+        }
+        let started = try runs.map { try t.start(program: URL(fileURLWithPath: "/bin/sh"), ["-c", $0]) }
+        for (process, out, err) in started {
+            _ = out.fileHandleForReading.readDataToEndOfFile()
+            let errors = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0, "\(errors)")
+        }
+        let text = try String(contentsOf: real, encoding: .utf8)
+        for side in 0..<2 {
+            for i in 0..<10 { #expect(text.contains("context.s\(side)x\(i).read = +t\(i)\n"), "s\(side)x\(i) lost") }
+        }
+        #expect(text.hasPrefix("# shared\n"))
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link.path) == real.path, "the link stays a link")
+    }
+
     @Test func aKilledConfigChangeLeavesTheOldFileOrTheNew() throws {
         let t = try TaskctlRunner()
         try t.ok("add", "one")

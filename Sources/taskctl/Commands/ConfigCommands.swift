@@ -139,9 +139,26 @@ struct SettingsFile {
     }
 
     /// Sets `key` to `value` (nil: removes it): the line that sets it is replaced (later
-    /// ones removed), or a line is added. Returns whether the file changed.
+    /// ones removed), or a line is added. Returns whether the file changed. The file is
+    /// locked (as a store is) from reading to replacing it, so two commands changing it at
+    /// once both keep their change.
     @discardableResult
     func set(_ key: String, to value: String?) throws -> Bool {
+        let directory = (path as NSString).deletingLastPathComponent
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            // Made whole under another name and linked in place: one process makes it.
+            if !FileIO.exists(path) { try FileIO.createExclusively([], at: path) }
+            return try FileLock(storePath: path).withLock { _, resolved in
+                try SettingsFile(path: resolved).replace(key, with: value)
+            }
+        } catch let error as StoreError {
+            throw CLIError.store("cannot write \(path): \(error)")
+        }
+    }
+
+    /// ``set(_:to:)``'s change, the lock held.
+    private func replace(_ key: String, with value: String?) throws -> Bool {
         var lines = try lines()
         let before = lines
         var done = false
@@ -153,15 +170,8 @@ struct SettingsFile {
         }
         if !done, let value { lines.append("\(key) = \(value)") }
         guard lines != before else { return false }
-        let directory = (path as NSString).deletingLastPathComponent
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            let text = lines.isEmpty ? "" : lines.joined(separator: "\n") + "\n"
-            let fd = try FileIO.replace(path, with: Array(text.utf8))
-            close(fd)
-        } catch let error as StoreError {
-            throw CLIError.store("cannot write \(path): \(error)")
-        }
+        let text = lines.isEmpty ? "" : lines.joined(separator: "\n") + "\n"
+        close(try FileIO.replace(path, with: Array(text.utf8)))
         return true
     }
 }
