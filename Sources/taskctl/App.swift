@@ -41,7 +41,7 @@ final class App {
         } else {
             now = Date()
         }
-        dates = DateParser(now: now, timeZone: timeZone)
+        dates = DateParser(now: now, timeZone: timeZone, format: config.dateFormat)
         let explicit = storePath ?? environment["TASKCTL_STORE"].flatMap { $0.isEmpty ? nil : $0 } ?? config.store
         isDefaultStore = explicit?.isEmpty ?? true
         storeURL = App.storeURL(explicit: explicit, environment: environment)

@@ -261,6 +261,39 @@ enum Taskwarrior {
         #expect(try t.ok("1").contains("Est       5"))
     }
 
+    /// A date typed in the settings' `dateformat` is read as Taskwarrior reads it (its day;
+    /// taskctl sets a bare day's end, a difference the manual lists), in a change and in a
+    /// filter; one in no form taskctl knows is refused.
+    @Test func datesTypedInTheDateformatAreRead() throws {
+        if let reason = Taskwarrior.unavailable {
+            #expect(ProcessInfo.processInfo.environment["CI"] != "true", "CI must compare with Taskwarrior: \(reason)")
+            print("skipped: \(reason)")
+            return
+        }
+        let tw = try Taskwarrior.Replica(now: Self.now, settings: "dateformat=D.M.Y\n")
+        let t = try TaskctlRunner()
+        t.now = "2026-11-25T12:00:00Z"
+        t.extraEnvironment["TASKRC"] = tw.taskrc.path
+        for command in [["add", "Party", "due:24.12.2026"], ["add", "Dentist", "due:03.01.2027"], ["add", "Other", "due:2026-12-28"],
+                        ["1", "modify", "wait:20.12.2026"]] {
+            try tw.run(command)
+            try t.ok(command)
+        }
+        let theirs = try Self.stored(try tw.run(["export"])).values.map { "\($0["description"] ?? "") \($0["due"]?.prefix(8) ?? "") \($0["wait"]?.prefix(8) ?? "")" }.sorted()
+        let ours = try Self.stored(try t.ok("export", "--format", "taskwarrior")).values.map { "\($0["description"] ?? "") \($0["due"]?.prefix(8) ?? "") \($0["wait"]?.prefix(8) ?? "")" }.sorted()
+        #expect(ours == theirs && theirs.contains("Party 20261224 20261220"), "\(ours) \(theirs)")
+        for filter in [["due.before:25.12.2026"], ["due:03.01.2027"], ["due.after:01.01.2027"]] {
+            let expected = try Self.stored(try tw.run(filter + ["export"])).values.compactMap { $0["description"] }.sorted()
+            let got = try Self.stored(try t.ok(filter + ["export", "--format", "taskwarrior"])).values.compactMap { $0["description"] }.sorted()
+            #expect(got == expected && !expected.isEmpty, "\(filter): Taskwarrior \(expected), taskctl \(got)")
+        }
+        // D and M are two digits, as Taskwarrior reads them; no 31 February.
+        for date in ["3.1.2027", "31.02.2027"] {
+            let bad = try t.run("add", "X", "due:" + date)
+            #expect(bad.status == 1 && bad.err.contains("bad date '\(date)'"), "\(bad.err)")
+        }
+    }
+
     /// Everyday Taskwarrior command lines, each run from the same tasks in both: taskctl either
     /// refuses it (exit 1, nothing changed) or does what Taskwarrior does (the same stored
     /// tasks; for a list, the same tasks listed). The lines taskctl refuses are exactly the

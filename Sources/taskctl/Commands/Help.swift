@@ -59,7 +59,8 @@ enum Help {
           20261201T143000Z    Taskwarrior's own form (UTC)
           now                 now
         Times are in the time zone from TZ; TASKCTL_NOW fixes "now". --wait and --scheduled
-        take a day without a time as the start of that day.
+        take a day without a time as the start of that day. With the setting dateformat
+        (D.M.Y, say), a date typed in that form is read too (24.12.2026).
         """
 
     /// `taskctl help filters`: Taskwarrior's command language as taskctl reads it.

@@ -6,10 +6,13 @@ import ObjectStoreModel
 struct DateParser {
     let now: Date
     let calendar: Calendar
+    /// Taskwarrior's `dateformat` (`D.M.Y`): dates typed that way are read too, as there.
+    var format: String?
 
-    init(now: Date, timeZone: TimeZone) {
+    init(now: Date, timeZone: TimeZone, format: String? = nil) {
         self.now = now
         self.calendar = .taskctl(in: timeZone)
+        self.format = format
     }
 
     static let accepted = "2026-12-01, 2026-12-01T14:30, 20261201T143000Z, today, tomorrow, yesterday, now, monday..sunday, 15th, eod, eow, eom, eoq, eoy, sod, sow, som, soq, soy, later, 3d, +2w, -1d, 1m, 1y, 4h, P3D, PT2H"
@@ -17,11 +20,55 @@ struct DateParser {
     func parse(_ input: String) throws -> Date {
         let text = input.trimmingBlanks().lowercased()
         if let date = parseKeyword(text) ?? parseRelative(text) ?? parseOrdinal(text) ?? parseDuration(input.trimmingBlanks())
-            ?? parseAbsolute(input.trimmingBlanks())
+            ?? parseAbsolute(input.trimmingBlanks()) ?? format.flatMap({ parseFormatted(input.trimmingBlanks(), $0) })
         {
             return date
         }
         throw CLIError.usage("bad date '\(input)'; use one of: \(Self.accepted)")
+    }
+
+    /// A date written in Taskwarrior's `dateformat` letters (Y 2026, y 26, M 03, m 3, D 07,
+    /// d 7, b Mar, a Sat; other characters as written): the end of that day.
+    func parseFormatted(_ text: String, _ format: String) -> Date? {
+        let characters = Array(text)
+        var index = 0
+        var year: Int?, month: Int?, day: Int?
+        func digits(_ least: Int, _ most: Int) -> Int? {
+            var value = 0, count = 0
+            while count < most, index < characters.count, let digit = characters[index].wholeNumberValue, characters[index].isASCII {
+                value = value * 10 + digit
+                index += 1
+                count += 1
+            }
+            return count >= least ? value : nil
+        }
+        func name(_ names: [String]) -> Int? {
+            guard index + 3 <= characters.count else { return nil }
+            let word = String(characters[index..<index + 3]).lowercased()
+            guard let found = names.firstIndex(of: word) else { return nil }
+            index += 3
+            return found
+        }
+        for letter in format {
+            switch letter {
+            case "Y": guard let value = digits(4, 4) else { return nil }; year = value
+            case "y": guard let value = digits(2, 2) else { return nil }; year = 2000 + value
+            case "M": guard let value = digits(2, 2) else { return nil }; month = value
+            case "m": guard let value = digits(1, 2) else { return nil }; month = value
+            case "D": guard let value = digits(2, 2) else { return nil }; day = value
+            case "d": guard let value = digits(1, 2) else { return nil }; day = value
+            case "b":
+                guard let value = name(["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]) else { return nil }
+                month = value + 1
+            case "a": guard name(["sun", "mon", "tue", "wed", "thu", "fri", "sat"]) != nil else { return nil }
+            default:
+                guard index < characters.count, characters[index] == letter else { return nil }
+                index += 1
+            }
+        }
+        guard index == characters.count, let year, let month, let day,
+              let date = calendar.isoDate(year: year, month: month, day: day, hour: 0, minute: 0, second: 0) else { return nil }
+        return endOfDay(date)
     }
 
     /// A date that starts something (wait, scheduled): a day without a time means the start
