@@ -12,11 +12,17 @@ import ObjectStoreSyncNetworking
 // Ends with taskctl: a request a server holds must not keep the helper running (and
 // waiting on its socket) after the sync that asked for it was stopped or killed. Its
 // parent is looked at once a second (prctl's death signal is not reachable from Swift).
-let parent = getppid()
+// `_exit`, not `exit`: exit's handlers (libcurl's global cleanup among them) can wait on
+// the request this process is stuck in, and a loaded CI machine saw the helper outlive
+// its killed taskctl by more than 10 s.
+// The parent is the taskctl that named itself (TASKCTL_HTTP_PARENT): one killed before this
+// line ran has left another parent already, which getppid() alone would take for it.
+let parent = ProcessInfo.processInfo.environment["TASKCTL_HTTP_PARENT"].flatMap { Int32($0) } ?? getppid()
+if getppid() != parent { _exit(1) }
 Thread.detachNewThread {
     while true {
         sleep(1)
-        if getppid() != parent { exit(1) }
+        if getppid() != parent { _exit(1) }
     }
 }
 let reader = HTTPExchange.Reader(FileHandle.standardInput)

@@ -57,6 +57,11 @@ final class HelperTransport: HTTPTransport, @unchecked Sendable {
         signal(SIGPIPE, SIG_IGN)
         let process = Process()
         process.executableURL = helper
+        // Who its parent is, so a helper whose taskctl was killed before it started looking
+        // (its parent already someone else) ends too.
+        var environment = ProcessInfo.processInfo.environment
+        environment["TASKCTL_HTTP_PARENT"] = String(getpid())
+        process.environment = environment
         let input = Pipe(), output = Pipe()
         process.standardInput = input
         process.standardOutput = output
