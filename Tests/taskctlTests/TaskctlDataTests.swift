@@ -47,9 +47,10 @@ struct TaskctlDataTests {
         // Importing again updates instead of duplicating, all or nothing.
         #expect(try t.ok("import", file.path).contains("0 added, 13 updated"))
         let broken = t.directory.appendingPathComponent("broken.json")
-        try Data(#"[{"description": "ok", "uuid": "11111111-1111-4111-8111-111111111111"}, {"description": "no uuid"}]"#.utf8).write(to: broken)
+        // (A task without a UUID gets one, as in Taskwarrior; one that is not a UUID is refused.)
+        try Data(#"[{"description": "ok", "uuid": "11111111-1111-4111-8111-111111111111"}, {"description": "bad", "uuid": "not-a-uuid"}]"#.utf8).write(to: broken)
         let failed = try t.run("import", broken.path)
-        #expect(failed.status == 1 && failed.err.contains("task 2 (line 1): no valid uuid"))
+        #expect(failed.status == 1 && failed.err.contains("task 2 (line 1): uuid 'not-a-uuid' is not a UUID"), "\(failed.err)")
         #expect(try t.tasks("--all").count == 11, "nothing of a failed import is kept")
     }
 

@@ -294,6 +294,65 @@ enum Taskwarrior {
         }
     }
 
+    /// Files Taskwarrior imports and taskctl refused or read otherwise: JSON lines, one
+    /// object, standard input, tasks without a UUID, epoch seconds, offsets, odd priorities,
+    /// an empty project, 2.5's tag strings, `waiting`, ends missing or out of place, an
+    /// annotation without a date. The same stored tasks after importing into both.
+    @Test func importsReadWhatTaskwarriorReads() throws {
+        if let reason = Taskwarrior.unavailable {
+            #expect(ProcessInfo.processInfo.environment["CI"] != "true", "CI must compare with Taskwarrior: \(reason)")
+            print("skipped: \(reason)")
+            return
+        }
+        let tw = try Taskwarrior.Replica(now: Self.now)
+        let t = try TaskctlRunner()
+        t.now = "2026-11-25T12:00:00Z"
+        func u(_ n: Int) -> String { String(format: "%08x-0000-4000-8000-000000000000", n) }
+        let lines = [
+            #"{"description":"no uuid","status":"pending","entry":"20261101T090000Z"}"#,
+            #"{"description":"epoch due","uuid":"\#(u(2))","due":"1795000000"}"#,
+            #"{"description":"epoch number","uuid":"\#(u(3))","due":1795000000}"#,
+            #"{"description":"offset iso","uuid":"\#(u(4))","due":"2026-12-01T10:00:00+01:00"}"#,
+            #"{"description":"offset compact","uuid":"\#(u(5))","due":"20261201T100000+0100"}"#,
+            #"{"description":"lower pri","uuid":"\#(u(6))","priority":"h"}"#,
+            #"{"description":"empty project","uuid":"\#(u(7))","project":""}"#,
+            #"{"description":"string tags","uuid":"\#(u(8))","tags":"a,b"}"#,
+            #"{"description":"waiting status","uuid":"\#(u(9))","status":"waiting","wait":"20261210T000000Z"}"#,
+            #"{"description":"done no end","uuid":"\#(u(10))","status":"completed"}"#,
+            #"{"description":"pending with end","uuid":"\#(u(11))","status":"pending","end":"20261110T000000Z"}"#,
+            #"{"description":"annotation no entry","uuid":"\#(u(12))","annotations":[{"description":"note"}]}"#,
+            #"{"description":"deleted no end","uuid":"\#(u(13))","status":"deleted"}"#,
+        ]
+        let file = t.directory.appendingPathComponent("lines.json")
+        try (lines.joined(separator: "\n") + "\n").write(to: file, atomically: true, encoding: .utf8)
+        let object = t.directory.appendingPathComponent("one.json")
+        try "{\n  \"description\": \"one object\",\n  \"uuid\": \"\(u(20))\"\n}\n".write(to: object, atomically: true, encoding: .utf8)
+        try tw.run(["import", file.path])
+        try tw.run(["import", object.path])
+        let imported = try t.run("import", file.path)
+        #expect(imported.status == 0 && imported.err.contains("priority 'h' is not H, M or L"), "\(imported.err)")
+        try t.ok("import", object.path)
+        // Standard input: the same file again updates the same tasks in both.
+        try tw.run(["import", "-"], input: lines[1])
+        let fromInput = try t.run(["import", "-"], input: lines[1])
+        #expect(fromInput.status == 0, "\(fromInput.err)")
+        func keyed(_ json: String) throws -> [String: [String: String]] {
+            var result: [String: [String: String]] = [:]
+            for (_, fields) in try Self.stored(json) { result[fields["description"] ?? ""] = fields }
+            return result
+        }
+        let theirs = try keyed(try tw.run(["export"])), ours = try keyed(try t.ok("export", "--all", "--format", "taskwarrior"))
+        #expect(theirs.count == lines.count + 1)
+        for (text, fields) in theirs.sorted(by: { $0.key < $1.key }) {
+            #expect(ours[text] == fields, "\(text): Taskwarrior \(fields), taskctl \(ours[text] ?? [:])")
+        }
+        // Still refused: what is not a task.
+        let broken = t.directory.appendingPathComponent("broken.json")
+        try "{\"description\":\"ok\"}\nnot json\n".write(to: broken, atomically: true, encoding: .utf8)
+        let refused = try t.run("import", broken.path)
+        #expect(refused.status == 1 && refused.err.contains("line 2 is not a JSON task"), "\(refused.err)")
+    }
+
     /// Everyday Taskwarrior command lines, each run from the same tasks in both: taskctl either
     /// refuses it (exit 1, nothing changed) or does what Taskwarrior does (the same stored
     /// tasks; for a list, the same tasks listed). The lines taskctl refuses are exactly the

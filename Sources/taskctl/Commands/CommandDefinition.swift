@@ -334,11 +334,13 @@ struct CommandDefinition {
                 name: "import", synopsis: "import FILE", summary: "import taskctl JSON, Taskwarrior JSON or todo.txt",
                 valued: ["format"], switches: ["json"], taskwarriorAttributes: false,
                 help: """
-                    usage: taskctl import FILE [--format taskctl|taskwarrior|todo.txt] [--json]
+                    usage: taskctl import FILE|- [--format taskctl|taskwarrior|todo.txt] [--json]
 
                     Imports tasks from taskctl's own JSON (taskctl export), Taskwarrior's JSON
-                    (task export) or todo.txt; the format is detected unless given (JSON by its content,
-                    todo.txt by a .txt name; other files need --format) and said. Tasks whose UUID is
+                    (task export: an array, one object, or one object a line as json.array=off
+                    writes) or todo.txt, from FILE or (-) the standard input; the format is detected
+                    unless given (JSON by its content, todo.txt by a .txt name; other files need
+                    --format) and said. Tasks whose UUID is
                     already in the store are updated, and a UUID given twice is one task, the later
                     record winning (counted as added, then updated). All or nothing: on any error
                     nothing is imported. Fields taskctl does not model are kept, so exporting again

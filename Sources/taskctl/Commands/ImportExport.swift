@@ -61,24 +61,44 @@ enum TaskwarriorFormat {
 
     /// One task of a Taskwarrior export (element `index` of its array); `bytes` are the
     /// export's, from which the fields taskctl does not model are kept as written.
-    static func record(_ item: JSONNode, index: Int, bytes: [UInt8]) throws -> TaskRecord {
-        func bad(_ message: String) -> CLIError { .usage("task \(index + 1) (line \(item.location.line)): \(message)") }
+    /// Read as Taskwarrior 2.6 imports it: a task without a UUID gets one; dates may be
+    /// epoch seconds (a number or digits) or carry an offset; a priority other than H, M or
+    /// L is kept as written and counts as none (as there); `"project": ""` is no project;
+    /// 2.5's `"tags": "a,b"` is two tags; `waiting` is pending with its wait; a done or
+    /// deleted task without `end` ends `now`, a pending one has none; an annotation without
+    /// `entry` is dated `now`.
+    static func record(_ item: JSONNode, index: Int, bytes: [UInt8], now: Date, line: Int? = nil, warn: (String) -> Void = { _ in }) throws -> TaskRecord {
+        let line = line ?? item.location.line  // JSON lines: the file's line, not the object's
+        func bad(_ message: String) -> CLIError { .usage("task \(index + 1) (line \(line)): \(message)") }
         guard let members = item.members else { throw bad("expected a JSON object") }
         guard let description = item["description"]?.stringValue, !description.isEmpty else { throw bad("no description") }
         var record = TaskRecord(title: description)
-        guard let uuidText = item["uuid"]?.stringValue, let uuid = parseUUID(uuidText) else { throw bad("no valid uuid") }
-        record.uuid = uuid
+        if let node = item["uuid"] {
+            guard let uuidText = node.stringValue, let uuid = parseUUID(uuidText) else { throw bad("uuid '\(node.stringValue ?? "?")' is not a UUID") }
+            record.uuid = uuid
+        } else {
+            record.uuid = UUID()
+        }
+        var keptPriority: String?
         switch item["priority"]?.kind {
         case .string("H")?: record.priority = 3
         case .string("M")?: record.priority = 2
         case .string("L")?: record.priority = 1
-        case nil, .null?: record.priority = 0
-        case .string(let other)?, .number(let other)?: throw bad("unknown priority '\(other)' (H, M or L)")
+        case nil, .null?, .string("")?: record.priority = 0
+        case .string(let other)?, .number(let other)?:
+            keptPriority = other
+            warn("taskctl: task \(index + 1) (line \(line)): priority '\(other)' is not H, M or L; kept as written and read as none, as Taskwarrior reads it")
         default: throw bad("priority must be H, M or L")
         }
         func date(_ key: String) throws -> Date? {
             guard let node = item[key] else { return nil }
-            guard let text = node.stringValue, let date = parseDate(text) else { throw bad("\(key) '\(node.stringValue ?? "?")' is not a Taskwarrior date") }
+            let text: String
+            switch node.kind {
+            case .string(let value): text = value
+            case .number(let value): text = value
+            default: throw bad("\(key) is not a Taskwarrior date")
+            }
+            guard let date = parseImportDate(text) else { throw bad("\(key) '\(text)' is not a Taskwarrior date") }
             return date
         }
         record.due = try date("due")
@@ -94,9 +114,9 @@ enum TaskwarriorFormat {
         }
         for (number, note) in (item["annotations"]?.elements ?? []).enumerated() {
             guard let text = note["description"]?.stringValue, !text.isEmpty else { throw bad("annotation \(number + 1) has no description") }
-            var entry: Date?
+            var entry = now
             if let node = note["entry"] {
-                guard let value = node.stringValue.flatMap(parseDate) else { throw bad("annotation \(number + 1)'s entry is not a Taskwarrior date") }
+                guard let value = node.stringValue.flatMap(parseImportDate) else { throw bad("annotation \(number + 1)'s entry is not a Taskwarrior date") }
                 entry = value
             }
             record.annotations.append((entry, text))
@@ -109,14 +129,38 @@ enum TaskwarriorFormat {
         case "recurring": record.status = "recurring"
         default: throw bad("unknown status '\(status)'")
         }
-        record.project = item["project"]?.stringValue
-        record.location = item["location"]?.stringValue
-        record.tags = (item["tags"]?.elements ?? []).compactMap(\.stringValue)
+        record.project = item["project"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
+        record.location = item["location"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
+        if let tags = item["tags"]?.stringValue {
+            record.tags = tags.split(separator: ",").map { $0.trimmingBlanks() }.filter { !$0.isEmpty }
+        } else {
+            record.tags = (item["tags"]?.elements ?? []).compactMap(\.stringValue)
+        }
+        // Taskwarrior ends a done or deleted task that has no end at the import, and keeps no
+        // end on a pending one.
+        if record.status == "done" || record.status == "deleted" {
+            if record.completed == nil { record.completed = now }
+        } else if record.status == "pending" {
+            record.completed = nil
+        }
         for member in members where !modelled.contains(member.key) {
             record.extras.append((member.key, JSONSlice.text(of: member.value, in: bytes)))
         }
-        if status == "waiting" { record.extras.append(("status", "\"waiting\"")) }
+        if keptPriority != nil, let node = item["priority"] { record.extras.append(("priority", JSONSlice.text(of: node, in: bytes))) }
         return record
+    }
+
+    /// A date of an import: Taskwarrior's form, ISO 8601 (an offset too), its form with an
+    /// offset (20261201T100000+0100), or epoch seconds.
+    static func parseImportDate(_ text: String) -> Date? {
+        if let date = parseDate(text) { return date }
+        if !text.isEmpty, text.count <= 12, text.allSatisfy(\.isNumber), let seconds = Double(text) { return Date(timeIntervalSince1970: seconds) }
+        // 20261201T100000+0100
+        let characters = Array(text)
+        guard characters.count == 20, characters[8] == "T", characters[15] == "+" || characters[15] == "-",
+              let offset = Int(String(characters[16...])), let base = parseDate(String(characters[..<15]) + "Z") else { return nil }
+        let seconds = (offset / 100) * 3_600 + (offset % 100) * 60
+        return base.addingTimeInterval(characters[15] == "+" ? -Double(seconds) : Double(seconds))
     }
 
     /// One task as Taskwarrior writes it: id first, then its attributes by name, arrays, and urgency.
@@ -129,7 +173,8 @@ enum TaskwarriorFormat {
             fields["status"] = JSONText.quote(["done": "completed"][view.status] ?? view.status)
         }
         fields["uuid"] = view.uuid.map(JSONText.quote)
-        fields["priority"] = view.priority > 0 ? JSONText.quote(["", "L", "M", "H"][Int(min(3, view.priority))]) : nil
+        // A priority kept as written (not H, M or L: "none" to both) goes out as it came.
+        if view.priority > 0 { fields["priority"] = JSONText.quote(["", "L", "M", "H"][Int(min(3, view.priority))]) }
         fields["due"] = view.due.map { JSONText.quote(format($0)) }
         fields["entry"] = view.created.map { JSONText.quote(format($0)) }
         fields["end"] = view.completed.map { JSONText.quote(format($0)) }
@@ -292,7 +337,8 @@ enum ImportCommand {
             // The file's bytes once: JSON is parsed from them a task at a time, and kept
             // fields are cut from them (a million tasks' export held three copies of its text
             // and a tree of every task).
-            guard let bytes = readFile(path) else { throw CLIError.usage("cannot read \(path)") }
+            // `import -`: the standard input, as Taskwarrior reads it.
+            guard let bytes = path == "-" ? readStandardInput() : readFile(path) else { throw CLIError.usage("cannot read \(path)") }
             // Validated as UTF-8 by the standard library (Foundation's decoding of a 21 MB
             // export was 7% of an import).
             guard isUTF8(bytes) else { throw CLIError.usage("\(path) is not UTF-8 text") }
@@ -441,6 +487,10 @@ enum ImportCommand {
     /// A file's bytes, read straight into one array (FileManager's `Data` and an array made
     /// of it held a million tasks' export twice); nil when it cannot be read. Reads to the
     /// end, so a pipe or a file still growing is read whole.
+    static func readStandardInput() -> [UInt8]? {
+        [UInt8](FileHandle.standardInput.readDataToEndOfFile())
+    }
+
     static func readFile(_ path: String) -> [UInt8]? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
@@ -490,7 +540,7 @@ enum ImportCommand {
         // searching a large export through Foundation took as long as parsing it.
         let first = bytes.first { ![UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t")].contains($0) }
         guard let first else { throw CLIError.usage("\(path) is empty: nothing to import") }
-        if first == UInt8(ascii: "[") { return TaskView.bytes(bytes, contain: "\"description\"") ? "taskwarrior" : "taskctl" }
+        if first == UInt8(ascii: "[") || first == UInt8(ascii: "{") { return TaskView.bytes(bytes, contain: "\"description\"") ? "taskwarrior" : "taskctl" }
         if path.lowercased().hasSuffix(".txt") { return "todo.txt" }
         throw CLIError.usage("cannot tell what \(path) holds: it is neither a JSON export (taskctl or Taskwarrior) nor a todo.txt file (*.txt); give --format todo.txt to read each line as a task")
     }
@@ -500,28 +550,50 @@ enum ImportCommand {
     static func parse(_ bytes: [UInt8], format detected: String, app: App, path: String, chunk: Int) throws -> [[TaskRecord]] {
         if detected == "todo.txt" { return [try TodoTxtFormat.records(String(decoding: bytes, as: UTF8.self), dates: app.dates)] }
         var records: [[TaskRecord]] = []
+        var warnings: [String] = []
+        func add(_ item: JSONNode, _ index: Int, _ source: [UInt8], line: Int? = nil) throws {
+            let record = detected == "taskwarrior"
+                ? try TaskwarriorFormat.record(item, index: index, bytes: source, now: app.now, line: line) { warnings.append($0) }
+                : try record(item, index: index, path: path)
+            if records.last.map({ $0.count >= chunk }) ?? true {
+                records.append([])
+                records[records.count - 1].reserveCapacity(chunk)
+            }
+            records[records.count - 1].append(record)
+        }
         let isArray: Bool
         do {
-            isArray = try JSONParser.forEachElement(ofArrayIn: bytes) { index, item in
-                let record = detected == "taskwarrior" ? try TaskwarriorFormat.record(item, index: index, bytes: bytes) : try record(item, index: index, path: path)
-                if records.last.map({ $0.count >= chunk }) ?? true {
-                    records.append([])
-                    records[records.count - 1].reserveCapacity(chunk)
-                }
-                records[records.count - 1].append(record)
-            }
+            isArray = try JSONParser.forEachElement(ofArrayIn: bytes) { index, item in try add(item, index, bytes) }
         } catch let error as JSONSyntaxError {
             throw CLIError.usage("\(path): invalid JSON at line \(error.location.line), column \(error.location.column): \(error.message)")
         }
-        guard isArray else {
-            // Not an array: the whole document is checked, so a syntax error is named first.
-            do {
-                _ = try JSONParser.parse(bytes)
-            } catch {
-                throw CLIError.usage("\(path): invalid JSON at line \(error.location.line), column \(error.location.column): \(error.message)")
+        if !isArray {
+            // One object (a task as `task 12 export` writes it with json.array=off), or one
+            // object a line (JSON lines, what json.array=off exports for several).
+            if let whole = try? JSONParser.parse(bytes), whole.members != nil {
+                try add(whole, 0, bytes)
+            } else {
+                var start = 0, line = 0, index = 0
+                while start < bytes.count {
+                    let end = bytes[start...].firstIndex(of: UInt8(ascii: "\n")) ?? bytes.count
+                    line += 1
+                    let piece = Array(bytes[start..<end])
+                    start = end + 1
+                    guard piece.contains(where: { ![UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\r")].contains($0) }) else { continue }
+                    let item: JSONNode
+                    do {
+                        item = try JSONParser.parse(piece)
+                    } catch {
+                        throw CLIError.usage("\(path): line \(line) is not a JSON task (JSON lines: one task a line): \(error.message) at column \(error.location.column)")
+                    }
+                    guard item.members != nil else { throw CLIError.usage("\(path): line \(line) is not a JSON object (a task)") }
+                    try add(item, index, piece, line: line)
+                    index += 1
+                }
             }
-            throw CLIError.usage(detected == "taskwarrior" ? "a Taskwarrior export is a JSON array of tasks" : "\(path): a taskctl export is a JSON array of tasks")
         }
+        for warning in warnings.prefix(20) { app.output.warn(warning) }
+        if warnings.count > 20 { app.output.warn("taskctl: ... and \(warnings.count - 20) more such priorities") }
         return records
     }
 

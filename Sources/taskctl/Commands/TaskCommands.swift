@@ -339,7 +339,11 @@ enum TaskCommands {
                 guard !trimmed.isEmpty else { throw CLIError.usage("a task's text cannot be empty") }
                 try task.setValue(.string(trimmed), forKey: "title")
             }
-            if let priority { try task.setValue(.integer(priority), forKey: "priority") }
+            if let priority {
+                try task.setValue(.integer(priority), forKey: "priority")
+                // A priority an import kept as written (not H, M or L) is replaced by this one.
+                if ExtrasText.decode(task["extras"]).contains(where: { $0.key == "priority" }) { try UserAttribute.apply([("priority", nil)], to: task) }
+            }
             if let due { try task.setValue(.date(try due.date(for: task)), forKey: "dueDate") }
             if args.has("no-due") { try task.setValue(.null, forKey: "dueDate") }
             if args.has("no-location") { try task.setObject(nil, forKey: "location") }
