@@ -225,7 +225,8 @@ struct CommandDefinition {
 
                     Marks tasks done (recording when) and stops started ones. A recurring task makes
                     its next task: the same, due one period after this one (periods already past are
-                    skipped), none past its --until; the output names it.
+                    skipped), none past its --until; the output names it. 3 tasks or more at once
+                    are confirmed first, as in Taskwarrior (taskctl help filters); --yes answers.
                     """,
                 run: { try TaskCommands.setStatus($0, $1, command: "done", to: "done") }),
             CommandDefinition(
@@ -247,6 +248,7 @@ struct CommandDefinition {
                            taskctl FILTER delete
 
                     Deletes tasks. They keep their ids and can be brought back with 'taskctl undo'.
+                    3 tasks or more at once are confirmed first (taskctl help filters); --yes answers.
                     """,
                 run: { try TaskCommands.setStatus($0, $1, command: "delete", to: "deleted") }),
             CommandDefinition(
@@ -257,7 +259,8 @@ struct CommandDefinition {
                            taskctl stop ID... [--yes] [--json]    (or taskctl FILTER stop)
 
                     start marks pending tasks as being worked on (recording when: more urgent, and
-                    shown); stop ends that. done stops a task too.
+                    shown); stop ends that. done stops a task too. 3 tasks or more at once are
+                    confirmed first (taskctl help filters); --yes answers.
                     """,
                 run: { try TaskCommands.setStarted($0, $1, start: true) }),
             CommandDefinition(
