@@ -124,21 +124,33 @@ enum Taskwarrior {
         return tasks
     }
 
+    /// Taskwarrior and taskctl side by side at the frozen time (nil, having said why, where
+    /// Taskwarrior cannot be installed; never under CI). `settings` are Taskwarrior's, and
+    /// taskctl's too with `sharingSettings` (TASKRC); `importing` gives both ``tasks()``.
+    static func sideBySide(settings: String = "", sharingSettings: Bool = false, importing: Bool = false,
+                           sourceLocation: SourceLocation = #_sourceLocation) throws -> (Taskwarrior.Replica, TaskctlRunner)? {
+        if let reason = Taskwarrior.unavailable {
+            #expect(ProcessInfo.processInfo.environment["CI"] != "true", "CI must compare with Taskwarrior: \(reason)", sourceLocation: sourceLocation)
+            print("skipped: \(reason)")
+            return nil
+        }
+        let tw = try Taskwarrior.Replica(now: now, settings: settings)
+        let t = try TaskctlRunner()
+        t.now = "2026-11-25T12:00:00Z"
+        if sharingSettings { t.extraEnvironment["TASKRC"] = tw.taskrc.path }
+        if importing {
+            let file = t.directory.appendingPathComponent("tasks.json")
+            try JSONSerialization.data(withJSONObject: tasks()).write(to: file)
+            try tw.run(["import", file.path])
+            try t.ok("import", file.path)
+        }
+        return (tw, t)
+    }
+
     /// Each filter selects the same tasks in both (UUIDs compared; ids differ by design:
     /// taskctl's ids are permanent, Taskwarrior's renumber).
     @Test func filtersSelectWhatTaskwarriorSelects() throws {
-        if let reason = Taskwarrior.unavailable {
-            #expect(ProcessInfo.processInfo.environment["CI"] != "true", "CI must compare with Taskwarrior: \(reason)")
-            print("skipped: \(reason)")
-            return
-        }
-        let tw = try Taskwarrior.Replica(now: Self.now)
-        let t = try TaskctlRunner()
-        t.now = "2026-11-25T12:00:00Z"
-        let file = t.directory.appendingPathComponent("tasks.json")
-        try JSONSerialization.data(withJSONObject: Self.tasks()).write(to: file)
-        try tw.run(["import", file.path])
-        try t.ok("import", file.path)
+        guard let (tw, t) = try Self.sideBySide(importing: true) else { return }
         let names = Dictionary(uniqueKeysWithValues: Self.tasks().map { ($0["uuid"] as? String ?? "", $0["description"] as? String ?? "") })
         #expect(try tw.selected([])?.count == Self.tasks().count, "Taskwarrior imported every task")
 
@@ -197,18 +209,7 @@ enum Taskwarrior {
     /// count, uuids and _uuids answer as Taskwarrior's; Taskwarrior's commands taskctl does
     /// not have are refused by name.
     @Test func countAndUUIDsAnswerAsTaskwarriorsAndMissingCommandsAreRefused() throws {
-        if let reason = Taskwarrior.unavailable {
-            #expect(ProcessInfo.processInfo.environment["CI"] != "true", "CI must compare with Taskwarrior: \(reason)")
-            print("skipped: \(reason)")
-            return
-        }
-        let tw = try Taskwarrior.Replica(now: Self.now)
-        let t = try TaskctlRunner()
-        t.now = "2026-11-25T12:00:00Z"
-        let file = t.directory.appendingPathComponent("tasks.json")
-        try JSONSerialization.data(withJSONObject: Self.tasks()).write(to: file)
-        try tw.run(["import", file.path])
-        try t.ok("import", file.path)
+        guard let (tw, t) = try Self.sideBySide(importing: true) else { return }
         for filter in [[], ["+shop"], ["status:completed"], ["+DELETED"], ["project:home", "or", "+work"], ["+PARENT"]] {
             for command in ["count", "uuids", "_uuids"] {
                 let expected = try tw.run(filter + [command])
@@ -227,16 +228,8 @@ enum Taskwarrior {
     /// User-defined attributes, defined once in a Taskwarrior settings file both read: set,
     /// defaulted, cleared and filtered on alike.
     @Test func userDefinedAttributesAsTaskwarriorsOwn() throws {
-        if let reason = Taskwarrior.unavailable {
-            #expect(ProcessInfo.processInfo.environment["CI"] != "true", "CI must compare with Taskwarrior: \(reason)")
-            print("skipped: \(reason)")
-            return
-        }
         let settings = "uda.estimate.type=numeric\nuda.estimate.label=Est\nuda.size.type=string\nuda.size.values=S,M,L\nuda.size.default=M\nuda.review.type=date\n"
-        let tw = try Taskwarrior.Replica(now: Self.now, settings: settings)
-        let t = try TaskctlRunner()
-        t.now = "2026-11-25T12:00:00Z"
-        t.extraEnvironment["TASKRC"] = tw.taskrc.path
+        guard let (tw, t) = try Self.sideBySide(settings: settings, sharingSettings: true) else { return }
         for command in [["add", "Paint", "room", "estimate:3", "size:L", "review:2026-12-01T10:00"], ["add", "Fix", "tap", "estimate:1.5"],
                         ["add", "Big", "job", "size:S"], ["add", "Plain"], ["1", "modify", "estimate:5"], ["2", "modify", "size:"],
                         ["3", "modify", "review:2026-11-30T09:00", "pri:L"]] {
@@ -265,15 +258,7 @@ enum Taskwarrior {
     /// taskctl sets a bare day's end, a difference the manual lists), in a change and in a
     /// filter; one in no form taskctl knows is refused.
     @Test func datesTypedInTheDateformatAreRead() throws {
-        if let reason = Taskwarrior.unavailable {
-            #expect(ProcessInfo.processInfo.environment["CI"] != "true", "CI must compare with Taskwarrior: \(reason)")
-            print("skipped: \(reason)")
-            return
-        }
-        let tw = try Taskwarrior.Replica(now: Self.now, settings: "dateformat=D.M.Y\n")
-        let t = try TaskctlRunner()
-        t.now = "2026-11-25T12:00:00Z"
-        t.extraEnvironment["TASKRC"] = tw.taskrc.path
+        guard let (tw, t) = try Self.sideBySide(settings: "dateformat=D.M.Y\n", sharingSettings: true) else { return }
         for command in [["add", "Party", "due:24.12.2026"], ["add", "Dentist", "due:03.01.2027"], ["add", "Other", "due:2026-12-28"],
                         ["1", "modify", "wait:20.12.2026"]] {
             try tw.run(command)
@@ -299,14 +284,7 @@ enum Taskwarrior {
     /// an empty project, 2.5's tag strings, `waiting`, ends missing or out of place, an
     /// annotation without a date. The same stored tasks after importing into both.
     @Test func importsReadWhatTaskwarriorReads() throws {
-        if let reason = Taskwarrior.unavailable {
-            #expect(ProcessInfo.processInfo.environment["CI"] != "true", "CI must compare with Taskwarrior: \(reason)")
-            print("skipped: \(reason)")
-            return
-        }
-        let tw = try Taskwarrior.Replica(now: Self.now)
-        let t = try TaskctlRunner()
-        t.now = "2026-11-25T12:00:00Z"
+        guard let (tw, t) = try Self.sideBySide() else { return }
         func u(_ n: Int) -> String { String(format: "%08x-0000-4000-8000-000000000000", n) }
         let lines = [
             #"{"description":"no uuid","status":"pending","entry":"20261101T090000Z"}"#,
@@ -358,18 +336,7 @@ enum Taskwarrior {
     /// tasks; for a list, the same tasks listed). The lines taskctl refuses are exactly the
     /// ones named here, so none turns into another meaning unnoticed.
     @Test func everyCommandLineRefusedOrMeaningWhatTaskwarriorMeans() throws {
-        if let reason = Taskwarrior.unavailable {
-            #expect(ProcessInfo.processInfo.environment["CI"] != "true", "CI must compare with Taskwarrior: \(reason)")
-            print("skipped: \(reason)")
-            return
-        }
-        let tw = try Taskwarrior.Replica(now: Self.now)
-        let t = try TaskctlRunner()
-        t.now = "2026-11-25T12:00:00Z"
-        let file = t.directory.appendingPathComponent("tasks.json")
-        try JSONSerialization.data(withJSONObject: Self.tasks()).write(to: file)
-        try tw.run(["import", file.path])
-        try t.ok("import", file.path)
+        guard let (tw, t) = try Self.sideBySide(importing: true) else { return }
         let twData = tw.directory.appendingPathComponent("data"), twSaved = tw.directory.appendingPathComponent("saved")
         try FileManager.default.copyItem(at: twData, to: twSaved)
         let storeSaved = try Data(contentsOf: t.store)
@@ -488,18 +455,7 @@ enum Taskwarrior {
     /// Taskwarrior's modifications, bulk commands and overrides, applied to the same tasks
     /// in both, leave the same stored fields.
     @Test func modificationsStoreWhatTaskwarriorStores() throws {
-        if let reason = Taskwarrior.unavailable {
-            #expect(ProcessInfo.processInfo.environment["CI"] != "true", "CI must compare with Taskwarrior: \(reason)")
-            print("skipped: \(reason)")
-            return
-        }
-        let tw = try Taskwarrior.Replica(now: Self.now)
-        let t = try TaskctlRunner()
-        t.now = "2026-11-25T12:00:00Z"
-        let file = t.directory.appendingPathComponent("tasks.json")
-        try JSONSerialization.data(withJSONObject: Self.tasks()).write(to: file)
-        try tw.run(["import", file.path])
-        try t.ok("import", file.path)
+        guard let (tw, t) = try Self.sideBySide(importing: true) else { return }
         func u(_ n: Int) -> String { String(format: "%08x", n) }
         let commands: [[String]] = [
             [u(1), "modify", "Buy", "oat", "milk"],
@@ -630,18 +586,7 @@ enum Taskwarrior {
     /// Contexts: defined, applied and removed in both, they select the same tasks, leave
     /// commands given a UUID alone, and give new tasks the same attributes.
     @Test func contextsSelectAndAddAsTaskwarriorDoes() throws {
-        if let reason = Taskwarrior.unavailable {
-            #expect(ProcessInfo.processInfo.environment["CI"] != "true", "CI must compare with Taskwarrior: \(reason)")
-            print("skipped: \(reason)")
-            return
-        }
-        let tw = try Taskwarrior.Replica(now: Self.now)
-        let t = try TaskctlRunner()
-        t.now = "2026-11-25T12:00:00Z"
-        let file = t.directory.appendingPathComponent("tasks.json")
-        try JSONSerialization.data(withJSONObject: Self.tasks()).write(to: file)
-        try tw.run(["import", file.path])
-        try t.ok("import", file.path)
+        guard let (tw, t) = try Self.sideBySide(importing: true) else { return }
         // Taskwarrior's reports apply the context (its export does not): a report of UUIDs
         // of pending tasks, beside taskctl's list. Tasks added here are known by their text.
         let fixture = Set(Self.tasks().compactMap { $0["uuid"] as? String })
