@@ -25,6 +25,8 @@ final class App {
     /// What a command made and no longer needs, left for the process's exit to reclaim:
     /// freeing 100,000 listed tasks' views and cells one by one cost a tenth of `list`.
     var keptUntilExit: [Any] = []
+    /// Taskwarrior's urgency with the settings' coefficients, and the store's dependencies.
+    lazy var urgency = UrgencyScorer(coefficients: config.urgency, now: now)
 
     init(environment: [String: String], storePath: String?, color: String? = nil, config: Config = Config()) throws {
         self.environment = environment

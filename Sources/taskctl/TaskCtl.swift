@@ -41,8 +41,24 @@ enum TaskCtl {
         // Taskwarrior's grammar, [FILTER] COMMAND [WORDS], with rc.NAME=VALUE anywhere.
         var line: CommandWords
         let filter: TaskFilter
+        var customReports: Set<String> = []
         do {
             line = try CommandWords.read(words, commands: Set(commandNames))
+            // A report the settings define (report.NAME.columns) is a command too: looked
+            // for only when the line names no other command.
+            // Nothing to do: the settings' default.command (Taskwarrior's), else list.
+            if line.command == nil, line.filter.isEmpty,
+               let config = try? line.configFile.map({ try Config.load(path: $0, environment: environment) }) ?? Config.load(environment: environment),
+               let defaultCommand = line.overrides.last(where: { $0.key == "default.command" })?.value ?? config.defaultCommand {
+                let defaultWords = try ContextFilters.words(defaultCommand)
+                customReports = Set(config.reports.keys).subtracting(ReportDefinition.builtIn.keys)
+                line = try CommandWords.read(words + defaultWords, commands: Set(commandNames).union(customReports))
+            }
+            if line.command == nil, !line.filter.isEmpty {
+                let config = try? line.configFile.map { try Config.load(path: $0, environment: environment) } ?? Config.load(environment: environment)
+                customReports = Set((config?.reports.keys).map(Array.init) ?? []).subtracting(ReportDefinition.builtIn.keys)
+                if !customReports.isEmpty { line = try CommandWords.read(words, commands: Set(commandNames).union(customReports)) }
+            }
             // `taskctl +work --json`: the options belong to the command the line runs (list's).
             if line.command == nil { line.moveOptionsToTheCommand(valued: CommandDefinition.named("list")?.valued ?? []) }
             if let option = line.filter.first(where: { $0.hasPrefix("--") }) {
@@ -62,10 +78,11 @@ enum TaskCtl {
             return fail(.usage("'\(command)' is Taskwarrior's command, and taskctl does not have it yet; nothing was done (taskctl list lists tasks by urgency; taskctl help for what taskctl has; to search for the word, write /\(command)/)"))
         }
         let rest = line.rest
-        if filter.limit != nil && command != "list" {
+        let isReport = ReportDefinition.builtIn[command] != nil || customReports.contains(command)
+        if (filter.limit != nil || filter.limitsToPage) && command != "list" && !isReport {
             return fail(.usage("limit:N is for lists; '\(command)' takes none"))
         }
-        if !filter.isEmpty && !CommandWords.filtered.contains(command) {
+        if !filter.isEmpty && !CommandWords.filtered.contains(command) && !isReport {
             return fail(.usage("'\(command)' takes no filter before it (\(line.filter.joined(separator: " "))); commands that do: \(CommandWords.filtered.sorted().joined(separator: ", "))"))
         }
         // A bare word is a search, as in Taskwarrior; one that looks like a misspelled
@@ -175,6 +192,10 @@ enum TaskCtl {
     }
 
     static func dispatch(_ command: String, _ words: [String], _ app: App) throws {
+        if CommandDefinition.named(command) == nil, app.config.reports[command] != nil {
+            try ReportCommand.run(command, words, app)
+            return
+        }
         guard let definition = CommandDefinition.named(command) else { throw CLIError.usage("unknown command '\(command)'") }
         try definition.run(words, app)
     }

@@ -25,7 +25,7 @@ struct TaskctlCommandTests {
         #expect((milk["uuid"] as? String)?.count == 36)
         #expect(tasks[1]["overdue"] as? Bool == true)
         #expect(Set(tasks.flatMap { $0.keys }) == ["id", "uuid", "text", "priority", "due", "location", "project", "tags", "status", "overdue", "created", "completed",
-                                                    "wait", "scheduled", "started", "recur", "until", "annotations", "urgency"])
+                                                    "wait", "scheduled", "started", "recur", "until", "annotations", "depends", "urgency"])
 
         let shown = try t.ok("show", "1")
         #expect(shown.contains("text      Buy milk") && shown.contains("due       2026-11-23 (tomorrow)") && shown.contains("location  Home"))

@@ -26,8 +26,8 @@ struct TaskwarriorHabitsTests {
         #expect(try t.texts("--project", "home").sorted() == ["Buy milk", "Other"])
         #expect(try t.texts("project.not:home").isEmpty)
         // What taskctl lacks is refused, never stored as text; after -- words are text.
-        let depends = try t.run("add", "Later", "depends:1")
-        #expect(depends.status == 1 && depends.err.contains("does not have yet"), "\(depends.err)")
+        let started = try t.run("add", "Later", "start:now")
+        #expect(started.status == 1 && started.err.contains("does not have yet"), "\(started.err)")
         try t.ok("add", "--", "Literal", "+plus", "due:text")
         #expect(try t.texts().contains("Literal +plus due:text"))
     }
@@ -169,7 +169,7 @@ struct TaskwarriorHabitsTests {
             let script = "eval \"$(taskctl completion bash)\"; COMP_WORDS=(taskctl \(quoted)); COMP_CWORD=\(words.count); _taskctl; printf '%s\\n' \"${COMPREPLY[@]}\""
             return try t.run(program: "/bin/bash", ["-c", script]).out.split(separator: "\n").map(String.init)
         }
-        #expect(try complete(["lo"]) == ["log", "locations", "location"])
+        #expect(try complete(["lo"]) == ["log", "locations", "location", "long"])
         #expect(try complete(["add", "x", "--location", "H"]) == ["Hall", "Home"])
         #expect(try complete(["list", "--gr"]) == ["--group-by"])
         #expect(try complete(["edit", "1", "--tag", ""]) == ["shopping"])

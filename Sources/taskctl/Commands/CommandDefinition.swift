@@ -27,7 +27,7 @@ struct CommandDefinition {
         [
             CommandDefinition(
                 name: "add", synopsis: "add TEXT", summary: "add a task and print its id",
-                valued: ["priority", "due", "location", "project", "tag", "wait", "scheduled", "recur", "until"], switches: ["json"], taskwarriorAttributes: true,
+                valued: ["priority", "due", "location", "project", "tag", "wait", "scheduled", "recur", "until", "depends"], switches: ["json"], taskwarriorAttributes: true,
                 help: """
                     usage: taskctl add TEXT [--priority P] [--due DATE] [--location NAME] [--project NAME] [--tag TAG]
                                             [--wait DATE] [--scheduled DATE] [--recur PERIOD] [--until DATE] [--json]
@@ -44,10 +44,12 @@ struct CommandDefinition {
                                         marking it done adds the next one (needs --due)
                       --until DATE      the last due date the recurrence makes; without --recur, when
                                         the task expires (deleted, as in Taskwarrior)
+                      --depends IDS     the tasks it waits for: ids, ranges (3-5) or UUIDs, with commas;
+                                        it is blocked while one of them is open (taskctl help dependencies)
                     A high-priority task needs a due date.
                     Taskwarrior's words work too: taskctl add Buy milk +shopping due:tomorrow pri:H
-                    (also project:, loc:, wait:, scheduled:, recur:, until:). Attributes taskctl lacks
-                    (depends:...) are refused, never stored as text; after -- every word is text.
+                    (also project:, loc:, wait:, scheduled:, recur:, until:, depends:). Attributes taskctl
+                    lacks (start:, end:, entry:) are refused, never stored as text; after -- every word is text.
                     """,
                 run: { try TaskCommands.add($0, $1) }),
             CommandDefinition(
@@ -139,13 +141,13 @@ struct CommandDefinition {
                 run: { try InformationCommands.identifiers($0, $1, command: "_uuids") }),
             CommandDefinition(
                 name: "edit", synopsis: "edit ID...", summary: "change tasks (or every task --where PREDICATE matches)",
-                valued: ["text", "priority", "due", "location", "project", "tag", "untag", "wait", "scheduled", "recur", "until", "where"], switches: ["no-due", "no-location", "no-project", "no-wait", "no-scheduled", "no-recur", "no-until", "json", "yes"], taskwarriorAttributes: true,
+                valued: ["text", "priority", "due", "location", "project", "tag", "untag", "wait", "scheduled", "recur", "until", "depends", "where"], switches: ["no-due", "no-location", "no-project", "no-wait", "no-scheduled", "no-recur", "no-until", "json", "yes"], taskwarriorAttributes: true,
                 help: """
                     usage: taskctl [FILTER] edit [ID...] [--text T] [--priority P] [--due DATE | --no-due]
                                               [--location NAME | --no-location] [--project NAME | --no-project]
                                               [--tag TAG] [--untag TAG] [--wait DATE | --no-wait]
                                               [--scheduled DATE | --no-scheduled] [--recur PERIOD | --no-recur]
-                                              [--until DATE | --no-until] [--json]
+                                              [--until DATE | --no-until] [--depends [-]IDS] [--json]
                            taskctl edit --where PREDICATE [changes as above] [--yes]
 
                     Changes tasks (those ids, or those a filter before edit selects); options not given
@@ -154,13 +156,14 @@ struct CommandDefinition {
                     that the predicate matches (as in list --where). 3 tasks or more at once are
                     confirmed first (taskctl help filters); --yes answers. One undo reverts the whole edit.
                     Taskwarrior's words work too: +tag, -tag, pri:H, due:friday, project:work, loc:Home,
-                    wait:, scheduled:, recur:, until:; with no value (due:, pri:, project:) they clear
-                    the field.
+                    wait:, scheduled:, recur:, until:, depends:; with no value (due:, pri:, project:,
+                    depends:) they clear the field. --depends 3,4 adds dependencies, --depends -3
+                    removes one (taskctl help dependencies).
                     """,
                 run: TaskCommands.edit),
             CommandDefinition(
                 name: "modify", synopsis: "FILTER modify WORDS", summary: "change the tasks a filter selects (also append, prepend, duplicate, denotate)",
-                valued: ["priority", "due", "location", "project", "tag", "untag", "wait", "scheduled", "recur", "until", "status"],
+                valued: ["priority", "due", "location", "project", "tag", "untag", "wait", "scheduled", "recur", "until", "status", "depends"],
                 switches: ["no-due", "no-location", "no-project", "no-wait", "no-scheduled", "no-recur", "no-until", "json", "yes"], taskwarriorAttributes: true,
                 help: """
                     usage: taskctl FILTER modify [WORDS] [+tag] [-tag] [pri:H] [due:DATE] [project:NAME] ... [--yes] [--json]
@@ -170,8 +173,9 @@ struct CommandDefinition {
                     change fields as in edit (an empty value clears one: due:); other words replace the
                     text; /from/to/ replaces the first 'from' in the text, /from/to/g every one;
                     status:pending, status:completed and status:deleted set the status; a date may
-                    count from the task's own (due:due+1d, wait:due-2d). 3 tasks or more (the
-                    setting bulk) are confirmed first.
+                    count from the task's own (due:due+1d, wait:due-2d); depends:3,4 adds dependencies,
+                    depends:-3 removes one, depends: removes all. 3 tasks or more (the setting bulk)
+                    are confirmed first.
                     Example: taskctl 4 modify pri:H due:fri Call the garage
                     """,
                 run: TaskCommands.modify),
@@ -195,7 +199,7 @@ struct CommandDefinition {
                 run: { try TaskCommands.extend($0, $1, prepend: true) }),
             CommandDefinition(
                 name: "duplicate", synopsis: nil, summary: "add a copy of each task a filter selects",
-                valued: ["priority", "due", "location", "project", "tag", "untag", "wait", "scheduled", "recur", "until"],
+                valued: ["priority", "due", "location", "project", "tag", "untag", "wait", "scheduled", "recur", "until", "depends"],
                 switches: ["no-due", "no-location", "no-project", "no-wait", "no-scheduled", "no-recur", "no-until", "json", "yes"], taskwarriorAttributes: true,
                 help: """
                     usage: taskctl FILTER duplicate [WORDS] [pri:H] [due:DATE] [+tag] ... [--json]
@@ -527,6 +531,27 @@ struct CommandDefinition {
                     configuration stay.
                     """,
                 run: InstallCommand.uninstall),
-        ]
+        ] + reports
+    }
+
+    /// Taskwarrior's reports (``ReportDefinition/builtIn``), one command each.
+    static var reports: [CommandDefinition] {
+        ReportDefinition.builtIn.keys.sorted().map { name in
+            let report = ReportDefinition.builtIn[name] ?? ReportDefinition(description: "", columns: "", labels: "", sort: "", filter: "")
+            return CommandDefinition(
+                name: name, synopsis: nil, summary: "Taskwarrior's \(name) report: \(report.description.lowercased())",
+                valued: [], switches: [], taskwarriorAttributes: false,
+                help: """
+                    usage: taskctl [FILTER] \(name) [FILTER]
+
+                    Taskwarrior's \(name) report (\(report.description.lowercased())), as Taskwarrior 2.6 makes it:
+                      filter   \(report.filter.isEmpty ? "(none: every task)" : report.filter)
+                      sort     \(report.sort)
+                      columns  \(report.columns.joined(separator: ","))
+                    The filter on the line is added to the report's. The settings report.\(name).columns,
+                    .labels, .sort, .filter and .description change it (taskctl help reports).
+                    """,
+                run: { try ReportCommand.run(name, $0, $1) })
+        }
     }
 }

@@ -24,17 +24,19 @@ enum Help {
     /// The overview's list of commands, from ``CommandDefinition/all``.
     static var commandLines: String {
         let lines = CommandDefinition.all.compactMap { command in command.synopsis.map { ($0, command.summary) } }
-            + [("help [TOPIC]", "this help, a command's, 'help dates' or 'help filters'")]
+            + [("REPORT", "Taskwarrior's reports: " + ReportDefinition.builtIn.keys.sorted().joined(separator: ", ")),
+               ("help [TOPIC]", "this help, a command's, 'help dates', 'help filters' or 'help reports'")]
         return lines.map { "  " + $0.0.padding(toLength: 20, withPad: " ", startingAt: 0) + $0.1 }.joined(separator: "\n")
     }
 
     /// `taskctl help help`.
     static let helpText = """
-        usage: taskctl help [COMMAND | dates | filters | man]
+        usage: taskctl help [COMMAND | dates | filters | reports | man]
 
         Prints the overview, a command's help (the same as taskctl COMMAND --help),
         the date forms taskctl reads (help dates), Taskwarrior's command language as
-        taskctl reads it (help filters), or all of it as a manual page in roff
+        taskctl reads it (help filters), its reports, urgency and dependencies (help
+        reports), or all of it as a manual page in roff
         (taskctl help man > taskctl.1; man ./taskctl.1).
         """
 
@@ -71,10 +73,10 @@ enum Help {
           taskctl FILTER                        a filter alone lists (ids alone: show them)
         Commands that take a filter before them: list, export, show, done, delete, reopen, start,
         stop, annotate, denotate, edit, modify, append, prepend, duplicate, count, ids, uuids,
-        _ids, _uuids. log TEXT records a task done already; info is show, rm is delete. A
-        command may be shortened to its first letters while only one command starts with them
-        (mod, ann). Taskwarrior's reports and commands taskctl does not have yet (next, ls,
-        projects, summary, calendar, ...) are refused by name, never searched for.
+        _ids, _uuids, and the reports (taskctl help reports). log TEXT records a task done already;
+        info is show, rm is delete. A command may be shortened to its first letters while only
+        one command starts with them (mod, ann). Taskwarrior's commands taskctl does not have
+        yet (projects, summary, calendar, ...) are refused by name, never searched for.
 
         Filters (the words are joined by 'and' unless 'or' or 'xor' stands between them;
         parentheses group, as '(' +a or +b ')' or "(+a or +b)"; 'and' binds before 'or', 'or'
@@ -97,7 +99,7 @@ enum Help {
         low > none (priority.above:M is high). Text matches case as written unless
         search.case.sensitive=no; tag, project and location names ignore case.
         Virtual tags (Taskwarrior 2.6's): ACTIVE (started), ANNOTATED, BLOCKED and BLOCKING and
-        UNBLOCKED (dependencies kept from Taskwarrior), CHILD and INSTANCE (of a recurring
+        UNBLOCKED (dependencies: taskctl help reports), CHILD and INSTANCE (of a recurring
         template), COMPLETED, DELETED, DUE (due from today's start to 7 days after it), DUETODAY
         and TODAY, TOMORROW, YESTERDAY, WEEK, MONTH, QUARTER, YEAR (due in this one; weeks
         Monday-Sunday), LATEST (the last task added), ORPHAN (a field no attribute names),
@@ -107,7 +109,7 @@ enum Help {
         refused: Taskwarrior reserves them.
 
         modify WORDS: attribute words change fields (pri:H, due:fri, +tag, -tag, project:,
-        an empty value clears); other words replace the text; /from/to/ replaces the first
+        depends:3,-4, an empty value clears); other words replace the text; /from/to/ replaces the first
         'from', /from/to/g every one; status:pending|completed|deleted sets the status; a date
         may count from the task's own (due:due+1d, wait:due-2d); after -- every word is text.
         append and prepend add words.
@@ -118,7 +120,8 @@ enum Help {
         rc:FILE for another settings file. ~/.taskrc (or TASKRC) is read first for the settings
         below and sync.*; the rest of it is Taskwarrior's alone and passed over. Besides taskctl's own (store, color, sort,
         dateformat, sync.*): bulk, confirmation, search.case.sensitive, default.project,
-        uda.priority.default, default.due, context, and user-defined attributes
+        uda.priority.default, default.due, default.command, context, urgency.* and report.*
+        (taskctl help reports), and user-defined attributes
         (uda.NAME.type = string|numeric|date|duration, .label, .values, .default): NAME:VALUE
         sets one, NAME.MODIFIER:VALUE filters by it, +UDA finds tasks with one. A setting taskctl does not have is refused.
         Contexts (taskctl help context): a context's filter joins list's and that of every
@@ -143,12 +146,62 @@ enum Help {
           a weekly series keeps its clock time across a change of the clocks
         """
 
+    /// `taskctl help reports`: Taskwarrior's reports, urgency and dependencies.
+    static var reports: String {
+        """
+        Taskwarrior's reports: taskctl [FILTER] REPORT [FILTER]
+          \(ReportDefinition.builtIn.keys.sorted().joined(separator: ", "))
+        Each lists what Taskwarrior 2.6's report of that name lists, in its order: the report's
+        filter and the line's, its sort keys, its columns (taskctl help next shows them).
+        A column no task fills is left out; nothing to list is 'no matches' and exit status 1,
+        as in Taskwarrior. taskctl's own list keeps its name, columns and order.
+
+        Settings (in taskctl's config, ~/.taskrc or rc.NAME=VALUE):
+          report.NAME.columns      id, uuid, description, project, tags, priority, status,
+                                   depends, recur, urgency, parent, location, entry, start, end,
+                                   due, wait, scheduled, until, modified, or a user-defined
+                                   attribute; with a style: due.relative, tags.count, ...
+                                   (dates: formatted, iso, epoch, julian, age, relative,
+                                   remaining, countdown; description: combined, desc, oneline,
+                                   count; project: full, parent, indented; uuid: long, short;
+                                   depends, tags: list, count, indicator; status: long, short)
+          report.NAME.labels       one per column
+          report.NAME.sort         keys with + or - (urgency-,due+); / after a key puts a blank
+                                   line where its value changes; none: no sort
+          report.NAME.filter       a filter (status:pending +work)
+          report.NAME.description  its line in help
+        A NAME of its own defines a new report, run as taskctl NAME. default.command names what
+        taskctl with no command runs (list unless set; Taskwarrior's default is next).
+        limit:N shows the first N; limit:page as many as the terminal's height holds.
+
+        Urgency, as Taskwarrior 2.6 computes it (single precision, age in whole days): the sum
+        of each term (0 to 1) times its coefficient, urgency.TERM.coefficient: due 12 (0.2 two
+        weeks ahead to 1 a week overdue), blocking 8, scheduled 5 (passed), active 4, age 2
+        (over urgency.age.max days, 365), annotations 1, tags 1, project 1, waiting -3, blocked
+        -5; plus urgency.user.tag.NAME.coefficient (next: 15), urgency.user.project.NAME
+        .coefficient (and its subprojects), urgency.user.keyword.WORD.coefficient (in the text),
+        urgency.uda.NAME.coefficient (has one) and urgency.uda.NAME.VALUE.coefficient (priority
+        H 6, M 3.9, L 1.8). A done or deleted task's urgency is 0 (Taskwarrior computes one that
+        no report of it shows); urgency.inherit is not supported.
+
+        Dependencies: depends:ID,ID (ids, ranges, UUIDs or their first 8 hex digits) in add,
+        modify and edit (--depends); depends:-ID removes one, depends: all. A task cannot
+        depend on itself or on a task that depends on it (directly or through others). A task
+        is blocked (+BLOCKED) while a task it depends on is pending or waiting; that one is
+        blocking (+BLOCKING). Done, a blocker blocks no more. Dependencies are kept as
+        Taskwarrior keeps them, by UUID (export, import and sync carry them): one on a task
+        this replica has not received yet holds once that task arrives. show lists a task's
+        dependencies by id and the tasks waiting for it.
+        """
+    }
+
     /// Every help topic: each command's (from ``CommandDefinition``), help's and dates'.
     static var commands: [String: String] {
         var texts = Dictionary(uniqueKeysWithValues: CommandDefinition.all.map { ($0.name, $0.help) })
         texts["help"] = helpText
         texts["dates"] = dates
         texts["filters"] = filters
+        texts["reports"] = reports
         return texts
     }
 
@@ -171,6 +224,7 @@ enum Help {
         }
         if let dates = commands["dates"] { page += ".SH DATES\n.nf\n" + escape(dates) + "\n.fi\n" }
         page += ".SH FILTERS\n.nf\n" + escape(filters) + "\n.fi\n"
+        page += ".SH REPORTS\n.nf\n" + escape(reports) + "\n.fi\n"
         return page
     }
 

@@ -660,7 +660,7 @@ enum ExportCommand {
         // each; it changes nothing), and the text is written as it grows, so memory holds a
         // batch and the IDs (a million tasks took 2 GB when all were held at once).
         let tasks = try context.fetchObjectIDs(FetchRequest(entityName: "Task", predicate: predicate))
-        let timeZone = app.timeZone, now = app.now
+        let timeZone = app.timeZone
         let render: (ManagedObject, TaskView) -> String
         switch format {
         case "taskwarrior": render = { TaskwarriorFormat.export($0, view: $1) }
@@ -675,7 +675,7 @@ enum ExportCommand {
         if array { app.output.line("[") }
         for start in stride(from: 0, to: tasks.count, by: batch) {
             let chunk = try context.faults(for: Array(tasks[start..<min(start + batch, tasks.count)]))
-            for (offset, (task, view)) in zip(chunk, try TaskView.of(chunk, now: now)).enumerated() {
+            for (offset, (task, view)) in zip(chunk, try TaskView.of(chunk, app: app)).enumerated() {
                 let last = start + offset == tasks.count - 1
                 app.output.line(render(task, view) + (array && !last ? "," : ""))
             }

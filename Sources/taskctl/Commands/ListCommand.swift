@@ -78,7 +78,7 @@ enum ListCommand {
         let limit = try args.value("limit").map { text -> Int in
             guard let n = Int(text), n > 0 else { throw CLIError.usage("--limit needs a positive number, not '\(text)'") }
             return n
-        } ?? filter.limit
+        } ?? (filter.limitsToPage ? max(1, app.terminal.height - 5) : filter.limit)
         let sort = try (args.value("sort") ?? app.config.sort).map(parseSort) ?? []
         let groupBy = args.value("group-by")  // checked by Arguments (OptionValue)
 
@@ -296,7 +296,7 @@ enum ListCommand {
         app.output.line("[")
         for start in stride(from: 0, to: order.count, by: batch) {
             let chunk = try context.faults(for: order[start..<min(start + batch, order.count)].map(id(at:)))
-            for (offset, view) in try TaskView.of(chunk, now: app.now).enumerated() {
+            for (offset, view) in try TaskView.of(chunk, app: app).enumerated() {
                 app.output.line("  " + view.json + (start + offset == order.count - 1 ? "" : ","))
             }
             context.reset()

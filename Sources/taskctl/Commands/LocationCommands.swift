@@ -24,7 +24,7 @@ enum LocationCommands {
             guard case .string(let name) = try location.value(forKey: "name") else { continue }
             // The model's fetched property: high-priority tasks of this location.
             let high = try highProperty.map { try context.fetchedPropertyObjects($0, of: location) } ?? []
-            rows.append((name, pending[location.objectID] ?? 0, try high.filter { try $0.value(forKey: "status") == "pending" }.map { try TaskView($0, now: app.now) }))
+            rows.append((name, pending[location.objectID] ?? 0, try high.filter { try $0.value(forKey: "status") == "pending" }.map { try TaskView($0, app: app) }))
         }
         if args.has("json") {
             let items = rows.map { row in

@@ -37,6 +37,7 @@ enum TaskCommands {
         }
         try dates.apply(to: task)
         try UserAttribute.apply(userValues, to: task)
+        if let dependencies = args.value("depends") { try Dependencies.apply(dependencies, to: task, app: app, context: context) }
         if logged {
             try task.setValue(.string("done"), forKey: "status")
             try task.setValue(.date(app.now), forKey: "completedAt")
@@ -45,7 +46,7 @@ enum TaskCommands {
         try checkRules(task)
         try recorder.save(context, app: app)
         if args.has("json") {
-            app.output.line(try TaskView(task, now: app.now).json)
+            app.output.line(try TaskView(task, app: app).json)
         } else {
             app.output.line(String(task.objectID.primaryKey ?? 0))
         }
@@ -121,7 +122,7 @@ enum TaskCommands {
             let tasks = try app.selected(args.positional, in: context, command: "show")
             if tasks.count == 1 && app.filter.onlyIdentifiers {
                 // One task named: as show ID.
-                let view = try TaskView(tasks[0], now: app.now)
+                let view = try TaskView(tasks[0], app: app)
                 if args.has("json") && !(view.status == "deleted" && !args.has("all") && !args.has("deleted")) {
                     app.output.line(view.json)
                     return
@@ -130,17 +131,17 @@ enum TaskCommands {
             }
             // Several tasks (a filter): each, in id order, a blank line between.
             if args.has("json") {
-                app.output.line(TaskView.jsonArray(try TaskView.of(tasks, now: app.now)))
+                app.output.line(TaskView.jsonArray(try TaskView.of(tasks, app: app)))
                 return
             }
             for (index, task) in tasks.enumerated() {
                 if index > 0 { app.output.line() }
-                try show(TaskView(task, now: app.now), args: args, app: app, extras: task["extras"])
+                try show(TaskView(task, app: app), args: args, app: app, extras: task["extras"])
             }
             return
         }
         let task = try app.task(args.positional[0], in: context)
-        let view = try TaskView(task, now: app.now)
+        let view = try TaskView(task, app: app)
         if args.has("json") && !(view.status == "deleted" && !args.has("all") && !args.has("deleted")) {
             app.output.line(view.json)
             return
@@ -173,6 +174,26 @@ enum TaskCommands {
         for (key, json) in ExtrasText.decode(extras) {
             guard let attribute = app.config.userAttributes[key] else { continue }
             lines.append((attribute.label ?? key, UserAttribute.text(ofJSON: json)))
+        }
+        if let context = try? app.context(readOnly: true) {
+            // Dependencies by id (a UUID no task here has yet, as it is), and the open tasks
+            // waiting for this one.
+            func ids(_ uuids: [UUID]) throws -> String {
+                guard !uuids.isEmpty else { return "" }
+                let found = try context.fetchValues(FetchRequest(entityName: "Task", predicate: try ObjectPredicate(
+                    format: "uuid IN %@", placeholders: [.list(uuids.map(Value.uuid))])), properties: ["uuid"])
+                var byUUID: [UUID: Int64] = [:]
+                for row in found { if case .uuid(let uuid)? = row.values.first?.value, let key = row.objectID.primaryKey { byUUID[uuid] = key } }
+                return uuids.map { byUUID[$0].map(String.init) ?? $0.uuidString.lowercased() }.joined(separator: " ")
+            }
+            let index = try app.urgency.dependencyIndex(context)
+            if !view.depends.isEmpty {
+                let blocked = view.uuidValue.map(index.blocked.contains) ?? false
+                lines.append(("depends", try ids(view.depends) + (blocked ? " (blocked)" : "")))
+            }
+            if let own = view.uuidValue, index.blocking.contains(own) {
+                lines.append(("blocks", try ids(index.dependents.filter { $0.value.contains(own) }.map(\.key).sorted { $0.uuidString < $1.uuidString })))
+            }
         }
         if view.status == "pending" { lines.append(("urgency", Urgency.text(view.urgency))) }
         lines.append(("uuid", view.uuid ?? "-"))
@@ -276,7 +297,7 @@ enum TaskCommands {
                 : "\(command) needs tasks before it: taskctl ID \(command) ... or taskctl FILTER \(command) ...")
         }
         if filter != nil && (!ids.isEmpty || !app.filter.isEmpty) { throw CLIError.usage("give task ids or a filter, or --where, not both") }
-        let changes = ["text", "priority", "due", "location", "project", "tag", "untag", "wait", "scheduled", "recur", "until", "status",
+        let changes = ["text", "priority", "due", "location", "project", "tag", "untag", "wait", "scheduled", "recur", "until", "status", "depends",
                        "no-due", "no-location", "no-project", "no-wait", "no-scheduled", "no-recur", "no-until"]
         guard changesText || !userValues.isEmpty || changes.contains(where: args.has) else {
             throw CLIError.usage("\(command) needs something to change: --text, --priority, --due, --location, --project, --tag, --untag, --wait, --scheduled, --recur, --until (see taskctl help edit)")
@@ -355,6 +376,7 @@ enum TaskCommands {
             }
             try dates.apply(to: task)
             try UserAttribute.apply(userValues, to: task)
+            if let dependencies = args.value("depends") { try Dependencies.apply(dependencies, to: task, app: app, context: context) }
             if !brokeRulesBefore || ["priority", "dueDate", "status"].contains(where: { task.changedValues()[$0] != nil }) {
                 try checkRules(task)
             }
@@ -364,9 +386,9 @@ enum TaskCommands {
         try recorder.save(context, app: app)
         if args.has("json") {
             if tasks.count == 1 && predicate == nil && app.filter.isEmpty {
-                app.output.line(try TaskView(tasks[0], now: app.now).json)
+                app.output.line(try TaskView(tasks[0], app: app).json)
             } else {
-                app.output.line(TaskView.jsonArray(try TaskView.of(tasks, now: app.now)))
+                app.output.line(TaskView.jsonArray(try TaskView.of(tasks, app: app)))
             }
             return
         }
@@ -416,7 +438,7 @@ enum TaskCommands {
         }
         try recorder.save(context, app: app)
         if args.has("json") {
-            app.output.line(TaskView.jsonArray(try TaskView.of(changed, now: app.now)))
+            app.output.line(TaskView.jsonArray(try TaskView.of(changed, app: app)))
         } else {
             let verb = ["done": "done", "reopen": "reopened", "delete": "deleted"][command] ?? command
             let relative = app.relative
@@ -495,7 +517,7 @@ enum TaskCommands {
         if changed.isEmpty { throw CLIError.usage("nothing to \(command): every task given is \(start ? "already started" : "not started")") }
         try recorder.save(context, app: app)
         if args.has("json") {
-            app.output.line(TaskView.jsonArray(try TaskView.of(changed, now: app.now)))
+            app.output.line(TaskView.jsonArray(try TaskView.of(changed, app: app)))
         } else {
             for task in changed { app.output.line("\(start ? "started" : "stopped") \(task.objectID.primaryKey ?? 0): \(task["title"].stringValue ?? "")") }
         }
@@ -552,7 +574,7 @@ enum TaskCommands {
             throw CLIError.usage("not annotated: \(CLIError.from(error).message)")
         }
         if args.has("json") {
-            app.output.line(tasks.count == 1 && !byFilter ? try TaskView(tasks[0], now: app.now).json : TaskView.jsonArray(try TaskView.of(tasks, now: app.now)))
+            app.output.line(tasks.count == 1 && !byFilter ? try TaskView(tasks[0], app: app).json : TaskView.jsonArray(try TaskView.of(tasks, app: app)))
         } else {
             for task in tasks { app.output.line("annotated \(task.objectID.primaryKey ?? 0): \(task["title"].stringValue ?? "")") }
         }

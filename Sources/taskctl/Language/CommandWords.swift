@@ -19,18 +19,19 @@ struct CommandWords {
     /// Taskwarrior 2.6's commands taskctl does not have (yet): refused by name, never read
     /// as a word to search for.
     static let missing: Set<String> = [
-        "active", "all", "blocked", "blocking", "burndown", "burndown.daily", "burndown.monthly", "burndown.weekly", "calc", "calendar",
-        "colors", "columns", "commands", "completed", "diagnostics", "execute", "ghistory", "ghistory.annual", "ghistory.daily",
+        "burndown", "burndown.daily", "burndown.monthly", "burndown.weekly", "calc", "calendar",
+        "colors", "columns", "commands", "diagnostics", "execute", "ghistory", "ghistory.annual", "ghistory.daily",
         "ghistory.monthly", "ghistory.weekly", "history", "history.annual", "history.daily", "history.monthly", "history.weekly",
-        "logo", "long", "ls", "minimal", "newest", "news", "next", "oldest", "overdue", "projects", "purge", "ready", "recurring",
-        "reports", "summary", "tags", "timesheet", "udas", "unblocked", "waiting", "_aliases", "_columns", "_commands", "_config",
+        "logo", "news", "projects", "purge",
+        "reports", "summary", "tags", "timesheet", "udas", "_aliases", "_columns", "_commands", "_config",
         "_context", "_get", "_projects", "_show", "_tags", "_udas", "_unique", "_urgency", "_version", "_zshattributes",
         "_zshcommands", "_zshids", "_zshuuids",
     ]
 
     /// Commands that take a filter before them.
-    static let filtered: Set<String> = ["list", "export", "done", "delete", "reopen", "start", "stop", "edit", "modify", "annotate", "show",
-                                        "append", "prepend", "duplicate", "denotate", "count", "ids", "uuids", "_ids", "_uuids"]
+    static let filtered: Set<String> = Set<String>(["list", "export", "done", "delete", "reopen", "start", "stop", "edit", "modify", "annotate", "show",
+                                        "append", "prepend", "duplicate", "denotate", "count", "ids", "uuids", "_ids", "_uuids"])
+        .union(ReportDefinition.builtIn.keys)
 
     static func read(_ words: [String], commands: Set<String>) throws -> CommandWords {
         var result = CommandWords()

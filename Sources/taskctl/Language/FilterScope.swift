@@ -64,32 +64,16 @@ final class FilterScope {
         return try among([last])
     }
 
-    /// Taskwarrior's dependencies (`depends`, kept from an import or a sync): a task is
-    /// blocked while one it depends on is pending; a pending task is blocking while a
-    /// pending task depends on it.
+    /// Taskwarrior's dependencies (``Dependencies``): the blocked tasks and the blocking
+    /// ones, as predicates on their UUIDs.
     func dependencies() throws -> (blocked: ObjectPredicate, blocking: ObjectPredicate) {
         if let dependencyClauses { return dependencyClauses }
-        let candidates = try app.tasks(context, where: .and(try app.pending(), try ObjectPredicate("extras != nil")))
-        var dependents: [(task: ManagedObject, on: [UUID])] = []
-        for task in candidates {
-            guard let depends = ExtrasText.decode(task["extras"]).first(where: { $0.key == "depends" }) else { continue }
-            let uuids = Self.uuids(inJSON: depends.json)
-            if !uuids.isEmpty { dependents.append((task, uuids)) }
+        let index = try app.urgency.dependencyIndex(context)
+        func having(_ uuids: Set<UUID>) throws -> ObjectPredicate {
+            guard !uuids.isEmpty else { return .constant(false) }
+            return try ObjectPredicate(format: "uuid IN %@", placeholders: [.list(uuids.sorted { $0.uuidString < $1.uuidString }.map(Value.uuid))])
         }
-        var blocked: [ManagedObject] = [], blocking: [ManagedObject] = []
-        if !dependents.isEmpty {
-            let wanted = Set(dependents.flatMap(\.on))
-            let found = try app.tasks(context, where: .and(try app.pending(), try ObjectPredicate(format: "uuid IN %@", placeholders: [.list(wanted.sorted { $0.uuidString < $1.uuidString }.map(Value.uuid))])))
-            var pendingByUUID: [UUID: ManagedObject] = [:]
-            for task in found { if case .uuid(let uuid) = task["uuid"] { pendingByUUID[uuid] = task } }
-            var seen = Set<ObjectID>()
-            for (task, on) in dependents {
-                let open = on.compactMap { pendingByUUID[$0] }
-                if !open.isEmpty { blocked.append(task) }
-                for blocker in open where seen.insert(blocker.objectID).inserted { blocking.append(blocker) }
-            }
-        }
-        let clauses = (try among(blocked), try among(blocking))
+        let clauses = (try having(index.blocked), try having(index.blocking))
         dependencyClauses = clauses
         return clauses
     }

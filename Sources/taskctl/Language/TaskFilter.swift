@@ -40,6 +40,8 @@ struct TaskFilter: Sendable {
     let identifiers: [String]
     /// `limit:N`: how many tasks a list shows (Taskwarrior's report modifier).
     var limit: Int?
+    /// `limit:page`: as many as the terminal's page holds (reports).
+    var limitsToPage = false
 
     var isEmpty: Bool { root == nil }
 
@@ -64,7 +66,7 @@ struct TaskFilter: Sendable {
     /// selects too; a filter of ids or UUIDs is left as it is, and so are `export` and `show`
     /// (as in Taskwarrior: an export is everything asked for, whatever the context).
     func within(context config: Config, command: String) throws -> TaskFilter {
-        guard let name = config.context, CommandWords.filtered.contains(command), !["export", "show", "ids", "uuids", "_ids", "_uuids"].contains(command),
+        guard let name = config.context, CommandWords.filtered.contains(command) || config.reports[command] != nil, !["export", "show", "ids", "uuids", "_ids", "_uuids"].contains(command),
               identifiers.isEmpty, command == "list" || command == "count" || !isEmpty else { return self }
         guard let filters = config.contexts[name] else { throw CLIError.usage("the context '\(name)' is not defined (taskctl context list; taskctl context none)") }
         guard let read = filters.read else { return self }
@@ -80,12 +82,19 @@ struct TaskFilter: Sendable {
     static func parse(_ words: [String]) throws -> TaskFilter {
         var tokens: [String] = []
         var limit: Int?
+        var limitsToPage = false
         for word in words {
             if word.lowercased().hasPrefix("limit:") {
+                if word.dropFirst(6).lowercased() == "page" {
+                    limitsToPage = true
+                    limit = nil
+                    continue
+                }
                 guard let n = Int(word.dropFirst(6)), n > 0 else {
-                    throw CLIError.usage("'\(word)': limit takes a number of tasks (limit:page is not supported; use limit:N)")
+                    throw CLIError.usage("'\(word)': limit takes a number of tasks, or page")
                 }
                 limit = n
+                limitsToPage = false
                 continue
             }
             tokens += split(word)
@@ -123,7 +132,8 @@ struct TaskFilter: Sendable {
         if let group { root = root.map { .and(group, $0) } ?? group }
         let mentions = Self.mentions(root)
         return TaskFilter(words: words, root: root, namesStatus: mentions.status, namesWaiting: mentions.waiting,
-                          onlyIdentifiers: group != nil && parser.tokens.isEmpty, identifiers: identifiers, limit: limit)
+                          onlyIdentifiers: group != nil && parser.tokens.isEmpty, identifiers: identifiers, limit: limit,
+                          limitsToPage: limitsToPage)
     }
 
     /// A word's tokens: parentheses at its ends are tokens of their own, and a word that

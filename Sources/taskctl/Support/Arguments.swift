@@ -64,8 +64,8 @@ struct Arguments {
             guard valued.contains(option) else {
                 throw CLIError.usage("'\(word)' is Taskwarrior's syntax; '\(command)' has no --\(option) (see taskctl help \(command))")
             }
-            if option == "tag" || option == "untag", let existing = values[option] {
-                values[option] = existing + "," + value
+            if option == "tag" || option == "untag" || option == "depends", let existing = values[option], !existing.isEmpty {
+                values[option] = value.isEmpty ? existing : existing + "," + value
             } else {
                 values[option] = value
             }
@@ -93,12 +93,18 @@ struct Arguments {
         }
         let options = ["due": "due", "project": "project", "proj": "project", "pro": "project", "priority": "priority", "pri": "priority",
                        "location": "location", "loc": "location", "wait": "wait", "scheduled": "scheduled", "sched": "scheduled",
-                       "recur": "recur", "until": "until",
+                       "recur": "recur", "until": "until", "depends": "depends", "dep": "depends", "depe": "depends", "depen": "depends",
+                       "depend": "depends",
                        // Filters of `list`: attribute modifiers and status.
                        "due.before": "due-before", "due.after": "due-after", "due.by": "due-by", "project.not": "project-not",
                        "proj.not": "project-not", "description.contains": "text-contains", "desc.contains": "text-contains", "status": "status"]
-        let missing = ["depends", "start", "end", "entry", "annotation"]
+        let missing = ["start", "end", "entry", "annotation"]
         if let option = options[key] {
+            if option == "depends" && valued.contains("depends") {
+                // depends: (empty) removes every dependency, as in Taskwarrior.
+                try add(option, value)
+                return true
+            }
             if value.isEmpty {
                 if option == "priority" && valued.contains("priority") {
                     try add("priority", "none")

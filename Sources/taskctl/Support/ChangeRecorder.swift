@@ -39,6 +39,7 @@ struct ChangeRecorder {
         guard context.hasChanges else { return }
         context.name = command
         try context.save()
+        app.urgency.invalidate()
         app.removeUndoJournal()
         if let warning = context.coordinator.housekeepingWarning { app.output.warn("taskctl: warning: \(warning)") }
     }

@@ -60,13 +60,23 @@ struct Config {
     var defaultProject: String?
     var defaultPriority: String?
     var defaultDue: String?
+    /// Taskwarrior's urgency coefficients (`urgency.*`).
+    var urgency = UrgencyCoefficients()
+    /// Reports defined or changed by `report.NAME.*` (on top of ``ReportDefinition/builtIn``).
+    var reports: [String: ReportDefinition] = [:]
+    /// `default.command`: what `taskctl` alone runs (`next`, as in Taskwarrior, unless set).
+    var defaultCommand: String?
 
     static let keys = ["store", "color", "sort", "dateformat", "sync.server.url", "sync.server.client_id", "sync.encryption_secret",
                        "sync.git.local_path", "sync.git.remote", "sync.git.branch", "sync.aws.bucket", "sync.aws.region",
                        "sync.aws.access_key_id", "sync.aws.secret_access_key", "sync.aws.profile", "sync.aws.default_credentials",
                        "sync.aws.endpoint_url", "sync.aws.force_path_style", "sync.timeout", "search.case.sensitive", "confirmation", "bulk",
                        "default.project", "uda.priority.default", "default.due",
-                       "context", "context.NAME.read", "context.NAME.write", "uda.NAME.type", "uda.NAME.label", "uda.NAME.values", "uda.NAME.default"]
+                       "context", "context.NAME.read", "context.NAME.write", "uda.NAME.type", "uda.NAME.label", "uda.NAME.values", "uda.NAME.default",
+                       "urgency.TERM.coefficient", "urgency.user.tag.NAME.coefficient", "urgency.user.project.NAME.coefficient",
+                       "urgency.user.keyword.WORD.coefficient", "urgency.uda.NAME[.VALUE].coefficient", "urgency.age.max", "urgency.inherit",
+                       "report.NAME.columns", "report.NAME.labels", "report.NAME.sort", "report.NAME.filter", "report.NAME.description",
+                       "default.command"]
 
     static func path(environment: [String: String]) -> String {
         let base: String
@@ -89,9 +99,29 @@ struct Config {
     /// the others there are Taskwarrior's alone and are passed over.
     static func isTaskwarriorSetting(_ key: String) -> Bool {
         ["color", "dateformat", "bulk", "confirmation", "search.case.sensitive", "default.project", "uda.priority.default", "default.due",
-         "context"].contains(key) || key.hasPrefix("context.")
+         "context"].contains(key) || key.hasPrefix("context.") || UrgencyCoefficients.isSetting(key)
+            || key == "default.command" || (Self.reportSetting(key).map { !Self.isOwnCommand($0.name) } ?? false)
             || (key.hasPrefix("uda.") && ["type", "label", "values", "default"].contains(key.split(separator: ".").last ?? "")) || (key.hasPrefix("sync.") && keys.contains(key))
     }
+
+    /// A report's setting's parts: `report.NAME.FIELD` (FIELD columns, labels, sort, filter,
+    /// description; Taskwarrior's context and dateformat fields are passed over as nil).
+    static func reportSetting(_ key: String) -> (name: String, field: String)? {
+        guard key.hasPrefix("report."), let dot = key.lastIndex(of: "."), dot > key.index(key.startIndex, offsetBy: 6) else { return nil }
+        let name = String(key[key.index(key.startIndex, offsetBy: 7)..<dot]), field = String(key[key.index(after: dot)...])
+        guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" }),
+              ["columns", "labels", "sort", "filter", "description"].contains(field) else { return nil }
+        return (name, field)
+    }
+
+    /// Whether `name` is one of taskctl's commands that is not a Taskwarrior report (`list`).
+    static func isOwnCommand(_ name: String) -> Bool {
+        TaskCtl.commandNames.contains(name) && ReportDefinition.builtIn[name] == nil
+    }
+
+    /// A report by name: Taskwarrior's built-in ones as the settings change them, and the
+    /// settings' own.
+    func report(named name: String) -> ReportDefinition? { reports[name] ?? ReportDefinition.builtIn[name] }
 
     /// Taskwarrior's `~/.taskrc` (the settings above), then taskctl's own file on top.
     static func load(environment: [String: String]) throws -> Config {
@@ -257,6 +287,34 @@ struct Config {
             guard key != "uda.priority.values" || ["H,M,L,", "H,M,L"].contains(value.replacingOccurrences(of: " ", with: "")) else {
                 throw CLIError.usage("\(place): taskctl's priorities are H, M and L (none); uda.priority.values cannot change them")
             }
+        case "default.command":
+            config.defaultCommand = value.isEmpty ? nil : value
+        case _ where key.hasPrefix("report."):
+            guard let (name, field) = Self.reportSetting(key) else {
+                throw CLIError.usage("\(place): '\(key)' is not a report's setting (report.NAME.columns, .labels, .sort, .filter, .description; NAME letters, digits, _ and -)")
+            }
+            guard !Self.isOwnCommand(name) else {
+                throw CLIError.usage("\(place): '\(name)' is taskctl's own command, not a report; \(key) cannot change it (define a report of another name)")
+            }
+            var report = config.reports[name] ?? ReportDefinition.builtIn[name] ?? ReportDefinition(description: "", columns: "", labels: "", sort: "", filter: "")
+            switch field {
+            case "columns": report.columns = value.split(separator: ",").map { $0.trimmingBlanks() }
+            case "labels": report.labels = value.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingBlanks() }
+            case "sort":
+                _ = try ReportDefinition.sortKeys(value, userAttributes: Set(config.userAttributes.keys), report: name)
+                report.sort = value
+            case "filter":
+                do {
+                    _ = try TaskFilter.parse(try ContextFilters.words(value))
+                } catch let error as CLIError {
+                    throw CLIError.usage("\(place): \(key): \(error.message)")
+                }
+                report.filter = value
+            default: report.description = value
+            }
+            config.reports[name] = report
+        case _ where UrgencyCoefficients.isSetting(key):
+            try config.urgency.set(key, to: value, at: place)
         case _ where key.hasPrefix("uda."):
             let parts = key.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
             guard parts.count == 3, UserAttribute.isName(parts[1]), !UserAttribute.reserved.contains(parts[1].lowercased()),

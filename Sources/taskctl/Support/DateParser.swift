@@ -301,4 +301,9 @@ enum Priority {
     static func name(_ value: Int64) -> String {
         names.indices.contains(Int(value)) ? names[Int(value)] : String(value)
     }
+
+    /// Taskwarrior's letter: H, M or L ("" for none).
+    static func letter(_ value: Int64) -> String {
+        ["", "L", "M", "H"].indices.contains(Int(value)) ? ["", "L", "M", "H"][Int(value)] : ""
+    }
 }

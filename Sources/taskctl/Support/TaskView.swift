@@ -32,8 +32,13 @@ final class TaskView {
     /// Annotations, oldest first (the entry date is nil for ones kept from an old import
     /// without it).
     var annotations: [(entry: Date?, text: String)] = []
-    /// Taskwarrior's urgency with its default coefficients (``Urgency``), as of `now`.
+    /// Taskwarrior's urgency (``Urgency``), as of `now`: with the settings' coefficients and
+    /// the store's dependencies when made with a scorer, else with the default coefficients.
     var urgency: Double = 0
+    /// The tasks it depends on (Taskwarrior's `depends`).
+    var depends: [UUID] = []
+    /// Its Taskwarrior fields taskctl does not model, as stored (JSON text).
+    var extrasText: String?
 
     /// Where a view finds each property it reads: slots of the entity (reading objects) or
     /// positions in ``Slots/names`` (reading ``FetchedValues``), found once per list.
@@ -126,15 +131,20 @@ final class TaskView {
         func firstID(_ position: Int) throws -> ObjectID? { try readIDs(position).first }
     }
 
-    convenience init(_ task: ManagedObject, now: Date, slots known: Slots? = nil) throws {
+    convenience init(_ task: ManagedObject, now: Date, slots known: Slots? = nil, scorer: UrgencyScorer? = nil) throws {
         let slots = known ?? Slots(task.entity)
-        try self.init(id: task.objectID, now: now, slots: slots, context: task.managedObjectContext, source: ObjectSource(task: task))
+        try self.init(id: task.objectID, now: now, slots: slots, context: task.managedObjectContext, source: ObjectSource(task: task), scorer: scorer)
+    }
+
+    /// A view with the urgency the command's settings and the store's dependencies give.
+    convenience init(_ task: ManagedObject, app: App) throws {
+        try self.init(task, now: app.now, scorer: app.urgency)
     }
 
     /// A view of a task read without its object (``ManagedObjectContext/fetchValues(_:properties:)``
     /// with ``Slots/names``' properties the entity has, in that order).
-    convenience init(_ row: FetchedValues, now: Date, slots: Slots, context: ManagedObjectContext) throws {
-        try self.init(id: row.objectID, now: now, slots: slots, context: context, source: RowSource(row: row))
+    convenience init(_ row: FetchedValues, now: Date, slots: Slots, context: ManagedObjectContext, scorer: UrgencyScorer? = nil) throws {
+        try self.init(id: row.objectID, now: now, slots: slots, context: context, source: RowSource(row: row), scorer: scorer)
     }
 
     /// `value` and `ids` read the property at an index of `slots`.
@@ -143,7 +153,7 @@ final class TaskView {
         try self.init(id: objectID, now: now, slots: slots, context: context, source: ClosureSource(read: read, readIDs: readIDs))
     }
 
-    private init<S: Source>(id objectID: ObjectID, now: Date, slots: Slots, context: ManagedObjectContext?, source: S) throws {
+    private init<S: Source>(id objectID: ObjectID, now: Date, slots: Slots, context: ManagedObjectContext?, source: S, scorer: UrgencyScorer? = nil) throws {
         func value(_ slot: Int?) throws -> Value {
             guard let slot else { return .null }
             return try source.value(slot)
@@ -195,7 +205,13 @@ final class TaskView {
         // Stores written before model v4 keep Taskwarrior's wait, scheduled and annotations
         // in the extras. A byte scan first: most extras have none of these keys, and every
         // listed task passes here.
-        if case .string(let text) = try value(slots.extras),
+        if case .string(let text) = try value(slots.extras) {
+            extrasText = text
+            if Self.bytes(of: text, contain: "\"depends\""), let field = ExtrasText.decode(.string(text)).first(where: { $0.key == "depends" }) {
+                depends = FilterScope.uuids(inJSON: field.json)
+            }
+        }
+        if let text = extrasText,
             ["\"wait\"", "\"scheduled\"", "\"annotations\""].contains(where: { Self.bytes(of: text, contain: $0) }),
             let root = try? JSONParser.parse(text)
         {
@@ -215,7 +231,11 @@ final class TaskView {
                 (a.element.entry ?? .distantPast, a.offset) < (b.element.entry ?? .distantPast, b.offset)
             }.map(\.element)
         }
-        urgency = Urgency.of(self, now: now)
+        if let scorer {
+            urgency = try scorer.score(self, context: context)
+        } else {
+            urgency = Urgency.of(self, now: now, coefficients: .standard, blocked: false, blocking: false)
+        }
     }
 
     /// Views of the tasks a predicate matches, read as values: no managed object is made or
@@ -232,7 +252,7 @@ final class TaskView {
         var views: [TaskView] = []
         views.reserveCapacity(rows.count)
         while let row = rows.popLast() {
-            let view = try TaskView(row, now: app.now, slots: slots, context: context)
+            let view = try TaskView(row, now: app.now, slots: slots, context: context, scorer: app.urgency)
             // Waiting tasks (Taskwarrior's wait:) stay out of the pending list until their date.
             if hidesWaiting && (view.wait ?? .distantPast) > app.now { continue }
             views.append(view)
@@ -248,15 +268,15 @@ final class TaskView {
         let names = Slots.names.compactMap { name in entity.slot(of: name).map { (name, $0) } }.sorted { $0.1 < $1.1 }.map(\.0)
         let slots = Slots { names.firstIndex(of: $0) }
         try context.forEachValues(FetchRequest(entityName: "Task", predicate: predicate), properties: names) { row in
-            try body(try TaskView(row, now: app.now, slots: slots, context: context))
+            try body(try TaskView(row, now: app.now, slots: slots, context: context, scorer: app.urgency))
         }
     }
 
     /// Views of many tasks, the attributes' slots found once.
-    static func of(_ tasks: [ManagedObject], now: Date) throws -> [TaskView] {
+    static func of(_ tasks: [ManagedObject], app: App) throws -> [TaskView] {
         guard let first = tasks.first else { return [] }
         let slots = Slots(first.entity)
-        return try tasks.map { try TaskView($0, now: now, slots: $0.entity.name == first.entity.name ? slots : nil) }
+        return try tasks.map { try TaskView($0, now: app.now, slots: $0.entity.name == first.entity.name ? slots : nil, scorer: app.urgency) }
     }
 
     /// Whether the task waits until after `now` (hidden from the pending list).
@@ -298,6 +318,7 @@ final class TaskView {
             "\"wait\": \(date(wait))", "\"scheduled\": \(date(scheduled))", "\"started\": \(date(started))",
             "\"recur\": \(text(recurrence))", "\"until\": \(date(until))",
             "\"annotations\": [\(annotations.map { "{\"entry\": \(date($0.entry)), \"text\": \(JSONText.quote($0.text))}" }.joined(separator: ", "))]",
+            "\"depends\": [\(depends.map { JSONText.quote($0.uuidString.lowercased()) }.joined(separator: ", "))]",
             "\"urgency\": \(Urgency.text(urgency))",
         ]
         return "{" + fields.joined(separator: ", ") + "}"
@@ -525,54 +546,5 @@ extension String {
         var s = self
         while s.hasSuffix(" ") { s.removeLast() }
         return s
-    }
-}
-
-/// Taskwarrior's urgency (2.6, its default coefficients): a sum of weighted terms, each
-/// between 0 and 1 (due: 0.2 to 1), so lists sort by what needs doing first.
-enum Urgency {
-    static let next = 15.0, due = 12.0, priorityHigh = 6.0, priorityMedium = 3.9, priorityLow = 1.8
-    static let scheduled = 5.0, active = 4.0, age = 2.0, annotations = 1.0, tags = 1.0, project = 1.0, waiting = -3.0
-    static let ageMaximumDays = 365.0
-
-    static func of(_ view: TaskView, now: Date) -> Double {
-        guard view.status == "pending" else { return 0 }
-        var total = 0.0
-        if view.tags.contains("next") { total += next }
-        if let dueDate = view.due {
-            // Seven days overdue or more: 1; from 14 days ahead to 7 overdue: 0.2 to 1.
-            let overdueDays = now.timeIntervalSince(dueDate) / 86_400
-            total += due * (overdueDays >= 7 ? 1 : overdueDays >= -14 ? (overdueDays + 14) * 0.8 / 21 + 0.2 : 0.2)
-        }
-        switch view.priority {  // a switch, not an array literal made per task
-        case 3...: total += priorityHigh
-        case 2: total += priorityMedium
-        case 1: total += priorityLow
-        default: break
-        }
-        if let scheduledDate = view.scheduled, scheduledDate <= now { total += scheduled }
-        if view.started != nil { total += active }
-        if let created = view.created { total += age * min(1, max(0, now.timeIntervalSince(created) / 86_400 / ageMaximumDays)) }
-        total += annotations * countTerm(view.annotations.count)
-        total += tags * countTerm(view.tags.count)
-        if view.project != nil { total += project }
-        if view.isWaiting(at: now) { total += waiting }
-        return total
-    }
-
-    /// Tags and annotations: 0.8 for one, 0.9 for two, 1 for more.
-    private static func countTerm(_ count: Int) -> Double {
-        switch count {
-        case 0: return 0
-        case 1: return 0.8
-        case 2: return 0.9
-        default: return 1
-        }
-    }
-
-    /// Three decimals, as Taskwarrior shows it.
-    static func text(_ value: Double) -> String {
-        let rounded = (value * 1000).rounded() / 1000
-        return rounded == rounded.rounded() ? String(format: "%.0f", rounded) : String(format: "%g", rounded)
     }
 }

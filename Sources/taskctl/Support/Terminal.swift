@@ -13,6 +13,9 @@ struct Terminal {
     let isTTY: Bool
     let useColor: Bool
     let width: Int
+    /// Its rows (a report's `limit:page`): the terminal's, else `LINES`, else 24 as
+    /// Taskwarrior's `defaultheight`.
+    let height: Int
 
     /// `color`: `auto` (colour on a terminal unless a non-empty `NO_COLOR` is set or
     /// `TERM=dumb`), `always` or `never`.
@@ -31,6 +34,13 @@ struct Terminal {
         } else {
             // Piped: no line is cut (grep must see the whole text).
             width = isTTY ? 100 : Int.max / 4
+        }
+        if isTTY, size.ws_row > 0 {
+            height = Int(size.ws_row)
+        } else if let lines = environment["LINES"].flatMap(Int.init), lines > 5 {
+            height = lines
+        } else {
+            height = 24
         }
     }
 

@@ -1,0 +1,196 @@
+import Foundation
+import ObjectStore
+import ObjectStoreModel
+
+/// Taskwarrior's urgency (2.6): a sum of weighted terms, each between 0 and 1 (due: 0.2 to
+/// 1), so reports sort by what needs doing first. The weights are Taskwarrior's settings of
+/// the same names (`urgency.due.coefficient`, `urgency.user.tag.NAME.coefficient`, ...), with
+/// its defaults. Computed as Taskwarrior computes it (single-precision, its order of terms,
+/// age in whole days), so two tasks it ranks equal are equal here too and ties break alike.
+struct UrgencyCoefficients: Sendable {
+    var project: Float = 1, active: Float = 4, scheduled: Float = 5, waiting: Float = -3, blocked: Float = -5
+    var annotations: Float = 1, tags: Float = 1, due: Float = 12, blocking: Float = 8, age: Float = 2
+    /// `urgency.age.max`: the age in days that counts in full (0: any age does).
+    var ageMaximumDays: Double = 365
+    /// The per-name coefficients (`urgency.user.tag.next.coefficient`,
+    /// `urgency.uda.priority.H.coefficient`, ...) by their setting's name, added in that
+    /// name's order, as Taskwarrior adds them.
+    var named: [String: Float] = ["urgency.user.tag.next.coefficient": 15, "urgency.uda.priority.H.coefficient": 6,
+                                  "urgency.uda.priority.M.coefficient": 3.9, "urgency.uda.priority.L.coefficient": 1.8]
+
+    static let standard = UrgencyCoefficients()
+
+    /// The fixed terms' settings.
+    static let termKeys = ["project", "active", "scheduled", "waiting", "blocked", "annotations", "tags", "due", "blocking", "age"]
+
+    /// Whether `key` is one of the urgency settings.
+    static func isSetting(_ key: String) -> Bool {
+        guard key.hasPrefix("urgency.") else { return false }
+        if key == "urgency.age.max" || key == "urgency.inherit" { return true }
+        if termKeys.contains(where: { key == "urgency.\($0).coefficient" }) { return true }
+        return named(key) != nil
+    }
+
+    /// A per-name setting's parts: (kind, name, value) for `urgency.user.tag.NAME.coefficient`
+    /// (kind tag), `.project.`, `.keyword.`, `urgency.uda.NAME.coefficient` (uda, value nil)
+    /// and `urgency.uda.NAME.VALUE.coefficient`.
+    static func named(_ key: String) -> (kind: String, name: String, value: String?)? {
+        guard key.hasSuffix(".coefficient") else { return nil }
+        let body = key.dropLast(".coefficient".count)
+        for kind in ["tag", "project", "keyword"] where body.hasPrefix("urgency.user.\(kind).") {
+            let name = String(body.dropFirst("urgency.user.\(kind).".count))
+            return name.isEmpty ? nil : (kind, name, nil)
+        }
+        guard body.hasPrefix("urgency.uda.") else { return nil }
+        let rest = body.dropFirst("urgency.uda.".count)
+        guard !rest.isEmpty else { return nil }
+        if let dot = rest.firstIndex(of: ".") {
+            return ("uda", String(rest[..<dot]), String(rest[rest.index(after: dot)...]))
+        }
+        return ("uda", String(rest), nil)
+    }
+
+    /// Sets one urgency setting; `place` locates an error.
+    mutating func set(_ key: String, to text: String, at place: String) throws {
+        if key == "urgency.inherit" {
+            // Taskwarrior's default is off; taskctl does not raise a blocker to its blocked
+            // tasks' urgency (yet), and says so rather than ignore the setting.
+            guard ["0", "no", "off", "false", "n"].contains(text.lowercased()) else {
+                throw CLIError.usage("\(place): urgency.inherit is not supported by taskctl (only 0, Taskwarrior's default)")
+            }
+            return
+        }
+        guard let number = Double(text), number.isFinite else { throw CLIError.usage("\(place): \(key) takes a number, not '\(text)'") }
+        if key == "urgency.age.max" {
+            guard number >= 0 else { throw CLIError.usage("\(place): urgency.age.max takes a number of days (0 or more), not '\(text)'") }
+            ageMaximumDays = number
+            return
+        }
+        let value = Float(number)
+        switch key {
+        case "urgency.project.coefficient": project = value
+        case "urgency.active.coefficient": active = value
+        case "urgency.scheduled.coefficient": scheduled = value
+        case "urgency.waiting.coefficient": waiting = value
+        case "urgency.blocked.coefficient": blocked = value
+        case "urgency.annotations.coefficient": annotations = value
+        case "urgency.tags.coefficient": tags = value
+        case "urgency.due.coefficient": due = value
+        case "urgency.blocking.coefficient": blocking = value
+        case "urgency.age.coefficient": age = value
+        default: named[key] = value
+        }
+    }
+}
+
+enum Urgency {
+    /// An open task's urgency (pending, or a recurrence template); `blocked` and `blocking` come from the other tasks (``DependencyIndex``),
+    /// `userValues` are its user-defined attributes' values as text.
+    static func of(_ view: TaskView, now: Date, coefficients c: UrgencyCoefficients, blocked: Bool, blocking: Bool,
+                   userValues: [String: String] = [:]) -> Double {
+        // taskctl's choice: a done or deleted task needs nothing done, so its urgency is 0
+        // (Taskwarrior computes one for it too, which no report of it shows).
+        guard view.status != "done" && view.status != "deleted" else { return 0 }
+        var total: Float = 0
+        // Taskwarrior adds each product as a double to its float total.
+        func add(_ term: Float, _ coefficient: Float) {
+            guard abs(coefficient) > 0.000001 else { return }
+            total = Float(Double(total) + Double(term * coefficient))
+        }
+        add(view.project != nil ? 1 : 0, c.project)
+        add(view.started != nil ? 1 : 0, c.active)
+        add(view.scheduled.map { $0 < now } == true ? 1 : 0, c.scheduled)
+        add(view.isWaiting(at: now) ? 1 : 0, c.waiting)
+        add(blocked ? 1 : 0, c.blocked)
+        add(countTerm(view.annotations.count), c.annotations)
+        add(countTerm(view.tags.count), c.tags)
+        if let dueDate = view.due {
+            // Seven days overdue or more: 1; from 14 days ahead to 7 overdue: 0.2 to 1.
+            let overdueDays = Float(now.timeIntervalSince(dueDate).rounded(.towardZero) / 86_400)
+            let term: Float = overdueDays >= 7 ? 1 : overdueDays >= -14 ? Float((Double(overdueDays) + 14) * 0.8 / 21 + 0.2) : 0.2
+            add(term, c.due)
+        }
+        add(blocking ? 1 : 0, c.blocking)
+        if let created = view.created {
+            // Whole days, as Taskwarrior counts them.
+            let days = Double(Int64(now.timeIntervalSince(created).rounded(.towardZero)) / 86_400)
+            add(c.ageMaximumDays == 0 || days > c.ageMaximumDays ? 1 : Float(days / c.ageMaximumDays), c.age)
+        } else {
+            add(0, c.age)
+        }
+        for (key, coefficient) in c.named.sorted(by: { $0.key < $1.key }) where abs(coefficient) > 0.000001 {
+            guard let (kind, name, value) = UrgencyCoefficients.named(key) else { continue }
+            let applies: Bool
+            switch kind {
+            case "tag": applies = view.tags.contains(name)
+            case "project": applies = view.project.map { $0 == name || $0.hasPrefix(name + ".") } ?? false
+            case "keyword": applies = view.text.contains(name)
+            default:
+                let current = name == "priority" ? (view.priority > 0 ? Priority.letter(view.priority) : userValues["priority"]) : userValues[name]
+                applies = value.map { current == $0 } ?? (current != nil)
+            }
+            if applies { total += coefficient }
+        }
+        return Double(total)
+    }
+
+    /// Tags and annotations: 0.8 for one, 0.9 for two, 1 for more.
+    private static func countTerm(_ count: Int) -> Float {
+        switch count {
+        case 0: return 0
+        case 1: return 0.8
+        case 2: return 0.9
+        default: return 1
+        }
+    }
+
+    /// Three decimals, as Taskwarrior shows it.
+    static func text(_ value: Double) -> String {
+        let rounded = (value * 1000).rounded() / 1000
+        return rounded == rounded.rounded() ? String(format: "%.0f", rounded) : String(format: "%g", rounded)
+    }
+}
+
+/// Urgency for one command: the settings' coefficients and which tasks are blocked or
+/// blocking, read from the store once (when first needed) and read again after a save.
+final class UrgencyScorer {
+    let coefficients: UrgencyCoefficients
+    let now: Date
+    private var index: DependencyIndex?
+    /// User-defined attributes some coefficient names (their values are read only then).
+    private let namesAttributes: Bool
+
+    init(coefficients: UrgencyCoefficients, now: Date) {
+        self.coefficients = coefficients
+        self.now = now
+        namesAttributes = coefficients.named.keys.contains { key in
+            guard let (kind, name, _) = UrgencyCoefficients.named(key) else { return false }
+            return kind == "uda" && name != "priority"
+        }
+    }
+
+    /// The view's urgency; `context` is where its task was read.
+    func score(_ view: TaskView, context: ManagedObjectContext?) throws -> Double {
+        var blocked = false, blocking = false
+        if let context, let uuid = view.uuidValue {
+            let dependencies = try dependencyIndex(context)
+            blocked = dependencies.blocked.contains(uuid)
+            blocking = dependencies.blocking.contains(uuid)
+        }
+        var values: [String: String] = [:]
+        if namesAttributes || view.priority == 0, let extras = view.extrasText {
+            for (key, json) in ExtrasText.decode(.string(extras)) { values[key] = UserAttribute.text(ofJSON: json) }
+        }
+        return Urgency.of(view, now: now, coefficients: coefficients, blocked: blocked, blocking: blocking, userValues: values)
+    }
+
+    func dependencyIndex(_ context: ManagedObjectContext) throws -> DependencyIndex {
+        if let index { return index }
+        let made = try DependencyIndex(context)
+        index = made
+        return made
+    }
+
+    /// Forgets what was read: the store changed.
+    func invalidate() { index = nil }
+}
