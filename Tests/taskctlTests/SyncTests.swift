@@ -412,12 +412,14 @@ struct SyncTests {
         #expect(try b.texts().contains("After a dead git"))
     }
 
-    /// A recurring task marked done on two replicas before they sync makes one next task:
-    /// its UUID is named after the task and its due date (UUIDv5), so the two are one.
+    /// A recurring task's instance marked done on two replicas before they sync leaves one
+    /// series: one template, the instance done, and its next instance once, although both
+    /// replicas made it (its UUID is named after the template and its place, UUIDv5).
     @Test func aRecurringTaskDoneOnTwoReplicasMakesOneNextTask() throws {
         let server = try ProtocolServer()
-        let (a, b) = try syncedPair(server, adding: "Water plants", "--recur", "weekly", "--due", "2026-11-23", hour: "09")
+        let (a, b) = try syncedPair(server, adding: "Water plants", "--recur", "weekly", "--due", "2026-11-23T09:00:00Z", hour: "09")
         let plants = try uuid(of: "Water plants", in: a)
+        #expect(try tasks(a).count == 2 && (try tasks(b)).count == 2, "a template and its first instance")
         a.now = "2026-11-23T08:00:00Z"
         try a.ok("done", plants)
         b.now = "2026-11-23T10:00:00Z"
@@ -428,13 +430,14 @@ struct SyncTests {
         let onA = try tasks(a)
         #expect(onA == (try tasks(b)))
         let pending = onA.values.filter { $0["status"] == "\"pending\"" }
-        #expect(pending.count == 1 && pending.first?["due"] == "\"2026-11-30T23:59:59Z\"", "\(onA)")
-        #expect(onA.count == 2)
+        #expect(pending.count == 1 && pending.first?["due"] == "\"2026-11-30T09:00:00Z\"", "\(onA)")
+        #expect(onA.values.filter { $0["status"] == "\"recurring\"" }.count == 1)
+        #expect(onA.count == 3)
         // Done again after a reopen: the same next task, not a second.
         a.now = "2026-11-23T12:00:00Z"
         try a.ok("reopen", plants)
         try a.ok("done", plants)
-        #expect(try a.tasks("--all").count == 2)
+        #expect(try tasks(a).count == 3)
     }
 
     @Test func nameBasedUUIDsAreRFC9562Version5() {

@@ -275,10 +275,10 @@ struct TaskwarriorHabitsTests {
     /// wait: location:` leaves none of them; `add ... pri: due:` stores none.
     @Test func anEmptyAttributeClearsTheField() throws {
         let t = try TaskctlRunner()
-        try t.ok("add", "x", "due:tomorrow", "pri:M", "project:home", "wait:tomorrow", "loc:Desk", "recur:weekly", "until:2027-06-01")
+        try t.ok("add", "x", "due:tomorrow", "pri:M", "project:home", "wait:tomorrow", "loc:Desk", "until:2027-06-01")
         var task = try #require(try t.tasks("--all").first)
         #expect(task["priority"] as? String == "medium" && task["project"] as? String == "home" && task["location"] as? String == "Desk")
-        try t.ok("edit", "1", "recur:", "until:", "due:", "pri:", "project:", "wait:", "location:")
+        try t.ok("edit", "1", "until:", "due:", "pri:", "project:", "wait:", "location:")
         task = try #require(try t.tasks("--all").first)
         for key in ["due", "project", "wait", "location", "recur", "until"] { #expect(task[key] is NSNull, "\(key): \(task)") }
         #expect(task["priority"] as? String == "none")
@@ -310,9 +310,12 @@ struct TaskwarriorHabitsTests {
         try t.ok("add", "later one")
         let edit = try t.run("edit", "1", "--text", "again")
         #expect(edit.status == 1 && edit.err.contains("task 1 is deleted"), "\(edit.err)")
-        // A recurring task's until only ends the recurrence.
+        // A recurring task's until ends its series, and its instances expire with it, as in
+        // Taskwarrior; before it, the series goes on.
         try t.ok("add", "weekly", "--due", "2026-11-20", "--recur", "weekly", "--until", "2026-11-21")
-        #expect(try t.texts().contains("weekly"))
+        #expect(!(try t.texts()).contains("weekly"))
+        try t.ok("add", "weekly too", "--due", "2026-11-20", "--recur", "weekly", "--until", "2026-12-31")
+        #expect(try t.texts().filter { $0 == "weekly too" }.count == 2, "the instance due before now and the next one")
     }
 
     /// Taskwarrior's filters: virtual tags, `-tag`, attribute modifiers and `status:`. The
@@ -436,7 +439,7 @@ struct InstallTests {
         // bash, as bash-completion loads the file: it completes commands.
         let bashFile = prefix.appendingPathComponent("share/bash-completion/completions/taskctl").path
         let completed = try t.run(program: "/bin/bash", ["-c", "source \(bashFile); COMP_WORDS=(taskctl lo); COMP_CWORD=1; _taskctl; printf '%s\\n' \"${COMPREPLY[@]}\""])
-        #expect(completed.out == "log\nlocations\nlocation\n", "\(completed.out) \(completed.err)")
+        #expect(completed.out == "log\nlocations\nlocation\nlong\n", "\(completed.out) \(completed.err)")
 
         let removed = try t.ok("uninstall", "--prefix", prefix.path)
         for file in files { #expect(!FileManager.default.fileExists(atPath: prefix.appendingPathComponent(file).path), "\(file)") }

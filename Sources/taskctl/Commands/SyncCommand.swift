@@ -44,9 +44,20 @@ enum SyncCommand {
         let shows = isatty(STDERR_FILENO) == 1 && app.environment["TERM"] != "dumb"
         let width = app.terminal.width
         let report: SyncReport
+        var sentAfter = 0, warningsAfter: [String] = []
         do {
+            // Recurring tasks' instances that are due are made before the sync (sent with
+            // it) and after it, for templates received; those are sent by a second exchange.
+            // Named after their template and place, the instances two replicas make are one.
+            try makeInstances(context, app: app)
             report = try engine.sync { progress in
                 if shows { FileHandle.standardError.write(Data("\r\(progressLine(progress, width: width))\u{1B}[K".utf8)) }
+            }
+            context.reset()
+            if try makeInstances(context, app: app) {
+                let second = try engine.sync { _ in }
+                sentAfter = second.operationsSent
+                warningsAfter = second.warnings
             }
             if shows { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
         } catch let error as SyncServerError {
@@ -54,17 +65,31 @@ enum SyncCommand {
         } catch let error as SyncError {
             throw CLIError.sync("sync failed: \(error)")
         }
-        for warning in report.warnings { app.output.warn("taskctl: sync: \(warning)") }
+        for warning in report.warnings + warningsAfter { app.output.warn("taskctl: sync: \(warning)") }
         var parts: [String] = []
         parts.append(report.versionsReceived == 0 ? "nothing new from the server" : "received \(report.operationsApplied) change\(report.operationsApplied == 1 ? "" : "s") in \(report.versionsReceived) version\(report.versionsReceived == 1 ? "" : "s")")
         if report.startedFromSnapshot { parts.append("started from the server's snapshot") }
-        if report.operationsSent > 0 {
-            parts.append("sent \(report.operationsSent) change\(report.operationsSent == 1 ? "" : "s")" + (report.sentEverything ? " (every task: the first sync with this server)" : ""))
+        let sent = report.operationsSent + sentAfter
+        if sent > 0 {
+            parts.append("sent \(sent) change\(sent == 1 ? "" : "s")" + (report.sentEverything ? " (every task: the first sync with this server)" : ""))
         } else {
             parts.append("nothing to send")
         }
         if report.snapshotSent { parts.append("sent a snapshot") }
         app.output.line("synced: " + parts.joined(separator: "; "))
+    }
+
+    /// Makes the recurring tasks' due instances (``RecurringTasks``) as a transaction of
+    /// its own; whether any was made.
+    @discardableResult
+    static func makeInstances(_ context: ManagedObjectContext, app: App) throws -> Bool {
+        var recorder = ChangeRecorder(command: "recurrence")
+        let made = try RecurringTasks.update(in: context, app: app, recorder: &recorder)
+        context.processPendingChanges()
+        guard context.hasChanges else { return false }
+        try recorder.save(context, app: app)
+        _ = made
+        return true
     }
 
     /// The progress line: what was received so far, or a bar of what was sent of all there

@@ -44,11 +44,14 @@ enum TaskCommands {
         }
         try recorder.willChange(task: task)
         try checkRules(task)
+        // A recurring task is a template: the instance due first stands for it.
+        let made = try RecurringTasks.update(in: context, app: app, recorder: &recorder)
         try recorder.save(context, app: app)
+        let shown = task["status"] == "recurring" ? made.first(where: { $0["status"] == "pending" }) ?? task : task
         if args.has("json") {
-            app.output.line(try TaskView(task, app: app).json)
+            app.output.line(try TaskView(shown, app: app).json)
         } else {
-            app.output.line(String(task.objectID.primaryKey ?? 0))
+            app.output.line(String(shown.objectID.primaryKey ?? 0))
         }
     }
 
@@ -92,7 +95,7 @@ enum TaskCommands {
                 recurrence = .some(nil)
             } else if let text = args.value("recur") {
                 guard Recurrence(text) != nil else { throw CLIError.usage("--recur '\(text)' is not a recurrence; use \(Recurrence.help)") }
-                recurrence = .some(text.lowercased())
+                recurrence = .some(text.trimmingBlanks())
             }
         }
 
@@ -345,6 +348,7 @@ enum TaskCommands {
                 try task.setValue(.string(status), forKey: "status")
                 try task.setValue(status == "pending" ? .null : .date(app.now), forKey: "completedAt")
                 if status != "pending" { try task.setValue(.null, forKey: "startedAt") }
+                try RecurringTasks.statusChanged(task, in: context, app: app, recorder: &recorder)
             }
             // A task that broke taskctl's own rule before (an imported high-priority task
             // without a due date: Taskwarrior allows it) stays editable: only an edit of its
@@ -411,7 +415,6 @@ enum TaskCommands {
         try app.confirmBulk(tasks.count, command, yes: args.has("yes"))
         var recorder = ChangeRecorder(command: command)
         var changed: [ManagedObject] = []
-        var spawned: [(done: ManagedObject, next: ManagedObject)] = []
         for task in tasks {
             if task["status"] == .string(status) {
                 app.output.warn("taskctl: task \(task.objectID.primaryKey ?? 0) is already \(status)")
@@ -427,10 +430,7 @@ enum TaskCommands {
             try task.setValue(status == "pending" ? .null : .date(app.now), forKey: "completedAt")
             if status != "pending" { try task.setValue(.null, forKey: "startedAt") }
             changed.append(task)
-            if status == "done", let next = try nextOccurrence(of: task, app: app, context: context) {
-                try recorder.willChange(task: next)
-                spawned.append((task, next))
-            }
+            try RecurringTasks.statusChanged(task, in: context, app: app, recorder: &recorder)
         }
         if changed.isEmpty {
             // Every task was in that state already: nothing done is a failure, not a success.
@@ -444,54 +444,12 @@ enum TaskCommands {
             let relative = app.relative
             for task in changed {
                 app.output.line("\(verb) \(task.objectID.primaryKey ?? 0): \(task["title"].description.trimmingCharacters(in: CharacterSet(charactersIn: "\"")))")
-                if let next = spawned.first(where: { $0.done === task })?.next, case .date(let due) = next["dueDate"] {
+                // A recurring task's instance done: its series' next pending one.
+                if status == "done", let next = try RecurringTasks.nextPending(after: task, in: context), case .date(let due) = next["dueDate"] {
                     app.output.line("next \(next.objectID.primaryKey ?? 0): due \(relative.day(due)) (\(task["recurrence"].stringValue ?? ""))")
                 }
             }
         }
-    }
-
-    /// The next task of a recurring one that was just done: the same task due one period
-    /// after its due date (periods that already passed are skipped), its wait and scheduled
-    /// dates moved alike, its UUID named after the task and that date; none past its `until`. Tasks Taskwarrior generated from a template
-    /// (they have a "parent") are left to Taskwarrior.
-    static func nextOccurrence(of task: ManagedObject, app: App, context: ManagedObjectContext) throws -> ManagedObject? {
-        guard let text = task["recurrence"].stringValue, case .date(let due) = task["dueDate"] else { return nil }
-        guard !ExtrasText.decode(task["extras"]).contains(where: { $0.key == "parent" }) else { return nil }
-        guard let recurrence = Recurrence(text) else {
-            app.output.warn("taskctl: task \(task.objectID.primaryKey ?? 0) recurs '\(text)', which taskctl cannot count; no next task was made")
-            return nil
-        }
-        let calendar = Calendar.taskctl(in: app.timeZone)
-        var nextDue = due
-        for _ in 0..<100_000 {
-            guard let moved = recurrence.next(after: nextDue, calendar: calendar) else { return nil }
-            nextDue = moved
-            if nextDue > app.now { break }
-        }
-        if case .date(let until) = task["until"], nextDue > until { return nil }
-        // Named after the task and its due date: a replica that also marked it done made
-        // the same one, and sync merges the two (docs/sync.md). Made already (done, reopened,
-        // done again): that one.
-        var uuid = UUID()
-        if case .uuid(let template) = task["uuid"] {
-            uuid = NameUUID.v5(namespace: template, name: "next due " + TaskwarriorMapping.seconds(nextDue))
-            let existing = try context.fetch(FetchRequest(entityName: "Task", predicate: try ObjectPredicate(format: "uuid == %@", .uuid(uuid))))
-            if let made = existing.first { return made }
-        }
-        let shift = nextDue.timeIntervalSince(due)
-        let next = try context.insertObject(entityName: "Task")
-        for key in ["title", "priority", "recurrence", "until"] { try next.setValue(task[key], forKey: key) }
-        try next.setValue(.date(nextDue), forKey: "dueDate")
-        for key in ["waitUntil", "scheduled"] {
-            if case .date(let date) = task[key] { try next.setValue(.date(date.addingTimeInterval(shift)), forKey: key) }
-        }
-        try next.setValue(.uuid(uuid), forKey: "uuid")
-        try next.setValue(.date(app.now), forKey: "createdAt")
-        try next.setObject(try task.object(forKey: "location"), forKey: "location")
-        try next.setObject(try task.object(forKey: "project"), forKey: "project")
-        try next.setObjects(try task.objects(forKey: "tags"), forKey: "tags")
-        return next
     }
 
     /// start and stop: mark pending tasks as being worked on (Taskwarrior's start/stop).

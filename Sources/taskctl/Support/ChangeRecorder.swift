@@ -23,8 +23,12 @@ struct ChangeRecorder {
         if !task.isInserted { changedTasks.insert(task.objectID) }
     }
 
-    /// Saves the context as the command's transaction.
-    func save(_ context: ManagedObjectContext, app: App) throws {
+    /// Saves the context as the command's transaction. A command that changes anything also
+    /// makes the recurring tasks' instances that are due (``RecurringTasks``), in the same
+    /// transaction (one undo takes both back).
+    mutating func save(_ context: ManagedObjectContext, app: App) throws {
+        context.processPendingChanges()
+        if context.hasChanges { try RecurringTasks.update(in: context, app: app, recorder: &self) }
         context.processPendingChanges()
         // A task imported from Taskwarrior keeps its "modified" time for exports: a change
         // made here is a modification too.

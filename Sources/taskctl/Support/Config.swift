@@ -64,6 +64,10 @@ struct Config {
     var urgency = UrgencyCoefficients()
     /// Reports defined or changed by `report.NAME.*` (on top of ``ReportDefinition/builtIn``).
     var reports: [String: ReportDefinition] = [:]
+    /// Taskwarrior's `recurrence` (whether recurring tasks' instances are made) and
+    /// `recurrence.limit` (how many instances after now a series keeps).
+    var recurrence = true
+    var recurrenceLimit = 1
     /// `default.command`: what `taskctl` alone runs (`next`, as in Taskwarrior, unless set).
     var defaultCommand: String?
 
@@ -76,7 +80,7 @@ struct Config {
                        "urgency.TERM.coefficient", "urgency.user.tag.NAME.coefficient", "urgency.user.project.NAME.coefficient",
                        "urgency.user.keyword.WORD.coefficient", "urgency.uda.NAME[.VALUE].coefficient", "urgency.age.max", "urgency.inherit",
                        "report.NAME.columns", "report.NAME.labels", "report.NAME.sort", "report.NAME.filter", "report.NAME.description",
-                       "default.command"]
+                       "default.command", "recurrence", "recurrence.limit"]
 
     static func path(environment: [String: String]) -> String {
         let base: String
@@ -100,7 +104,7 @@ struct Config {
     static func isTaskwarriorSetting(_ key: String) -> Bool {
         ["color", "dateformat", "bulk", "confirmation", "search.case.sensitive", "default.project", "uda.priority.default", "default.due",
          "context"].contains(key) || key.hasPrefix("context.") || UrgencyCoefficients.isSetting(key)
-            || key == "default.command" || (Self.reportSetting(key).map { !Self.isOwnCommand($0.name) } ?? false)
+            || ["default.command", "recurrence", "recurrence.limit"].contains(key) || (Self.reportSetting(key).map { !Self.isOwnCommand($0.name) } ?? false)
             || (key.hasPrefix("uda.") && ["type", "label", "values", "default"].contains(key.split(separator: ".").last ?? "")) || (key.hasPrefix("sync.") && keys.contains(key))
     }
 
@@ -287,6 +291,12 @@ struct Config {
             guard key != "uda.priority.values" || ["H,M,L,", "H,M,L"].contains(value.replacingOccurrences(of: " ", with: "")) else {
                 throw CLIError.usage("\(place): taskctl's priorities are H, M and L (none); uda.priority.values cannot change them")
             }
+        case "recurrence": config.recurrence = try flag(value)
+        case "recurrence.limit":
+            guard let n = Int(value), (1...100).contains(n) else {
+                throw CLIError.usage("\(place): recurrence.limit takes how many instances after now a series keeps, 1 to 100, not '\(value)'")
+            }
+            config.recurrenceLimit = n
         case "default.command":
             config.defaultCommand = value.isEmpty ? nil : value
         case _ where key.hasPrefix("report."):

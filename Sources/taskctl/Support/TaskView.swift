@@ -196,9 +196,9 @@ final class TaskView {
         if case .date(let d) = try value(slots.startedAt) { started = d }
         if case .string(let s) = try value(slots.recurrence) { recurrence = s }
         if case .date(let d) = try value(slots.until) { until = d }
-        // Past its `until` without a recurrence, a task has expired as Taskwarrior counts it:
+        // Past its `until`, a pending task has expired as Taskwarrior counts it:
         // the next writing command deletes it; until then it reads as deleted.
-        if status == "pending", recurrence == nil, let until, until <= now {
+        if status == "pending", let until, until <= now {
             status = "deleted"
             completed = completed ?? until
         }
