@@ -22,7 +22,7 @@ enum Taskwarrior {
     /// A Taskwarrior data folder with its own settings, beside a taskctl store.
     final class Replica {
         let directory: URL
-        let now: String  // "2026-11-25 12:00:00", UTC
+        var now: String  // "2026-11-25 12:00:00", UTC
         /// What the last command wrote to stderr.
         var lastError = ""
 

@@ -423,6 +423,11 @@ enum TaskCommands {
             if task["status"] == "deleted" {
                 throw CLIError.usage("task \(task.objectID.primaryKey ?? 0) is deleted; 'taskctl undo' brings back a delete")
             }
+            if task["status"] == "recurring" && status != "deleted" {
+                // As in Taskwarrior: a template is neither pending nor done; its instances are.
+                app.output.warn("taskctl: task \(task.objectID.primaryKey ?? 0) is a recurring task's template; \(command) its instances instead (taskctl \(task.objectID.primaryKey ?? 0) show)")
+                continue
+            }
             try recorder.willChange(task: task)
             try task.setValue(.string(status), forKey: "status")
             // When the task ended: done or deleted, as Taskwarrior's `end` (a deleted task

@@ -101,7 +101,8 @@ enum RecurringTasks {
             }
             let instance = try clone(template, due: dates[index], index: index, uuid: uuid, in: context, app: app)
             try recorder.willChange(task: instance)
-            mask.append(maskCharacter(instance, now: app.now))
+            // Taskwarrior marks an instance of a template with a wait as waiting when made.
+            mask.append(template["waitUntil"].isNull ? "-" : "W")
             made.append(instance)
         }
         try set([("mask", JSONText.quote(mask))], on: template)
