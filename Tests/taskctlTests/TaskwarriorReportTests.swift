@@ -188,3 +188,34 @@ import Testing
         #expect(none.out.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty)
     }
 }
+
+/// The manual's example settings, as written there (with comments after the values), are
+/// read as they say.
+@Suite struct SettingsExampleTests {
+    @Test func theManualsReportAndUrgencyExampleIsRead() throws {
+        let t = try TaskctlRunner()
+        let manual = try String(contentsOf: TaskctlRunner.repository.appendingPathComponent("docs/taskctl.md"), encoding: .utf8)
+        let start = try #require(manual.range(of: "report.mine.columns = "))
+        let end = try #require(manual.range(of: "```", range: start.lowerBound..<manual.endIndex))
+        let folder = t.directory.appendingPathComponent(".config/taskctl")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try String(manual[start.lowerBound..<end.lowerBound]).write(to: folder.appendingPathComponent("config"), atomically: true, encoding: .utf8)
+        try t.ok("add", "Dig", "+home", "project:garden", "due:3d")
+        try t.ok("add", "Read")
+        // default.command = next; report.mine groups by project with a blank line between.
+        let next = try t.ok()
+        #expect(next.contains("Dig") && next.contains("Read") && next.contains("2 tasks"), "\(next)")
+        let mine = try t.ok("mine")
+        let lines = mine.split(separator: "\n", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+        let read = try #require(lines.firstIndex { $0.hasSuffix("Read 0") || $0.contains(" Read ") })
+        #expect(lines[read + 1].isEmpty && lines[read + 2].contains("Dig"), "no project first, a blank line, then garden: \(mine)")
+        // urgency.user.tag.home.coefficient = 3 counts: due 3.5 days ahead 7.2, project 1,
+        // one tag 0.8, home 3.
+        let dig = try #require(try t.tasks().first { $0["text"] as? String == "Dig" })
+        #expect(abs((dig["urgency"] as? Double ?? 0) - 12.0) < 0.001, "\(dig)")
+        // A '#' inside a value stays.
+        try String("default.project = a#b\n").write(to: folder.appendingPathComponent("config"), atomically: true, encoding: .utf8)
+        try t.ok("add", "Hash")
+        #expect(try t.tasks().first { $0["text"] as? String == "Hash" }?["project"] as? String == "a#b")
+    }
+}

@@ -40,10 +40,12 @@ struct CommandDefinition {
                       --tag TAG         a tag; repeat with commas: --tag a,b
                       --wait DATE       hidden from the pending list until then (a bare day: its start)
                       --scheduled DATE  when work may start; once it has, the task is more urgent
-                      --recur PERIOD    daily, weekly, biweekly, monthly, quarterly, yearly, or 3d, 2w, 6m, 1y:
-                                        marking it done adds the next one (needs --due)
-                      --until DATE      the last due date the recurrence makes; without --recur, when
-                                        the task expires (deleted, as in Taskwarrior)
+                      --recur PERIOD    daily, weekdays, weekly, monthly, quarterly, yearly, or 3d, 2w, 6m,
+                                        1y, P1W: a recurring task (needs --due), a template and its
+                                        instances, as in Taskwarrior; prints the first pending
+                                        instance's id (taskctl help recurrence)
+                      --until DATE      when the series ends (its instances expire then); without
+                                        --recur, when the task expires (deleted, as in Taskwarrior)
                       --depends IDS     the tasks it waits for: ids, ranges (3-5) or UUIDs, with commas;
                                         it is blocked while one of them is open (taskctl help dependencies)
                     A high-priority task needs a due date.
@@ -221,16 +223,17 @@ struct CommandDefinition {
                     """,
                 run: TaskCommands.denotate),
             CommandDefinition(
-                name: "done", synopsis: "done ID...", summary: "mark tasks done (a recurring task makes its next one)",
+                name: "done", synopsis: "done ID...", summary: "mark tasks done",
                 valued: [], switches: ["json", "yes"], taskwarriorAttributes: false,
                 help: """
                     usage: taskctl done ID... [--yes] [--json]
                            taskctl FILTER done
 
-                    Marks tasks done (recording when) and stops started ones. A recurring task makes
-                    its next task: the same, due one period after this one (periods already past are
-                    skipped), none past its --until; the output names it. 3 tasks or more at once
-                    are confirmed first, as in Taskwarrior (taskctl help filters); --yes answers.
+                    Marks tasks done (recording when) and stops started ones. Done, an instance of a
+                    recurring task is marked so in its template, and the output names the series'
+                    next pending instance; a template itself is not done (its instances are), as in
+                    Taskwarrior (taskctl help recurrence). 3 tasks or more at once are confirmed
+                    first, as in Taskwarrior (taskctl help filters); --yes answers.
                     """,
                 run: { try TaskCommands.setStatus($0, $1, command: "done", to: "done") }),
             CommandDefinition(

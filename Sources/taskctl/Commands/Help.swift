@@ -25,18 +25,18 @@ enum Help {
     static var commandLines: String {
         let lines = CommandDefinition.all.compactMap { command in command.synopsis.map { ($0, command.summary) } }
             + [("REPORT", "Taskwarrior's reports: " + ReportDefinition.builtIn.keys.sorted().joined(separator: ", ")),
-               ("help [TOPIC]", "this help, a command's, 'help dates', 'help filters' or 'help reports'")]
+               ("help [TOPIC]", "this help, a command's, or: dates, filters, reports, recurrence")]
         return lines.map { "  " + $0.0.padding(toLength: 20, withPad: " ", startingAt: 0) + $0.1 }.joined(separator: "\n")
     }
 
     /// `taskctl help help`.
     static let helpText = """
-        usage: taskctl help [COMMAND | dates | filters | reports | man]
+        usage: taskctl help [COMMAND | dates | filters | reports | recurrence | man]
 
         Prints the overview, a command's help (the same as taskctl COMMAND --help),
         the date forms taskctl reads (help dates), Taskwarrior's command language as
         taskctl reads it (help filters), its reports, urgency and dependencies (help
-        reports), or all of it as a manual page in roff
+        reports), recurring tasks (help recurrence), or all of it as a manual page in roff
         (taskctl help man > taskctl.1; man ./taskctl.1).
         """
 
@@ -144,6 +144,8 @@ enum Help {
           status.not:pending and +ACTIVE also find done and deleted tasks (Taskwarrior's
             gc=on shortcut reads only pending tasks for them)
           a weekly series keeps its clock time across a change of the clocks
+          a recurring task's instances are made by the next command that changes something (or
+            sync), not before a report; reports and lists change nothing
         """
 
     /// `taskctl help reports`: Taskwarrior's reports, urgency and dependencies.
@@ -195,6 +197,40 @@ enum Help {
         """
     }
 
+    /// `taskctl help recurrence`: recurring tasks as Taskwarrior keeps them.
+    static let recurrence = """
+        Recurring tasks, as Taskwarrior 2.6 keeps them:
+          taskctl add Water plants due:2026-12-01T09:00 recur:weekly [until:DATE]
+        makes a template (status recurring: not listed, not done; taskctl all and recurring
+        show it) and its instances, pending tasks cloned from it, one for each due date from
+        the template's up to and including the first after now (recurrence.limit of them after
+        now, 1 unless set). add prints the first pending instance's id. Done or deleted, an
+        instance is marked so in its template's mask (+ done, X deleted, - pending, W made
+        waiting); the instances of later dates are made by the next command that changes
+        anything (Taskwarrior makes them before a report) and by sync. A change to the template
+        reaches the instances made after it. until ends the series: the first date past it is
+        the last instance made, and instances expire once it has passed, as in Taskwarrior.
+        An instance of a template with a wait waits as long before its own due date.
+
+        Periods, as Taskwarrior counts them: daily, weekly, biweekly, fortnight, weekdays
+        (Monday to Friday), monthly, bimonthly, quarterly, semiannual, yearly, annual,
+        biyearly; Nm (months), Nq (quarters), PnM (months, at midnight, as Taskwarrior's),
+        P1Y, P2Y; any other duration is that long: 3d, 2w, 2mo and 1mth (30 days each), P1W,
+        1y (365 days). A month's day past the next month's last falls on that last day; the
+        29th of February yearly falls on the 28th. Whole days keep the clock time across a
+        change of the clocks (Taskwarrior adds 24-hour days).
+
+        Each instance's UUID is named after its template and its place in the series (UUIDv5),
+        so two taskctl replicas that make the same instance make one task. Templates and
+        instances travel over sync as Taskwarrior 3 keeps them (status recurring, mask, rtype,
+        parent, imask), so a series made on either side recurs the same on every replica.
+        recurrence=off (a setting) makes no instances.
+
+        A store of taskctl 0.3 kept a recurring task as one pending task with its period; the
+        next change makes it a template, as Taskwarrior's validation does, and its instances
+        (the task's id is then the template's; its first instance gets a new one).
+        """
+
     /// Every help topic: each command's (from ``CommandDefinition``), help's and dates'.
     static var commands: [String: String] {
         var texts = Dictionary(uniqueKeysWithValues: CommandDefinition.all.map { ($0.name, $0.help) })
@@ -202,6 +238,7 @@ enum Help {
         texts["dates"] = dates
         texts["filters"] = filters
         texts["reports"] = reports
+        texts["recurrence"] = recurrence
         return texts
     }
 
@@ -225,6 +262,7 @@ enum Help {
         if let dates = commands["dates"] { page += ".SH DATES\n.nf\n" + escape(dates) + "\n.fi\n" }
         page += ".SH FILTERS\n.nf\n" + escape(filters) + "\n.fi\n"
         page += ".SH REPORTS\n.nf\n" + escape(reports) + "\n.fi\n"
+        page += ".SH RECURRENCE\n.nf\n" + escape(recurrence) + "\n.fi\n"
         return page
     }
 

@@ -1,7 +1,7 @@
 import Foundation
 
 /// taskctl's settings file: `$XDG_CONFIG_HOME/taskctl/config` (or `~/.config/taskctl/config`),
-/// one `key = value` a line, `#` comments:
+/// one `key = value` a line, `#` comments (on a line of their own, or after a blank):
 ///
 ///     store = ~/Documents/tasks.store
 ///     color = never
@@ -158,6 +158,9 @@ struct Config {
         for (index, raw) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
             var line = raw.trimmingBlanks()
             if taskwarrior, let hash = line.firstIndex(of: "#") { line = line[..<hash].trimmingBlanks() }
+            // taskctl's own file: a comment after a value starts with a blank and '#' (a '#'
+            // inside a value, as in a secret, stays).
+            if !taskwarrior, let comment = line.range(of: #"\s#"#, options: .regularExpression) { line = line[..<comment.lowerBound].trimmingBlanks() }
             if line.isEmpty || line.hasPrefix("#") { continue }
             let place = "\(path):\(index + 1)"
             if taskwarrior && line.hasPrefix("include ") {
@@ -311,7 +314,11 @@ struct Config {
             case "columns": report.columns = value.split(separator: ",").map { $0.trimmingBlanks() }
             case "labels": report.labels = value.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingBlanks() }
             case "sort":
-                _ = try ReportDefinition.sortKeys(value, userAttributes: Set(config.userAttributes.keys), report: name)
+                do {
+                    _ = try ReportDefinition.sortKeys(value, userAttributes: Set(config.userAttributes.keys), report: name)
+                } catch let error as CLIError {
+                    throw CLIError.usage("\(place): \(error.message)")
+                }
                 report.sort = value
             case "filter":
                 do {
