@@ -75,34 +75,39 @@ struct TaskwarriorFeaturesTests {
         #expect(try t.texts().first == "Renew passport")
     }
 
-    @Test func doneOnARecurringTaskMakesTheNextOne() throws {
+    /// A recurring task is a template and its instances: add prints the first instance's
+    /// id; done marks it in the template; the next instance comes with the first change after
+    /// its date is due, with the template's fields; one undo takes it back; until ends it.
+    @Test func recurringTasksAreATemplateAndItsInstances() throws {
         let t = try TaskctlRunner()
-        try t.ok("add", "Water plants", "--recur", "weekly", "--due", "2026-11-22T18:00:00Z", "--tag", "home", "--until", "2026-12-10")
-        #expect(try t.ok("done", "1") == "done 1: Water plants\nnext 2: due 2026-11-29 18:00 (weekly)\n")
-        let next = try task(t, 2)
-        #expect(next["text"] as? String == "Water plants" && next["due"] as? String == "2026-11-29T18:00:00Z")
+        let added = try t.ok("add", "Water plants", "--recur", "weekly", "--due", "2026-11-22T18:00:00Z", "--tag", "home", "--until", "2026-12-10")
+        #expect(added == "2\n", "the instance's id, not the template's")
+        #expect(try t.texts() == ["Water plants"])
+        #expect(try t.ok("show", "1").contains("status    recurring"))
+        #expect(try t.ok("done", "2") == "done 2: Water plants\n")
+        let series = try RecurrenceTests.series(try t.ok("export", "--all", "--format", "taskwarrior"))["Water plants"] ?? []
+        #expect(series.contains("template mask + due 20261122T180000Z until 20261210T235959Z"), "\(series)")
+        // The next day, a change makes the instance of 11-29 (the first after now).
+        t.now = "2026-11-23T12:00:00Z"
+        try t.ok("add", "Something else")
+        let next = try task(t, 4)
+        #expect(next["text"] as? String == "Water plants" && next["due"] as? String == "2026-11-29T18:00:00Z", "\(next)")
         #expect(next["tags"] as? [String] == ["home"] && next["recur"] as? String == "weekly" && next["status"] as? String == "pending")
-        // Done late: periods that passed are skipped.
-        t.now = "2026-12-07T12:00:00Z"
-        try t.ok("done", "2")
-        #expect((try t.tasks("--all")).count == 2, "the next one (Dec 13) would be past --until Dec 10: none is made")
-        // Undo removes the next task and reopens the done one.
-        t.now = "2026-11-22T12:00:00Z"
-        try t.ok("reopen", "2")
-        try t.ok("done", "2")
-        let made = try #require(try t.tasks("--all").map { $0["id"] as? Int ?? 0 }.max())
-        #expect(made == 3)
+        // One undo takes back the change and the instance it made.
         try t.ok("undo")
-        #expect(try t.tasks("--all").count == 2 && (try task(t, 2)["status"] as? String) == "pending")
+        #expect(try t.texts("--all").sorted() == ["Water plants"])
+        // Past until, the instances expire and no more are made.
+        t.now = "2026-12-11T12:00:00Z"
+        try t.ok("add", "Later")
+        #expect(try t.texts() == ["Later"])
 
         let noDue = try t.run("add", "Gym", "recur:daily")
         #expect(noDue.status == 1 && noDue.err.contains("needs a due date"))
         let bad = try t.run("add", "Gym", "--recur", "sometimes", "--due", "tomorrow")
         #expect(bad.status == 1 && bad.err.contains("not a recurrence"))
-        // --until alone is an expiry date (untilWithoutRecurrenceExpiresTheTask...).
-        try t.ok("add", "Gym", "--until", "friday")
-        try t.ok("add", "Gym", "recur:2d", "due:tomorrow")
-        #expect(try t.ok("done", "5").contains("next 6: due 2026-11-25"))
+        // done on a template is refused, as in Taskwarrior: its instances are done.
+        let template = try t.run("done", "1")
+        #expect(template.status == 1 && template.err.contains("template"), "\(template.err)")
     }
 
     /// Around a clock change in New York: a repeated local time is its first instant (EDT),
@@ -116,7 +121,9 @@ struct TaskwarriorFeaturesTests {
         try t.ok("add", "repeated", "--due", "2026-11-01T01:30")
         try t.ok("add", "skipped", "--due", "2026-03-08T02:30")
         try t.ok("add", "weekly", "--due", "2026-10-29T09:00", "--recur", "weekly")
-        try t.ok("done", "3")
+        try t.ok("done", "4")  // the first instance (3 is the template)
+        t.now = "2026-10-30T12:00:00Z"
+        try t.ok("add", "a change")
         let dues = Dictionary(try t.tasks("--all").compactMap { task in (task["text"] as? String).map { ($0, task["due"] as? String ?? "") } }, uniquingKeysWith: max)
         #expect(dues["repeated"] == "2026-11-01T05:30:00Z")
         #expect(dues["skipped"] == "2026-03-08T07:30:00Z")

@@ -534,7 +534,67 @@ struct CommandDefinition {
                     configuration stay.
                     """,
                 run: InstallCommand.uninstall),
-        ] + reports
+        ] + information + reports
+    }
+
+    /// Taskwarrior's information commands (``TaskwarriorInformation``).
+    static var information: [CommandDefinition] {
+        func filtered(_ name: String, _ summary: String, _ text: String, _ run: @escaping ([String], App) throws -> Void) -> CommandDefinition {
+            CommandDefinition(name: name, synopsis: nil, summary: summary, valued: [], switches: [], taskwarriorAttributes: false,
+                              help: "usage: taskctl [FILTER] \(name) [FILTER]\n\n" + text, run: run)
+        }
+        return [
+            filtered("projects", "the projects of open tasks, with counts", """
+                Taskwarrior's projects: the projects of the open tasks (pending, waiting, recurring
+                templates) the filter selects, each under its parent (home.garden under home), with
+                how many tasks each has, its subprojects' included; (none) counts those without one.
+                """, TaskwarriorInformation.projects),
+            filtered("_projects", "project names, one a line", """
+                The project names of the open tasks the filter selects, one a line (for scripts and
+                completion).
+                """, TaskwarriorInformation.projectNames),
+            filtered("tags", "the tags of open tasks, with counts", """
+                Taskwarrior's tags: each tag of the open tasks the filter selects and how many of them
+                have it.
+                """, TaskwarriorInformation.tags),
+            filtered("summary", "per project: remaining, average age, % complete", """
+                Taskwarrior's summary: for each project of a pending task (and its parents), the tasks
+                remaining, the average age of its tasks (of a done one, when it was done), the share
+                done, and a bar of it. The filter selects among every task.
+                """, TaskwarriorInformation.summary),
+            filtered("history.monthly", "tasks added, completed and deleted per month", """
+                Taskwarrior's history.monthly: per month with any, the tasks added (templates aside),
+                completed and deleted then, and the net change; then the averages.
+                """, { try TaskwarriorInformation.history($0, $1, annual: false) }),
+            filtered("history.annual", "tasks added, completed and deleted per year", """
+                Taskwarrior's history.annual: as history.monthly, per year.
+                """, { try TaskwarriorInformation.history($0, $1, annual: true) }),
+            CommandDefinition(
+                name: "_get", synopsis: nil, summary: "values of DOM references (12.description, rc.dateformat)",
+                valued: [], switches: [], taskwarriorAttributes: false,
+                help: """
+                    usage: taskctl _get REFERENCE...
+
+                    Taskwarrior's DOM references, their values on one line: ID.ATTRIBUTE or UUID.ATTRIBUTE
+                    (description, status, project, priority, due, entry, end, start, wait, scheduled,
+                    until, modified, tags, tags.NAME, depends, recur, urgency, uuid, id, location, a
+                    user-defined attribute), ID.annotations.N.description, .entry, ID.annotations.count,
+                    and rc.NAME (a setting). Dates are local ISO 8601; a field the task lacks is empty.
+                    """,
+                run: TaskwarriorInformation.get),
+            CommandDefinition(
+                name: "calc", synopsis: nil, summary: "evaluate an expression of numbers, dates and durations",
+                valued: [], switches: [], taskwarriorAttributes: false,
+                help: """
+                    usage: taskctl calc EXPRESSION
+
+                    Taskwarrior's calculator: + - * / and parentheses over numbers (whole numbers divide
+                    to a whole number), dates (now, eom, tomorrow, 2026-12-01: a day is its first second,
+                    as in filters) and durations (3d, 1w, P1D): taskctl calc now+3d,
+                    taskctl calc 2026-12-01 - 2026-11-25 (P6D), taskctl calc '(1+2)*3'.
+                    """,
+                run: Calculator.run),
+        ]
     }
 
     /// Taskwarrior's reports (``ReportDefinition/builtIn``), one command each.

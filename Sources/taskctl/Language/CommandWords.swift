@@ -14,29 +14,31 @@ struct CommandWords {
     var rest: [String] = []
 
     /// Taskwarrior's other names for taskctl's commands.
-    static let aliases = ["info": "show", "information": "show", "rm": "delete", "synchronize": "sync"]
+    static let aliases = ["info": "show", "information": "show", "rm": "delete", "synchronize": "sync", "history": "history.monthly"]
 
     /// Taskwarrior 2.6's commands taskctl does not have (yet): refused by name, never read
     /// as a word to search for.
     static let missing: Set<String> = [
-        "burndown", "burndown.daily", "burndown.monthly", "burndown.weekly", "calc", "calendar",
+        "burndown", "burndown.daily", "burndown.monthly", "burndown.weekly", "calendar",
         "colors", "columns", "commands", "diagnostics", "execute", "ghistory", "ghistory.annual", "ghistory.daily",
-        "ghistory.monthly", "ghistory.weekly", "history", "history.annual", "history.daily", "history.monthly", "history.weekly",
-        "logo", "news", "projects", "purge",
-        "reports", "summary", "tags", "timesheet", "udas", "_aliases", "_columns", "_commands", "_config",
-        "_context", "_get", "_projects", "_show", "_tags", "_udas", "_unique", "_urgency", "_version", "_zshattributes",
+        "ghistory.monthly", "ghistory.weekly", "history.daily", "history.weekly",
+        "logo", "news", "purge",
+        "reports", "timesheet", "udas", "_aliases", "_columns", "_commands", "_config",
+        "_context", "_show", "_tags", "_udas", "_unique", "_urgency", "_version", "_zshattributes",
         "_zshcommands", "_zshids", "_zshuuids",
     ]
 
     /// Commands that take a filter before them.
     static let filtered: Set<String> = Set<String>(["list", "export", "done", "delete", "reopen", "start", "stop", "edit", "modify", "annotate", "show",
-                                        "append", "prepend", "duplicate", "denotate", "count", "ids", "uuids", "_ids", "_uuids"])
+                                        "append", "prepend", "duplicate", "denotate", "count", "ids", "uuids", "_ids", "_uuids",
+                                        "projects", "_projects", "tags", "summary", "history.monthly", "history.annual"])
         .union(ReportDefinition.builtIn.keys)
 
     static func read(_ words: [String], commands: Set<String>) throws -> CommandWords {
         var result = CommandWords()
         var remaining: [String] = []
         var textOnly = false
+        var malformed: String?
         for word in words {
             if textOnly || word == "--" {
                 textOnly = true
@@ -52,7 +54,10 @@ struct CommandWords {
             if word.hasPrefix("rc.") {
                 let body = word.dropFirst(3)
                 guard let separator = body.firstIndex(where: { $0 == "=" || $0 == ":" }), separator != body.startIndex else {
-                    throw CLIError.usage("'\(word)': a configuration override is rc.NAME=VALUE")
+                    // A DOM reference of _get (rc.dateformat); anywhere else, refused below.
+                    malformed = malformed ?? word
+                    remaining.append(word)
+                    continue
                 }
                 result.overrides.append((String(body[..<separator]), String(body[body.index(after: separator)...])))
                 continue
@@ -67,6 +72,9 @@ struct CommandWords {
             result.rest = Array(remaining[(index + 1)...])
         } else {
             result.filter = remaining
+        }
+        if let malformed, result.command != "_get" || result.filter.contains(malformed) {
+            throw CLIError.usage("'\(malformed)': a configuration override is rc.NAME=VALUE")
         }
         return result
     }
