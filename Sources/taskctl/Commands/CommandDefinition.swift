@@ -88,9 +88,12 @@ struct CommandDefinition {
                     usage: taskctl show ID [--deleted] [--json]
                            taskctl FILTER [show]
 
-                    Shows one task. ID is the task's number, its UUID or a unique UUID prefix.
-                    A deleted task is shown only with --deleted (or --all); otherwise it is an error.
-                    After a filter (taskctl 3, taskctl +work show), every task it selects.
+                    Shows one task (Taskwarrior's info): every field, its dependencies by id and the
+                    tasks waiting for it, its urgency, and its changes from the store's history (its
+                    last 1,000 transactions), oldest first, with old and new values. ID is the task's
+                    number, its UUID or a unique UUID prefix. A deleted task is shown only with
+                    --deleted (or --all); otherwise it is an error. After a filter (taskctl 3,
+                    taskctl +work show), every task it selects.
                     """,
                 run: TaskCommands.show),
             CommandDefinition(

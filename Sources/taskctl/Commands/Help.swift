@@ -25,6 +25,7 @@ enum Help {
     static var commandLines: String {
         let lines = CommandDefinition.all.compactMap { command in command.synopsis.map { ($0, command.summary) } }
             + [("REPORT", "Taskwarrior's reports: " + ReportDefinition.builtIn.keys.sorted().joined(separator: ", ")),
+               ("INFORMATION", "Taskwarrior's: " + CommandDefinition.information.map(\.name).joined(separator: ", ")),
                ("help [TOPIC]", "this help, a command's, or: dates, filters, reports, recurrence")]
         return lines.map { "  " + $0.0.padding(toLength: 20, withPad: " ", startingAt: 0) + $0.1 }.joined(separator: "\n")
     }
@@ -76,7 +77,7 @@ enum Help {
         _ids, _uuids, and the reports (taskctl help reports). log TEXT records a task done already;
         info is show, rm is delete. A command may be shortened to its first letters while only
         one command starts with them (mod, ann). Taskwarrior's commands taskctl does not have
-        yet (projects, summary, calendar, ...) are refused by name, never searched for.
+        yet (calendar, burndown, timesheet, ...) are refused by name, never searched for.
 
         Filters (the words are joined by 'and' unless 'or' or 'xor' stands between them;
         parentheses group, as '(' +a or +b ')' or "(+a or +b)"; 'and' binds before 'or', 'or'

@@ -205,6 +205,30 @@ enum TaskCommands {
             let shown = key == "due" && view.overdue ? app.terminal.paint(value, .red) : value
             app.output.line(key.padding(toLength: 10, withPad: " ", startingAt: 0) + shown)
         }
+        try changes(of: view.objectID, app: app)
+    }
+
+    /// The task's changes the store's history holds (its last 1,000 transactions), oldest
+    /// first, with old and new values: what Taskwarrior's information report shows from its
+    /// undo log.
+    static func changes(of task: ObjectID, app: App) throws {
+        let context = try app.context(readOnly: true)
+        let coordinator = context.coordinator
+        guard coordinator.keepsHistory else { return }
+        let transactions = try coordinator.fetchHistory(after: nil, entities: ["Task"])
+        let namer = HistoryCommand.Namer(context: context)
+        var lines: [String] = []
+        let dates = RelativeDate(now: app.now, timeZone: app.timeZone)
+        for transaction in transactions {
+            for change in transaction.changes where change.objectID == task {
+                let when = "\(dates.date(transaction.timestamp)) \(HistoryCommand.time(transaction.timestamp, app.timeZone))"
+                let what = UndoCommand.undoneNumber(transaction).map { "undo of #\($0)" } ?? transaction.contextName ?? "(unnamed)"
+                lines.append("  #\(transaction.number) \(when) \(what): " + HistoryCommand.describe(change, namer, context.model))
+            }
+        }
+        guard !lines.isEmpty else { return }
+        app.output.line("changes")
+        for line in lines.suffix(50) { app.output.line(Terminal.visible(line)) }
     }
 
     static func edit(_ words: [String], _ app: App) throws {
