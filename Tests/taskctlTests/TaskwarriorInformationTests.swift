@@ -25,6 +25,21 @@ import Testing
         }
     }
 
+    /// The timesheet lists the same tasks in the same order, and counts them alike.
+    @Test func theTimesheetListsWhatTaskwarriorLists() throws {
+        guard let (tw, t) = try TaskwarriorDifferentialTests.sideBySide(importing: true) else { return }
+        let descriptions = Set(TaskwarriorDifferentialTests.tasks().compactMap { $0["description"] as? String })
+        func order(_ text: String) -> [String] {
+            text.split(separator: "\n").compactMap { line in descriptions.first { line.hasSuffix(" " + $0) } }
+        }
+        for line in [["timesheet"], ["end.after:2026-01-01", "timesheet"]] {
+            let expected = try tw.run(line + ["rc.verbose=affected"])
+            let got = try t.ok(line)
+            #expect(order(got) == order(expected) && !order(expected).isEmpty, "\(line): taskctl \(order(got)) Taskwarrior \(order(expected))")
+            #expect(got.split(separator: "\n").last == expected.split(separator: "\n").last, "\(line)")
+        }
+    }
+
     @Test func getAndCalcAnswerAsTaskwarrior() throws {
         guard let (tw, t) = try TaskwarriorDifferentialTests.sideBySide(importing: true) else { return }
         let references = ["00000001.description", "00000001.due", "00000001.tags", "00000001.project", "00000001.priority", "00000001.status",

@@ -572,6 +572,11 @@ struct CommandDefinition {
             filtered("history.annual", "tasks added, completed and deleted per year", """
                 Taskwarrior's history.annual: as history.monthly, per year.
                 """, { try TaskwarriorInformation.history($0, $1, annual: true) }),
+            filtered("timesheet", "tasks completed and started in the last four weeks", """
+                Taskwarrior's timesheet: the tasks completed or started in the last four weeks (or those
+                the filter selects), by when, week by week (weeks from Sunday, as Taskwarrior counts
+                them by default), with their project, due date and text; then how many of each.
+                """, TaskwarriorInformation.timesheet),
             CommandDefinition(
                 name: "_get", synopsis: nil, summary: "values of DOM references (12.description, rc.dateformat)",
                 valued: [], switches: [], taskwarriorAttributes: false,

@@ -184,6 +184,49 @@ enum TaskwarriorInformation {
     static let monthNames = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
                              "November", "December"]
 
+    /// `[FILTER] timesheet`: the tasks completed and started in the last four weeks (or those
+    /// the filter selects), by when, week by week (weeks starting on Sunday, as Taskwarrior's
+    /// default `weekstart` counts them).
+    static func timesheet(_ words: [String], _ app: App) throws {
+        let line = app.filter.words + words
+        let filterWords = line.isEmpty ? try ContextFilters.words("(+PENDING and start.after:now-4wks) or (+COMPLETED and end.after:now-4wks)") : line
+        let filter = try TaskFilter.parse(filterWords)
+        let context = try app.context(readOnly: true)
+        let views = try TaskView.fetch(context, where: try filter.predicate(in: FilterScope(app: app, context: context)), app: app)
+        app.keptUntilExit.append(views)
+        func key(_ view: TaskView) -> Date? { view.status == "done" ? view.completed : view.status == "pending" ? view.started : nil }
+        let completed = views.filter { $0.status == "done" }.count
+        let started = views.filter { $0.status == "pending" && $0.started != nil }.count
+        let shown = views.enumerated().sorted { a, b in
+            let x = key(a.element).map { Int64($0.timeIntervalSince1970) }, y = key(b.element).map { Int64($0.timeIntervalSince1970) }
+            if x != y { return (x ?? Int64.min) < (y ?? Int64.min) }
+            return a.offset < b.offset
+        }.map(\.element)
+        let calendar = Calendar.taskctl(in: app.timeZone)
+        let relative = app.relative
+        var rows: [[String]] = []
+        var previous: (week: Int, date: String, day: String)?
+        for view in shown {
+            let date = key(view) ?? .distantPast
+            let parts = calendar.dateComponents([.weekday], from: date)
+            let dayOfYear = (calendar.ordinality(of: .day, in: .year, for: date) ?? 1) - 1
+            let weekday = (parts.weekday ?? 1) - 1  // 0 Sunday
+            let week = (dayOfYear + 7 - weekday) / 7
+            let dateText = relative.date(date), day = RelativeDate.weekdays[weekday]
+            if let previous, previous.week != week { rows.append(Array(repeating: "", count: 8)) }
+            let label = view.completed != nil ? "Completed" : view.started != nil ? "Started" : ""
+            rows.append([previous?.week != week ? "W\(week)" : "", previous?.date != dateText ? dateText : "", previous?.day != day ? day : "",
+                         String(view.id), label, view.project ?? "", view.due.map(relative.date) ?? "", view.text])
+            previous = (week, dateText, day)
+        }
+        if !rows.isEmpty {
+            app.output.line()
+            for line in table(["Wk", "Date", "Day", "ID", "Action", "Project", "Due", "Task"], rows, right: [3]) { app.output.line(Terminal.visible(line)) }
+            app.output.line()
+        }
+        app.output.line("\(completed) completed, \(started) started.")
+    }
+
     /// `_get REFERENCE...`: Taskwarrior's DOM references (`12.description`, `12.due`,
     /// `12.tags`, `12.annotations.1.description`, `UUID.project`, `rc.NAME`), their values on
     /// one line, separated by spaces.

@@ -23,7 +23,7 @@ struct CommandWords {
         "colors", "columns", "commands", "diagnostics", "execute", "ghistory", "ghistory.annual", "ghistory.daily",
         "ghistory.monthly", "ghistory.weekly", "history.daily", "history.weekly",
         "logo", "news", "purge",
-        "reports", "timesheet", "udas", "_aliases", "_columns", "_commands", "_config",
+        "reports", "udas", "_aliases", "_columns", "_commands", "_config",
         "_context", "_show", "_tags", "_udas", "_unique", "_urgency", "_version", "_zshattributes",
         "_zshcommands", "_zshids", "_zshuuids",
     ]
@@ -31,7 +31,7 @@ struct CommandWords {
     /// Commands that take a filter before them.
     static let filtered: Set<String> = Set<String>(["list", "export", "done", "delete", "reopen", "start", "stop", "edit", "modify", "annotate", "show",
                                         "append", "prepend", "duplicate", "denotate", "count", "ids", "uuids", "_ids", "_uuids",
-                                        "projects", "_projects", "tags", "summary", "history.monthly", "history.annual"])
+                                        "projects", "_projects", "tags", "summary", "history.monthly", "history.annual", "timesheet"])
         .union(ReportDefinition.builtIn.keys)
 
     static func read(_ words: [String], commands: Set<String>) throws -> CommandWords {
