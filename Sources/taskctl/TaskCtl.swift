@@ -8,7 +8,7 @@ enum TaskCtl {
     static let version = "0.3.0"
 
     /// Every command (``CommandDefinition/all``) and help.
-    static var commandNames: [String] { CommandDefinition.all.map(\.name) + ["help"] }
+    static let commandNames: [String] = CommandDefinition.all.map(\.name) + ["help"]
 
     static func run(arguments: [String], environment: [String: String]) -> Int32 {
         var words = arguments
@@ -77,7 +77,9 @@ enum TaskCtl {
         if CommandWords.missing.contains(command) {
             return fail(.usage("'\(command)' is Taskwarrior's command, and taskctl does not have it yet; nothing was done (taskctl list lists tasks by urgency; taskctl help for what taskctl has; to search for the word, write /\(command)/)"))
         }
-        let rest = line.rest
+        var rest = line.rest
+        // Taskwarrior's information report (info, or ids alone) lists the task's changes too.
+        if command == "show", line.command == nil || ["info", "information"].contains(line.typed ?? "") { rest.append("--changes") }
         let isReport = ReportDefinition.builtIn[command] != nil || customReports.contains(command)
         if (filter.limit != nil || filter.limitsToPage) && command != "list" && !isReport {
             return fail(.usage("limit:N is for lists; '\(command)' takes none"))

@@ -65,6 +65,27 @@ import ObjectStoreModel
         }
     }
 
+    /// CONTAINS's byte search (both strings ASCII) answers as the general path does, for
+    /// every tricky string and ASCII one in which each piece or ASCII string is looked for,
+    /// with each option.
+    @Test func containsAnswersAsTheGeneralPathDoes() throws {
+        let ascii = ["", "a", "A", "ab", "AB", "abc", "xaBcx", "depends", "\"depends\"", "{\"depends\":[]}", "aaab", "aab", " ", "-"]
+        let all = Self.strings + ascii
+        var compared = 0
+        for optionText in Self.options {
+            let predicate = try ObjectPredicate("SELF CONTAINS\(optionText) 'x'")
+            guard case .comparison(let comparison) = predicate else { Issue.record("not a comparison"); return }
+            for haystack in all {
+                for needle in Self.pieces + ascii {
+                    let general = StringMatching.fold(haystack, comparison.options).contains(StringMatching.fold(needle, comparison.options))
+                    #expect(StringMatching.contains(haystack, needle, comparison.options) == general, "\(haystack) CONTAINS\(optionText) \(needle)")
+                    compared += 1
+                }
+            }
+        }
+        #expect(compared > 100_000)
+    }
+
     /// Names drawn from the tricky strings, compacted into a text index, with saved edits in
     /// the log and unsaved ones over them: every equality and IN list of strings, with each
     /// option, either way round and ANDed with other tests, fetches and counts the rows the

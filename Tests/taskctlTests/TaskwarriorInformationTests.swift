@@ -63,4 +63,26 @@ import Testing
             #expect(try t.run("calc", bad).status == 1, "calc \(bad) is refused")
         }
     }
+
+    /// Taskwarrior's information report (`info ID`, or the id alone) lists the task's changes
+    /// from the store's history with old and new values, undo included; `show` does with
+    /// `--changes`.
+    @Test func theInformationReportListsTheTasksChanges() throws {
+        let t = try TaskctlRunner()
+        try t.ok("add", "Buy milk", "due:tomorrow")
+        try t.ok("1", "modify", "pri:M")
+        try t.ok("add", "Other")
+        try t.ok("2", "modify", "pri:H", "due:friday")
+        try t.ok("1", "done")
+        try t.ok("undo")
+        for line in [["info", "1"], ["1"], ["show", "1", "--changes"]] {
+            let shown = try t.ok(line)
+            let changes = shown.components(separatedBy: "changes\n").last ?? ""
+            #expect(changes.contains("add: task 1 added: \"Buy milk\""), "\(line): \(shown)")
+            #expect(changes.contains("modify: task 1: priority none -> medium"), "\(line): \(shown)")
+            #expect(changes.contains("done: task 1:") && changes.contains("undo of #"), "\(line): \(shown)")
+            #expect(!changes.contains("task 2"), "another task's changes are not listed: \(shown)")
+        }
+        #expect(!(try t.ok("show", "1")).contains("changes\n"))
+    }
 }

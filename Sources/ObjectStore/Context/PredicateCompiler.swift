@@ -117,7 +117,7 @@ struct PredicateCompiler {
                 case .collection(let items): return items.contains { equal(l, $0, options) }
                 case .value(.string(let haystack)):
                     guard case .value(.string(let needle)) = l else { return false }
-                    return StringMatching.fold(haystack, options).contains(StringMatching.fold(needle, options))
+                    return StringMatching.contains(haystack, needle, options)
                 default: return false
                 }
             }
@@ -127,7 +127,7 @@ struct PredicateCompiler {
                 case .collection(let items): return items.contains { equal($0, r, options) }
                 case .value(.string(let haystack)):
                     guard case .value(.string(let needle)) = r else { return false }
-                    return StringMatching.fold(haystack, options).contains(StringMatching.fold(needle, options))
+                    return StringMatching.contains(haystack, needle, options)
                 default: return false
                 }
             }

@@ -15,6 +15,45 @@ package enum StringMatching {
         return result
     }
 
+    /// Whether `haystack` contains `needle` (CONTAINS and IN with the options). Both ASCII
+    /// (the usual case), by a byte search, case folded on the bytes when asked: ASCII has no
+    /// diacritics and no two canonically equivalent spellings, so it agrees with the general
+    /// path, which goes through Foundation's search (a tenth of a 10,000-row scan).
+    package static func contains(_ haystack: String, _ needle: String, _ options: PredicateComparison.Options) -> Bool {
+        var haystack = haystack, needle = needle
+        let caseless = options.contains(.caseInsensitive)
+        let found: Bool? = haystack.withUTF8 { text in
+            needle.withUTF8 { pattern -> Bool? in
+                if pattern.isEmpty { return nil }
+                guard pattern.allSatisfy({ $0 < 0x80 }) else { return nil }
+                func folded(_ byte: UInt8) -> UInt8 { caseless && byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte }
+                let first = folded(pattern[0])
+                var index = 0
+                while index + pattern.count <= text.count {
+                    let byte = text[index]
+                    if byte >= 0x80 { return nil }
+                    if folded(byte) == first {
+                        var offset = 1
+                        while offset < pattern.count {
+                            let other = text[index + offset]
+                            if other >= 0x80 { return nil }
+                            if folded(other) != folded(pattern[offset]) { break }
+                            offset += 1
+                        }
+                        if offset == pattern.count {
+                            // A match; the general path when anything else is not ASCII.
+                            return text.allSatisfy { $0 < 0x80 } ? true : nil
+                        }
+                    }
+                    index += 1
+                }
+                return text.allSatisfy { $0 < 0x80 } ? false : nil
+            }
+        }
+        if let found { return found }
+        return fold(haystack, options).contains(fold(needle, options))
+    }
+
     /// What a schema index on a string attribute files a value under: the value with case
     /// and diacritics folded (as `==[cd]` compares), canonically decomposed, as UTF-8. Strings
     /// that `==` finds equal with any options have the same key (the fold is the coarsest of

@@ -83,14 +83,15 @@ struct CommandDefinition {
                 run: ListCommand.run),
             CommandDefinition(
                 name: "show", synopsis: "show ID", summary: "show one task",
-                valued: [], switches: ["json", "all", "deleted"], taskwarriorAttributes: false,
+                valued: [], switches: ["json", "all", "deleted", "changes"], taskwarriorAttributes: false,
                 help: """
-                    usage: taskctl show ID [--deleted] [--json]
+                    usage: taskctl show ID [--deleted] [--changes] [--json]
                            taskctl FILTER [show]
 
-                    Shows one task (Taskwarrior's info): every field, its dependencies by id and the
-                    tasks waiting for it, its urgency, and its changes from the store's history (its
-                    last 1,000 transactions), oldest first, with old and new values. ID is the task's
+                    Shows one task: every field, its dependencies by id and the tasks waiting for it,
+                    its urgency; with --changes also its changes from the store's history (its last
+                    1,000 transactions), oldest first, with old and new values. Taskwarrior's info
+                    (taskctl info ID, or taskctl ID alone) shows the changes. ID is the task's
                     number, its UUID or a unique UUID prefix. A deleted task is shown only with
                     --deleted (or --all); otherwise it is an error. After a filter (taskctl 3,
                     taskctl +work show), every task it selects.

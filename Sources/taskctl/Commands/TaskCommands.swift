@@ -205,7 +205,7 @@ enum TaskCommands {
             let shown = key == "due" && view.overdue ? app.terminal.paint(value, .red) : value
             app.output.line(key.padding(toLength: 10, withPad: " ", startingAt: 0) + shown)
         }
-        try changes(of: view.objectID, app: app)
+        if args.has("changes") { try changes(of: view.objectID, app: app) }
     }
 
     /// The task's changes the store's history holds (its last 1,000 transactions), oldest

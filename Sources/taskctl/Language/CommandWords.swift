@@ -12,6 +12,8 @@ struct CommandWords {
     var command: String?
     /// The words after it.
     var rest: [String] = []
+    /// The command's word as typed (an alias or abbreviation of it).
+    var typed: String?
 
     /// Taskwarrior's other names for taskctl's commands.
     static let aliases = ["info": "show", "information": "show", "rm": "delete", "synchronize": "sync", "history": "history.monthly"]
@@ -69,6 +71,7 @@ struct CommandWords {
         if let index = remaining.firstIndex(where: { command(named: $0, in: commands) != nil }), !remaining[..<index].contains("--") {
             result.filter = Array(remaining[..<index])
             result.command = command(named: remaining[index], in: commands)
+            result.typed = remaining[index]
             result.rest = Array(remaining[(index + 1)...])
         } else {
             result.filter = remaining

@@ -20,6 +20,20 @@ struct UrgencyCoefficients: Sendable {
 
     static let standard = UrgencyCoefficients()
 
+    /// A per-name coefficient, read once from its setting's name.
+    struct Rule: Sendable {
+        let kind: String, name: String, value: String?, coefficient: Float
+    }
+
+    /// The per-name coefficients as rules, in the order Taskwarrior adds them (by the
+    /// setting's name); those of 0 left out.
+    var rules: [Rule] {
+        named.sorted { $0.key < $1.key }.compactMap { key, coefficient in
+            guard abs(coefficient) > 0.000001, let (kind, name, value) = Self.named(key) else { return nil }
+            return Rule(kind: kind, name: name, value: value, coefficient: coefficient)
+        }
+    }
+
     /// The fixed terms' settings.
     static let termKeys = ["project", "active", "scheduled", "waiting", "blocked", "annotations", "tags", "due", "blocking", "age"]
 
@@ -88,6 +102,12 @@ enum Urgency {
     /// `userValues` are its user-defined attributes' values as text.
     static func of(_ view: TaskView, now: Date, coefficients c: UrgencyCoefficients, blocked: Bool, blocking: Bool,
                    userValues: [String: String] = [:]) -> Double {
+        of(view, now: now, coefficients: c, rules: c.rules, blocked: blocked, blocking: blocking, userValues: userValues)
+    }
+
+    /// As above, with the per-name rules read already (a list reads them once, not per task).
+    static func of(_ view: TaskView, now: Date, coefficients c: UrgencyCoefficients, rules: [UrgencyCoefficients.Rule], blocked: Bool, blocking: Bool,
+                   userValues: [String: String] = [:]) -> Double {
         // taskctl's choice: a done or deleted task needs nothing done, so its urgency is 0
         // (Taskwarrior computes one for it too, which no report of it shows).
         guard view.status != "done" && view.status != "deleted" else { return 0 }
@@ -118,18 +138,17 @@ enum Urgency {
         } else {
             add(0, c.age)
         }
-        for (key, coefficient) in c.named.sorted(by: { $0.key < $1.key }) where abs(coefficient) > 0.000001 {
-            guard let (kind, name, value) = UrgencyCoefficients.named(key) else { continue }
+        for rule in rules {
             let applies: Bool
-            switch kind {
-            case "tag": applies = view.tags.contains(name)
-            case "project": applies = view.project.map { $0 == name || $0.hasPrefix(name + ".") } ?? false
-            case "keyword": applies = view.text.contains(name)
+            switch rule.kind {
+            case "tag": applies = view.tags.contains(rule.name)
+            case "project": applies = view.project.map { $0 == rule.name || $0.hasPrefix(rule.name + ".") } ?? false
+            case "keyword": applies = view.text.contains(rule.name)
             default:
-                let current = name == "priority" ? (view.priority > 0 ? Priority.letter(view.priority) : userValues["priority"]) : userValues[name]
-                applies = value.map { current == $0 } ?? (current != nil)
+                let current = rule.name == "priority" ? (view.priority > 0 ? Priority.letter(view.priority) : userValues["priority"]) : userValues[rule.name]
+                applies = rule.value.map { current == $0 } ?? (current != nil)
             }
-            if applies { total += coefficient }
+            if applies { total += rule.coefficient }
         }
         return Double(total)
     }
@@ -157,15 +176,17 @@ final class UrgencyScorer {
     let coefficients: UrgencyCoefficients
     let now: Date
     private var index: DependencyIndex?
-    /// User-defined attributes some coefficient names (their values are read only then).
-    private let namesAttributes: Bool
+    private let rules: [UrgencyCoefficients.Rule]
+    /// Whether a coefficient names a user-defined attribute, or a priority other than H, M
+    /// and L (kept as written): only then are a task's kept fields read.
+    private let readsKeptFields: Bool
 
     init(coefficients: UrgencyCoefficients, now: Date) {
         self.coefficients = coefficients
         self.now = now
-        namesAttributes = coefficients.named.keys.contains { key in
-            guard let (kind, name, _) = UrgencyCoefficients.named(key) else { return false }
-            return kind == "uda" && name != "priority"
+        rules = coefficients.rules
+        readsKeptFields = rules.contains { rule in
+            rule.kind == "uda" && (rule.name != "priority" || !["H", "M", "L"].contains(rule.value ?? ""))
         }
     }
 
@@ -173,15 +194,17 @@ final class UrgencyScorer {
     func score(_ view: TaskView, context: ManagedObjectContext?) throws -> Double {
         var blocked = false, blocking = false
         if let context, let uuid = view.uuidValue {
-            let dependencies = try dependencyIndex(context)
-            blocked = dependencies.blocked.contains(uuid)
-            blocking = dependencies.blocking.contains(uuid)
+            if index == nil { index = try DependencyIndex(context) }
+            if let index, !index.blocking.isEmpty {
+                blocked = index.blocked.contains(uuid)
+                blocking = index.blocking.contains(uuid)
+            }
         }
         var values: [String: String] = [:]
-        if namesAttributes || view.priority == 0, let extras = view.extrasText {
+        if readsKeptFields, let extras = view.extrasText {
             for (key, json) in ExtrasText.decode(.string(extras)) { values[key] = UserAttribute.text(ofJSON: json) }
         }
-        return Urgency.of(view, now: now, coefficients: coefficients, blocked: blocked, blocking: blocking, userValues: values)
+        return Urgency.of(view, now: now, coefficients: coefficients, rules: rules, blocked: blocked, blocking: blocking, userValues: values)
     }
 
     func dependencyIndex(_ context: ManagedObjectContext) throws -> DependencyIndex {
