@@ -198,3 +198,29 @@ struct RecurrenceSyncTests {
         #expect(seen.values.filter { $0["parent"] == made.key && $0["imask"] == "0" && $0["status"] == "pending" }.count == 1)
     }
 }
+
+/// A large import (saved in batches) makes no instances: each batch would read the whole
+/// store; the next change makes them, as many as a small import makes at once.
+@Suite struct RecurrenceImportTests {
+    @Test func aLargeImportLeavesInstancesToTheNextChange() throws {
+        var tasks: [[String: Any]] = [["description": "Weekly", "status": "recurring", "recur": "weekly", "due": "20261102T090000Z",
+                                       "entry": "20261101T090000Z", "uuid": "7d1c0a2e-3b4f-4c5d-8e6f-708192a3b4c5"]]
+        for n in 0..<250 { tasks.append(["description": "Task \(n)", "status": "pending", "entry": "20261101T090000Z"]) }
+        let json = String(decoding: try JSONSerialization.data(withJSONObject: tasks), as: UTF8.self)
+        var counts: [String: Int] = [:]
+        for batch in ["100", nil] {
+            let t = try TaskctlRunner()
+            t.now = "2026-11-25T12:00:00Z"
+            if let batch { t.extraEnvironment["TASKCTL_IMPORT_BATCH"] = batch }
+            let file = t.directory.appendingPathComponent("series.json")
+            try Data(json.utf8).write(to: file)
+            try t.ok("import", file.path)
+            let weekly = { try t.texts().filter { $0 == "Weekly" }.count }
+            if batch != nil { #expect(try weekly() == 0, "batched: none yet") }
+            try t.ok("add", "A change")
+            counts[batch ?? "one save"] = try weekly()
+        }
+        // 11-02, 11-09, 11-16, 11-23 and 11-30 (the first after now).
+        #expect(counts == ["100": 5, "one save": 5], "\(counts)")
+    }
+}

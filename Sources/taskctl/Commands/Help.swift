@@ -208,7 +208,8 @@ enum Help {
         now, 1 unless set). add prints the first pending instance's id. Done or deleted, an
         instance is marked so in its template's mask (+ done, X deleted, - pending, W made
         waiting); the instances of later dates are made by the next command that changes
-        anything (Taskwarrior makes them before a report) and by sync. A change to the template
+        anything (Taskwarrior makes them before a report; a large import leaves them to the
+        next change) and by sync. A change to the template
         reaches the instances made after it. until ends the series: the first date past it is
         the last instance made, and instances expire once it has passed, as in Taskwarrior.
         An instance of a template with a wait waits as long before its own due date.

@@ -380,6 +380,7 @@ enum ImportCommand {
         func importBatch(_ take: () -> [TaskRecord]) throws {
             var records = take()
             var recorder = ChangeRecorder(command: "import")
+            recorder.makesInstances = !batched
             // This batch's objects of the names and of the tasks it adds, by key.
             var named: [String: [String: ManagedObject]] = [:]
             var inserted: [UUID: ManagedObject] = [:]

@@ -13,6 +13,9 @@ import ObjectStoreModel
 /// neither (docs/history.md).
 struct ChangeRecorder {
     let command: String
+    /// Whether the save makes the recurring tasks' due instances (a batched import's saves
+    /// do not: each would read the whole store; the next change makes them).
+    var makesInstances = true
     /// Tasks that existed before the command changed them.
     private var changedTasks: Set<ObjectID> = []
 
@@ -28,7 +31,7 @@ struct ChangeRecorder {
     /// transaction (one undo takes both back).
     mutating func save(_ context: ManagedObjectContext, app: App) throws {
         context.processPendingChanges()
-        if context.hasChanges { try RecurringTasks.update(in: context, app: app, recorder: &self) }
+        if makesInstances && context.hasChanges { try RecurringTasks.update(in: context, app: app, recorder: &self) }
         context.processPendingChanges()
         // A task imported from Taskwarrior keeps its "modified" time for exports: a change
         // made here is a modification too.
