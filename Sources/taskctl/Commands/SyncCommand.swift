@@ -80,15 +80,14 @@ enum SyncCommand {
     }
 
     /// Makes the recurring tasks' due instances (``RecurringTasks``) as a transaction of
-    /// its own; whether any was made.
+    /// its own; whether anything changed (instances made, a mask or a template's status).
     @discardableResult
     static func makeInstances(_ context: ManagedObjectContext, app: App) throws -> Bool {
         var recorder = ChangeRecorder(command: "recurrence")
-        let made = try RecurringTasks.update(in: context, app: app, recorder: &recorder)
+        try RecurringTasks.update(in: context, app: app, recorder: &recorder)
         context.processPendingChanges()
         guard context.hasChanges else { return false }
         try recorder.save(context, app: app)
-        _ = made
         return true
     }
 

@@ -439,6 +439,7 @@ enum TaskCommands {
         try app.confirmBulk(tasks.count, command, yes: args.has("yes"))
         var recorder = ChangeRecorder(command: command)
         var changed: [ManagedObject] = []
+        var templates = 0
         for task in tasks {
             if task["status"] == .string(status) {
                 app.output.warn("taskctl: task \(task.objectID.primaryKey ?? 0) is already \(status)")
@@ -450,6 +451,7 @@ enum TaskCommands {
             if task["status"] == "recurring" && status != "deleted" {
                 // As in Taskwarrior: a template is neither pending nor done; its instances are.
                 app.output.warn("taskctl: task \(task.objectID.primaryKey ?? 0) is a recurring task's template; \(command) its instances instead (taskctl \(task.objectID.primaryKey ?? 0) show)")
+                templates += 1
                 continue
             }
             try recorder.willChange(task: task)
@@ -460,6 +462,9 @@ enum TaskCommands {
             if status != "pending" { try task.setValue(.null, forKey: "startedAt") }
             changed.append(task)
             try RecurringTasks.statusChanged(task, in: context, app: app, recorder: &recorder)
+        }
+        if changed.isEmpty && templates > 0 {
+            throw CLIError.usage("nothing to \(command): a recurring task's template is not \(command == "done" ? "done" : "changed so"); its instances are")
         }
         if changed.isEmpty {
             // Every task was in that state already: nothing done is a failure, not a success.
