@@ -35,7 +35,7 @@ enum OptionValue: Sendable, Equatable {
         "location": ["add", "rename", "delete"],
         "completion": ["bash", "zsh", "fish"],
         "context": ["define", "delete", "list", "show", "none"],
-        "help": TaskCtl.commandNames + ["dates", "filters", "man"],
+        "help": TaskCtl.commandNames + ["dates", "filters", "reports", "recurrence", "man"],
     ]
 
     static func of(_ option: String) -> OptionValue { declared[option] ?? .text }
