@@ -177,6 +177,9 @@ enum Taskwarrior {
             ["recur:weekly"], ["recur.any:"],
             ["00000003"], ["00000003-0000-4000-8000-000000000000"], ["uuid:00000004"], ["00000001", "00000002"],
             ["00000001", "+shop"],
+            // Taskwarrior's fields taskctl keeps as written: dependencies, templates, places.
+            ["depends.any:"], ["depends.none:"], ["depends:00000001"], ["depends.has:0000000c"], ["parent.any:"], ["parent:00000013"],
+            ["mask.any:"], ["rtype:periodic"], ["depends.any:", "or", "parent.any:"],
         ]
         // Every virtual tag, both ways.
         for tag in ["ACTIVE", "ANNOTATED", "BLOCKED", "BLOCKING", "CHILD", "COMPLETED", "DELETED", "DUE", "DUETODAY", "INSTANCE", "LATEST",

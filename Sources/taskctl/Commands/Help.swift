@@ -86,8 +86,9 @@ enum Help {
           +tag  -tag                            with, without a tag (or a virtual tag below)
           NAME:VALUE  NAME.MODIFIER:VALUE       an attribute: description, project, priority,
                                                 status, due, wait, scheduled, until, start, end,
-                                                entry, tags, recur, uuid, id, location, a UDA (two letters
-                                                or more of a name do: pro:, pri:)
+                                                entry, tags, recur, uuid, id, location, depends, parent,
+                                                mask, rtype, a UDA (two letters or more of a name do:
+                                                pro:, pri:)
           /pattern/                             a regular expression in the text or an annotation
           word                                  the same, as text (Taskwarrior's plain search)
         NAME:VALUE is Taskwarrior's partial match: text starting with VALUE (project:home is home,

@@ -59,7 +59,11 @@ struct TaskFilter: Sendable {
         "word": "word", "noword": "noword",
     ]
     /// Taskwarrior attributes taskctl does not have: refused by name, never searched for.
-    static let missingAttributes = ["depends", "modified", "parent", "mask", "imask", "rtype", "template", "last", "urgency"]
+    static let missingAttributes = ["modified", "imask", "template", "last", "urgency"]
+
+    /// Taskwarrior's own fields taskctl keeps as Taskwarrior writes them (dependencies, a
+    /// recurring task's template and places), filtered as attributes of their types.
+    static let keptAttributes: [String: UserAttribute.Kind] = ["depends": .string, "parent": .string, "mask": .string, "rtype": .string]
 
     /// The filter within the applied context (Taskwarrior's): `list`, and a command that
     /// changes the tasks a filter selects, selects only tasks the context's read filter
@@ -355,6 +359,11 @@ struct TaskFilter: Sendable {
         case .attribute(let name, let modifier, let value, let word):
             return try attribute(name, modifier: modifier, value: value, word: word, scope)
         case .userAttribute(let name, let modifier, let value, let word):
+            if scope.app.config.userAttributes[name] == nil, let kind = Self.keptAttributes[name] {
+                var kept = UserAttribute()
+                kept.kind = kind
+                return try userAttribute(name, kept, modifier: modifier, value: value, word: word, scope)
+            }
             guard let definition = scope.app.config.userAttributes[name] else {
                 // Not defined: a word with a colon is text to search for, as Taskwarrior reads it,
                 // unless it looks like an attribute given a value.

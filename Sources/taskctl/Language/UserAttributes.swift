@@ -50,6 +50,11 @@ struct UserAttribute: Sendable {
         switch node.kind {
         case .string(let text): return text
         case .number(let number): return number
+        case .array(let items):
+            // A list of strings (Taskwarrior 2.6's depends) as Taskwarrior's attribute holds
+            // it: comma-separated.
+            let texts = items.compactMap { item -> String? in if case .string(let text) = item.kind { return text } else { return nil } }
+            return texts.count == items.count ? texts.joined(separator: ",") : json
         default: return json
         }
     }
