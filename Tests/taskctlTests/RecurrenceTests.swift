@@ -223,4 +223,30 @@ struct RecurrenceSyncTests {
         // 11-02, 11-09, 11-16, 11-23 and 11-30 (the first after now).
         #expect(counts == ["100": 5, "one save": 5], "\(counts)")
     }
+
+    /// In a large store (made small here by the debug build's limit), a change that touches
+    /// no series makes no instances; one that touches a series makes that series' due
+    /// instances; sync makes every series'.
+    @Test func aLargeStoreMakesTheInstancesOfTheSeriesAChangeTouches() throws {
+        let t = try TaskctlRunner()
+        t.now = "2026-11-02T12:00:00Z"
+        try t.ok("add", "Weekly", "recur:weekly", "due:2026-11-02T18:00")
+        try t.ok("add", "Daily", "recur:daily", "due:2026-11-02T18:00")
+        t.extraEnvironment["TASKCTL_RECURRENCE_LIMIT_TASKS"] = "2"
+        t.now = "2026-11-10T12:00:00Z"
+        try t.ok("add", "Unrelated")
+        #expect(try t.texts().filter { $0 == "Weekly" }.count == 1 && (try t.texts()).filter { $0 == "Daily" }.count == 1, "no series touched")
+        // Done, an instance of Weekly brings its series up to date, not Daily's.
+        let weekly = try #require(try t.tasks().first { $0["text"] as? String == "Weekly" }?["id"] as? Int)
+        try t.ok("done", String(weekly))
+        let afterDone = try t.texts()
+        #expect(afterDone.filter { $0 == "Weekly" }.count == 2, "11-09 pending and 11-16, the first after now: \(afterDone)")
+        #expect(try t.texts("--all").filter { $0 == "Weekly" }.count == 3)
+        #expect(try t.texts().filter { $0 == "Daily" }.count == 1)
+        // Without the limit, the next change brings every series up to date.
+        t.extraEnvironment["TASKCTL_RECURRENCE_LIMIT_TASKS"] = nil
+        try t.ok("add", "Another")
+        let afterAll = try t.texts()
+        #expect(afterAll.filter { $0 == "Daily" }.count == 9, "11-02 to 11-10: \(afterAll)")
+    }
 }

@@ -84,7 +84,7 @@ enum SyncCommand {
     @discardableResult
     static func makeInstances(_ context: ManagedObjectContext, app: App) throws -> Bool {
         var recorder = ChangeRecorder(command: "recurrence")
-        try RecurringTasks.update(in: context, app: app, recorder: &recorder)
+        try RecurringTasks.update(in: context, app: app, recorder: &recorder, everything: true)
         context.processPendingChanges()
         guard context.hasChanges else { return false }
         try recorder.save(context, app: app)

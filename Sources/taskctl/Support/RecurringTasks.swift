@@ -15,6 +15,18 @@ import ObjectStoreModel
 /// named after its template and its place (UUIDv5), so two taskctl replicas that make the
 /// same instance make one task, not two.
 enum RecurringTasks {
+    /// Up to this many tasks, every change makes every series' due instances.
+    static let everyTaskLimit = 100_000
+
+    /// The limit for this process (the debug build lets TASKCTL_RECURRENCE_LIMIT_TASKS make
+    /// it small, so a test sees a large store's behaviour on a few tasks).
+    static func everyTaskLimit(_ app: App) -> Int {
+        #if DEBUG
+        if let text = app.environment["TASKCTL_RECURRENCE_LIMIT_TASKS"], let limit = Int(text), limit >= 0 { return limit }
+        #endif
+        return everyTaskLimit
+    }
+
     /// A task's `parent` (its template's UUID), when it is an instance.
     static func parent(of task: ManagedObject) -> UUID? {
         ExtrasText.decode(task["extras"]).first { $0.key == "parent" }.flatMap { UUID(uuidString: UserAttribute.text(ofJSON: $0.json)) }
@@ -55,11 +67,37 @@ enum RecurringTasks {
     /// then each template gets its missing instances, and a template whose series has ended
     /// (past its `until`, every instance done or deleted) is deleted. Each change is recorded
     /// in `recorder`, so it is saved and undone with the command. Returns the instances made.
+    ///
+    /// In a store of more than ``everyTaskLimit`` tasks, a change reads only the series it
+    /// touches (the changed tasks, and the templates of changed instances): reading every task
+    /// at every change cost a command a second at a million tasks. `everything` (sync) reads
+    /// every series whatever the size.
     @discardableResult
-    static func update(in context: ManagedObjectContext, app: App, recorder: inout ChangeRecorder) throws -> [ManagedObject] {
+    static func update(in context: ManagedObjectContext, app: App, recorder: inout ChangeRecorder, everything: Bool = false) throws -> [ManagedObject] {
         guard app.config.recurrence else { return [] }
-        let candidates = try app.tasks(context, where: try ObjectPredicate(
-            "status == 'recurring' OR (status == 'pending' AND recurrence != nil AND dueDate != nil)"))
+        let query = "status == 'recurring' OR (status == 'pending' AND recurrence != nil AND dueDate != nil)"
+        var candidates: [ManagedObject]
+        let readsEverything = try everything || context.count(for: FetchRequest(entityName: "Task")) <= everyTaskLimit(app)
+        if readsEverything {
+            candidates = try app.tasks(context, where: try ObjectPredicate(query))
+        } else {
+            // The series the command touched.
+            func isCandidate(_ task: ManagedObject) -> Bool {
+                task["status"] == "recurring" || (task["status"] == "pending" && !task["recurrence"].isNull && !task["dueDate"].isNull)
+            }
+            var seen = Set<ObjectID>()
+            candidates = []
+            for task in context.insertedObjects + context.updatedObjects where task.entity.isKind(of: "Task") {
+                if let parent = parent(of: task) {
+                    for template in try context.fetch(FetchRequest(entityName: "Task", predicate: try ObjectPredicate(format: "uuid == %@", .uuid(parent))))
+                    where seen.insert(template.objectID).inserted {
+                        candidates.append(template)
+                    }
+                } else if isCandidate(task), seen.insert(task.objectID).inserted {
+                    candidates.append(task)
+                }
+            }
+        }
         var made: [ManagedObject] = []
         for task in candidates {
             if task["status"] == "pending" {
