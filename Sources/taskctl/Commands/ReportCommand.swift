@@ -130,14 +130,7 @@ enum ReportCommand {
             case "tags": return bytes(a.tags.joined(separator: ","), b.tags.joined(separator: ","))
             case "uuid": return bytes(a.uuid ?? "", b.uuid ?? "")
             case "parent": return bytes(Self.extra("parent", of: a) ?? "", Self.extra("parent", of: b) ?? "")
-            case "due": return dates(a.due, b.due)
-            case "end": return dates(a.completed, b.completed)
-            case "entry": return dates(a.created, b.created)
-            case "start": return dates(a.started, b.started)
-            case "until": return dates(a.until, b.until)
-            case "wait": return dates(a.wait, b.wait)
-            case "scheduled": return dates(a.scheduled, b.scheduled)
-            case "modified": return dates(Self.modified(a), Self.modified(b))
+            case _ where Self.date(field, of: a) != nil: return dates(Self.date(field, of: a) ?? nil, Self.date(field, of: b) ?? nil)
             case "priority":
                 // Taskwarrior's priority is an attribute whose values are ordered H, M, L, none.
                 func position(_ view: TaskView) -> Int { view.priority > 0 ? 3 - Int(min(3, view.priority)) : 3 }
@@ -184,6 +177,22 @@ enum ReportCommand {
             case "tags": return view.tags.joined(separator: ",")
             case "location": return view.location ?? ""
             default: return Self.extra(field, of: view) ?? ""
+            }
+        }
+
+        /// A view's date by Taskwarrior's attribute name (`entry`, `end`, `start`, `due`,
+        /// `wait`, `scheduled`, `until`, `modified`); `.none` for another name.
+        static func date(_ name: String, of view: TaskView) -> Date?? {
+            switch name {
+            case "entry": return .some(view.created)
+            case "end": return .some(view.completed)
+            case "start": return .some(view.started)
+            case "due": return .some(view.due)
+            case "wait": return .some(view.wait)
+            case "scheduled": return .some(view.scheduled)
+            case "until": return .some(view.until)
+            case "modified": return .some(modified(view))
+            default: return .none
             }
         }
 
@@ -344,14 +353,7 @@ struct ColumnRenderer {
         case "parent":
             guard let parent = ReportCommand.Sorter.extra("parent", of: view) else { return [] }
             return [style == "short" ? String(parent.prefix(8)) : parent]
-        case "entry": return date(view.created)
-        case "start": return date(view.started)
-        case "end": return date(view.completed)
-        case "due": return date(view.due)
-        case "wait": return date(view.wait)
-        case "scheduled": return date(view.scheduled)
-        case "until": return date(view.until)
-        case "modified": return date(ReportCommand.Sorter.modified(view))
+        case _ where ReportCommand.Sorter.date(base, of: view) != nil: return date(ReportCommand.Sorter.date(base, of: view) ?? nil)
         default:
             // A user-defined attribute.
             guard let value = ReportCommand.Sorter.extra(base, of: view), !value.isEmpty else { return [] }

@@ -279,14 +279,7 @@ enum TaskwarriorInformation {
         case "location": return view.location ?? ""
         case "priority": return Priority.letter(view.priority)
         case "urgency": return String(format: "%g", Float(view.urgency))
-        case "due": return date(view.due)
-        case "entry": return date(view.created)
-        case "end": return date(view.completed)
-        case "start": return date(view.started)
-        case "wait": return date(view.wait)
-        case "scheduled": return date(view.scheduled)
-        case "until": return date(view.until)
-        case "modified": return date(ReportCommand.Sorter.modified(view))
+        case let name where ReportCommand.Sorter.date(name, of: view) != nil: return date(ReportCommand.Sorter.date(name, of: view) ?? nil)
         case "recur":
             // As Taskwarrior gives it: a duration (a month 30 days, a year 365).
             guard let text = view.recurrence, let recurrence = Recurrence(text) else { return view.recurrence ?? "PT0S" }

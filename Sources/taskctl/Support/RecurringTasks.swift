@@ -150,25 +150,18 @@ enum RecurringTasks {
     /// An instance: the template's fields (its Taskwarrior fields too, but its mask), due
     /// `due`, its wait moved with it, pending, made now.
     static func clone(_ template: ManagedObject, due: Date, index: Int, uuid: UUID, in context: ManagedObjectContext, app: App) throws -> ManagedObject {
-        let instance = try context.insertObject(entityName: "Task")
-        for key in ["title", "priority", "scheduled", "until", "recurrence"] { try instance.setValue(template[key], forKey: key) }
+        // duplicate's copy (fields, location, project, tags, annotations), then what makes it
+        // this instance: its due date, its wait moved with it, its UUID and place.
+        let instance = try TaskCommands.copy(of: template, app: app, context: context)
         try instance.setValue(.date(due), forKey: "dueDate")
         if case .date(let wait) = template["waitUntil"], case .date(let templateDue) = template["dueDate"] {
             try instance.setValue(.date(due.addingTimeInterval(wait.timeIntervalSince(templateDue))), forKey: "waitUntil")
         }
-        try instance.setValue("pending", forKey: "status")
         try instance.setValue(.uuid(uuid), forKey: "uuid")
-        try instance.setValue(.date(app.now), forKey: "createdAt")
         var extras = ExtrasText.decode(template["extras"]).filter { !["mask", "modified", "parent", "imask"].contains($0.key) }
         if case .uuid(let parent) = template["uuid"] { extras.append(("parent", JSONText.quote(parent.uuidString.lowercased()))) }
         extras.append(("imask", String(index)))
         try instance.setValue(ExtrasText.encode(extras), forKey: "extras")
-        try instance.setObject(try template.object(forKey: "location"), forKey: "location")
-        try instance.setObject(try template.object(forKey: "project"), forKey: "project")
-        try instance.setObjects(try template.objects(forKey: "tags"), forKey: "tags")
-        for note in try Annotations.list(of: template) {
-            try Annotations.add(note.text, entry: note.entry ?? app.now, to: instance, in: context, movingOnCollision: false)
-        }
         return instance
     }
 
