@@ -27,6 +27,8 @@ public enum ObjectStoreError: Error, Sendable, Hashable, CustomStringConvertible
     case invalidFetchRequest(String)
     /// No fetch request template of that name in the model.
     case unknownFetchRequestTemplate(String, suggestion: String?)
+    /// A batch request that cannot run as asked (a relationship to set, a child context).
+    case invalidBatchRequest(String)
 
     public var description: String {
         func hint(_ s: String?) -> String { s.map { " (did you mean '\($0)'?)" } ?? "" }
@@ -53,6 +55,8 @@ public enum ObjectStoreError: Error, Sendable, Hashable, CustomStringConvertible
             return "class \(name) is not registered with the coordinator (call register(_:forEntityName:))"
         case .invalidFetchRequest(let reason):
             return "invalid fetch request: \(reason)"
+        case .invalidBatchRequest(let reason):
+            return "invalid batch request: \(reason)"
         case .unknownFetchRequestTemplate(let name, let suggestion):
             return "the model has no fetch request template '\(name)'\(hint(suggestion))"
         }
