@@ -351,3 +351,83 @@ import ObjectStoreModel
         #expect(try fresh.count(for: FetchRequest(entityName: "Location")) == 1)
     }
 }
+
+@Suite struct RefreshAllObjectsTests {
+    /// After another opening of the store saved, refreshAllObjects shows its values: clean
+    /// objects become faults that read them, changed ones keep their changes on top, inserted
+    /// ones stay.
+    @Test func refreshAllObjectsReadsOtherSavesAndKeepsUnsavedChanges() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("tasks.store")
+        let context = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: TestModel.model, storeURL: url))
+        let clean = try context.task("clean", priority: 1), edited = try context.task("edited", priority: 1)
+        try context.save()
+        let other = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: TestModel.model, storeURL: url))
+        try other.execute(BatchUpdateRequest(entityName: "Task", propertiesToUpdate: ["priority": .integer(2)]))
+        try edited.setValue(.string("mine"), forKey: "text")
+        let inserted = try context.task("new")
+        #expect(clean["priority"] == 1)
+        context.refreshAllObjects()
+        #expect(clean.isFault)
+        #expect(clean["priority"] == 2)
+        #expect(edited["priority"] == 2)
+        #expect(edited["text"] == "mine")
+        #expect(inserted.isInserted && inserted["text"] == "new")
+        try context.save()
+        let reader = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: TestModel.model, storeURL: url))
+        #expect(try reader.existingObject(with: edited.objectID)["text"] == "mine")
+    }
+}
+
+/// An object whose row holds a long stored to-many (a department's employees, written in its
+/// row) is read in place through where each slot starts: its attributes after the list read
+/// without skipping the list (an object reached through a to-one from each of 20,000
+/// employees skipped it at every read: quadratic), and every value reads as decoded.
+@Suite struct ListHoldingRowTests {
+    @Test func aRowWithALongListReadsItsSlotsInPlaceAndRight() throws {
+        let schema = #"""
+        { "entities": [
+            { "name": "Department", "attributes": [{ "name": "name", "type": "string" }, { "name": "budget", "type": "int64" }],
+              "relationships": [{ "name": "employees", "destination": "Employee", "inverse": "department", "toMany": true }] },
+            { "name": "Employee", "attributes": [{ "name": "name", "type": "string" }],
+              "relationships": [{ "name": "department", "destination": "Department", "inverse": "employees" }] }
+        ] }
+        """#
+        let model = try ManagedObjectModel(schema: schema, file: "org")
+        let directory = try TemporaryDirectory()
+        let url = directory.file("org.store")
+        let writer = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: model, storeURL: url))
+        let sales = try writer.insertObject(entityName: "Department"), lab = try writer.insertObject(entityName: "Department")
+        try sales.setValue("Sales", forKey: "name")
+        try sales.setValue(.integer(500), forKey: "budget")
+        try lab.setValue("Lab", forKey: "name")
+        for i in 0..<300 {
+            let employee = try writer.insertObject(entityName: "Employee")
+            try employee.setValue(.string("e\(i)"), forKey: "name")
+            try employee.setObject(i % 10 == 0 ? lab : sales, forKey: "department")
+        }
+        try writer.save()
+
+        let context = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: model, storeURL: url))
+        let department = try context.existingObject(with: sales.objectID)
+        #expect(department["name"] == "Sales")
+        #expect(department["budget"] == 500)
+        guard case .indexed = department.slots.storage else {
+            Issue.record("a department row holding 270 employees is not read through its positions: \(department.slots.storage)")
+            return
+        }
+        #expect(try department.objects(forKey: "employees").count == 270)
+        // Reached through each employee's to-one, in a predicate and a sort.
+        let inSales = try context.fetch(FetchRequest(entityName: "Employee", predicate: try ObjectPredicate("department.name == 'Sales' AND department.budget > 100")))
+        #expect(inSales.count == 270)
+        let sorted = try context.fetch(FetchRequest(entityName: "Employee", sortDescriptors: [SortKey("department.name"), SortKey("name")]))
+        #expect(sorted.first?["name"] == "e0" && sorted.count == 300)
+        // A write decodes the values; they are the same.
+        try department.setValue(.integer(600), forKey: "budget")
+        #expect(department["name"] == "Sales")
+        #expect(try department.objects(forKey: "employees").count == 270)
+        try context.save()
+        let reader = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: model, storeURL: url))
+        #expect(try reader.existingObject(with: sales.objectID)["budget"] == 600)
+    }
+}

@@ -192,6 +192,7 @@ struct Workloads {
             if options.wants("top") { try top(n, data) }
             if options.wants("lookup") { try lookup(n, data) }
             if options.wants("place") { try place(n, data) }
+            if options.wants("batch") { try batch(n, data) }
         }
         if options.wants("edit") { try edit(options.editSizes ?? options.sizes) }
     }
@@ -683,6 +684,64 @@ struct Workloads {
             c = data.filter { $0.priority >= 2 && ($0.due.map { $0 < cutoff } ?? false) }.count
         })
         if a != b || b != c { notes.append("evaluate n=\(n): counts differ \(a) \(b) \(c)") }
+    }
+
+    /// 16-17. A batch update and a batch delete in the store (no objects made), beside SQL's
+    /// `UPDATE ... WHERE` and `DELETE ... WHERE`; each run on a new copy of the data. The
+    /// update's peak memory, in a child process, for the largest size.
+    mutating func batch(_ n: Int, _ data: [TaskData]) throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var k = 0
+        func objectStore() throws -> ManagedObjectContext {
+            k += 1
+            let url = dir.appendingPathComponent("b\(k).store")
+            try OS.build(url, data)
+            return try OS.open(url)
+        }
+        func sqlite(_ journal: SQL.Journal) throws -> any DatabaseWriter {
+            k += 1
+            let queue = try SQL.create(dir.appendingPathComponent("b\(k).sqlite"), journal)
+            try SQL.insertPrepared(queue, data)
+            return queue
+        }
+        var updated = 0, deleted = 0
+        record("16 batch update", n, "ObjectStore", try measure(options.runs, setup: objectStore) { context in
+            var request = BatchUpdateRequest(entityName: "Task", predicate: try ObjectPredicate("priority < 2"), propertiesToUpdate: ["priority": .integer(3)])
+            request.resultType = .count
+            updated = try context.execute(request).count ?? 0
+        })
+        for journal in SQL.Journal.allCases {
+            var changes = 0
+            record("16 batch update", n, journal.system, try measure(options.runs, setup: { try sqlite(journal) }) { queue in
+                try queue.write { db in
+                    try db.execute(sql: "UPDATE task SET priority = 3 WHERE priority < 2")
+                    changes = db.changesCount
+                }
+            })
+            if changes != updated { notes.append("batch update n=\(n): ObjectStore \(updated), \(journal.system) \(changes)") }
+        }
+        record("17 batch delete", n, "ObjectStore", try measure(options.runs, setup: objectStore) { context in
+            var request = BatchDeleteRequest(entityName: "Task", predicate: try ObjectPredicate("priority == 0"))
+            request.resultType = .count
+            deleted = try context.execute(request).count ?? 0
+        })
+        for journal in SQL.Journal.allCases {
+            var changes = 0
+            record("17 batch delete", n, journal.system, try measure(options.runs, setup: { try sqlite(journal) }) { queue in
+                try queue.write { db in
+                    try db.execute(sql: "DELETE FROM task WHERE priority = 0")
+                    changes = db.changesCount
+                }
+            })
+            if changes != deleted { notes.append("batch delete n=\(n): ObjectStore \(deleted), \(journal.system) \(changes)") }
+        }
+        if n == options.sizes.max() {
+            let url = dir.appendingPathComponent("child.store")
+            try OS.build(url, data)
+            let peak = try child(["--child-batch-update", url.path])
+            notes.append("16 batch update of every one of \(n) tasks: peak resident memory \(peak / 1_048_576) MiB")
+        }
     }
 
     func child(_ arguments: [String]) throws -> Int {

@@ -8,7 +8,7 @@ import ObjectStoreModel
 //                                          [--edit-sizes 10000,100000,1000000] [--json]
 //
 // Workloads: open, insert, fetch, edit, delete, count, fault, migrate, memory, evaluate, select, group, top,
-// lookup, place.
+// lookup, place, batch.
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 
@@ -68,6 +68,15 @@ if arguments.first == "--profile-compact", arguments.count == 3, let rounds = In
     for _ in 0..<max(1, rounds) { try context.coordinator.compactStore() }
     print("\((DispatchTime.now().uptimeNanoseconds - start) / UInt64(max(1, rounds)) / 1000) us a compaction")
     exit(0)
+}
+// A batch update of every task of an existing store.
+if arguments.first == "--child-batch-update", arguments.count == 2 {
+    let context = try OS.open(URL(fileURLWithPath: arguments[1]))
+    var request = BatchUpdateRequest(entityName: "Task", propertiesToUpdate: ["priority": .integer(3)])
+    request.resultType = .count
+    let changed = try context.execute(request).count ?? 0
+    print(peakResidentBytes())
+    exit(changed > 0 ? 0 : 1)
 }
 if arguments.first == "--child-baseline" {
     _ = try OS.models().currentModel()

@@ -398,6 +398,24 @@ extension ManagedObjectContext {
         }
     }
 
+    /// Refreshes every registered object (Core Data's `refreshAllObjects()`): one with unsaved
+    /// changes reloads its saved values and keeps its changes on top; one without becomes a
+    /// fault again, its memory freed until next access, so it reads the latest saved values
+    /// then. Inserted objects stay as they are.
+    ///
+    /// ```swift
+    /// try context.execute(BatchUpdateRequest(entityName: "Task", propertiesToUpdate: ["priority": .integer(0)]))
+    /// context.refreshAllObjects()   // not needed after a batch request of this context; after another process's save, it is
+    /// ```
+    public func refreshAllObjects() {
+        let objects = registered.values.filter { !$0.insertedState }
+        if parent == nil { try? coordinator.store.catchUp() }
+        for object in objects where object.managedObjectContext === self {
+            refreshCaughtUp(object, mergeChanges: object.hasChangedSlots || object.deletedState)
+        }
+        processPendingChanges()
+    }
+
     private func refreshCaughtUp(_ object: ManagedObject, mergeChanges: Bool) {
         object.fetchedPropertyCache.removeAll()
         object.prefetched.removeAll()

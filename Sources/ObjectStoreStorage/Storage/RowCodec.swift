@@ -308,11 +308,31 @@ package struct RowCodec {
     /// Checks that the row at the reader decodes, without making its values (a row read in
     /// place later, slot by slot, must not fail then); returns its number of slots.
     func check(_ reader: inout ByteReader, shape: Shape) throws -> Int {
+        var positions: [Int]?
+        return try check(&reader, shape: shape, positions: &positions)
+    }
+
+    /// ``check(_:shape:)`` noting, when `positions` is given, where each slot the row holds
+    /// starts (-1 for one it leaves out): a slot read at its position skips nothing.
+    func check(_ reader: inout ByteReader, shape: Shape, positions: inout [Int]?) throws -> Int {
         let head = try head(&reader, shape: shape)
+        if positions != nil { positions = [Int](repeating: -1, count: head.count) }
         for index in 0..<head.count where head.holds(index) {
+            positions?[index] = reader.position
             try check(head.typed ? shape.kinds[index] : .tagged, &reader)
         }
         return head.count
+    }
+
+    /// The value of slot `index` of the row at the reader, whose value (when the row holds
+    /// it) starts at `position`.
+    func slot(_ index: Int, at position: Int, from reader: inout ByteReader, shape: Shape) throws -> SlotValue {
+        let head = try head(&reader, shape: shape)
+        guard index < head.count else { return .value(.null) }
+        guard head.holds(index) else { return try blank(index, shape) }
+        guard position >= reader.position, position < reader.end else { throw ByteReader.Truncated() }
+        reader.position = position
+        return try held(index, head, shape, from: &reader)
     }
 
     /// Checks one value as decoding it would, and moves past it: a tagged one, or one of a

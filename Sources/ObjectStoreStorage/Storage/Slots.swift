@@ -13,10 +13,16 @@ import ObjectStoreModel
     /// Each slot's blank (which sparse and typed rows leave out) and kind (typed rows).
     package let shape: RowCodec.Shape
 
+    /// Whether rows of the entity may hold a list of objects (a stored to-many), whose
+    /// length every read of a later slot would skip: such rows, when long, are read through
+    /// their slots' positions (``IndexedRow``).
+    let holdsLists: Bool
+
     package init(codec: RowCodec, entity: EntityDescription) {
         self.codec = codec
         self.initial = entity.properties.map(SlotValue.initial(for:))
         self.stored = entity.properties.map { $0.attribute?.isStored ?? true }
+        self.holdsLists = entity.properties.contains { $0.relationship.map { $0.isToMany && !$0.isTransient && !$0.isDerivedFromInverse } ?? false }
         let shape = codec.shape(entity: codec.entityIndex[entity.name] ?? -1)
         self.shape = shape.count == entity.properties.count ? shape : RowCodec.Shape(blanks: entity.properties.map(SlotValue.blank(for:)))
     }
@@ -53,8 +59,14 @@ package final class RowLayouts {
     /// when it has another number (rows of an entity whose slots changed read as initial
     /// values, as decoded ones do). Throws when it does not decode.
     package init?(bytes: [UInt8], start: Int, layout: RowLayout) throws {
+        var positions: [Int]?
+        try self.init(bytes: bytes, start: start, layout: layout, positions: &positions)
+    }
+
+    /// The row, with where each of its slots starts when `positions` is given.
+    init?(bytes: [UInt8], start: Int, layout: RowLayout, positions: inout [Int]?) throws {
         var reader = ByteReader(bytes, from: start)
-        guard try layout.codec.check(&reader, shape: layout.shape) == layout.count else { return nil }
+        guard try layout.codec.check(&reader, shape: layout.shape, positions: &positions) == layout.count else { return nil }
         self.bytes = bytes
         self.start = start
         self.layout = layout
@@ -92,6 +104,31 @@ package final class RowLayouts {
     }
 }
 
+/// A long row holding a list of objects (an owner's stored to-many), read in place through
+/// where each slot starts: reading its name does not skip its list again. Without this, an
+/// object reached through a to-one from each of 20,000 others (a department of its
+/// employees) skipped its list of 20,000 at every read of an attribute after it.
+@usableFromInline package final class IndexedRow {
+    @usableFromInline let row: EncodedRow
+    let positions: [Int]
+
+    /// Rows shorter than this skip their few bytes faster than an array is made.
+    static let minimumLength = 256
+
+    init(row: EncodedRow, positions: [Int]) {
+        self.row = row
+        self.positions = positions
+    }
+
+    @usableFromInline func slot(_ index: Int) -> SlotValue {
+        let layout = row.layout
+        guard layout.stored[index] else { return layout.initial[index] }
+        guard index < positions.count, positions[index] >= 0 else { return row.slot(index) }
+        var reader = ByteReader(row.bytes, from: row.start)
+        return (try? layout.codec.slot(index, at: positions[index], from: &reader, shape: layout.shape)) ?? layout.initial[index]
+    }
+}
+
 /// An object's values, one per slot of its entity: decoded in an array, or read in place
 /// from the store's encoded row until the first write (which decodes them all). A clean
 /// object loaded from the binary store so holds no decoded value (docs/ARCHITECTURE.md,
@@ -102,6 +139,7 @@ package final class RowLayouts {
     @usableFromInline enum Storage {
         case decoded([SlotValue])
         case encoded(EncodedRow)
+        case indexed(IndexedRow)
     }
     @usableFromInline var storage: Storage
 
@@ -121,8 +159,18 @@ package final class RowLayouts {
     /// number of slots than the layout reads as the initial values (as a decoded one does).
     /// Throws when the row does not decode.
     package static func inPlace(_ bytes: [UInt8], start: Int, layout: RowLayout) throws -> Slots {
-        guard let row = try EncodedRow(bytes: bytes, start: start, layout: layout) else { return Slots(layout.initial) }
-        return Slots(row: row)
+        guard layout.holdsLists else {
+            guard let row = try EncodedRow(bytes: bytes, start: start, layout: layout) else { return Slots(layout.initial) }
+            return Slots(row: row)
+        }
+        var positions: [Int]? = []
+        guard let row = try EncodedRow(bytes: bytes, start: start, layout: layout, positions: &positions) else { return Slots(layout.initial) }
+        guard let positions, let last = positions.last(where: { $0 >= 0 }), last - start >= IndexedRow.minimumLength else { return Slots(row: row) }
+        return Slots(storage: .indexed(IndexedRow(row: row, positions: positions)))
+    }
+
+    @inlinable init(storage: Storage) {
+        self.storage = storage
     }
 
     /// The values as an array (decoded from the row when it is encoded). Changed in place
@@ -132,6 +180,7 @@ package final class RowLayouts {
             switch storage {
             case .decoded(let values): return values
             case .encoded(let row): return row.decoded()
+            case .indexed(let indexed): return indexed.row.decoded()
             }
         }
         _modify {
@@ -139,6 +188,7 @@ package final class RowLayouts {
             switch storage {
             case .decoded(let decoded): values = decoded
             case .encoded(let row): values = row.decoded()
+            case .indexed(let indexed): values = indexed.row.decoded()
             }
             storage = .decoded([])  // let go of the array, so it is changed in place
             defer { storage = .decoded(values) }
@@ -148,8 +198,11 @@ package final class RowLayouts {
 
     /// The encoded row the values are read from, until a write decodes them.
     @inlinable package var row: EncodedRow? {
-        if case .encoded(let row) = storage { return row }
-        return nil
+        switch storage {
+        case .decoded: return nil
+        case .encoded(let row): return row
+        case .indexed(let indexed): return indexed.row
+        }
     }
 
     @inlinable package var startIndex: Int { 0 }
@@ -158,6 +211,7 @@ package final class RowLayouts {
             switch storage {
             case .decoded(let values): return values.count
             case .encoded(let row): return row.layout.count
+            case .indexed(let indexed): return indexed.row.layout.count
             }
         }
     }
@@ -167,6 +221,7 @@ package final class RowLayouts {
             switch storage {
             case .decoded(let values): return values[index]
             case .encoded(let row): return row.slot(index)
+            case .indexed(let indexed): return indexed.slot(index)
             }
         }
         set {
@@ -179,7 +234,7 @@ package final class RowLayouts {
     @inlinable package func satisfy(_ predicate: SlotPredicate) throws -> Bool {
         switch storage {
         case .decoded(let values): return try predicate.matches(reading: values)
-        case .encoded: return try predicate.matches(reading: self)
+        case .encoded, .indexed: return try predicate.matches(reading: self)
         }
     }
 
@@ -187,7 +242,7 @@ package final class RowLayouts {
     @inlinable package func satisfy(_ test: SlotTest) throws -> Bool {
         switch storage {
         case .decoded(let values): return try test.matches(values)
-        case .encoded: return try test.predicate.matches(reading: self)
+        case .encoded, .indexed: return try test.predicate.matches(reading: self)
         }
     }
 
@@ -196,16 +251,15 @@ package final class RowLayouts {
 
     /// Decodes the row's values (nothing when they are decoded).
     package mutating func decode() {
-        guard case .encoded(let row) = storage else { return }
+        guard let row else { return }
         storage = .decoded(row.decoded())
     }
 
     /// Whether these read the very row `other` reads, or share its decoded array (as an
     /// object's values and its committed ones do after a save): then no slot differs.
     package func isSameStorage(as other: Slots) -> Bool {
+        if let row, let otherRow = other.row { return row.isSame(as: otherRow) }
         switch (storage, other.storage) {
-        case (.encoded(let row), .encoded(let otherRow)):
-            return row.isSame(as: otherRow)
         case (.decoded(let values), .decoded(let otherValues)):
             guard !values.isEmpty, values.count == otherValues.count else { return false }
             return values.withUnsafeBufferPointer { a in otherValues.withUnsafeBufferPointer { b in a.baseAddress == b.baseAddress } }
