@@ -39,11 +39,19 @@ extension ManagedObjectContext {
         try executingBatch { try $0.insert(request) }
     }
 
-    private func executingBatch(_ body: (BatchExecutor) throws -> (BatchResult, SaveNotification)) throws -> BatchResult {
+    /// A batch update inside ``PersistentStoreCoordinator/committingTogether(_:)`` of a binary
+    /// store: its rows are saved into the commit being made (with the saves around it, one
+    /// transaction), not committed on their own.
+    package func executeInsideCommit(_ request: BatchUpdateRequest) throws -> BatchResult {
+        try executingBatch(insideCommit: true) { try $0.update(request) }
+    }
+
+    private func executingBatch(insideCommit: Bool = false, _ body: (BatchExecutor) throws -> (BatchResult, SaveNotification)) throws -> BatchResult {
         guard parent == nil else {
             throw ObjectStoreError.invalidBatchRequest("a batch request runs in the store: execute it in a context of the coordinator, not a child context")
         }
-        let (result, notification) = try body(BatchExecutor(coordinator: coordinator, author: transactionAuthor, contextName: name))
+        let executor = BatchExecutor(coordinator: coordinator, author: transactionAuthor, contextName: name, insideCommit: insideCommit)
+        let (result, notification) = try body(executor)
         mergeChanges(from: notification)
         coordinator.post(notification)
         return result
@@ -59,6 +67,8 @@ struct BatchExecutor {
     let coordinator: PersistentStoreCoordinator
     let author: String?
     let contextName: String?
+    /// Whether the caller has begun the commit (``ManagedObjectContext/executeInsideCommit(_:)``).
+    var insideCommit = false
 
     /// Rows saved at a time (a binary store stages each chunk; the others save once).
     static let chunkSize = 16_384
@@ -76,7 +86,13 @@ struct BatchExecutor {
             let reader = ManagedObjectContext(coordinator: coordinator)
             reader.undoManager = nil
             let result: T
-            if store.hasEncodedRows {
+            if insideCommit {
+                result = try body(reader) { changes in
+                    var changes = changes
+                    changes.transaction = draft(updated: changes.updated.count, deleted: changes.deleted.count)
+                    return try store.save(changes)
+                }
+            } else if store.hasEncodedRows {
                 result = try store.committingTogether {
                     try body(reader) { changes in
                         var changes = changes

@@ -27,6 +27,10 @@ extension BinaryStore {
         /// were (nil: the store had no such row), in the order first met.
         var before: [ObjectID: StoredRow?] = [:]
         var changed: [ObjectID] = []
+        /// Rows saved before the batch whose constrained values some save of it may have
+        /// changed (an update not marked `constrainedValuesKept`): only these are checked
+        /// against the others at the commit.
+        var constraintsTouched: Set<ObjectID> = []
         /// Who saved, and when: the last save's.
         var draft: TransactionDraft?
         /// The file as the batch began: its identity, size and modification time. Nothing
@@ -131,8 +135,19 @@ extension BinaryStore.Core {
         guard var batch else { return }
         self.batch = nil
         defer { self.batch = batch }
+        // The rows as they were are read for the transaction, and for the uniqueness check
+        // of a row whose constrained values changed; without history, a row kept otherwise
+        // (or deleted) needs only its version noted.
+        let placeholders = !recordsHistory
+        for row in updated where !changes.constrainedValuesKept.contains(row.row.objectID) {
+            batch.constraintsTouched.insert(row.row.objectID)
+        }
         for id in updated.map(\.row.objectID) + changes.deleted.map(\.id) where !batch.isNew(id) && batch.before[id] == nil {
-            batch.before[id] = .some(try storedRow(id))
+            if placeholders, !batch.constraintsTouched.contains(id), let entry = state.entries[id] {
+                batch.before[id] = .some(StoredRow(objectID: id, version: entry.version, slots: []))
+            } else {
+                batch.before[id] = .some(try storedRow(id))
+            }
             batch.changed.append(id)
         }
         batch.inserted.reserveCapacity(batch.inserted.count + changes.inserted.count)
@@ -212,7 +227,7 @@ extension BinaryStore.Core {
             return StoredRow(objectID: id, version: version, slots: values)
         }
         let changed = try batch.changed.filter { id in
-            guard let current = try row(id) else { return false }
+            guard batch.constraintsTouched.contains(id), let current = try row(id) else { return false }
             guard let before = batch.before[id] ?? nil else { return true }
             return slots(of: id).contains { $0 >= before.slots.count || $0 >= current.slots.count || before.slots[$0] != current.slots[$0] }
         }

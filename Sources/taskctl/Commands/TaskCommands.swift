@@ -342,11 +342,16 @@ enum TaskCommands {
         let due = try args.value("due").map { try DateValue.parse($0, start: false, app: app) }
         let dates = try Dates(args, app: app)
         let predicate = try filter.map { try ListCommand.userPredicate($0, app: app) }
+        // Tasks that are not deleted, as a filter selects them.
+        let live = try predicate.map { ObjectPredicate.and(.and(try ObjectPredicate("status != 'deleted'"), .not(try app.expired())), $0) }
+        if let live, !duplicating, annotation == nil, userValues.isEmpty, newText == nil, !changesText,
+           try BulkEdit.run(args, selecting: live, filter: filter ?? "", priority: priority, command: command, app: app) {
+            return
+        }
         let context = try app.context()
         var tasks: [ManagedObject]
-        if let predicate {
-            // Tasks that are not deleted, as a filter selects them.
-            tasks = try app.tasks(context, where: .and(.and(try ObjectPredicate("status != 'deleted'"), .not(try app.expired())), predicate))
+        if let live {
+            tasks = try app.tasks(context, where: live)
                 .sorted { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) }
             guard !tasks.isEmpty else { throw CLIError.usage("no task matches --where \(filter ?? ""); nothing changed") }
         } else {
