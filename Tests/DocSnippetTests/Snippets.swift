@@ -124,8 +124,35 @@ enum Snippets {
         }
     }
 
-    /// docs/context.md, line 250.
+    /// docs/context.md, line 213.
     static func context_6() async throws {
+        let coordinator = try SnippetEnvironment.coordinator()
+        let schema = """
+        { "entities": [{ "name": "Employee",
+            "attributes": [{ "name": "name", "type": "string" }, { "name": "age", "type": "int16" },
+                           { "name": "grade", "type": "int16", "default": 0, "min": 0, "max": 5 }] }] }
+        """
+        let staff = ManagedObjectContext(coordinator: PersistentStoreCoordinator(inMemoryWith: try ManagedObjectModel(schema: schema, file: "staff")))
+        let people: [[String: Value]] = [["name": "Ada", "age": 27], ["name": "Grace", "age": 45], ["name": "Alan", "age": 29]]
+        try staff.execute(BatchInsertRequest(entityName: "Employee", objects: people))
+
+        var update = BatchUpdateRequest(entityName: "Employee", predicate: try ObjectPredicate(format: "age < %@", .integer(30)),
+                                        propertiesToUpdate: ["grade": .integer(1)])
+        update.resultType = .count
+        print(try staff.execute(update).count ?? 0)   // 2
+
+        // A new value can be an expression of each object's saved values.
+        let older = BatchUpdateRequest(entityName: "Employee", predicate: try ObjectPredicate("age >= 40"),
+                                       expressionsToUpdate: ["grade": try ObjectExpression("grade + 2")])
+        try staff.execute(older)
+
+        var retire = BatchDeleteRequest(entityName: "Employee", predicate: try ObjectPredicate("age > 60"))
+        retire.resultType = .objectIDs
+        print(try staff.execute(retire).objectIDs ?? [])   // []
+    }
+
+    /// docs/context.md, line 308.
+    static func context_7() async throws {
         let context = try SnippetEnvironment.context()
         let otherContext = try SnippetEnvironment.context()
         let token = context.observe { event in
@@ -137,8 +164,8 @@ enum Snippets {
         }
     }
 
-    /// docs/context.md, line 263.
-    static func context_7() async throws {
+    /// docs/context.md, line 321.
+    static func context_8() async throws {
         let coordinator = try SnippetEnvironment.coordinator()
         let context = try SnippetEnvironment.context()
         for await event in context.events() {          // on the context's thread
@@ -149,8 +176,8 @@ enum Snippets {
         }
     }
 
-    /// docs/context.md, line 277.
-    static func context_8() async throws {
+    /// docs/context.md, line 335.
+    static func context_9() async throws {
         let model = try SnippetEnvironment.model()
         let coordinator = try SnippetEnvironment.coordinator()
         let context = try SnippetEnvironment.context()
@@ -232,7 +259,7 @@ enum Snippets {
         print(task.properties.map(\.name))   // ["dueDate", "isOverdue", "location", "priority", "text"]
     }
 
-    /// docs/schema.md, line 302.
+    /// docs/schema.md, line 313.
     static func schema_2() async throws {
         let tasks = try ModelDirectory(url: URL(fileURLWithPath: "Models/Tasks"))
         let current = try tasks.currentModel()
@@ -282,7 +309,8 @@ enum Snippets {
         ("readme_2", readme_2),
         ("context_3", context_3),
         ("context_6", context_6),
-        ("context_8", context_8),
+        ("context_7", context_7),
+        ("context_9", context_9),
         ("history_2", history_2),
         ("predicates_1", predicates_1),
         ("predicates_2", predicates_2),

@@ -159,8 +159,10 @@ struct CommandDefinition {
                     Changes tasks (those ids, or those a filter before edit selects); options not given
                     stay as they are. At least one change is needed. Prints each task's id and text
                     (the whole task with --json). --where changes every task that is not deleted and
-                    that the predicate matches (as in list --where). 3 tasks or more at once are
-                    confirmed first (taskctl help filters); --yes answers. One undo reverts the whole edit.
+                    that the predicate matches (as in list --where); with only --priority, --text and
+                    --no-due it is one batch update in the store, no task loaded. 3 tasks or more at
+                    once are confirmed first (taskctl help filters); --yes answers. One undo reverts the
+                    whole edit.
                     Taskwarrior's words work too: +tag, -tag, pri:H, due:friday, project:work, loc:Home,
                     wait:, scheduled:, recur:, until:, depends:; with no value (due:, pri:, project:,
                     depends:) they clear the field. --depends 3,4 adds dependencies, --depends -3
