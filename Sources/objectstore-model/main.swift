@@ -170,6 +170,45 @@ if !filesOnly { do {
     source += "\n/// The \(name) model's entities (version \(models.currentVersionName)) as typed classes; `register(in:)` makes\n"
     source += "/// a coordinator hand them out for their entities.\n"
     source += "\(access)enum \(identifier)Model {\n"
+    // The enums attributes name ("enum"), each once: one name with two sets of cases, or
+    // the name of an entity, cannot be made.
+    var enums: [String: AttributeDescription.Enumeration] = [:]
+    var enumTypes: [String: AttributeType] = [:]
+    var enumProblems: [String] = []
+    for entity in model.entities {
+        for attribute in entity.attributes {
+            guard let enumeration = attribute.enumeration else { continue }
+            if model.entity(named: enumeration.name) != nil || unusableClassNames.contains(enumeration.name) || keywords.contains(enumeration.name) {
+                enumProblems.append("\(place(of: entity.name)): error: enum \(enumeration.name) of \(entity.name).\(attribute.name) cannot be a Swift type in \(identifier)Model (an entity or Swift has the name); rename it")
+            } else if let known = enums[enumeration.name], known != enumeration || enumTypes[enumeration.name] != attribute.type {
+                enumProblems.append("\(place(of: entity.name)): error: enum \(enumeration.name) of \(entity.name).\(attribute.name) has other cases or another type than an enum of that name before it; give it another name")
+            } else {
+                enums[enumeration.name] = enumeration
+                enumTypes[enumeration.name] = attribute.type
+            }
+        }
+    }
+    if !enumProblems.isEmpty { fail(enumProblems.joined(separator: "\n")) }
+    for (enumName, enumeration) in enums.sorted(by: { $0.key < $1.key }) {
+        let raw = swiftTypes[enumTypes[enumName] ?? .string] ?? "Swift.String"
+        source += "    \(access)enum \(enumName): \(raw), ObjectStore.EnumAttributeValue, Swift.Sendable {\n"
+        for (caseName, value) in enumeration.cases {
+            let rawValue: String
+            switch value {
+            case .string(let text): rawValue = literal(text)
+            case .integer(let number): rawValue = String(number)
+            default: rawValue = literal(value.description)
+            }
+            source += "        case \(escaped(caseName)) = \(rawValue)\n"
+        }
+        source += "    }\n\n"
+    }
+    /// The Swift type of an attribute's typed property.
+    func swiftType(_ attribute: AttributeDescription) -> String {
+        if let enumeration = attribute.enumeration { return enumeration.name }
+        if let custom = attribute.swiftTypeName { return custom }
+        return swiftTypes[attribute.type] ?? "Swift.String"
+    }
     // Swift names in use: every property name of the model, and each name a rename chose,
     // so a renamed property meets no other in its class, its ancestors or its descendants
     // (`entity` -> `entity__` when `entity_` exists too).
@@ -191,7 +230,7 @@ if !filesOnly { do {
             let key = explicit ? "(\(literal(property.name)))" : ""
             switch property {
             case .attribute(let attribute):
-                let type = swiftTypes[attribute.type] ?? "Swift.String"
+                let type = swiftType(attribute)
                 if attribute.isDerived {
                     source += "        @ObjectStore.Derived\(key) \(access)var \(swift): \(type)?\n"
                 } else {

@@ -46,7 +46,12 @@ public struct Attribute<T: AttributeValue>: TypedPropertyWrapper {
             let key = TypedPropertyRegistry.key(for: object[keyPath: storageKeyPath].site, in: object)
             // A getter cannot throw: the error (a deleted row, say) goes to lastAccessError.
             guard let value = object.recordAccessError({ try object.value(forKey: key) }) else { return T.placeholder }
-            if let typed = T(storedValue: value) { return typed }
+            // A value that fits but is not one of T (JSON that does not decode) says why.
+            if let decoded = object.recordAccessError({ try T.decoding(value) }) {
+                if let typed = decoded { return typed }
+            } else {
+                return T.placeholder
+            }
             // A non-optional Swift property of an optional attribute with a default (as the
             // plugin writes one) reads a stored nil as the default.
             if value.isNull, let fallback = object.entity.attribute(named: key).flatMap({ T(storedValue: $0.defaultValue) }) { return fallback }
@@ -54,7 +59,10 @@ public struct Attribute<T: AttributeValue>: TypedPropertyWrapper {
         }
         set {
             let key = TypedPropertyRegistry.key(for: object[keyPath: storageKeyPath].site, in: object)
-            object.recordAccessError { try object.setValue(newValue.storedValue, forKey: key) }
+            object.recordAccessError {
+                let type = object.entity.attribute(named: key)?.type ?? .string
+                try object.setValue(try newValue.encodedValue(as: type), forKey: key)
+            }
         }
     }
 }
@@ -82,7 +90,7 @@ public struct Derived<T: AttributeValue>: TypedPropertyWrapper {
     ) -> T {
         let key = TypedPropertyRegistry.key(for: object[keyPath: storageKeyPath].site, in: object)
         guard let value = object.recordAccessError({ try object.value(forKey: key) }) else { return T.placeholder }
-        return T(storedValue: value) ?? T.placeholder
+        return (object.recordAccessError { try T.decoding(value) } ?? nil) ?? T.placeholder
     }
 }
 

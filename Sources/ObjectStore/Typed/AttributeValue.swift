@@ -15,10 +15,19 @@ public protocol AttributeValue {
     init?(storedValue: Value)
     /// The stored form of the value.
     var storedValue: Value { get }
+    /// The value of a stored value: nil when it does not fit, an error saying why when it
+    /// fits the attribute but is not a value of this type (a Codable value's JSON that does
+    /// not decode, a raw value that is no case). Typed properties read through it.
+    static func decoding(_ stored: Value) throws -> Self?
+    /// The stored form for an attribute of `type`, or an error saying why there is none.
+    /// Typed properties write through it.
+    func encodedValue(as type: AttributeType) throws -> Value
 }
 
 extension AttributeValue {
     public static var acceptsNull: Bool { false }
+    public static func decoding(_ stored: Value) throws -> Self? { Self(storedValue: stored) }
+    public func encodedValue(as type: AttributeType) throws -> Value { storedValue }
 }
 
 extension String: AttributeValue {
@@ -149,4 +158,12 @@ extension Optional: AttributeValue where Wrapped: AttributeValue {
         self = .some(wrapped)
     }
     public var storedValue: Value { self?.storedValue ?? .null }
+    public static func decoding(_ stored: Value) throws -> Wrapped?? {
+        if stored.isNull { return .some(.none) }
+        return try Wrapped.decoding(stored).map { .some($0) }
+    }
+    public func encodedValue(as type: AttributeType) throws -> Value {
+        guard let self else { return .null }
+        return try self.encodedValue(as: type)
+    }
 }

@@ -77,6 +77,9 @@ extension AttributeDescription {
         encoder.field(isTransient)
         encoder.field(isDerived)
         encoder.field(versionHashModifier ?? "")
+        // Only when set, so the hashes of models that never use it stay what they were: the
+        // stored bytes mean another thing under another transformer.
+        if let valueTransformerName { encoder.field("transformer:" + valueTransformerName) }
         return encoder.digest
     }
 }

@@ -35,6 +35,40 @@ public struct AttributeDescription: Sendable, Hashable {
     /// of the same name). It does not change what is stored, so it is not part of the
     /// version hash.
     public var preservesValueOnDeletion: Bool = false
+    /// For a transformable attribute (schema: `"type": "transformable", "transformer": "NAME"`),
+    /// the name of the transformer, registered in code, that turns its values into the bytes
+    /// stored and back; ``type`` is then `binary`. Part of the version hash.
+    public var valueTransformerName: String?
+    /// The Swift type the model plugin gives the attribute's typed property (schema:
+    /// `"swiftType": "Settings"`): the application's Codable or transformable type, or an enum
+    /// with raw values. Values are stored as ``type`` says, so it is not part of the version hash.
+    public var swiftTypeName: String?
+    /// The enum the model plugin makes for the attribute (schema: `"enum"`), with its cases
+    /// and their stored values, in order; nil when it has none. The values are the
+    /// attribute's allowed values. Not part of the version hash.
+    public var enumeration: Enumeration?
+
+    /// A Swift enum with raw values for a string or integer attribute.
+    public struct Enumeration: Sendable, Hashable {
+        /// The enum's name.
+        public var name: String
+        /// Each case's name and stored value, in order.
+        public var cases: [(name: String, value: Value)] {
+            get { zip(caseNames, caseValues).map { ($0, $1) } }
+            set {
+                caseNames = newValue.map(\.name)
+                caseValues = newValue.map(\.value)
+            }
+        }
+        private var caseNames: [String] = []
+        private var caseValues: [Value] = []
+
+        /// An enum of these cases.
+        public init(name: String, cases: [(name: String, value: Value)]) {
+            self.name = name
+            self.cases = cases
+        }
+    }
 
     /// An optional, stored attribute without default or rules.
     public init(name: String, type: AttributeType) {

@@ -10,7 +10,7 @@ enum SchemaLoader {
     static let attributeKeys = [
         "name", "type", "optional", "transient", "default", "min", "max", "minLength", "maxLength", "pattern",
         "allowedValues", "derived", "renamingIdentifier", "versionHashModifier", "userInfo", "collation",
-        "preserveValueOnDeletion",
+        "preserveValueOnDeletion", "transformer", "swiftType", "enum",
     ]
     static let relationshipKeys = [
         "name", "destination", "inverse", "toMany", "ordered", "optional", "minCount", "maxCount", "deleteRule",
@@ -341,12 +341,14 @@ enum SchemaLoader {
         else { return nil }
         let qualified = "\(entity).\(name)"
         guard let typeName = reader.string("type", required: true, log: &log) else { return nil }
-        guard let type = AttributeType(rawValue: typeName) else {
-            let names = AttributeType.allCases.map(\.rawValue)
+        // A transformable attribute keeps bytes: its values are the transformer's.
+        guard let type = typeName == "transformable" ? .binary : AttributeType(rawValue: typeName) else {
+            let names = AttributeType.allCases.map(\.rawValue) + ["transformable"]
             log.add(reader.path("type"), reader.location("type"), "\(qualified): unknown type '\(typeName)'\(NameSuggestion.hint(for: typeName, in: names)); expected one of \(names.joined(separator: ", "))")
             return nil
         }
         var attribute = AttributeDescription(name: name, type: type)
+        readSwiftTypes(reader, typeName: typeName, qualified: qualified, into: &attribute, log: &log)
         attribute.isOptional = reader.bool("optional", log: &log) ?? true
         attribute.isTransient = reader.bool("transient", log: &log) ?? false
         attribute.preservesValueOnDeletion = reader.bool("preserveValueOnDeletion", log: &log) ?? false
@@ -418,6 +420,12 @@ enum SchemaLoader {
         }
         if let minLength = rules.minLength, let maxLength = rules.maxLength, minLength > maxLength {
             log.add(reader.path("minLength"), reader.location("minLength"), "\(qualified): minLength \(minLength) is greater than maxLength \(maxLength)")
+        }
+        if let node = reader.value("enum") {
+            attribute.enumeration = readEnumeration(node, reader: reader, type: type, qualified: qualified, rules: &rules, log: &log)
+            if attribute.enumeration != nil, attribute.swiftTypeName != nil {
+                log.add(reader.path("enum"), reader.location("enum"), "\(qualified): give 'enum' (an enum the plugin makes) or 'swiftType' (a type of yours), not both")
+            }
         }
         attribute.validation = rules
         if let collation = reader.string("collation", log: &log) {

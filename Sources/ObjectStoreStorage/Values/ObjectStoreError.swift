@@ -29,6 +29,11 @@ public enum ObjectStoreError: Error, Sendable, Hashable, CustomStringConvertible
     case unknownFetchRequestTemplate(String, suggestion: String?)
     /// A batch request that cannot run as asked (a relationship to set, a child context).
     case invalidBatchRequest(String)
+    /// A transformable attribute whose transformer is not registered (or not for this type).
+    case unknownTransformer(String, entity: String, key: String, reason: String)
+    /// A value that could not be turned into its stored form or back: a transformer or a
+    /// Codable value's JSON failed, a stored raw value that is no case of an enum.
+    case unconvertibleValue(entity: String, key: String, reason: String)
 
     public var description: String {
         func hint(_ s: String?) -> String { s.map { " (did you mean '\($0)'?)" } ?? "" }
@@ -57,6 +62,10 @@ public enum ObjectStoreError: Error, Sendable, Hashable, CustomStringConvertible
             return "invalid fetch request: \(reason)"
         case .invalidBatchRequest(let reason):
             return "invalid batch request: \(reason)"
+        case .unknownTransformer(let name, let entity, let key, let reason):
+            return "\(entity).\(key) is transformed by '\(name)', \(reason)"
+        case .unconvertibleValue(let entity, let key, let reason):
+            return "\(entity).\(key): \(reason)"
         case .unknownFetchRequestTemplate(let name, let suggestion):
             return "the model has no fetch request template '\(name)'\(hint(suggestion))"
         }
