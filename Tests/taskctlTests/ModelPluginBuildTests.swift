@@ -223,4 +223,105 @@ import Testing
         #expect(ran.status == 0)
         #expect(ran.output == "1 hooked 3 1 true\ntrue true 1 true [Optional(\"laptop\")] 1\n", "\(ran.output)")
     }
+
+    /// The library's custom value types and batch requests as a user's package meets them: a
+    /// model with a transformable colour (its transformer registered by the app), a Codable
+    /// value of the app's, a string enum and an integer enum made by the plugin, used through
+    /// the generated class; then a batch update from a background context that a view
+    /// context on the main actor merges on its own, and a batch delete and insert. Built by
+    /// SwiftPM and run.
+    @Test(.enabled(if: swift != nil, "needs the swift command"))
+    func aUserPackageStoresCustomValuesAndMergesBatchRequests() throws {
+        let swift = try #require(Self.swift)
+        let (root, models, sources) = try Self.userPackage("plugin-custom")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let repository = TaskctlRunner.repository
+        try Data("""
+            // swift-tools-version:6.0
+            import PackageDescription
+            let package = Package(name: "NotesApp", dependencies: [.package(path: "\(repository.path)")], targets: [
+                .executableTarget(name: "app", dependencies: [
+                    .product(name: "ObjectStore", package: "\(repository.lastPathComponent)"),
+                    .product(name: "ObjectStoreModel", package: "\(repository.lastPathComponent)"),
+                ], plugins: [.plugin(name: "ObjectStoreModelPlugin", package: "\(repository.lastPathComponent)")]),
+            ])
+            """.utf8).write(to: root.appendingPathComponent("Package.swift"))
+        try Data(#"{"versions": ["v1"], "current": "v1"}"#.utf8).write(to: models.appendingPathComponent("manifest.json"))
+        try Data(#"""
+            {"entities": [
+              {"name": "Note", "attributes": [
+                {"name": "title", "type": "string"},
+                {"name": "color", "type": "transformable", "transformer": "ColorTransformer", "swiftType": "Color"},
+                {"name": "layout", "type": "string", "swiftType": "Layout"},
+                {"name": "state", "type": "string", "allowedValues": ["draft", "published"], "default": "draft", "enum": "State"},
+                {"name": "weight", "type": "int16", "enum": {"name": "Weight", "cases": {"light": 1, "heavy": 5}}}]}
+            ]}
+            """#.utf8).write(to: models.appendingPathComponent("v1.json"))
+        try Data(#"""
+            import Foundation
+            import ObjectStore
+            import ObjectStoreModel
+
+            struct Color: Sendable, Equatable, TransformableAttributeValue {
+                var red: UInt8, green: UInt8, blue: UInt8
+                static let transformerName = "ColorTransformer"
+                static let placeholder = Color(red: 0, green: 0, blue: 0)
+            }
+            struct ColorTransformer: AttributeTransformer {
+                func data(from color: Color) -> Data { Data([color.red, color.green, color.blue]) }
+                func value(from data: Data) throws -> Color {
+                    let bytes = [UInt8](data)
+                    guard bytes.count == 3 else { throw ValidationMessage("not a colour") }
+                    return Color(red: bytes[0], green: bytes[1], blue: bytes[2])
+                }
+            }
+            struct Layout: CodableAttributeValue, Equatable {
+                var columns = 1
+                var margins: [Double] = []
+                static let placeholder = Layout()
+            }
+            typealias Note = NotesModel.Note
+
+            AttributeTransformers.register(ColorTransformer(), forName: "ColorTransformer")
+            let models = try ModelDirectory(location: "Notes", files: NotesModelFiles.files)
+            let folder = URL(fileURLWithPath: CommandLine.arguments[1])
+            let container = try PersistentContainer(name: "Notes", models: models, storeURL: folder.appendingPathComponent("notes.store"))
+            try NotesModel.register(in: container.coordinator)
+
+            @MainActor func run() async throws {
+                let view = container.viewContext
+                view.automaticallyMergesChangesFromParent = true
+                let note = try view.insert(Note.self)
+                note.title = "first"
+                note.color = Color(red: 10, green: 20, blue: 30)
+                note.layout = Layout(columns: 2, margins: [1.5])
+                note.weight = .heavy
+                try view.save()
+                let draft: NotesModel.State = note.state
+                print(note.color == Color(red: 10, green: 20, blue: 30), note.layout?.columns ?? 0, draft, note.weight.map { "\($0)" } ?? "-", note.lastAccessError == nil)
+
+                // A batch update in the background; the view context merges it by itself.
+                let changed = try await container.performBackgroundTask { context in
+                    var request = BatchUpdateRequest(entityName: "Note", predicate: try ObjectPredicate("state == 'draft'"), propertiesToUpdate: ["state": "published"])
+                    request.resultType = .count
+                    return try context.execute(request).count ?? 0
+                }
+                for _ in 0..<200 where note.state != .published { try await Task.sleep(for: .milliseconds(10)) }
+                print(changed, note.state)
+
+                let inserted = try view.execute(BatchInsertRequest(entityName: "Note", objects: [["title": "second", "weight": 1], ["title": "third"]]))
+                var delete = BatchDeleteRequest(entityName: "Note", predicate: try ObjectPredicate("weight == 5"))
+                delete.resultType = .count
+                let deleted = try view.execute(delete).count ?? 0
+                let left = try view.fetch(Note.self, where: "weight == %@", Int16(1))
+                print(inserted, deleted, left.map { $0.title ?? "" }, left.first?.weight == .light, note.managedObjectContext == nil)
+            }
+            try await run()
+            """#.utf8).write(to: sources.appendingPathComponent("main.swift"))
+        let built = try Self.build(root, swift: swift)
+        try #require(built.status == 0, "\(built.output)")
+        let ran = try Self.run(root.appendingPathComponent(".build/debug/app"), [root.path], stderr: true)
+        #expect(ran.status == 0)
+        #expect(ran.output == "true 2 draft heavy true\n1 published\nstatus(true) 1 [\"second\"] true true\n", "\(ran.output)")
+    }
 }
