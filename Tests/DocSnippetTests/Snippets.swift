@@ -34,7 +34,7 @@ enum Snippets {
         context.undo()                                                               // and redo(), rollback()
     }
 
-    /// README.md, line 112.
+    /// README.md, line 114.
     static func readme_2() async throws {
 
         final class Note: ManagedObject {
@@ -259,8 +259,41 @@ enum Snippets {
         print(task.properties.map(\.name))   // ["dueDate", "isOverdue", "location", "priority", "text"]
     }
 
-    /// docs/schema.md, line 313.
+    /// docs/schema.md, line 188.
     static func schema_2() async throws {
+        let coordinator = try SnippetEnvironment.coordinator()
+        struct Color: Sendable, Equatable, TransformableAttributeValue {
+            var red: UInt8, green: UInt8, blue: UInt8
+            static let transformerName = "ColorTransformer"
+            static let placeholder = Color(red: 0, green: 0, blue: 0)
+        }
+        struct ColorTransformer: AttributeTransformer {
+            func data(from color: Color) -> Data { Data([color.red, color.green, color.blue]) }
+            func value(from data: Data) throws -> Color {
+                let bytes = [UInt8](data)
+                guard bytes.count == 3 else { throw ValidationMessage("a colour is 3 bytes, not \(bytes.count)") }
+                return Color(red: bytes[0], green: bytes[1], blue: bytes[2])
+            }
+        }
+        AttributeTransformers.register(ColorTransformer(), forName: "ColorTransformer")
+
+        let schema = #"""
+        { "entities": [{ "name": "Note", "attributes": [
+            { "name": "title", "type": "string" },
+            { "name": "color", "type": "transformable", "transformer": "ColorTransformer", "swiftType": "Color" },
+            { "name": "state", "type": "string", "allowedValues": ["draft", "published"], "default": "draft", "enum": "State" }
+        ] }] }
+        """#
+        let notes = ManagedObjectContext(coordinator: PersistentStoreCoordinator(inMemoryWith: try ManagedObjectModel(schema: schema, file: "notes")))
+        let note = try notes.insertObject(entityName: "Note")
+        try note.setTransformedValue(Color(red: 200, green: 30, blue: 60), forKey: "color")
+        try notes.save()
+        let red = try notes.fetch(FetchRequest(entityName: "Note", predicate: try ObjectPredicate(format: "color == %@", .data(Data([200, 30, 60])))))
+        print(try red.first?.transformedValue(forKey: "color", as: Color.self) == Color(red: 200, green: 30, blue: 60))   // true
+    }
+
+    /// docs/schema.md, line 377.
+    static func schema_3() async throws {
         let tasks = try ModelDirectory(url: URL(fileURLWithPath: "Models/Tasks"))
         let current = try tasks.currentModel()
         let all = try tasks.allModels()   // oldest first
@@ -315,6 +348,7 @@ enum Snippets {
         ("predicates_1", predicates_1),
         ("predicates_2", predicates_2),
         ("schema_2", schema_2),
+        ("schema_3", schema_3),
         ("sync_1", sync_1),
     ]
 }

@@ -72,3 +72,27 @@ import ObjectStoreModel
         #expect(problems(#"{"name": "level", "type": "int16", "enum": {"name": "Level", "cases": {"low": 1}}, "default": 2}"#).contains { $0.contains("allowedValues") })
     }
 }
+
+@Suite struct CustomValueInferenceTests {
+    func model(_ color: String) throws -> ManagedObjectModel {
+        try ManagedObjectModel(schema: #"{"entities": [{"name": "Note", "attributes": [{"name": "title", "type": "string"}, "# + color + "]}]}")
+    }
+
+    /// A transformer changed between versions is not inferred (its bytes would be copied to
+    /// be read by another); an enum or a Swift type added is (the stored values stay).
+    @Test func aChangedTransformerIsNotInferredButAnEnumIs() throws {
+        let v1 = try model(#"{"name": "color", "type": "transformable", "transformer": "RGB"}"#)
+        let v2 = try model(#"{"name": "color", "type": "transformable", "transformer": "HSV"}"#)
+        #expect {
+            try MappingModel.infer(from: v1, to: v2)
+        } throws: { error in
+            "\(error)".contains("Note.color: its bytes were written by the transformer 'RGB' and are read by the transformer 'HSV'")
+        }
+        let bytes = try model(#"{"name": "color", "type": "binary"}"#)
+        #expect(throws: MappingInferenceError.self) { try MappingModel.infer(from: bytes, to: v1) }
+        let plain = try model(#"{"name": "state", "type": "string", "allowedValues": ["a", "b"]}"#)
+        let typed = try model(#"{"name": "state", "type": "string", "allowedValues": ["a", "b"], "enum": "State"}"#)
+        #expect(plain.versionHash == typed.versionHash)
+        _ = try MappingModel.infer(from: plain, to: typed)
+    }
+}

@@ -130,6 +130,13 @@ extension MappingModel {
                         problem("\(qualified): \(reason)")
                         continue
                     }
+                    // Bytes one transformer wrote mean nothing to another: copying them would
+                    // make every value unreadable.
+                    if before.valueTransformerName != attribute.valueTransformerName {
+                        let name = { (transformer: String?) in transformer.map { "the transformer '\($0)'" } ?? "no transformer" }
+                        problem("\(qualified): its bytes were written by \(name(before.valueTransformerName)) and are read by \(name(attribute.valueTransformerName)); convert them in a mapping file")
+                        continue
+                    }
                     if before.isOptional && !attribute.isOptional && attribute.defaultValue.isNull {
                         problem("\(qualified): optional -> required without a default value for the objects that have none")
                         continue
