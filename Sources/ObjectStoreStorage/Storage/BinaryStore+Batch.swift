@@ -137,17 +137,16 @@ extension BinaryStore.Core {
         defer { self.batch = batch }
         // The rows as they were are read for the transaction, and for the uniqueness check
         // of a row whose constrained values changed; without history, a row kept otherwise
-        // (or deleted) needs only its version noted.
-        let placeholders = !recordsHistory
+        // (or deleted) needs neither (a batch update of a million rows kept a million).
+        let recorded = recordsHistory
         for row in updated where !changes.constrainedValuesKept.contains(row.row.objectID) {
             batch.constraintsTouched.insert(row.row.objectID)
         }
         for id in updated.map(\.row.objectID) + changes.deleted.map(\.id) where !batch.isNew(id) && batch.before[id] == nil {
-            if placeholders, !batch.constraintsTouched.contains(id), let entry = state.entries[id] {
-                batch.before[id] = .some(StoredRow(objectID: id, version: entry.version, slots: []))
-            } else {
-                batch.before[id] = .some(try storedRow(id))
-            }
+            // A row a later save changes the constrained values of is noted then, as it is
+            // then: its constrained values are still the ones it had before the batch.
+            guard recorded || batch.constraintsTouched.contains(id) else { continue }
+            batch.before[id] = .some(try storedRow(id))
             batch.changed.append(id)
         }
         batch.inserted.reserveCapacity(batch.inserted.count + changes.inserted.count)
