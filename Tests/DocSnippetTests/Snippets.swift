@@ -251,6 +251,68 @@ enum Snippets {
         request.sortDescriptors = [SortKey("dueDate"), SortKey("priority", ascending: false), SortKey("title", comparison: .natural)]
     }
 
+    /// docs/predicates.md, line 172.
+    static func predicates_3() async throws {
+        let models = try SnippetEnvironment.models()
+        let coordinator = try SnippetEnvironment.coordinator()
+        let tasks = ManagedObjectContext(coordinator: PersistentStoreCoordinator(inMemoryWith: try models.currentModel()))
+        var places: [String: ManagedObject] = [:]
+        func add(_ title: String, at place: String, priority: Int64) throws {
+            let task = try tasks.insertObject(entityName: "Task")
+            try task.setValue(.string(title), forKey: "title")
+            try task.setValue(.integer(priority), forKey: "priority")
+            try task.setValue(.uuid(UUID()), forKey: "uuid")
+            if places[place] == nil {
+                let location = try tasks.insertObject(entityName: "Location")
+                try location.setValue(.string(place), forKey: "name")
+                places[place] = location
+            }
+            try task.setObject(places[place], forKey: "location")
+        }
+        try add("Milk", at: "Shop", priority: 1)
+        try add("Bread", at: "Shop", priority: 2)
+        try add("Call Ann", at: "Home", priority: 3)
+        try tasks.save()
+
+        let byTitle = FetchRequest(entityName: "Task", sortDescriptors: [SortKey("title")])
+        print(try tasks.count(for: byTitle))                                            // 3
+        print(try tasks.fetchObjectIDs(FetchRequest(entityName: "Task")).count)         // 3
+        print(try tasks.fetchValues(byTitle, properties: ["title"]).map { $0.values[0].value })   // ["Bread", "Call Ann", "Milk"]
+        print(try tasks.fetchDictionaries(byTitle, properties: ["title", "location.name"])[0])     // ["title": "Bread", "location.name": "Shop"]
+        let perPlace = try tasks.fetchGroups(FetchRequest(entityName: "Task", sortDescriptors: [SortKey("location.name")]), groupBy: ["location.name"],
+                                             aggregates: [PropertyAggregate("n", .count, of: "title"), PropertyAggregate("top", .max, of: "priority")])
+        print(perPlace)   // [["location.name": "Home", "n": 1, "top": 3], ["location.name": "Shop", "n": 2, "top": 2]]
+    }
+
+    /// docs/predicates.md, line 218.
+    static func predicates_4() async throws {
+        let models = try SnippetEnvironment.models()
+        let coordinator = try SnippetEnvironment.coordinator()
+        let context = try SnippetEnvironment.context()
+        var request = FetchRequest(entityName: "Task")
+        let notes = ManagedObjectContext(coordinator: PersistentStoreCoordinator(inMemoryWith: try models.currentModel()))
+        let home = try notes.insertObject(entityName: "Location")
+        try home.setValue("Home", forKey: "name")
+        for title in ["Water plants", "Call Ann"] {
+            let task = try notes.insertObject(entityName: "Task")
+            try task.setValue(.string(title), forKey: "title")
+            try task.setValue(.uuid(UUID()), forKey: "uuid")
+            try task.setObject(home, forKey: "location")
+        }
+        try notes.save()
+        let sectioned = FetchRequest(entityName: "Task", sortDescriptors: [SortKey("location.name"), SortKey("title")])
+        let controller = FetchedResultsController(request: sectioned, context: notes, sectionKeyPath: "location.name")
+        try controller.performFetch()
+        print(controller.sections.map { "\($0.name): \($0.count)" })   // ["Home: 2"]
+        controller.onChange = { change in print("inserted", change.inserted, "sections", change.insertedSections) }
+        let later = try notes.insertObject(entityName: "Task")
+        try later.setValue("Buy stamps", forKey: "title")
+        try later.setValue(.uuid(UUID()), forKey: "uuid")
+        try later.setObject(home, forKey: "location")
+        notes.processPendingChanges()   // inserted [0.0] sections []
+        print(controller.object(at: .init(section: 0, row: 0))?["title"] ?? "-")   // "Buy stamps"
+    }
+
     /// docs/schema.md, line 8.
     static func schema_1() async throws {
 
@@ -347,6 +409,8 @@ enum Snippets {
         ("history_2", history_2),
         ("predicates_1", predicates_1),
         ("predicates_2", predicates_2),
+        ("predicates_3", predicates_3),
+        ("predicates_4", predicates_4),
         ("schema_2", schema_2),
         ("schema_3", schema_3),
         ("sync_1", sync_1),
