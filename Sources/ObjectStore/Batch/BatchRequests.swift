@@ -4,7 +4,7 @@ import ObjectStoreStorage
 
 /// What a batch request returns: Core Data's result types.
 public enum BatchResultType: Sendable, Hashable {
-    /// Whether the request ran (``BatchResult/status``).
+    /// Whether the request ran (``BatchResult/status(_:)``).
     case statusOnly
     /// How many objects it changed (``BatchResult/count``).
     case count

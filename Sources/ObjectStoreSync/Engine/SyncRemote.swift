@@ -93,6 +93,30 @@ extension SyncEngine {
     ///
     /// - Throws: ``SyncMappingError`` for a store or model the sync cannot serve.
     public convenience init(coordinator: PersistentStoreCoordinator, remote: SyncRemote, stateEntity: String = "SyncState", uuidAttribute: String = "uuid") throws {
+        try Self.checkState(of: coordinator, entity: stateEntity)
+        let mapping = try UUIDSyncMapping(model: coordinator.model, stateEntity: SyncStateEntity(name: stateEntity), uuidAttribute: uuidAttribute)
+        self.init(coordinator: coordinator, mapping: mapping, server: OpenedOnFirstUse(identity: remote.identity, open: remote.open))
+    }
+
+    /// An engine that syncs the store of `coordinator` with `remote` through a mapping of
+    /// your own (``SyncMapping``, whose rules it documents): which objects are tasks and what
+    /// their keys are. The store and its sync state entity (`mapping.stateEntity`) are as for
+    /// the generic mapping.
+    ///
+    /// ```swift
+    /// let generic = try UUIDSyncMapping(model: coordinator.model)
+    /// let engine = try SyncEngine(coordinator: coordinator, remote: remote, mapping: DescriptionMapping(generic: generic))
+    /// ```
+    ///
+    /// - Throws: ``SyncMappingError`` for a store that keeps no history, or a sync state
+    ///   entity that is missing or lacks an attribute.
+    public convenience init(coordinator: PersistentStoreCoordinator, remote: SyncRemote, mapping: any SyncMapping) throws {
+        try Self.checkState(of: coordinator, entity: mapping.stateEntity.name)
+        self.init(coordinator: coordinator, mapping: mapping, server: OpenedOnFirstUse(identity: remote.identity, open: remote.open))
+    }
+
+    /// Throws unless the store keeps history and the model has the sync state's entity.
+    static func checkState(of coordinator: PersistentStoreCoordinator, entity stateEntity: String) throws {
         guard coordinator.keepsHistory else {
             throw SyncMappingError(reason: "the store keeps no history, which a sync reads its local changes from: open it with the history option")
         }
@@ -103,8 +127,6 @@ extension SyncEngine {
         where !state.properties.contains(where: { $0.attribute?.name == name && $0.attribute?.type == type }) {
             throw SyncMappingError(reason: "the entity \(stateEntity) needs the attribute \(name) of type \(type.rawValue)")
         }
-        let mapping = try UUIDSyncMapping(model: coordinator.model, stateEntity: SyncStateEntity(name: stateEntity), uuidAttribute: uuidAttribute)
-        self.init(coordinator: coordinator, mapping: mapping, server: OpenedOnFirstUse(identity: remote.identity, open: remote.open))
     }
 
     /// Syncs (``sync(progress:)``) on a thread of its own, which waits for the network, and

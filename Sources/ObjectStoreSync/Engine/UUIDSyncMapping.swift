@@ -20,10 +20,11 @@ import ObjectStoreModel
 /// and the sync state's entity, do not travel. A key of a property this model does not have
 /// (a replica with a newer model) is skipped with a warning; so is a value that does not read
 /// as its attribute's type.
-package final class UUIDSyncMapping: SyncMapping {
-    package let stateEntity: SyncStateEntity
-    package let modifiedKey: String? = nil
-    package let uuidAttribute: String
+public final class UUIDSyncMapping: SyncMapping {
+    public let stateEntity: SyncStateEntity
+    public let modifiedKey: String? = nil
+    /// The attribute that names an object (a task's UUID).
+    public let uuidAttribute: String
     static let entityKey = "_entity"
 
     /// What travels of an entity: its attributes and the relationships that travel.
@@ -36,13 +37,13 @@ package final class UUIDSyncMapping: SyncMapping {
     let model: ManagedObjectModel
     let plans: [String: Plan]
     /// Entities without the UUID attribute (but the state's): their objects stay local.
-    package let entitiesNotSynced: [String]
+    public let entitiesNotSynced: [String]
     /// The entities whose fetches (with their subentities) reach every object that travels.
     let roots: [String]
 
     /// A mapping for `model`, whose entity `stateEntity` holds the sync state. Throws when no
     /// entity has the UUID attribute, or one has it without `preserveValueOnDeletion`.
-    package init(model: ManagedObjectModel, stateEntity: SyncStateEntity = SyncStateEntity(), uuidAttribute: String = "uuid") throws {
+    public init(model: ManagedObjectModel, stateEntity: SyncStateEntity = SyncStateEntity(), uuidAttribute: String = "uuid") throws {
         self.model = model
         self.stateEntity = stateEntity
         self.uuidAttribute = uuidAttribute
@@ -184,14 +185,14 @@ package final class UUIDSyncMapping: SyncMapping {
 
     // MARK: SyncMapping
 
-    package func allTasks(in context: ManagedObjectContext) throws -> [(uuid: UUID, properties: [String: String])] {
+    public func allTasks(in context: ManagedObjectContext) throws -> [(uuid: UUID, properties: [String: String])] {
         try load(context)
         return try byUUID.keys.sorted { $0.uuidString < $1.uuidString }.compactMap { uuid in
             try task(uuid, in: context).map { (uuid, $0) }
         }
     }
 
-    package func task(_ uuid: UUID, in context: ManagedObjectContext) throws -> [String: String]? {
+    public func task(_ uuid: UUID, in context: ManagedObjectContext) throws -> [String: String]? {
         try load(context)
         guard let object = byUUID[uuid], !object.isDeleted, let plan = plans[object.entity.name] else { return nil }
         var properties = [Self.entityKey: object.entity.name]
@@ -211,7 +212,7 @@ package final class UUIDSyncMapping: SyncMapping {
         return properties
     }
 
-    package func touches(of change: HistoryChange, tombstones: SyncTombstones, in context: ManagedObjectContext) throws -> [SyncTouch] {
+    public func touches(of change: HistoryChange, tombstones: SyncTombstones, in context: ManagedObjectContext) throws -> [SyncTouch] {
         try load(context)
         guard let plan = plans[change.entityName] else { return [] }
         func uuid(_ id: ObjectID) -> UUID? {
@@ -238,7 +239,7 @@ package final class UUIDSyncMapping: SyncMapping {
         }
     }
 
-    package func write(_ properties: [String: String]?, for uuid: UUID, in context: ManagedObjectContext) throws -> [String] {
+    public func write(_ properties: [String: String]?, for uuid: UUID, in context: ManagedObjectContext) throws -> [String] {
         try load(context)
         let existing = resolved(uuid).flatMap { $0.isDeleted ? nil : $0 }
         guard let properties else {
@@ -318,7 +319,7 @@ package final class UUIDSyncMapping: SyncMapping {
     }
 
     /// Sets the relationships received, now that every object of the batch is in the context.
-    package func finishWrites(in context: ManagedObjectContext) throws -> [String] {
+    public func finishWrites(in context: ManagedObjectContext) throws -> [String] {
         var warnings: [String] = []
         for (object, relationship, target) in pendingToOne where !object.isDeleted {
             guard let destination = resolved(target), !destination.isDeleted else {
