@@ -119,8 +119,11 @@ import Testing
     /// subclass with behaviour registered for its entity, an attribute with a default read
     /// as a non-optional property, an array as `IN %@`, and a tag's notes derived from the
     /// notes' tags (`derivedFromInverse`, set and read through the generated properties),
-    /// built by SwiftPM and run; and its notes and tags synced between two replicas through a
-    /// git repository with ObjectStoreSync.
+    /// built by SwiftPM and run; its notes and tags synced between two replicas through a
+    /// git repository with ObjectStoreSync; values of the app's own types (a transformable
+    /// colour, a Codable layout, a string and an integer enum the plugin made); and a batch
+    /// update from a background context that a view context on the main actor merges on its
+    /// own, and a batch insert and delete.
     @Test(.enabled(if: swift != nil, "needs the swift command"))
     func aUserPackageUsesTheGeneratedClassesWithBehaviour() throws {
         let swift = try #require(Self.swift)
@@ -145,7 +148,11 @@ import Testing
                 {"name": "syncedTransaction", "type": "int64", "optional": false, "default": 0}, {"name": "lastSync", "type": "date"},
                 {"name": "clockFloor", "type": "date"}]},
               {"name": "Note", "attributes": [{"name": "title", "type": "string"}, {"name": "rank", "type": "int16", "default": 3},
-                {"name": "uuid", "type": "uuid", "preserveValueOnDeletion": true}],
+                {"name": "uuid", "type": "uuid", "preserveValueOnDeletion": true},
+                {"name": "color", "type": "transformable", "transformer": "ColorTransformer", "swiftType": "Color"},
+                {"name": "layout", "type": "string", "swiftType": "Layout"},
+                {"name": "state", "type": "string", "allowedValues": ["draft", "published"], "default": "draft", "enum": "State"},
+                {"name": "weight", "type": "int16", "enum": {"name": "Weight", "cases": {"light": 1, "heavy": 5}}}],
                "relationships": [{"name": "tags", "destination": "Tag", "toMany": true, "inverse": "notes"}]},
               {"name": "Tag", "attributes": [{"name": "name", "type": "string"}, {"name": "uuid", "type": "uuid", "preserveValueOnDeletion": true}],
                "relationships": [{"name": "notes", "destination": "Note", "toMany": true, "inverse": "tags", "derivedFromInverse": true}]},
@@ -212,64 +219,17 @@ import Testing
             let tagThere = try reader.fetch(NoteTag.self, where: "name == %@", "laptop")
             print(sent.operationsSent > 0, received.operationsApplied > 0, there.count, there.first?.uuid == synced.uuid,
                   there.first?.tags.map(\.name) ?? [], tagThere.first?.notes.count ?? -1)
-            """#.utf8).write(to: sources.appendingPathComponent("main.swift"))
-        let built = try Self.build(root, swift: swift)
-        try #require(built.status == 0, "\(built.output)")
-        // The replicas' remote: a bare repository (git makes the clones).
-        let sync = root.appendingPathComponent("sync")
-        try FileManager.default.createDirectory(at: sync, withIntermediateDirectories: true)
-        _ = try Self.run(URL(fileURLWithPath: "/usr/bin/git"), ["init", "--bare", "-q", sync.appendingPathComponent("remote.git").path])
-        let ran = try Self.run(root.appendingPathComponent(".build/debug/app"), [sync.path], stderr: true)
-        #expect(ran.status == 0)
-        #expect(ran.output == "1 hooked 3 1 true\ntrue true 1 true [Optional(\"laptop\")] 1\n", "\(ran.output)")
-    }
 
-    /// The library's custom value types and batch requests as a user's package meets them: a
-    /// model with a transformable colour (its transformer registered by the app), a Codable
-    /// value of the app's, a string enum and an integer enum made by the plugin, used through
-    /// the generated class; then a batch update from a background context that a view
-    /// context on the main actor merges on its own, and a batch delete and insert. Built by
-    /// SwiftPM and run.
-    @Test(.enabled(if: swift != nil, "needs the swift command"))
-    func aUserPackageStoresCustomValuesAndMergesBatchRequests() throws {
-        let swift = try #require(Self.swift)
-        let (root, models, sources) = try Self.userPackage("plugin-custom")
-        defer { try? FileManager.default.removeItem(at: root) }
-        let repository = TaskctlRunner.repository
-        try Data("""
-            // swift-tools-version:6.0
-            import PackageDescription
-            let package = Package(name: "NotesApp", dependencies: [.package(path: "\(repository.path)")], targets: [
-                .executableTarget(name: "app", dependencies: [
-                    .product(name: "ObjectStore", package: "\(repository.lastPathComponent)"),
-                    .product(name: "ObjectStoreModel", package: "\(repository.lastPathComponent)"),
-                ], plugins: [.plugin(name: "ObjectStoreModelPlugin", package: "\(repository.lastPathComponent)")]),
-            ])
-            """.utf8).write(to: root.appendingPathComponent("Package.swift"))
-        try Data(#"{"versions": ["v1"], "current": "v1"}"#.utf8).write(to: models.appendingPathComponent("manifest.json"))
-        try Data(#"""
-            {"entities": [
-              {"name": "Note", "attributes": [
-                {"name": "title", "type": "string"},
-                {"name": "color", "type": "transformable", "transformer": "ColorTransformer", "swiftType": "Color"},
-                {"name": "layout", "type": "string", "swiftType": "Layout"},
-                {"name": "state", "type": "string", "allowedValues": ["draft", "published"], "default": "draft", "enum": "State"},
-                {"name": "weight", "type": "int16", "enum": {"name": "Weight", "cases": {"light": 1, "heavy": 5}}}]}
-            ]}
-            """#.utf8).write(to: models.appendingPathComponent("v1.json"))
-        try Data(#"""
-            import Foundation
-            import ObjectStore
-            import ObjectStoreModel
-
+            // Values of the app's own types: a colour through a named transformer, a Codable
+            // layout, a string and an integer enum the plugin made.
             struct Color: Sendable, Equatable, TransformableAttributeValue {
                 var red: UInt8, green: UInt8, blue: UInt8
                 static let transformerName = "ColorTransformer"
                 static let placeholder = Color(red: 0, green: 0, blue: 0)
             }
             struct ColorTransformer: AttributeTransformer {
-                func data(from color: Color) -> Data { Data([color.red, color.green, color.blue]) }
-                func value(from data: Data) throws -> Color {
+                func data(from color: Color) -> Foundation.Data { Foundation.Data([color.red, color.green, color.blue]) }
+                func value(from data: Foundation.Data) throws -> Color {
                     let bytes = [UInt8](data)
                     guard bytes.count == 3 else { throw ValidationMessage("not a colour") }
                     return Color(red: bytes[0], green: bytes[1], blue: bytes[2])
@@ -280,18 +240,17 @@ import Testing
                 var margins: [Double] = []
                 static let placeholder = Layout()
             }
-            typealias Note = NotesModel.Note
-
+            typealias PlainNote = NotesModel.Note
             AttributeTransformers.register(ColorTransformer(), forName: "ColorTransformer")
-            let models = try ModelDirectory(location: "Notes", files: NotesModelFiles.files)
-            let folder = URL(fileURLWithPath: CommandLine.arguments[1])
             let container = try PersistentContainer(name: "Notes", models: models, storeURL: folder.appendingPathComponent("notes.store"))
             try NotesModel.register(in: container.coordinator)
 
-            @MainActor func run() async throws {
+            // A batch update from a background context, merged by a view context on the main
+            // actor on its own; a batch insert and delete.
+            @MainActor func custom() async throws {
                 let view = container.viewContext
                 view.automaticallyMergesChangesFromParent = true
-                let note = try view.insert(Note.self)
+                let note = try view.insert(PlainNote.self)
                 note.title = "first"
                 note.color = Color(red: 10, green: 20, blue: 30)
                 note.layout = Layout(columns: 2, margins: [1.5])
@@ -299,8 +258,6 @@ import Testing
                 try view.save()
                 let draft: NotesModel.State = note.state
                 print(note.color == Color(red: 10, green: 20, blue: 30), note.layout?.columns ?? 0, draft, note.weight.map { "\($0)" } ?? "-", note.lastAccessError == nil)
-
-                // A batch update in the background; the view context merges it by itself.
                 let changed = try await container.performBackgroundTask { context in
                     var request = BatchUpdateRequest(entityName: "Note", predicate: try ObjectPredicate("state == 'draft'"), propertiesToUpdate: ["state": "published"])
                     request.resultType = .count
@@ -308,20 +265,24 @@ import Testing
                 }
                 for _ in 0..<200 where note.state != .published { try await Task.sleep(for: .milliseconds(10)) }
                 print(changed, note.state)
-
                 let inserted = try view.execute(BatchInsertRequest(entityName: "Note", objects: [["title": "second", "weight": 1], ["title": "third"]]))
                 var delete = BatchDeleteRequest(entityName: "Note", predicate: try ObjectPredicate("weight == 5"))
                 delete.resultType = .count
                 let deleted = try view.execute(delete).count ?? 0
-                let left = try view.fetch(Note.self, where: "weight == %@", Int16(1))
+                let left = try view.fetch(PlainNote.self, where: "weight == %@", Int16(1))
                 print(inserted, deleted, left.map { $0.title ?? "" }, left.first?.weight == .light, note.managedObjectContext == nil)
             }
-            try await run()
+            try await custom()
             """#.utf8).write(to: sources.appendingPathComponent("main.swift"))
         let built = try Self.build(root, swift: swift)
         try #require(built.status == 0, "\(built.output)")
-        let ran = try Self.run(root.appendingPathComponent(".build/debug/app"), [root.path], stderr: true)
+        // The replicas' remote: a bare repository (git makes the clones).
+        let sync = root.appendingPathComponent("sync")
+        try FileManager.default.createDirectory(at: sync, withIntermediateDirectories: true)
+        _ = try Self.run(URL(fileURLWithPath: "/usr/bin/git"), ["init", "--bare", "-q", sync.appendingPathComponent("remote.git").path])
+        let ran = try Self.run(root.appendingPathComponent(".build/debug/app"), [sync.path], stderr: true)
         #expect(ran.status == 0)
-        #expect(ran.output == "true 2 draft heavy true\n1 published\nstatus(true) 1 [\"second\"] true true\n", "\(ran.output)")
+        #expect(ran.output == "1 hooked 3 1 true\ntrue true 1 true [Optional(\"laptop\")] 1\n"
+                + "true 2 draft heavy true\n1 published\nstatus(true) 1 [\"second\"] true true\n", "\(ran.output)")
     }
 }
