@@ -77,4 +77,25 @@ import Testing
         try t.ok("edit", "--where", "title == 'from tw'", "--priority", "low", "--yes")
         #expect(try t.ok("_get", "1.modified") == "2026-11-22T12:00:00\n")
     }
+
+    /// `FILTER done`, `delete` and `reopen` by a filter run as a batch: the same stored
+    /// result, warnings and lines as the one-by-one path (`--json` takes that one), one undo.
+    @Test(arguments: [["+x", "done"], ["priority:L", "delete"], ["status:completed", "reopen"], ["+nomatch", "done"]])
+    func aStatusChangeByFilterLeavesWhatTheOneByOneChangeLeaves(words: [String]) throws {
+        let batch = try Self.seeded()
+        try batch.ok("add", "tagged", "--tag", "x", "--priority", "low")
+        try batch.ok("add", "already", "--tag", "x")
+        try batch.ok("done", "8")
+        let single = try Self.copy(batch)
+        let before = try batch.ok("export")
+        let batchOut = try batch.run(words + ["--yes"])
+        let singleOut = try single.run(words + ["--yes", "--json"])
+        #expect(batchOut.status == singleOut.status, "\(batchOut.err) | \(singleOut.err)")
+        #expect(batchOut.err == singleOut.err)
+        #expect(try batch.ok("export") == single.ok("export"))
+        guard batchOut.status == 0 else { return }
+        #expect(try batch.ok("log").split(separator: "\n").sorted() == single.ok("log").split(separator: "\n").sorted())
+        try batch.ok("undo")
+        #expect(try batch.ok("export") == before)
+    }
 }

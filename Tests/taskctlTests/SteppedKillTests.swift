@@ -129,7 +129,7 @@ import Testing
     /// Ordinary commits, of a command that makes objects and links and of one that changes
     /// a task and its links, killed at each step of the commit the same way.
     @Test(arguments: [["add", "new", "--location", "Office", "--tag", "y", "--project", "p"], ["done", "2"], ["edit", "2", "--untag", "x", "--no-location"],
-                      ["edit", "--where", "priority == 0", "--priority", "low", "--yes"]])
+                      ["edit", "--where", "priority == 0", "--priority", "low", "--yes"], ["+x", "done"]])
     func anOrdinaryCommitKilledAtEveryStepLeavesTheStoreBeforeOrAfter(command: [String]) throws {
         let t = try TaskctlRunner()
         try t.ok("add", "first", "--location", "Home")

@@ -193,6 +193,7 @@ struct Workloads {
             if options.wants("lookup") { try lookup(n, data) }
             if options.wants("place") { try place(n, data) }
             if options.wants("batch") { try batch(n, data) }
+            if options.wants("reach") { try reach(n) }
         }
         if options.wants("edit") { try edit(options.editSizes ?? options.sizes) }
     }
@@ -742,6 +743,75 @@ struct Workloads {
             let peak = try child(["--child-batch-update", url.path])
             notes.append("16 batch update of every one of \(n) tasks: peak resident memory \(peak / 1_048_576) MiB")
         }
+    }
+
+    /// 18. A key path through a to-one into a large group: n employees in 5 departments, the
+    /// store open, a fetch of the employees whose department's name is one of them, each
+    /// found employee's name read, beside SQLite's join. The department's employees are a
+    /// stored to-many (the model's default: each department's row holds its list) or derived
+    /// from the employees' department.
+    mutating func reach(_ n: Int) throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var expected = 0
+        for derived in [false, true] {
+            let schema = """
+                { "entities": [
+                  { "name": "Department", "attributes": [{ "name": "name", "type": "string" }],
+                    "relationships": [{ "name": "employees", "destination": "Employee", "inverse": "department", "toMany": true\(derived ? ", \"derivedFromInverse\": true" : "") }] },
+                  { "name": "Employee", "attributes": [{ "name": "name", "type": "string" }],
+                    "relationships": [{ "name": "department", "destination": "Department", "inverse": "employees" }] }
+                ] }
+                """
+            let model = try ManagedObjectModel(schema: schema, file: "org")
+            let url = dir.appendingPathComponent("org-\(derived).store")
+            do {
+                let context = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: model, storeURL: url))
+                context.undoManager = nil
+                var departments: [ManagedObject] = []
+                for d in 0..<5 {
+                    let department = try context.insertObject(entityName: "Department")
+                    try department.setValue(.string("Department \(d)"), forKey: "name")
+                    departments.append(department)
+                }
+                for e in 0..<n {
+                    let employee = try context.insertObject(entityName: "Employee")
+                    try employee.setValue(.string("Employee \(e)"), forKey: "name")
+                    try employee.setObject(departments[e % 5], forKey: "department")
+                }
+                try context.save()
+                try context.coordinator.compactStore()
+            }
+            var found = 0
+            record("18 key path through a to-one", n, derived ? "ObjectStore, derived list" : "ObjectStore, stored list", try measure(options.runs, setup: {
+                ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: model, storeURL: url))
+            }) { context in
+                let employees = try context.fetch(FetchRequest(entityName: "Employee", predicate: try ObjectPredicate("department.name == 'Department 3'")))
+                for employee in employees { _ = employee["name"] }
+                found = employees.count
+            })
+            expected = found
+        }
+        let queue = try DatabasePool(path: dir.appendingPathComponent("org.sqlite").path)
+        try queue.write { db in
+            try db.execute(sql: """
+                CREATE TABLE department (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
+                CREATE TABLE employee (id INTEGER PRIMARY KEY, name TEXT NOT NULL, departmentId INTEGER REFERENCES department(id));
+                CREATE INDEX employee_department ON employee(departmentId);
+                """)
+            for d in 0..<5 { try db.execute(sql: "INSERT INTO department (id, name) VALUES (?, ?)", arguments: [d + 1, "Department \(d)"]) }
+            let insert = try db.makeStatement(sql: "INSERT INTO employee (name, departmentId) VALUES (?, ?)")
+            for e in 0..<n { try insert.execute(arguments: ["Employee \(e)", e % 5 + 1]) }
+        }
+        var found = 0
+        record("18 key path through a to-one", n, "GRDB WAL join", try measure(options.runs, setup: { () }) {
+            found = try queue.read { db in
+                let names = try String.fetchAll(db, sql: "SELECT employee.name FROM employee JOIN department ON department.id = employee.departmentId WHERE department.name = ?",
+                                                arguments: ["Department 3"])
+                return names.count
+            }
+        })
+        if found != expected { notes.append("reach n=\(n): ObjectStore found \(expected), GRDB \(found)") }
     }
 
     func child(_ arguments: [String]) throws -> Int {

@@ -8,7 +8,7 @@ import ObjectStoreModel
 //                                          [--edit-sizes 10000,100000,1000000] [--json]
 //
 // Workloads: open, insert, fetch, edit, delete, count, fault, migrate, memory, evaluate, select, group, top,
-// lookup, place, batch.
+// lookup, place, batch, reach.
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 

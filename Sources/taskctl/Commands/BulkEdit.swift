@@ -79,3 +79,62 @@ enum BulkEdit {
         return true
     }
 }
+
+/// `FILTER done`, `FILTER delete` and `FILTER reopen` of tasks a filter selects (not ids) as
+/// one batch update in the store, as ``BulkEdit`` does for `edit --where`: the same status,
+/// end time and stopped clock as one task at a time, the same warnings for tasks already in
+/// that state, one transaction. A selection with a recurring task (a template or an
+/// instance, whose series the change updates), a task with an `until` (which may expire
+/// first), a deleted task or Taskwarrior fields to stamp takes the one-by-one path.
+enum BulkStatus {
+    /// Runs the change as a batch when it can be one; false (nothing done) when it cannot.
+    static func run(_ args: Arguments, command: String, to status: String, app: App) throws -> Bool {
+        let filter = app.filter
+        guard !args.has("json"), !filter.isEmpty, !filter.onlyIdentifiers, StoreType.forFile(app.storeURL) == .binary else { return false }
+        let context = try app.context()
+        let all = args.positional.isEmpty ? filter : try TaskFilter.parse(filter.words + args.positional)
+        guard let predicate = try all.predicate(in: FilterScope(app: app, context: context)) else { return false }
+        let live = all.namesStatus ? predicate : .and(.and(try ObjectPredicate("status != 'deleted'"), .not(try app.expired())), predicate)
+        func count(_ predicate: ObjectPredicate) throws -> Int {
+            try context.count(for: FetchRequest(entityName: "Task", predicate: predicate))
+        }
+        let oneByOne = #"status == 'recurring' OR status == 'deleted' OR recurrence != nil OR until != nil OR extras CONTAINS '"parent"' OR extras CONTAINS '"modified"'"#
+        guard try count(.and(live, try ObjectPredicate(oneByOne))) == 0 else { return false }
+        let selected = try count(live)
+        guard selected > 0 else { throw CLIError.usage("no task matches \(all.words.joined(separator: " ")); nothing changed") }
+        try app.confirmBulk(selected, command, yes: args.has("yes"))
+
+        let changing = ObjectPredicate.and(live, try ObjectPredicate(format: "status != %@", .string(status)))
+        var values: [String: Value] = ["status": .string(status), "completedAt": status == "pending" ? .null : .date(app.now)]
+        if status != "pending" { values["startedAt"] = .null }
+        var request = BatchUpdateRequest(entityName: "Task", predicate: changing, propertiesToUpdate: values)
+        request.resultType = .objectIDs
+        context.name = command
+        var listed: [FetchedValues] = []
+        var changed = Set<ObjectID>()
+        try context.coordinator.committingTogether {
+            listed = try context.fetchValues(FetchRequest(entityName: "Task", predicate: live), properties: ["title"])
+            changed = Set(try context.executeInsideCommit(request).objectIDs ?? [])
+            guard !changed.isEmpty else { return }
+            var recorder = ChangeRecorder(command: command)
+            _ = try RecurringTasks.update(in: context, app: app, recorder: &recorder)
+            if context.hasChanges { try context.save() }
+        }
+        for row in listed where !changed.contains(row.objectID) {
+            app.output.warn("taskctl: task \(row.objectID.primaryKey ?? 0) is already \(status)")
+        }
+        guard !changed.isEmpty else {
+            throw CLIError.usage("nothing to \(command): every task given is already \(status == "pending" ? "pending" : status)")
+        }
+        app.urgency.invalidate()
+        app.removeUndoJournal()
+        if let warning = context.coordinator.housekeepingWarning { app.output.warn("taskctl: warning: \(warning)") }
+        let verb = ["done": "done", "reopen": "reopened", "delete": "deleted"][command] ?? command
+        for row in listed where changed.contains(row.objectID) {
+            // The title as the one-by-one path writes it.
+            let title = (row.values.first?.value ?? .null).description.trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+            app.output.line("\(verb) \(row.objectID.primaryKey ?? 0): \(title)")
+        }
+        return true
+    }
+}

@@ -117,6 +117,9 @@ enum Help {
         append and prepend add words.
         Changing 3 tasks or more at once (the setting bulk) asks first, reading the answer from
         the standard input; no answer changes nothing. --yes answers yes; rc.bulk=0 never asks.
+        FILTER done, delete and reopen (and edit --where of priorities, texts and due dates)
+        change the store in one batch without loading the tasks, unless a recurring task, one
+        with until, or one with Taskwarrior's modified time is among them.
 
         Settings for one command: rc.NAME=VALUE (or rc.NAME:VALUE) before or after the command,
         rc:FILE for another settings file. ~/.taskrc (or TASKRC) is read first for the settings

@@ -439,6 +439,7 @@ enum TaskCommands {
     /// done, reopen and delete: change the status of several tasks at once.
     static func setStatus(_ words: [String], _ app: App, command: String, to status: String) throws {
         let args = try Arguments(words, for: command)
+        if try BulkStatus.run(args, command: command, to: status, app: app) { return }
         let context = try app.context()
         let tasks = try app.selected(args.positional, in: context, command: command)
         try app.confirmBulk(tasks.count, command, yes: args.has("yes"))
