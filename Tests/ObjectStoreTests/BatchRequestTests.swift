@@ -431,3 +431,44 @@ import ObjectStoreModel
         #expect(try reader.existingObject(with: sales.objectID)["budget"] == 600)
     }
 }
+
+/// A count without a predicate asks the store how many rows an entity has instead of
+/// listing them; it must be the number of IDs a fetch lists, through every state of a
+/// binary store's snapshot and log (rows replaced or deleted after a compaction, new ones).
+@Suite struct UnfilteredCountTests {
+    @Test(arguments: BatchRequestTests.Kind.allCases) func anUnfilteredCountIsTheNumberOfObjects(kind: BatchRequestTests.Kind) throws {
+        let directory = try TemporaryDirectory()
+        let coordinator = try kind.coordinator(in: directory, history: false)
+        let context = ManagedObjectContext(coordinator: coordinator)
+        func check(_ label: String) throws {
+            for reader in [context, ManagedObjectContext(coordinator: try kind.reopened(coordinator, in: directory))] {
+                let listed = try reader.fetchObjectIDs(FetchRequest(entityName: "Task")).count
+                #expect(try reader.count(for: FetchRequest(entityName: "Task")) == listed, "\(label)")
+                let shapes = try reader.fetchObjectIDs(FetchRequest(entityName: "Shape")).count
+                #expect(try reader.count(for: FetchRequest(entityName: "Shape")) == shapes, "\(label)")
+            }
+        }
+        var tasks = try BatchRequestTests.seed(context, count: 50)
+        for _ in 0..<4 { try context.insertObject(entityName: "Circle").setValue("c", forKey: "label") }
+        try context.save()
+        try check("saved")
+        try coordinator.compactStore()
+        try check("compacted")
+        for task in tasks[0..<10] { try task.setValue(.integer(3), forKey: "priority") }
+        for task in tasks[10..<15] { context.delete(task) }
+        try context.save()
+        try check("snapshot rows replaced and deleted")
+        tasks = Array(tasks[15...]) + (try (0..<3).map { try context.task("new \($0)") })
+        try context.save()
+        context.delete(tasks[tasks.count - 1])
+        try context.save()
+        try check("log rows added and one deleted")
+        // Unsaved inserts count; unsaved deletes too (the listing path).
+        try context.task("unsaved")
+        #expect(try context.count(for: FetchRequest(entityName: "Task")) == 48)
+        #expect(try context.fetchObjectIDs(FetchRequest(entityName: "Task")).count == 48)
+        context.delete(tasks[0])
+        #expect(try context.count(for: FetchRequest(entityName: "Task")) == 47)
+        #expect(try context.fetchObjectIDs(FetchRequest(entityName: "Task")).count == 47)
+    }
+}

@@ -51,6 +51,20 @@ struct FetchExecutor {
         return ids
     }
 
+    /// How many candidates there are: ``candidateIDs()``'s count, without listing the saved
+    /// ones when this context changes none of the entities (a root context asks the store).
+    func candidateCount() throws -> Int {
+        let entity = try entity()
+        context.processPendingChanges()
+        let entities = request.includesSubentities ? model.entityAndDescendants(of: entity.name) : [entity]
+        let names = Set(entities.map(\.name))
+        guard context.parent == nil, !context.deletedSet.contains(where: { names.contains($0.entityName) }) else { return try candidateIDs().count }
+        var count = 0
+        for entity in entities { count += try context.coordinator.store.objectCount(ofEntity: entity.name) }
+        if request.includesPendingChanges { count += context.insertedObjects(ofEntities: names).count }
+        return count
+    }
+
     /// Scratch objects, one per entity, that hold a saved row's values so that compiled
     /// closures can test or read them (nothing is registered or made per row).
     struct ScratchObjects {
@@ -676,7 +690,7 @@ extension ManagedObjectContext {
         noteFetch()
         let executor = FetchExecutor(context: self, request: request)
         guard let predicate = request.predicate else {
-            let total = try executor.candidateIDs().count - request.fetchOffset
+            let total = try executor.candidateCount() - request.fetchOffset
             return max(0, request.fetchLimit > 0 ? min(total, request.fetchLimit) : total)
         }
         var count = 0

@@ -312,6 +312,23 @@ package final class BinaryStore: PersistentStore, Sendable {
         }
     }
 
+    /// The log's rows of the entity, and the snapshot's less those the log replaced or
+    /// deleted (looked up in the snapshot's directory): no ID is made.
+    package func objectCount(ofEntity entityName: String) throws -> Int {
+        try fileLock.withLock(exclusive: false) { fd, _ in
+            try core.withLock { core in
+                try core.refresh(fd)
+                let logKeys = core.state.keysByEntity[entityName] ?? []
+                guard let index = core.state.codec?.entityIndex[entityName], let loaded = try core.loadedEntity(index) else { return logKeys.count }
+                let removed = core.state.removed[entityName] ?? []
+                var shadowed = 0
+                for key in logKeys where loaded.find(key) != nil { shadowed += 1 }
+                for key in removed where !logKeys.contains(key) && loaded.find(key) != nil { shadowed += 1 }
+                return logKeys.count + loaded.part.rowCount - shadowed
+            }
+        }
+    }
+
     package func allocateKeys(count: Int, entityName: String) throws -> [Int64] {
         guard count > 0 else { return [] }
         guard !isReadOnly else { throw StoreError.readOnly(path: path) }

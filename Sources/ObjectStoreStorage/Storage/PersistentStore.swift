@@ -68,6 +68,9 @@ package protocol PersistentStore: AnyObject, Sendable {
     func row(for id: ObjectID) throws -> StoredRow?
     /// IDs of the saved objects of exactly this entity (not its sub-entities), in key order.
     func objectIDs(ofEntity entityName: String) throws -> [ObjectID]
+    /// How many saved objects exactly this entity has (not its sub-entities), without
+    /// listing them.
+    func objectCount(ofEntity entityName: String) throws -> Int
     /// Reserves `count` new primary keys of an entity.
     func allocateKeys(count: Int, entityName: String) throws -> [Int64]
     /// Writes one save atomically: all of it or none. Inserted rows may carry temporary IDs:
@@ -157,6 +160,7 @@ package protocol PersistentStore: AnyObject, Sendable {
 }
 
 extension PersistentStore {
+    package func objectCount(ofEntity entityName: String) throws -> Int { try objectIDs(ofEntity: entityName).count }
     package func withExclusiveAccess<T>(_ body: () throws -> T) throws -> T { try body() }
     package var housekeepingWarning: String? { nil }
     package func compact() throws {}

@@ -59,14 +59,15 @@ package final class RowLayouts {
     /// when it has another number (rows of an entity whose slots changed read as initial
     /// values, as decoded ones do). Throws when it does not decode.
     package init?(bytes: [UInt8], start: Int, layout: RowLayout) throws {
-        var positions: [Int]?
-        try self.init(bytes: bytes, start: start, layout: layout, positions: &positions)
+        var end = start
+        try self.init(bytes: bytes, start: start, layout: layout, end: &end)
     }
 
-    /// The row, with where each of its slots starts when `positions` is given.
-    init?(bytes: [UInt8], start: Int, layout: RowLayout, positions: inout [Int]?) throws {
+    /// The row, and in `end` where it ends.
+    init?(bytes: [UInt8], start: Int, layout: RowLayout, end: inout Int) throws {
         var reader = ByteReader(bytes, from: start)
-        guard try layout.codec.check(&reader, shape: layout.shape, positions: &positions) == layout.count else { return nil }
+        guard try layout.codec.check(&reader, shape: layout.shape) == layout.count else { return nil }
+        end = reader.position
         self.bytes = bytes
         self.start = start
         self.layout = layout
@@ -159,13 +160,15 @@ package final class RowLayouts {
     /// number of slots than the layout reads as the initial values (as a decoded one does).
     /// Throws when the row does not decode.
     package static func inPlace(_ bytes: [UInt8], start: Int, layout: RowLayout) throws -> Slots {
-        guard layout.holdsLists else {
-            guard let row = try EncodedRow(bytes: bytes, start: start, layout: layout) else { return Slots(layout.initial) }
-            return Slots(row: row)
-        }
+        var end = start
+        guard let row = try EncodedRow(bytes: bytes, start: start, layout: layout, end: &end) else { return Slots(layout.initial) }
+        // Only a long row of an entity with lists is read again for its slots' positions
+        // (noting them for every row made an array per row a scan read).
+        guard layout.holdsLists, end - start >= IndexedRow.minimumLength else { return Slots(row: row) }
         var positions: [Int]? = []
-        guard let row = try EncodedRow(bytes: bytes, start: start, layout: layout, positions: &positions) else { return Slots(layout.initial) }
-        guard let positions, let last = positions.last(where: { $0 >= 0 }), last - start >= IndexedRow.minimumLength else { return Slots(row: row) }
+        var reader = ByteReader(bytes, from: start)
+        _ = try layout.codec.check(&reader, shape: layout.shape, positions: &positions)
+        guard let positions else { return Slots(row: row) }
         return Slots(storage: .indexed(IndexedRow(row: row, positions: positions)))
     }
 
