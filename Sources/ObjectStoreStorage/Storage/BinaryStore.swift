@@ -319,12 +319,24 @@ package final class BinaryStore: PersistentStore, Sendable {
             try core.withLock { core in
                 try core.refresh(fd)
                 let logKeys = core.state.keysByEntity[entityName] ?? []
-                guard let index = core.state.codec?.entityIndex[entityName], let loaded = try core.loadedEntity(index) else { return logKeys.count }
-                let removed = core.state.removed[entityName] ?? []
+                guard let index = core.state.codec?.entityIndex[entityName], let snapshot = core.state.snapshot,
+                      index < snapshot.entities.count, let held = core.held else { return logKeys.count }
+                let part = snapshot.entities[index]
+                let removed = (core.state.removed[entityName] ?? []).subtracting(logKeys)
+                guard !logKeys.isEmpty || !removed.isEmpty else { return part.rowCount }
+                // Whether the snapshot has a key: its directory read whole when it is read
+                // already or many keys are asked, else searched in the file.
+                var loaded = core.state.loaded[index]
+                if loaded == nil, logKeys.count + removed.count > 64 { loaded = try core.loadedEntity(index) }
+                func inSnapshot(_ key: Int64) throws -> Bool {
+                    if let first = part.firstKey { return key >= first && key - first < Int64(part.rowCount) }
+                    if let loaded { return loaded.find(key) != nil }
+                    return try snapshot.find(key: key, entity: index, fd: held.fd, path: path) != nil
+                }
                 var shadowed = 0
-                for key in logKeys where loaded.find(key) != nil { shadowed += 1 }
-                for key in removed where !logKeys.contains(key) && loaded.find(key) != nil { shadowed += 1 }
-                return logKeys.count + loaded.part.rowCount - shadowed
+                for key in logKeys where try inSnapshot(key) { shadowed += 1 }
+                for key in removed where try inSnapshot(key) { shadowed += 1 }
+                return logKeys.count + part.rowCount - shadowed
             }
         }
     }
