@@ -151,7 +151,7 @@ enum Snippets {
         print(try staff.execute(retire).objectIDs ?? [])   // []
     }
 
-    /// docs/context.md, line 308.
+    /// docs/context.md, line 309.
     static func context_7() async throws {
         let context = try SnippetEnvironment.context()
         let otherContext = try SnippetEnvironment.context()
@@ -164,7 +164,7 @@ enum Snippets {
         }
     }
 
-    /// docs/context.md, line 321.
+    /// docs/context.md, line 322.
     static func context_8() async throws {
         let coordinator = try SnippetEnvironment.coordinator()
         let context = try SnippetEnvironment.context()
@@ -176,7 +176,7 @@ enum Snippets {
         }
     }
 
-    /// docs/context.md, line 335.
+    /// docs/context.md, line 336.
     static func context_9() async throws {
         let model = try SnippetEnvironment.model()
         let coordinator = try SnippetEnvironment.coordinator()

@@ -117,7 +117,7 @@ enum Help {
         append and prepend add words.
         Changing 3 tasks or more at once (the setting bulk) asks first, reading the answer from
         the standard input; no answer changes nothing. --yes answers yes; rc.bulk=0 never asks.
-        FILTER done, delete and reopen (and edit --where of priorities, texts and due dates)
+        FILTER done, delete and reopen (and edit --where of --priority, --text and --no-due)
         change the store in one batch without loading the tasks, unless a recurring task, one
         with until, or one with Taskwarrior's modified time is among them.
 
