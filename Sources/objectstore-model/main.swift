@@ -201,6 +201,9 @@ if !filesOnly { do {
             }
             source += "        case \(escaped(caseName)) = \(rawValue)\n"
         }
+        if let first = enumeration.cases.first {
+            source += "        \(access)static var placeholder: Self { .\(escaped(first.name)) }\n"
+        }
         source += "    }\n\n"
     }
     /// The Swift type of an attribute's typed property.

@@ -321,7 +321,7 @@ enum Snippets {
         print(task.properties.map(\.name))   // ["dueDate", "isOverdue", "location", "priority", "text"]
     }
 
-    /// docs/schema.md, line 188.
+    /// docs/schema.md, line 189.
     static func schema_2() async throws {
         let coordinator = try SnippetEnvironment.coordinator()
         struct Color: Sendable, Equatable, TransformableAttributeValue {
@@ -354,7 +354,7 @@ enum Snippets {
         print(try red.first?.transformedValue(forKey: "color", as: Color.self) == Color(red: 200, green: 30, blue: 60))   // true
     }
 
-    /// docs/schema.md, line 377.
+    /// docs/schema.md, line 378.
     static func schema_3() async throws {
         let tasks = try ModelDirectory(url: URL(fileURLWithPath: "Models/Tasks"))
         let current = try tasks.currentModel()

@@ -28,8 +28,14 @@ struct TestSettings: CodableAttributeValue, Equatable {
     static let placeholder = TestSettings()
 }
 
-enum Mood: String, EnumAttributeValue { case calm, busy }
-enum Level: Int16, EnumAttributeValue { case low = 1, high = 3 }
+enum Mood: String, EnumAttributeValue {
+    case calm, busy
+    static let placeholder = Mood.calm
+}
+enum Level: Int16, EnumAttributeValue {
+    case low = 1, high = 3
+    static let placeholder = Level.low
+}
 
 final class StyledNote: ManagedObject {
     @Attribute var title: String?

@@ -98,4 +98,39 @@ import Testing
         try batch.ok("undo")
         #expect(try batch.ok("export") == before)
     }
+
+    /// The batch edit and done run while other processes add tasks and compact the store, one
+    /// of them through a symlink to the store: every command lands, the store checks, each
+    /// task that existed before is edited, and the adds are all there.
+    @Test func batchChangesRunBesideOtherProcessesAndThroughASymlink() throws {
+        let t = try TaskctlRunner()
+        for i in 0..<30 { try t.ok("add", "task \(i)", "--tag", i % 2 == 0 ? "even" : "odd") }
+        let real = t.store
+        let link = t.directory.appendingPathComponent("link.store")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: real)
+        var started: [(Process, Pipe, Pipe, String)] = []
+        t.store = link
+        for (label, words) in [("edit", ["edit", "--where", "title BEGINSWITH 'task'", "--priority", "low", "--yes"]), ("done", ["+odd", "done", "--yes"])] {
+            let (p, o, e) = try t.start(words)
+            started.append((p, o, e, label))
+        }
+        t.store = real
+        for i in 0..<4 {
+            let (p, o, e) = try t.start(["add", "added \(i)"])
+            started.append((p, o, e, "add \(i)"))
+        }
+        let (p, o, e) = try t.start(["store", "compact"])
+        started.append((p, o, e, "compact"))
+        for (process, _, err, label) in started {
+            let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0, "\(label): \(message)")
+        }
+        #expect(try t.run("store", "check").status == 0)
+        let tasks = try t.tasks("--all")
+        #expect(tasks.count == 34)
+        let original = tasks.filter { ($0["text"] as? String)?.hasPrefix("task") == true }
+        #expect(original.count == 30 && original.allSatisfy { $0["priority"] as? String == "low" })
+        #expect(original.filter { $0["status"] as? String == "done" }.count == 15)
+    }
 }

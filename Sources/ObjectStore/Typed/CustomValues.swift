@@ -124,19 +124,18 @@ extension ManagedObject {
 /// declaring it.
 ///
 /// ```swift
-/// enum Status: String, EnumAttributeValue { case open, done }
+/// enum Status: String, EnumAttributeValue {
+///     case open, done
+///     static let placeholder = Status.open
+/// }
 /// final class Ticket: ManagedObject { @Attribute var status: Status }
 /// ```
 ///
-/// A stored value that is no case reads as the first case, with `lastAccessError` set.
+/// A stored value that is no case reads as the placeholder, with `lastAccessError` set.
 public protocol EnumAttributeValue: AttributeValue, RawRepresentable, CaseIterable where RawValue: AttributeValue {}
 
 extension EnumAttributeValue {
     public static var compatibleTypes: Set<AttributeType> { RawValue.compatibleTypes }
-    public static var placeholder: Self {
-        guard let first = allCases.first else { preconditionFailure("\(Self.self) has no case, so it cannot be an attribute's type") }
-        return first
-    }
     public init?(storedValue: Value) {
         guard let raw = RawValue(storedValue: storedValue) else { return nil }
         self.init(rawValue: raw)

@@ -53,13 +53,30 @@ enum BulkEdit {
         }
         try app.confirmBulk(selected, command, yes: args.has("yes"))
 
-        var request = BatchUpdateRequest(entityName: "Task", predicate: live, propertiesToUpdate: values)
+        let (listed, changed) = try commit(values, to: live, listing: live, command: command, context: context, app: app)
+        for row in listed {
+            let id = row.objectID.primaryKey ?? 0
+            let title = values["title"]?.stringValue ?? row.values.first?.value.stringValue ?? ""
+            app.output.line(changed.contains(row.objectID) ? "edited \(id): \(title)" : "task \(id) already had those values; nothing changed")
+        }
+        return true
+    }
+}
+
+extension BulkEdit {
+    /// Sets `values` on the tasks `selection` matches in one batch update, inside one commit
+    /// with the recurring instances the change makes (one transaction named after the
+    /// command), and returns the tasks `listing` matched (their titles, in id order, read in
+    /// the same commit) and those the update changed.
+    static func commit(_ values: [String: Value], to selection: ObjectPredicate, listing: ObjectPredicate, command: String,
+                       context: ManagedObjectContext, app: App) throws -> (listed: [FetchedValues], changed: Set<ObjectID>) {
+        var request = BatchUpdateRequest(entityName: "Task", predicate: selection, propertiesToUpdate: values)
         request.resultType = .objectIDs
         context.name = command
         var listed: [FetchedValues] = []
         var changed = Set<ObjectID>()
         try context.coordinator.committingTogether {
-            listed = try context.fetchValues(FetchRequest(entityName: "Task", predicate: live), properties: ["title"])
+            listed = try context.fetchValues(FetchRequest(entityName: "Task", predicate: listing), properties: ["title"])
             changed = Set(try context.executeInsideCommit(request).objectIDs ?? [])
             guard !changed.isEmpty else { return }
             var recorder = ChangeRecorder(command: command)
@@ -71,12 +88,7 @@ enum BulkEdit {
             app.removeUndoJournal()
             if let warning = context.coordinator.housekeepingWarning { app.output.warn("taskctl: warning: \(warning)") }
         }
-        for row in listed {
-            let id = row.objectID.primaryKey ?? 0
-            let title = values["title"]?.stringValue ?? row.values.first?.value.stringValue ?? ""
-            app.output.line(changed.contains(row.objectID) ? "edited \(id): \(title)" : "task \(id) already had those values; nothing changed")
-        }
-        return true
+        return (listed, changed)
     }
 }
 
@@ -107,28 +119,13 @@ enum BulkStatus {
         let changing = ObjectPredicate.and(live, try ObjectPredicate(format: "status != %@", .string(status)))
         var values: [String: Value] = ["status": .string(status), "completedAt": status == "pending" ? .null : .date(app.now)]
         if status != "pending" { values["startedAt"] = .null }
-        var request = BatchUpdateRequest(entityName: "Task", predicate: changing, propertiesToUpdate: values)
-        request.resultType = .objectIDs
-        context.name = command
-        var listed: [FetchedValues] = []
-        var changed = Set<ObjectID>()
-        try context.coordinator.committingTogether {
-            listed = try context.fetchValues(FetchRequest(entityName: "Task", predicate: live), properties: ["title"])
-            changed = Set(try context.executeInsideCommit(request).objectIDs ?? [])
-            guard !changed.isEmpty else { return }
-            var recorder = ChangeRecorder(command: command)
-            _ = try RecurringTasks.update(in: context, app: app, recorder: &recorder)
-            if context.hasChanges { try context.save() }
-        }
+        let (listed, changed) = try BulkEdit.commit(values, to: changing, listing: live, command: command, context: context, app: app)
         for row in listed where !changed.contains(row.objectID) {
             app.output.warn("taskctl: task \(row.objectID.primaryKey ?? 0) is already \(status)")
         }
         guard !changed.isEmpty else {
             throw CLIError.usage("nothing to \(command): every task given is already \(status == "pending" ? "pending" : status)")
         }
-        app.urgency.invalidate()
-        app.removeUndoJournal()
-        if let warning = context.coordinator.housekeepingWarning { app.output.warn("taskctl: warning: \(warning)") }
         let verb = ["done": "done", "reopen": "reopened", "delete": "deleted"][command] ?? command
         for row in listed where changed.contains(row.objectID) {
             // The title as the one-by-one path writes it.
