@@ -7,5 +7,5 @@ import Glibc
 // instead of killing the process.
 signal(SIGXFSZ, SIG_IGN)
 
-let status = TaskCtl.run(arguments: Array(CommandLine.arguments.dropFirst()), environment: TaskCtl.processEnvironment())
-exit(status)
+let exitStatus = TaskCtl.run(arguments: Array(CommandLine.arguments.dropFirst()), environment: TaskCtl.processEnvironment())
+exit(exitStatus)

@@ -310,8 +310,9 @@ struct PredicateCompiler {
                 return try Self.read(object, slot: slot, derivedName: derivedName)
             }
             guard let dynamicSlot = object.entity.slot(of: key) else {
-                if let fetched = object.entity.fetchedProperty(named: key), let context = object.managedObjectContext {
-                    return .collection(try context.fetchedPropertyObjects(fetched, of: object).map { .object($0) })
+                let context: (any FetchedPropertyReading)? = object.managedObjectContext
+                if let fetched = object.entity.fetchedProperty(named: key), let reader = context {
+                    return .collection(try reader.fetchedPropertyObjects(fetched, of: object).map { .object($0) })
                 }
                 throw ObjectStoreError.unknownKey(entity: object.entity.name, key: key, suggestion: NameSuggestion.closest(to: key, in: object.entity.properties.map(\.name)))
             }

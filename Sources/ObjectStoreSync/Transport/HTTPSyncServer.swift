@@ -1,57 +1,5 @@
 import Foundation
 
-/// What the server answered to a new version.
-package enum AddVersionResult: Sendable, Equatable {
-    /// Accepted as the new latest version; the server may ask for a snapshot.
-    case added(UUID, snapshot: SnapshotUrgency)
-    /// Refused: the latest version is another one (sync what it has, then try again).
-    case conflict(expectedParent: UUID)
-}
-
-/// How much the server wants a snapshot (TaskChampion's `X-Snapshot-Request`).
-package enum SnapshotUrgency: Sendable, Equatable {
-    case none, low, high
-}
-
-/// The version after a given one.
-package enum ChildVersion: Sendable, Equatable {
-    case version(id: UUID, parent: UUID, operations: [SyncOperation])
-    /// The given version is the latest.
-    case upToDate
-    /// The server no longer has what follows the given version (410): the replica must
-    /// start again from a snapshot.
-    case gone
-}
-
-/// A sync that failed, naming the cause.
-public enum SyncServerError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The server could not be reached.
-    case unreachable(url: String, reason: String)
-    /// The server answered with an unexpected status.
-    case status(Int, url: String, body: String)
-    /// The server's answer is not what the protocol says.
-    case badResponse(url: String, reason: String)
-    /// Data of a version (or snapshot) does not open: a wrong encryption secret, or data
-    /// changed on the server.
-    case cannotDecrypt(version: UUID, reason: String)
-    /// The server was reached, but a step of the sync failed on this side (a git commit in
-    /// the local clone, say): the reason names it.
-    case failed(url: String, reason: String)
-
-    /// What happened, naming the server (without credentials a URL may carry).
-    public var description: String { Redaction.userinfo(in: text) }
-
-    private var text: String {
-        switch self {
-        case .unreachable(let url, let reason): return "cannot reach the sync server at \(url): \(reason)"
-        case .status(let code, let url, let body): return "the sync server answered \(code) to \(url)" + (body.isEmpty ? "" : ": \(body)")
-        case .badResponse(let url, let reason): return "the sync server's answer to \(url) is not TaskChampion's protocol: \(reason)"
-        case .cannotDecrypt(let version, let reason): return "version \(version.uuidString.lowercased()) does not decrypt: \(reason)"
-        case .failed(let url, let reason): return "the sync with \(url) failed: \(reason)"
-        }
-    }
-}
-
 /// A TaskChampion sync server (taskchampion-sync-server, or Taskwarrior's hosted ones)
 /// over HTTP: versions and snapshots, sealed with the client's key (the salt is the client
 /// ID's 16 bytes; a version is sealed for its parent's UUID, a snapshot for its version's).
@@ -176,5 +124,14 @@ package struct HTTPSyncServer: Sendable {
 
     static func excerpt(_ data: Data) -> String {
         String(decoding: data.prefix(200), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}
+
+extension HTTPSyncServer: SyncServer {
+    package var identity: String { Self.identity(url: baseURL, clientID: clientID) }
+
+    /// What names a server and client in the sync state (before the server is made).
+    package static func identity(url: URL, clientID: UUID) -> String {
+        "\(directory(url).absoluteString) client \(text(clientID))"
     }
 }

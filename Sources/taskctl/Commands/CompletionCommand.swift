@@ -41,7 +41,7 @@ enum CompletionCommand {
             case .choice(let words): return words
             case .names(let entity): return try names(entity)
             case .priority: return Priority.names
-            case .sortKeys: return ListCommand.sortKeys
+            case .sortKeys: return ListSort.keys
             case .text: return []
             }
         }

@@ -5,7 +5,6 @@ import ObjectStoreModel
 /// `taskctl list`: filters become one predicate, run by the framework; sorting, grouping and
 /// the table happen here.
 enum ListCommand {
-    static let sortKeys = ["urgency", "id", "text", "priority", "due", "location", "project", "created", "status"]
 
     /// A tag filter: a tag of the task, or one of Taskwarrior's virtual tags (upper case):
     /// OVERDUE (due before now), TODAY, TOMORROW, WEEK (due this day, the next, this week,
@@ -79,7 +78,7 @@ enum ListCommand {
             guard let n = Int(text), n > 0 else { throw CLIError.usage("--limit needs a positive number, not '\(text)'") }
             return n
         } ?? (filter.limitsToPage ? max(1, app.terminal.height - 5) : filter.limit)
-        let sort = try (args.value("sort") ?? app.config.sort).map(parseSort) ?? []
+        let sort = try (args.value("sort") ?? app.config.sort).map(ListSort.parse) ?? []
         let groupBy = args.value("group-by")  // checked by Arguments (OptionValue)
 
         let context = try app.context(readOnly: true)
@@ -219,19 +218,6 @@ enum ListCommand {
         return try ObjectPredicate(format: "\(relationship) IN %@", placeholders: [.list(objects.map { .uri($0.objectID.uriRepresentation) })])
     }
 
-    static func parseSort(_ text: String) throws -> [(key: String, descending: Bool)] {
-        try text.split(separator: ",").map { part in
-            var key = part.trimmingBlanks()
-            // Urgency reads most urgent first unless +urgency asks otherwise.
-            let descending = key.hasPrefix("-") || key == "urgency"
-            if key.hasPrefix("-") || key.hasPrefix("+") { key.removeFirst() }
-            guard sortKeys.contains(key) else {
-                let hint = NameHint.closest(to: key, in: sortKeys).map { " (did you mean '\($0)'?)" } ?? ""
-                throw CLIError.usage("unknown sort key '\(key)'\(hint); use \(sortKeys.joined(separator: ", "))")
-            }
-            return (key, descending)
-        }
-    }
 
     /// Sorts by the keys, then by the default order: most urgent first (Taskwarrior's
     /// urgency), then due soonest (no due date last), priority high first, id.

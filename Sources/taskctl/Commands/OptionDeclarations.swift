@@ -8,7 +8,7 @@ enum OptionValue: Sendable, Equatable {
     case names(entity: String)
     /// A priority (`Priority.names`, or a letter, a digit).
     case priority
-    /// Sort keys (``ListCommand/sortKeys``), comma-separated.
+    /// Sort keys (``ListSort/keys``), comma-separated.
     case sortKeys
     /// Anything else: text, a date, a number, a predicate, a path.
     case text
@@ -21,13 +21,12 @@ enum OptionValue: Sendable, Equatable {
         "tag": .names(entity: "Tag"), "untag": .names(entity: "Tag"),
         "group-by": .choice(groupKeys),
         "format": .choice(formats),
-        "color": .choice(colors),
+        "color": .choice(Config.colors),
         "sort": .sortKeys,
     ]
 
     static let groupKeys = ["location", "priority", "due", "project"]
     static let formats = ["taskctl", "taskwarrior", "todo.txt"]
-    static let colors = ["auto", "always", "never"]
 
     /// The words that may follow a command first (its subcommands), for those that have them.
     static let subcommands: [String: [String]] = [

@@ -297,24 +297,6 @@ enum TaskCommands {
                  userValues: userValues)
     }
 
-    /// A pending copy of `task`, new in `context`.
-    static func copy(of task: ManagedObject, app: App, context: ManagedObjectContext) throws -> ManagedObject {
-        let copy = try context.insertObject(entityName: "Task")
-        for key in ["title", "priority", "dueDate", "waitUntil", "scheduled", "until", "recurrence"] { try copy.setValue(task[key], forKey: key) }
-        let kept = ExtrasText.decode(task["extras"]).filter { !["parent", "imask", "mask", "last", "rtype", "template", "modified"].contains($0.key) }
-        try copy.setValue(ExtrasText.encode(kept), forKey: "extras")
-        try copy.setValue(.string("pending"), forKey: "status")
-        try copy.setValue(.uuid(UUID()), forKey: "uuid")
-        try copy.setValue(.date(app.now), forKey: "createdAt")
-        try copy.setObject(try task.object(forKey: "location"), forKey: "location")
-        try copy.setObject(try task.object(forKey: "project"), forKey: "project")
-        try copy.setObjects(try task.objects(forKey: "tags"), forKey: "tags")
-        for note in try Annotations.list(of: task) {
-            try Annotations.add(note.text, entry: note.entry ?? app.now, to: copy, in: context, movingOnCollision: false)
-        }
-        return copy
-    }
-
     static func edit(_ args: Arguments, ids: [String], command: String, app: App, text newText: ((String) -> String)? = nil, changesText: Bool = false,
                      duplicating: Bool = false, annotation: String? = nil, userValues: [(name: String, json: String?)] = []) throws {
         let filter = args.value("where")
@@ -365,7 +347,7 @@ enum TaskCommands {
             for task in tasks where task["status"] == "deleted" {
                 throw CLIError.usage("task \(task.objectID.primaryKey ?? 0) is deleted; 'taskctl undo' brings back a delete")
             }
-            tasks = try tasks.map { try copy(of: $0, app: app, context: context) }
+            tasks = try tasks.map { try RecurringTasks.copy(of: $0, app: app, context: context) }
             if let annotation { for task in tasks { try Annotations.add(annotation, entry: app.now, to: task, in: context) } }
         }
         for task in tasks {

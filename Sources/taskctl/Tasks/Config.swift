@@ -120,8 +120,21 @@ struct Config {
 
     /// Whether `name` is one of taskctl's commands that is not a Taskwarrior report (`list`).
     static func isOwnCommand(_ name: String) -> Bool {
-        TaskCtl.commandNames.contains(name) && ReportDefinition.builtIn[name] == nil
+        ownCommandNames.contains(name)
     }
+
+    /// taskctl's commands that are not Taskwarrior reports (the command table's names less
+    /// the built-in reports: a test holds them equal).
+    static let ownCommandNames: Set<String> = [
+        "_get", "_ids", "_projects", "_uuids", "add", "agenda", "annotate", "append", "calc", "completion", "config",
+        "context", "count", "delete", "denotate", "done", "duplicate", "edit", "export", "help", "history.annual",
+        "history.monthly", "ids", "import", "install", "list", "location", "locations", "log", "migrate", "modify",
+        "prepend", "projects", "reopen", "show", "start", "stats", "stop", "store", "summary", "sync", "tags",
+        "timesheet", "undo", "uninstall", "uuids",
+    ]
+
+    /// The values of the `color` setting and `--color`.
+    static let colors = ["auto", "always", "never"]
 
     /// A report by name: Taskwarrior's built-in ones as the settings change them, and the
     /// settings' own.
@@ -203,12 +216,12 @@ struct Config {
         case "color":
             // Taskwarrior's color=on/off.
             if let flag = ["on": "auto", "yes": "auto", "true": "auto", "1": "auto", "off": "never", "no": "never", "false": "never", "0": "never"][value.lowercased()] { value = flag }
-            guard OptionValue.colors.contains(value) else {
+            guard Self.colors.contains(value) else {
                 throw CLIError.usage("\(place): color takes auto, always or never, not '\(value)'")
             }
             config.color = value
         case "sort":
-            _ = try ListCommand.parseSort(value)
+            _ = try ListSort.parse(value)
             config.sort = value
         case "dateformat":
             guard RelativeDate.isValidFormat(value) else {

@@ -141,12 +141,3 @@ struct Arguments {
     func value(_ name: String) -> String? { values[name] }
     func has(_ name: String) -> Bool { flags.contains(name) || values[name] != nil }
 }
-
-import ObjectStoreModel
-
-/// "Did you mean" for command-line words.
-enum NameHint {
-    static func closest(to word: String, in candidates: [String]) -> String? {
-        NameSuggestion.closest(to: word, in: candidates)
-    }
-}

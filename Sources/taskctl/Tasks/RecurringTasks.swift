@@ -152,7 +152,7 @@ enum RecurringTasks {
     static func clone(_ template: ManagedObject, due: Date, index: Int, uuid: UUID, in context: ManagedObjectContext, app: App) throws -> ManagedObject {
         // duplicate's copy (fields, location, project, tags, annotations), then what makes it
         // this instance: its due date, its wait moved with it, its UUID and place.
-        let instance = try TaskCommands.copy(of: template, app: app, context: context)
+        let instance = try Self.copy(of: template, app: app, context: context)
         try instance.setValue(.date(due), forKey: "dueDate")
         if case .date(let wait) = template["waitUntil"], case .date(let templateDue) = template["dueDate"] {
             try instance.setValue(.date(due.addingTimeInterval(wait.timeIntervalSince(templateDue))), forKey: "waitUntil")
@@ -211,5 +211,23 @@ enum RecurringTasks {
         let siblings = try context.fetch(FetchRequest(entityName: "Task", predicate: try ObjectPredicate(
             format: "status == 'pending' AND dueDate > %@ AND extras CONTAINS %@", .date(due), .string(parent.uuidString.lowercased()))))
         return siblings.filter { Self.parent(of: $0) == parent }.min { ($0["dueDate"].dateValue ?? .distantFuture) < ($1["dueDate"].dateValue ?? .distantFuture) }
+    }
+
+    /// A pending copy of `task`, new in `context`.
+    static func copy(of task: ManagedObject, app: App, context: ManagedObjectContext) throws -> ManagedObject {
+        let copy = try context.insertObject(entityName: "Task")
+        for key in ["title", "priority", "dueDate", "waitUntil", "scheduled", "until", "recurrence"] { try copy.setValue(task[key], forKey: key) }
+        let kept = ExtrasText.decode(task["extras"]).filter { !["parent", "imask", "mask", "last", "rtype", "template", "modified"].contains($0.key) }
+        try copy.setValue(ExtrasText.encode(kept), forKey: "extras")
+        try copy.setValue(.string("pending"), forKey: "status")
+        try copy.setValue(.uuid(UUID()), forKey: "uuid")
+        try copy.setValue(.date(app.now), forKey: "createdAt")
+        try copy.setObject(try task.object(forKey: "location"), forKey: "location")
+        try copy.setObject(try task.object(forKey: "project"), forKey: "project")
+        try copy.setObjects(try task.objects(forKey: "tags"), forKey: "tags")
+        for note in try Annotations.list(of: task) {
+            try Annotations.add(note.text, entry: note.entry ?? app.now, to: copy, in: context, movingOnCollision: false)
+        }
+        return copy
     }
 }

@@ -17,43 +17,31 @@ package protocol SyncServer: Sendable {
     func latestSnapshot() async throws -> (version: UUID, tasks: [(uuid: UUID, properties: [(key: String, value: String)])])?
 }
 
-extension HTTPSyncServer: SyncServer {
-    package var identity: String { Self.identity(url: baseURL, clientID: clientID) }
+/// What the server answered to a new version.
+package enum AddVersionResult: Sendable, Equatable {
+    /// Accepted as the new latest version; the server may ask for a snapshot.
+    case added(UUID, snapshot: SnapshotUrgency)
+    /// Refused: the latest version is another one (sync what it has, then try again).
+    case conflict(expectedParent: UUID)
+}
 
-    /// What names a server and client in the sync state (before the server is made).
-    package static func identity(url: URL, clientID: UUID) -> String {
-        "\(directory(url).absoluteString) client \(text(clientID))"
-    }
+/// How much the server wants a snapshot (TaskChampion's `X-Snapshot-Request`).
+package enum SnapshotUrgency: Sendable, Equatable {
+    case none, low, high
+}
+
+/// The version after a given one.
+package enum ChildVersion: Sendable, Equatable {
+    case version(id: UUID, parent: UUID, operations: [SyncOperation])
+    /// The given version is the latest.
+    case upToDate
+    /// The server no longer has what follows the given version (410): the replica must
+    /// start again from a snapshot.
+    case gone
 }
 
 /// The UUID of no version: the parent of a chain's first version.
 package let nilVersion = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
-
-/// Runs an asynchronous call to its end on the calling thread, which waits: the engine's
-/// store work stays on one thread (a context is not Sendable), and no store lock is held
-/// while it waits.
-package func waitFor<T: Sendable>(_ call: @escaping @Sendable () async throws -> T) throws -> T {
-    let box = ResultBox<T>()
-    let done = DispatchSemaphore(value: 0)
-    Task.detached {
-        do { box.set(.success(try await call())) } catch { box.set(.failure(error)) }
-        done.signal()
-    }
-    done.wait()
-    return try box.get()
-}
-
-private final class ResultBox<T: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var result: Result<T, any Error>?
-
-    func set(_ value: Result<T, any Error>) { lock.withLock { result = value } }
-
-    func get() throws -> T {
-        guard let result = lock.withLock({ result }) else { throw SyncServerError.badResponse(url: "", reason: "no answer") }
-        return try result.get()
-    }
-}
 
 /// Bounds on what a sync server may make a replica read.
 package enum SyncLimits {
