@@ -25,7 +25,7 @@ extension BinaryStore {
         package let path: String
 
         package func snapshotRowCount(ofEntity entityName: String) -> Int {
-            guard let snapshot = core.state.snapshot, let table = codec.entityIndex[entityName], table < snapshot.entities.count else { return 0 }
+            guard let snapshot = core.state.cache.snapshot, let table = codec.entityIndex[entityName], table < snapshot.entities.count else { return 0 }
             return snapshot.entities[table].rowCount
         }
 
@@ -61,7 +61,7 @@ extension BinaryStore {
         package func orderCutoff(ofEntity entityName: String, attribute: String, descending: Bool, rank: Int) throws -> (value: Value, indexed: Int)? {
             guard let entity = model.entity(named: entityName), let attributeDescription = entity.attribute(named: attribute),
                   let kind = Column.Kind(attributeDescription.type), rank >= 0,
-                  let snapshot = core.state.snapshot, let table = codec.entityIndex[entityName] else { return nil }
+                  let snapshot = core.state.cache.snapshot, let table = codec.entityIndex[entityName] else { return nil }
             let signature = BinaryStore.signature(ofIndexOn: attribute, kind: kind)
             for (number, index) in BinaryStore.schemaIndexes(of: entity, in: model).enumerated() where index.propertyNames.first == attribute {
                 guard let part = snapshot.indexes.first(where: {
@@ -87,8 +87,8 @@ extension BinaryStore.Core {
     /// the undecided ones and the log's rows listed (verdict 0, in key order). The store
     /// holds the lock.
     package func countingScan(ofEntity name: String, loaded: Snapshot.Loaded, decisions: [UInt8], codec: RowCodec) throws -> RowScan {
-        let logKeys = state.keysByEntity[name] ?? []
-        let removed = state.removed[name] ?? []
+        let logKeys = state.log.keysByEntity[name] ?? []
+        let removed = state.log.removed[name] ?? []
         let skipping = !removed.isEmpty || !logKeys.isEmpty
         var counted = 0
         var rows: [(key: Int64, version: Int64, bytes: [UInt8], start: Int)] = []
@@ -119,8 +119,8 @@ extension BinaryStore.Core {
         if !logKeys.isEmpty {
             let scope = ObjectID.Scope.of(entityName: name, storeIdentifier: state.metadata?.storeIdentifier ?? "")
             for key in logKeys {
-                guard let entry = state.entries[ObjectID(scope, key: .permanent(key))] else { continue }
-                rows.append((key, entry.version, state.chunks[entry.chunk], entry.offset))
+                guard let entry = state.log.entries[ObjectID(scope, key: .permanent(key))] else { continue }
+                rows.append((key, entry.version, state.log.chunks[entry.chunk], entry.offset))
             }
             rows.sort { $0.key < $1.key }
         }
@@ -132,11 +132,11 @@ extension BinaryStore.Core {
 
     /// An entity's snapshot part, read whole once. The store holds the lock.
     package func loadedEntity(_ index: Int) throws -> Snapshot.Loaded? {
-        if let loaded = state.loaded[index] { return loaded }
-        guard let snapshot = state.snapshot, let held, index < snapshot.entities.count else { return nil }
+        if let loaded = state.cache.loaded[index] { return loaded }
+        guard let snapshot = state.cache.snapshot, let held, index < snapshot.entities.count else { return nil }
         let loaded = try snapshot.load(entity: index, fd: held.fd, path: path)
-        state.loaded[index] = loaded
-        state.rowsRead[index] = nil
+        state.cache.loaded[index] = loaded
+        state.cache.rowsRead[index] = nil
         return loaded
     }
 
@@ -148,19 +148,19 @@ extension BinaryStore.Core {
 
     /// An entity's snapshot columns for `slots`, those it has, read once. The store holds the lock.
     package func columns(ofEntity index: Int, slots: Set<Int>) throws -> [Int: Column] {
-        guard let snapshot = state.snapshot, let held, let codec = state.codec, index < codec.entityNames.count,
+        guard let snapshot = state.cache.snapshot, let held, let codec = state.codec, index < codec.entityNames.count,
               let entity = model.entity(named: codec.entityNames[index]) else { return [:] }
         var result: [Int: Column] = [:]
         for part in snapshot.columns where part.entity == index && slots.contains(part.slot) {
             // Only a column of the kind the model's attribute has (the rows decide otherwise).
             guard part.slot < entity.properties.count, let attribute = entity.properties[part.slot].attribute, attribute.isStored,
                   Column.Kind(attribute.type) == part.kind else { continue }
-            if let column = state.columns[index]?[part.slot] {
+            if let column = state.cache.columns[index]?[part.slot] {
                 result[part.slot] = column
                 continue
             }
             let column = try snapshot.column(part, fd: held.fd, path: path)
-            state.columns[index, default: [:]][part.slot] = column
+            state.cache.columns[index, default: [:]][part.slot] = column
             result[part.slot] = column
         }
         return result
@@ -171,8 +171,8 @@ extension BinaryStore.Core {
     /// `unread[position] == 2` marks a snapshot row the caller will not read: it is listed
     /// without checking its checksum.
     package func encodedRows(ofEntity name: String, positions: inout [Int]?, unread: [UInt8]? = nil) throws -> [(key: Int64, version: Int64, bytes: [UInt8], start: Int)] {
-        let logKeys = state.keysByEntity[name] ?? []
-        let removed = state.removed[name] ?? []
+        let logKeys = state.log.keysByEntity[name] ?? []
+        let removed = state.log.removed[name] ?? []
         var result: [(key: Int64, version: Int64, bytes: [UInt8], start: Int)] = []
         let wantsPositions = positions != nil
         var snapshotPositions: [Int] = []
@@ -196,8 +196,8 @@ extension BinaryStore.Core {
         let scope = ObjectID.Scope.of(entityName: name, storeIdentifier: state.metadata?.storeIdentifier ?? "")
         var logRows: [(key: Int64, version: Int64, bytes: [UInt8], start: Int)] = []
         for key in logKeys.sorted() {
-            guard let entry = state.entries[ObjectID(scope, key: .permanent(key))] else { continue }
-            logRows.append((key, entry.version, state.chunks[entry.chunk], entry.offset))
+            guard let entry = state.log.entries[ObjectID(scope, key: .permanent(key))] else { continue }
+            logRows.append((key, entry.version, state.log.chunks[entry.chunk], entry.offset))
         }
         if let filler = logRows.first {
             var i = result.count - 1, j = logRows.count - 1
@@ -229,7 +229,7 @@ extension BinaryStore.Core {
     /// the whole predicate; never hashes). Nil when no index serves the predicate, or when
     /// it would list more than `limit` rows.
     package func indexedRows(table: Int, entity: EntityDescription, predicate: SlotPredicate, limit: Int) throws -> (rows: [(position: Int, key: Int64)], wholePredicate: Bool)? {
-        guard let snapshot = state.snapshot, let held, !snapshot.indexes.isEmpty else { return nil }
+        guard let snapshot = state.cache.snapshot, let held, !snapshot.indexes.isEmpty else { return nil }
         var conjuncts: [SlotPredicate] = []
         func flatten(_ p: SlotPredicate) {
             if case .and(let a, let b) = p { flatten(a); flatten(b) } else { conjuncts.append(p) }
@@ -350,15 +350,15 @@ extension BinaryStore.Core {
     /// `leavingUnread`: the caller reads no decided row (a count): those come without bytes.
     package func indexedScan(ofEntity name: String, table: Int, found: [(position: Int, key: Int64)], wholePredicate: Bool, alsoListing: Set<Int64>,
                      leavingUnread: Bool) throws -> RowScan? {
-        guard let codec = state.codec, let snapshot = state.snapshot, let held else { return nil }
-        let logKeys = state.keysByEntity[name] ?? []
-        let removed = state.removed[name] ?? []
+        guard let codec = state.codec, let snapshot = state.cache.snapshot, let held else { return nil }
+        let logKeys = state.log.keysByEntity[name] ?? []
+        let removed = state.log.removed[name] ?? []
         var rows: [(key: Int64, version: Int64, bytes: [UInt8], start: Int, verdict: UInt8)] = []
         rows.reserveCapacity(found.count + logKeys.count + alsoListing.count)
         var listed = Set<Int64>()
         // Many rows: read the entity's part whole (once per process); a few (up to 1 in 32):
         // row by row.
-        let loaded = leavingUnread || found.count <= max(256, snapshot.entities[table].rowCount / 32) ? state.loaded[table] : try loadedEntity(table)
+        let loaded = leavingUnread || found.count <= max(256, snapshot.entities[table].rowCount / 32) ? state.cache.loaded[table] : try loadedEntity(table)
         for (position, key) in found where !removed.contains(key) && !logKeys.contains(key) {
             if leavingUnread {
                 // Decided: listed by key alone (an object the caller holds is tested as it is).
@@ -369,7 +369,7 @@ extension BinaryStore.Core {
                 }
                 let (entry, start) = try loaded.row(at: position, path: path)
                 rows.append((key, entry.version, loaded.bytes, start, wholePredicate ? 1 : 0))
-            } else if let row = state.rowsRead[table]?[key] {
+            } else if let row = state.cache.rowsRead[table]?[key] {
                 rows.append((key, row.version, row.bytes, 0, wholePredicate ? 1 : 0))
             } else {
                 guard let (entry, bytes) = try snapshot.row(at: position, entity: table, fd: held.fd, path: path), entry.key == key else {

@@ -110,19 +110,19 @@ extension BinaryStore.Core {
     /// Points the state at rows a commit (or a staged save) wrote in chunk `chunk`, and
     /// drops the deleted ones.
     func applyWritten(_ written: [(id: ObjectID, version: Int64, slotsOffset: Int, length: Int)], deleted: [ObjectID], chunk: Int, inserted: Int) {
-        state.entries.reserveCapacity(state.entries.count + inserted)
+        state.log.entries.reserveCapacity(state.log.entries.count + inserted)
         for (id, version, slotsOffset, length) in written {
-            state.entries[id] = BinaryStore.Entry(version: version, chunk: chunk, offset: slotsOffset, length: length)
+            state.log.entries[id] = BinaryStore.Entry(version: version, chunk: chunk, offset: slotsOffset, length: length)
             if let key = id.primaryKey {
-                state.keysByEntity[id.entityName, default: []].insert(key)
-                state.removed[id.entityName]?.remove(key)
+                state.log.keysByEntity[id.entityName, default: []].insert(key)
+                state.log.removed[id.entityName]?.remove(key)
             }
         }
         for id in deleted {
-            state.entries.removeValue(forKey: id)
+            state.log.entries.removeValue(forKey: id)
             if let key = id.primaryKey {
-                state.keysByEntity[id.entityName]?.remove(key)
-                state.removed[id.entityName, default: []].insert(key)
+                state.log.keysByEntity[id.entityName]?.remove(key)
+                state.log.removed[id.entityName, default: []].insert(key)
             }
         }
     }
@@ -154,8 +154,8 @@ extension BinaryStore.Core {
         batch.payloads.append(payload)
         if let draft = changes.transaction { batch.draft = draft }
         state.metadata?.nextKeys = nextKeys
-        let chunk = state.chunks.count
-        state.chunks.append(payload)
+        let chunk = state.log.chunks.count
+        state.log.chunks.append(payload)
         applyWritten(written, deleted: changes.deleted.map(\.id), chunk: chunk, inserted: changes.inserted.count)
     }
 
@@ -172,7 +172,7 @@ extension BinaryStore.Core {
         var record = ByteWriter()
         if recordsHistory {
             var changes = StoreChanges()
-            changes.inserted = batch.inserted.filter { state.entries[$0] != nil }.map { StoredRow(objectID: $0, version: 1, slots: []) }
+            changes.inserted = batch.inserted.filter { state.log.entries[$0] != nil }.map { StoredRow(objectID: $0, version: 1, slots: []) }
             for id in batch.changed {
                 guard let before = batch.before[id] ?? nil else { continue }
                 if let current = try storedRow(id) {
@@ -182,23 +182,23 @@ extension BinaryStore.Core {
                 }
             }
             let draft = batch.draft.map { TransactionDraft(author: $0.author, contextName: $0.contextName, timestamp: $0.timestamp) }
-            let head = BinaryStore.TransactionHead(number: state.historyLast + 1, timestamp: draft?.timestamp ?? Date(), author: draft?.author,
+            let head = BinaryStore.TransactionHead(number: state.history.last + 1, timestamp: draft?.timestamp ?? Date(), author: draft?.author,
                                                    contextName: draft?.contextName, processID: currentProcessID)
             var writer = BinaryStore.TransactionWriter(codec: codec, path: path)
             try forEachRecordedChange(changes, draft: draft, model: model, stored: { batch.before[$0] ?? nil }, into: &writer)
             writer.finish(head, into: &record)
         }
         try append(parts: batch.payloads + (record.bytes.isEmpty ? [] : [record.bytes]), fd: fd,
-                   features: record.bytes.isEmpty ? nil : state.writeFeatures | BinaryStore.Feature.history)
+                   features: record.bytes.isEmpty ? nil : state.header.writeFeatures | BinaryStore.Feature.history)
         if !record.bytes.isEmpty {
-            let chunk = state.chunks.count
-            state.chunks.append(record.bytes)
+            let chunk = state.log.chunks.count
+            state.log.chunks.append(record.bytes)
             var reader = ByteReader(record.bytes, from: 1)
             let length = try reader.count()
             try BinaryStore.noteHistoryRecord(BinaryStore.RecordTag.transaction, record.bytes, from: reader.position, length: length, chunk: chunk, state: &state)
-            lastSavedTransaction = state.historyLast
+            lastSavedTransaction = state.history.last
         }
-        if housekeepingDeferred == 0 { housekeepLocked(fd: fd, path: realPath) }
+        if housekeeping.deferred == 0 { housekeepLocked(fd: fd, path: realPath) }
     }
 
     /// The uniqueness check of the batch's saves, as one save of all their rows would have

@@ -27,7 +27,7 @@ extension BinaryStore {
                 } catch let error as StoreError {
                     problems.append("the history is damaged (\(error)); the objects are not")
                 }
-                guard let snapshot = core.state.snapshot, let codec = core.state.codec, let held = core.held else { return problems }
+                guard let snapshot = core.state.cache.snapshot, let codec = core.state.codec, let held = core.held else { return problems }
                 let expected = try core.indexes(of: snapshot, codec: codec)
                 for part in snapshot.indexes {
                     let owner = part.owner < codec.entityNames.count ? codec.entityNames[part.owner] : "entity \(part.owner)"

@@ -69,20 +69,20 @@ extension BinaryStore.Core {
     /// The save is durable already: a compaction that fails leaves a warning
     /// (``BinaryStore/housekeepingWarning``).
     func housekeepLocked(fd: Int32, path realPath: String) {
-        let log = state.committedLength - state.logStart - state.historyBytes
-        let compacting = log > state.snapshotPlace.length / 8
-        guard log > threshold && (compacting || log >= nextCutCheck) else { return }
+        let log = state.log.committedLength - state.header.logStart - state.history.bytes
+        let compacting = log > state.header.snapshotPlace.length / 8
+        guard log > housekeeping.threshold && (compacting || log >= housekeeping.nextCutCheck) else { return }
         let repeats = liveLogBytes * 4 <= log
-        if !repeats { nextCutCheck = log + log / 4 }
+        if !repeats { housekeeping.nextCutCheck = log + log / 4 }
         do {
             if repeats, try cutLogLocked(fd: fd) {
-                lastHousekeepingWarning = nil
+                housekeeping.lastWarning = nil
             } else if compacting {
                 try compactLocked(path: realPath)
-                lastHousekeepingWarning = nil
+                housekeeping.lastWarning = nil
             }
         } catch {
-            lastHousekeepingWarning = "the store was saved, but compacting it failed: \(error)"
+            housekeeping.lastWarning = "the store was saved, but compacting it failed: \(error)"
         }
     }
 
@@ -139,10 +139,10 @@ extension BinaryStore.Core {
         let snapshotEnd = snapshotOffset + snapshotLength
         let regionLength = history?.bytes.count ?? 0
         let header = BinaryStore.header(BinaryStore.Header(version: BinaryStore.formatVersion, committedLength: snapshotEnd + regionLength,
-                                        commitCount: state.commitCount + 1,
+                                        commitCount: state.header.commitCount + 1,
                                         snapshotOffset: snapshotOffset, snapshotLength: snapshotLength,
                                         logOffset: history == nil ? 0 : snapshotEnd + regionLength,
-                                        readFeatures: state.readFeatures, writeFeatures: state.writeFeatures,
+                                        readFeatures: state.header.readFeatures, writeFeatures: state.header.writeFeatures,
                                         historyOffset: history == nil ? 0 : snapshotEnd, historyLength: regionLength,
                                         historyStart: history?.start ?? 0, historyLast: history?.last ?? 0))
         // Beside the real file, so a symbolic link to the store stays one.

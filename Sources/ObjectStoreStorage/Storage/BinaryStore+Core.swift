@@ -21,11 +21,8 @@ extension BinaryStore {
         /// so "the path names the same file" reliably means "no compaction or migration replaced
         /// it" (a closed file's inode number can come back for its replacement).
         var held: (fd: Int32, identity: FileIdentity)?
-        var threshold = 256 << 10
-        var lastHousekeepingWarning: String?
-        /// While above 0, saves leave compaction and log cuts to ``housekeepLocked(fd:path:)``
-        /// called later (``BinaryStore/deferHousekeeping(_:)``).
-        var housekeepingDeferred = 0
+        /// When this opening compacts or cuts the log, and what came of the last attempt.
+        var housekeeping = Housekeeping()
         /// The saves being committed together (``BinaryStore/committingTogether(_:)``).
         var batch: BinaryStore.Batch?
         /// Set when this opening tracks history: every save records a transaction, and
@@ -37,13 +34,6 @@ extension BinaryStore {
         /// appends since left it (nil: not known). A commit appended where the file ends needs
         /// no truncation first: nothing lies past the last commit.
         var fileSize: Int?
-        #if DEBUG
-        /// See ``BinaryStore/cutStop``.
-        var cutStop: BinaryStore.CutStop?
-        #endif
-        /// The log length from which a save asks again whether the log mostly repeats rows
-        /// (0 after every reading of the file: a new log).
-        var nextCutCheck = 0
         /// Whether a pre-release file may be read (only to upgrade it).
         var allowsLegacy = false
         let durability: BinaryStore.Durability
@@ -56,7 +46,7 @@ extension BinaryStore {
             self.model = model
             self.durability = durability
             #if DEBUG
-            if let threshold = KillPoints.compactionThreshold { self.threshold = threshold }
+            if let threshold = KillPoints.compactionThreshold { housekeeping.threshold = threshold }
             #endif
         }
 
@@ -65,22 +55,22 @@ extension BinaryStore {
         /// Where a row's encoded slots are: in the log, in a loaded snapshot entity, or read
         /// from the snapshot for this call. The store holds the lock.
         func encodedRow(_ id: ObjectID) throws -> (version: Int64, bytes: [UInt8], start: Int)? {
-            if let entry = state.entries[id] { return (entry.version, state.chunks[entry.chunk], entry.offset) }
-            guard let key = id.primaryKey, state.removed[id.entityName]?.contains(key) != true, let snapshot = state.snapshot,
+            if let entry = state.log.entries[id] { return (entry.version, state.log.chunks[entry.chunk], entry.offset) }
+            guard let key = id.primaryKey, state.log.removed[id.entityName]?.contains(key) != true, let snapshot = state.cache.snapshot,
                   id.storeIdentifier == state.metadata?.storeIdentifier, let index = state.codec?.entityIndex[id.entityName]
             else { return nil }
             // Faults fired one after another (a bulk delete, a walk of a relationship) search the
             // file a row at a time until they have read as many rows as a query reads singly
             // (one in 32, at least 256); then the entity is read whole, once.
-            let singleReads = state.singleReads[index, default: 0]
+            let singleReads = state.cache.singleReads[index, default: 0]
             if index < snapshot.entities.count, singleReads >= max(256, snapshot.entities[index].rowCount / 32) { _ = try loadedEntity(index) }
-            if let loaded = state.loaded[index] {
+            if let loaded = state.cache.loaded[index] {
                 guard let position = loaded.find(key) else { return nil }
                 let (entry, start) = try loaded.row(at: position, path: path)
                 return (entry.version, loaded.bytes, start)
             }
-            if let row = state.rowsRead[index]?[key] { return (row.version, row.bytes, 0) }
-            state.singleReads[index] = singleReads + 1
+            if let row = state.cache.rowsRead[index]?[key] { return (row.version, row.bytes, 0) }
+            state.cache.singleReads[index] = singleReads + 1
             guard let held, let found = try snapshot.find(key: key, entity: index, fd: held.fd, path: path) else { return nil }
             try remember(found.bytes, key: key, version: found.entry.version, table: index)
             return (found.entry.version, found.bytes, 0)
@@ -89,9 +79,9 @@ extension BinaryStore {
         /// Keeps a row read by itself for the next time it is asked for; once as many are kept
         /// as a query reads singly (one in 32, at least 256), the entity is read whole instead.
         func remember(_ bytes: [UInt8], key: Int64, version: Int64, table: Int) throws {
-            state.rowsRead[table, default: [:]][key] = (version, bytes)
-            if let snapshot = state.snapshot, table < snapshot.entities.count,
-               state.rowsRead[table]?.count ?? 0 > max(256, snapshot.entities[table].rowCount / 32) {
+            state.cache.rowsRead[table, default: [:]][key] = (version, bytes)
+            if let snapshot = state.cache.snapshot, table < snapshot.entities.count,
+               state.cache.rowsRead[table]?.count ?? 0 > max(256, snapshot.entities[table].rowCount / 32) {
                 _ = try loadedEntity(table)
             }
         }
@@ -131,14 +121,14 @@ extension BinaryStore {
         /// constrained slots of every row once. The store holds the lock.
         func holders(for changes: StoreChanges, check: UniquenessCheck) -> UniquenessCheck.Holders {
             let everything = check.scanning { [unowned self] name, slots in try slotValuesLocked(ofEntity: name, slots: slots) }
-            guard let snapshot = state.snapshot, let codec = state.codec, let held,
+            guard let snapshot = state.cache.snapshot, let codec = state.codec, let held,
                   changes.inserted.count + changes.updated.count <= 1000 else { return everything }
             let logOnly = check.scanning { [unowned self] name, slots in
                 let identifier = state.metadata?.storeIdentifier ?? ""
-                return try (state.keysByEntity[name] ?? []).compactMap { key in
+                return try (state.log.keysByEntity[name] ?? []).compactMap { key in
                     let id = ObjectID(entityName: name, storeIdentifier: identifier, key: .permanent(key))
-                    guard let entry = state.entries[id] else { return nil }
-                    return (id, try decode(id, state.chunks[entry.chunk], from: entry.offset, slots: slots))
+                    guard let entry = state.log.entries[id] else { return nil }
+                    return (id, try decode(id, state.log.chunks[entry.chunk], from: entry.offset, slots: slots))
                 }
             }
             return { [unowned self] owner, number, key in
@@ -152,7 +142,7 @@ extension BinaryStore {
                 for (entity, candidate) in candidates where entity < codec.entityNames.count {
                     let name = codec.entityNames[entity]
                     // A row written in the log since is the log's to answer for.
-                    if state.keysByEntity[name]?.contains(candidate) == true || state.removed[name]?.contains(candidate) == true { continue }
+                    if state.log.keysByEntity[name]?.contains(candidate) == true || state.log.removed[name]?.contains(candidate) == true { continue }
                     let id = codec.objectID(entity: entity, key: candidate)
                     guard let (_, bytes, start) = try encodedRow(id) else { continue }
                     let ascending = Array(Set(slots)).sorted()

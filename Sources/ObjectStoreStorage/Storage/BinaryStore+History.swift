@@ -194,25 +194,25 @@ extension BinaryStore {
             let number = try reader.signed()
             let seconds = Double(bitPattern: try reader.u64())
             // Numbers rise from one commit to the next; anything else is damage.
-            guard number > state.historyLast, number < Int64(openCounterLimit), seconds.isFinite else { throw ByteReader.Truncated() }
-            state.history.append(HistoryEntry(number: number, timestamp: Date(timeIntervalSinceReferenceDate: seconds), chunk: chunk, offset: start, length: length))
-            state.historyBytes += length + 4
-            state.historyLast = number
+            guard number > state.history.last, number < Int64(openCounterLimit), seconds.isFinite else { throw ByteReader.Truncated() }
+            state.history.transactions.append(HistoryEntry(number: number, timestamp: Date(timeIntervalSinceReferenceDate: seconds), chunk: chunk, offset: start, length: length))
+            state.history.bytes += length + 4
+            state.history.last = number
         } else if tag == RecordTag.historyStart {
             let first = try reader.signed()
-            guard first >= 1, first < Int64(openCounterLimit), first >= state.historyStart else { throw ByteReader.Truncated() }
-            state.historyStart = first
-            state.historyLast = max(state.historyLast, first - 1)
-            let kept = state.history.firstIndex { $0.number >= first } ?? state.history.count
-            state.historyBytes -= state.history[..<kept].reduce(0) { $0 + $1.length + 4 }
-            state.history.removeFirst(kept)
+            guard first >= 1, first < Int64(openCounterLimit), first >= state.history.start else { throw ByteReader.Truncated() }
+            state.history.start = first
+            state.history.last = max(state.history.last, first - 1)
+            let kept = state.history.transactions.firstIndex { $0.number >= first } ?? state.history.transactions.count
+            state.history.bytes -= state.history.transactions[..<kept].reduce(0) { $0 + $1.length + 4 }
+            state.history.transactions.removeFirst(kept)
         }
     }
 
     // MARK: PersistentStore
 
     package var keepsHistory: Bool {
-        core.withLock { $0.retention != nil || $0.state.writeFeatures & Feature.history != 0 }
+        core.withLock { $0.retention != nil || $0.state.header.writeFeatures & Feature.history != 0 }
     }
 
     package var lastSavedTransaction: Int64? { core.withLock { $0.lastSavedTransaction } }
@@ -226,7 +226,7 @@ extension BinaryStore {
             try core.withLock { core in
                 try core.refresh(fd)
                 try core.requireHistory()
-                return (core.state.historyStart, core.state.historyLast)
+                return (core.state.history.start, core.state.history.last)
             }
         }
     }
@@ -238,7 +238,7 @@ extension BinaryStore {
                 try core.requireHistory()
                 guard let codec = core.state.codec else { return [] }
                 if let number {
-                    try checkAvailable(after: number, first: core.state.historyStart, last: core.state.historyLast, storeIdentifier: codec.storeIdentifier)
+                    try checkAvailable(after: number, first: core.state.history.start, last: core.state.history.last, storeIdentifier: codec.storeIdentifier)
                 }
                 return try core.historyEntries().filter { entry in
                     entry.number > (number ?? 0) && date.map { entry.timestamp > $0 } ?? true
@@ -258,7 +258,7 @@ extension BinaryStore {
         try fileLock.withLock(exclusive: false) { fd, _ in
             try core.withLock { core in
                 try core.refresh(fd)
-                guard core.state.writeFeatures & Feature.history != 0, let codec = core.state.codec else { return nil }
+                guard core.state.header.writeFeatures & Feature.history != 0, let codec = core.state.codec else { return nil }
                 let nextKeys = core.state.metadata?.nextKeys ?? [:]
                 return try core.historyEntries().last { entry in
                     (try? BinaryStore.readTransaction(core.bytes(of: entry), from: entry.offset, length: entry.length, codec: codec, model: model, nextKeys: nextKeys)) == nil
@@ -273,12 +273,12 @@ extension BinaryStore {
             try core.withLock { core in
                 try core.refresh(fd)
                 let first = max(1, number + 1)
-                guard first > core.state.historyStart || core.state.writeFeatures & Feature.history == 0 else { return }
+                guard first > core.state.history.start || core.state.header.writeFeatures & Feature.history == 0 else { return }
                 var payload = ByteWriter()
-                BinaryStore.writeHistoryStart(max(first, core.state.historyStart), into: &payload)
-                try core.append(payload.bytes, fd: fd, features: core.state.writeFeatures | Feature.history)
-                core.state.chunks.append(payload.bytes)
-                try BinaryStore.noteHistoryRecord(RecordTag.historyStart, payload.bytes, from: 2, length: payload.bytes.count - 2, chunk: core.state.chunks.count - 1, state: &core.state)
+                BinaryStore.writeHistoryStart(max(first, core.state.history.start), into: &payload)
+                try core.append(payload.bytes, fd: fd, features: core.state.header.writeFeatures | Feature.history)
+                core.state.log.chunks.append(payload.bytes)
+                try BinaryStore.noteHistoryRecord(RecordTag.historyStart, payload.bytes, from: 2, length: payload.bytes.count - 2, chunk: core.state.log.chunks.count - 1, state: &core.state)
             }
         }
     }
@@ -289,13 +289,13 @@ extension BinaryStore {
             try core.withLock { core in
                 try core.refresh(fd)
                 try core.requireHistory()
-                let first = min(number, core.state.historyLast) + 1
-                guard first > core.state.historyStart else { return }
+                let first = min(number, core.state.history.last) + 1
+                guard first > core.state.history.start else { return }
                 var payload = ByteWriter()
                 BinaryStore.writeHistoryStart(first, into: &payload)
-                try core.append(payload.bytes, fd: fd, features: core.state.writeFeatures | Feature.history)
-                core.state.chunks.append(payload.bytes)
-                try BinaryStore.noteHistoryRecord(RecordTag.historyStart, payload.bytes, from: 2, length: payload.bytes.count - 2, chunk: core.state.chunks.count - 1, state: &core.state)
+                try core.append(payload.bytes, fd: fd, features: core.state.header.writeFeatures | Feature.history)
+                core.state.log.chunks.append(payload.bytes)
+                try BinaryStore.noteHistoryRecord(RecordTag.historyStart, payload.bytes, from: 2, length: payload.bytes.count - 2, chunk: core.state.log.chunks.count - 1, state: &core.state)
             }
         }
     }
@@ -304,18 +304,18 @@ extension BinaryStore {
 extension BinaryStore.Core {
     /// Throws unless saves of this opening record transactions.
     func requireHistory() throws {
-        guard retention != nil || state.writeFeatures & BinaryStore.Feature.history != 0 else { throw HistoryError.notTracked }
+        guard retention != nil || state.header.writeFeatures & BinaryStore.Feature.history != 0 else { throw HistoryError.notTracked }
     }
 
     /// Whether saves record transactions.
-    var recordsHistory: Bool { retention != nil || state.writeFeatures & BinaryStore.Feature.history != 0 }
+    var recordsHistory: Bool { retention != nil || state.header.writeFeatures & BinaryStore.Feature.history != 0 }
 
     /// The transactions of the history region and the log that are still kept, oldest
     /// first (the region read from the file the first time).
     func historyEntries() throws -> [BinaryStore.HistoryEntry] {
-        if state.regionEntries == nil {
+        if state.history.regionEntries == nil {
             var entries: [BinaryStore.HistoryEntry] = []
-            let region = state.historyRegion
+            let region = state.history.region
             if region.length > 0 {
                 guard let fd = held?.fd else { throw StoreError.io(path: path, reason: "the store file is not open") }
                 let bytes = try FileIO.read(fd, count: region.length, at: region.offset, path: path)
@@ -324,7 +324,7 @@ extension BinaryStore.Core {
                       CRC32.checksum(bytes[8...]) == crc
                 else { throw StoreError.corrupt(path: path, reason: "the history region at byte \(region.offset) is damaged") }
                 var scratch = BinaryStore.State()
-                scratch.historyLast = region.start - 1
+                scratch.history.last = region.start - 1
                 do {
                     while !reader.isAtEnd {
                         guard try reader.u8() == BinaryStore.RecordTag.transaction else { throw ByteReader.Truncated() }
@@ -336,19 +336,19 @@ extension BinaryStore.Core {
                 } catch {
                     throw StoreError.corrupt(path: path, reason: "the history region at byte \(region.offset) is damaged")
                 }
-                guard scratch.historyLast <= region.last else { throw StoreError.corrupt(path: path, reason: "the history region at byte \(region.offset) is damaged") }
-                entries = scratch.history
-                state.regionBytes = bytes
+                guard scratch.history.last <= region.last else { throw StoreError.corrupt(path: path, reason: "the history region at byte \(region.offset) is damaged") }
+                entries = scratch.history.transactions
+                state.history.regionBytes = bytes
             }
-            state.regionEntries = entries
+            state.history.regionEntries = entries
         }
-        let start = state.historyStart
-        return (state.regionEntries ?? []).filter { $0.number >= start } + state.history.filter { $0.number >= start }
+        let start = state.history.start
+        return (state.history.regionEntries ?? []).filter { $0.number >= start } + state.history.transactions.filter { $0.number >= start }
     }
 
     /// The bytes an entry's record is in.
     func bytes(of entry: BinaryStore.HistoryEntry) -> [UInt8] {
-        entry.chunk < 0 ? state.regionBytes : state.chunks[entry.chunk]
+        entry.chunk < 0 ? state.history.regionBytes : state.log.chunks[entry.chunk]
     }
 
     /// The history region a new log starts after (a compaction's, a log cut's): the
@@ -356,8 +356,8 @@ extension BinaryStore.Core {
     /// own; with the number of the first one kept and of the last one written. Nil for a
     /// file without history.
     func historyRegion(now: Date) throws -> (bytes: [UInt8], start: Int64, last: Int64, entries: [BinaryStore.HistoryEntry])? {
-        guard state.writeFeatures & BinaryStore.Feature.history != 0 else { return nil }
-        let last = state.historyLast
+        guard state.header.writeFeatures & BinaryStore.Feature.history != 0 else { return nil }
+        let last = state.history.last
         let retention = self.retention ?? .all
         let kept = try historyEntries().drop { !retention.keeps(number: $0.number, timestamp: $0.timestamp, last: last, now: now) }
         // The frame's length and checksum first, filled in after.

@@ -23,8 +23,8 @@ extension BinaryStore {
     static func parse(_ bytes: [UInt8], path: String, into state: inout State, base: Int, claimed: Int? = nil) throws -> (commits: UInt64, unclaimed: UInt64) {
         var position = 0
         let claimed = min(claimed ?? bytes.count, bytes.count)
-        let chunk = state.chunks.count
-        state.chunks.append(bytes)
+        let chunk = state.log.chunks.count
+        state.log.chunks.append(bytes)
         var commits: UInt64 = 0, unclaimed: UInt64 = 0
         while position < bytes.count {
             let vouched = position < claimed
@@ -62,8 +62,8 @@ extension BinaryStore {
         }
         if state.metadata == nil { throw StoreError.corrupt(path: path, reason: "no metadata record") }
         // A torn tail alone is not kept (a reader may meet it at every refresh).
-        if commits == 0 { state.chunks.removeLast() }
-        state.committedLength = base + position
+        if commits == 0 { state.log.chunks.removeLast() }
+        state.log.committedLength = base + position
         return (commits, unclaimed)
     }
 
@@ -129,14 +129,14 @@ extension BinaryStore {
                 let slotsStart = reader.position
                 guard length <= reader.end - reader.position else { throw ByteReader.Truncated() }
                 reader.position += length
-                state.entries[id] = Entry(version: version, chunk: chunk, offset: slotsStart, length: length)
-                state.keysByEntity[id.entityName, default: []].insert(key)
-                if !state.removed.isEmpty { state.removed[id.entityName]?.remove(key) }
+                state.log.entries[id] = Entry(version: version, chunk: chunk, offset: slotsStart, length: length)
+                state.log.keysByEntity[id.entityName, default: []].insert(key)
+                if !state.log.removed.isEmpty { state.log.removed[id.entityName]?.remove(key) }
             case .delete:
                 guard let id = try codec?.reference(from: &reader), let key = id.primaryKey else { throw ByteReader.Truncated() }
-                state.entries.removeValue(forKey: id)
-                state.keysByEntity[id.entityName]?.remove(key)
-                state.removed[id.entityName, default: []].insert(key)
+                state.log.entries.removeValue(forKey: id)
+                state.log.keysByEntity[id.entityName]?.remove(key)
+                state.log.removed[id.entityName, default: []].insert(key)
             case .nextKey:
                 let index = try reader.count()
                 guard let names = codec?.entityNames, index < names.count else { throw ByteReader.Truncated() }
@@ -154,7 +154,7 @@ extension BinaryStore.Core {
     /// Reads the file again, from a descriptor of the locked file: the header, the metadata,
     /// the snapshot's tables and the log, not the snapshot's rows.
     func reload(_ fd: Int32) throws {
-        nextCutCheck = 0
+        housekeeping.nextCutCheck = 0
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw StoreError.io(path: path, reason: "cannot read: \(FileIO.errorText())") }
         let size = Int(info.st_size)
@@ -167,36 +167,36 @@ extension BinaryStore.Core {
         let start = header.size
         var fresh = BinaryStore.State()
         fresh.model = model
-        fresh.version = header.version
-        fresh.readFeatures = header.readFeatures
-        fresh.writeFeatures = header.writeFeatures
+        fresh.header.version = header.version
+        fresh.header.readFeatures = header.readFeatures
+        fresh.header.writeFeatures = header.writeFeatures
         // The history region is read when history is asked for; its numbers count now.
-        fresh.historyRegion = (header.historyOffset, header.historyLength, header.historyStart, header.historyLast)
-        fresh.historyStart = max(1, header.historyStart)
-        fresh.historyLast = header.historyLast
+        fresh.history.region = (header.historyOffset, header.historyLength, header.historyStart, header.historyLast)
+        fresh.history.start = max(1, header.historyStart)
+        fresh.history.last = header.historyLast
         let unclaimed: UInt64
         if header.snapshotLength > 0 {
             // The metadata commit, the snapshot, then the log, up to the file's end.
             let head = try FileIO.read(fd, count: header.snapshotOffset - start, at: start, path: path)
             try BinaryStore.parse(head, path: path, into: &fresh, base: start)
             guard let codec = fresh.codec else { throw StoreError.corrupt(path: path, reason: "no metadata record") }
-            fresh.snapshot = try Snapshot.open(fd, base: header.snapshotOffset, length: header.snapshotLength, entityCount: codec.entityNames.count, path: path)
-            fresh.snapshotPlace = (header.snapshotOffset, header.snapshotLength)
-            fresh.logStart = header.logStart
-            let log = try FileIO.read(fd, count: size - fresh.logStart, at: fresh.logStart, path: path)
-            guard log.count >= header.committedLength - fresh.logStart else { throw StoreError.corrupt(path: path, reason: "the file is truncated") }
-            unclaimed = try BinaryStore.parse(log, path: path, into: &fresh, base: fresh.logStart, claimed: header.committedLength - fresh.logStart).unclaimed
+            fresh.cache.snapshot = try Snapshot.open(fd, base: header.snapshotOffset, length: header.snapshotLength, entityCount: codec.entityNames.count, path: path)
+            fresh.header.snapshotPlace = (header.snapshotOffset, header.snapshotLength)
+            fresh.header.logStart = header.logStart
+            let log = try FileIO.read(fd, count: size - fresh.header.logStart, at: fresh.header.logStart, path: path)
+            guard log.count >= header.committedLength - fresh.header.logStart else { throw StoreError.corrupt(path: path, reason: "the file is truncated") }
+            unclaimed = try BinaryStore.parse(log, path: path, into: &fresh, base: fresh.header.logStart, claimed: header.committedLength - fresh.header.logStart).unclaimed
         } else {
             let bytes = try FileIO.read(fd, count: size - start, at: start, path: path)
             guard bytes.count >= header.committedLength - start else { throw StoreError.corrupt(path: path, reason: "the file is truncated") }
             unclaimed = try BinaryStore.parse(bytes, path: path, into: &fresh, base: start, claimed: header.committedLength - start).unclaimed
             // The log of a file without snapshot is everything after its metadata commit.
             var reader = ByteReader(bytes)
-            fresh.logStart = start + 8 + Int((try? reader.u32()) ?? 0)
+            fresh.header.logStart = start + 8 + Int((try? reader.u32()) ?? 0)
         }
-        fresh.claimedLength = header.committedLength
-        fresh.logGeneration = header.logGeneration
-        fresh.commitCount = header.commitCount + unclaimed
+        fresh.header.claimedLength = header.committedLength
+        fresh.header.logGeneration = header.logGeneration
+        fresh.header.commitCount = header.commitCount + unclaimed
         state = fresh
         try hold(fd)
     }
@@ -229,41 +229,41 @@ extension BinaryStore.Core {
         let header = try BinaryStore.parseHeader(head, path: path, fileSize: size)
         // In one file the header only moves forward and commits are only appended; anything
         // else is a file changed in place, read anew.
-        guard header.committedLength >= state.claimedLength, size >= state.committedLength,
-              header.snapshotOffset == state.snapshotPlace.offset, header.snapshotLength == state.snapshotPlace.length,
-              header.logGeneration == state.logGeneration, header.version == state.version,
-              header.readFeatures == state.readFeatures, header.writeFeatures == state.writeFeatures,
-              header.historyOffset == state.historyRegion.offset, header.historyLength == state.historyRegion.length
+        guard header.committedLength >= state.header.claimedLength, size >= state.log.committedLength,
+              header.snapshotOffset == state.header.snapshotPlace.offset, header.snapshotLength == state.header.snapshotPlace.length,
+              header.logGeneration == state.header.logGeneration, header.version == state.header.version,
+              header.readFeatures == state.header.readFeatures, header.writeFeatures == state.header.writeFeatures,
+              header.historyOffset == state.history.region.offset, header.historyLength == state.history.region.length
         else { return try reload(fd) }
-        state.claimedLength = header.committedLength
+        state.header.claimedLength = header.committedLength
         // Commits appended since, whether the header claims them yet or not.
-        guard size > state.committedLength else { return }
-        let tail = try FileIO.read(fd, count: size - state.committedLength, at: state.committedLength, path: path)
-        guard tail.count == size - state.committedLength else { throw StoreError.corrupt(path: path, reason: "the file is truncated") }
-        let before = state.committedLength
+        guard size > state.log.committedLength else { return }
+        let tail = try FileIO.read(fd, count: size - state.log.committedLength, at: state.log.committedLength, path: path)
+        guard tail.count == size - state.log.committedLength else { throw StoreError.corrupt(path: path, reason: "the file is truncated") }
+        let before = state.log.committedLength
         let parsed = try BinaryStore.parse(tail, path: path, into: &state, base: before, claimed: max(0, header.committedLength - before))
-        state.commitCount = header.committedLength > before ? header.commitCount + parsed.unclaimed : state.commitCount + parsed.commits
+        state.header.commitCount = header.committedLength > before ? header.commitCount + parsed.unclaimed : state.header.commitCount + parsed.commits
     }
 
     /// The header as the state says, for a commit count and committed length.
     func currentHeader(committedLength: Int, commitCount: UInt64) -> [UInt8] {
-        let snapshotEnd = state.snapshotPlace.offset + state.snapshotPlace.length
+        let snapshotEnd = state.header.snapshotPlace.offset + state.header.snapshotPlace.length
         return BinaryStore.header(BinaryStore.Header(version: BinaryStore.formatVersion, committedLength: committedLength, commitCount: commitCount,
-                                  snapshotOffset: state.snapshotPlace.offset, snapshotLength: state.snapshotPlace.length,
-                                  logOffset: state.snapshotPlace.length > 0 && state.logStart != snapshotEnd ? state.logStart : 0,
-                                  logGeneration: state.logGeneration, readFeatures: state.readFeatures, writeFeatures: state.writeFeatures,
-                                  historyOffset: state.historyRegion.offset, historyLength: state.historyRegion.length,
-                                  historyStart: state.historyRegion.start, historyLast: state.historyRegion.last))
+                                  snapshotOffset: state.header.snapshotPlace.offset, snapshotLength: state.header.snapshotPlace.length,
+                                  logOffset: state.header.snapshotPlace.length > 0 && state.header.logStart != snapshotEnd ? state.header.logStart : 0,
+                                  logGeneration: state.header.logGeneration, readFeatures: state.header.readFeatures, writeFeatures: state.header.writeFeatures,
+                                  historyOffset: state.history.region.offset, historyLength: state.history.region.length,
+                                  historyStart: state.history.region.start, historyLast: state.history.region.last))
     }
 
     /// Throws unless this code may change the file: one whose write features it knows, and
     /// `inPlace` (an append, a log cut) one in store format 1.0 (a pre-release file is only
     /// read and compacted into a new 1.0 file: its upgrade).
     func requireWritable(inPlace: Bool = false) throws {
-        let unknown = state.writeFeatures & ~BinaryStore.Feature.writable
+        let unknown = state.header.writeFeatures & ~BinaryStore.Feature.writable
         guard unknown == 0 else { throw StoreError.newerFeatures(path: path, features: unknown, writing: true) }
-        guard !inPlace || !BinaryStore.legacyVersions.contains(state.version) else {
-            throw StoreError.legacyFormat(path: path, version: state.version)
+        guard !inPlace || !BinaryStore.legacyVersions.contains(state.header.version) else {
+            throw StoreError.legacyFormat(path: path, version: state.header.version)
         }
     }
 
@@ -282,36 +282,36 @@ extension BinaryStore.Core {
         try requireWritable(inPlace: true)
         // A commit that starts using a write feature moves the header with it at once, so
         // a program that does not know the feature sees it before it could write.
-        let newFeature = features.map { $0 != state.writeFeatures } ?? false
+        let newFeature = features.map { $0 != state.header.writeFeatures } ?? false
         let length = parts.reduce(0) { $0 + $1.count }
         guard length <= Int(UInt32.max) else {
             throw StoreError.invalidRequest(path: path, reason: "a commit of \(length) bytes is larger than a commit can be (4 GiB)")
         }
-        if let features { state.writeFeatures = features }
+        if let features { state.header.writeFeatures = features }
         var head = ByteWriter()
         head.u32(UInt32(length))
         head.u32(parts.reduce(UInt32(0)) { CRC32.checksum($1, continuing: $0) })
-        let end = state.committedLength + head.bytes.count + length
+        let end = state.log.committedLength + head.bytes.count + length
         // The commit goes where the last one ended. Bytes past that (a torn tail, or what
         // a log cut stopped before cutting away) are cut first: written over, their rest
         // could follow the commit and pass for more commits.
-        if fileSize != state.committedLength {
-            try FileIO.truncate(fd, to: state.committedLength, path: path)
+        if fileSize != state.log.committedLength {
+            try FileIO.truncate(fd, to: state.log.committedLength, path: path)
         }
         fileSize = nil
-        var offset = state.committedLength
+        var offset = state.log.committedLength
         for part in [head.bytes] + parts {
             try FileIO.write(fd, part, at: offset, path: path)
             offset += part.count
         }
         fileSize = end
-        state.committedLength = end
-        state.commitCount += 1
-        if durability == .full || newFeature || end - state.claimedLength > Self.checkpointBytes {
+        state.log.committedLength = end
+        state.header.commitCount += 1
+        if durability == .full || newFeature || end - state.header.claimedLength > Self.checkpointBytes {
             try FileIO.syncData(fd, path: path)
-            let header = currentHeader(committedLength: end, commitCount: state.commitCount)
+            let header = currentHeader(committedLength: end, commitCount: state.header.commitCount)
             try FileIO.write(fd, Array(header[8...]), at: 8, path: path)
-            state.claimedLength = end
+            state.header.claimedLength = end
         }
     }
 
@@ -319,7 +319,7 @@ extension BinaryStore.Core {
     /// About the bytes the log's records would take if each object's row were written once:
     /// its last version of each row, a deletion's reference, a next key.
     var liveLogBytes: Int {
-        state.entries.values.reduce(0) { $0 + $1.length + 16 } + state.removed.values.reduce(0) { $0 + $1.count * 12 }
+        state.log.entries.values.reduce(0) { $0 + $1.length + 16 } + state.log.removed.values.reduce(0) { $0 + $1.count * 12 }
             + (state.metadata?.nextKeys.count ?? 0) * 12
     }
 
@@ -336,21 +336,21 @@ extension BinaryStore.Core {
     /// the locked file.
     func cutLogLocked(fd: Int32) throws -> Bool {
         try requireWritable(inPlace: true)
-        guard let codec = state.codec, state.snapshotPlace.length > 0, state.logStart > BinaryStore.headerSize(ofVersion: state.version) else { return false }
+        guard let codec = state.codec, state.header.snapshotPlace.length > 0, state.header.logStart > BinaryStore.headerSize(ofVersion: state.header.version) else { return false }
         var payload = ByteWriter()
         for (index, name) in codec.entityNames.enumerated() {
-            for key in (state.removed[name] ?? []).sorted() {
+            for key in (state.log.removed[name] ?? []).sorted() {
                 payload.u8(BinaryStore.RecordTag.delete.rawValue)
                 try writeReference(codec.objectID(entity: index, key: key), codec: codec, into: &payload)
             }
-            for key in (state.keysByEntity[name] ?? []).sorted() {
+            for key in (state.log.keysByEntity[name] ?? []).sorted() {
                 let id = codec.objectID(entity: index, key: key)
-                guard let entry = state.entries[id] else { continue }
+                guard let entry = state.log.entries[id] else { continue }
                 payload.u8(BinaryStore.RecordTag.put.rawValue)
                 try writeReference(id, codec: codec, into: &payload)
                 payload.signed(entry.version)
                 payload.varint(UInt64(entry.length))
-                payload.bytes.append(contentsOf: state.chunks[entry.chunk][entry.offset..<entry.offset + entry.length])
+                payload.bytes.append(contentsOf: state.log.chunks[entry.chunk][entry.offset..<entry.offset + entry.length])
             }
         }
         for (name, key) in (state.metadata?.nextKeys ?? [:]).sorted(by: { $0.key < $1.key }) {
@@ -364,21 +364,21 @@ extension BinaryStore.Core {
         // history's start; past that, a new region of the transactions the retention bound
         // keeps goes before the new log (rewriting the region at every cut cost a save loop
         // a fifth more).
-        let keepsHistory = state.writeFeatures & BinaryStore.Feature.history != 0
-        let logHistory = state.history.filter { $0.number >= state.historyStart }
-        let carried = keepsHistory && state.historyBytes <= threshold
+        let keepsHistory = state.header.writeFeatures & BinaryStore.Feature.history != 0
+        let logHistory = state.history.transactions.filter { $0.number >= state.history.start }
+        let carried = keepsHistory && state.history.bytes <= housekeeping.threshold
         var region: [UInt8] = []
         var regionEntries: [BinaryStore.HistoryEntry]?
-        var regionFields = state.historyRegion
+        var regionFields = state.history.region
         var commit: [UInt8] = []
         var commits: UInt64 = 0
         if carried {
             var history = ByteWriter()
-            BinaryStore.writeHistoryStart(state.historyStart, into: &history)
+            BinaryStore.writeHistoryStart(state.history.start, into: &history)
             for entry in logHistory {
                 history.u8(BinaryStore.RecordTag.transaction)
                 history.varint(UInt64(entry.length))
-                history.bytes.append(contentsOf: state.chunks[entry.chunk][entry.offset..<entry.offset + entry.length])
+                history.bytes.append(contentsOf: state.log.chunks[entry.chunk][entry.offset..<entry.offset + entry.length])
             }
             commit = BinaryStore.frame(history.bytes)
             commits += 1
@@ -394,14 +394,14 @@ extension BinaryStore.Core {
         // Where nothing live is: the space before the log (left by an earlier cut) when the
         // cut log and its end mark fit there, else after the log. A history region the header
         // points at is live until the header moves; one that stays must come before the log.
-        let snapshotEnd = state.snapshotPlace.offset + state.snapshotPlace.length
-        let old = state.historyRegion
+        let snapshotEnd = state.header.snapshotPlace.offset + state.header.snapshotPlace.length
+        let old = state.history.region
         var gaps: [Range<Int>] = []
         if old.length == 0 {
-            gaps = [snapshotEnd..<max(snapshotEnd, state.logStart)]
+            gaps = [snapshotEnd..<max(snapshotEnd, state.header.logStart)]
         } else {
             if !carried { gaps.append(snapshotEnd..<max(snapshotEnd, old.offset)) }
-            gaps.append(min(old.offset + old.length, state.logStart)..<state.logStart)
+            gaps.append(min(old.offset + old.length, state.header.logStart)..<state.header.logStart)
         }
         // A frame longer than any file: readers looking for commits past the header's
         // length stop here. What an older log left after it is history up to the log the
@@ -410,17 +410,17 @@ extension BinaryStore.Core {
         end.u32(UInt32.max)
         end.u32(0)
         let needed = region.count + commit.count + end.bytes.count
-        var place = gaps.first { $0.count >= needed }?.lowerBound ?? state.committedLength
+        var place = gaps.first { $0.count >= needed }?.lowerBound ?? state.log.committedLength
         fileSize = nil
         var written = region + commit + end.bytes
-        if place == state.committedLength {
+        if place == state.log.committedLength {
             // After the log, the header still points at the old log until it moves, and a
             // reader takes what follows the old log's last claimed commit for more commits
             // (a save synced but not yet claimed): the cut's frames would pass, and their
             // history would be read twice. An end mark first stops such a reader at the old
             // log's end; the file is cut there first, so nothing older (an earlier stopped
             // cut) lies under bytes a crash did not write.
-            try FileIO.truncate(fd, to: state.committedLength, path: path)
+            try FileIO.truncate(fd, to: state.log.committedLength, path: path)
             written = end.bytes + written
             place += end.bytes.count
         }
@@ -430,28 +430,28 @@ extension BinaryStore.Core {
         // written over until the header pointing elsewhere is.
         try FileIO.syncData(fd, path: path)
         #if DEBUG
-        if cutStop == .afterWritingTheLog { throw StoreError.io(path: path, reason: "the log cut stopped where a test asked") }
+        if housekeeping.cutStop == .afterWritingTheLog { throw StoreError.io(path: path, reason: "the log cut stopped where a test asked") }
         #endif
         let logPlace = place + region.count
-        let fields = BinaryStore.Header(version: BinaryStore.formatVersion, committedLength: logPlace + commit.count, commitCount: state.commitCount + max(1, commits),
-                                        snapshotOffset: state.snapshotPlace.offset, snapshotLength: state.snapshotPlace.length,
-                                        logOffset: logPlace == snapshotEnd ? 0 : logPlace, logGeneration: state.logGeneration &+ 1,
-                                        readFeatures: state.readFeatures, writeFeatures: state.writeFeatures,
+        let fields = BinaryStore.Header(version: BinaryStore.formatVersion, committedLength: logPlace + commit.count, commitCount: state.header.commitCount + max(1, commits),
+                                        snapshotOffset: state.header.snapshotPlace.offset, snapshotLength: state.header.snapshotPlace.length,
+                                        logOffset: logPlace == snapshotEnd ? 0 : logPlace, logGeneration: state.header.logGeneration &+ 1,
+                                        readFeatures: state.header.readFeatures, writeFeatures: state.header.writeFeatures,
                                         historyOffset: regionFields.offset, historyLength: regionFields.length,
                                         historyStart: regionFields.start, historyLast: regionFields.last)
         try FileIO.write(fd, Array(BinaryStore.header(fields)[8...]), at: 8, path: path)
         try FileIO.syncData(fd, path: path)
         #if DEBUG
-        if cutStop == .afterMovingTheHeader { throw StoreError.io(path: path, reason: "the log cut stopped where a test asked") }
+        if housekeeping.cutStop == .afterMovingTheHeader { throw StoreError.io(path: path, reason: "the log cut stopped where a test asked") }
         #endif
         try FileIO.truncate(fd, to: logPlace + commit.count, path: path)
         // The region as read (a region that stayed) or as just written is kept: reading
         // it back from the file at the next cut cost a save loop a few percent.
-        let kept = regionEntries.map { ($0, region) } ?? state.regionEntries.map { ($0, state.regionBytes) }
+        let kept = regionEntries.map { ($0, region) } ?? state.history.regionEntries.map { ($0, state.history.regionBytes) }
         try reload(fd)
-        if let (entries, bytes) = kept, state.historyRegion.offset == regionFields.offset, state.historyRegion.length == bytes.count {
-            state.regionEntries = entries
-            state.regionBytes = bytes
+        if let (entries, bytes) = kept, state.history.region.offset == regionFields.offset, state.history.region.length == bytes.count {
+            state.history.regionEntries = entries
+            state.history.regionBytes = bytes
         }
         return true
     }

@@ -86,7 +86,7 @@ package final class BinaryStore: PersistentStore, Sendable {
     let core: Locked<Core>
     /// Why the last automatic compaction failed, if it did. The save that ran it had
     /// committed; compaction is housekeeping, so its failure does not fail the save.
-    package var housekeepingWarning: String? { core.withLock { $0.lastHousekeepingWarning } }
+    package var housekeepingWarning: String? { core.withLock { $0.housekeeping.lastWarning } }
 
     #if DEBUG
     /// A step of a log cut after which it stops, as a crash there would (tests check what
@@ -97,74 +97,18 @@ package final class BinaryStore: PersistentStore, Sendable {
 
     /// Where this opening's log cuts stop, for tests; nil (the default) for none.
     var cutStop: CutStop? {
-        get { core.withLock { $0.cutStop } }
-        set { core.withLock { $0.cutStop = newValue } }
+        get { core.withLock { $0.housekeeping.cutStop } }
+        set { core.withLock { $0.housekeeping.cutStop = newValue } }
     }
     #endif
-
-    struct State {
-        /// The model the store was opened with (its slots' blanks go to the codec).
-        var model: ManagedObjectModel?
-        var metadata: StoreMetadata?
-        var codec: RowCodec?
-        /// The rows as of the last compaction (nil in a format-1 file).
-        var snapshot: Snapshot?
-        /// Entities whose snapshot directory and rows were read whole, by entity index.
-        var loaded: [Int: Snapshot.Loaded] = [:]
-        /// Rows found one by one in the file (a binary search each), by entity index: past
-        /// as many as a query would read singly, the entity is read whole instead.
-        var singleReads: [Int: Int] = [:]
-        /// Those rows, by entity index and key, until the entity is read whole: the snapshot
-        /// does not change, so a row asked for again (an object a context holds, which every
-        /// indexed query lists) is not searched for again.
-        var rowsRead: [Int: [Int64: (version: Int64, bytes: [UInt8])]] = [:]
-        /// Snapshot columns read, by entity index and slot.
-        var columns: [Int: [Int: Column]] = [:]
-        /// Rows written in the log, which supersede the snapshot's.
-        var entries: [ObjectID: Entry] = [:]
-        /// Keys of rows written in the log and not deleted since, per entity.
-        var keysByEntity: [String: Set<Int64>] = [:]
-        /// Keys deleted in the log, per entity (they may be in the snapshot).
-        var removed: [String: Set<Int64>] = [:]
-        /// The log's bytes, as read or written, commit by commit.
-        var chunks: [[UInt8]] = []
-        /// The end of the last complete commit, claimed by the header or not.
-        var committedLength = 0
-        /// The committed length the header says, as last read or written.
-        var claimedLength = 0
-        var commitCount: UInt64 = 0
-        /// Where the snapshot is (offset, length; 0 without one) and where the log starts.
-        var snapshotPlace = (offset: 0, length: 0)
-        var logStart = BinaryStore.headerSize
-        /// The header's count of log cuts (format 7).
-        var logGeneration: UInt64 = 0
-        /// The file's format version (a pre-release one only while it is upgraded).
-        var version = BinaryStore.formatVersion
-        /// The header's feature bits (``BinaryStore/Feature``).
-        var readFeatures: UInt64 = 0
-        var writeFeatures: UInt64 = 0
-        /// The transactions of the history in the log, oldest first.
-        var history: [HistoryEntry] = []
-        /// Their records' bytes (which compaction and log-cut thresholds leave out).
-        var historyBytes = 0
-        /// The number of the first transaction that may still be kept, and of the last one
-        /// written (0: none).
-        var historyStart: Int64 = 1
-        var historyLast: Int64 = 0
-        /// The history region the header points at (offset, length, the first and last
-        /// numbers it holds; zeros: none), and its transactions once read.
-        var historyRegion = (offset: 0, length: 0, start: Int64(0), last: Int64(0))
-        var regionEntries: [HistoryEntry]?
-        var regionBytes: [UInt8] = []
-    }
 
     /// Log bytes above which a save cuts a log that mostly repeats rows written again, and
     /// compacts the file when the log is also more than an eighth of the snapshot (so
     /// compacting costs a fraction of what was appended).
     /// Only the engine's own code (a migration step) and tests (`@testable`) set it.
     package internal(set) var compactionThreshold: Int {
-        get { core.withLock { $0.threshold } }
-        set { core.withLock { $0.threshold = newValue } }
+        get { core.withLock { $0.housekeeping.threshold } }
+        set { core.withLock { $0.housekeeping.threshold = newValue } }
     }
 
     /// Opens the store at `url`, creating it when absent (unless read-only).
@@ -244,7 +188,7 @@ package final class BinaryStore: PersistentStore, Sendable {
 
     /// Bytes in the file (committed), and how many of them are the log since the last
     /// compaction (what opening reads besides the header and the snapshot's tables).
-    package var sizes: (total: Int, log: Int) { core.withLock { ($0.state.committedLength, $0.state.committedLength - $0.state.logStart) } }
+    package var sizes: (total: Int, log: Int) { core.withLock { ($0.state.log.committedLength, $0.state.log.committedLength - $0.state.header.logStart) } }
 
 
     // MARK: PersistentStore
@@ -295,10 +239,10 @@ package final class BinaryStore: PersistentStore, Sendable {
             try core.withLock { core in
                 try core.refresh(fd)
                 let identifier = core.state.metadata?.storeIdentifier ?? ""
-                var keys = Array(core.state.keysByEntity[entityName] ?? [])
+                var keys = Array(core.state.log.keysByEntity[entityName] ?? [])
                 if let index = core.state.codec?.entityIndex[entityName], let loaded = try core.loadedEntity(index) {
-                    let removed = core.state.removed[entityName] ?? []
-                    let logKeys = core.state.keysByEntity[entityName] ?? []
+                    let removed = core.state.log.removed[entityName] ?? []
+                    let logKeys = core.state.log.keysByEntity[entityName] ?? []
                     keys.reserveCapacity(keys.count + loaded.part.rowCount)
                     let skipping = !removed.isEmpty || !logKeys.isEmpty
                     loaded.keys.forEachKey { _, key in
@@ -318,15 +262,15 @@ package final class BinaryStore: PersistentStore, Sendable {
         try fileLock.withLock(exclusive: false) { fd, _ in
             try core.withLock { core in
                 try core.refresh(fd)
-                let logKeys = core.state.keysByEntity[entityName] ?? []
-                guard let index = core.state.codec?.entityIndex[entityName], let snapshot = core.state.snapshot,
+                let logKeys = core.state.log.keysByEntity[entityName] ?? []
+                guard let index = core.state.codec?.entityIndex[entityName], let snapshot = core.state.cache.snapshot,
                       index < snapshot.entities.count, let held = core.held else { return logKeys.count }
                 let part = snapshot.entities[index]
-                let removed = (core.state.removed[entityName] ?? []).subtracting(logKeys)
+                let removed = (core.state.log.removed[entityName] ?? []).subtracting(logKeys)
                 guard !logKeys.isEmpty || !removed.isEmpty else { return part.rowCount }
                 // Whether the snapshot has a key: its directory read whole when it is read
                 // already or many keys are asked, else searched in the file.
-                var loaded = core.state.loaded[index]
+                var loaded = core.state.cache.loaded[index]
                 if loaded == nil, logKeys.count + removed.count > 64 { loaded = try core.loadedEntity(index) }
                 func inSnapshot(_ key: Int64) throws -> Bool {
                     if let first = part.firstKey { return key >= first && key - first < Int64(part.rowCount) }
@@ -436,7 +380,7 @@ package final class BinaryStore: PersistentStore, Sendable {
                 // The transaction, in the same commit as its rows.
                 var transactionRecord: Int?
                 if core.recordsHistory {
-                    let head = TransactionHead(number: core.state.historyLast + 1, timestamp: changes.transaction?.timestamp ?? Date(),
+                    let head = TransactionHead(number: core.state.history.last + 1, timestamp: changes.transaction?.timestamp ?? Date(),
                                                author: changes.transaction?.author, contextName: changes.transaction?.contextName, processID: currentProcessID)
                     transactionRecord = payload.bytes.count
                     var writer = TransactionWriter(codec: codec, path: path)
@@ -450,26 +394,26 @@ package final class BinaryStore: PersistentStore, Sendable {
                     try forEachRecordedChange(keyed, draft: changes.transaction, model: model, stored: { id in try core.storedRow(id) }, into: &writer)
                     writer.finish(head, into: &payload)
                 }
-                try core.append(payload.bytes, fd: fd, features: transactionRecord == nil ? nil : core.state.writeFeatures | Feature.history)
+                try core.append(payload.bytes, fd: fd, features: transactionRecord == nil ? nil : core.state.header.writeFeatures | Feature.history)
                 core.state.metadata?.nextKeys = nextKeys
                 // The commit's bytes are where its rows are read from from now on.
-                let chunk = core.state.chunks.count
-                core.state.chunks.append(payload.bytes)
+                let chunk = core.state.log.chunks.count
+                core.state.log.chunks.append(payload.bytes)
                 if let transactionRecord {
                     var reader = ByteReader(payload.bytes, from: transactionRecord + 1)
                     let length = try reader.count()
                     try BinaryStore.noteHistoryRecord(RecordTag.transaction, payload.bytes, from: reader.position, length: length, chunk: chunk, state: &core.state)
-                    core.lastSavedTransaction = core.state.historyLast
+                    core.lastSavedTransaction = core.state.history.last
                 }
                 core.applyWritten(written, deleted: changes.deleted.map(\.id), chunk: chunk, inserted: changes.inserted.count)
-                if core.housekeepingDeferred == 0 { core.housekeepLocked(fd: fd, path: realPath) }
+                if core.housekeeping.deferred == 0 { core.housekeepLocked(fd: fd, path: realPath) }
                 return mapping
             }
         }
     }
 
     package func deferHousekeeping(_ deferred: Bool) {
-        core.withLock { $0.housekeepingDeferred += deferred ? 1 : -1 }
+        core.withLock { $0.housekeeping.deferred += deferred ? 1 : -1 }
     }
 
     package func housekeep() {
@@ -477,13 +421,13 @@ package final class BinaryStore: PersistentStore, Sendable {
         do {
             try fileLock.withLock { fd, realPath in
                 try core.withLock { core in
-                    guard core.housekeepingDeferred == 0 else { return }  // an outer hold's end does it
+                    guard core.housekeeping.deferred == 0 else { return }  // an outer hold's end does it
                     try core.refresh(fd)
                     core.housekeepLocked(fd: fd, path: realPath)
                 }
             }
         } catch {
-            core.withLock { $0.lastHousekeepingWarning = "the store was saved, but compacting it failed: \(error)" }
+            core.withLock { $0.housekeeping.lastWarning = "the store was saved, but compacting it failed: \(error)" }
         }
     }
 
