@@ -107,31 +107,10 @@ extension BinaryStore.Core {
         return StoredRow(objectID: id, version: version, slots: try decode(id, bytes, from: start))
     }
 
-    /// Points the state at rows a commit (or a staged save) wrote in chunk `chunk`, and
-    /// drops the deleted ones.
-    func applyWritten(_ written: [(id: ObjectID, version: Int64, slotsOffset: Int, length: Int)], deleted: [ObjectID], chunk: Int, inserted: Int) {
-        state.log.entries.reserveCapacity(state.log.entries.count + inserted)
-        for (id, version, slotsOffset, length) in written {
-            state.log.entries[id] = BinaryStore.Entry(version: version, chunk: chunk, offset: slotsOffset, length: length)
-            if let key = id.primaryKey {
-                state.log.keysByEntity[id.entityName, default: []].insert(key)
-                state.log.removed[id.entityName]?.remove(key)
-            }
-        }
-        for id in deleted {
-            state.log.entries.removeValue(forKey: id)
-            if let key = id.primaryKey {
-                state.log.keysByEntity[id.entityName]?.remove(key)
-                state.log.removed[id.entityName, default: []].insert(key)
-            }
-        }
-    }
-
     /// A save inside ``BinaryStore/committingTogether(_:)``: its records are kept for the
     /// commit, and the state reads its rows from now on; the rows it changes or deletes are
     /// noted as they were before the batch, for the transaction.
-    func stage(_ payload: [UInt8], changes: StoreChanges, updated: [(row: StoredRow, expectedVersion: Int64)], mapping: [ObjectID: ObjectID],
-               nextKeys: [String: Int64], written: [(id: ObjectID, version: Int64, slotsOffset: Int, length: Int)]) throws {
+    func stage(_ save: BinaryStore.EncodedSave, changes: StoreChanges) throws {
         guard var batch else { return }
         self.batch = nil
         defer { self.batch = batch }
@@ -139,10 +118,10 @@ extension BinaryStore.Core {
         // of a row whose constrained values changed; without history, a row kept otherwise
         // (or deleted) needs neither (a batch update of a million rows kept a million).
         let recorded = recordsHistory
-        for row in updated where !changes.constrainedValuesKept.contains(row.row.objectID) {
+        for row in save.updated where !changes.constrainedValuesKept.contains(row.row.objectID) {
             batch.constraintsTouched.insert(row.row.objectID)
         }
-        for id in updated.map(\.row.objectID) + changes.deleted.map(\.id) where !batch.isNew(id) && batch.before[id] == nil {
+        for id in save.updated.map(\.row.objectID) + changes.deleted.map(\.id) where !batch.isNew(id) && batch.before[id] == nil {
             // A row a later save changes the constrained values of is noted then, as it is
             // then: its constrained values are still the ones it had before the batch.
             guard recorded || batch.constraintsTouched.contains(id) else { continue }
@@ -150,13 +129,11 @@ extension BinaryStore.Core {
             batch.changed.append(id)
         }
         batch.inserted.reserveCapacity(batch.inserted.count + changes.inserted.count)
-        for row in changes.inserted { batch.inserted.append(mapping[row.objectID] ?? row.objectID) }
-        batch.payloads.append(payload)
+        for row in changes.inserted { batch.inserted.append(save.mapping[row.objectID] ?? row.objectID) }
+        batch.payloads.append(save.payload)
         if let draft = changes.transaction { batch.draft = draft }
-        state.metadata?.nextKeys = nextKeys
-        let chunk = state.log.chunks.count
-        state.log.chunks.append(payload)
-        applyWritten(written, deleted: changes.deleted.map(\.id), chunk: chunk, inserted: changes.inserted.count)
+        state.metadata?.nextKeys = save.nextKeys
+        state.log.append(save.payload, writing: save.written, deleting: changes.deleted.map(\.id), inserted: changes.inserted.count)
     }
 
     /// Writes the batch's saves as one commit, with one transaction of what they changed

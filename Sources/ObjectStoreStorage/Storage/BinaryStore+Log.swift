@@ -129,14 +129,10 @@ extension BinaryStore {
                 let slotsStart = reader.position
                 guard length <= reader.end - reader.position else { throw ByteReader.Truncated() }
                 reader.position += length
-                state.log.entries[id] = Entry(version: version, chunk: chunk, offset: slotsStart, length: length)
-                state.log.keysByEntity[id.entityName, default: []].insert(key)
-                if !state.log.removed.isEmpty { state.log.removed[id.entityName]?.remove(key) }
+                state.log.put(id, key: key, entry: Entry(version: version, chunk: chunk, offset: slotsStart, length: length))
             case .delete:
                 guard let id = try codec?.reference(from: &reader), let key = id.primaryKey else { throw ByteReader.Truncated() }
-                state.log.entries.removeValue(forKey: id)
-                state.log.keysByEntity[id.entityName]?.remove(key)
-                state.log.removed[id.entityName, default: []].insert(key)
+                state.log.delete(id, key: key)
             case .nextKey:
                 let index = try reader.count()
                 guard let names = codec?.entityNames, index < names.count else { throw ByteReader.Truncated() }

@@ -46,7 +46,41 @@ extension BinaryStore {
         var chunks: [[UInt8]] = []
         /// The end of the last complete commit, claimed by the header or not.
         var committedLength = 0
+
+        /// A row written in the log: it supersedes the snapshot's, and its key is live again.
+        @inline(__always)
+        mutating func put(_ id: ObjectID, key: Int64, entry: Entry) {
+            entries[id] = entry
+            keysByEntity[id.entityName, default: []].insert(key)
+            if !removed.isEmpty { removed[id.entityName]?.remove(key) }
+        }
+
+        /// A row deleted in the log (it may still be in the snapshot).
+        @inline(__always)
+        mutating func delete(_ id: ObjectID, key: Int64) {
+            entries.removeValue(forKey: id)
+            keysByEntity[id.entityName]?.remove(key)
+            removed[id.entityName, default: []].insert(key)
+        }
+
+        /// A commit's bytes (written, or staged for a commit of several saves) become the
+        /// next chunk, and the rows it wrote and deleted are read from the log from now on.
+        mutating func append(_ payload: [UInt8], writing written: [WrittenRow], deleting deleted: [ObjectID], inserted: Int) {
+            let chunk = chunks.count
+            chunks.append(payload)
+            entries.reserveCapacity(entries.count + inserted)
+            for row in written {
+                let entry = Entry(version: row.version, chunk: chunk, offset: row.slotsOffset, length: row.length)
+                if let key = row.id.primaryKey { put(row.id, key: key, entry: entry) } else { entries[row.id] = entry }
+            }
+            for id in deleted {
+                if let key = id.primaryKey { delete(id, key: key) } else { entries.removeValue(forKey: id) }
+            }
+        }
     }
+
+    /// A row a save encoded: where its slots are in the commit's bytes.
+    typealias WrittenRow = (id: ObjectID, version: Int64, slotsOffset: Int, length: Int)
 
     /// The snapshot (the rows as of the last compaction; nil in a format-1 file) and what has
     /// been read of it. The snapshot does not change while it is the file's, so nothing read

@@ -134,21 +134,3 @@ extension InMemoryStore {
         }
     }
 }
-
-/// Checks the expected versions of a save against a store's current ones.
-package func checkVersions(_ changes: StoreChanges, current: (ObjectID) throws -> Int64?) throws {
-    var conflicts: [StoreConflictError.Conflict] = []
-    for (row, expected) in changes.updated {
-        let stored = try current(row.objectID)
-        if stored != expected {
-            conflicts.append(.init(objectID: row.objectID, expectedVersion: expected, storedVersion: stored, keys: []))
-        }
-    }
-    for (id, expected) in changes.deleted {
-        let stored = try current(id)
-        if stored != nil && stored != expected {
-            conflicts.append(.init(objectID: id, expectedVersion: expected, storedVersion: stored, keys: []))
-        }
-    }
-    if !conflicts.isEmpty { throw StoreConflictError(conflicts: conflicts) }
-}

@@ -92,3 +92,39 @@ public enum StoreDurability: Sendable, Hashable {
     /// 64 KiB of commits at most; then a save flushes). For data that can be made again.
     case normal
 }
+
+/// A save that found rows changed or deleted by someone else since they were loaded.
+public struct StoreConflictError: Error, Sendable, CustomStringConvertible {
+    /// One conflicting object.
+    public struct Conflict: Sendable {
+        /// The object saved by someone else.
+        public var objectID: ObjectID
+        /// The version the context loaded.
+        public var expectedVersion: Int64
+        /// The version in the store, `nil` when the row was deleted.
+        public var storedVersion: Int64?
+        /// The keys whose stored value differs from what the context had loaded (empty when unknown).
+        public var keys: [String]
+
+        package init(objectID: ObjectID, expectedVersion: Int64, storedVersion: Int64?, keys: [String]) {
+            self.objectID = objectID
+            self.expectedVersion = expectedVersion
+            self.storedVersion = storedVersion
+            self.keys = keys
+        }
+    }
+
+    /// Every conflicting object.
+    public var conflicts: [Conflict]
+
+    package init(conflicts: [Conflict]) { self.conflicts = conflicts }
+
+    public var description: String {
+        let lines = conflicts.map { c in
+            c.storedVersion == nil
+                ? "\(c.objectID) was deleted by another save"
+                : "\(c.objectID) was changed by another save (version \(c.expectedVersion) -> \(c.storedVersion ?? 0))\(c.keys.isEmpty ? "" : ": " + c.keys.joined(separator: ", "))"
+        }
+        return "save conflict: " + lines.joined(separator: "; ")
+    }
+}
