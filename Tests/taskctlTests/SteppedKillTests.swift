@@ -136,4 +136,40 @@ import Testing
         try t.ok("add", "second", "--tag", "x", "--location", "Home")
         try Self.killAtEveryStep(t, command)
     }
+
+    /// A migration on open (a store of model v1: six steps, each a new file beside the store,
+    /// then the backup's link and the rename that puts the result in place), killed before
+    /// each of its file steps in turn: the next run finds either the old store (and migrates
+    /// it, removing what the killed run left) or the migrated one, lists the same tasks, and
+    /// passes `store check`; no temporary file is left once a run has finished.
+    @Test func aMigrationKilledAtEveryStepLeavesTheOldStoreOrTheNew() throws {
+        let t = try TaskctlRunner()
+        let fixture = TaskctlRunner.repository.appendingPathComponent("Tests/ObjectStoreTests/Fixtures/Tasks/v1.store")
+        let expected = ["Buy milk", "Call Zo\u{00EB} \u{260E}", "Read", "Write report"]
+        let directory = t.store.deletingLastPathComponent()
+        func reset() throws {
+            for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) where name.hasPrefix(t.store.lastPathComponent) {
+                try FileManager.default.removeItem(at: directory.appendingPathComponent(name))
+            }
+            try FileManager.default.copyItem(at: fixture, to: t.store)
+        }
+        try reset()
+        let steps = try Self.steps(t, ["list"])
+        #expect(steps.contains { $0.name == "link" } && steps.contains { $0.name == "rename" }, "\(steps)")
+        for step in steps {
+            try reset()
+            t.extraEnvironment["OBJECTSTORE_KILL_AT_STEP"] = String(step.number)
+            let killed = try t.run(["list"])
+            t.extraEnvironment["OBJECTSTORE_KILL_AT_STEP"] = nil
+            let label = "killed before step \(step.number) (\(step.name) \(step.path))"
+            #expect(killed.status == SIGKILL, "\(label): exit \(killed.status) \(killed.err)")
+            let again = try t.run(["list"])
+            #expect(again.status == 0, "\(label): \(again.err)")
+            #expect(try t.texts().sorted() == expected, "\(label)")
+            #expect(try t.ok("store", "check").hasPrefix("ok:"), "\(label)")
+            let left = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.contains(".migrating-") }
+            #expect(left.isEmpty, "\(label): \(left)")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: t.store.path + ".v1-backup")) == Data(contentsOf: fixture), "\(label): the backup is the original")
+        }
+    }
 }

@@ -52,7 +52,7 @@ public final class PersistentStoreCoordinator: Sendable {
     ///
     /// `history`: record every save's transaction and keep those it covers (docs/history.md).
     public convenience init(inMemoryWith model: ManagedObjectModel, clock: @escaping @Sendable () -> Date = { Date() }, history: HistoryRetention? = nil) {
-        let store = InMemoryStore(model: model)
+        let store = StoreFactory.inMemory(model: model)
         if let history { try? store.trackHistory(history) }
         self.init(model: model, store: store, clock: clock)
     }
@@ -73,12 +73,7 @@ public final class PersistentStoreCoordinator: Sendable {
     ///   whose entities differ (named in the error). The file is left untouched.
     public convenience init(model: ManagedObjectModel, storeURL: URL, type: StoreType? = nil, readOnly: Bool = false,
                             durability: StoreDurability = .full, clock: @escaping @Sendable () -> Date = { Date() }, history: HistoryRetention? = nil) throws {
-        let store: any PersistentStore
-        switch type ?? StoreType.forFile(storeURL) {
-        case .binary: store = try BinaryStore(url: storeURL, model: model, readOnly: readOnly, durability: durability)
-        case .json: store = try JSONStore(url: storeURL, model: model, readOnly: readOnly)
-        case .inMemory: store = InMemoryStore(model: model)
-        }
+        let store = try StoreFactory.open(storeURL, type: type, model: model, readOnly: readOnly, durability: durability)
         if let history { try store.trackHistory(history) }
         self.init(model: model, store: store, clock: clock)
     }
@@ -101,11 +96,7 @@ public final class PersistentStoreCoordinator: Sendable {
     ///
     /// - Throws: `StoreError`: no such file, a foreign or corrupt one.
     public static func metadataForStore(at url: URL, type: StoreType? = nil) throws -> StoreMetadata {
-        switch type ?? StoreType.forFile(url) {
-        case .json: return try JSONStore.metadata(at: url)
-        case .binary: return try BinaryStore.metadata(at: url)
-        case .inMemory: throw StoreError.io(path: url.path, reason: "an in-memory store has no file to read")
-        }
+        try StoreFactory.metadata(at: url, type: type)
     }
 
     /// Reclaims the space of superseded and deleted rows: the binary store writes a new

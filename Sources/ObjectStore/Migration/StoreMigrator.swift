@@ -163,7 +163,7 @@ public struct StoreMigrator: Sendable {
         for (from, to) in zip(chain, chain.dropFirst()) { _ = try mapping(from: from, to: to) }
         var counts: [String: Int] = [:]
         if let first = chain.first {
-            let store = try Self.open(storeURL, model: first.model, readOnly: true, readingLegacy: true)
+            let store = try StoreFactory.open(storeURL, model: first.model, readOnly: true, readingLegacy: true)
             for entity in first.model.entities { counts[entity.name] = try store.objectIDs(ofEntity: entity.name).count }
         }
         return Plan(steps: steps, objectCounts: counts)
@@ -177,26 +177,7 @@ public struct StoreMigrator: Sendable {
     }
 
     static func metadata(at url: URL) throws -> StoreMetadata {
-        try metadataAndLegacyFormat(at: url).metadata
-    }
-
-    /// A store file's metadata, and its pre-release binary format (1 to 7) when it has one,
-    /// in one read of the file.
-    static func metadataAndLegacyFormat(at url: URL) throws -> (metadata: StoreMetadata, legacyFormat: Int?) {
-        switch StoreType.forFile(url) {
-        case .json: return (try JSONStore.metadata(at: url), nil)
-        default:
-            let (metadata, version) = try BinaryStore.metadataAndVersion(at: url)
-            return (metadata, BinaryStore.legacyVersions.contains(version) ? version : nil)
-        }
-    }
-
-    static func open(_ url: URL, model: ManagedObjectModel, readOnly: Bool, identifier: String? = nil, type: StoreType? = nil,
-                     readingLegacy: Bool = false) throws -> any PersistentStore {
-        switch type ?? StoreType.forFile(url) {
-        case .json: return try JSONStore(url: url, model: model, readOnly: readOnly, identifier: identifier)
-        default: return try BinaryStore(url: url, model: model, readOnly: readOnly, identifier: identifier, readingLegacy: readingLegacy)
-        }
+        try StoreFactory.metadata(at: url)
     }
 
     // MARK: Running
@@ -228,43 +209,38 @@ public struct StoreMigrator: Sendable {
     }
 
     private func run(storeURL: URL, destinationURL: URL?, dryRun: Bool, progress: ((Progress) -> Void)?) throws -> Result? {
-        let lock = FileLock(storePath: storeURL.path)
-        return try lock.withLock { (_: Int32, realPath: String) throws -> Result? in
+        try StoreFiles.withLock(of: storeURL) { storeURL throws -> Result? in
             // The new store goes beside the real file, so a symbolic link to it stays one.
-            let storeURL = URL(fileURLWithPath: realPath)
-            let (metadata, legacy) = try Self.metadataAndLegacyFormat(at: storeURL)
+            let (metadata, legacy) = try StoreFactory.metadataAndLegacyFormat(at: storeURL)
             let current = try models.currentModel()
-            Self.removeLeftovers(of: destinationURL ?? storeURL)
+            StoreFiles.removeLeftovers(of: destinationURL ?? storeURL)
             let chain = try self.chain(for: metadata, path: storeURL.path)
             let converting = destinationURL.map { StoreType.forFile($0) != StoreType.forFile(storeURL) } ?? false
             guard chain.count > 1 || converting else {
                 // A pre-release file of the current model: its format alone is upgraded.
                 guard let legacy, destinationURL == nil, !dryRun else { return nil }
-                Self.removeStaleBackups(of: storeURL, version: "format\(legacy)")
-                guard let upgrade = try BinaryStore.upgradeLegacyFile(at: storeURL, model: current, backup: { Self.backupURL(for: storeURL, version: "format\($0)") })
+                StoreFiles.removeStaleBackups(of: storeURL, version: "format\(legacy)")
+                guard let upgrade = try StoreFactory.upgradeLegacyFile(at: storeURL, model: current, backup: { StoreFiles.backupURL(for: storeURL, version: "format\($0)") })
                 else { return nil }
-                if backupPolicy == .keepLatest { Self.removeBackups(of: storeURL, keeping: upgrade.backupURL) }
+                if backupPolicy == .keepLatest { StoreFiles.removeBackups(of: storeURL, keeping: upgrade.backupURL) }
                 return Result(plan: Plan(steps: [], objectCounts: [:]), backupURL: upgrade.backupURL, upgradedFormat: upgrade.version)
             }
-            if destinationURL == nil, !dryRun { Self.removeStaleBackups(of: storeURL, version: chain.first?.name ?? "old") }
-            var info = stat()
-            if destinationURL == nil, stat(storeURL.path, &info) == 0, info.st_nlink > 1 {
-                throw StoreError.io(path: storeURL.path, reason: "the store has \(info.st_nlink) hard links, and migrating it would leave the others behind; use a symbolic link to share a store")
+            if destinationURL == nil, !dryRun { StoreFiles.removeStaleBackups(of: storeURL, version: chain.first?.name ?? "old") }
+            if destinationURL == nil, case let links = StoreFiles.linkCount(of: storeURL), links > 1 {
+                throw StoreError.io(path: storeURL.path, reason: "the store has \(links) hard links, and migrating it would leave the others behind; use a symbolic link to share a store")
             }
             let plan = try self.plan(storeURL: storeURL)
             let total = plan.objectCounts.values.reduce(0, +)
             var input = storeURL
             var temporaries: [URL] = []
             let finalURL = destinationURL ?? storeURL
-            defer { for url in temporaries { Self.remove(url) } }
+            defer { for url in temporaries { StoreFiles.remove(url) } }
             let steps = chain.count > 1 ? Array(zip(chain, chain.dropFirst())) : [(chain[0], chain[0])]
             for (index, (from, to)) in steps.enumerated() {
                 let mapping = chain.count > 1 ? try self.mapping(from: from, to: to) : try MappingModel.infer(from: from.model, to: to.model)
                 let isLast = index == steps.count - 1
                 let type = isLast ? StoreType.forFile(finalURL) : StoreType.forFile(storeURL)
-                // Named with the process id, so a later open can tell a killed run's leftover
-                // from a running migration's step (FileIO.removeLeftoversOfDeadProcesses).
-                let output = URL(fileURLWithPath: finalURL.path + ".migrating-p\(getpid())-\(index + 1)-\(UUID().uuidString.prefix(8))" + (type == .json ? ".json" : ""))
+                let output = StoreFiles.stepURL(beside: finalURL, step: index + 1, json: type == .json)
                 temporaries.append(output)
                 do {
                     try runStep(mapping, from: input, to: output, type: type, identifier: metadata.storeIdentifier) { done in
@@ -276,98 +252,30 @@ public struct StoreMigrator: Sendable {
                     let failures = error.failures.map { "\($0.objectID.entityName) \($0.objectID.primaryKey.map(String.init) ?? "(new)")\($0.key.map { ".\($0)" } ?? ""): \($0.message)" }
                     throw MigrationError.validation(failures: Array(failures.prefix(20)), total: failures.count)
                 }
+                // A step's input, once the next step is written, is needed no more: removed
+                // now, so a run killed after its final rename leaves no temporary behind (the
+                // next open finds the store current and looks for none).
+                if input != storeURL {
+                    StoreFiles.remove(input)
+                    temporaries.removeAll { $0 == input }
+                }
                 input = output
             }
             if dryRun { return Result(plan: plan, backupURL: storeURL) }
-            let backup: URL
-            if destinationURL == nil {
-                backup = Self.backupURL(for: storeURL, version: chain.first?.name ?? "old")
-                // The backup is a second name for the original; the rename then swaps the
-                // new store in atomically. A crash before the rename leaves the original.
-                guard link(storeURL.path, backup.path) == 0 else {
-                    throw StoreError.io(path: storeURL.path, reason: "cannot keep a backup of the store at \(backup.path): \(FileIO.errorText()); the store was left as it was")
-                }
-            } else {
-                backup = storeURL
-            }
-            guard rename(input.path, finalURL.path) == 0 else {
-                throw StoreError.io(path: finalURL.path, reason: "cannot put the migrated store in place: \(FileIO.errorText())")
-            }
-            FileIO.syncDirectory(of: finalURL.path)
+            // The backup is a second name for the original; the rename then swaps the new store
+            // in atomically. A crash before the rename leaves the original.
+            let backup = destinationURL == nil ? StoreFiles.backupURL(for: storeURL, version: chain.first?.name ?? "old") : storeURL
+            try StoreFiles.replace(finalURL, with: input, keepingBackupAt: destinationURL == nil ? backup : nil)
             temporaries.removeAll { $0 == input }
-            if destinationURL == nil, backupPolicy == .keepLatest { Self.removeBackups(of: storeURL, keeping: backup) }
+            if destinationURL == nil, backupPolicy == .keepLatest { StoreFiles.removeBackups(of: storeURL, keeping: backup) }
             return Result(plan: plan, backupURL: backup, upgradedFormat: destinationURL == nil ? legacy : nil)
-        }
-    }
-
-    static func backupURL(for url: URL, version: String) -> URL {
-        let safe = version.replacingOccurrences(of: " ", with: "-")
-        var candidate = URL(fileURLWithPath: url.path + ".\(safe)-backup")
-        var n = 2
-        // lstat: a name taken by a symbolic link, even a dangling one, is taken (stat said
-        // it was free, and the link then failed with "File exists").
-        var info = stat()
-        while lstat(candidate.path, &info) == 0 {
-            candidate = URL(fileURLWithPath: url.path + ".\(safe)-backup-\(n)")
-            n += 1
-        }
-        return candidate
-    }
-
-    /// Removes the backups of earlier migrations of a store (``BackupPolicy/keepLatest``):
-    /// regular files beside it named `STORE.NAME-backup` or `STORE.NAME-backup-N`, except
-    /// `keeping`.
-    static func removeBackups(of storeURL: URL, keeping: URL) {
-        let directory = storeURL.deletingLastPathComponent().path
-        let prefix = storeURL.lastPathComponent + "."
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
-        for name in names where name.hasPrefix(prefix) && name != keeping.lastPathComponent {
-            let rest = name.dropFirst(prefix.count)
-            guard let range = rest.range(of: "-backup", options: .backwards), range.lowerBound > rest.startIndex else { continue }
-            let tail = rest[range.upperBound...]
-            guard tail.isEmpty || (tail.hasPrefix("-") && tail.dropFirst().allSatisfy(\.isNumber) && tail.count > 1) else { continue }
-            let path = directory + "/" + name
-            var info = stat()
-            guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { continue }
-            unlink(path)
-        }
-    }
-
-    static func remove(_ url: URL) {
-        unlink(url.path)
-    }
-
-    /// Leftovers of a migration that was killed: temporary stores beside `storeURL`.
-    /// Removes backup names that are the store itself: a migration killed after it linked the
-    /// backup and before it renamed the new store in leaves the original in place under two
-    /// names, which would make every later migration refuse the store for its hard links.
-    /// Such a name holds nothing the store does not (it is the same file); a backup of a
-    /// finished migration is another file and stays.
-    static func removeStaleBackups(of storeURL: URL, version: String) {
-        var store = stat()
-        guard stat(storeURL.path, &store) == 0, store.st_nlink > 1 else { return }
-        let safe = version.replacingOccurrences(of: " ", with: "-")
-        var names = [storeURL.path + ".\(safe)-backup"]
-        var n = 2
-        while FileIO.exists(names[names.count - 1]) {
-            names.append(storeURL.path + ".\(safe)-backup-\(n)")
-            n += 1
-        }
-        for name in names {
-            var backup = stat()
-            if lstat(name, &backup) == 0, backup.st_ino == store.st_ino, backup.st_dev == store.st_dev { unlink(name) }
         }
     }
 
     /// Removes temporary stores of migrations that were killed, beside `storeURL`: those
     /// whose process is gone, and those of versions that did not name it.
     public static func removeLeftovers(of storeURL: URL) {
-        let directory = storeURL.deletingLastPathComponent()
-        let store = storeURL.lastPathComponent
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [] where name.hasPrefix(store + ".migrating-") {
-            if let owner = FileIO.leftoverOwner(name, store: store), !FileIO.processIsGone(owner) { continue }
-            unlink(directory.appendingPathComponent(name).path)
-        }
+        StoreFiles.removeLeftovers(of: storeURL)
     }
 
     // MARK: One step
@@ -375,8 +283,8 @@ public struct StoreMigrator: Sendable {
     private func runStep(_ mapping: MappingModel, from input: URL, to output: URL, type: StoreType, identifier: String, progress: (Int) -> Void) throws {
         // The source may be a pre-release file: the migration reads it with the legacy reader
         // and writes store format 1.0, which upgrades it too.
-        let sourceStore = try Self.open(input, model: mapping.source, readOnly: true, readingLegacy: true)
-        let destinationStore = try Self.open(output, model: mapping.destination, readOnly: false, identifier: identifier, type: type)
+        let sourceStore = try StoreFactory.open(input, model: mapping.source, readOnly: true, readingLegacy: true)
+        let destinationStore = try StoreFactory.open(output, type: type, model: mapping.destination, identifier: identifier)
         // Batches append; one compaction at the end writes the snapshot (compacting as the
         // log grew rewrote the growing store again and again).
         destinationStore.suspendAutomaticCompaction()
@@ -561,8 +469,8 @@ extension StoreMigrator {
                           progress: ((Progress) -> Void)? = nil) throws -> (PersistentStoreCoordinator, Result?) {
         let current = try models.currentModel()
         var result: Result?
-        if FileIO.exists(url.path) {
-            let (metadata, legacy) = try Self.metadataAndLegacyFormat(at: url)
+        if StoreFiles.exists(url) {
+            let (metadata, legacy) = try StoreFactory.metadataAndLegacyFormat(at: url)
             if !readOnly, legacy != nil {
                 // A pre-release binary file: upgraded (and migrated, when its model is older)
                 // with a backup. Read-only, the open below refuses it.
