@@ -32,6 +32,7 @@ let package = Package(
         // into taskctl. `swift build` builds both.
         .executableTarget(name: "taskctl", dependencies: ["ObjectStore", "ObjectStoreModel", "ObjectStoreSync"], plugins: ["ObjectStoreModelPlugin"]),
         .testTarget(name: "ObjectStoreModelTests", dependencies: ["ObjectStoreModel"]),
+        .testTarget(name: "ObjectStoreStorageTests", dependencies: ["ObjectStoreStorage", "ObjectStoreModel", "ObjectStore"]),
         .testTarget(name: "ObjectStoreTests", dependencies: ["ObjectStore", "ObjectStoreStorage", "ObjectStoreModel"], exclude: ["Fixtures"]),
         .testTarget(name: "ObjectStoreSyncTests", dependencies: ["ObjectStoreSync", "ObjectStoreSyncNetworking", "ObjectStore", "ObjectStoreStorage", "ObjectStoreModel"]),
         .testTarget(name: "taskctlTests", dependencies: ["taskctl", "ObjectStore", "ObjectStoreStorage", "ObjectStoreModel", "ObjectStoreSync", "ObjectStoreSyncNetworking"], exclude: ["Fixtures"]),

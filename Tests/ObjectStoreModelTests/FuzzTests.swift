@@ -2,19 +2,6 @@ import Foundation
 import Testing
 @testable import ObjectStoreModel
 
-/// A small deterministic random generator, so a failing case can be replayed from its seed.
-struct SeededRandom: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// How many cases each fuzz test runs: a few thousand in CI, more on request
 /// (`OBJECTSTORE_FUZZ_CASES=1000000 swift test --filter Fuzz`, docs/reliability.md).
 enum Fuzz {

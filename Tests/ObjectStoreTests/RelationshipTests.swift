@@ -87,4 +87,19 @@ import ObjectStoreModel
         }
         #expect(throws: ObjectStoreError.self) { try task.setObject(tag, forKey: "tags") }
     }
+
+    /// An object whose deletion was saved has left its context: linking to it is refused as
+    /// an object that is gone, not as one of another context.
+    @Test func linkingToAnObjectWhoseDeletionWasSavedSaysItIsGone() throws {
+        let context = TestModel.context()
+        let task = try context.task("Pack")
+        let home = try context.location("Home")
+        try context.save()
+        context.delete(home)
+        try context.save()
+        #expect(throws: ObjectStoreError.objectNotFound(home.objectID)) { try task.setObject(home, forKey: "location") }
+        let other = TestModel.context()
+        let office = try other.location("Office")
+        #expect(throws: ObjectStoreError.foreignObject(office.objectID)) { try task.setObject(office, forKey: "location") }
+    }
 }

@@ -487,7 +487,11 @@ open class ManagedObject {
         guard object.entity.isKind(of: relationship.destinationEntityName) else {
             throw ObjectStoreError.wrongDestination(entity: entity.name, key: relationship.name, expected: relationship.destinationEntityName, given: object.entity.name)
         }
-        guard object.managedObjectContext === managedObjectContext else { throw ObjectStoreError.foreignObject(object.objectID) }
+        guard object.managedObjectContext === managedObjectContext else {
+            // An object whose deletion was saved has left its context: say so, not "another
+            // context".
+            throw object.managedObjectContext == nil ? ObjectStoreError.objectNotFound(object.objectID) : ObjectStoreError.foreignObject(object.objectID)
+        }
     }
 
     /// The last error a typed property accessor swallowed (typed getters and setters cannot

@@ -8,17 +8,6 @@ import ObjectStoreModel
 @Suite struct StoreFuzzTests {
     static let cases = ProcessInfo.processInfo.environment["OBJECTSTORE_FUZZ_CASES"].flatMap(Int.init).map { $0 / 5 } ?? 600
 
-    struct Random: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// `format`: the file's extension, and "+history" for a store that keeps history (its
     /// transactions in the log and, for the binary store, in a history region too).
     @Test(arguments: ["store", "json", "store+history", "json+history"])
@@ -39,7 +28,7 @@ import ObjectStoreModel
             }
         }
         let original = Array(try Data(contentsOf: url))
-        var rng = Random(state: 42)
+        var rng = SeededRandom(seed: 42)
         var refused = 0
         for _ in 0..<Self.cases {
             var bytes = original

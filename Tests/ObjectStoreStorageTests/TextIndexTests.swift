@@ -95,7 +95,7 @@ import ObjectStoreModel
         let url = directory.file("items.store")
         let binary = try PersistentStoreCoordinator(model: Self.model, storeURL: url)
         let memory = PersistentStoreCoordinator(inMemoryWith: Self.model)
-        var generator = ColumnQueryTests.Generator(state: 0x5EED_7E47)
+        var generator = SeededRandom(seed: 0x5EED_7E47)
         let names = (0..<900).map { n in n % 41 == 0 ? nil : generator.pick(Self.strings) }
         let contexts = [ManagedObjectContext(coordinator: binary), ManagedObjectContext(coordinator: memory)]
         for context in contexts { context.undoManager = nil }  // the undo stack would keep every object
@@ -163,7 +163,7 @@ import ObjectStoreModel
         let binary = try PersistentStoreCoordinator(model: Self.model, storeURL: url)
         let memory = PersistentStoreCoordinator(inMemoryWith: Self.model)
         let refs = (0..<300).map { _ in UUID() }
-        var generator = ColumnQueryTests.Generator(state: 0xC0FF_EE11)
+        var generator = SeededRandom(seed: 0xC0FF_EE11)
         let assigned = (0..<900).map { n in n % 37 == 0 ? nil : generator.pick(refs) }
         let contexts = [ManagedObjectContext(coordinator: binary), ManagedObjectContext(coordinator: memory)]
         for context in contexts { context.undoManager = nil }  // the undo stack would keep every object

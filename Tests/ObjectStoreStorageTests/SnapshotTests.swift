@@ -225,11 +225,11 @@ import ObjectStoreModel
     @Test func theCommittedFormatOneFixturesUpgradeWithASnapshot() throws {
         let directory = try TemporaryDirectory()
         let copy = directory.file("v3.store")
-        try FileManager.default.copyItem(at: MigrationTests.fixtures.appendingPathComponent("v3.store"), to: copy)
+        try FileManager.default.copyItem(at: TasksFixtures.fixtures.appendingPathComponent("v3.store"), to: copy)
         #expect(try Data(contentsOf: copy)[8] == 1)
         let before = try FormatUpgradeTests.tasks(copy, legacy: true)
         #expect(!before.isEmpty)
-        let v3 = try MigrationTests.tasksDirectory().model(version: "v3")
+        let v3 = try TasksFixtures.tasksDirectory().model(version: "v3")
         let upgrade = try BinaryStore.upgradeLegacyFile(at: copy, model: v3) { directory.file("v3.store.format\($0)-backup") }
         #expect(upgrade?.version == 1)
         #expect(try Data(contentsOf: copy)[8] == UInt8(BinaryStore.formatVersion))

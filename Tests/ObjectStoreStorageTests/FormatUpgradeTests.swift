@@ -9,7 +9,7 @@ import ObjectStoreModel
 /// reading or changing what a later 1.x wrote with features it does not know.
 @Suite struct FormatUpgradeTests {
     /// taskctl's stores in the pre-release formats (Tests/taskctlTests/Fixtures).
-    static let fixtures = MigrationTests.repository.appendingPathComponent("Tests/taskctlTests/Fixtures")
+    static let fixtures = TasksFixtures.repository.appendingPathComponent("Tests/taskctlTests/Fixtures")
 
     /// Every task's text and due date, read with the legacy reader (as the program that
     /// wrote the file read it) or with the current one.
@@ -38,7 +38,7 @@ import ObjectStoreModel
         let directory = try TemporaryDirectory()
         let url = try Self.legacyFile(format, in: directory)
         let original = try Data(contentsOf: url)
-        let models = try MigrationTests.tasksDirectory()
+        let models = try TasksFixtures.tasksDirectory()
         let current = try models.currentModel()
         let before = try Self.tasks(url, legacy: true)
         #expect(before.count > 40)
@@ -77,7 +77,7 @@ import ObjectStoreModel
         let at = try #require((0...(bytes.count - text.count)).first { Array(bytes[$0..<$0 + text.count]) == text })
         bytes[at + 3] ^= 0x20
         try Data(bytes).write(to: url)
-        #expect(throws: StoreError.self) { try StoreMigrator(models: try MigrationTests.tasksDirectory()).openStore(at: url) }
+        #expect(throws: StoreError.self) { try StoreMigrator(models: try TasksFixtures.tasksDirectory()).openStore(at: url) }
         #expect(try Data(contentsOf: url) == Data(bytes))
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0 != "tasks.store" }
         #expect(leftovers.isEmpty, "\(leftovers)")

@@ -343,8 +343,8 @@ extension HistoryRetentionTests {
     func aMigrationKeepsHistoryOnAndItsNumbering(name: String) throws {
         let directory = try TemporaryDirectory()
         let url = directory.file(name)
-        try MigrationTests.writeStore(version: "v3", to: url)
-        let models = try MigrationTests.tasksDirectory()
+        try TasksFixtures.writeStore(version: "v3", to: url)
+        let models = try TasksFixtures.tasksDirectory()
         let before: HistoryToken
         do {
             let coordinator = try PersistentStoreCoordinator(model: try models.model(version: "v3"), storeURL: url, history: .all)

@@ -46,26 +46,13 @@ import ObjectStoreModel
         }
     }
 
-    /// A reproducible generator (xorshift), so a failure names a predicate that fails again.
-    struct Generator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state ^= state << 13
-            state ^= state >> 7
-            state ^= state << 17
-            return state
-        }
-        mutating func pick<T>(_ items: [T]) -> T { items[Int(next() % UInt64(items.count))] }
-        mutating func chance(_ percent: UInt64) -> Bool { next() % 100 < percent }
-    }
-
     static let base = Date(timeIntervalSinceReferenceDate: 800_000_000)
     static let integers: [Int64] = [.min, -7, -1, 0, 1, 2, 3, 42, .max]
     static let doubles: [Double] = [-.infinity, -1.5, -0.0, 0.0, 0.25, 1, 2, 3, 1e300, .infinity]
     static let dates: [Date] = [-2, -1, 0, 1, 2, 30].map { base.addingTimeInterval(Double($0) * 86_400) }
 
     /// Values for one row's attributes: nil one time in five.
-    static func values(_ g: inout Generator) -> [String: Value] {
+    static func values(_ g: inout SeededRandom) -> [String: Value] {
         func maybe(_ value: Value) -> Value { g.chance(20) ? .null : value }
         return ["i": maybe(.integer(g.pick(integers))), "s": maybe(.integer(g.pick([0, 1, 2, 3, -5]))),
                 "d": maybe(.double(g.pick(doubles))), "f": maybe(.double(g.pick([0.5, 1.0, 2.0]))),
@@ -74,7 +61,7 @@ import ObjectStoreModel
 
     /// A constant for a comparison with `key`: usually of its type, sometimes another numeric
     /// type, nil, or (for numbers) a value no row has.
-    static func constant(for key: String, _ g: inout Generator) -> Value {
+    static func constant(for key: String, _ g: inout SeededRandom) -> Value {
         if g.chance(10) { return .null }
         switch key {
         case "i", "s": return g.chance(15) ? .double(g.pick([0.5, 2.0, -0.0])) : .integer(g.pick(integers + [5]))
@@ -85,7 +72,7 @@ import ObjectStoreModel
     }
 
     /// A random predicate over the attributes, as a format with arguments.
-    static func predicate(_ g: inout Generator, depth: Int = 0) -> (String, [Value]) {
+    static func predicate(_ g: inout SeededRandom, depth: Int = 0) -> (String, [Value]) {
         if depth < 2 && g.chance(45) {
             let (a, x) = predicate(&g, depth: depth + 1), (b, y) = predicate(&g, depth: depth + 1)
             return (g.chance(50) ? "(\(a)) AND (\(b))" : "(\(a)) OR (\(b))", x + y)
@@ -111,7 +98,7 @@ import ObjectStoreModel
 
     /// The same rows and the same later changes in two stores.
     private func fill(_ contexts: [ManagedObjectContext], compacting store: BinaryStore) throws {
-        var g = Generator(state: 0x5EED_1234_ABCD_0001)
+        var g = SeededRandom(seed: 0x5EED_1234_ABCD_0001)
         var rows: [[String: Value]] = (0..<400).map { _ in Self.values(&g) }
         for context in contexts {
             for (n, values) in rows.enumerated() {
@@ -165,7 +152,7 @@ import ObjectStoreModel
         let held = try heldMemory.fetch(FetchRequest(entityName: "Row")) + heldBinary.fetch(FetchRequest(entityName: "Row"))
         #expect(held.count > 700)
 
-        var g = Generator(state: 0xC0FF_EE00_1234_5678)
+        var g = SeededRandom(seed: 0xC0FF_EE00_1234_5678)
         var matched = 0
         for _ in 0..<400 {
             let (format, arguments) = Self.predicate(&g)
@@ -407,7 +394,7 @@ import ObjectStoreModel
     /// values) the same.
     @Test func sortingByNumbersDatesAndBooleansFollowsTheSortKeys() throws {
         let context = ManagedObjectContext(coordinator: PersistentStoreCoordinator(model: Self.model, store: InMemoryStore(model: Self.model)))
-        var g = Generator(state: 0xABCD_EF01_2345_6789)
+        var g = SeededRandom(seed: 0xABCD_EF01_2345_6789)
         for n in 0..<300 {
             let row = try context.insertObject(entityName: "Row")
             try row.setValue(.string("r\(n % 7)"), forKey: "label")

@@ -11,7 +11,7 @@ import Testing
     /// The median found by selection is the middle of the sorted values (the upper middle
     /// for an even count), with repeats, runs already sorted or reversed, and extremes.
     @Test func theMedianIsTheMiddleOfTheSortedValues() {
-        var random = StoreFuzzTests.Random(state: 13)
+        var random = SeededRandom(seed: 13)
         var cases: [[Int64]] = [[7], [2, 1], [Int64.min, Int64.max, 0], Array(0..<101), Array((0..<100).reversed()), [Int64](repeating: 5, count: 64)]
         for count in 1...60 {
             cases.append((0..<count).map { _ in Int64.random(in: -5...5, using: &random) })
@@ -28,7 +28,7 @@ import Testing
     /// Counts by hash agree with a dictionary's, across the table's growth, for hashes that
     /// share their low bits or all the bits the table places by, and for hash 0.
     @Test func useCountsAgreeWithADictionary() {
-        var random = StoreFuzzTests.Random(state: 29)
+        var random = SeededRandom(seed: 29)
         var counts = BinaryStore.UseCounts()
         var expected: [UInt64: Int] = [:]
         let pool: [UInt64] = (0..<3_000).map { _ in random.next() } + (0..<200).map { UInt64($0) << 40 } + (0..<200).map { UInt64($0) } + [0, 1]
