@@ -29,7 +29,11 @@ package struct URLSessionTransport: HTTPTransport {
         box = SessionBox(deadline: deadline, idleTimeout: idleTimeout)
     }
 
-    package func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+    /// Sends the request and waits for its answer on the calling thread: the one place a sync
+    /// waits on asynchronous code (URLSession answers on its own queue). The engine, the
+    /// servers and taskctl's helper transport are synchronous; ``SyncEngine/sync(progress:)``'s
+    /// `async` form runs them on a thread of its own.
+    package func send(_ request: HTTPRequest) throws -> HTTPResponse {
         guard let url = URL(string: request.url) else { throw HTTPTransportError(reason: "\(request.url) is not a URL") }
         var urlRequest = URLRequest(url: url)
         urlRequest.httpMethod = request.method
@@ -40,7 +44,7 @@ package struct URLSessionTransport: HTTPTransport {
         let task = box.session.dataTask(with: urlRequest)
         box.dispatcher.register(collector, for: task.taskIdentifier)
         defer { box.dispatcher.remove(task.taskIdentifier) }
-        let (data, response) = try await collector.run(task)
+        let (data, response) = try collector.run(task)
         guard let http = response as? HTTPURLResponse else { throw HTTPTransportError(reason: "not an HTTP response") }
         var headers: [String: String] = [:]
         for (name, value) in http.allHeaderFields {
@@ -104,7 +108,9 @@ private final class AnswerCollector: @unchecked Sendable {
     private var response: URLResponse?
     /// Why this side stopped the task (the error URLSession then reports is only "cancelled").
     private var stopped: String?
-    private var continuation: CheckedContinuation<(Data, URLResponse), any Error>?
+    /// The answer, set once by ``completed(_:)``, which then signals `done`.
+    private var result: Result<(Data, URLResponse), any Error>?
+    private let done = DispatchSemaphore(value: 0)
     private var finished = false
 
     init(limit: Int, deadline: TimeInterval, idleTimeout: TimeInterval) {
@@ -113,15 +119,15 @@ private final class AnswerCollector: @unchecked Sendable {
         self.idleTimeout = idleTimeout
     }
 
-    func run(_ task: URLSessionDataTask) async throws -> (Data, URLResponse) {
-        try await withCheckedThrowingContinuation { continuation in
-            lock.withLock { self.continuation = continuation }
-            task.resume()
-            DispatchQueue.global().asyncAfter(deadline: .now() + deadline) { [weak self, weak task] in
-                guard let self, let task else { return }
-                self.stop(task, "the server did not finish answering within \(Self.seconds(self.deadline)) (the deadline of one request, sync.timeout)")
-            }
+    func run(_ task: URLSessionDataTask) throws -> (Data, URLResponse) {
+        task.resume()
+        DispatchQueue.global().asyncAfter(deadline: .now() + deadline) { [weak self, weak task] in
+            guard let self, let task else { return }
+            self.stop(task, "the server did not finish answering within \(Self.seconds(self.deadline)) (the deadline of one request, sync.timeout)")
         }
+        done.wait()
+        guard let result = lock.withLock({ result }) else { throw HTTPTransportError(reason: "no answer") }
+        return try result.get()
     }
 
     static func seconds(_ interval: TimeInterval) -> String {
@@ -159,23 +165,24 @@ private final class AnswerCollector: @unchecked Sendable {
     }
 
     func completed(_ error: (any Error)?) {
-        let (continuation, stopped, data, response) = lock.withLock { () -> (CheckedContinuation<(Data, URLResponse), any Error>?, String?, Data, URLResponse?) in
+        let outcome: Result<(Data, URLResponse), any Error>? = lock.withLock {
+            guard !finished else { return nil }
             finished = true
-            let result = (self.continuation, self.stopped, self.data, self.response)
-            self.continuation = nil
-            self.data = Data()
-            return result
+            let outcome: Result<(Data, URLResponse), any Error>
+            if let stopped {
+                outcome = .failure(HTTPTransportError(reason: stopped))
+            } else if let error {
+                outcome = .failure(HTTPTransportError(reason: Self.describe(error, idleTimeout: idleTimeout)))
+            } else if let response {
+                outcome = .success((data, response))
+            } else {
+                outcome = .failure(HTTPTransportError(reason: "no answer"))
+            }
+            result = outcome
+            data = Data()
+            return outcome
         }
-        guard let continuation else { return }
-        if let stopped {
-            continuation.resume(throwing: HTTPTransportError(reason: stopped))
-        } else if let error {
-            continuation.resume(throwing: HTTPTransportError(reason: Self.describe(error, idleTimeout: idleTimeout)))
-        } else if let response {
-            continuation.resume(returning: (data, response))
-        } else {
-            continuation.resume(throwing: HTTPTransportError(reason: "no answer"))
-        }
+        if outcome != nil { done.signal() }
     }
 
     /// URLSession's error as a sentence: its codes for the common cases, which Linux's

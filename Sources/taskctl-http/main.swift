@@ -41,7 +41,7 @@ func answer(_ request: HTTPRequest, timeout: Double?) -> Data? {
     #endif
     let transport = URLSessionTransport(deadline: timeout ?? 300, answerLimit: limit)
     do {
-        return try HTTPExchange.frame(try waitFor { try await transport.send(request) })
+        return try HTTPExchange.frame(try transport.send(request))
     } catch {
         return try? HTTPExchange.frame(error: "\(error)")
     }

@@ -85,7 +85,7 @@ import Testing
 
     @Test func pinsTheRecipe() throws {
         // Stores compare these hashes across runs, machines and releases: the recipe in
-        // docs/schema.md must not drift. Recomputed here from the documented encoding.
+        // Sources/ObjectStore/ObjectStore.docc/Schema.md must not drift. Recomputed here from the documented encoding.
         func field(_ bytes: [UInt8]) -> [UInt8] {
             let n = UInt32(bytes.count)
             return [UInt8(n >> 24), UInt8(n >> 16 & 0xFF), UInt8(n >> 8 & 0xFF), UInt8(n & 0xFF)] + bytes

@@ -116,7 +116,7 @@ import ObjectStoreModel
         try elsewhere.coordinator.compactStore()
         #expect(rename(copy.path, url.path) == 0)
         // Objects the reader still holds answer as they loaded until it lets them go
-        // (docs/context.md), in a limited fetch as in a whole one.
+        // (Sources/ObjectStore/ObjectStore.docc/Contexts.md), in a limited fetch as in a whole one.
         var whole = request
         whole.fetchLimit = 0
         #expect(try reader.fetch(request).map(\.objectID) == Array(try reader.fetch(whole).map(\.objectID).prefix(3)))

@@ -51,7 +51,7 @@ struct BucketSyncServerTests {
     }
 
     struct NoTransport: HTTPTransport {
-        func send(_ request: HTTPRequest) async throws -> HTTPResponse { throw HTTPTransportError(reason: "no network in this test") }
+        func send(_ request: HTTPRequest) throws -> HTTPResponse { throw HTTPTransportError(reason: "no network in this test") }
     }
 
     static let key = PBKDF2.sha256(password: Array("secret".utf8), salt: Array(repeating: 3, count: 16), iterations: 1, length: 32)
@@ -72,15 +72,15 @@ struct BucketSyncServerTests {
     /// parent is told the head, and a snapshot is wanted at once while there is none.
     @Test func theChainIsTaskChampionsLayout() async throws {
         let bucket = MemoryBucket()
-        let salt = try await BucketSyncServer.salt(in: bucket)
+        let salt = try BucketSyncServer.salt(in: bucket)
         #expect(salt.count == 16 && bucket.object("salt") == Data(salt))
-        #expect(try await BucketSyncServer.salt(in: bucket) == salt, "a second replica takes the first one's salt")
+        #expect(try BucketSyncServer.salt(in: bucket) == salt, "a second replica takes the first one's salt")
 
         let a = server(bucket), b = server(bucket)
         let task = UUID()
         let first: [SyncOperation] = [.create(task), .update(task, property: "description", value: "milk", timestamp: SyncTimestamp(seconds: 1_795_000_000))]
-        #expect(try await a.childVersion(of: nilVersion) == .upToDate)
-        guard case .added(let v1, let urgency) = try await a.addVersion(parent: nilVersion, operations: first) else {
+        #expect(try a.childVersion(of: nilVersion) == .upToDate)
+        guard case .added(let v1, let urgency) = try a.addVersion(parent: nilVersion, operations: first) else {
             Issue.record("the first version was not added")
             return
         }
@@ -91,21 +91,21 @@ struct BucketSyncServerTests {
         let opened = try SyncCryptor(key: Self.key).unseal(Array(try #require(bucket.object(name))), version: v1)
         #expect(try SyncVersion.decode(opened) == first)
 
-        #expect(try await b.addVersion(parent: nilVersion, operations: [.create(UUID())]) == .conflict(expectedParent: v1))
-        #expect(try await b.childVersion(of: nilVersion) == .version(id: v1, parent: nilVersion, operations: first))
-        #expect(try await b.childVersion(of: v1) == .upToDate)
-        #expect(try await b.childVersion(of: UUID()) == .gone)
+        #expect(try b.addVersion(parent: nilVersion, operations: [.create(UUID())]) == .conflict(expectedParent: v1))
+        #expect(try b.childVersion(of: nilVersion) == .version(id: v1, parent: nilVersion, operations: first))
+        #expect(try b.childVersion(of: v1) == .upToDate)
+        #expect(try b.childVersion(of: UUID()) == .gone)
 
-        try await b.addSnapshot(version: v1, tasks: [(task, [("description", "milk")])])
+        try b.addSnapshot(version: v1, tasks: [(task, [("description", "milk")])])
         #expect(bucket.names.contains("s-" + BucketSyncServer.simple(v1)))
-        let snapshot = try #require(try await a.latestSnapshot())
+        let snapshot = try #require(try a.latestSnapshot())
         #expect(snapshot.version == v1 && snapshot.tasks.first?.uuid == task)
         // With a snapshot, the random byte decides: 0-1 urgently, 2-24 when convenient.
         let decided = server(bucket, random: Bytes([255, 1, 255, 24, 255, 25]))
         var parent = v1
         var urgencies: [SnapshotUrgency] = []
         for _ in 0..<3 {
-            guard case .added(let id, let urgency) = try await decided.addVersion(parent: parent, operations: [.create(UUID())]) else { break }
+            guard case .added(let id, let urgency) = try decided.addVersion(parent: parent, operations: [.create(UUID())]) else { break }
             parent = id
             urgencies.append(urgency)
         }
@@ -113,7 +113,7 @@ struct BucketSyncServerTests {
 
         // Another secret opens nothing, and says which version.
         let stranger = BucketSyncServer(bucket: bucket, key: Array(repeating: 9, count: 32))
-        await #expect(throws: SyncServerError.self) { try await stranger.childVersion(of: nilVersion) }
+        #expect(throws: SyncServerError.self) { try stranger.childVersion(of: nilVersion) }
     }
 
     /// A replica that loses the swap of `latest` to another removes its version and is told
@@ -121,22 +121,22 @@ struct BucketSyncServerTests {
     @Test func aWriterThatLosesTheSwapRemovesItsVersion() async throws {
         let bucket = MemoryBucket()
         let a = server(bucket), b = server(bucket)
-        guard case .added(let v1, _) = try await a.addVersion(parent: nilVersion, operations: [.create(UUID())]) else { return }
+        guard case .added(let v1, _) = try a.addVersion(parent: nilVersion, operations: [.create(UUID())]) else { return }
         // Just before A replaces `latest`, B adds its version (awaited: no thread waits).
         let raced = Box()
         bucket.beforeWrite = { name in
             guard name == "latest" else { return }
             bucket.beforeWrite = nil
-            raced.value = try? await b.addVersion(parent: v1, operations: [.create(UUID())])
+            raced.value = try? b.addVersion(parent: v1, operations: [.create(UUID())])
         }
-        let lost = try await a.addVersion(parent: v1, operations: [.create(UUID())])
+        let lost = try a.addVersion(parent: v1, operations: [.create(UUID())])
         guard case .added(let v2, _)? = raced.value else {
             Issue.record("the racing replica did not add its version: \(String(describing: raced.value))")
             return
         }
         #expect(lost == .conflict(expectedParent: v2))
         #expect(bucket.names.filter { $0.hasPrefix("v-") }.count == 2, "the loser's version is gone: \(bucket.names)")
-        #expect(try await a.childVersion(of: v1).versionID == v2)
+        #expect(try a.childVersion(of: v1).versionID == v2)
     }
 
     /// A cleanup removes versions off the chain, snapshots but the newest, and versions
@@ -149,23 +149,23 @@ struct BucketSyncServerTests {
         var chain: [UUID] = []
         var parent = nilVersion
         for _ in 0..<4 {
-            guard case .added(let id, _) = try await a.addVersion(parent: parent, operations: [.create(UUID())]) else { return }
+            guard case .added(let id, _) = try a.addVersion(parent: parent, operations: [.create(UUID())]) else { return }
             chain.append(id)
             parent = id
         }
-        try await a.addSnapshot(version: chain[0], tasks: [])
-        try await a.addSnapshot(version: chain[2], tasks: [])
+        try a.addSnapshot(version: chain[0], tasks: [])
+        try a.addSnapshot(version: chain[2], tasks: [])
         let leftover = BucketSyncServer.versionName(chain[1], UUID())
         bucket.set(leftover, Data([1, 2, 3]))
         let later = server(bucket, now: start.addingTimeInterval(BucketSyncServer.maximumVersionAge + 1))
-        try await later.cleanUp()
+        try later.cleanUp()
         let names = bucket.names
         #expect(!names.contains(leftover))
         #expect(!names.contains(BucketSyncServer.snapshotName(chain[0])) && names.contains(BucketSyncServer.snapshotName(chain[2])))
         #expect(names.filter { $0.hasPrefix("v-") } == [BucketSyncServer.versionName(chain[2], chain[3])], "\(names)")
-        #expect(try await later.childVersion(of: nilVersion) == .gone)
-        #expect(try await later.childVersion(of: chain[2]).versionID == chain[3])
-        #expect(try await later.latestSnapshot()?.version == chain[2])
+        #expect(try later.childVersion(of: nilVersion) == .gone)
+        #expect(try later.childVersion(of: chain[2]).versionID == chain[3])
+        #expect(try later.latestSnapshot()?.version == chain[2])
     }
 }
 

@@ -18,26 +18,26 @@ struct HTTPSyncServerTests {
         let nilVersion = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
         let task = UUID()
         let first: [SyncOperation] = [.create(task), .update(task, property: "description", value: "milk", timestamp: SyncTimestamp(seconds: 1_714_566_896))]
-        #expect(try await a.childVersion(of: nilVersion) == .upToDate)
-        guard case .added(let v1, _) = try await a.addVersion(parent: nilVersion, operations: first) else {
+        #expect(try a.childVersion(of: nilVersion) == .upToDate)
+        guard case .added(let v1, _) = try a.addVersion(parent: nilVersion, operations: first) else {
             Issue.record("the first version was not added")
             return
         }
         // b still thinks the chain is empty: the server names the version to build on.
-        #expect(try await b.addVersion(parent: nilVersion, operations: [.create(UUID())]) == .conflict(expectedParent: v1))
-        #expect(try await b.childVersion(of: nilVersion) == .version(id: v1, parent: nilVersion, operations: first))
-        #expect(try await b.childVersion(of: v1) == .upToDate)
+        #expect(try b.addVersion(parent: nilVersion, operations: [.create(UUID())]) == .conflict(expectedParent: v1))
+        #expect(try b.childVersion(of: nilVersion) == .version(id: v1, parent: nilVersion, operations: first))
+        #expect(try b.childVersion(of: v1) == .upToDate)
         // A version the server does not know: gone.
-        #expect(try await b.childVersion(of: UUID()) == .gone)
+        #expect(try b.childVersion(of: UUID()) == .gone)
     }
 
     @Test func snapshotsAreSealedForTheirVersion() async throws {
         let server = try ProtocolServer()
         let a = replica(server, client: UUID())
-        #expect(try await a.latestSnapshot() == nil)
+        #expect(try a.latestSnapshot() == nil)
         let task = UUID(), version = UUID()
-        try await a.addSnapshot(version: version, tasks: [(task, [("description", "milk"), ("status", "pending")])])
-        let snapshot = try #require(try await a.latestSnapshot())
+        try a.addSnapshot(version: version, tasks: [(task, [("description", "milk"), ("status", "pending")])])
+        let snapshot = try #require(try a.latestSnapshot())
         #expect(snapshot.version == version)
         #expect(snapshot.tasks.count == 1 && snapshot.tasks[0].uuid == task && snapshot.tasks[0].properties.map(\.value) == ["milk", "pending"])
     }
@@ -46,19 +46,19 @@ struct HTTPSyncServerTests {
         let server = try ProtocolServer()
         let client = UUID()
         let nilVersion = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
-        guard case .added(let v1, _) = try await replica(server, client: client).addVersion(parent: nilVersion, operations: [.create(UUID())]) else {
+        guard case .added(let v1, _) = try replica(server, client: client).addVersion(parent: nilVersion, operations: [.create(UUID())]) else {
             Issue.record("not added")
             return
         }
         let wrong = replica(server, client: client, key: PBKDF2.sha256(password: Array("wrong".utf8), salt: [], iterations: 1, length: 32))
-        await #expect(throws: SyncServerError.self) { try await wrong.childVersion(of: nilVersion) }
+        #expect(throws: SyncServerError.self) { try wrong.childVersion(of: nilVersion) }
         do {
-            _ = try await wrong.childVersion(of: nilVersion)
+            _ = try wrong.childVersion(of: nilVersion)
         } catch let error as SyncServerError {
             #expect(error == .cannotDecrypt(version: v1, reason: "\(SyncCryptor.Failure.authenticationFailed)"))
             #expect("\(error)".contains("wrong encryption secret"))
         }
         let dead = HTTPSyncServer(url: try #require(URL(string: "http://127.0.0.1:9/")), clientID: client, cryptor: SyncCryptor(key: Self.key), transport: URLSessionTransport())
-        await #expect(throws: SyncServerError.self) { try await dead.childVersion(of: nilVersion) }
+        #expect(throws: SyncServerError.self) { try dead.childVersion(of: nilVersion) }
     }
 }

@@ -224,20 +224,20 @@ struct SyncCycleTests {
         var replaying = false
         init(_ inner: any SyncServer) { self.inner = inner }
         var identity: String { inner.identity }
-        func addVersion(parent: UUID, operations: [SyncOperation]) async throws -> AddVersionResult {
-            try await inner.addVersion(parent: parent, operations: operations)
+        func addVersion(parent: UUID, operations: [SyncOperation]) throws -> AddVersionResult {
+            try inner.addVersion(parent: parent, operations: operations)
         }
-        func childVersion(of parent: UUID) async throws -> ChildVersion {
-            let answer = try await inner.childVersion(of: parent)
+        func childVersion(of parent: UUID) throws -> ChildVersion {
+            let answer = try inner.childVersion(of: parent)
             if case .version(let id, _, let operations) = answer, lock.withLock({ first == nil }) { lock.withLock { first = (id, operations) } }
             guard lock.withLock({ replaying }), let (id, operations) = lock.withLock({ first }) else { return answer }
             return .version(id: id, parent: parent, operations: operations)
         }
-        func addSnapshot(version: UUID, tasks: [(uuid: UUID, properties: [(key: String, value: String)])]) async throws {
-            try await inner.addSnapshot(version: version, tasks: tasks)
+        func addSnapshot(version: UUID, tasks: [(uuid: UUID, properties: [(key: String, value: String)])]) throws {
+            try inner.addSnapshot(version: version, tasks: tasks)
         }
-        func latestSnapshot() async throws -> (version: UUID, tasks: [(uuid: UUID, properties: [(key: String, value: String)])])? {
-            try await inner.latestSnapshot()
+        func latestSnapshot() throws -> (version: UUID, tasks: [(uuid: UUID, properties: [(key: String, value: String)])])? {
+            try inner.latestSnapshot()
         }
     }
 

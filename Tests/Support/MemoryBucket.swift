@@ -9,7 +9,7 @@ final class MemoryBucket: ObjectBucket, @unchecked Sendable {
     private let lock = NSLock()
     private var objects: [String: (data: Data, etag: String, modified: Date)] = [:]
     private var writes = 0
-    var beforeWrite: ((String) async -> Void)?
+    var beforeWrite: ((String) -> Void)?
     var clock: Date = Date(timeIntervalSince1970: 1_795_000_000)
 
     let identity = "memory bucket"
@@ -26,12 +26,12 @@ final class MemoryBucket: ObjectBucket, @unchecked Sendable {
         }
     }
 
-    func get(_ name: String) async throws -> (data: Data, etag: String?)? {
+    func get(_ name: String) throws -> (data: Data, etag: String?)? {
         lock.withLock { objects[name].map { ($0.data, $0.etag) } }
     }
 
-    func put(_ name: String, _ data: Data, condition: PutCondition) async throws -> Bool {
-        await beforeWrite?(name)
+    func put(_ name: String, _ data: Data, condition: PutCondition) throws -> Bool {
+        beforeWrite?(name)
         return lock.withLock {
             switch condition {
             case .always: break
@@ -44,11 +44,11 @@ final class MemoryBucket: ObjectBucket, @unchecked Sendable {
         }
     }
 
-    func delete(_ name: String) async throws {
+    func delete(_ name: String) throws {
         _ = lock.withLock { objects.removeValue(forKey: name) }
     }
 
-    func list(prefix: String) async throws -> [(name: String, modified: Date?)] {
+    func list(prefix: String) throws -> [(name: String, modified: Date?)] {
         lock.withLock { objects.filter { $0.key.hasPrefix(prefix) }.map { ($0.key, Optional($0.value.modified)) }.sorted { $0.0 < $1.0 } }
     }
 }

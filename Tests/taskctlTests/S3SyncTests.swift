@@ -31,7 +31,7 @@ struct S3SyncTests {
             return nil
         }
         let server = try await SeaweedServer.start()
-        #expect(try await server.bucket().put("salt", S3SyncTests.salt, condition: .absent))
+        #expect(try server.bucket().put("salt", S3SyncTests.salt, condition: .absent))
         return server
     }
 
@@ -53,7 +53,7 @@ struct S3SyncTests {
     }
 
     func objects(_ server: SeaweedServer) async throws -> [String] {
-        try await server.bucket().list(prefix: "").map(\.name)
+        try server.bucket().list(prefix: "").map(\.name)
     }
 
     /// Replicas converge through the bucket, concurrent edits follow TaskChampion's rules,
@@ -153,10 +153,10 @@ struct S3SyncTests {
         // A version changed in the bucket: named by a replica that reads it; the others keep
         // what they have.
         let bucket = server.bucket()
-        let latest = try #require(try await bucket.get("latest"))
+        let latest = try #require(try bucket.get("latest"))
         let head = String(decoding: latest.data, as: UTF8.self)
         let headName = try #require(versions.first { $0.hasSuffix(head) })
-        #expect(try await bucket.put(headName, Data("tampered".utf8), condition: .always))
+        #expect(try bucket.put(headName, Data("tampered".utf8), condition: .always))
         let fresh = try replica(server)
         let tampered = try fresh.run("sync")
         #expect(tampered.status == 3 && tampered.err.contains("does not decrypt"), "\(tampered.err)")
@@ -219,7 +219,7 @@ struct S3SyncTests {
         try tests.sync(b, at: "2026-11-22T09:01:00Z")
         try tests.killedSyncsLoseNothing(a, b, delays: [0.02, 0.05, 0.08, 0.12, 0.16, 0.2, 0.3, 0.45], already: 40)
         let versions = try await objects(server).filter { $0.hasPrefix("v-") }
-        let latest = try #require(try await server.bucket().get("latest"))
+        let latest = try #require(try server.bucket().get("latest"))
         let parents = Dictionary(versions.map { (String($0.suffix(32)), String($0.dropFirst(2).prefix(32))) }, uniquingKeysWith: { first, _ in first })
         var line: Set<String> = [], current = String(decoding: latest.data, as: UTF8.self)
         while let parent = parents[current], line.count <= versions.count {
@@ -238,32 +238,32 @@ struct S3SyncTests {
     @Test func conditionalWritesHoldOnARealServer() async throws {
         guard let server = try await server() else { return }
         let bucket = server.bucket()
-        #expect(try await bucket.put("v-x", Data("one".utf8), condition: .absent))
-        #expect(try await bucket.put("v-x", Data("two".utf8), condition: .absent) == false)
-        let read = try #require(try await bucket.get("v-x"))
+        #expect(try bucket.put("v-x", Data("one".utf8), condition: .absent))
+        #expect(try bucket.put("v-x", Data("two".utf8), condition: .absent) == false)
+        let read = try #require(try bucket.get("v-x"))
         #expect(read.data == Data("one".utf8))
         let etag = try #require(read.etag)
-        #expect(try await bucket.put("v-x", Data("three".utf8), condition: .unchanged(etag: etag)))
-        #expect(try await bucket.put("v-x", Data("four".utf8), condition: .unchanged(etag: etag)) == false)
-        #expect(try await bucket.get("v-x")?.data == Data("three".utf8))
-        let listed = try await bucket.list(prefix: "v-")
+        #expect(try bucket.put("v-x", Data("three".utf8), condition: .unchanged(etag: etag)))
+        #expect(try bucket.put("v-x", Data("four".utf8), condition: .unchanged(etag: etag)) == false)
+        #expect(try bucket.get("v-x")?.data == Data("three".utf8))
+        let listed = try bucket.list(prefix: "v-")
         #expect(listed.map(\.name) == ["v-x"])
         #expect(abs((listed.first?.modified ?? .distantPast).timeIntervalSinceNow) < 3600)
-        try await bucket.delete("v-x")
-        #expect(try await bucket.get("v-x") == nil)
+        try bucket.delete("v-x")
+        #expect(try bucket.get("v-x") == nil)
         // A machine whose clock is 20 minutes off: S3 refuses its signatures, and says why.
         let skewed = S3Bucket(bucket: SeaweedServer.bucketName, region: nil, endpoint: server.endpoint, forcePathStyle: false,
                               credentials: AWSCredentials(accessKeyID: SeaweedServer.accessKeyID, secretAccessKey: SeaweedServer.secretAccessKey),
                               transport: URLSessionTransport(), clock: { Date().addingTimeInterval(20 * 60) })
-        await #expect {
-            _ = try await skewed.get("salt")
+        #expect {
+            _ = try skewed.get("salt")
         } throws: { error in
             guard case SyncServerError.status(403, _, let body) = error else { return false }
             return body.contains("RequestTimeTooSkewed") && body.contains("clock is off")
         }
         let stranger = server.bucket(secretAccessKey: "wrong")
-        await #expect {
-            _ = try await stranger.get("salt")
+        #expect {
+            _ = try stranger.get("salt")
         } throws: { error in
             guard case SyncServerError.status(403, _, let body) = error else { return false }
             return body.contains("SignatureDoesNotMatch")

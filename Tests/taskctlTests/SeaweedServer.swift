@@ -51,7 +51,7 @@ final class SeaweedServer: @unchecked Sendable {
             let probe = server.bucket(transport: URLSessionTransport(deadline: 5, idleTimeout: 5))
             let deadline = Date().addingTimeInterval(90)
             while server.process.isRunning && Date() < deadline {
-                if (try? await probe.list(prefix: "")) != nil { return server }
+                if (try? probe.list(prefix: "")) != nil { return server }
                 try await Task.sleep(nanoseconds: 100_000_000)
             }
             server.stop()

@@ -13,7 +13,7 @@ final class MemorySyncServer: SyncServer, @unchecked Sendable {
     private var latest = nilVersion
     let identity = "memory"
 
-    func addVersion(parent: UUID, operations: [SyncOperation]) async throws -> AddVersionResult {
+    func addVersion(parent: UUID, operations: [SyncOperation]) throws -> AddVersionResult {
         lock.withLock {
             guard parent == latest else { return .conflict(expectedParent: latest) }
             let id = UUID()
@@ -23,16 +23,16 @@ final class MemorySyncServer: SyncServer, @unchecked Sendable {
         }
     }
 
-    func childVersion(of parent: UUID) async throws -> ChildVersion {
+    func childVersion(of parent: UUID) throws -> ChildVersion {
         lock.withLock {
             guard let child = children[parent] else { return parent == latest ? .upToDate : .gone }
             return .version(id: child.id, parent: parent, operations: child.operations)
         }
     }
 
-    func addSnapshot(version: UUID, tasks: [(uuid: UUID, properties: [(key: String, value: String)])]) async throws {}
+    func addSnapshot(version: UUID, tasks: [(uuid: UUID, properties: [(key: String, value: String)])]) throws {}
 
-    func latestSnapshot() async throws -> (version: UUID, tasks: [(uuid: UUID, properties: [(key: String, value: String)])])? { nil }
+    func latestSnapshot() throws -> (version: UUID, tasks: [(uuid: UUID, properties: [(key: String, value: String)])])? { nil }
 }
 
 /// Replicas of taskctl's model in one process, changed at random and synced in random
@@ -337,7 +337,7 @@ final class MemorySyncServer: SyncServer, @unchecked Sendable {
             _ = try b.engine.sync()
             var versions: [[SyncOperation]] = []
             var parent = nilVersion
-            while case .version(let id, _, let operations) = try waitFor({ [parent] in try await server.childVersion(of: parent) }) {
+            while case .version(let id, _, let operations) = try server.childVersion(of: parent) {
                 versions.append(operations)
                 parent = id
             }

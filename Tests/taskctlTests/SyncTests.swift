@@ -602,7 +602,7 @@ struct SyncTests {
         var operations: [SyncOperation] = [.create(task)]
         for (name, value) in written.sorted(by: { $0.key < $1.key }) { operations.append(.update(task, property: name, value: value, timestamp: stamp)) }
         let batch = operations
-        guard case .added(let first, _) = try await other.addVersion(parent: nilVersion, operations: batch) else {
+        guard case .added(let first, _) = try other.addVersion(parent: nilVersion, operations: batch) else {
             Issue.record("the other replica's version was not added")
             return
         }
@@ -621,7 +621,7 @@ struct SyncTests {
         a.now = "2026-11-22T11:00:00Z"
         try a.ok("edit", task.uuidString, "--text", "Edited in taskctl")
         try sync(a, at: "2026-11-22T11:01:00Z")
-        guard case .version(_, _, let sent) = try await other.childVersion(of: first) else {
+        guard case .version(_, _, let sent) = try other.childVersion(of: first) else {
             Issue.record("taskctl sent no version")
             return
         }
@@ -648,15 +648,15 @@ struct SyncTests {
         let other = try otherReplica(server)
         let task = UUID()
         var parent = nilVersion
-        func send(_ operations: [SyncOperation]) async throws {
-            guard case .added(let version, _) = try await other.addVersion(parent: parent, operations: operations) else {
+        func send(_ operations: [SyncOperation]) throws {
+            guard case .added(let version, _) = try other.addVersion(parent: parent, operations: operations) else {
                 Issue.record("the other replica's version was not added")
                 return
             }
             parent = version
         }
         let stamp = SyncTimestamp(seconds: 1_795_000_000)
-        try await send([.create(task), .update(task, property: "description", value: "Old title", timestamp: stamp),
+        try send([.create(task), .update(task, property: "description", value: "Old title", timestamp: stamp),
                         .update(task, property: "status", value: "pending", timestamp: stamp),
                         .update(task, property: "entry", value: "1795000000", timestamp: stamp)])
         try sync(a, at: "2026-11-22T10:00:00Z")
@@ -664,7 +664,7 @@ struct SyncTests {
 
         let long = String(repeating: "x", count: 100_001)
         for (value, why) in [("", "is empty"), (long, "is longer than the 100000 characters")] {
-            try await send([.update(task, property: "description", value: value, timestamp: stamp)])
+            try send([.update(task, property: "description", value: value, timestamp: stamp)])
             a.now = "2026-11-22T11:00:00Z"
             let received = try a.run("sync")
             #expect(received.status == 0, "\(received.err)")
@@ -674,7 +674,7 @@ struct SyncTests {
             #expect(exported.contains("\"description\":\"\(value)\""), "\(exported.prefix(300))")
         }
         // More than 1 MiB: named, and not kept.
-        try await send([.update(task, property: "description", value: String(repeating: "y", count: (1 << 20) + 1), timestamp: stamp)])
+        try send([.update(task, property: "description", value: String(repeating: "y", count: (1 << 20) + 1), timestamp: stamp)])
         let huge = try a.run("sync")
         #expect(huge.status == 0 && huge.err.contains("more than the 1048576 bytes taskctl keeps") && huge.err.contains("not kept"), "\(huge.err.prefix(300))")
         #expect(huge.err.count < 2_000, "the warning repeats the whole value")

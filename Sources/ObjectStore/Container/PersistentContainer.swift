@@ -41,7 +41,7 @@ public final class PersistentContainer {
     ///     (``StoreMigrator/BackupPolicy``).
     ///   - progress: called as a migration on open migrates objects, per step (from 0).
     ///   - history: record every save's transaction in the store's history and keep those
-    ///     it covers (docs/history.md); nil leaves history as the store file has it.
+    ///     it covers (ObjectStore's History guide); nil leaves history as the store file has it.
     /// - Throws: `SchemaError` for a bad model, `StoreError` and ``MigrationError``.
     public init(name: String, models: ModelDirectory, storeURL: URL? = nil, readOnly: Bool = false,
                 durability: StoreDurability = .full, clock: @escaping @Sendable () -> Date = { Date() },

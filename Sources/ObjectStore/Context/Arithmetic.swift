@@ -115,7 +115,7 @@ enum CollectionOperators {
     }
 }
 
-/// The functions of docs/predicates.md.
+/// The functions of ObjectStore's Predicates guide.
 enum PredicateFunctionEvaluator {
     static func call(_ name: String, _ args: [Operand], now: Date) throws -> Operand {
         func number(_ i: Int) throws -> Double? {

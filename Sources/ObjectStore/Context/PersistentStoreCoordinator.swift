@@ -50,7 +50,7 @@ public final class PersistentStoreCoordinator: Sendable {
     /// let scratch = PersistentStoreCoordinator(inMemoryWith: model)
     /// ```
     ///
-    /// `history`: record every save's transaction and keep those it covers (docs/history.md).
+    /// `history`: record every save's transaction and keep those it covers (ObjectStore's History guide).
     public convenience init(inMemoryWith model: ManagedObjectModel, clock: @escaping @Sendable () -> Date = { Date() }, history: HistoryRetention? = nil) {
         let store = StoreFactory.inMemory(model: model)
         if let history { try? store.trackHistory(history) }
@@ -66,7 +66,7 @@ public final class PersistentStoreCoordinator: Sendable {
     ///
     /// `durability` is the binary store's (`StoreDurability`); a JSON store is
     /// always flushed, an in-memory one never. `history`: record every save's transaction
-    /// and keep those it covers (docs/history.md); a store file that keeps history records
+    /// and keep those it covers (ObjectStore's History guide); a store file that keeps history records
     /// them whatever this says.
     ///
     /// - Throws: `StoreError`: a foreign, corrupt or newer file, or one written with a model

@@ -10,7 +10,7 @@ import Darwin
 #endif
 
 /// Migrates a store written with an older version of a model to the current version, step by
-/// step through every version in between, each step inferred or custom (docs/migration.md).
+/// step through every version in between, each step inferred or custom (ObjectStore's Migration guide).
 ///
 /// The migration writes new stores beside the old one and swaps the result in with one
 /// rename only when every object has been migrated and validated. The old store is kept as a

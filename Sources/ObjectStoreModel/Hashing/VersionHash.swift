@@ -1,7 +1,7 @@
 /// A 32-byte SHA-256 digest identifying the stored shape of an entity or a model.
 ///
 /// Two entities with the same version hash store their objects the same way, so a store
-/// written with one opens with the other without migration. The recipe is in docs/schema.md
+/// written with one opens with the other without migration. The recipe is in ObjectStore's Schema guide
 /// ("Version hashes"); it covers names, types, optionality, transience, derivation,
 /// relationships' destination, inverse and cardinality, inheritance and version hash
 /// modifiers, and not defaults, validation rules, user info or renaming identifiers.

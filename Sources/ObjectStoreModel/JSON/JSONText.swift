@@ -1,7 +1,7 @@
 import Foundation
 
 /// Writing JSON text, and converting attribute values to and from JSON, as the JSON store
-/// and schema files write them (docs/store-format.md, docs/schema.md).
+/// and schema files write them (docs/store-format.md, ObjectStore's Schema guide).
 package enum JSONText {
     /// A JSON string literal.
     public static func quote(_ s: String) -> String {

@@ -1,4 +1,4 @@
-/// Reads a custom mapping file (docs/migration.md) and merges it with the inferred mapping:
+/// Reads a custom mapping file (ObjectStore's Migration guide) and merges it with the inferred mapping:
 /// what the file names, it decides; everything else is inferred.
 ///
 /// ```json

@@ -66,7 +66,7 @@ public struct MappingInferenceError: Error, Sendable, Hashable, CustomStringConv
     /// One line per entity.property that needs a custom mapping, with why.
     public var problems: [String]
     public var description: String {
-        "cannot infer a mapping (write a custom mapping file for these; see docs/migration.md):\n" + problems.map { "  " + $0 }.joined(separator: "\n")
+        "cannot infer a mapping (write a custom mapping file for these; see ObjectStore's Migration guide):\n" + problems.map { "  " + $0 }.joined(separator: "\n")
     }
 }
 

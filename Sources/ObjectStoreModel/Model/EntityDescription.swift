@@ -212,7 +212,7 @@ public struct EntityDescription: Sendable, Hashable {
     public var ancestorNames: [String] { storage.ancestorNames }
     /// Direct sub-entities' names, sorted.
     public var subentityNames: [String] { storage.subentityNames }
-    /// The entity's version hash (see docs/schema.md).
+    /// The entity's version hash (see ObjectStore's Schema guide).
     public var versionHash: VersionHash { storage.versionHash }
 
     init(

@@ -11,7 +11,7 @@ import Foundation
 /// ```
 ///
 /// Loading reports every problem of a file at once as a ``SchemaError``. The JSON format is
-/// documented in docs/schema.md.
+/// documented in ObjectStore's Schema guide.
 public struct ManagedObjectModel: Sendable, Hashable {
     /// The model's version name, when it was loaded from a model directory.
     public let versionName: String?

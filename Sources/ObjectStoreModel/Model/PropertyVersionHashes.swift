@@ -3,7 +3,7 @@ import Foundation
 // The version hashes of properties: their fields in the canonical encoding (Hashing/).
 
 extension AttributeDescription {
-    /// The attribute's version hash (see docs/schema.md).
+    /// The attribute's version hash (see ObjectStore's Schema guide).
     public var versionHash: VersionHash {
         var encoder = CanonicalEncoder()
         encoder.field("attribute")
@@ -21,7 +21,7 @@ extension AttributeDescription {
 }
 
 extension RelationshipDescription {
-    /// The relationship's version hash (see docs/schema.md).
+    /// The relationship's version hash (see ObjectStore's Schema guide).
     public var versionHash: VersionHash {
         var encoder = CanonicalEncoder()
         encoder.field("relationship")

@@ -9,7 +9,7 @@ import Foundation
 /// ```
 ///
 /// (`Predicate` and `NSPredicate` are Foundation's names; this one is ours.) The grammar is
-/// in docs/predicates.md. Parsing a predicate's ``description`` gives the same predicate.
+/// in ObjectStore's Predicates guide. Parsing a predicate's ``description`` gives the same predicate.
 public indirect enum ObjectPredicate: Sendable, Hashable {
     /// `TRUEPREDICATE` or `FALSEPREDICATE`.
     case constant(Bool)

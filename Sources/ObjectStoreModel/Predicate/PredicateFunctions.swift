@@ -25,7 +25,7 @@ package enum PredicateFunctions {
         Signature(name: "uuid", arity: 0...0), Signature(name: "coalesce", arity: 1...Int.max),
     ]
 
-    /// Every function name, for error messages and docs/predicates.md.
+    /// Every function name, for error messages and ObjectStore's Predicates guide.
     public static var names: [String] { table.map(\.name) }
 
     static func signature(_ name: String) -> Signature? {

@@ -17,7 +17,7 @@ extension ManagedObjectModel {
     /// Loads and checks schema text.
     ///
     /// - Parameters:
-    ///   - schema: the schema's JSON text (docs/schema.md).
+    ///   - schema: the schema's JSON text (ObjectStore's Schema guide).
     ///   - file: the name used in error messages.
     ///   - versionName: the model version's name (`v3`), recorded in stores written with it.
     public init(schema: String, file: String = "<schema>", versionName: String? = nil) throws(SchemaError) {

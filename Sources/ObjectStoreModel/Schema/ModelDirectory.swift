@@ -10,7 +10,7 @@ import Foundation
 /// ```
 ///
 /// Version `v1` lives in `v1.json`; a custom mapping from `v1` to `v2` in
-/// `v1-to-v2.mapping.json` (docs/migration.md). Shipped versions never change: stores
+/// `v1-to-v2.mapping.json` (ObjectStore's Migration guide). Shipped versions never change: stores
 /// written with them are recognised by their version hashes.
 ///
 /// ```swift

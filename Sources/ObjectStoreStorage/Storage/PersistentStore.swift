@@ -78,7 +78,7 @@ package protocol PersistentStore: AnyObject, Sendable {
     /// ``housekeepingWarning``: what was saved is saved.
     func housekeep()
 
-    // History (docs/history.md)
+    // History (ObjectStore's History guide)
 
     /// Whether each save records a transaction: history was turned on for this opening, or
     /// the file keeps history already.

@@ -321,7 +321,7 @@ public final class SyncEngine {
                 receivedThrough = nil
             }
             pullLoop: while true {
-                let child = try waitFor { [server, base] in try await server.childVersion(of: base) }
+                let child = try server.childVersion(of: base)
                 switch child {
                 case .upToDate:
                     try applyReceived()
@@ -343,7 +343,7 @@ public final class SyncEngine {
                     // Once per sync: a server whose snapshot is at a version it no longer
                     // continues would send the replica round in a circle.
                     guard !report.startedFromSnapshot else { throw SyncError.goneWithoutSnapshot(base) }
-                    guard let snapshot = try waitFor({ [server] in try await server.latestSnapshot() }) else {
+                    guard let snapshot = try server.latestSnapshot() else {
                         throw SyncError.goneWithoutSnapshot(base)
                     }
                     if base != nilVersion {
@@ -381,7 +381,7 @@ public final class SyncEngine {
             }
             let parent = base
             let sent = batch
-            switch try waitFor({ [server] in try await server.addVersion(parent: parent, operations: sent) }) {
+            switch try server.addVersion(parent: parent, operations: sent) {
             case .added(let id, let urgency):
                 pending.removeFirst(batch.count)
                 base = id
@@ -402,7 +402,7 @@ public final class SyncEngine {
                         let tasks = try mapping.allTasks(in: context).map { task in
                             (uuid: task.uuid, properties: task.properties.keys.sorted().map { (key: $0, value: task.properties[$0] ?? "") })
                         }
-                        try waitFor { [server] in try await server.addSnapshot(version: id, tasks: tasks) }
+                        try server.addSnapshot(version: id, tasks: tasks)
                         report.snapshotSent = true
                     }
                     report.baseVersion = id

@@ -17,11 +17,22 @@ public struct SyncRemote: Sendable {
     /// What names the remote in the sync state: a replica that syncs with another starts over.
     let identity: String
     /// Opens it (a bucket's salt read, a clone made): at the first sync, not before.
-    let open: @Sendable () async throws -> any SyncServer
+    let open: @Sendable () throws -> any SyncServer
 
-    init(identity: String, open: @escaping @Sendable () async throws -> any SyncServer) {
+    init(identity: String, open: @escaping @Sendable () throws -> any SyncServer) {
         self.identity = identity
         self.open = open
+    }
+
+    /// A server of your own (``SyncServer``): `identity` names it in the sync state (a
+    /// replica that syncs with a remote of another identity starts over), and `open` makes
+    /// it at the first sync.
+    ///
+    /// ```swift
+    /// let recorded = SyncRemote.custom(identity: "recorded " + inner.identity) { RecordingServer(inner) }
+    /// ```
+    public static func custom(identity: String, open: @escaping @Sendable () throws -> any SyncServer) -> SyncRemote {
+        SyncRemote(identity: identity, open: open)
     }
 
     static func key(_ secret: String, salt: [UInt8], cache: URL?) -> [UInt8] {
@@ -49,7 +60,7 @@ public struct SyncRemote: Sendable {
                               credentials: AWSCredentials(accessKeyID: accessKeyID, secretAccessKey: secretAccessKey, sessionToken: sessionToken),
                               transport: transport.base)
         return SyncRemote(identity: bucket.identity) {
-            let salt = try await BucketSyncServer.salt(in: bucket)
+            let salt = try BucketSyncServer.salt(in: bucket)
             return BucketSyncServer(bucket: bucket, key: key(encryptionSecret, salt: salt, cache: keyCache))
         }
     }
@@ -58,9 +69,16 @@ public struct SyncRemote: Sendable {
     /// replica's clone at `localPath` (made when missing), pushed to `remote` (none: the
     /// clone is the only copy) on `branch`.
     public static func git(localPath: URL, remote: String?, branch: String = "main", encryptionSecret: String, keyCache: URL? = nil) -> SyncRemote {
-        SyncRemote(identity: GitSyncServer.identity(localPath: localPath, remote: remote, branch: branch)) {
-            try GitSyncServer(localPath: localPath, remote: remote, branch: branch) { salt in
-                key(encryptionSecret, salt: salt, cache: keyCache)
+        let identity = GitSyncServer.identity(localPath: localPath, remote: remote, branch: branch)
+        return SyncRemote(identity: identity) {
+            do {
+                return try GitSyncServer(localPath: localPath, remote: remote, branch: branch) { salt in
+                    key(encryptionSecret, salt: salt, cache: keyCache)
+                }
+            } catch let error as SyncServerError {
+                throw error
+            } catch {
+                throw SyncServerError.unreachable(url: identity, reason: "cannot open the git repository at \(localPath.path): \(error.localizedDescription)")
             }
         }
     }
@@ -72,7 +90,9 @@ public struct SyncRemote: Sendable {
 public struct SyncTransport: Sendable {
     let base: any HTTPTransport
 
-    package init(_ base: any HTTPTransport) {
+    /// Requests sent through `base`, a transport of your own (a proxy, a recording, a helper
+    /// process).
+    public init(_ base: any HTTPTransport) {
         self.base = base
     }
 }
@@ -108,11 +128,15 @@ extension SyncEngine {
     /// let engine = try SyncEngine(coordinator: coordinator, remote: remote, mapping: DescriptionMapping(generic: generic))
     /// ```
     ///
+    /// `clock` is the time the sync stamps on the changes it sends and keeps as the last
+    /// sync's (a fixed clock makes a test's versions the same at every run).
+    ///
     /// - Throws: ``SyncMappingError`` for a store that keeps no history, or a sync state
     ///   entity that is missing or lacks an attribute.
-    public convenience init(coordinator: PersistentStoreCoordinator, remote: SyncRemote, mapping: any SyncMapping) throws {
+    public convenience init(coordinator: PersistentStoreCoordinator, remote: SyncRemote, mapping: any SyncMapping,
+                            clock: @escaping () -> Date = Date.init) throws {
         try Self.checkState(of: coordinator, entity: mapping.stateEntity.name)
-        self.init(coordinator: coordinator, mapping: mapping, server: OpenedOnFirstUse(identity: remote.identity, open: remote.open))
+        self.init(coordinator: coordinator, mapping: mapping, server: OpenedOnFirstUse(identity: remote.identity, open: remote.open), clock: clock)
     }
 
     /// Throws unless the store keeps history and the model has the sync state's entity.
@@ -150,37 +174,41 @@ private struct UncheckedEngine: @unchecked Sendable {
 }
 
 /// A server opened the first time it is asked: a bucket's salt or a git clone wait for the
-/// first sync.
-actor OpenedOnFirstUse: SyncServer {
-    nonisolated let identity: String
-    let open: @Sendable () async throws -> any SyncServer
-    var server: (any SyncServer)?
+/// first sync. The engine calls it from one thread at a time; the lock keeps a second
+/// opening out all the same.
+final class OpenedOnFirstUse: SyncServer, @unchecked Sendable {
+    let identity: String
+    let open: @Sendable () throws -> any SyncServer
+    private let lock = NSLock()
+    private var server: (any SyncServer)?
 
-    init(identity: String, open: @escaping @Sendable () async throws -> any SyncServer) {
+    init(identity: String, open: @escaping @Sendable () throws -> any SyncServer) {
         self.identity = identity
         self.open = open
     }
 
-    func opened() async throws -> any SyncServer {
-        if let server { return server }
-        let made = try await open()
-        server = made
-        return made
+    func opened() throws -> any SyncServer {
+        try lock.withLock {
+            if let server { return server }
+            let made = try open()
+            server = made
+            return made
+        }
     }
 
-    func addVersion(parent: UUID, operations: [SyncOperation]) async throws -> AddVersionResult {
-        try await opened().addVersion(parent: parent, operations: operations)
+    func addVersion(parent: UUID, operations: [SyncOperation]) throws -> AddVersionResult {
+        try opened().addVersion(parent: parent, operations: operations)
     }
 
-    func childVersion(of parent: UUID) async throws -> ChildVersion {
-        try await opened().childVersion(of: parent)
+    func childVersion(of parent: UUID) throws -> ChildVersion {
+        try opened().childVersion(of: parent)
     }
 
-    func addSnapshot(version: UUID, tasks: [(uuid: UUID, properties: [(key: String, value: String)])]) async throws {
-        try await opened().addSnapshot(version: version, tasks: tasks)
+    func addSnapshot(version: UUID, tasks: [(uuid: UUID, properties: [(key: String, value: String)])]) throws {
+        try opened().addSnapshot(version: version, tasks: tasks)
     }
 
-    func latestSnapshot() async throws -> (version: UUID, tasks: [(uuid: UUID, properties: [(key: String, value: String)])])? {
-        try await opened().latestSnapshot()
+    func latestSnapshot() throws -> (version: UUID, tasks: [(uuid: UUID, properties: [(key: String, value: String)])])? {
+        try opened().latestSnapshot()
     }
 }

@@ -4,18 +4,20 @@ import ObjectStoreModel
 /// A moment as TaskChampion's operations carry it: RFC 3339 in UTC with up to nine
 /// fractional digits, kept to the nanosecond (a `Date` would round it), so "the later
 /// update wins" compares what the other replica compares.
-package struct SyncTimestamp: Sendable, Hashable, Comparable, CustomStringConvertible {
-    /// Seconds since 1970, and nanoseconds within the second (0 to 999,999,999).
-    package var seconds: Int64
-    package var nanoseconds: Int32
+public struct SyncTimestamp: Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// Seconds since 1970.
+    public var seconds: Int64
+    /// Nanoseconds within the second (0 to 999,999,999).
+    public var nanoseconds: Int32
 
-    package init(seconds: Int64, nanoseconds: Int32 = 0) {
+    /// The moment `seconds` since 1970 and `nanoseconds` into that second.
+    public init(seconds: Int64, nanoseconds: Int32 = 0) {
         self.seconds = seconds
         self.nanoseconds = nanoseconds
     }
 
     /// The moment of a `Date`, to the microsecond a `Date` keeps reliably.
-    package init(_ date: Date) {
+    public init(_ date: Date) {
         let micros = (date.timeIntervalSince1970 * 1_000_000).rounded()
         let whole = (micros / 1_000_000).rounded(.down)
         seconds = Int64(whole)
@@ -23,15 +25,16 @@ package struct SyncTimestamp: Sendable, Hashable, Comparable, CustomStringConver
     }
 
     /// The moment as a `Date` (to the precision a `Date` keeps, about a tenth of a microsecond).
-    package var date: Date { Date(timeIntervalSince1970: TimeInterval(seconds) + TimeInterval(nanoseconds) / 1_000_000_000) }
+    public var date: Date { Date(timeIntervalSince1970: TimeInterval(seconds) + TimeInterval(nanoseconds) / 1_000_000_000) }
 
-    package static func < (lhs: SyncTimestamp, rhs: SyncTimestamp) -> Bool {
+    /// Whether `lhs` is before `rhs`.
+    public static func < (lhs: SyncTimestamp, rhs: SyncTimestamp) -> Bool {
         (lhs.seconds, lhs.nanoseconds) < (rhs.seconds, rhs.nanoseconds)
     }
 
     /// RFC 3339 in UTC, fractional digits as few as show the value in groups of three (as
     /// the Rust replica writes it).
-    package var description: String {
+    public var description: String {
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let secondOfDay = seconds - days * 86_400
         let (year, month, day) = ISO8601.civilDate(daysSinceEpoch: Int(days))
@@ -133,13 +136,16 @@ package struct SyncTimestamp: Sendable, Hashable, Comparable, CustomStringConver
 
 /// One change of TaskChampion's task database, as versions carry it: a task is a map
 /// from string to string, created, deleted, or one property set (nil: removed).
-package enum SyncOperation: Sendable, Hashable {
+public enum SyncOperation: Sendable, Hashable {
+    /// The task is created (with no properties).
     case create(UUID)
+    /// The task is deleted.
     case delete(UUID)
+    /// One property of the task is set to `value` (nil: removed) at `timestamp`.
     case update(UUID, property: String, value: String?, timestamp: SyncTimestamp)
 
     /// The task it changes.
-    package var task: UUID {
+    public var task: UUID {
         switch self {
         case .create(let uuid), .delete(let uuid), .update(let uuid, _, _, _): return uuid
         }

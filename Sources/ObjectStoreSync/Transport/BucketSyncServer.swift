@@ -6,13 +6,13 @@ package protocol ObjectBucket: Sendable {
     /// A description for messages and for telling servers apart.
     var identity: String { get }
     /// The object's bytes and its ETag, or nil when there is no such object.
-    func get(_ name: String) async throws -> (data: Data, etag: String?)?
+    func get(_ name: String) throws -> (data: Data, etag: String?)?
     /// Writes the object; false when `condition` did not hold (nothing was written).
-    func put(_ name: String, _ data: Data, condition: PutCondition) async throws -> Bool
+    func put(_ name: String, _ data: Data, condition: PutCondition) throws -> Bool
     /// Removes the object (removing one that is not there is no error).
-    func delete(_ name: String) async throws
+    func delete(_ name: String) throws
     /// The objects whose names start with `prefix`, in name order, with when each was written.
-    func list(prefix: String) async throws -> [(name: String, modified: Date?)]
+    func list(prefix: String) throws -> [(name: String, modified: Date?)]
 }
 
 /// When a write may happen.
@@ -67,12 +67,12 @@ package final class BucketSyncServer: SyncServer, @unchecked Sendable {
     }
 
     /// The bucket's salt; the first replica to ask writes one (only if no other did first).
-    package static func salt(in bucket: any ObjectBucket) async throws -> [UInt8] {
+    package static func salt(in bucket: any ObjectBucket) throws -> [UInt8] {
         for _ in 0..<5 {
-            if let salt = try await bucket.get(saltName) { return Array(salt.data) }
+            if let salt = try bucket.get(saltName) { return Array(salt.data) }
             var generator = SystemRandomNumberGenerator()
             let salt = (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }
-            _ = try await bucket.put(saltName, Data(salt), condition: .absent)
+            _ = try bucket.put(saltName, Data(salt), condition: .absent)
         }
         throw SyncServerError.badResponse(url: bucket.identity, reason: "its salt object was written but cannot be read back")
     }
@@ -107,65 +107,65 @@ package final class BucketSyncServer: SyncServer, @unchecked Sendable {
 
     // MARK: The chain
 
-    func latest() async throws -> UUID? {
-        guard let object = try await bucket.get(Self.latestName) else { return nil }
+    func latest() throws -> UUID? {
+        guard let object = try bucket.get(Self.latestName) else { return nil }
         guard let uuid = Self.parseUUID(object.data) else {
             throw SyncServerError.badResponse(url: identity, reason: "its 'latest' object holds no version UUID")
         }
         return uuid
     }
 
-    func children(of parent: UUID) async throws -> [UUID] {
-        try await bucket.list(prefix: "v-\(Self.simple(parent))-").compactMap { Self.parseVersionName($0.name)?.child }
+    func children(of parent: UUID) throws -> [UUID] {
+        try bucket.list(prefix: "v-\(Self.simple(parent))-").compactMap { Self.parseVersionName($0.name)?.child }
     }
 
     /// Writes `new` under `name` only if it still holds `expected` (nothing: absent).
-    func compareAndSwap(_ name: String, expected: Data?, new: Data) async throws -> Bool {
-        let current = try await bucket.get(name)
+    func compareAndSwap(_ name: String, expected: Data?, new: Data) throws -> Bool {
+        let current = try bucket.get(name)
         guard let current else {
-            return expected == nil ? try await bucket.put(name, new, condition: .absent) : false
+            return expected == nil ? try bucket.put(name, new, condition: .absent) : false
         }
         guard let expected, current.data == expected else { return false }
         guard let etag = current.etag else {
             throw SyncServerError.badResponse(url: identity, reason: "the bucket gave no ETag for '\(name)', which a safe replacement needs")
         }
-        return try await bucket.put(name, new, condition: .unchanged(etag: etag))
+        return try bucket.put(name, new, condition: .unchanged(etag: etag))
     }
 
     // MARK: SyncServer
 
-    package func addVersion(parent: UUID, operations: [SyncOperation]) async throws -> AddVersionResult {
-        let latest = try await latest()
+    package func addVersion(parent: UUID, operations: [SyncOperation]) throws -> AddVersionResult {
+        let latest = try latest()
         if let latest, latest != parent { return .conflict(expectedParent: latest) }
         let child = UUID()
         let name = Self.versionName(parent, child)
         let sealed = cryptor.seal(SyncVersion.encode(operations), version: child)
-        guard try await bucket.put(name, Data(sealed), condition: .always) else {
+        guard try bucket.put(name, Data(sealed), condition: .always) else {
             throw SyncServerError.badResponse(url: identity, reason: "the bucket refused to write \(name)")
         }
         let old = latest.map { Data(Self.simple($0).utf8) }
-        guard try await compareAndSwap(Self.latestName, expected: old, new: Data(Self.simple(child).utf8)) else {
+        guard try compareAndSwap(Self.latestName, expected: old, new: Data(Self.simple(child).utf8)) else {
             // Another replica moved `latest` first: this version is not on the chain.
-            try await bucket.delete(name)
-            return .conflict(expectedParent: try await self.latest() ?? nilVersion)
+            try bucket.delete(name)
+            return .conflict(expectedParent: try self.latest() ?? nilVersion)
         }
-        try? await maybeCleanUp()
-        return .added(child, snapshot: try await snapshotUrgency())
+        try? maybeCleanUp()
+        return .added(child, snapshot: try snapshotUrgency())
     }
 
-    package func childVersion(of parent: UUID) async throws -> ChildVersion {
-        let children = try await children(of: parent)
-        let latest = try await latest()
+    package func childVersion(of parent: UUID) throws -> ChildVersion {
+        let children = try children(of: parent)
+        let latest = try latest()
         var chosen: UUID?
         if !children.isEmpty {
             // Leftovers of a writer that lost the swap: clean up soon.
             if children.count > 1 { lock.withLock { cleanupChance = 255 } }
             chosen = children.first { $0 == latest }
             if chosen == nil {
-                for child in children where !(try await self.children(of: child)).isEmpty { chosen = child }
+                for child in children where !(try self.children(of: child)).isEmpty { chosen = child }
             }
         }
-        guard let child = chosen, let object = try await bucket.get(Self.versionName(parent, child)) else {
+        guard let child = chosen, let object = try bucket.get(Self.versionName(parent, child)) else {
             // Nothing follows `parent`: the replica is up to date when it is the latest,
             // else what followed it was removed (after a snapshot), as a 410 says.
             return latest == nil || latest == parent ? .upToDate : .gone
@@ -174,46 +174,46 @@ package final class BucketSyncServer: SyncServer, @unchecked Sendable {
         return .version(id: child, parent: parent, operations: operations)
     }
 
-    package func addSnapshot(version: UUID, tasks: [(uuid: UUID, properties: [(key: String, value: String)])]) async throws {
+    package func addSnapshot(version: UUID, tasks: [(uuid: UUID, properties: [(key: String, value: String)])]) throws {
         let sealed = cryptor.seal(SyncSnapshot.encode(tasks), version: version)
-        guard try await bucket.put(Self.snapshotName(version), Data(sealed), condition: .always) else {
+        guard try bucket.put(Self.snapshotName(version), Data(sealed), condition: .always) else {
             throw SyncServerError.badResponse(url: identity, reason: "the bucket refused to write \(Self.snapshotName(version))")
         }
     }
 
-    package func latestSnapshot() async throws -> (version: UUID, tasks: [(uuid: UUID, properties: [(key: String, value: String)])])? {
-        guard let version = try await bucket.list(prefix: "s-").lazy.compactMap({ Self.parseSnapshotName($0.name) }).first,
-              let object = try await bucket.get(Self.snapshotName(version)) else { return nil }
+    package func latestSnapshot() throws -> (version: UUID, tasks: [(uuid: UUID, properties: [(key: String, value: String)])])? {
+        guard let version = try bucket.list(prefix: "s-").lazy.compactMap({ Self.parseSnapshotName($0.name) }).first,
+              let object = try bucket.get(Self.snapshotName(version)) else { return nil }
         return (version, try cryptor.open(Array(object.data), version: version, naming: version, blob: Self.snapshotName(version), server: identity, SyncSnapshot.decode))
     }
 
     /// TaskChampion's rule for buckets: urgently while there is no snapshot, else now and
     /// then (2 in 256 urgently, 23 in 256 when convenient).
-    func snapshotUrgency() async throws -> SnapshotUrgency {
-        if try await bucket.list(prefix: "s-").allSatisfy({ Self.parseSnapshotName($0.name) == nil }) { return .high }
+    func snapshotUrgency() throws -> SnapshotUrgency {
+        if try bucket.list(prefix: "s-").allSatisfy({ Self.parseSnapshotName($0.name) == nil }) { return .high }
         let byte = random()
         return byte < 2 ? .high : byte < 25 ? .low : .none
     }
 
     // MARK: Cleanup
 
-    func maybeCleanUp() async throws {
+    func maybeCleanUp() throws {
         let chance = lock.withLock { cleanupChance }
         guard random() < chance else { return }
         lock.withLock { cleanupChance = Self.defaultCleanupChance }
-        try await cleanUp()
+        try cleanUp()
     }
 
     /// Removes versions that are not on the chain to `latest`, snapshots but the newest on
     /// it, and versions before that snapshot written over half a year ago.
-    package func cleanUp() async throws {
+    package func cleanUp() throws {
         var versions: [(child: UUID, parent: UUID, modified: Date?)] = []
-        for object in try await bucket.list(prefix: "v-") {
+        for object in try bucket.list(prefix: "v-") {
             if let (parent, child) = Self.parseVersionName(object.name) { versions.append((child, parent, object.modified)) }
         }
         var parentOf: [UUID: UUID] = [:]
         for version in versions { parentOf[version.child] = version.parent }
-        let latest = try await latest()
+        let latest = try latest()
         var chain: [UUID: UUID] = [:]
         if var current = latest {
             while let parent = parentOf[current] {
@@ -225,9 +225,9 @@ package final class BucketSyncServer: SyncServer, @unchecked Sendable {
             }
         }
         for version in versions where chain[version.child] != version.parent && version.parent != latest {
-            try await bucket.delete(Self.versionName(version.parent, version.child))
+            try bucket.delete(Self.versionName(version.parent, version.child))
         }
-        let snapshots = Set(try await bucket.list(prefix: "s-").compactMap { Self.parseSnapshotName($0.name) })
+        let snapshots = Set(try bucket.list(prefix: "s-").compactMap { Self.parseSnapshotName($0.name) })
         var newestSnapshot: UUID?
         if var version = latest {
             while true {
@@ -238,13 +238,13 @@ package final class BucketSyncServer: SyncServer, @unchecked Sendable {
         }
         guard let newestSnapshot else { return }
         for snapshot in snapshots where snapshot != newestSnapshot {
-            try await bucket.delete(Self.snapshotName(snapshot))
+            try bucket.delete(Self.snapshotName(snapshot))
         }
         let threshold = now().addingTimeInterval(-Self.maximumVersionAge)
         let old = Set(versions.filter { ($0.modified ?? .distantFuture) < threshold }.map(\.child))
         var version = newestSnapshot
         while let parent = chain[version] {
-            if old.contains(version) { try await bucket.delete(Self.versionName(parent, version)) }
+            if old.contains(version) { try bucket.delete(Self.versionName(parent, version)) }
             version = parent
         }
     }

@@ -311,7 +311,7 @@ package final class GitSyncServer: SyncServer, @unchecked Sendable {
 
     // MARK: SyncServer
 
-    package func addVersion(parent: UUID, operations: [SyncOperation]) async throws -> AddVersionResult {
+    package func addVersion(parent: UUID, operations: [SyncOperation]) throws -> AddVersionResult {
         try lock.withLock {
             var meta = try readMeta()
             if meta.latest != nilVersion && parent != meta.latest {
@@ -340,7 +340,7 @@ package final class GitSyncServer: SyncServer, @unchecked Sendable {
         }
     }
 
-    package func childVersion(of parent: UUID) async throws -> ChildVersion {
+    package func childVersion(of parent: UUID) throws -> ChildVersion {
         try lock.withLock {
             if !matchesRemote {
                 try resetToRemote()
@@ -363,7 +363,7 @@ package final class GitSyncServer: SyncServer, @unchecked Sendable {
         }
     }
 
-    package func addSnapshot(version: UUID, tasks: [(uuid: UUID, properties: [(key: String, value: String)])]) async throws {
+    package func addSnapshot(version: UUID, tasks: [(uuid: UUID, properties: [(key: String, value: String)])]) throws {
         try lock.withLock {
             try resetToRemote()
             let sealed = try key().seal(SyncSnapshot.encode(tasks), version: version)
@@ -379,7 +379,7 @@ package final class GitSyncServer: SyncServer, @unchecked Sendable {
         }
     }
 
-    package func latestSnapshot() async throws -> (version: UUID, tasks: [(uuid: UUID, properties: [(key: String, value: String)])])? {
+    package func latestSnapshot() throws -> (version: UUID, tasks: [(uuid: UUID, properties: [(key: String, value: String)])])? {
         try lock.withLock {
             try resetToRemote()
             guard let data = try readFile("snapshot") else { return nil }

@@ -33,9 +33,9 @@ package struct HTTPSyncServer: Sendable {
     }
 
     /// Sends a version after `parent` (the nil UUID for the first).
-    package func addVersion(parent: UUID, operations: [SyncOperation]) async throws -> AddVersionResult {
+    package func addVersion(parent: UUID, operations: [SyncOperation]) throws -> AddVersionResult {
         let body = cryptor.seal(SyncVersion.encode(operations), version: parent)
-        let (data, response, url) = try await send("v1/client/add-version/\(Self.text(parent))", method: "POST", body: body, type: Self.historySegmentType)
+        let (data, response, url) = try send("v1/client/add-version/\(Self.text(parent))", method: "POST", body: body, type: Self.historySegmentType)
         switch response.status {
         case 409:
             return .conflict(expectedParent: try uuidHeader("X-Parent-Version-Id", response, url))
@@ -53,8 +53,8 @@ package struct HTTPSyncServer: Sendable {
     }
 
     /// The version after `parent`.
-    package func childVersion(of parent: UUID) async throws -> ChildVersion {
-        let (data, response, url) = try await send("v1/client/get-child-version/\(Self.text(parent))", method: "GET")
+    package func childVersion(of parent: UUID) throws -> ChildVersion {
+        let (data, response, url) = try send("v1/client/get-child-version/\(Self.text(parent))", method: "GET")
         switch response.status {
         case 404: return .upToDate
         case 410: return .gone
@@ -69,15 +69,15 @@ package struct HTTPSyncServer: Sendable {
     }
 
     /// Sends a snapshot of every task as of `version`.
-    package func addSnapshot(version: UUID, tasks: [(uuid: UUID, properties: [(key: String, value: String)])]) async throws {
+    package func addSnapshot(version: UUID, tasks: [(uuid: UUID, properties: [(key: String, value: String)])]) throws {
         let body = cryptor.seal(SyncSnapshot.encode(tasks), version: version)
-        let (data, response, url) = try await send("v1/client/add-snapshot/\(Self.text(version))", method: "POST", body: body, type: Self.snapshotType)
+        let (data, response, url) = try send("v1/client/add-snapshot/\(Self.text(version))", method: "POST", body: body, type: Self.snapshotType)
         guard (200...299).contains(response.status) else { throw SyncServerError.status(response.status, url: url, body: Self.excerpt(data)) }
     }
 
     /// The server's latest snapshot and its version, or nil when it has none.
-    package func latestSnapshot() async throws -> (version: UUID, tasks: [(uuid: UUID, properties: [(key: String, value: String)])])? {
-        let (data, response, url) = try await send("v1/client/snapshot", method: "GET")
+    package func latestSnapshot() throws -> (version: UUID, tasks: [(uuid: UUID, properties: [(key: String, value: String)])])? {
+        let (data, response, url) = try send("v1/client/snapshot", method: "GET")
         switch response.status {
         case 404: return nil
         case 200...299:
@@ -98,7 +98,7 @@ package struct HTTPSyncServer: Sendable {
         return try cryptor.open(Array(data), version: version, naming: id, blob: Self.text(id), server: url, decode)
     }
 
-    private func send(_ path: String, method: String, body: [UInt8]? = nil, type: String? = nil) async throws -> (Data, HTTPResponse, String) {
+    private func send(_ path: String, method: String, body: [UInt8]? = nil, type: String? = nil) throws -> (Data, HTTPResponse, String) {
         guard let url = URL(string: path, relativeTo: baseURL)?.absoluteURL else {
             throw SyncServerError.badResponse(url: baseURL.absoluteString, reason: "cannot make a URL of \(path)")
         }
@@ -106,7 +106,7 @@ package struct HTTPSyncServer: Sendable {
         if let type { headers["Content-Type"] = type }
         let response: HTTPResponse
         do {
-            response = try await transport.send(HTTPRequest(method: method, url: url.absoluteString, headers: headers, body: body.map { Data($0) }))
+            response = try transport.send(HTTPRequest(method: method, url: url.absoluteString, headers: headers, body: body.map { Data($0) }))
         } catch {
             throw SyncServerError.unreachable(url: url.absoluteString, reason: "\(error)")
         }

@@ -1,13 +1,18 @@
 import Foundation
 
 /// One HTTP request of a sync.
-package struct HTTPRequest: Sendable, Codable, Equatable {
-    package var method: String
-    package var url: String
-    package var headers: [String: String]
-    package var body: Data?
+public struct HTTPRequest: Sendable, Codable, Equatable {
+    /// `GET`, `PUT`, `POST` or `DELETE`.
+    public var method: String
+    /// The absolute URL.
+    public var url: String
+    /// The headers to send.
+    public var headers: [String: String]
+    /// The body, if any.
+    public var body: Data?
 
-    package init(method: String, url: String, headers: [String: String] = [:], body: Data? = nil) {
+    /// A request of `method` to `url`.
+    public init(method: String, url: String, headers: [String: String] = [:], body: Data? = nil) {
         self.method = method
         self.url = url
         self.headers = headers
@@ -16,38 +21,48 @@ package struct HTTPRequest: Sendable, Codable, Equatable {
 }
 
 /// Its answer; header names in lower case.
-package struct HTTPResponse: Sendable, Codable, Equatable {
-    package var status: Int
-    package var headers: [String: String]
-    package var body: Data
+public struct HTTPResponse: Sendable, Codable, Equatable {
+    /// The HTTP status code.
+    public var status: Int
+    /// The headers, their names in lower case.
+    public var headers: [String: String]
+    /// The body.
+    public var body: Data
 
-    package init(status: Int, headers: [String: String], body: Data) {
+    /// An answer of `status` (header names are lower-cased).
+    public init(status: Int, headers: [String: String], body: Data) {
         self.status = status
         self.headers = Dictionary(headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { first, _ in first })
         self.body = body
     }
 
-    package func header(_ name: String) -> String? { headers[name.lowercased()] }
+    /// The value of the header `name`, whatever its case.
+    public func header(_ name: String) -> String? { headers[name.lowercased()] }
 }
 
-/// Sends HTTP requests. The sync module itself does no networking, so a program that links
-/// it (taskctl) does not load Foundation's networking and libcurl at every start:
-/// `URLSessionTransport` (ObjectStoreSyncNetworking) sends them in process, and taskctl
-/// hands them to its helper, `taskctl-http`, which runs only while a sync does.
-package protocol HTTPTransport: Sendable {
+/// Sends HTTP requests, synchronously: the calling thread waits for the answer. The sync
+/// module itself does no networking, so a program that links it (taskctl) does not load
+/// Foundation's networking and libcurl at every start: `SyncTransport.urlSession`
+/// (ObjectStoreSyncNetworking) sends them in process, and taskctl hands them to its helper,
+/// `taskctl-http`, which runs only while a sync does. Give your own with
+/// ``SyncTransport/init(_:)``.
+public protocol HTTPTransport: Sendable {
     /// The answer, or a thrown ``HTTPTransportError`` when there is none.
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse
+    func send(_ request: HTTPRequest) throws -> HTTPResponse
 }
 
 /// No answer came: the server could not be reached (or the helper failed).
-package struct HTTPTransportError: Error, Sendable, Equatable, CustomStringConvertible {
-    package var reason: String
+public struct HTTPTransportError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Why, in a sentence.
+    public var reason: String
 
-    package init(reason: String) {
+    /// An error saying `reason`.
+    public init(reason: String) {
         self.reason = reason
     }
 
-    package var description: String { reason }
+    /// The reason.
+    public var description: String { reason }
 }
 
 /// Requests and answers between taskctl and its helper: a head, one JSON line, then the

@@ -54,11 +54,11 @@ package struct S3Bucket: ObjectBucket {
         return base
     }
 
-    func send(_ method: String, _ url: String, headers: [String: String] = [:], body: Data? = nil) async throws -> HTTPResponse {
+    func send(_ method: String, _ url: String, headers: [String: String] = [:], body: Data? = nil) throws -> HTTPResponse {
         var request = HTTPRequest(method: method, url: url, headers: headers, body: body)
         try AWSSignatureV4.sign(&request, credentials: credentials, region: region, date: clock())
         do {
-            return try await transport.send(request)
+            return try transport.send(request)
         } catch {
             throw SyncServerError.unreachable(url: url, reason: "\(error)")
         }
@@ -82,9 +82,9 @@ package struct S3Bucket: ObjectBucket {
         return .status(response.status, url: url, body: reason)
     }
 
-    package func get(_ name: String) async throws -> (data: Data, etag: String?)? {
+    package func get(_ name: String) throws -> (data: Data, etag: String?)? {
         let url = url(name)
-        let response = try await send("GET", url)
+        let response = try send("GET", url)
         switch response.status {
         case 200...299: return (response.body, response.header("ETag"))
         case 404 where XMLText.first("Code", in: String(decoding: response.body, as: UTF8.self)) != "NoSuchBucket": return nil
@@ -92,7 +92,7 @@ package struct S3Bucket: ObjectBucket {
         }
     }
 
-    package func put(_ name: String, _ data: Data, condition: PutCondition) async throws -> Bool {
+    package func put(_ name: String, _ data: Data, condition: PutCondition) throws -> Bool {
         let url = url(name)
         var headers = ["Content-Type": "application/octet-stream"]
         switch condition {
@@ -100,7 +100,7 @@ package struct S3Bucket: ObjectBucket {
         case .absent: headers["If-None-Match"] = "*"
         case .unchanged(let etag): headers["If-Match"] = etag
         }
-        let response = try await send("PUT", url, headers: headers, body: data)
+        let response = try send("PUT", url, headers: headers, body: data)
         switch response.status {
         case 200...299: return true
         // The condition failed; a replaced object that vanished in between answers 404.
@@ -110,20 +110,20 @@ package struct S3Bucket: ObjectBucket {
         }
     }
 
-    package func delete(_ name: String) async throws {
+    package func delete(_ name: String) throws {
         let url = url(name)
-        let response = try await send("DELETE", url)
+        let response = try send("DELETE", url)
         guard (200...299).contains(response.status) || response.status == 404 else { throw failure(response, url) }
     }
 
-    package func list(prefix: String) async throws -> [(name: String, modified: Date?)] {
+    package func list(prefix: String) throws -> [(name: String, modified: Date?)] {
         var objects: [(name: String, modified: Date?)] = []
         var token: String?
         repeat {
             var query = [("list-type", "2"), ("prefix", prefix)]
             if let token { query.append(("continuation-token", token)) }
             let url = url(nil, query: query)
-            let response = try await send("GET", url)
+            let response = try send("GET", url)
             guard (200...299).contains(response.status) else { throw failure(response, url) }
             let body = String(decoding: response.body, as: UTF8.self)
             for entry in XMLText.all("Contents", in: body) {

@@ -14,32 +14,26 @@ enum SyncCommand {
         let mapping = TaskwarriorMapping(now: app.now)
         if args.has("status") {
             // The store alone says where it stands: no server is opened or named.
-            try status(SyncEngine(coordinator: coordinator, mapping: mapping, server: UnopenedServer()), app: app)
+            let unopened = SyncRemote.custom(identity: "") { throw SyncServerError.failed(url: "", reason: "sync --status opens no server") }
+            try status(SyncEngine(coordinator: coordinator, remote: unopened, mapping: mapping), app: app)
             return
         }
-        let syncServer: any SyncServer
+        // The remote through the library's public API, as any program would: only the
+        // transport (taskctl's helper process) and the key cache's place are taskctl's own.
+        let remote: SyncRemote
         var transport: HelperTransport?
         if app.config.syncGitPath != nil {
-            syncServer = try gitServer(app)
+            remote = try gitRemote(app)
         } else {
             guard let helper = HelperTransport.locate() else {
                 throw CLIError.sync("taskctl sync needs taskctl-http, its network helper, beside taskctl (\(Bundle.main.executablePath ?? "?")); build it (swift build) or install taskctl again")
             }
             let started = HelperTransport(helper: helper, timeout: app.config.syncTimeout)
             transport = started
-            if app.config.syncAWSBucket != nil {
-                do {
-                    syncServer = try bucketServer(app, transport: started)
-                } catch let error as SyncServerError {
-                    started.finish()
-                    throw CLIError.sync("sync failed: \(error)")
-                }
-            } else {
-                syncServer = try server(app, transport: started)
-            }
+            remote = app.config.syncAWSBucket != nil ? try bucketRemote(app, transport: started) : try serverRemote(app, transport: started)
         }
         defer { transport?.finish() }
-        let engine = SyncEngine(coordinator: coordinator, mapping: mapping, server: syncServer, clock: { app.now })
+        let engine = try SyncEngine(coordinator: coordinator, remote: remote, mapping: mapping, clock: { app.now })
         // Progress on the terminal (standard error), one line redrawn, cleared at the end.
         let shows = isatty(STDERR_FILENO) == 1 && app.environment["TERM"] != "dumb"
         let width = app.terminal.width
@@ -116,38 +110,29 @@ enum SyncCommand {
         return "taskctl: sync: sending [\(bar)]" + tail
     }
 
-    /// The git repository the settings name (TaskChampion's git layout), opened or cloned.
-    static func gitServer(_ app: App) throws -> GitSyncServer {
+    /// The git repository the settings name (TaskChampion's git layout), opened or cloned at
+    /// the sync.
+    static func gitRemote(_ app: App) throws -> SyncRemote {
         guard let path = app.config.syncGitPath, let secret = app.config.syncSecret else {
             throw CLIError.usage("sync through git needs sync.git.local_path and sync.encryption_secret in \(Config.path(environment: app.environment)) (see 'taskctl help sync')")
         }
-        let cache = try keyCacheURL(app)
-        do {
-            return try GitSyncServer(localPath: URL(fileURLWithPath: path), remote: app.config.syncGitRemote, branch: app.config.syncGitBranch ?? "main") { salt in
-                DerivedKeyCache.key(secret: Array(secret.utf8), salt: salt, at: cache)
-            }
-        } catch let error as SyncServerError {
-            throw CLIError.sync("sync failed: \(error)")
-        } catch {
-            throw CLIError.sync("sync failed: cannot open the git repository at \(path): \(error.localizedDescription)")
-        }
+        return SyncRemote.git(localPath: URL(fileURLWithPath: path), remote: app.config.syncGitRemote, branch: app.config.syncGitBranch ?? "main",
+                              encryptionSecret: secret, keyCache: try keyCacheURL(app))
     }
 
-    /// The S3 bucket the settings name (TaskChampion's bucket layout), its salt read (or
-    /// written, by the first replica) and the key derived with it.
-    static func bucketServer(_ app: App, transport: HelperTransport) throws -> BucketSyncServer {
+    /// The S3 bucket the settings name (TaskChampion's bucket layout): its salt is read (or
+    /// written, by the first replica) at the sync, and the key derived with it.
+    static func bucketRemote(_ app: App, transport: HelperTransport) throws -> SyncRemote {
         let path = Config.path(environment: app.environment)
         guard let name = app.config.syncAWSBucket, let secret = app.config.syncSecret else {
             throw CLIError.usage("sync through S3 needs sync.aws.bucket and sync.encryption_secret in \(path) (see 'taskctl help sync')")
         }
-        let bucket = S3Bucket(bucket: name, region: AWSSettings.region(app.config, environment: app.environment),
-                              endpoint: try AWSSettings.endpoint(app.config, environment: app.environment),
-                              forcePathStyle: app.config.syncAWSForcePathStyle,
-                              credentials: try AWSSettings.credentials(app.config, environment: app.environment, configPath: path),
-                              transport: transport)
-        let salt = try waitFor { try await BucketSyncServer.salt(in: bucket) }
-        let key = DerivedKeyCache.key(secret: Array(secret.utf8), salt: salt, at: try keyCacheURL(app))
-        return BucketSyncServer(bucket: bucket, key: key)
+        let credentials = try AWSSettings.credentials(app.config, environment: app.environment, configPath: path)
+        return SyncRemote.bucket(name, region: AWSSettings.region(app.config, environment: app.environment),
+                                 endpoint: try AWSSettings.endpoint(app.config, environment: app.environment),
+                                 forcePathStyle: app.config.syncAWSForcePathStyle,
+                                 accessKeyID: credentials.accessKeyID, secretAccessKey: credentials.secretAccessKey, sessionToken: credentials.sessionToken,
+                                 encryptionSecret: secret, keyCache: try keyCacheURL(app), transport: SyncTransport(transport))
     }
 
     static func status(_ engine: SyncEngine, app: App) throws {
@@ -168,7 +153,7 @@ enum SyncCommand {
 
     /// The server the settings name, with the key of the encryption secret (derived once and
     /// kept in an owner-only file under the user's cache directory).
-    static func server(_ app: App, transport: HelperTransport) throws -> HTTPSyncServer {
+    static func serverRemote(_ app: App, transport: HelperTransport) throws -> SyncRemote {
         let path = Config.path(environment: app.environment)
         guard let urlText = app.config.syncServerURL, let url = URL(string: urlText),
               let clientText = app.config.syncClientID, let clientID = UUID(uuidString: clientText),
@@ -177,8 +162,7 @@ enum SyncCommand {
                            ("sync.encryption_secret", app.config.syncSecret)].filter { $0.1 == nil }.map(\.0)
             throw CLIError.usage("sync needs \(missing.joined(separator: ", ")) in \(path) (see 'taskctl help sync')")
         }
-        let key = DerivedKeyCache.key(secret: Array(secret.utf8), salt: HTTPSyncServer.salt(of: clientID), at: try keyCacheURL(app))
-        return HTTPSyncServer(url: url, clientID: clientID, cryptor: SyncCryptor(key: key), transport: transport)
+        return SyncRemote.server(url: url, clientID: clientID, encryptionSecret: secret, keyCache: try keyCacheURL(app), transport: SyncTransport(transport))
     }
 
     /// `$XDG_CACHE_HOME/taskctl/sync-key` (or `~/.cache/taskctl/sync-key`), its folder
@@ -194,13 +178,4 @@ enum SyncCommand {
         try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         return directory.appendingPathComponent("sync-key")
     }
-}
-
-/// The server of `sync --status`, which reads the store alone: never asked.
-struct UnopenedServer: SyncServer {
-    let identity = ""
-    func addVersion(parent: UUID, operations: [SyncOperation]) async throws -> AddVersionResult { throw HTTPTransportError(reason: "not opened") }
-    func childVersion(of parent: UUID) async throws -> ChildVersion { throw HTTPTransportError(reason: "not opened") }
-    func addSnapshot(version: UUID, tasks: [(uuid: UUID, properties: [(key: String, value: String)])]) async throws { throw HTTPTransportError(reason: "not opened") }
-    func latestSnapshot() async throws -> (version: UUID, tasks: [(uuid: UUID, properties: [(key: String, value: String)])])? { throw HTTPTransportError(reason: "not opened") }
 }

@@ -29,7 +29,7 @@ final class HelperTransport: HTTPTransport, @unchecked Sendable {
         return FileManager.default.isExecutableFile(atPath: url.path) ? url : nil
     }
 
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+    func send(_ request: HTTPRequest) throws -> HTTPResponse {
         try exchange(request)
     }
 

@@ -10,7 +10,7 @@ import ObjectStoreModel
 /// Saves what a command changed as one transaction of the store's history, named after the
 /// command and authored by taskctl: `taskctl undo` reverts it and `taskctl log` lists it.
 /// The transaction is written in the same commit as the change, so a crash keeps both or
-/// neither (docs/history.md).
+/// neither (ObjectStore's History guide).
 struct ChangeRecorder {
     let command: String
     /// Whether the save makes the recurring tasks' due instances (a batched import's saves
