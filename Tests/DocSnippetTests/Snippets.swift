@@ -198,16 +198,23 @@ enum Snippets {
         let task = try mainContext.existingObject(with: id)
     }
 
-    /// Sources/ObjectStore/ObjectStore.docc/History.md, line 12.
-    static func history_1() async throws {
+    /// Sources/ObjectStore/ObjectStore.docc/Migration.md, line 14.
+    static func migration_1() async throws {
+        let storeURL = SnippetEnvironment.storeURL()
+        let models = try ModelDirectory(url: URL(fileURLWithPath: "Models/Tasks"))
+        let (coordinator, migration) = try StoreMigrator(models: models).openStore(at: storeURL)
+    }
+
+    /// Sources/ObjectStore/ObjectStore.docc/PersistentHistory.md, line 12.
+    static func persistenthistory_1() async throws {
         let model = try SnippetEnvironment.model()
         let storeURL = SnippetEnvironment.storeURL()
         let coordinator = try PersistentStoreCoordinator(model: model, storeURL: storeURL,
                                                          history: HistoryRetention(transactions: 1_000))
     }
 
-    /// Sources/ObjectStore/ObjectStore.docc/History.md, line 62.
-    static func history_2() async throws {
+    /// Sources/ObjectStore/ObjectStore.docc/PersistentHistory.md, line 62.
+    static func persistenthistory_2() async throws {
         let model = try SnippetEnvironment.model()
         let coordinator = PersistentStoreCoordinator(inMemoryWith: model, history: .all)
         let context = ManagedObjectContext(coordinator: coordinator)
@@ -224,8 +231,8 @@ enum Snippets {
         }
     }
 
-    /// Sources/ObjectStore/ObjectStore.docc/History.md, line 113.
-    static func history_3() async throws {
+    /// Sources/ObjectStore/ObjectStore.docc/PersistentHistory.md, line 113.
+    static func persistenthistory_3() async throws {
         let model = try SnippetEnvironment.model()
         let storeURL = SnippetEnvironment.storeURL()
         let coordinator = try PersistentStoreCoordinator(model: model, storeURL: storeURL, history: .all)
@@ -234,13 +241,6 @@ enum Snippets {
         for await change in try coordinator.remoteChanges() {
             print("another process saved", change.transactions.map(\.number))
         }
-    }
-
-    /// Sources/ObjectStore/ObjectStore.docc/Migration.md, line 14.
-    static func migration_1() async throws {
-        let storeURL = SnippetEnvironment.storeURL()
-        let models = try ModelDirectory(url: URL(fileURLWithPath: "Models/Tasks"))
-        let (coordinator, migration) = try StoreMigrator(models: models).openStore(at: storeURL)
     }
 
     /// Sources/ObjectStore/ObjectStore.docc/Predicates.md, line 8.
@@ -430,7 +430,7 @@ enum Snippets {
         ("contexts_6", contexts_6),
         ("contexts_7", contexts_7),
         ("contexts_9", contexts_9),
-        ("history_2", history_2),
+        ("persistenthistory_2", persistenthistory_2),
         ("predicates_1", predicates_1),
         ("predicates_2", predicates_2),
         ("predicates_3", predicates_3),

@@ -65,7 +65,7 @@ public struct SyncStateEntity: Sendable {
 /// `uuid` attribute is a task); taskctl's own turns its Task, Tag, Project, Location and
 /// Annotation objects into Taskwarrior's keys. Write one to choose the keys yourself (to
 /// share tasks with Taskwarrior, to keep some objects local), and give it to
-/// ``SyncEngine/init(coordinator:remote:mapping:)``.
+/// ``SyncEngine/init(coordinator:remote:mapping:clock:)``.
 ///
 /// The rules a mapping keeps, which the engine relies on:
 /// - A task is a map from string keys to string values, named by a UUID that never changes;

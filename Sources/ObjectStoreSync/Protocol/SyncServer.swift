@@ -7,7 +7,7 @@ import Foundation
 /// ``SyncRemote/custom(identity:open:)``. The engine sees only this.
 ///
 /// A server is synchronous: the engine calls it on the thread that syncs (for
-/// ``SyncEngine/sync(progress:)``'s `async` form, a thread of its own), and it may block
+/// the `async` form of ``SyncEngine/sync(progress:)-9bb1l``, a thread of its own), and it may block
 /// that thread while it waits for the network. A version's operations are the server's to
 /// keep private (the servers of ``SyncRemote`` seal them with the encryption secret).
 ///
