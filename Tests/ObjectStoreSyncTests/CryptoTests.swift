@@ -16,22 +16,10 @@ func hex(_ text: String) -> [UInt8] {
 
 func hexText(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 
-/// Bytes from a seeded generator (SplitMix64), the same on every run.
-struct Seeded {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func bytes(_ count: Int) -> [UInt8] { (0..<count).map { _ in UInt8(truncatingIfNeeded: next()) } }
-}
 
 @Suite struct CryptoTests {
     @Test func sha256ByBlocksAgreesWithTheModelsSHA256() {
-        var random = Seeded(state: 1)
+        var random = SeededRandom(seed: 1)
         for length in [0, 1, 55, 56, 63, 64, 65, 119, 120, 128, 300, 1000] {
             let message = random.bytes(length)
             #expect(SHA256Block.hash(message) == SHA256.hash(message), "length \(length)")
@@ -95,7 +83,7 @@ struct Seeded {
     /// and s are all ones (the carries), checked against Python's `cryptography`.
     @Test(.enabled(if: PythonCheck.cryptography, PythonCheck.skipReason))
     func sealedDataOpensInPythonAndTheOtherWay() throws {
-        var random = Seeded(state: 7)
+        var random = SeededRandom(seed: 7)
         var lines: [String] = []
         var ours: [(key: [UInt8], nonce: [UInt8], aad: [UInt8], plaintext: [UInt8], sealed: [UInt8])] = []
         for length in Array(0...48) + [63, 64, 65, 1000, 4096] {
@@ -124,7 +112,7 @@ struct Seeded {
 
     @Test(.enabled(if: PythonCheck.available, PythonCheck.skipReason))
     func hmacAndPBKDF2AgreeWithPythonsHashlib() throws {
-        var random = Seeded(state: 11)
+        var random = SeededRandom(seed: 11)
         var lines: [String] = []
         var ours: [String] = []
         for round in 0..<40 {

@@ -4,42 +4,8 @@ import ObjectStore
 import ObjectStoreModel
 import ObjectStoreSync
 
-/// A sync server written as a library user writes one, with the public API alone (nothing
-/// @testable): TaskChampion's chain of versions and a snapshot, kept in memory.
-final class MemoryChainServer: SyncServer, @unchecked Sendable {
-    private let lock = NSLock()
-    private var versions: [UUID: (id: UUID, operations: [SyncOperation])] = [:]  // by parent
-    private var latest = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
-    private var snapshot: (version: UUID, tasks: [(uuid: UUID, properties: [(key: String, value: String)])])?
-    private(set) var operationsReceived = 0
-    let identity = "memory chain"
-
-    func addVersion(parent: UUID, operations: [SyncOperation]) throws -> AddVersionResult {
-        lock.withLock {
-            guard parent == latest else { return .conflict(expectedParent: latest) }
-            let id = UUID()
-            versions[parent] = (id, operations)
-            latest = id
-            operationsReceived += operations.count
-            return .added(id, snapshot: snapshot == nil ? .low : .none)
-        }
-    }
-
-    func childVersion(of parent: UUID) throws -> ChildVersion {
-        lock.withLock {
-            guard let child = versions[parent] else { return .upToDate }
-            return .version(id: child.id, parent: parent, operations: child.operations)
-        }
-    }
-
-    func addSnapshot(version: UUID, tasks: [(uuid: UUID, properties: [(key: String, value: String)])]) throws {
-        lock.withLock { snapshot = (version, tasks) }
-    }
-
-    func latestSnapshot() throws -> (version: UUID, tasks: [(uuid: UUID, properties: [(key: String, value: String)])])? {
-        lock.withLock { snapshot }
-    }
-}
+// The server of these tests is MemorySyncServer (Tests/Support), written with the public
+// API alone, as this file is (nothing @testable).
 
 @Suite struct CustomServerTests {
     /// Two replicas meet at a server of the test's own, given with `SyncRemote.custom`: a
@@ -47,7 +13,7 @@ final class MemoryChainServer: SyncServer, @unchecked Sendable {
     /// every operation the reports say were sent.
     @Test func aServerOfYourOwnCarriesTheChain() throws {
         let model = try ManagedObjectModel(schema: CustomSyncMappingTests.schema, file: "notes")
-        let server = MemoryChainServer()
+        let server = MemorySyncServer()
         let remote = SyncRemote.custom(identity: server.identity) { server }
         func replica() throws -> (ManagedObjectContext, SyncEngine) {
             let coordinator = PersistentStoreCoordinator(inMemoryWith: model, history: .all)

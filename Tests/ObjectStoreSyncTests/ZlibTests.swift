@@ -5,7 +5,7 @@ import Testing
 @Suite struct ZlibTests {
     /// Inputs that exercise literals, long and overlapping matches and the window's edge.
     static func samples() -> [[UInt8]] {
-        var random = Seeded(state: 3)
+        var random = SeededRandom(seed: 3)
         let json = Array(#"{"uuid": {"description": "Buy milk", "status": "pending", "entry": "1795348800", "tag_shop": ""}}"#.utf8)
         var repeated: [UInt8] = []
         for i in 0..<2000 { repeated += Array("task \(i % 37) pending;".utf8) }
@@ -66,7 +66,7 @@ import Testing
             #expect(throws: Zlib.DataError.self) { try Zlib.decompress(Array(stream.prefix(length))) }
         }
         #expect(throws: Zlib.DataError.self) { try Zlib.decompress(Zlib.compress([UInt8](repeating: 0, count: 100_000)), limit: 1000) }
-        var random = Seeded(state: 5)
+        var random = SeededRandom(seed: 5)
         for _ in 0..<2000 {
             _ = try? Zlib.decompress([0x78, 0x9C] + random.bytes(Int(random.next() % 64)))
         }

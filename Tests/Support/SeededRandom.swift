@@ -16,6 +16,9 @@ struct SeededRandom: RandomNumberGenerator {
     /// One of `items` (not empty).
     mutating func pick<T>(_ items: [T]) -> T { items[Int(next() % UInt64(items.count))] }
 
+    /// `count` bytes.
+    mutating func bytes(_ count: Int) -> [UInt8] { (0..<count).map { _ in UInt8(truncatingIfNeeded: next()) } }
+
     /// True `percent` times in a hundred.
     mutating func chance(_ percent: UInt64) -> Bool { next() % 100 < percent }
 }

@@ -81,7 +81,7 @@ struct StressTests {
     }
 
     static func work(_ worker: Int, t: TaskctlRunner, log: Log, binaryStore: Bool) {
-        var random = SplitMix(seed: UInt64(worker + 1) * 7919)
+        var random = SeededRandom(seed: UInt64(worker + 1) * 7919)
         var mine: [Int: TaskState] = [:]
         func run(_ arguments: [String], task: Int?) -> String? {
             guard let result = try? t.run(arguments) else { return nil }
@@ -145,18 +145,5 @@ struct StressTests {
                 }
             }
         }
-    }
-}
-
-/// A small seeded generator, so a failing run can be repeated.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

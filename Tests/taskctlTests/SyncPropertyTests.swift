@@ -5,36 +5,6 @@ import ObjectStoreSync
 import Testing
 @testable import taskctl
 
-/// A server in memory with the sync server's rules (one chain; a version only on the
-/// latest), for replicas in one process.
-final class MemorySyncServer: SyncServer, @unchecked Sendable {
-    private let lock = NSLock()
-    private var children: [UUID: (id: UUID, operations: [SyncOperation])] = [:]
-    private var latest = nilVersion
-    let identity = "memory"
-
-    func addVersion(parent: UUID, operations: [SyncOperation]) throws -> AddVersionResult {
-        lock.withLock {
-            guard parent == latest else { return .conflict(expectedParent: latest) }
-            let id = UUID()
-            children[parent] = (id, operations)
-            latest = id
-            return .added(id, snapshot: .none)
-        }
-    }
-
-    func childVersion(of parent: UUID) throws -> ChildVersion {
-        lock.withLock {
-            guard let child = children[parent] else { return parent == latest ? .upToDate : .gone }
-            return .version(id: child.id, parent: parent, operations: child.operations)
-        }
-    }
-
-    func addSnapshot(version: UUID, tasks: [(uuid: UUID, properties: [(key: String, value: String)])]) throws {}
-
-    func latestSnapshot() throws -> (version: UUID, tasks: [(uuid: UUID, properties: [(key: String, value: String)])])? { nil }
-}
-
 /// Replicas of taskctl's model in one process, changed at random and synced in random
 /// order through one server: after a last round of syncs every replica holds the same tasks,
 /// key for key, whatever the seed.
@@ -89,7 +59,7 @@ final class MemorySyncServer: SyncServer, @unchecked Sendable {
     }
 
     /// One random change on a replica, saved.
-    func change(_ replica: Replica, _ random: inout SplitMix) throws {
+    func change(_ replica: Replica, _ random: inout SeededRandom) throws {
         let context = replica.context
         let tasks = try context.fetch(FetchRequest(entityName: "Task"))
         let pick = tasks.isEmpty ? nil : tasks[Int(random.next() % UInt64(tasks.count))]
@@ -128,7 +98,7 @@ final class MemorySyncServer: SyncServer, @unchecked Sendable {
     }
 
     func run(seed: UInt64, model: ManagedObjectModel, bucket: Bool = false) throws -> (converged: Bool, detail: String, tasks: Int) {
-        var random = SplitMix(seed: seed)
+        var random = SeededRandom(seed: seed)
         let server: any SyncServer
         if bucket {
             // TaskChampion's bucket layout, its snapshots and cleanups decided by the seed.
@@ -181,7 +151,7 @@ final class MemorySyncServer: SyncServer, @unchecked Sendable {
         await onThread { outcome in
             var instances = 0
             for seed in 1...seeds {
-                var random = SplitMix(seed: seed &* 7)
+                var random = SeededRandom(seed: seed &* 7)
                 let server = MemorySyncServer(), start = Date(timeIntervalSince1970: 1_795_000_000)
                 let replicas = (0..<3).map { Replica(model: model, server: server, start: start.addingTimeInterval(TimeInterval($0))) }
                 for _ in 0..<20 {
@@ -276,8 +246,8 @@ final class MemorySyncServer: SyncServer, @unchecked Sendable {
     /// Bytes from a seed, for a server's random choices.
     final class RandomBytes: @unchecked Sendable {
         private let lock = NSLock()
-        private var random: SplitMix
-        init(seed: UInt64) { random = SplitMix(seed: seed &* 31) }
+        private var random: SeededRandom
+        init(seed: UInt64) { random = SeededRandom(seed: seed &* 31) }
         func next() -> UInt8 { lock.withLock { UInt8(truncatingIfNeeded: random.next()) } }
     }
 
@@ -290,7 +260,7 @@ final class MemorySyncServer: SyncServer, @unchecked Sendable {
             let server = MemorySyncServer(), start = Date(timeIntervalSince1970: 1_795_000_000)
             let a = Replica(model: model, server: server, start: start, history: HistoryRetention(transactions: 3))
             let b = Replica(model: model, server: server, start: start)
-            var random = SplitMix(seed: 9)
+            var random = SeededRandom(seed: 9)
             for _ in 0..<4 { try self.change(a, &random) }
             _ = try a.engine.sync()
             _ = try b.engine.sync()

@@ -156,7 +156,7 @@ struct SyncTests {
     @Test func fourReplicasConvergeAfterRandomConcurrentChanges() throws {
         let server = try ProtocolServer()
         let replicas = try (0..<4).map { _ in try replica(server) }
-        var random = SplitMix(seed: 35)
+        var random = SeededRandom(seed: 35)
         var minute = 0
         func clock() -> String {
             minute += 1

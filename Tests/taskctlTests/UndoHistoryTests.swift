@@ -51,7 +51,7 @@ struct UndoHistoryTests {
     @Test(arguments: 0..<20)
     func randomChainsUndoneToTheStartLeaveAnEmptyStore(seed: Int) throws {
         let t = try TaskctlRunner()
-        var random = SplitMix(seed: UInt64(seed) &* 7919 &+ 17)
+        var random = SeededRandom(seed: UInt64(seed) &* 7919 &+ 17)
         var exports: [URL] = []
         var trail: [String] = []
         func pending() throws -> [Int] {

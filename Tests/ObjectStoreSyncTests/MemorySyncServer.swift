@@ -1,0 +1,1 @@
+../Support/MemorySyncServer.swift
