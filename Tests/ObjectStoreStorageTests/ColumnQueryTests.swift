@@ -251,6 +251,56 @@ import ObjectStoreModel
         #expect(checked > 300)
     }
 
+    /// A count the index decides is counted from the index's spans, and the log's rows are
+    /// tested: rows the log deleted, moved out of the range or into it, and new rows count
+    /// as they are, in a context that holds none of the rows and in one that holds some.
+    @Test func indexCountsFollowTheLog() throws {
+        let model = Self.indexedModel
+        let directory = try TemporaryDirectory()
+        let url = directory.file("rows.store")
+        let binary = try PersistentStoreCoordinator(model: model, storeURL: url)
+        let memory = PersistentStoreCoordinator(inMemoryWith: model)
+        for coordinator in [binary, memory] {
+            let context = ManagedObjectContext(coordinator: coordinator)
+            for n in 0..<800 {
+                let row = try context.insertObject(entityName: "Row")
+                try row.setValue(.string("r\(n)"), forKey: "label")
+                try row.setValue(.integer(Int64(n % 100)), forKey: "i")
+            }
+            try context.save()
+        }
+        try binary.compactStore()
+        var random = SeededRandom(seed: 0xC0_17)
+        let predicates = try ["i >= 10 AND i < 12", "i == 50", "i < 3", "i > 97", "i >= 40 AND i <= 41"].map { try ObjectPredicate($0) }
+        for round in 0..<6 {
+            // The same changes to both stores, by label.
+            let changes = (0..<40).map { _ in (label: "r\(Int(random.next() % 900))", value: Int64(random.next() % 100), delete: random.chance(25)) }
+            for coordinator in [binary, memory] {
+                let context = ManagedObjectContext(coordinator: coordinator)
+                for change in changes {
+                    let found = try context.fetch(FetchRequest(entityName: "Row", predicate: try ObjectPredicate(format: "label == %@", .string(change.label))))
+                    if let row = found.first {
+                        if change.delete { context.delete(row) } else { try row.setValue(.integer(change.value), forKey: "i") }
+                    } else if !change.delete {
+                        let row = try context.insertObject(entityName: "Row")
+                        try row.setValue(.string(change.label), forKey: "label")
+                        try row.setValue(.integer(change.value), forKey: "i")
+                    }
+                }
+                try context.save()
+            }
+            let reference = ManagedObjectContext(coordinator: memory)
+            let holding = ManagedObjectContext(coordinator: binary)
+            _ = try holding.fetch(FetchRequest(entityName: "Row", predicate: try ObjectPredicate("i < 20")))
+            for predicate in predicates {
+                let expected = try labels(reference, predicate).count
+                let request = FetchRequest(entityName: "Row", predicate: predicate)
+                #expect(try ManagedObjectContext(coordinator: binary).count(for: request) == expected, "round \(round): \(predicate)")
+                #expect(try holding.count(for: request) == expected, "round \(round), holding rows: \(predicate)")
+            }
+        }
+    }
+
     /// An index declared on a parent entity serves its sub-entities' rows too: a fetch of
     /// the parent (sub-entities included) and of the child find what the objects' test finds,
     /// with edits in the log and unsaved changes over them.

@@ -47,6 +47,15 @@ struct PredicateCompiler {
         }
         switch c.quantifier {
         case .direct:
+            if let targets = Self.referenceTargets(c, entity: entity) {
+                // A to-one relationship against object URIs: a set of IDs, not a URI made
+                // and compared per listed object (the planner writes such lists, of any length).
+                return { object, scope in
+                    let l = try lhs(object, scope)
+                    if case .object(let reached) = l { return reached.map { targets.contains($0.objectID) } ?? false }
+                    return try test(l, try rhs(object, scope), scope)
+                }
+            }
             let membership = c.op == .contains || c.op == .in
             return { object, scope in
                 let l = try lhs(object, scope), r = try rhs(object, scope)
@@ -72,6 +81,26 @@ struct PredicateCompiler {
                 return try !(try lhs(object, scope)).elementsOrSelf.contains { try test($0, r, scope) }
             }
         }
+    }
+
+    /// The IDs a comparison of a to-one relationship with object URIs (`==` one, `IN` a list)
+    /// accepts, or nil when it has another shape. A URI that is not an object ID's as written
+    /// equals no object, so it is left out.
+    static func referenceTargets(_ c: PredicateComparison, entity: EntityDescription?) -> Set<ObjectID>? {
+        guard let entity, c.quantifier == .direct, c.op == .in || c.op == .equal, case .keyPath(.evaluatedObject, let path) = c.lhs, path.count == 1,
+              let relationship = entity.relationship(named: path[0]), !relationship.isToMany else { return nil }
+        let items: [ObjectExpression]
+        switch (c.op, c.rhs) {
+        case (.in, .array(let listed)): items = listed
+        case (.equal, .constant(.uri)): items = [c.rhs]
+        default: return nil
+        }
+        var targets = Set<ObjectID>()
+        for item in items {
+            guard case .constant(.uri(let uri)) = item else { return nil }
+            if let id = ObjectID(uri: uri), id.uriRepresentation == uri { targets.insert(id) }
+        }
+        return targets
     }
 
     /// MATCHES: a whole-string ICU regular expression, within the query's time (a value may

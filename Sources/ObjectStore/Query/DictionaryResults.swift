@@ -42,7 +42,7 @@ extension ManagedObjectContext {
     /// let rows = try context.fetchDictionaries(request, properties: ["text", "location.name"], distinct: true)
     /// ```
     public func fetchDictionaries(_ request: FetchRequest, properties: [String], distinct: Bool = false) throws -> [[String: Value]] {
-        let executor = FetchExecutor(context: self, request: request)
+        let executor = try FetchExecutor.planned(request, in: self)
         let entity = try executor.entity()
         var rows: [[String: Value]] = []
         var seen = Set<[Value]>()
@@ -53,7 +53,7 @@ extension ManagedObjectContext {
         if let attributes = Self.attributeNames(properties, in: entity) {
             // Attributes only: read from the rows, without making an object per row.
             let positions = properties.map { attributes.firstIndex(of: $0) ?? 0 }
-            for row in try fetchValues(request, properties: attributes) { add(positions.map { row.values[$0].value }) }
+            for row in try fetchValues(executor.request, properties: attributes) { add(positions.map { row.values[$0].value }) }
             return rows
         }
         let readers = try properties.map { compiler.compile(try ObjectExpression($0), entity: entity) }
@@ -96,7 +96,7 @@ extension ManagedObjectContext {
                 }
             }
         }
-        let executor = FetchExecutor(context: self, request: request)
+        let executor = try FetchExecutor.planned(request, in: self)
         let entity = try executor.entity()
         // Per group its key, and per aggregate a running fold of the values met so far (in
         // the order `@sum`, `@min`... fold a collection), so members are not kept.
@@ -108,12 +108,12 @@ extension ManagedObjectContext {
             if request.fetchOffset == 0 && request.fetchLimit == 0 {
                 // Each row as it is read, none kept. Unsorted rows come in the store's order;
                 // groups are put in their first members' order of keys (fetch's order) after.
-                let sorted = try forEachValues(request, properties: attributes) { row in
+                let sorted = try forEachValues(executor.request, properties: attributes) { row in
                     try groups.add(row.objectID, key: { row.values[keyPositions[$0]].value }) { row.values[valuePositions[$0]].value }
                 }
                 if !sorted { groups.orderByFirstMembers() }
             } else {
-                for row in try fetchValues(request, properties: attributes) {
+                for row in try fetchValues(executor.request, properties: attributes) {
                     try groups.add(row.objectID, key: { row.values[keyPositions[$0]].value }) { row.values[valuePositions[$0]].value }
                 }
             }

@@ -51,7 +51,7 @@ extension ManagedObjectContext {
     /// order, offset and limit applied (a request with sort descriptors, read from objects).
     @discardableResult
     package func forEachValues(_ request: FetchRequest, properties: [String], _ body: (FetchedValues) throws -> Void) throws -> Bool {
-        let executor = FetchExecutor(context: self, request: request)
+        let executor = try FetchExecutor.planned(request, in: self)
         let entity = try executor.entity()
         let slots = try properties.map { name -> Int in
             guard let slot = entity.slot(of: name) else {
@@ -61,7 +61,7 @@ extension ManagedObjectContext {
         }
         // Relationships derived from their inverse are looked up per object, not read from rows.
         guard request.sortDescriptors.isEmpty, !slots.contains(where: entity.isDerivedToMany(slot:)) else {
-            for object in try fetch(request) {
+            for object in try fetch(executor.request) {
                 try body(FetchedValues(objectID: object.objectID, values: try slots.map { try object.slotValue(at: $0) }))
             }
             return true
@@ -100,7 +100,7 @@ extension ManagedObjectContext {
         }
         var values: [SlotValue] = []
         values.reserveCapacity(slots.count)
-        try executor.forEachMatch(of: request.predicate ?? .constant(true), entity: entity, decoding: wanted) { id, registered, snapshot in
+        try executor.forEachMatch(of: executor.request.predicate ?? .constant(true), entity: entity, decoding: wanted) { id, registered, snapshot in
             if let registered {
                 try body(FetchedValues(objectID: id, values: try slots.map { try registered.slotValue(at: $0) }))
                 return

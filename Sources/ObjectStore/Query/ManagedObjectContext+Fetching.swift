@@ -6,7 +6,7 @@ extension ManagedObjectContext {
     /// The objects a fetch request matches.
     public func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
         noteFetch()
-        return try FetchExecutor(context: self, request: request).objects()
+        return try FetchExecutor.planned(request, in: self).objects()
     }
 
     /// The IDs of the objects a fetch request matches. Without sort descriptors no object is
@@ -15,9 +15,9 @@ extension ManagedObjectContext {
     public func fetchObjectIDs(_ request: FetchRequest) throws -> [ObjectID] {
         noteFetch()
         guard request.sortDescriptors.isEmpty else { return try fetch(request).map(\.objectID) }
-        let executor = FetchExecutor(context: self, request: request)
+        let executor = try FetchExecutor.planned(request, in: self)
         var ids: [ObjectID]
-        if let predicate = request.predicate {
+        if let predicate = executor.request.predicate {
             ids = []
             try executor.forEachMatch(of: predicate, entity: try executor.entity()) { id, registered, saved in
                 if registered != nil || saved != nil { ids.append(id) }
@@ -35,8 +35,8 @@ extension ManagedObjectContext {
     /// with one, objects this count had to load are let go again afterwards.
     public func count(for request: FetchRequest) throws -> Int {
         noteFetch()
-        let executor = FetchExecutor(context: self, request: request)
-        guard let predicate = request.predicate else {
+        let executor = try FetchExecutor.planned(request, in: self)
+        guard let predicate = executor.request.predicate else {
             let total = try executor.candidateCount() - request.fetchOffset
             return max(0, request.fetchLimit > 0 ? min(total, request.fetchLimit) : total)
         }

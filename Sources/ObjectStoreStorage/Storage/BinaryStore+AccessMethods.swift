@@ -31,13 +31,12 @@ extension BinaryStore {
 
         package func indexCandidates(ofEntity entityName: String, predicate: SlotPredicate, limit: Int) throws -> IndexCandidates? {
             guard let table = codec.entityIndex[entityName], let entity = model.entity(named: entityName),
-                  let (rows, whole) = try core.indexedRows(table: table, entity: entity, predicate: predicate, limit: limit) else { return nil }
-            return IndexCandidates(entityName: entityName, table: table, rows: rows, wholePredicate: whole)
+                  let found = try core.indexedRows(table: table, entity: entity, predicate: predicate, limit: limit) else { return nil }
+            return IndexCandidates(entityName: entityName, table: table, part: found.part, spans: found.spans, count: found.count, wholePredicate: found.decides)
         }
 
         package func indexedScan(_ candidates: IndexCandidates, alsoListing: Set<Int64>, leavingUnread: Bool) throws -> RowScan? {
-            try core.indexedScan(ofEntity: candidates.entityName, table: candidates.table, found: candidates.rows, wholePredicate: candidates.wholePredicate,
-                                 alsoListing: alsoListing, leavingUnread: leavingUnread && candidates.wholePredicate)
+            try core.indexedScan(candidates, alsoListing: alsoListing, leavingUnread: leavingUnread && candidates.wholePredicate)
         }
 
         package func columnDecisions(ofEntity entityName: String, predicate: SlotPredicate) throws -> [UInt8]? {
@@ -228,7 +227,8 @@ extension BinaryStore.Core {
     /// position, key) in key order, and whether the found rows are decided (a range that is
     /// the whole predicate; never hashes). Nil when no index serves the predicate, or when
     /// it would list more than `limit` rows.
-    package func indexedRows(table: Int, entity: EntityDescription, predicate: SlotPredicate, limit: Int) throws -> (rows: [(position: Int, key: Int64)], wholePredicate: Bool)? {
+    package func indexedRows(table: Int, entity: EntityDescription, predicate: SlotPredicate, limit: Int) throws
+        -> (part: Snapshot.IndexPart, spans: [Range<Int>], count: Int, decides: Bool)? {
         guard let snapshot = state.cache.snapshot, let held, !snapshot.indexes.isEmpty else { return nil }
         var conjuncts: [SlotPredicate] = []
         func flatten(_ p: SlotPredicate) {
@@ -317,9 +317,7 @@ extension BinaryStore.Core {
             if best == nil || count < best?.count ?? 0 { best = (part, spans, count, false) }
         }
         guard let best, best.count <= limit else { return nil }
-        var found: [(position: Int, key: Int64)] = []
-        for span in best.spans { found += try snapshot.entries(best.part, span, fd: held.fd, path: path) }
-        return (found.sorted { $0.key < $1.key }, best.decides)
+        return best
     }
 
     /// The hashes a hashed index (on an attribute of `type`) files every value that `op`
@@ -348,11 +346,41 @@ extension BinaryStore.Core {
     /// of the log, in key order. The index's rows pass the indexed comparison, so they are
     /// decided when it is the whole predicate (verdict 1) and tested otherwise (0).
     /// `leavingUnread`: the caller reads no decided row (a count): those come without bytes.
-    package func indexedScan(ofEntity name: String, table: Int, found: [(position: Int, key: Int64)], wholePredicate: Bool, alsoListing: Set<Int64>,
-                     leavingUnread: Bool) throws -> RowScan? {
+    package func indexedScan(_ candidates: IndexCandidates, alsoListing: Set<Int64>, leavingUnread: Bool) throws -> RowScan? {
         guard let codec = state.codec, let snapshot = state.cache.snapshot, let held else { return nil }
+        let name = candidates.entityName, table = candidates.table, wholePredicate = candidates.wholePredicate
         let logKeys = state.log.keysByEntity[name] ?? []
         let removed = state.log.removed[name] ?? []
+        let identifier = state.metadata?.storeIdentifier ?? ""
+        let scope = ObjectID.Scope.of(entityName: name, storeIdentifier: identifier)
+        if leavingUnread && alsoListing.isEmpty {
+            // A count whose caller holds none of the entity's objects: the index's rows are
+            // counted, the log's listed to be tested. Without log rows of the entity the
+            // spans' sizes are the answer; otherwise their keys are read to leave out the
+            // rows the log deleted or wrote again.
+            var counted = 0
+            if logKeys.isEmpty && removed.isEmpty {
+                counted = candidates.count
+            } else {
+                for span in candidates.spans {
+                    for (_, key) in try snapshot.entries(candidates.part, span, fd: held.fd, path: path) where !removed.contains(key) && !logKeys.contains(key) {
+                        counted += 1
+                    }
+                }
+            }
+            var rows: [(key: Int64, version: Int64, bytes: [UInt8], start: Int)] = []
+            for key in logKeys.sorted() {
+                guard let (version, bytes, start) = try encodedRow(ObjectID(scope, key: .permanent(key))) else { continue }
+                rows.append((key, version, bytes, start))
+            }
+            var scan = RowScan(codec: codec, path: path, rows: rows, verdicts: [UInt8](repeating: 0, count: rows.count),
+                               shape: codec.shape(entity: codec.entityIndex[name] ?? -1))
+            scan.counted = counted
+            return scan
+        }
+        var found: [(position: Int, key: Int64)] = []
+        for span in candidates.spans { found += try snapshot.entries(candidates.part, span, fd: held.fd, path: path) }
+        found.sort { $0.key < $1.key }
         var rows: [(key: Int64, version: Int64, bytes: [UInt8], start: Int, verdict: UInt8)] = []
         rows.reserveCapacity(found.count + logKeys.count + alsoListing.count)
         var listed = Set<Int64>()
@@ -380,8 +408,6 @@ extension BinaryStore.Core {
             }
             listed.insert(key)
         }
-        let identifier = state.metadata?.storeIdentifier ?? ""
-        let scope = ObjectID.Scope.of(entityName: name, storeIdentifier: identifier)
         let indexedCount = rows.count
         for key in logKeys.union(alsoListing) where !listed.contains(key) {
             guard let (version, bytes, start) = try encodedRow(ObjectID(scope, key: .permanent(key))) else { continue }

@@ -11,13 +11,15 @@ package protocol RowReader {
     func snapshotRowCount(ofEntity entityName: String) -> Int
     /// The snapshot rows a schema index finds for the predicate's ANDed comparisons of one
     /// indexed attribute (a range) or equalities of a hashed one (the index that finds
-    /// fewest), in key order; nil when no index serves the predicate or the best finds more
-    /// than `limit` rows.
+    /// fewest), as spans of its entries (read by ``indexedScan(_:alsoListing:leavingUnread:)``);
+    /// nil when no index serves the predicate or the best finds more than `limit` rows.
     func indexCandidates(ofEntity entityName: String, predicate: SlotPredicate, limit: Int) throws -> IndexCandidates?
     /// The rows of an index's candidates, the log's rows and the rows of `alsoListing` (keys
     /// of objects the caller holds and tests as they are), in key order; the candidates
     /// decided (verdict 1) when their range is the whole predicate. `leavingUnread`: those
-    /// come without their bytes (a count). Nil when the candidates no longer apply.
+    /// come without their bytes (a count), and when `alsoListing` is empty they are counted
+    /// (``RowScan/counted``), not listed: with nothing in the log for the entity, from the
+    /// spans' sizes alone, no entry read. Nil when the candidates no longer apply.
     func indexedScan(_ candidates: IndexCandidates, alsoListing: Set<Int64>, leavingUnread: Bool) throws -> RowScan?
     /// What the snapshot's columns decide of each of its rows (1 match, 2 no match, 0 test
     /// it); nil when they decide nothing (no columns for its comparisons, no snapshot).
@@ -39,8 +41,12 @@ package struct IndexCandidates {
     let entityName: String
     /// The entity's place in the store's entity table.
     let table: Int
-    /// Directory position and key of each row found, in key order.
-    let rows: [(position: Int, key: Int64)]
+    /// The index whose entries found them.
+    let part: Snapshot.IndexPart
+    /// The spans of its entries found (one range, or one per hash).
+    let spans: [Range<Int>]
+    /// How many entries the spans hold.
+    let count: Int
     /// Whether every row found matches the whole predicate (a range that is all of it).
     let wholePredicate: Bool
 }

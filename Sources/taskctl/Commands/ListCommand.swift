@@ -55,19 +55,18 @@ enum ListCommand {
             clauses.append(try app.pending())
         }
         if let p = args.value("priority") { clauses.append(try ObjectPredicate(format: "priority == %d", .integer(try Priority.parse(p)))) }
-        // Clauses on a location's or project's name, made once the store is open: the
-        // objects of that name are found first, so each task is tested by its reference.
-        var named: [(ManagedObjectContext) throws -> ObjectPredicate] = []
-        if let l = args.value("location") { named.append { try Self.reference("location", to: "Location", named: l, hierarchical: false, in: $0) } }
+        // A location's or project's name: the library's planner finds the objects of that
+        // name first and tests each task's reference, without reading a project per task.
+        if let l = args.value("location") { clauses.append(try Self.named("location", l, hierarchical: false)) }
         if let p = args.value("project") {
             // Projects are hierarchical, as in Taskwarrior: work includes work.code.
-            named.append { try Self.reference("project", to: "Project", named: p, hierarchical: true, in: $0) }
+            clauses.append(try Self.named("project", p, hierarchical: true))
         }
         for t in tags { clauses.append(try tagPredicate(t, app: app)) }
         for t in withoutTags { clauses.append(.not(try tagPredicate(t, app: app))) }
         if let d = args.value("due-by") { clauses.append(try ObjectPredicate(format: "dueDate <= %@", .date(try app.parseDate(d)))) }
         if let p = args.value("project-not") {
-            named.append { .not(try Self.reference("project", to: "Project", named: p, hierarchical: true, in: $0)) }
+            clauses.append(.not(try Self.named("project", p, hierarchical: true)))
         }
         if let text = args.value("text-contains") { clauses.append(try ObjectPredicate(format: "title CONTAINS[c] %@", .string(text))) }
         if args.has("overdue") { clauses.append(try ObjectPredicate("isOverdue == TRUE")) }
@@ -89,7 +88,6 @@ enum ListCommand {
                 throw CLIError.usage("\(unknown); no task mentions '\(typo.word)' either; see taskctl help")
             }
         }
-        for clause in named { clauses.append(try clause(context)) }
         if let compiled = try filter.predicate(in: FilterScope(app: app, context: context)) { clauses.append(compiled) }
         let predicate = clauses.dropFirst().reduce(clauses.first ?? .constant(true)) { .and($0, $1) }
         // Waiting tasks (Taskwarrior's wait:) stay out of the pending list until their date.
@@ -205,19 +203,13 @@ enum ListCommand {
         }
     }
 
-    /// `relationship` refers to one of the `entity` objects whose name is `name` ignoring
-    /// case (or, `hierarchical`, begins with `name.`: work.code is in work). The objects are
-    /// looked up first and the tasks tested by their reference, so no task's related object
-    /// is read (following `project.name` for every task was half of a filtered list's time).
-    static func reference(_ relationship: String, to entity: String, named name: String, hierarchical: Bool,
-                          in context: ManagedObjectContext) throws -> ObjectPredicate {
-        let matching = hierarchical
-            ? try ObjectPredicate(format: "name ==[c] %@ OR name BEGINSWITH[c] %@", .string(name), .string(name + "."))
-            : try ObjectPredicate(format: "name ==[c] %@", .string(name))
-        let objects = try context.fetch(FetchRequest(entityName: entity, predicate: matching))
-        return try ObjectPredicate(format: "\(relationship) IN %@", placeholders: [.list(objects.map { .uri($0.objectID.uriRepresentation) })])
+    /// `relationship`'s name is `name` ignoring case (or, `hierarchical`, begins with
+    /// `name.`: work.code is in work).
+    static func named(_ relationship: String, _ name: String, hierarchical: Bool) throws -> ObjectPredicate {
+        hierarchical
+            ? try ObjectPredicate(format: "%K ==[c] %@ OR %K BEGINSWITH[c] %@", .string(relationship + ".name"), .string(name), .string(relationship + ".name"), .string(name + "."))
+            : try ObjectPredicate(format: "%K ==[c] %@", .string(relationship + ".name"), .string(name))
     }
-
 
     /// Sorts by the keys, then by the default order: most urgent first (Taskwarrior's
     /// urgency), then due soonest (no due date last), priority high first, id.

@@ -5,7 +5,7 @@ import ObjectStoreModel
 /// The command dispatcher: global options, then one command.
 enum TaskCtl {
     /// taskctl's version (CHANGELOG.md).
-    static let version = "0.3.0"
+    static let version = "1.0.0"
 
     /// Every command (``CommandDefinition/all``) and help.
     static let commandNames: [String] = CommandDefinition.all.map(\.name) + ["help"]
