@@ -54,12 +54,6 @@ public final class ManagedObjectContext {
     package private(set) var fetchesRun = 0
     package func noteFetch() { fetchesRun += 1 }
     var compiledDerivations: [DerivedAttributes.Key: DerivedAttributes.Compiled] = [:]
-    /// The fewest rows of one entity a fetch decodes and tests on several threads (the
-    /// store's rows, when the predicate is made of comparisons the rows decide): below it,
-    /// no thread is started. Tests set it to 0 or `Int.max` to compare the two paths.
-    var parallelScanMinimum = 16_384
-    /// How many scans of this context's fetches ran on several threads.
-    var parallelScansRun = 0
     /// What ``insertObject(entityName:)`` gives every new object of an entity.
     struct InsertTemplate {
         let scope: ObjectID.Scope

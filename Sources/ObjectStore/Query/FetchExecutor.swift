@@ -417,13 +417,6 @@ struct FetchExecutor {
                                          layout: readingInPlace ? scan.layout(of: rowEntity, in: context.rowLayouts) : nil,
                                          wanted: rowEntity.name == entity.name ? decodedSlots : nil)
             func saved(_ index: Int) -> SavedState { SavedState(source: .row(rowsOfEntity, index)) }
-            // A large scan decided by slot tests alone is decoded and tested on several
-            // threads first; the loop below then reads the verdicts in the rows' order.
-            var parallel: [UInt8]?
-            if let direct, scan.rows.count >= context.parallelScanMinimum {
-                parallel = try ParallelVerdicts.verdicts(scan, direct, wanted: wanted, initial: initial)
-                if parallel != nil { context.parallelScansRun += 1 }
-            }
             for index in scan.rows.indices {
                 if decided, registeredKeys.isEmpty || !registeredKeys.contains(scan.rows[index].key) {
                     let verdict = scan.verdicts[index]
@@ -445,10 +438,6 @@ struct FetchExecutor {
                     } else if try test(tested, scope) {
                         try match(id, object, nil)
                     }
-                    continue
-                }
-                if let parallel {
-                    if parallel[index] == 1 { try match(id, nil, saved(index)) }
                     continue
                 }
                 probe.objectID = id
