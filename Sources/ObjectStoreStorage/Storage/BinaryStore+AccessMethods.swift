@@ -223,10 +223,11 @@ extension BinaryStore.Core {
     /// The rows of an entity table's snapshot a schema index finds for the range the
     /// predicate's ANDed comparisons of one indexed attribute leave (=, <, <=, >, >= with
     /// constants of its type, none that a nil passes), or for the hashes its equalities of a
-    /// hashed attribute or reference leave (the index that finds fewest rows), as (directory
-    /// position, key) in key order, and whether the found rows are decided (a range that is
-    /// the whole predicate; never hashes). Nil when no index serves the predicate, or when
-    /// it would list more than `limit` rows.
+    /// hashed attribute or reference leave (the index that finds fewest rows): the index, the
+    /// spans of its entries (one range, or one per hash; ``indexedScan(_:alsoListing:leavingUnread:)``
+    /// reads them), how many entries they hold, and whether the found rows are decided (a
+    /// range that is the whole predicate; never hashes). Nil when no index serves the
+    /// predicate, or when it would list more than `limit` rows.
     package func indexedRows(table: Int, entity: EntityDescription, predicate: SlotPredicate, limit: Int) throws
         -> (part: Snapshot.IndexPart, spans: [Range<Int>], count: Int, decides: Bool)? {
         guard let snapshot = state.cache.snapshot, let held, !snapshot.indexes.isEmpty else { return nil }
