@@ -9,19 +9,6 @@ import Testing
 @Suite struct DocLinkTests {
     static let repository = SnippetEnvironment.repository
 
-    static func pages() throws -> [String] {
-        var files = ["README.md", "CHANGELOG.md"]
-        let docs = repository.appendingPathComponent("docs")
-        files += try FileManager.default.contentsOfDirectory(atPath: docs.path).filter { $0.hasSuffix(".md") }.sorted().map { "docs/" + $0 }
-        let sources = repository.appendingPathComponent("Sources")
-        for module in try FileManager.default.contentsOfDirectory(atPath: sources.path).sorted() {
-            let catalog = "Sources/\(module)/\(module).docc"
-            guard let articles = try? FileManager.default.contentsOfDirectory(atPath: repository.appendingPathComponent(catalog).path) else { continue }
-            files += articles.filter { $0.hasSuffix(".md") }.sorted().map { "\(catalog)/\($0)" }
-        }
-        return files
-    }
-
     /// GitHub's anchor for a heading's text.
     static func anchor(_ heading: String) -> String {
         var result = ""
@@ -77,7 +64,7 @@ import Testing
     @Test func everyRelativeLinkReachesAFileAndAHeading() throws {
         var broken: [String] = []
         var checked = 0
-        for page in try Self.pages() {
+        for page in try SnippetEnvironment.pages(extra: ["CHANGELOG.md"]) {
             let url = Self.repository.appendingPathComponent(page)
             let text = try String(contentsOf: url, encoding: .utf8)
             for (line, target) in Self.links(in: text) {

@@ -28,16 +28,7 @@ import Testing
     }
 
     static func snippets() throws -> [Snippet] {
-        var files = ["README.md"]
-        let docs = repository.appendingPathComponent("docs")
-        files += try FileManager.default.contentsOfDirectory(atPath: docs.path).filter { $0.hasSuffix(".md") }.sorted().map { "docs/" + $0 }
-        // The library's guides, articles of the modules' DocC catalogs.
-        let sources = repository.appendingPathComponent("Sources")
-        for module in try FileManager.default.contentsOfDirectory(atPath: sources.path).sorted() {
-            let catalog = "Sources/\(module)/\(module).docc"
-            guard let articles = try? FileManager.default.contentsOfDirectory(atPath: repository.appendingPathComponent(catalog).path) else { continue }
-            files += articles.filter { $0.hasSuffix(".md") }.sorted().map { "\(catalog)/\($0)" }
-        }
+        let files = try SnippetEnvironment.pages()
         var result: [Snippet] = []
         for file in files {
             let lines = try String(contentsOf: repository.appendingPathComponent(file), encoding: .utf8).components(separatedBy: "\n")

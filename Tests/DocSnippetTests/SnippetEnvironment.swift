@@ -8,6 +8,22 @@ import ObjectStoreModel
 enum SnippetEnvironment {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
+    /// The project's Markdown pages, relative to the repository: README.md, docs/*.md and the
+    /// articles of every module's DocC catalog (Sources/MODULE/MODULE.docc/*.md), with
+    /// `extra` (CHANGELOG.md for the link check) after README.
+    static func pages(extra: [String] = []) throws -> [String] {
+        var files = ["README.md"] + extra
+        let docs = repository.appendingPathComponent("docs")
+        files += try FileManager.default.contentsOfDirectory(atPath: docs.path).filter { $0.hasSuffix(".md") }.sorted().map { "docs/" + $0 }
+        let sources = repository.appendingPathComponent("Sources")
+        for module in try FileManager.default.contentsOfDirectory(atPath: sources.path).sorted() {
+            let catalog = "Sources/\(module)/\(module).docc"
+            guard let articles = try? FileManager.default.contentsOfDirectory(atPath: repository.appendingPathComponent(catalog).path) else { continue }
+            files += articles.filter { $0.hasSuffix(".md") }.sorted().map { "\(catalog)/\($0)" }
+        }
+        return files
+    }
+
     static func models() throws -> ModelDirectory {
         try ModelDirectory(url: repository.appendingPathComponent("Models/Tasks"))
     }

@@ -197,14 +197,26 @@ import ObjectStoreModel
     /// Every bound of every comparison an index can serve, on integers, doubles (with -0.0
     /// beside 0.0) and dates, constant on either side, alone and ANDed with a test the index
     /// cannot make: the rows found are those the objects' own test finds.
+    /// A binary store (compacted, so its snapshot has the indexes) and an in-memory store of
+    /// the indexed model, the same rows saved in both by `fill`.
+    private static func indexedStores(in directory: TemporaryDirectory, fill: (ManagedObjectContext) throws -> Void) throws
+        -> (binary: PersistentStoreCoordinator, memory: PersistentStoreCoordinator, url: URL) {
+        let url = directory.file("rows.store")
+        let binary = try PersistentStoreCoordinator(model: indexedModel, storeURL: url)
+        let memory = PersistentStoreCoordinator(inMemoryWith: indexedModel)
+        for coordinator in [binary, memory] {
+            let context = ManagedObjectContext(coordinator: coordinator)
+            try fill(context)
+            try context.save()
+        }
+        try binary.compactStore()
+        return (binary, memory, url)
+    }
+
     @Test func indexRangesFindExactlyTheirRows() throws {
         let model = Self.indexedModel
         let directory = try TemporaryDirectory()
-        let url = directory.file("rows.store")
-        let binary = try PersistentStoreCoordinator(model: model, storeURL: url)
-        let memory = PersistentStoreCoordinator(inMemoryWith: model)
-        for coordinator in [binary, memory] {
-            let context = ManagedObjectContext(coordinator: coordinator)
+        let (binary, memory, url) = try Self.indexedStores(in: directory) { context in
             for n in 0..<600 {
                 let row = try context.insertObject(entityName: "Row")
                 let step = n % 60 - 30
@@ -214,9 +226,7 @@ import ObjectStoreModel
                 try row.setValue(.double(n % 120 == 30 ? -0.0 : Double(step) / 2), forKey: "d")
                 try row.setValue(.date(Self.base.addingTimeInterval(Double(step) * 86_400)), forKey: "t")
             }
-            try context.save()
         }
-        try binary.compactStore()
         let constants: [(String, [Value])] = [
             ("i", [-31, -30, -29, -25, 0, 28, 29, 30].map { .integer($0) }),
             ("d", [-15.5, -15, -14.5, -0.0, 0.0, 14.5, 15].map { .double($0) }),
@@ -255,21 +265,20 @@ import ObjectStoreModel
     /// tested: rows the log deleted, moved out of the range or into it, and new rows count
     /// as they are, in a context that holds none of the rows and in one that holds some.
     @Test func indexCountsFollowTheLog() throws {
-        let model = Self.indexedModel
         let directory = try TemporaryDirectory()
-        let url = directory.file("rows.store")
-        let binary = try PersistentStoreCoordinator(model: model, storeURL: url)
-        let memory = PersistentStoreCoordinator(inMemoryWith: model)
-        for coordinator in [binary, memory] {
-            let context = ManagedObjectContext(coordinator: coordinator)
+        let (binary, memory, url) = try Self.indexedStores(in: directory) { context in
             for n in 0..<800 {
                 let row = try context.insertObject(entityName: "Row")
                 try row.setValue(.string("r\(n)"), forKey: "label")
                 try row.setValue(.integer(Int64(n % 100)), forKey: "i")
             }
-            try context.save()
         }
-        try binary.compactStore()
+        // Another opening of the file, through a symbolic link, opened before the changes: it
+        // reads the commits (and the compactions) the first opening writes.
+        let link = directory.file("link.store")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: url)
+        let other = try PersistentStoreCoordinator(model: Self.indexedModel, storeURL: link)
+        #expect(try ManagedObjectContext(coordinator: other).count(for: FetchRequest(entityName: "Row", predicate: try ObjectPredicate("i == 50"))) == 8)
         var random = SeededRandom(seed: 0xC0_17)
         let predicates = try ["i >= 10 AND i < 12", "i == 50", "i < 3", "i > 97", "i >= 40 AND i <= 41"].map { try ObjectPredicate($0) }
         for round in 0..<6 {
@@ -289,6 +298,8 @@ import ObjectStoreModel
                 }
                 try context.save()
             }
+            // Every other round the writer compacts: the other opening's index changes under it.
+            if round % 2 == 1 { try binary.compactStore() }
             let reference = ManagedObjectContext(coordinator: memory)
             let holding = ManagedObjectContext(coordinator: binary)
             _ = try holding.fetch(FetchRequest(entityName: "Row", predicate: try ObjectPredicate("i < 20")))
@@ -297,6 +308,7 @@ import ObjectStoreModel
                 let request = FetchRequest(entityName: "Row", predicate: predicate)
                 #expect(try ManagedObjectContext(coordinator: binary).count(for: request) == expected, "round \(round): \(predicate)")
                 #expect(try holding.count(for: request) == expected, "round \(round), holding rows: \(predicate)")
+                #expect(try ManagedObjectContext(coordinator: other).count(for: request) == expected, "round \(round), through the link: \(predicate)")
             }
         }
     }
