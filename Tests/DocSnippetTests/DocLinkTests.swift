@@ -88,28 +88,37 @@ import Testing
         #expect(broken.isEmpty, "\(broken.joined(separator: "\n"))")
     }
 
-    /// A release's section in CHANGELOG.md is one line per entry, each linking the page that
-    /// explains it.
+    /// CHANGELOG.md's sections (Unreleased, when changes since the newest release are
+    /// listed, then the releases, each with its date): in the unreleased one and the newest
+    /// release, one line per entry, each linking the page that explains it.
     @Test func theNewestReleaseHasOneLineEntriesThatLinkTheirPage() throws {
         let text = try String(contentsOf: Self.repository.appendingPathComponent("CHANGELOG.md"), encoding: .utf8)
         let lines = text.components(separatedBy: "\n")
-        guard let start = lines.firstIndex(where: { $0.hasPrefix("## ") }) else {
+        let sections = lines.indices.filter { lines[$0].hasPrefix("## ") }
+        guard let first = sections.first else {
             Issue.record("CHANGELOG.md has no release")
             return
         }
-        #expect(lines[start].range(of: #"^## \d+\.\d+\.\d+ \(\d{4}-\d{2}-\d{2}\)$"#, options: .regularExpression) != nil,
-                "the newest section is a release with its date, not Unreleased: \(lines[start])")
-        let end = lines[(start + 1)...].firstIndex(where: { $0.hasPrefix("## ") }) ?? lines.count
-        var entries = 0
-        for index in (start + 1)..<end {
-            let line = lines[index]
-            if line.hasPrefix("- ") {
-                entries += 1
-                #expect(line.contains("]("), "CHANGELOG.md:\(index + 1) links no page")
-            } else if line.hasPrefix("  ") {
-                Issue.record("CHANGELOG.md:\(index + 1): an entry continues on a second line")
-            }
+        let checked = lines[first] == "## Unreleased" ? Array(sections.prefix(2)) : [first]
+        guard let release = checked.last, lines[release] != "## Unreleased" else {
+            Issue.record("CHANGELOG.md has no release after Unreleased")
+            return
         }
-        #expect(entries > 0)
+        #expect(lines[release].range(of: #"^## \d+\.\d+\.\d+ \(\d{4}-\d{2}-\d{2}\)$"#, options: .regularExpression) != nil,
+                "the newest release has its version and date: \(lines[release])")
+        for start in checked {
+            let end = lines[(start + 1)...].firstIndex(where: { $0.hasPrefix("## ") }) ?? lines.count
+            var entries = 0
+            for index in (start + 1)..<end {
+                let line = lines[index]
+                if line.hasPrefix("- ") {
+                    entries += 1
+                    #expect(line.contains("]("), "CHANGELOG.md:\(index + 1) links no page")
+                } else if line.hasPrefix("  ") {
+                    Issue.record("CHANGELOG.md:\(index + 1): an entry continues on a second line")
+                }
+            }
+            #expect(entries > 0, "\(lines[start]) lists no change")
+        }
     }
 }

@@ -82,7 +82,8 @@ struct TaskwarriorHabitsTests {
         #expect(try t.run("list", "--color", "sometimes").status == 1)
         // The version is the newest release CHANGELOG.md names (the one tagged).
         let changelog = try String(contentsOf: TaskctlRunner.repository.appendingPathComponent("CHANGELOG.md"), encoding: .utf8)
-        let release = changelog.components(separatedBy: "\n").first { $0.hasPrefix("## ") }?.split(separator: " ").dropFirst().first.map(String.init)
+        let release = changelog.components(separatedBy: "\n").first { $0.hasPrefix("## ") && $0 != "## Unreleased" }?
+            .split(separator: " ").dropFirst().first.map(String.init)
         #expect(try t.ok("--version") == "taskctl \(release ?? "none")\n")
         #expect(try t.ok("help", "help").contains("usage: taskctl help"))
         #expect(try t.ok("help", "dates").contains("Dates:"))

@@ -61,6 +61,43 @@ if arguments.first == "--profile-open", arguments.count == 3, let rounds = Int(a
     print("open: median \(times[times.count / 2] / 1000) us, fastest \(times[0] / 1000) us, file \((try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0) B")
     exit(0)
 }
+// For a profiler: workload 13's lookups (20 titles, an index on title), `rounds` times, each
+// round in a new context, on a store of N tasks built in memory's temporary directory first.
+if arguments.first == "--profile-lookup", arguments.count == 3, let n = Int(arguments[1]), let rounds = Int(arguments[2]) {
+    let data = TaskData.make(n)
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("lookup-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let coordinator = try OS.build(dir.appendingPathComponent("t.store"), data, model: try OS.currentModel(adding: ("byTitle", "title")))
+    let titles = (0..<20).map { data[($0 * 7_919) % data.count].title }
+    let start = DispatchTime.now().uptimeNanoseconds
+    var found = 0
+    for _ in 0..<max(1, rounds) {
+        let reader = ManagedObjectContext(coordinator: coordinator)
+        for title in titles {
+            let tasks = try reader.fetch(FetchRequest(entityName: "Task", predicate: try ObjectPredicate(format: "title == %@", .string(title))))
+            for task in tasks { _ = task["priority"] }
+            found += tasks.count
+        }
+    }
+    print("\((DispatchTime.now().uptimeNanoseconds - start) / UInt64(max(1, rounds)) / 1000) us a round of 20 lookups, \(found / max(1, rounds)) found a round")
+    exit(0)
+}
+// For a profiler: workload 9's predicate fetch over N objects held in an in-memory store's
+// context, `rounds` times.
+if arguments.first == "--profile-evaluate", arguments.count == 3, let n = Int(arguments[1]), let rounds = Int(arguments[2]) {
+    let context = ManagedObjectContext(coordinator: PersistentStoreCoordinator(inMemoryWith: try OS.models().currentModel()))
+    context.undoManager = nil
+    try OS.insert(TaskData.make(n), into: context)
+    try context.save()
+    let objects = try context.fetch(FetchRequest(entityName: "Task"))
+    for object in objects { _ = object["title"] }
+    let start = DispatchTime.now().uptimeNanoseconds
+    var found = 0
+    for _ in 0..<max(1, rounds) { found += try context.fetch(FetchRequest(entityName: "Task", predicate: OS.predicate)).count }
+    print("\((DispatchTime.now().uptimeNanoseconds - start) / UInt64(max(1, rounds)) / 1000) us a fetch, \(found / max(1, rounds)) found")
+    exit(0)
+}
 // For a profiler: compact an existing store `rounds` times.
 if arguments.first == "--profile-compact", arguments.count == 3, let rounds = Int(arguments[2]) {
     let context = try OS.open(URL(fileURLWithPath: arguments[1]), durability: .normal)

@@ -13,7 +13,9 @@ enum ScanPlanner {
     /// as they are, so their rows are listed whatever the index says, and past a quarter
     /// listing them costs more than the scan. Otherwise every row is listed, with the
     /// columns' verdicts; a count (`leavingUnread`) whose caller holds none of the entity's
-    /// objects has the rows the columns accept counted, not listed.
+    /// objects has the rows the columns accept counted, not listed; when the columns (or a
+    /// `CONTAINS` whose needle the snapshot's rows do not hold) reject every row and the
+    /// caller holds none, only the log's rows are listed.
     ///
     /// - Parameters:
     ///   - alsoListing: the keys of the objects the caller holds (asked for only when rows
@@ -31,6 +33,9 @@ enum ScanPlanner {
             return scan
         }
         let decisions = try reader.columnDecisions(ofEntity: entity, predicate: predicate)
-        return try reader.scan(ofEntity: entity, decisions: decisions, counting: leavingUnread && decisions != nil && alsoListing().isEmpty)
+        // Every snapshot row rejected (a CONTAINS whose needle no row holds): with no
+        // object held to test as it is, only the log's rows are listed, as a count lists them.
+        let rejectsAll = decisions.map { !$0.contains(where: { $0 != 2 }) } ?? false
+        return try reader.scan(ofEntity: entity, decisions: decisions, counting: (leavingUnread || rejectsAll) && decisions != nil && alsoListing().isEmpty)
     }
 }

@@ -41,7 +41,28 @@ extension BinaryStore {
 
         package func columnDecisions(ofEntity entityName: String, predicate: SlotPredicate) throws -> [UInt8]? {
             guard let index = codec.entityIndex[entityName], let loaded = try core.loadedEntity(index) else { return nil }
+            if let entity = model.entity(named: entityName),
+               predicate.requiredSubstrings.contains(where: { Self.noRow(of: entity, in: loaded, codec: codec, holds: $0.needle, inSlot: $0.slot) }) {
+                return [UInt8](repeating: 2, count: loaded.part.rowCount)
+            }
             return try predicate.decisions(try core.columns(ofEntity: index, slots: predicate.slots), rows: loaded.part.rowCount)
+        }
+
+        /// Whether no snapshot row of the entity holds a string containing `needle` in
+        /// `slot` (a stored string attribute), seen without reading a row: the needle is
+        /// one that only its own bytes spell (``StringMatching/isFoundOnlyByItsBytes(_:)``),
+        /// and neither the part's bytes, nor a string of the store's dictionary (which rows
+        /// write by number), nor the attribute's initial value (which a row of another
+        /// shape reads as) holds it. A `CONTAINS` that rare words such as a search or a
+        /// field's name ask for then reads no row.
+        static func noRow(of entity: EntityDescription, in loaded: Snapshot.Loaded, codec: RowCodec, holds needle: String, inSlot slot: Int) -> Bool {
+            guard slot < entity.properties.count, let attribute = entity.properties[slot].attribute, attribute.isStored,
+                  attribute.type == .string, StringMatching.isFoundOnlyByItsBytes(needle) else { return false }
+            if case .value(.string(let initial)) = SlotValue.initial(for: entity.properties[slot]),
+               StringMatching.contains(initial, needle, []) { return false }
+            if codec.strings.contains(where: { StringMatching.contains($0, needle, []) }) { return false }
+            let pattern = Array(needle.utf8)
+            return !loaded.bytes.withUnsafeBufferPointer { StringMatching.bytes($0, contain: pattern) }
         }
 
         package func scan(ofEntity entityName: String, decisions: [UInt8]?, counting: Bool) throws -> RowScan {

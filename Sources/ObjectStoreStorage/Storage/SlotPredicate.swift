@@ -55,6 +55,17 @@ import ObjectStoreModel
 }
 
 extension SlotPredicate {
+    /// The strings its ANDed `CONTAINS` comparisons without options ask a slot's string to
+    /// contain: an object matches only when each of those slots holds a string containing
+    /// its needle.
+    package var requiredSubstrings: [(slot: Int, needle: String)] {
+        switch self {
+        case .and(let a, let b): return a.requiredSubstrings + b.requiredSubstrings
+        case .compare(let slot, _, _, _, true, .contains(let needle)?): return [(slot, needle)]
+        default: return []
+        }
+    }
+
     /// Whether the predicate is false for every object with no value in `slot`: one of its
     /// ANDed comparisons of that slot rejects nil.
     package func rejectsNil(inSlot slot: Int) throws -> Bool {
@@ -240,10 +251,12 @@ extension SlotPredicate {
 }
 
 /// A comparison of a value with a constant that needs none of the general comparison's
-/// work: nil or not, a string equal or not, a date or an integer against a constant.
+/// work: nil or not, a string equal or not, a string containing a constant (CONTAINS
+/// without options), a date or an integer against a constant.
 @usableFromInline package enum DirectTest {
     case null(equal: Bool)
     case string(String, equal: Bool)
+    case contains(String)
     case date(Date, PredicateComparison.Operator)
     case integer(Int64, PredicateComparison.Operator)
 
@@ -253,6 +266,7 @@ extension SlotPredicate {
         switch (op, right) {
         case (.equal, .null), (.notEqual, .null): self = .null(equal: op == .equal)
         case (.equal, .string(let text)), (.notEqual, .string(let text)): self = .string(text, equal: op == .equal)
+        case (.contains, .string(let text)): self = .contains(text)
         case (.less, .date(let date)), (.lessOrEqual, .date(let date)), (.greater, .date(let date)), (.greaterOrEqual, .date(let date)):
             self = .date(date, op)
         case (.less, .integer(let number)), (.lessOrEqual, .integer(let number)), (.greater, .integer(let number)),
@@ -273,6 +287,9 @@ extension SlotPredicate {
         case .string(let text, let equal):
             guard case .string(let string) = value else { return nil }
             return (string == text) == equal
+        case .contains(let needle):
+            guard case .string(let string) = value else { return nil }
+            return StringMatching.contains(string, needle, [])
         case .date(let date, let op):
             guard case .date(let value) = value else { return value.isNull ? false : nil }
             switch op {

@@ -2,7 +2,7 @@ import Foundation
 import ObjectStoreModel
 
 /// String comparisons with the `[c]`, `[d]` and `[n]` options.
-package enum StringMatching {
+@usableFromInline package enum StringMatching {
     /// Folds case and diacritics as the options ask, so the comparisons below can be plain.
     package static func fold(_ s: String, _ options: PredicateComparison.Options) -> String {
         var result = s
@@ -19,7 +19,7 @@ package enum StringMatching {
     /// (the usual case), by a byte search, case folded on the bytes when asked: ASCII has no
     /// diacritics and no two canonically equivalent spellings, so it agrees with the general
     /// path, which goes through Foundation's search (a tenth of a 10,000-row scan).
-    package static func contains(_ haystack: String, _ needle: String, _ options: PredicateComparison.Options) -> Bool {
+    @usableFromInline package static func contains(_ haystack: String, _ needle: String, _ options: PredicateComparison.Options) -> Bool {
         var haystack = haystack, needle = needle
         let caseless = options.contains(.caseInsensitive)
         let found: Bool? = haystack.withUTF8 { text in
@@ -52,6 +52,39 @@ package enum StringMatching {
         }
         if let found { return found }
         return fold(haystack, options).contains(fold(needle, options))
+    }
+
+    /// ASCII characters that a string may hold without their byte: another code point is
+    /// canonically equivalent to each (KELVIN SIGN to K, GREEK QUESTION MARK to ;, GREEK
+    /// VARIA to `), and ``contains(_:_:_:)`` without options finds the one for the other.
+    /// (StringMatchingTests checks every code point for others.)
+    package static let heldByOtherCodePoints: Set<UInt8> = [0x4B, 0x3B, 0x60]
+
+    /// Whether ``contains(_:_:_:)`` without options finds `needle` only in strings whose
+    /// UTF-8 holds the needle's bytes: it is ASCII, not empty, and none of its characters is
+    /// canonically equivalent to another code point. Then bytes without the needle's (a
+    /// store's rows, whole) hold no string that contains it.
+    package static func isFoundOnlyByItsBytes(_ needle: String) -> Bool {
+        !needle.isEmpty && needle.utf8.allSatisfy { $0 < 0x80 && !heldByOtherCodePoints.contains($0) }
+    }
+
+    /// Whether `needle` occurs in `haystack`, byte for byte.
+    package static func bytes(_ haystack: UnsafeBufferPointer<UInt8>, contain needle: [UInt8]) -> Bool {
+        guard let first = needle.first else { return true }
+        guard haystack.count >= needle.count, let base = haystack.baseAddress else { return false }
+        return needle.withUnsafeBufferPointer { pattern -> Bool in
+            guard let key = pattern.baseAddress else { return false }
+            var start = 0
+            let last = haystack.count - pattern.count
+            while start <= last {
+                // memchr finds the next candidate first byte; memcmp checks the rest.
+                guard let found = memchr(base + start, Int32(first), last - start + 1) else { return false }
+                let at = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+                if memcmp(base + at, key, pattern.count) == 0 { return true }
+                start = at + 1
+            }
+            return false
+        }
     }
 
     /// What a schema index on a string attribute files a value under: the value with case
