@@ -2,9 +2,13 @@
 # taskctl and Taskwarrior 2.6, side by side, as whole processes on the same 10,000 tasks.
 #
 #   bash Benchmarks/taskwarrior.sh [TASKS] [RUNS] [BASE]
+#   TASKCTL_LINK=pie bash Benchmarks/taskwarrior.sh ...
 #
 # With BASE (a commit), taskctl as built at BASE runs beside this one in the same run (its
 # own store of the same tasks), so a change is measured against what came before it.
+# taskctl is built as README's install line builds it (static standard library, linked at a
+# fixed address); TASKCTL_LINK=pie leaves out -no-pie (a position-independent executable,
+# built in a scratch directory of its own under TMPDIR).
 #
 # Installs Taskwarrior from Debian when it is absent, builds taskctl (release), loads the
 # same tasks into both (Taskwarrior's own import; taskctl import of that export), then
@@ -20,15 +24,20 @@ if ! command -v task >/dev/null 2>&1 || ! command -v hyperfine >/dev/null 2>&1; 
   echo "installing Taskwarrior and hyperfine from Debian..." >&2
   apt-get update -qq >/dev/null && apt-get install -y -qq taskwarrior hyperfine >/dev/null
 fi
-swift build -c release --static-swift-stdlib -Xlinker -no-pie --product taskctl >/dev/null
-TASKCTL="$PWD/.build/release/taskctl"
+case "${TASKCTL_LINK:-no-pie}" in
+  no-pie) LINK_FLAGS=(--static-swift-stdlib -Xlinker -no-pie); SCRATCH=.build ;;
+  pie) LINK_FLAGS=(--static-swift-stdlib); SCRATCH="${TMPDIR:-/tmp}/taskctl-pie-build" ;;
+  *) echo "TASKCTL_LINK is no-pie (the default) or pie" >&2; exit 2 ;;
+esac
+swift build -c release "${LINK_FLAGS[@]}" --scratch-path "$SCRATCH" --product taskctl >/dev/null
+TASKCTL="$(cd "$SCRATCH" && pwd)/release/taskctl"
 
 WORK=$(mktemp -d)
 trap 'git worktree remove --force "$WORK/base" >/dev/null 2>&1 || true; rm -rf "$WORK"' EXIT
 BASE_TASKCTL=""
 if [ -n "$BASE" ]; then
   git worktree add --detach "$WORK/base" "$BASE" >/dev/null 2>&1
-  (cd "$WORK/base" && swift build -c release --static-swift-stdlib -Xlinker -no-pie --product taskctl >/dev/null)
+  (cd "$WORK/base" && swift build -c release "${LINK_FLAGS[@]}" --product taskctl >/dev/null)
   BASE_TASKCTL="$WORK/base/.build/release/taskctl"
 fi
 export TASKRC="$WORK/taskrc" TASKDATA="$WORK/task"
@@ -96,10 +105,10 @@ row() {
 }
 
 if [ -n "$BASE_TASKCTL" ]; then
-  echo "| $N tasks, $RUNS runs | taskctl median (min-max) | Taskwarrior 2.6 median (min-max) | taskctl / Taskwarrior | taskctl at $BASE | now / $BASE |"
+  echo "| $N tasks, $RUNS runs | taskctl (${TASKCTL_LINK:-no-pie}) median (min-max) | Taskwarrior 2.6 median (min-max) | taskctl / Taskwarrior | taskctl at $BASE | now / $BASE |"
   echo "| --- | --- | --- | --- | --- | --- |"
 else
-  echo "| $N tasks, $RUNS runs | taskctl median (min-max) | Taskwarrior 2.6 median (min-max) | taskctl / Taskwarrior |"
+  echo "| $N tasks, $RUNS runs | taskctl (${TASKCTL_LINK:-no-pie}) median (min-max) | Taskwarrior 2.6 median (min-max) | taskctl / Taskwarrior |"
   echo "| --- | --- | --- | --- |"
 fi
 TW_CMD="task rc.color=off list"; TC_CMD="$TASKCTL list"; BASE_CMD="$BASE_TASKCTL list"; row "list"

@@ -37,8 +37,9 @@ import ObjectStoreModel
     /// (a needle with one of them is never decided from bytes).
     @Test func theCharactersOtherCodePointsHoldAreListed() {
         var found: Set<UInt8> = []
-        for value in UInt32(0x80)..<0x2_0000 {
-            guard let scalar = Unicode.Scalar(value) else { continue }
+        for value in UInt32(0x80)...0x10_FFFF {
+            guard let scalar = Unicode.Scalar(value), scalar.properties.generalCategory != .unassigned,
+                  scalar.properties.generalCategory != .privateUse else { continue }
             let text = String(Character(scalar))
             let decomposed = Array(text.decomposedStringWithCanonicalMapping.utf8) + Array(text.decomposedStringWithCompatibilityMapping.utf8)
             for byte in Set(decomposed.filter { $0 < 0x80 }) where !text.utf8.contains(byte) {
@@ -166,6 +167,63 @@ import ObjectStoreModel
         #expect(throws: StoreError.self) { try labels(try open(), try ObjectPredicate("text CONTAINS 'text'")) }
         // With options the needle is not looked for in bytes: rows are read.
         #expect(throws: StoreError.self) { try labels(try open(), try ObjectPredicate("text CONTAINS[c] 'absent'")) }
+    }
+
+    /// The rows' bytes searched from the file in pieces find a needle wherever it falls,
+    /// across a boundary between two pieces too, and find no needle the rows lack.
+    @Test func theRowsReadInPiecesFindANeedleAcrossTheirBoundaries() throws {
+        let directory = try TemporaryDirectory()
+        let store = try BinaryStore(url: directory.file("notes.store"), model: Self.model)
+        let setup = ManagedObjectContext(coordinator: PersistentStoreCoordinator(model: Self.model, store: store))
+        for n in 0..<12 {
+            let note = try setup.insertObject(entityName: "Note")
+            try note.setValue(.string("note \(n)"), forKey: "label")
+            try note.setValue(.string(n == 7 ? "seven-is-here" : "text \(n)"), forKey: "text")
+        }
+        try setup.save()
+        try store.compact()
+        let found = try store.readRows { reader -> [Int: (present: Bool, absent: Bool)] in
+            guard let binary = reader as? BinaryStore.Reader, let snapshot = binary.core.state.cache.snapshot,
+                  let table = binary.codec.entityIndex["Note"] else { return [:] }
+            var found: [Int: (present: Bool, absent: Bool)] = [:]
+            for piece in 1...300 {
+                found[piece] = (try snapshot.rows(ofEntity: table, contain: Array("seven-is-here".utf8), fd: binary.fd, path: binary.path, piece: piece),
+                                try snapshot.rows(ofEntity: table, contain: Array("seven-is-gone".utf8), fd: binary.fd, path: binary.path, piece: piece))
+            }
+            return found
+        }
+        #expect(found?.count == 300)
+        for (piece, result) in (found ?? [:]).sorted(by: { $0.key < $1.key }) {
+            #expect(result.present && !result.absent, "pieces of \(piece) bytes")
+        }
+    }
+
+    /// A store opened anew answers a `CONTAINS` no row holds without reading the entity's
+    /// part into memory: the part is not among the store's loaded ones afterwards.
+    @Test func aNeedleNoRowHoldsLeavesThePartUnread() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("notes.store")
+        let store = try BinaryStore(url: url, model: Self.model)
+        let setup = ManagedObjectContext(coordinator: PersistentStoreCoordinator(model: Self.model, store: store))
+        for n in 0..<50 {
+            let note = try setup.insertObject(entityName: "Note")
+            try note.setValue(.string("note \(n)"), forKey: "label")
+            try note.setValue(.string("text \(n)"), forKey: "text")
+        }
+        try setup.save()
+        try store.compact()
+        let reopened = try BinaryStore(url: url, model: Self.model)
+        let context = ManagedObjectContext(coordinator: PersistentStoreCoordinator(model: Self.model, store: reopened))
+        func loaded() throws -> Bool? {
+            try reopened.readRows { reader in
+                guard let binary = reader as? BinaryStore.Reader, let table = binary.codec.entityIndex["Note"] else { return nil }
+                return binary.core.state.cache.loaded[table] != nil
+            } ?? nil
+        }
+        #expect(try context.fetch(FetchRequest(entityName: "Note", predicate: try ObjectPredicate("text CONTAINS 'absent'"))).isEmpty)
+        #expect(try loaded() == false, "the part was read into memory")
+        #expect(try context.fetch(FetchRequest(entityName: "Note", predicate: try ObjectPredicate("text CONTAINS 'text 4'"))).count == 11)
+        #expect(try loaded() == true, "a needle the rows hold reads them")
     }
 
     private func labels(_ context: ManagedObjectContext, _ predicate: ObjectPredicate) throws -> [String] {

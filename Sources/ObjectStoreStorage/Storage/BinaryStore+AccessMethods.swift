@@ -40,32 +40,43 @@ extension BinaryStore {
         }
 
         package func columnDecisions(ofEntity entityName: String, predicate: SlotPredicate) throws -> [UInt8]? {
-            guard let index = codec.entityIndex[entityName], let loaded = try core.loadedEntity(index) else { return nil }
-            if let entity = model.entity(named: entityName),
-               predicate.requiredSubstrings.contains(where: { Self.noRow(of: entity, in: loaded, codec: codec, holds: $0.needle, inSlot: $0.slot) }) {
-                return [UInt8](repeating: 2, count: loaded.part.rowCount)
+            guard let index = codec.entityIndex[entityName] else { return nil }
+            // Before the part is read: a single-task command's CONTAINS over a million rows
+            // reads them in pieces, not into memory.
+            if let entity = model.entity(named: entityName), let snapshot = core.state.cache.snapshot, index < snapshot.entities.count,
+               try predicate.requiredSubstrings.contains(where: { try noRow(of: entity, table: index, in: snapshot, holds: $0.needle, inSlot: $0.slot) }) {
+                return [UInt8](repeating: 2, count: snapshot.entities[index].rowCount)
             }
+            guard let loaded = try core.loadedEntity(index) else { return nil }
             return try predicate.decisions(try core.columns(ofEntity: index, slots: predicate.slots), rows: loaded.part.rowCount)
         }
 
         /// Whether no snapshot row of the entity holds a string containing `needle` in
-        /// `slot` (a stored string attribute), seen without reading a row: the needle is
+        /// `slot` (a stored string attribute), seen without decoding a row: the needle is
         /// one that only its own bytes spell (``StringMatching/isFoundOnlyByItsBytes(_:)``),
-        /// and neither the part's bytes, nor a string of the store's dictionary (which rows
-        /// write by number), nor the attribute's initial value (which a row of another
-        /// shape reads as) holds it. A `CONTAINS` that rare words such as a search or a
-        /// field's name ask for then reads no row.
-        static func noRow(of entity: EntityDescription, in loaded: Snapshot.Loaded, codec: RowCodec, holds needle: String, inSlot slot: Int) -> Bool {
+        /// and neither the part's rows (their bytes, searched where the store holds them or
+        /// read from the file a megabyte at a time), nor a string of the store's dictionary
+        /// (which rows write by number), nor the attribute's initial value (which a row of
+        /// another shape reads as) holds it. A `CONTAINS` that rare words such as a search
+        /// or a field's name ask for then reads no row.
+        func noRow(of entity: EntityDescription, table: Int, in snapshot: Snapshot, holds needle: String, inSlot slot: Int) throws -> Bool {
             guard slot < entity.properties.count, let attribute = entity.properties[slot].attribute, attribute.isStored,
                   attribute.type == .string, StringMatching.isFoundOnlyByItsBytes(needle) else { return false }
             if case .value(.string(let initial)) = SlotValue.initial(for: entity.properties[slot]),
                StringMatching.contains(initial, needle, []) { return false }
             if codec.strings.contains(where: { StringMatching.contains($0, needle, []) }) { return false }
             let pattern = Array(needle.utf8)
-            return !loaded.bytes.withUnsafeBufferPointer { StringMatching.bytes($0, contain: pattern) }
+            if let loaded = core.state.cache.loaded[table] {
+                return !loaded.bytes.withUnsafeBufferPointer { StringMatching.bytes($0, contain: pattern) }
+            }
+            return try !snapshot.rows(ofEntity: table, contain: pattern, fd: fd, path: path)
         }
 
         package func scan(ofEntity entityName: String, decisions: [UInt8]?, counting: Bool) throws -> RowScan {
+            if counting, let decisions, !decisions.contains(where: { $0 != 2 }) {
+                // Every snapshot row rejected: the log's rows only, the part left unread.
+                return core.logScan(ofEntity: entityName, codec: codec)
+            }
             if counting, let decisions, let index = codec.entityIndex[entityName], let loaded = try core.loadedEntity(index) {
                 return try core.countingScan(ofEntity: entityName, loaded: loaded, decisions: decisions, codec: codec)
             }
@@ -137,17 +148,29 @@ extension BinaryStore.Core {
             }
         }
         if !logKeys.isEmpty {
-            let scope = ObjectID.Scope.of(entityName: name, storeIdentifier: state.metadata?.storeIdentifier ?? "")
-            for key in logKeys {
-                guard let entry = state.log.entries[ObjectID(scope, key: .permanent(key))] else { continue }
-                rows.append((key, entry.version, state.log.chunks[entry.chunk], entry.offset))
-            }
+            rows += logRows(ofEntity: name, keys: logKeys)
             rows.sort { $0.key < $1.key }
         }
         var scan = RowScan(codec: codec, path: path, rows: rows, verdicts: [UInt8](repeating: 0, count: rows.count),
                            shape: codec.shape(entity: codec.entityIndex[name] ?? -1))
         scan.counted = counted
         return scan
+    }
+
+    /// The log's rows of an entity with `keys`, unordered.
+    private func logRows(ofEntity name: String, keys: Set<Int64>) -> [(key: Int64, version: Int64, bytes: [UInt8], start: Int)] {
+        let scope = ObjectID.Scope.of(entityName: name, storeIdentifier: state.metadata?.storeIdentifier ?? "")
+        return keys.compactMap { key in
+            state.log.entries[ObjectID(scope, key: .permanent(key))].map { entry in (key, entry.version, state.log.chunks[entry.chunk], entry.offset) }
+        }
+    }
+
+    /// The scan of an entity whose snapshot rows were all rejected: the log's rows only (verdict
+    /// 0, in key order), the snapshot's part not read. The store holds the lock.
+    package func logScan(ofEntity name: String, codec: RowCodec) -> RowScan {
+        let rows = logRows(ofEntity: name, keys: state.log.keysByEntity[name] ?? []).sorted { $0.key < $1.key }
+        return RowScan(codec: codec, path: path, rows: rows, verdicts: [UInt8](repeating: 0, count: rows.count),
+                       shape: codec.shape(entity: codec.entityIndex[name] ?? -1))
     }
 
     /// An entity's snapshot part, read whole once. The store holds the lock.

@@ -411,6 +411,23 @@ package struct Snapshot {
         return loaded
     }
 
+    /// Whether `pattern` occurs in the rows of entity `index`, read from the file `piece`
+    /// bytes at a time (and not kept); each read reaches into the next piece by the pattern's
+    /// length less one, so no occurrence falls between two.
+    package func rows(ofEntity index: Int, contain pattern: [UInt8], fd: Int32, path: String, piece: Int = 1 << 20) throws -> Bool {
+        let part = entities[index]
+        let piece = Swift.max(1, piece)
+        var offset = 0
+        while offset < part.rowsLength {
+            let count = min(piece + pattern.count - 1, part.rowsLength - offset)
+            let bytes = try FileIO.read(fd, count: count, at: base + part.rowsOffset + offset, path: path)
+            guard bytes.count == count else { throw StoreError.corrupt(path: path, reason: "snapshot at byte \(base): the rows end early") }
+            if bytes.withUnsafeBufferPointer({ StringMatching.bytes($0, contain: pattern) }) { return true }
+            offset += piece
+        }
+        return false
+    }
+
     /// Finds one row without reading the entity: a binary search over the directory in the
     /// file, then one read of the row. Returns its entry and encoded slots.
     package func find(key: Int64, entity index: Int, fd: Int32, path: String) throws -> (entry: Entry, bytes: [UInt8])? {

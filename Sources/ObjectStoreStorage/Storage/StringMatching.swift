@@ -57,7 +57,7 @@ import ObjectStoreModel
     /// ASCII characters that a string may hold without their byte: another code point is
     /// canonically equivalent to each (KELVIN SIGN to K, GREEK QUESTION MARK to ;, GREEK
     /// VARIA to `), and ``contains(_:_:_:)`` without options finds the one for the other.
-    /// (StringMatchingTests checks every code point for others.)
+    /// (SubstringRejectionTests looks for others among every assigned code point.)
     package static let heldByOtherCodePoints: Set<UInt8> = [0x4B, 0x3B, 0x60]
 
     /// Whether ``contains(_:_:_:)`` without options finds `needle` only in strings whose
