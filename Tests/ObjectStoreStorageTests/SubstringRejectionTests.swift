@@ -222,6 +222,15 @@ import ObjectStoreModel
         }
         #expect(try context.fetch(FetchRequest(entityName: "Note", predicate: try ObjectPredicate("text CONTAINS 'absent'"))).isEmpty)
         #expect(try loaded() == false, "the part was read into memory")
+        // Objects the context holds are tested as they are (one changed to hold the needle,
+        // unsaved), their rows read one by one, the part still not read.
+        let scope = ObjectID(entityName: "Note", storeIdentifier: context.coordinator.storeIdentifier, key: .permanent(1))
+        let held = try (1...3).map { try context.existingObject(with: ObjectID(entityName: scope.entityName, storeIdentifier: scope.storeIdentifier, key: .permanent($0))) }
+        try held[1].setValue(.string("now absent-ish"), forKey: "text")
+        let found = try context.fetch(FetchRequest(entityName: "Note", predicate: try ObjectPredicate("text CONTAINS 'absent'")))
+        #expect(found.map(\.objectID) == [held[1].objectID])
+        #expect(try context.count(for: FetchRequest(entityName: "Note", predicate: try ObjectPredicate("text CONTAINS 'absent'"))) == 1)
+        #expect(try loaded() == false, "the part was read into memory for three held objects")
         #expect(try context.fetch(FetchRequest(entityName: "Note", predicate: try ObjectPredicate("text CONTAINS 'text 4'"))).count == 11)
         #expect(try loaded() == true, "a needle the rows hold reads them")
     }

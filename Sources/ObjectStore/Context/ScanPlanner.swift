@@ -13,9 +13,10 @@ enum ScanPlanner {
     /// as they are, so their rows are listed whatever the index says, and past a quarter
     /// listing them costs more than the scan. Otherwise every row is listed, with the
     /// columns' verdicts; a count (`leavingUnread`) whose caller holds none of the entity's
-    /// objects has the rows the columns accept counted, not listed; when the columns (or a
+    /// objects has the rows the columns accept counted, not listed. When the columns (or a
     /// `CONTAINS` whose needle the snapshot's rows do not hold) reject every row and the
-    /// caller holds none, only the log's rows are listed.
+    /// caller holds at most 64 of the entity's objects, only the log's rows and those
+    /// objects' rows are listed.
     ///
     /// - Parameters:
     ///   - alsoListing: the keys of the objects the caller holds (asked for only when rows
@@ -33,9 +34,11 @@ enum ScanPlanner {
             return scan
         }
         let decisions = try reader.columnDecisions(ofEntity: entity, predicate: predicate)
-        // Every snapshot row rejected (a CONTAINS whose needle no row holds): with no
-        // object held to test as it is, only the log's rows are listed, as a count lists them.
-        let rejectsAll = decisions.map { !$0.contains(where: { $0 != 2 }) } ?? false
-        return try reader.scan(ofEntity: entity, decisions: decisions, counting: (leavingUnread || rejectsAll) && decisions != nil && alsoListing().isEmpty)
+        // Every snapshot row rejected (a CONTAINS whose needle no row holds): the log's rows
+        // and those of the few objects the caller holds, which it tests as they are.
+        if let decisions, !decisions.contains(where: { $0 != 2 }), holdsAtMost(64) {
+            return try reader.rejectedScan(ofEntity: entity, alsoListing: alsoListing())
+        }
+        return try reader.scan(ofEntity: entity, decisions: decisions, counting: leavingUnread && decisions != nil && alsoListing().isEmpty)
     }
 }

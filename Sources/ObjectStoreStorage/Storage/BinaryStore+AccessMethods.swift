@@ -73,10 +73,6 @@ extension BinaryStore {
         }
 
         package func scan(ofEntity entityName: String, decisions: [UInt8]?, counting: Bool) throws -> RowScan {
-            if counting, let decisions, !decisions.contains(where: { $0 != 2 }) {
-                // Every snapshot row rejected: the log's rows only, the part left unread.
-                return core.logScan(ofEntity: entityName, codec: codec)
-            }
             if counting, let decisions, let index = codec.entityIndex[entityName], let loaded = try core.loadedEntity(index) {
                 return try core.countingScan(ofEntity: entityName, loaded: loaded, decisions: decisions, codec: codec)
             }
@@ -87,6 +83,10 @@ extension BinaryStore {
                 decided = positions.map { $0 < 0 ? 0 : decisions[$0] }
             }
             return RowScan(codec: codec, path: path, rows: rows, verdicts: decided, shape: codec.shape(entity: codec.entityIndex[entityName] ?? -1))
+        }
+
+        package func rejectedScan(ofEntity entityName: String, alsoListing: Set<Int64>) throws -> RowScan {
+            try core.rejectedScan(ofEntity: entityName, alsoListing: alsoListing, codec: codec)
         }
 
         package func orderCutoff(ofEntity entityName: String, attribute: String, descending: Bool, rank: Int) throws -> (value: Value, indexed: Int)? {
@@ -165,10 +165,18 @@ extension BinaryStore.Core {
         }
     }
 
-    /// The scan of an entity whose snapshot rows were all rejected: the log's rows only (verdict
-    /// 0, in key order), the snapshot's part not read. The store holds the lock.
-    package func logScan(ofEntity name: String, codec: RowCodec) -> RowScan {
-        let rows = logRows(ofEntity: name, keys: state.log.keysByEntity[name] ?? []).sorted { $0.key < $1.key }
+    /// The scan of an entity whose snapshot rows a predicate rejects, every one: the log's
+    /// rows and those of `alsoListing` (objects the caller holds, read one by one), verdict 0,
+    /// in key order; the snapshot's part is not read. The store holds the lock.
+    package func rejectedScan(ofEntity name: String, alsoListing: Set<Int64>, codec: RowCodec) throws -> RowScan {
+        var rows = logRows(ofEntity: name, keys: state.log.keysByEntity[name] ?? [])
+        let scope = ObjectID.Scope.of(entityName: name, storeIdentifier: state.metadata?.storeIdentifier ?? "")
+        let logged = state.log.keysByEntity[name] ?? []
+        for key in alsoListing where !logged.contains(key) {
+            guard let (version, bytes, start) = try encodedRow(ObjectID(scope, key: .permanent(key))) else { continue }
+            rows.append((key, version, bytes, start))
+        }
+        rows.sort { $0.key < $1.key }
         return RowScan(codec: codec, path: path, rows: rows, verdicts: [UInt8](repeating: 0, count: rows.count),
                        shape: codec.shape(entity: codec.entityIndex[name] ?? -1))
     }

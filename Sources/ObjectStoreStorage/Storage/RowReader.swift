@@ -28,6 +28,11 @@ package protocol RowReader {
     /// `decisions` as verdicts (rows they reject left out). `counting`: the rows they accept
     /// are counted (``RowScan/counted``), not listed.
     func scan(ofEntity entityName: String, decisions: [UInt8]?, counting: Bool) throws -> RowScan
+    /// The rows of an entity whose snapshot rows ``columnDecisions(ofEntity:predicate:)``
+    /// rejected, every one: the log's rows and those of `alsoListing` (keys of objects the
+    /// caller holds and tests as they are), in key order, to be tested; the snapshot's part
+    /// is not read.
+    func rejectedScan(ofEntity entityName: String, alsoListing: Set<Int64>) throws -> RowScan
     /// The value of an entity's attribute that `rank` rows precede in the order of a schema
     /// index on it (from the greatest when `descending`): rows with no value are not in
     /// that order. Nil when no index serves the attribute or it holds no more than `rank`
