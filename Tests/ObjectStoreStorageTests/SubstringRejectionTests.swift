@@ -145,15 +145,7 @@ import ObjectStoreModel
     @Test func aNeedleNoRowHoldsReadsNoRow() throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("notes.store")
-        let store = try BinaryStore(url: url, model: Self.model)
-        let setup = ManagedObjectContext(coordinator: PersistentStoreCoordinator(model: Self.model, store: store))
-        for n in 0..<40 {
-            let note = try setup.insertObject(entityName: "Note")
-            try note.setValue(.string("note \(n)"), forKey: "label")
-            try note.setValue(.string(n == 7 ? "seven-is-here" : "text \(n)"), forKey: "text")
-        }
-        try setup.save()
-        try store.compact()
+        try compactedNotes(at: url, count: 40) { n in n == 7 ? "seven-is-here" : "text \(n)" }
         var bytes = Array(try Data(contentsOf: url))
         let mark = Array("seven-is-here".utf8)
         let at = (0...(bytes.count - mark.count)).filter { Array(bytes[$0..<$0 + mark.count]) == mark }
@@ -173,15 +165,7 @@ import ObjectStoreModel
     /// across a boundary between two pieces too, and find no needle the rows lack.
     @Test func theRowsReadInPiecesFindANeedleAcrossTheirBoundaries() throws {
         let directory = try TemporaryDirectory()
-        let store = try BinaryStore(url: directory.file("notes.store"), model: Self.model)
-        let setup = ManagedObjectContext(coordinator: PersistentStoreCoordinator(model: Self.model, store: store))
-        for n in 0..<12 {
-            let note = try setup.insertObject(entityName: "Note")
-            try note.setValue(.string("note \(n)"), forKey: "label")
-            try note.setValue(.string(n == 7 ? "seven-is-here" : "text \(n)"), forKey: "text")
-        }
-        try setup.save()
-        try store.compact()
+        let store = try compactedNotes(at: directory.file("notes.store"), count: 12) { n in n == 7 ? "seven-is-here" : "text \(n)" }
         let found = try store.readRows { reader -> [Int: (present: Bool, absent: Bool)] in
             guard let binary = reader as? BinaryStore.Reader, let snapshot = binary.core.state.cache.snapshot,
                   let table = binary.codec.entityIndex["Note"] else { return [:] }
@@ -203,15 +187,7 @@ import ObjectStoreModel
     @Test func aNeedleNoRowHoldsLeavesThePartUnread() throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("notes.store")
-        let store = try BinaryStore(url: url, model: Self.model)
-        let setup = ManagedObjectContext(coordinator: PersistentStoreCoordinator(model: Self.model, store: store))
-        for n in 0..<50 {
-            let note = try setup.insertObject(entityName: "Note")
-            try note.setValue(.string("note \(n)"), forKey: "label")
-            try note.setValue(.string("text \(n)"), forKey: "text")
-        }
-        try setup.save()
-        try store.compact()
+        try compactedNotes(at: url, count: 50) { n in "text \(n)" }
         let reopened = try BinaryStore(url: url, model: Self.model)
         let context = ManagedObjectContext(coordinator: PersistentStoreCoordinator(model: Self.model, store: reopened))
         func loaded() throws -> Bool? {
@@ -233,6 +209,54 @@ import ObjectStoreModel
         #expect(try loaded() == false, "the part was read into memory for three held objects")
         #expect(try context.fetch(FetchRequest(entityName: "Note", predicate: try ObjectPredicate("text CONTAINS 'text 4'"))).count == 11)
         #expect(try loaded() == true, "a needle the rows hold reads them")
+    }
+
+    /// A second opening of the store through a symbolic link, holding the part in memory or
+    /// not, sees a needle that the first opening wrote and compacted into the snapshot: the
+    /// rejection reads the snapshot the store's state has after reading the other's commits.
+    @Test func anotherOpeningsCompactionIsSeen() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("notes.store")
+        let writer = try compactedNotes(at: url, count: 30) { n in "text \(n)" }
+        let link = directory.file("link.store")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: url)
+        let reader = PersistentStoreCoordinator(model: Self.model, store: try BinaryStore(url: link, model: Self.model))
+        let warm = PersistentStoreCoordinator(model: Self.model, store: try BinaryStore(url: link, model: Self.model))
+        #expect(try ManagedObjectContext(coordinator: warm).fetch(FetchRequest(entityName: "Note")).count == 30, "this opening holds the part")
+        for coordinator in [reader, warm] {
+            #expect(try labels(ManagedObjectContext(coordinator: coordinator), try ObjectPredicate("text CONTAINS 'late-word'")).isEmpty)
+        }
+        let writing = ManagedObjectContext(coordinator: PersistentStoreCoordinator(model: Self.model, store: writer))
+        for (n, text) in [(30, "a late-word in the log"), (31, "another late-word, compacted")].enumerated() {
+            let note = try writing.insertObject(entityName: "Note")
+            try note.setValue(.string("note \(text.0)"), forKey: "label")
+            try note.setValue(.string(text.1), forKey: "text")
+            try writing.save()
+            for coordinator in [reader, warm] {
+                #expect(try labels(ManagedObjectContext(coordinator: coordinator), try ObjectPredicate("text CONTAINS 'late-word'")).count == n + 1,
+                        "after \(n == 0 ? "a save" : "a save and a compaction") by the other opening")
+            }
+            if n == 0 { try writer.compact() }
+        }
+        for coordinator in [reader, warm] {
+            #expect(try labels(ManagedObjectContext(coordinator: coordinator), try ObjectPredicate("text CONTAINS 'late-word'")) == ["note 30", "note 31"])
+        }
+    }
+
+    /// A binary store at `url` of `count` notes labelled "note N" with the text `text(N)`,
+    /// saved and compacted (their rows in the snapshot).
+    @discardableResult
+    private func compactedNotes(at url: URL, count: Int, text: (Int) -> String) throws -> BinaryStore {
+        let store = try BinaryStore(url: url, model: Self.model)
+        let setup = ManagedObjectContext(coordinator: PersistentStoreCoordinator(model: Self.model, store: store))
+        for n in 0..<count {
+            let note = try setup.insertObject(entityName: "Note")
+            try note.setValue(.string("note \(n)"), forKey: "label")
+            try note.setValue(.string(text(n)), forKey: "text")
+        }
+        try setup.save()
+        try store.compact()
+        return store
     }
 
     private func labels(_ context: ManagedObjectContext, _ predicate: ObjectPredicate) throws -> [String] {
