@@ -2,22 +2,42 @@ import Foundation
 import Testing
 @testable import taskctl
 
-/// Taskwarrior 2.6 from Debian, run beside taskctl on a frozen clock (faketime), so a
+/// Taskwarrior 2.6 from Debian, run beside taskctl on a frozen clock (libfaketime), so a
 /// filter's meaning is checked against Taskwarrior's own answer, not against our docs.
 enum Taskwarrior {
-    /// Why Taskwarrior and faketime cannot be had here, or nil once both are installed.
+    /// Why Taskwarrior and libfaketime cannot be had here, or nil once both are installed.
     static let unavailable: String? = {
-        func present() -> Bool { ["/usr/bin/task", "/usr/bin/faketime"].allSatisfy { FileManager.default.isExecutableFile(atPath: $0) } }
+        func present() -> Bool { FileManager.default.isExecutableFile(atPath: "/usr/bin/task") && findLibrary() != nil }
         if present() { return nil }
-        guard getuid() == 0 else { return "Taskwarrior or faketime is missing and installing them needs root (apt-get install taskwarrior faketime)" }
+        guard getuid() == 0 else { return "Taskwarrior or libfaketime is missing and installing them needs root (apt-get install taskwarrior faketime)" }
         do {
             _ = try RustReplica.run("/usr/bin/apt-get", ["update", "-qq"])
             _ = try RustReplica.run("/usr/bin/apt-get", ["install", "-y", "-qq", "taskwarrior", "faketime"])
         } catch {
             return "cannot install taskwarrior and faketime from Debian: \(error)"
         }
-        return present() ? nil : "apt-get installed nothing at /usr/bin/task and /usr/bin/faketime"
+        return present() ? nil : "apt-get installed no /usr/bin/task or no /usr/lib/*/faketime/libfaketime.so.1"
     }()
+
+    /// libfaketime, preloaded into `task` itself. Not through the `faketime` wrapper: the
+    /// wrapper makes a semaphore and shared memory named by its process id, exclusively, and
+    /// exits 1 without running the command when a file of that name is left in /dev/shm (a
+    /// killed wrapper leaves them, and libfaketime 0.9.10 leaves its own when a process ends
+    /// without running its exit handlers), so on a machine with leftovers a Taskwarrior
+    /// command now and then did nothing at all. Preloaded directly, the library goes on past
+    /// such a leftover (`aLeftoverOfAnotherProcessDoesNotStopTaskwarrior`).
+    static let library: String = {
+        _ = unavailable
+        return findLibrary() ?? "libfaketime.so.1"
+    }()
+
+    /// `/usr/lib/faketime/libfaketime.so.1` or `/usr/lib/<architecture>/faketime/...`.
+    static func findLibrary() -> String? {
+        let lib = URL(fileURLWithPath: "/usr/lib")
+        let folders = ((try? FileManager.default.contentsOfDirectory(atPath: lib.path)) ?? []).sorted()
+        return ([""] + folders).map { lib.appendingPathComponent($0).appendingPathComponent("faketime/libfaketime.so.1").path }
+            .first { FileManager.default.fileExists(atPath: $0) }
+    }
 
     /// A Taskwarrior data folder with its own settings, beside a taskctl store.
     final class Replica {
@@ -25,6 +45,8 @@ enum Taskwarrior {
         var now: String  // "2026-11-25 12:00:00", UTC
         /// What the last command wrote to stderr.
         var lastError = ""
+        /// The last command's exit status and process id.
+        var lastStatus: Int32 = 0, lastPID: Int32?
 
         /// The settings file, which taskctl may read too (TASKRC).
         var taskrc: URL { directory.appendingPathComponent("taskrc") }
@@ -49,10 +71,12 @@ enum Taskwarrior {
         @discardableResult
         func run(_ arguments: [String], input: String? = nil) throws -> String {
             let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/faketime")
-            // -f: the clock stands still (without it, it starts at `now` and runs on).
-            process.arguments = ["-f", now, "/usr/bin/task"] + arguments
-            process.environment = ["TASKRC": directory.appendingPathComponent("taskrc").path, "TASKDATA": directory.appendingPathComponent("data").path,
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/task")
+            process.arguments = arguments
+            // FAKETIME "YYYY-MM-DD hh:mm:ss": the clock stands still (with a leading @ it would
+            // start there and run on).
+            process.environment = ["LD_PRELOAD": Taskwarrior.library, "FAKETIME": now,
+                                   "TASKRC": directory.appendingPathComponent("taskrc").path, "TASKDATA": directory.appendingPathComponent("data").path,
                                    "TZ": "UTC", "HOME": directory.path, "PATH": "/usr/bin:/bin",
                                    // Never an interactive editor (task edit): a test would wait on it.
                                    "EDITOR": "/bin/false", "VISUAL": "/bin/false"]
@@ -70,6 +94,8 @@ enum Taskwarrior {
             let errors = err.fileHandleForReading.readDataToEndOfFile()
             process.waitUntilExit()
             lastError = String(decoding: errors, as: UTF8.self)
+            lastStatus = process.terminationStatus
+            lastPID = process.processIdentifier
             return String(decoding: output, as: UTF8.self)
         }
 
@@ -142,9 +168,43 @@ enum Taskwarrior {
             let file = t.directory.appendingPathComponent("tasks.json")
             try JSONSerialization.data(withJSONObject: tasks()).write(to: file)
             try tw.run(["import", file.path])
+            #expect(tw.lastStatus == 0, "Taskwarrior's import: \(tw.lastError)", sourceLocation: sourceLocation)
             try t.ok("import", file.path)
         }
         return (tw, t)
+    }
+
+    /// A semaphore and shared memory left in /dev/shm under the process id Taskwarrior gets
+    /// (what a killed `faketime` wrapper leaves) do not stop the reference from running: with
+    /// the wrapper, such a command exited 1 having done nothing, and a CI run once read that
+    /// as taskctl storing a task Taskwarrior does not.
+    @Test func aLeftoverOfAnotherProcessDoesNotStopTaskwarrior() throws {
+        guard let (tw, _) = try Self.sideBySide() else { return }
+        let shm = URL(fileURLWithPath: "/dev/shm")
+        var planted: [URL] = []
+        defer { for file in planted { try? FileManager.default.removeItem(at: file) } }
+        // The next process ids, as far ahead as other tests running at once are likely to
+        // take; tried again when Taskwarrior's id fell outside them.
+        for attempt in 1...5 {
+            let last = try #require(Int32(try String(contentsOfFile: "/proc/sys/kernel/ns_last_pid", encoding: .utf8)
+                .trimmingCharacters(in: .whitespacesAndNewlines)))
+            let ahead = (last + 1)...(last + 400)
+            for pid in ahead {
+                for name in ["faketime_shm_\(pid)", "sem.faketime_sem_\(pid)"] {
+                    let file = shm.appendingPathComponent(name)
+                    if FileManager.default.createFile(atPath: file.path, contents: Data("left over".utf8), attributes: nil) == false { continue }
+                    planted.append(file)
+                }
+            }
+            let description = "Left over \(attempt)"
+            try tw.run(["add", description])
+            #expect(tw.lastStatus == 0, "Taskwarrior exited \(tw.lastStatus): \(tw.lastError)")
+            #expect(try tw.run(["export"]).contains(description))
+            for file in planted { try? FileManager.default.removeItem(at: file) }
+            planted = []
+            if let pid = tw.lastPID, ahead.contains(pid) { return }
+        }
+        Issue.record("Taskwarrior's process id never fell among the planted ones (other processes took 400 ids five times)")
     }
 
     /// Each filter selects the same tasks in both (UUIDs compared; ids differ by design:
@@ -400,6 +460,9 @@ enum Taskwarrior {
         for line in lines {
             try reset()
             try tw.run(line)
+            // What Taskwarrior said, beside a difference: a reference that failed to run is
+            // told apart from one that disagrees.
+            let twSaid = tw.lastStatus == 0 ? "" : " (Taskwarrior exited \(tw.lastStatus): \(tw.lastError.prefix(200)))"
             let result = try t.run(line)
             let twState = try state(try tw.run(["export"]))
             let ourState = try state(try t.ok("export", "--all", "--format", "taskwarrior"))
@@ -410,7 +473,7 @@ enum Taskwarrior {
             }
             if twState != ourState && !listedDifferences.contains(line) {
                 let keys = Set(twState.keys).union(ourState.keys).filter { twState[$0] != ourState[$0] }.sorted()
-                differ.append("\(line): stored tasks differ: " + keys.prefix(3).map { "\($0): Taskwarrior \(twState[$0] ?? [:]) taskctl \(ourState[$0] ?? [:])" }.joined(separator: "; "))
+                differ.append("\(line): stored tasks differ: " + keys.prefix(3).map { "\($0): Taskwarrior \(twState[$0] ?? [:]) taskctl \(ourState[$0] ?? [:])" }.joined(separator: "; ") + twSaid)
                 continue
             }
             // A list: the same tasks, as Taskwarrior's list report (status:pending -WAITING) selects.
