@@ -48,4 +48,23 @@ import Testing
         let deep = String(repeating: "[", count: 100_000)
         #expect(throws: JSONSyntaxError.self) { try JSONParser.parse(deep) }
     }
+
+    /// A quoted string reads back as itself, escapes only what JSON requires (the quote, the
+    /// backslash and controls, with the short forms for newline, return and tab) and keeps
+    /// every other character as its UTF-8.
+    @Test func quotedStringsReadBackAsWritten() throws {
+        #expect(JSONText.quote("plain text") == "\"plain text\"")
+        #expect(JSONText.quote("") == "\"\"")
+        #expect(JSONText.quote("a\"b\\c\nd\re\tf\u{1}\u{1f}\u{7f}é😀") == #""a\"b\\c\nd\re\tf\u0001\u001f\#u{7f}é😀""#)
+        var random = SeededRandom(seed: 53)
+        let pieces: [String] = ["a", "\"", "\\", "\n", "\u{0}", "\u{8}", "\u{1b}", "é", "ß", "😀", "\u{301}", " ", "/", "\u{2028}", "K"]
+        for length in [0, 1, 2, 3, 15, 16, 17, 200] {
+            for _ in 0..<50 {
+                let text = (0..<length).map { _ in random.pick(pieces) }.joined()
+                let quoted = JSONText.quote(text)
+                #expect(try JSONParser.parse(quoted).stringValue == text, "\(quoted)")
+                #expect(!quoted.utf8.dropFirst().dropLast().contains { $0 < 0x20 }, "\(quoted)")
+            }
+        }
+    }
 }

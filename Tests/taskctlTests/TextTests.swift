@@ -74,4 +74,21 @@ import Testing
         #expect(ImportCommand.isUTF8([]))
         #expect(!ImportCommand.isUTF8([0xFF]))
     }
+
+    /// Urgency is written as Taskwarrior prints it, C's `%.0f` for a whole number and `%g`
+    /// for three decimals: every thousandth from -200 to 200, values that round to a
+    /// thousandth from either side, to zero from below, and large ones.
+    @Test func urgencyTextIsWhatPrintfWrites() {
+        func printf(_ value: Double) -> String {
+            let rounded = (value * 1000).rounded() / 1000
+            return rounded == rounded.rounded() ? String(format: "%.0f", rounded) : String(format: "%g", rounded)
+        }
+        var values: [Double] = [0, -0.0, -0.0004, 0.0004, 0.0005, -0.0005, 1e6, 123_456.5, -99.9995, 99.9995, 1e20, .leastNonzeroMagnitude]
+        for k in -200_000...200_000 { values.append(Double(k) / 1000) }
+        var random = SeededRandom(seed: 53)
+        for _ in 0..<20_000 { values.append((Double(random.next() % 2_000_000_000) - 1e9) / 1e7) }
+        var wrong: [String] = []
+        for value in values where Urgency.text(value) != printf(value) { wrong.append("\(value): \(Urgency.text(value)), printf \(printf(value))") }
+        #expect(wrong.isEmpty, "\(wrong.prefix(10))")
+    }
 }

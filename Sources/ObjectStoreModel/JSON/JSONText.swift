@@ -5,21 +5,34 @@ import Foundation
 package enum JSONText {
     /// A JSON string literal.
     public static func quote(_ s: String) -> String {
-        var text = "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": text += "\\\""
-            case "\\": text += "\\\\"
-            case "\n": text += "\\n"
-            case "\r": text += "\\r"
-            case "\t": text += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                text += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: text.unicodeScalars.append(scalar)
+        var s = s
+        return s.withUTF8 { bytes in
+            // Most texts need no escape: one copy between the quotes.
+            guard bytes.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) else {
+                return String(unsafeUninitializedCapacity: bytes.count + 2) { out in
+                    out[0] = 0x22
+                    if let base = bytes.baseAddress, let target = out.baseAddress { (target + 1).update(from: base, count: bytes.count) }
+                    out[bytes.count + 1] = 0x22
+                    return bytes.count + 2
+                }
             }
+            var text: [UInt8] = [0x22]
+            text.reserveCapacity(bytes.count + 16)
+            let hex = Array("0123456789abcdef".utf8)
+            for byte in bytes {
+                switch byte {
+                case 0x22: text += [0x5C, 0x22]
+                case 0x5C: text += [0x5C, 0x5C]
+                case 0x0A: text += [0x5C, 0x6E]
+                case 0x0D: text += [0x5C, 0x72]
+                case 0x09: text += [0x5C, 0x74]
+                case ..<0x20: text += [0x5C, 0x75, 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 15)]]
+                default: text.append(byte)  // UTF-8 of other scalars, as they are
+                }
+            }
+            text.append(0x22)
+            return String(decoding: text, as: UTF8.self)
         }
-        return text + "\""
     }
 
     /// The JSON text of a value: numbers exactly (doubles in their shortest round-trip form,

@@ -100,38 +100,44 @@ package enum ISO8601 {
             wholeSeconds += 1
         }
         let (year, month, day, hour, minute, second) = fields(ofWholeSeconds: Int(wholeSeconds))
-        var text = ""
-        text.reserveCapacity(27)
-        func append(_ value: Int, _ width: Int) {
-            var digits = [UInt8](repeating: 48, count: width)
-            var rest = value
-            for k in stride(from: width - 1, through: 0, by: -1) {
-                digits[k] = UInt8(48 + rest % 10)
-                rest /= 10
+        // At most "YYYY-MM-DDTHH:MM:SS.ffffffZ", 27 bytes, written in place.
+        return String(unsafeUninitializedCapacity: 27) { out in
+            var at = 0
+            func append(_ value: Int, _ width: Int) {
+                var rest = value
+                for k in stride(from: width - 1, through: 0, by: -1) {
+                    out[at + k] = UInt8(48 + rest % 10)
+                    rest /= 10
+                }
+                at += width
             }
-            text += String(decoding: digits, as: UTF8.self)
-        }
-        append(year, 4)
-        text += "-"
-        append(month, 2)
-        text += "-"
-        append(day, 2)
-        text += "T"
-        append(hour, 2)
-        text += ":"
-        append(minute, 2)
-        text += ":"
-        append(second, 2)
-        if micros != 0 {
-            var digits = micros, width = 6
-            while digits % 10 == 0 {
-                digits /= 10
-                width -= 1
+            func append(_ byte: UInt8) {
+                out[at] = byte
+                at += 1
             }
-            text += "."
-            append(digits, width)
+            append(year, 4)
+            append(0x2D)  // -
+            append(month, 2)
+            append(0x2D)
+            append(day, 2)
+            append(0x54)  // T
+            append(hour, 2)
+            append(0x3A)  // :
+            append(minute, 2)
+            append(0x3A)
+            append(second, 2)
+            if micros != 0 {
+                var digits = micros, width = 6
+                while digits % 10 == 0 {
+                    digits /= 10
+                    width -= 1
+                }
+                append(0x2E)  // .
+                append(digits, width)
+            }
+            append(0x5A)  // Z
+            return at
         }
-        return text + "Z"
     }
 
     /// The UTC calendar fields of whole seconds since 1970.

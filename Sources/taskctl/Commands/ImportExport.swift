@@ -59,8 +59,8 @@ enum TodoTxtFormat {
         return records
     }
 
-    static func export(_ task: ManagedObject, view: TaskView, timeZone: TimeZone) -> String {
-        let extras = ExtrasText.decode(task["extras"])
+    static func export(_ view: TaskView, timeZone: TimeZone) -> String {
+        let extras = ExtrasText.decode(view.extrasText.map(Value.string) ?? .null)
         if let original = extras.first(where: { $0.key == "todo.txt" }), let node = try? JSONParser.parse(original.json), let line = node.stringValue,
             let parsed = try? records(line, dates: DateParser(now: Date(), timeZone: timeZone)).first,
             parsed.title == view.text, parsed.priority == view.priority, (parsed.status == "done") == (view.status == "done")
@@ -437,13 +437,15 @@ enum ExportCommand {
         // are loaded, rendered and let go a batch at a time (the context is emptied after
         // each; it changes nothing), and the text is written as it grows, so memory holds a
         // batch and the IDs (a million tasks took 2 GB when all were held at once).
+        // The lines are rendered from the views alone (RenderPipeline), on a second thread
+        // when there is more than one batch.
         let tasks = try context.fetchObjectIDs(FetchRequest(entityName: "Task", predicate: predicate))
         let timeZone = app.timeZone
-        let render: (ManagedObject, TaskView) -> String
+        let render: @Sendable (TaskView) -> String
         switch format {
-        case "taskwarrior": render = { TaskwarriorFormat.export($0, view: $1) }
-        case "todo.txt": render = { TodoTxtFormat.export($0, view: $1, timeZone: timeZone) }
-        default: render = { "  " + $1.json }
+        case "taskwarrior": render = { TaskwarriorFormat.export($0) }
+        case "todo.txt": render = { TodoTxtFormat.export($0, timeZone: timeZone) }
+        default: render = { "  " + $0.json }
         }
         let array = format != "todo.txt"
         if array && tasks.isEmpty {
@@ -451,15 +453,19 @@ enum ExportCommand {
             return
         }
         if array { app.output.line("[") }
+        var written = 0
+        let pipeline = RenderPipeline(threaded: tasks.count > batch, render: render) { line in
+            written += 1
+            app.output.line(array && written < tasks.count ? line + "," : line)
+        }
         for start in stride(from: 0, to: tasks.count, by: batch) {
             let chunk = try context.faults(for: Array(tasks[start..<min(start + batch, tasks.count)]))
-            for (offset, (task, view)) in zip(chunk, try TaskView.of(chunk, app: app)).enumerated() {
-                let last = start + offset == tasks.count - 1
-                app.output.line(render(task, view) + (array && !last ? "," : ""))
-            }
+            let views = try TaskView.of(chunk, app: app)
             context.reset()
+            try pipeline.add(views)
             try app.output.flush(above: 1 << 20)
         }
+        try pipeline.finish()
         if array { app.output.line("]") }
     }
 
@@ -469,9 +475,9 @@ enum ExportCommand {
 
 extension TaskwarriorFormat {
     /// One task as Taskwarrior writes it: id first, then its attributes by name, arrays, and urgency.
-    static func export(_ task: ManagedObject, view: TaskView) -> String {
+    static func export(_ view: TaskView) -> String {
         var fields: [String: String] = [:]
-        for (key, json) in ExtrasText.decode(task["extras"]) { fields[key] = json }
+        for (key, json) in ExtrasText.decode(view.extrasText.map(Value.string) ?? .null) { fields[key] = json }
         // A description kept in the extras (one taskctl could not store) goes out as it came.
         if view.text != TaskwarriorMapping.noDescription || fields["description"] == nil { fields["description"] = JSONText.quote(view.text) }
         if fields["status"] == nil || view.status != "pending" {

@@ -217,7 +217,8 @@ enum ListCommand {
     /// table is: every view made, sorted, written. Past that, in two passes, so memory does
     /// not grow with the matches' views: the first reads each match's sort keys and lets
     /// the view go; the second makes the views again in the sorted order, a batch at a time
-    /// (the read-only context emptied after each).
+    /// (the read-only context emptied after each), rendered on a second thread while the
+    /// next batch is read (``RenderPipeline``).
     static func streamJSON(_ context: ManagedObjectContext, where predicate: ObjectPredicate, hidesWaiting: Bool,
                            sort: [(key: String, descending: Bool)], limit: Int?, app: App) throws {
         let batch = 10_000
@@ -272,14 +273,19 @@ enum ListCommand {
         if let limit { order = Array(order.prefix(limit)) }
         context.reset()
         app.output.line("[")
+        var written = 0
+        let pipeline = RenderPipeline(threaded: order.count > batch, render: { "  " + $0.json }) { line in
+            written += 1
+            app.output.line(written < order.count ? line + "," : line)
+        }
         for start in stride(from: 0, to: order.count, by: batch) {
             let chunk = try context.faults(for: order[start..<min(start + batch, order.count)].map(id(at:)))
-            for (offset, view) in try TaskView.of(chunk, app: app).enumerated() {
-                app.output.line("  " + view.json + (start + offset == order.count - 1 ? "" : ","))
-            }
+            let views = try TaskView.of(chunk, app: app)
             context.reset()
+            try pipeline.add(views)
             try app.output.flush(above: 1 << 20)
         }
+        try pipeline.finish()
         app.output.line("]")
     }
 

@@ -56,7 +56,7 @@ enum TaskwarriorFormat {
 
     static func format(_ date: Date) -> String {
         let iso = ISO8601.format(Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down)))
-        return iso.replacingOccurrences(of: "-", with: "").replacingOccurrences(of: ":", with: "")
+        return String(decoding: iso.utf8.filter { $0 != 0x2D && $0 != 0x3A }, as: UTF8.self)  // without - and :
     }
 
     /// One task of a Taskwarrior export (element `index` of its array); `bytes` are the

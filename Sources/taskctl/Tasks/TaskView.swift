@@ -307,21 +307,69 @@ final class TaskView {
 
     /// The stable `--json` form (docs/taskctl.md): fixed keys in a fixed order.
     var json: String {
-        func date(_ d: Date?) -> String { d.map { JSONText.quote(ISO8601.format($0)) } ?? "null" }
-        func text(_ s: String?) -> String { s.map(JSONText.quote) ?? "null" }
-        let fields = [
-            "\"id\": \(id)", "\"uuid\": \(text(uuid))", "\"text\": \(JSONText.quote(self.text))",
-            "\"priority\": \(JSONText.quote(Priority.name(priority)))", "\"due\": \(date(due))", "\"location\": \(text(location))",
-            "\"project\": \(text(project))", "\"tags\": [\(tags.map(JSONText.quote).joined(separator: ", "))]",
-            "\"status\": \(JSONText.quote(status == "done" ? "done" : status))", "\"overdue\": \(overdue)",
-            "\"created\": \(date(created))", "\"completed\": \(date(completed))",
-            "\"wait\": \(date(wait))", "\"scheduled\": \(date(scheduled))", "\"started\": \(date(started))",
-            "\"recur\": \(text(recurrence))", "\"until\": \(date(until))",
-            "\"annotations\": [\(annotations.map { "{\"entry\": \(date($0.entry)), \"text\": \(JSONText.quote($0.text))}" }.joined(separator: ", "))]",
-            "\"depends\": [\(depends.map { JSONText.quote($0.uuidString.lowercased()) }.joined(separator: ", "))]",
-            "\"urgency\": \(Urgency.text(urgency))",
-        ]
-        return "{" + fields.joined(separator: ", ") + "}"
+        var out = ""
+        out.reserveCapacity(512)
+        func date(_ d: Date?) {
+            if let d { out += JSONText.quote(ISO8601.format(d)) } else { out += "null" }
+        }
+        func text(_ s: String?) {
+            if let s { out += JSONText.quote(s) } else { out += "null" }
+        }
+        func list<T>(_ items: [T], _ each: (T) -> Void) {
+            out += "["
+            for (k, item) in items.enumerated() {
+                if k > 0 { out += ", " }
+                each(item)
+            }
+            out += "]"
+        }
+        out += "{\"id\": "
+        out += String(id)
+        out += ", \"uuid\": "
+        text(uuid)
+        out += ", \"text\": "
+        text(self.text)
+        out += ", \"priority\": "
+        text(Priority.name(priority))
+        out += ", \"due\": "
+        date(due)
+        out += ", \"location\": "
+        text(location)
+        out += ", \"project\": "
+        text(project)
+        out += ", \"tags\": "
+        list(tags) { text($0) }
+        out += ", \"status\": "
+        text(status)
+        out += overdue ? ", \"overdue\": true" : ", \"overdue\": false"
+        out += ", \"created\": "
+        date(created)
+        out += ", \"completed\": "
+        date(completed)
+        out += ", \"wait\": "
+        date(wait)
+        out += ", \"scheduled\": "
+        date(scheduled)
+        out += ", \"started\": "
+        date(started)
+        out += ", \"recur\": "
+        text(recurrence)
+        out += ", \"until\": "
+        date(until)
+        out += ", \"annotations\": "
+        list(annotations) { note in
+            out += "{\"entry\": "
+            date(note.entry)
+            out += ", \"text\": "
+            text(note.text)
+            out += "}"
+        }
+        out += ", \"depends\": "
+        list(depends) { text($0.uuidString.lowercased()) }
+        out += ", \"urgency\": "
+        out += Urgency.text(urgency)
+        out += "}"
+        return out
     }
 
     static func jsonArray(_ views: [TaskView]) -> String {
