@@ -33,18 +33,21 @@ struct BatchedImportTests {
 
     /// In batches of 100, an import of 1,051 records (one updating a stored task, one
     /// repeating a UUID of an earlier batch) leaves the store a single save leaves: the same
-    /// export and counts, one transaction in the log, and one undo back to before it.
+    /// export and counts, one transaction in the log, and one undo back to before it; with
+    /// the file parsed on a second thread a batch ahead (RecordStream) and on this one.
     @Test func aBatchedImportIsOneSaveOneTransactionAndOneUndo() throws {
         var exports: [String] = []
-        for batch in ["100", nil] {
+        for (batch, ahead) in [("100", true), ("100", false), (nil, false)] {
             let t = try TaskctlRunner()
             if let batch { t.extraEnvironment["TASKCTL_IMPORT_BATCH"] = batch }
+            if !ahead { t.extraEnvironment["TASKCTL_IMPORT_AHEAD"] = "0" }
             try t.ok("import", try write(Self.export(count: 5, first: 2_000), in: t, as: "before.json"))
             try t.ok("import", try write(Self.export(count: 1, first: 40), in: t, as: "stored.json"))
             let before = try t.ok("export")
             let result = try t.run(["import", try write(Self.export(count: 1_050, repeating: 7), in: t, as: "large.json")])
             #expect(result.status == 0 && result.out.contains("imported 1051 tasks") && result.out.contains("1049 added, 2 updated"), "\(result.out) \(result.err)")
             #expect(result.err.contains("imported in 11 batches") == (batch != nil), "\(result.err)")
+            #expect(result.err.contains("parsed ahead") == ahead, "\(result.err)")
             #expect(try t.run("store", "check").status == 0)
             exports.append(try t.ok("export"))
             let log = try t.ok("log")
@@ -52,7 +55,33 @@ struct BatchedImportTests {
             try t.ok("undo")
             #expect(try t.ok("export") == before, "one undo reverts the whole import")
         }
-        #expect(exports.count == 2 && exports[0] == exports[1])
+        #expect(exports.count == 3 && Set(exports).count == 1)
+    }
+
+    /// A task the parse refuses in the last chunk, or JSON broken there, with the file parsed
+    /// a chunk ahead: the import stops with the message the parse on this thread gives, and
+    /// nothing of the chunks before it stays. So does an import refused in its first chunk,
+    /// while the rest is being parsed.
+    @Test(arguments: [("\"due\": \"202612", "\"due\": \"not a date"), ("\"Task 449\",", "\"Task 449\" \"x\","), ("\"Task 3\"", "\"\(String(repeating: "x", count: 100_001))\"")])
+    func aFailureAfterTheChunksParsedAheadImportsNothing(_ replacing: String, _ with: String) throws {
+        var errors: [String] = []
+        for ahead in [true, false] {
+            let t = try TaskctlRunner()
+            t.extraEnvironment["TASKCTL_IMPORT_BATCH"] = "100"
+            if !ahead { t.extraEnvironment["TASKCTL_IMPORT_AHEAD"] = "0" }
+            try t.ok("add", "kept")
+            let before = try Data(contentsOf: t.store)
+            var text = Self.export(count: 450)
+            // The last occurrence: in the last chunk.
+            let range = try #require(text.range(of: replacing, options: .backwards))
+            text.replaceSubrange(range, with: with)
+            let result = try t.run(["import", try write(text, in: t, as: "bad.json")])
+            #expect(result.status != 0 && !result.err.isEmpty, "\(result.out) \(result.err)")
+            #expect(try Data(contentsOf: t.store) == before)
+            #expect(try t.texts() == ["kept"])
+            errors.append(result.err.replacingOccurrences(of: t.directory.path, with: "DIR"))
+        }
+        #expect(errors[0] == errors[1])
     }
 
     /// A record the store refuses in the last batch: nothing of the earlier batches stays.

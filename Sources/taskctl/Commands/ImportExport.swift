@@ -95,6 +95,16 @@ enum ImportCommand {
     /// How many tasks a large import makes objects of at a time (it commits them together).
     static let batchSize = 50_000
 
+    /// Whether a file of this size is parsed on a second thread ahead of the import: past
+    /// 8 MB (some 40,000 tasks; a batch is 50,000); in a debug build with
+    /// TASKCTL_IMPORT_BATCH set, TASKCTL_IMPORT_AHEAD=0 keeps the parse on this thread.
+    static func parsesAhead(bytes: Int, _ app: App) -> Bool {
+        #if DEBUG
+        if app.environment["TASKCTL_IMPORT_BATCH"] != nil { return app.environment["TASKCTL_IMPORT_AHEAD"] != "0" }
+        #endif
+        return bytes > 8 << 20
+    }
+
     /// The batch size of this run: in a debug build (the tests'), TASKCTL_IMPORT_BATCH may
     /// set a smaller one, so that batched imports are tested with a few hundred tasks.
     static func batchSize(_ app: App) -> Int {
@@ -109,7 +119,12 @@ enum ImportCommand {
         guard args.positional.count == 1 else { throw CLIError.usage("usage: taskctl import FILE [--format taskctl|taskwarrior|todo.txt]") }
         let path = args.positional[0]
         let format: String
-        var records: [[TaskRecord]]
+        var records: [[TaskRecord]] = []
+        // A large JSON file into a binary store is parsed on a second thread, a chunk ahead
+        // of the import (RecordStream); the first two chunks are parsed before the store is
+        // opened, as the whole file is otherwise.
+        var stream: RecordStream?
+        var fileBytes = 0
         do {
             // The file's bytes once: JSON is parsed from them a task at a time, and kept
             // fields are cut from them (a million tasks' export held three copies of its text
@@ -120,13 +135,21 @@ enum ImportCommand {
             // export was 7% of an import).
             guard isUTF8(bytes) else { throw CLIError.usage("\(path) is not UTF-8 text") }
             format = try detectFormat(bytes, given: args.value("format"), path: path)
-            records = try parse(bytes, format: format, app: app, path: path, chunk: batchSize(app))
+            fileBytes = bytes.count
+            if format != "todo.txt" && StoreType.forFile(app.storeURL) == .binary && parsesAhead(bytes: bytes.count, app) {
+                let parsing = RecordStream(bytes, format: format, now: app.now, path: path, chunk: batchSize(app))
+                if let first = try parsing.next() { records = [first] }
+                if try parsing.hasMore() { stream = parsing } else { warn(parsing.warnings, app) }
+            } else {
+                records = try parse(bytes, format: format, app: app, path: path, chunk: batchSize(app))
+            }
         }
+        defer { stream?.cancel() }
 
         let context = try app.context()
         let coordinator = context.coordinator
         var added = 0, updated = 0
-        let recordCount = records.reduce(0) { $0 + $1.count }
+        var recordCount = records.reduce(0) { $0 + $1.count }
         // Tasks already stored (and those this import adds) by UUID, as IDs: objects are let
         // go of after each batch.
         var existing: [UUID: ObjectID] = [:]
@@ -139,7 +162,8 @@ enum ImportCommand {
             existing = try app.tasks(context).reduce(into: [UUID: ObjectID]()) { map, task in
                 if case .uuid(let u) = task["uuid"] { map[u] = task.objectID }
             }
-            existing.reserveCapacity(existing.count + recordCount)
+            // (The file's tasks, or for a stream about them: a task is some 200 bytes.)
+            existing.reserveCapacity(existing.count + (stream == nil ? recordCount : fileBytes / 200))
             names = ["Location": [:], "Project": [:], "Tag": [:]]
             for (entity, ignoringCase) in [("Location", true), ("Project", false), ("Tag", false)] {
                 for object in try context.fetch(FetchRequest(entityName: entity)) {
@@ -152,7 +176,7 @@ enum ImportCommand {
         // A large import into a binary store saves in batches, letting each batch's objects
         // go, and commits the batches together: one commit and one transaction (one undo),
         // all or nothing, without holding a million tasks' objects at once.
-        let batched = recordCount > Self.batchSize(app) && StoreType.forFile(app.storeURL) == .binary
+        let batched = stream != nil || recordCount > Self.batchSize(app) && StoreType.forFile(app.storeURL) == .binary
         /// Makes objects of the records `take` hands over and saves them.
         func importBatch(_ take: () -> [TaskRecord]) throws {
             var records = take()
@@ -236,8 +260,19 @@ enum ImportCommand {
                                 return records[index]
                             }
                         }
+                        var batches = records.count
+                        if let stream {
+                            while let chunk = try stream.next() {
+                                recordCount += chunk.count
+                                batches += 1
+                                try importBatch { chunk }
+                            }
+                            warn(stream.warnings, app)
+                        }
                         #if DEBUG
-                        if app.environment["TASKCTL_IMPORT_BATCH"] != nil { app.output.warn("taskctl: debug: imported in \(records.count) batches") }
+                        if app.environment["TASKCTL_IMPORT_BATCH"] != nil {
+                            app.output.warn("taskctl: debug: imported in \(batches) batches\(stream == nil ? "" : ", parsed ahead")")
+                        }
                         #endif
                         existing = [:]  // not held through the commit and the compaction
                     }
@@ -328,16 +363,34 @@ enum ImportCommand {
     static func parse(_ bytes: [UInt8], format detected: String, app: App, path: String, chunk: Int) throws -> [[TaskRecord]] {
         if detected == "todo.txt" { return [try TodoTxtFormat.records(String(decoding: bytes, as: UTF8.self), dates: app.dates)] }
         var records: [[TaskRecord]] = []
+        let warnings = try parseJSON(bytes, format: detected, now: app.now, path: path, chunk: chunk) { records.append($0) }
+        warn(warnings, app)
+        return records
+    }
+
+    /// The warnings of a parse (priorities kept as written), at most twenty.
+    static func warn(_ warnings: [String], _ app: App) {
+        for warning in warnings.prefix(20) { app.output.warn(warning) }
+        if warnings.count > 20 { app.output.warn("taskctl: ... and \(warnings.count - 20) more such priorities") }
+    }
+
+    /// A JSON file's tasks (taskctl's or Taskwarrior's export, JSON lines, one object),
+    /// handed to `deliver` in chunks of `chunk` in the file's order, the last one shorter;
+    /// returns the warnings. Needs nothing of the app (a parse may run on another thread).
+    static func parseJSON(_ bytes: [UInt8], format detected: String, now: Date, path: String, chunk: Int,
+                          deliver: ([TaskRecord]) throws -> Void) throws -> [String] {
+        var current: [TaskRecord] = []
         var warnings: [String] = []
         func add(_ item: JSONNode, _ index: Int, _ source: [UInt8], line: Int? = nil) throws {
             let record = detected == "taskwarrior"
-                ? try TaskwarriorFormat.record(item, index: index, bytes: source, now: app.now, line: line) { warnings.append($0) }
+                ? try TaskwarriorFormat.record(item, index: index, bytes: source, now: now, line: line) { warnings.append($0) }
                 : try record(item, index: index, path: path)
-            if records.last.map({ $0.count >= chunk }) ?? true {
-                records.append([])
-                records[records.count - 1].reserveCapacity(chunk)
+            if current.count >= chunk {
+                try deliver(current)
+                current = []
             }
-            records[records.count - 1].append(record)
+            if current.isEmpty { current.reserveCapacity(chunk) }
+            current.append(record)
         }
         let isArray: Bool
         do {
@@ -370,9 +423,8 @@ enum ImportCommand {
                 }
             }
         }
-        for warning in warnings.prefix(20) { app.output.warn(warning) }
-        if warnings.count > 20 { app.output.warn("taskctl: ... and \(warnings.count - 20) more such priorities") }
-        return records
+        if !current.isEmpty { try deliver(current) }
+        return warnings
     }
 
     /// One task of taskctl's JSON export.
@@ -537,6 +589,86 @@ extension TaskwarriorFormat {
                 out += pair.json
             }
             return out + "}"
+        }
+    }
+}
+
+/// A large JSON import's records, parsed on a second thread a chunk ahead of the import,
+/// which builds and saves one chunk while the next is parsed. The chunks come in the file's
+/// order; a parse error comes after the chunks before it, and the import, which commits
+/// its chunks together, then saves none of them.
+final class RecordStream: @unchecked Sendable {
+    private let condition = NSCondition()
+    /// Parsed chunks not taken yet (at most `ahead`).
+    private var ready: [[TaskRecord]] = []
+    private var ended = false
+    private var failure: (any Error)?
+    private var cancelled = false
+    private var parsedWarnings: [String] = []
+    private let ahead = 1
+
+    private struct Cancelled: Error {}
+
+    init(_ bytes: [UInt8], format: String, now: Date, path: String, chunk: Int) {
+        DispatchQueue.global().async { [self] in
+            var warnings: [String] = []
+            var failure: (any Error)?
+            do {
+                warnings = try ImportCommand.parseJSON(bytes, format: format, now: now, path: path, chunk: chunk) { try self.put($0) }
+            } catch is Cancelled {
+            } catch {
+                failure = error
+            }
+            condition.withLock {
+                parsedWarnings = warnings
+                self.failure = failure
+                ended = true
+                condition.broadcast()
+            }
+        }
+    }
+
+    private func put(_ chunk: [TaskRecord]) throws {
+        try condition.withLock {
+            while ready.count >= ahead && !cancelled { condition.wait() }
+            if cancelled { throw Cancelled() }
+            ready.append(chunk)
+            condition.broadcast()
+        }
+    }
+
+    /// The next chunk, nil after the last; the parse's error once the chunks before it are taken.
+    func next() throws -> [TaskRecord]? {
+        try condition.withLock {
+            while ready.isEmpty && !ended { condition.wait() }
+            if !ready.isEmpty {
+                condition.broadcast()
+                return ready.removeFirst()
+            }
+            if let failure { throw failure }
+            return nil
+        }
+    }
+
+    /// Whether a chunk follows the ones taken (waiting for the parse to tell); the parse's
+    /// error when none does and it failed.
+    func hasMore() throws -> Bool {
+        try condition.withLock {
+            while ready.isEmpty && !ended { condition.wait() }
+            if ready.isEmpty, let failure { throw failure }
+            return !ready.isEmpty
+        }
+    }
+
+    /// The parse's warnings, once it has ended.
+    var warnings: [String] { condition.withLock { parsedWarnings } }
+
+    /// Stops the parse (the import failed): it takes no more chunks and ends.
+    func cancel() {
+        condition.withLock {
+            cancelled = true
+            ready = []
+            condition.broadcast()
         }
     }
 }
