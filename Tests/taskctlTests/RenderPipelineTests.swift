@@ -66,7 +66,7 @@ struct RenderPipelineTests {
         let caller = UInt(pthread_self())
         for threaded in [true, false] {
             threads.withLock { $0 = [] }
-            let pipeline = RenderPipeline(threaded: threaded, render: { view in
+            let pipeline = RenderPipeline<TaskView>(threaded: threaded, render: { view in
                 threads.withLock { _ = $0.insert(UInt(pthread_self())) }
                 return view.json
             }) { _ in }

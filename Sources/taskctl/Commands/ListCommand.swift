@@ -274,7 +274,7 @@ enum ListCommand {
         context.reset()
         app.output.line("[")
         var written = 0
-        let pipeline = RenderPipeline(threaded: order.count > batch, render: { "  " + $0.json }) { line in
+        let pipeline = RenderPipeline<TaskView>(threaded: order.count > batch, render: { "  " + $0.json }) { line in
             written += 1
             app.output.line(written < order.count ? line + "," : line)
         }
