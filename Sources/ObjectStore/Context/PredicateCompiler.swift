@@ -56,6 +56,17 @@ struct PredicateCompiler {
                     return try test(l, try rhs(object, scope), scope)
                 }
             }
+            if c.op == .in, c.options.isEmpty, case .array(let items) = c.rhs,
+               case let values = items.compactMap({ item -> Value? in if case .constant(let v) = item { v } else { nil } }),
+               values.count == items.count, let direct = DirectTest(.in, .list(values)) {
+                // `IN` a list of UUIDs, strings or integers: a set's lookup (SlotPredicate's),
+                // not the list walked for every object.
+                return { object, scope in
+                    let l = try lhs(object, scope)
+                    if case .value(let value) = l, let verdict = direct.test(value) { return verdict }
+                    return try test(l, try rhs(object, scope), scope)
+                }
+            }
             let membership = c.op == .contains || c.op == .in
             return { object, scope in
                 let l = try lhs(object, scope), r = try rhs(object, scope)

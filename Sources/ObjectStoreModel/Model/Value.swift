@@ -168,7 +168,14 @@ public enum Value: Sendable, Hashable {
         case (.bool(let a), .bool(let b)):
             return a == b ? .orderedSame : (!a ? .orderedAscending : .orderedDescending)
         case (.uuid(let a), .uuid(let b)):
-            return Value.string(a.uuidString).compare(to: .string(b.uuidString))
+            // The order of their text (`uuidString`: the bytes in hexadecimal, in order), read
+            // from the bytes without making the text.
+            return withUnsafeBytes(of: a.uuid) { x in
+                withUnsafeBytes(of: b.uuid) { y in
+                    for i in 0..<16 where x[i] != y[i] { return x[i] < y[i] ? .orderedAscending : .orderedDescending }
+                    return .orderedSame
+                }
+            }
         case (.uri(let a), .uri(let b)):
             return Value.string(a.absoluteString).compare(to: .string(b.absoluteString))
         case (.data(let a), .data(let b)):

@@ -252,16 +252,41 @@ extension SlotPredicate {
 
 /// A comparison of a value with a constant that needs none of the general comparison's
 /// work: nil or not, a string equal or not, a string containing a constant (CONTAINS
-/// without options), a date or an integer against a constant.
+/// without options), a date or an integer against a constant, and `IN` a list of UUIDs,
+/// of strings or of integers (a set's lookup, not a comparison with each listed value: a
+/// list of 12,000 dependencies tested against 120,000 tasks took minutes).
 @usableFromInline package enum DirectTest {
     case null(equal: Bool)
     case string(String, equal: Bool)
     case contains(String)
     case date(Date, PredicateComparison.Operator)
     case integer(Int64, PredicateComparison.Operator)
+    case uuids(Set<UUID>)
+    case strings(Set<String>)
+    case integers(Set<Int64>)
 
     /// The direct test of `op` with `constant` on the right, when there is one.
     package init?(_ op: PredicateComparison.Operator, _ constant: SlotConstant) {
+        if op == .in, case .list(let items) = constant, let first = items.first {
+            // One kind of value listed, which equals a value of that kind exactly when it is
+            // the same (strings without options: Swift's equality, canonical equivalence).
+            switch first {
+            case .uuid:
+                let uuids = items.compactMap { if case .uuid(let u) = $0 { u } else { nil } }
+                guard uuids.count == items.count else { return nil }
+                self = .uuids(Set(uuids))
+            case .string:
+                let strings = items.compactMap { if case .string(let t) = $0 { t } else { nil } }
+                guard strings.count == items.count else { return nil }
+                self = .strings(Set(strings))
+            case .integer:
+                let numbers = items.compactMap { if case .integer(let n) = $0 { n } else { nil } }
+                guard numbers.count == items.count else { return nil }
+                self = .integers(Set(numbers))
+            default: return nil
+            }
+            return
+        }
         guard case .value(let right) = constant else { return nil }
         switch (op, right) {
         case (.equal, .null), (.notEqual, .null): self = .null(equal: op == .equal)
@@ -308,6 +333,15 @@ extension SlotPredicate {
             case .equal: return value == number
             default: return value != number
             }
+        case .uuids(let members):
+            guard case .uuid(let value) = value else { return value.isNull ? false : nil }
+            return members.contains(value)
+        case .strings(let members):
+            guard case .string(let value) = value else { return value.isNull ? false : nil }
+            return members.contains(value)
+        case .integers(let members):
+            guard case .integer(let value) = value else { return value.isNull ? false : nil }
+            return members.contains(value)
         }
     }
 }
