@@ -251,13 +251,13 @@ enum Snippets {
         let tasks = try context.fetch(request)
     }
 
-    /// Sources/ObjectStore/ObjectStore.docc/Predicates.md, line 156.
+    /// Sources/ObjectStore/ObjectStore.docc/Predicates.md, line 160.
     static func predicates_2() async throws {
         var request = FetchRequest(entityName: "Task")
         request.sortDescriptors = [SortKey("dueDate"), SortKey("priority", ascending: false), SortKey("title", comparison: .natural)]
     }
 
-    /// Sources/ObjectStore/ObjectStore.docc/Predicates.md, line 191.
+    /// Sources/ObjectStore/ObjectStore.docc/Predicates.md, line 195.
     static func predicates_3() async throws {
         let models = try SnippetEnvironment.models()
         let coordinator = try SnippetEnvironment.coordinator()
@@ -290,7 +290,7 @@ enum Snippets {
         print(perPlace)   // [["location.name": "Home", "n": 1, "top": 3], ["location.name": "Shop", "n": 2, "top": 2]]
     }
 
-    /// Sources/ObjectStore/ObjectStore.docc/Predicates.md, line 237.
+    /// Sources/ObjectStore/ObjectStore.docc/Predicates.md, line 241.
     static func predicates_4() async throws {
         let models = try SnippetEnvironment.models()
         let coordinator = try SnippetEnvironment.coordinator()
