@@ -84,6 +84,28 @@ struct BatchedImportTests {
         #expect(errors[0] == errors[1])
     }
 
+    /// Two processes importing large files at once, one through a symbolic link to the
+    /// store, each parsing a batch ahead: both imports land whole (each commits its batches
+    /// together while holding the store), and the store checks clean.
+    @Test func twoBatchedImportsAtOnceThroughTwoNamesBothLand() throws {
+        let t = try TaskctlRunner()
+        t.extraEnvironment["TASKCTL_IMPORT_BATCH"] = "100"
+        try t.ok("add", "kept")
+        let link = t.directory.appendingPathComponent("link.store")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: t.store)
+        let first = try write(Self.export(count: 450), in: t, as: "first.json")
+        let second = try write(Self.export(count: 450, first: 1_000), in: t, as: "second.json")
+        let a = try t.start(["import", first])
+        t.extraEnvironment["TASKCTL_STORE"] = link.path
+        let b = try t.start(["import", second])
+        t.extraEnvironment["TASKCTL_STORE"] = nil
+        let results = [try t.finish(a), try t.finish(b)]
+        for result in results { #expect(result.status == 0 && result.out.contains("450 added") && result.err.contains("parsed ahead"), "\(result.out) \(result.err)") }
+        #expect(try t.tasks("--all").count == 901)
+        #expect(try t.run("store", "check").status == 0)
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: link.path)) == t.store.path, "the link is still a link")
+    }
+
     /// A record the store refuses in the last batch: nothing of the earlier batches stays.
     @Test func aRefusedRecordInTheLastBatchImportsNothing() throws {
         let t = try TaskctlRunner()

@@ -89,7 +89,7 @@ final class TaskctlRunner {
         return try finish(try start(program: binary, arguments, input: input))
     }
 
-    private func finish(_ started: (Process, Pipe, Pipe)) throws -> Result {
+    func finish(_ started: (Process, Pipe, Pipe)) throws -> Result {
         let (process, out, err) = started
         let outData = out.fileHandleForReading.readDataToEndOfFile()
         let errData = err.fileHandleForReading.readDataToEndOfFile()

@@ -323,40 +323,32 @@ final class TaskView {
             }
             out += "]"
         }
-        out += "{\"id\": "
-        out += String(id)
-        out += ", \"uuid\": "
-        text(uuid)
-        out += ", \"text\": "
-        text(self.text)
-        out += ", \"priority\": "
-        text(Priority.name(priority))
-        out += ", \"due\": "
+        func key(_ name: String) { out += ", \"" + name + "\": " }
+        out += "{\"id\": " + String(id)
+        for (name, value) in [("uuid", uuid), ("text", self.text), ("priority", Priority.name(priority))] {
+            key(name)
+            text(value)
+        }
+        key("due")
         date(due)
-        out += ", \"location\": "
-        text(location)
-        out += ", \"project\": "
-        text(project)
-        out += ", \"tags\": "
+        for (name, value) in [("location", location), ("project", project)] {
+            key(name)
+            text(value)
+        }
+        key("tags")
         list(tags) { text($0) }
-        out += ", \"status\": "
+        key("status")
         text(status)
         out += overdue ? ", \"overdue\": true" : ", \"overdue\": false"
-        out += ", \"created\": "
-        date(created)
-        out += ", \"completed\": "
-        date(completed)
-        out += ", \"wait\": "
-        date(wait)
-        out += ", \"scheduled\": "
-        date(scheduled)
-        out += ", \"started\": "
-        date(started)
-        out += ", \"recur\": "
+        for (name, value) in [("created", created), ("completed", completed), ("wait", wait), ("scheduled", scheduled), ("started", started)] {
+            key(name)
+            date(value)
+        }
+        key("recur")
         text(recurrence)
-        out += ", \"until\": "
+        key("until")
         date(until)
-        out += ", \"annotations\": "
+        key("annotations")
         list(annotations) { note in
             out += "{\"entry\": "
             date(note.entry)
@@ -364,9 +356,9 @@ final class TaskView {
             text(note.text)
             out += "}"
         }
-        out += ", \"depends\": "
+        key("depends")
         list(depends) { text($0.uuidString.lowercased()) }
-        out += ", \"urgency\": "
+        key("urgency")
         out += Urgency.text(urgency)
         out += "}"
         return out
