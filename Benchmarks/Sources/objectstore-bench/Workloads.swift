@@ -569,18 +569,22 @@ struct Workloads {
         let dir = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         var k = 0
-        record("4 delete 10%+save", n, "ObjectStore", try measure(options.runs, setup: { () -> ManagedObjectContext in
-            k += 1
-            let url = dir.appendingPathComponent("d\(k).store")
-            try OS.build(url, data)
-            return try OS.open(url)
-        }) { context in
-            let identifier = context.coordinator.storeIdentifier
-            for key in stride(from: 10, through: n, by: 10) {
-                context.delete(try context.object(with: ObjectID(entityName: "Task", storeIdentifier: identifier, key: .permanent(Int64(key)))))
-            }
-            try context.save()
-        })
+        // With full sync (one `fdatasync` a save) and with `.normal` (none, as GRDB's WAL
+        // with `synchronous=NORMAL`).
+        for durability in [StoreDurability.full, .normal] {
+            record("4 delete 10%+save", n, durability == .full ? "ObjectStore" : "ObjectStore .normal", try measure(options.runs, setup: { () -> ManagedObjectContext in
+                k += 1
+                let url = dir.appendingPathComponent("d\(k).store")
+                try OS.build(url, data)
+                return try OS.open(url, durability: durability)
+            }) { context in
+                let identifier = context.coordinator.storeIdentifier
+                for key in stride(from: 10, through: n, by: 10) {
+                    context.delete(try context.object(with: ObjectID(entityName: "Task", storeIdentifier: identifier, key: .permanent(Int64(key)))))
+                }
+                try context.save()
+            })
+        }
         for journal in SQL.Journal.allCases {
             record("4 delete 10%+save", n, journal.system, try measure(options.runs, setup: { () -> any DatabaseWriter in
                 k += 1

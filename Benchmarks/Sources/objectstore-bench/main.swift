@@ -98,6 +98,43 @@ if arguments.first == "--profile-evaluate", arguments.count == 3, let n = Int(ar
     print("\((DispatchTime.now().uptimeNanoseconds - start) / UInt64(max(1, rounds)) / 1000) us a fetch, \(found / max(1, rounds)) found")
     exit(0)
 }
+// For a profiler: workload 4's delete of every tenth task and save, `rounds` times, each on a
+// fresh copy of a store of N tasks (`.normal` with OBJECTSTORE_BENCH_NORMAL=1).
+if arguments.first == "--profile-delete", arguments.count == 3, let n = Int(arguments[1]), let rounds = Int(arguments[2]) {
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("delete-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let original = dir.appendingPathComponent("t.store")
+    try OS.build(original, TaskData.make(n))
+    let durability: StoreDurability = ProcessInfo.processInfo.environment["OBJECTSTORE_BENCH_NORMAL"] == "1" ? .normal : .full
+    var total: UInt64 = 0
+    for round in 0..<max(1, rounds) {
+        let url = dir.appendingPathComponent("r\(round).store")
+        try FileManager.default.copyItem(at: original, to: url)
+        let context = try OS.open(url, durability: durability)
+        let start = DispatchTime.now().uptimeNanoseconds
+        let identifier = context.coordinator.storeIdentifier
+        for key in stride(from: 10, through: n, by: 10) {
+            context.delete(try context.object(with: ObjectID(entityName: "Task", storeIdentifier: identifier, key: .permanent(Int64(key)))))
+        }
+        try context.save()
+        total += DispatchTime.now().uptimeNanoseconds - start
+    }
+    print("\(total / UInt64(max(1, rounds)) / 1000) us a delete and save")
+    exit(0)
+}
+// For a profiler: workload 1's insert of N tasks and save, `rounds` times, each into a new
+// store.
+if arguments.first == "--profile-insert", arguments.count == 3, let n = Int(arguments[1]), let rounds = Int(arguments[2]) {
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("insert-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let data = TaskData.make(n)
+    let start = DispatchTime.now().uptimeNanoseconds
+    for round in 0..<max(1, rounds) { try OS.build(dir.appendingPathComponent("r\(round).store"), data) }
+    print("\((DispatchTime.now().uptimeNanoseconds - start) / UInt64(max(1, rounds)) / 1000) us an insert and save")
+    exit(0)
+}
 // For a profiler: compact an existing store `rounds` times.
 if arguments.first == "--profile-compact", arguments.count == 3, let rounds = Int(arguments[2]) {
     let context = try OS.open(URL(fileURLWithPath: arguments[1]), durability: .normal)

@@ -182,7 +182,7 @@ public final class ManagedObjectContext {
             fill(object, with: (fetched, object.committedVersion))
             return
         }
-        guard let snapshot = try savedSnapshot(for: object.objectID) else {
+        guard let snapshot = try savedSnapshot(for: object.objectID, entity: object.entity) else {
             throw ObjectStoreError.objectNotFound(object.objectID)
         }
         fill(object, with: snapshot)
@@ -199,14 +199,17 @@ public final class ManagedObjectContext {
 
     /// The state of an object one level down: the parent's current values for a child
     /// context, the store's row otherwise. `nil` when the object does not exist there.
-    func savedSnapshot(for id: ObjectID) throws -> (slots: Slots, version: Int64)? {
+    /// `entity`: the ID's entity when the caller holds it (a fault does), so it is not
+    /// looked up by name (a bulk delete fires a thousand faults).
+    func savedSnapshot(for id: ObjectID, entity known: EntityDescription? = nil) throws -> (slots: Slots, version: Int64)? {
         if let parent {
             if parent.deletedSet.contains(id) { return nil }
             guard let object = parent.registered[id] ?? (id.isTemporary ? nil : try? parent.object(with: id)) else { return nil }
             do { try object.fireFault() } catch { return nil }
             return (object.slots, object.committedVersion)
         }
-        guard !id.isTemporary, id.storeIdentifier == storeIdentifier, let entity = model.entity(named: id.entityName) else { return nil }
+        guard !id.isTemporary, id.storeIdentifier == storeIdentifier,
+              let entity = known.flatMap({ $0.name == id.entityName ? $0 : nil }) ?? model.entity(named: id.entityName) else { return nil }
         if readsEncodedRows {
             return try coordinator.store.encodedRow(for: id, of: entity, layouts: rowLayouts)
         }
