@@ -64,6 +64,89 @@ import ObjectStoreModel
         #expect(try fresh.all("Location").count == 1)
     }
 
+    /// A bulk delete of objects that are faults (a fresh context over a saved store), as
+    /// many as make the binary store read the entity whole at once: each deleted task lets
+    /// go of its location (whose list is derived) and cascades to its notes, one undo brings
+    /// them all back, and the saved store holds exactly the others, on every kind of store.
+    @Test(arguments: StoreKind.allCases)
+    func aBulkDeleteOfFaultsCascadesNullifiesAndUndoes(kind: StoreKind) throws {
+        let schema = """
+            { "entities": [
+              { "name": "Task", "attributes": [{ "name": "text", "type": "string" }],
+                "relationships": [
+                  { "name": "location", "destination": "Location", "inverse": "tasks" },
+                  { "name": "notes", "destination": "Note", "inverse": "task", "toMany": true, "deleteRule": "cascade" }] },
+              { "name": "Location", "attributes": [{ "name": "name", "type": "string" }],
+                "relationships": [{ "name": "tasks", "destination": "Task", "inverse": "location", "toMany": true, "derivedFromInverse": true }] },
+              { "name": "Note", "attributes": [{ "name": "body", "type": "string" }],
+                "relationships": [{ "name": "task", "destination": "Task", "inverse": "notes" }] }
+            ] }
+            """
+        let model = try ManagedObjectModel(schema: schema, file: "bulk")
+        let directory = try TemporaryDirectory()
+        var memory: InMemoryStore?
+        let n = 1_200
+        do {
+            let context = ManagedObjectContext(coordinator: try kind.open(in: directory, memory: &memory, model: model))
+            context.undoManager = nil
+            let locations = try (0..<3).map { i in
+                let location = try context.insertObject(entityName: "Location")
+                try location.setValue(.string("L\(i)"), forKey: "name")
+                return location
+            }
+            for i in 0..<n {
+                let task = try context.insertObject(entityName: "Task")
+                try task.setValue(.string("t\(i)"), forKey: "text")
+                try task.setObject(locations[i % 3], forKey: "location")
+                let note = try context.insertObject(entityName: "Note")
+                try note.setValue(.string("n\(i)"), forKey: "body")
+                try note.setObject(task, forKey: "task")
+            }
+            try context.save()
+            try context.coordinator.compactStore()
+        }
+        let context = ManagedObjectContext(coordinator: try kind.open(in: directory, memory: &memory, model: model))
+        let fresh = ManagedObjectContext(coordinator: context.coordinator)
+        // Every fourth task in key order: 300, above the 256 single reads after which the
+        // binary store reads an entity whole.
+        let chosen = try fresh.fetch(FetchRequest(entityName: "Task")).enumerated().filter { $0.offset % 4 == 0 }.map(\.element)
+        let doomed = chosen.map(\.objectID)
+        let doomedTexts = Set(chosen.map { $0["text"].stringValue ?? "?" })
+        #expect(doomedTexts.count == n / 4)
+        fresh.reset()
+        // Faults with nothing read: each deletion reads its task's row.
+        let faults = try doomed.map { try fresh.object(with: $0) }
+        #expect(faults.allSatisfy { $0.isFault })
+        for task in faults { fresh.delete(task) }
+        fresh.processPendingChanges()
+        for task in faults {
+            #expect(try task.object(forKey: "location") == nil)
+            #expect(try task.objects(forKey: "notes").isEmpty)
+        }
+        #expect(fresh.deletedObjects.count == 2 * doomed.count)  // each task and its note
+        fresh.undo()
+        for task in faults {
+            #expect(try task.object(forKey: "location") != nil)
+            #expect(try task.objects(forKey: "notes").count == 1)
+        }
+        #expect(fresh.deletedObjects.isEmpty)
+        fresh.redo()
+        try fresh.save()
+
+        let reopened = ManagedObjectContext(coordinator: try kind.open(in: directory, memory: &memory, model: model))
+        let tasks = try reopened.fetch(FetchRequest(entityName: "Task"))
+        let notes = try reopened.fetch(FetchRequest(entityName: "Note"))
+        #expect(tasks.count == n - doomed.count)
+        #expect(notes.count == n - doomed.count)
+        #expect(tasks.allSatisfy { !doomedTexts.contains($0["text"].stringValue ?? "?") })
+        for note in notes {
+            let task = try #require(try note.object(forKey: "task"))
+            #expect(note["body"].stringValue?.dropFirst() == task["text"].stringValue?.dropFirst())
+        }
+        let perLocation = try reopened.fetch(FetchRequest(entityName: "Location")).map { try $0.objects(forKey: "tasks").count }
+        #expect(perLocation.reduce(0, +) == n - doomed.count)
+    }
+
     @Test func cascadeDeletesChainsAndSurvivesCycles() throws {
         let context = TestModel.context()
         let task = try context.task("Milk")

@@ -25,6 +25,7 @@ extension ManagedObjectContext {
             var removals = InverseRemovals()
             var plans = DeletePlans()
             let derived = derivedDestinations(of: batch)
+            announceRowReads(of: batch)
             for object in batch { applyDeleteRules(object, derived, &removals, &plans) }
             removals.apply(in: self)
         }
@@ -45,17 +46,17 @@ extension ManagedObjectContext {
         object.prepareForDeletion()
         guard (try? object.fireFault()) != nil else { return }
         for step in plans.steps(for: object.entity, in: self) {
-            let relationship = step.relationship
             var targets: [ManagedObject] = []
             if step.needsTargets {
+                let relationship = step.relationship
                 // Targets of another entity (a damaged store's) have no such inverse.
                 let ids = step.isDerived ? derived[relationship]?[object.objectID] ?? [] : object.slots[step.slot].referencedIDs
                 targets = ids.compactMap { try? self.object(with: $0) }
                     .filter { $0.entity.isKind(of: relationship.destinationEntityName) }
             }
-            if relationship.deleteRule == .cascade { for target in targets { delete(target) } }
-            if !step.isDerived { try? setSlot(object, step.slot, relationship.isToMany ? .toMany([]) : .toOne(nil)) }
-            guard let inverse = step.inverse else { continue }
+            if step.cascades { for target in targets { delete(target) } }
+            if !step.isDerived { try? setSlot(object, step.slot, step.isToMany ? .toMany([]) : .toOne(nil)) }
+            guard !targets.isEmpty, let inverse = step.inverse else { continue }
             for target in targets {
                 if inverse.isToMany {
                     // A side derived from this one has nothing stored to remove.
@@ -72,9 +73,13 @@ extension ManagedObjectContext {
 /// once per entity and batch of deletions: looking up each relationship's slot and inverse
 /// by name for every deleted object was a tenth of a bulk delete.
 fileprivate struct DeletePlans {
-    struct Step {
+    /// A class, so walking an entity's steps for each deleted object retains one
+    /// reference per step instead of copying its relationships' descriptions.
+    final class Step {
         let relationship: RelationshipDescription
         let slot: Int
+        let isToMany: Bool
+        let cascades: Bool
         /// A to-many derived from its inverse: its destinations are looked up for the batch.
         let isDerived: Bool
         let inverse: RelationshipDescription?
@@ -82,6 +87,16 @@ fileprivate struct DeletePlans {
         /// the deleted object. A nullified relationship whose inverse is missing or derived
         /// (a location's tasks) leaves them as they are, so none is looked up or made.
         let needsTargets: Bool
+
+        init(relationship: RelationshipDescription, slot: Int, isDerived: Bool, inverse: RelationshipDescription?, needsTargets: Bool) {
+            self.relationship = relationship
+            self.slot = slot
+            self.isToMany = relationship.isToMany
+            self.cascades = relationship.deleteRule == .cascade
+            self.isDerived = isDerived
+            self.inverse = inverse
+            self.needsTargets = needsTargets
+        }
     }
     private var plans: [ObjectIdentifier: [Step]] = [:]
 
@@ -103,6 +118,17 @@ fileprivate struct DeletePlans {
 }
 
 extension ManagedObjectContext {
+    /// Tells the store how many rows of each entity firing these objects' faults will read
+    /// (delete rules read every deleted object), so it can read them in one go.
+    func announceRowReads(of objects: some Sequence<ManagedObject>) {
+        guard parent == nil, readsEncodedRows else { return }
+        var counts: [ObjectIdentifier: (name: String, count: Int)] = [:]
+        for object in objects where object.faultState && object.committedSlots == nil && !object.objectID.isTemporary {
+            counts[object.entity.identity, default: (object.entity.name, 0)].count += 1
+        }
+        for (name, count) in counts.values where count > 1 { coordinator.store.willReadRows(count, ofEntity: name) }
+    }
+
     /// The objects of the cascading or nullifying relationships derived from their inverse,
     /// of each deleted object of a batch: looked up once per relationship for the batch.
     fileprivate func derivedDestinations(of batch: [ManagedObject]) -> [RelationshipDescription: [ObjectID: [ObjectID]]] {

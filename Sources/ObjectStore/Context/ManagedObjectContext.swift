@@ -170,6 +170,7 @@ public final class ManagedObjectContext {
     /// batch when it has one.
     func fulfillFault(_ object: ManagedObject) throws {
         if !faultBatches.isEmpty, let batch = faultBatches.removeValue(forKey: object.objectID) {
+            announceRowReads(of: batch.lazy.compactMap { self.registered[$0] })
             for id in batch where id != object.objectID {
                 faultBatches[id] = nil
                 if let other = registered[id], other.faultState, let snapshot = try? savedSnapshot(for: id) {

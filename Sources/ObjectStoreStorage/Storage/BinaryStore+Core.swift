@@ -76,6 +76,16 @@ extension BinaryStore {
             return (found.entry.version, found.bytes, 0)
         }
 
+        /// Reads the entity's snapshot rows whole now when `count` single reads of them are
+        /// coming that would end up doing it anyway (as many as a query reads singly): a bulk
+        /// delete of 1,000 of 10,000 tasks otherwise searched the file 312 times first. A
+        /// failure is left to the reads that follow, which report it.
+        func willReadRows(_ count: Int, ofEntity name: String) {
+            guard let snapshot = state.cache.snapshot, let index = state.codec?.entityIndex[name], index < snapshot.entities.count,
+                  state.cache.loaded[index] == nil, count >= max(256, snapshot.entities[index].rowCount / 32) else { return }
+            _ = try? loadedEntity(index)
+        }
+
         /// Keeps a row read by itself for the next time it is asked for; once as many are kept
         /// as a query reads singly (one in 32, at least 256), the entity is read whole instead.
         func remember(_ bytes: [UInt8], key: Int64, version: Int64, table: Int) throws {

@@ -225,6 +225,10 @@ package final class BinaryStore: PersistentStore, Sendable {
         }
     }
 
+    package func willReadRows(_ count: Int, ofEntity name: String) {
+        core.withLock { core in core.willReadRows(count, ofEntity: name) }
+    }
+
     package func slotValues(ofEntity entityName: String, slots: [Int]) throws -> [(ObjectID, [SlotValue])] {
         try fileLock.withLock(exclusive: false) { fd, _ in
             try core.withLock { core in

@@ -63,6 +63,11 @@ package protocol PersistentStore: AnyObject, Sendable {
     /// row's layout from `layouts`; nil when the store has no such object (or no encoded
     /// rows). Throws when the row does not decode.
     func encodedRow(for id: ObjectID, of entity: EntityDescription, layouts: RowLayouts) throws -> (slots: Slots, version: Int64)?
+    /// A hint: about `count` rows of the entity are about to be read one at a time through
+    /// ``encodedRow(for:of:layouts:)`` (a batch of faults fired together, a bulk delete). A
+    /// store that reads rows singly may read the entity's rows in one go now rather than
+    /// after many single reads. Errors are left to the reads themselves.
+    func willReadRows(_ count: Int, ofEntity name: String)
     /// Leaves the log alone until the store is compacted explicitly (a migration's
     /// destination, written in batches and compacted once at the end).
     func suspendAutomaticCompaction()
@@ -116,6 +121,7 @@ extension PersistentStore {
     package var hasEncodedRows: Bool { false }
     package func readRows<T>(_ body: (any RowReader) throws -> T) throws -> T? { nil }
     package func encodedRow(for id: ObjectID, of entity: EntityDescription, layouts: RowLayouts) throws -> (slots: Slots, version: Int64)? { nil }
+    package func willReadRows(_ count: Int, ofEntity name: String) {}
     package func suspendAutomaticCompaction() {}
     package func deferHousekeeping(_ deferred: Bool) {}
     package func housekeep() {}
