@@ -396,13 +396,21 @@ struct FetchExecutor {
             if makesObjects {
                 context.registered.reserveCapacity(forMore: scan.verdicts.isEmpty ? scan.rows.count : scan.verdicts.lazy.filter { $0 != 2 }.count)
             }
-            let initial = rowEntity.properties.map(SlotValue.initial(for:))
+            // The entity's initial values and stored slots as the context's layout of its rows
+            // keeps them (worked out from the properties' descriptions per fetch, they were
+            // a tenth of an indexed lookup).
+            let rowLayout = scan.layout(of: rowEntity, in: context.rowLayouts)
+            let initial = rowLayout.initial
             // Stores do not write transient and derived values: they start from their
             // initial values. A derived attribute may read any value, so it needs them all.
-            let stored = rowEntity.properties.map { $0.attribute?.isStored ?? true }
-            let readsDerived = keys?.contains { rowEntity.attribute(named: $0)?.isDerived == true } ?? true
-            let wanted = rowEntity.properties.indices.map { index in
-                stored[index] && (readsDerived || keys?.contains(rowEntity.properties[index].name) ?? true)
+            let stored = rowLayout.stored
+            let readsDerived = keys?.contains { key in rowEntity.slot(of: key).map { rowEntity.kind(ofSlot: $0) == .derivedAttribute } ?? false } ?? true
+            var wanted = stored
+            if let keys, !readsDerived {
+                wanted = [Bool](repeating: false, count: stored.count)
+                for key in keys {
+                    if let slot = rowEntity.slot(of: key), slot < stored.count { wanted[slot] = stored[slot] }
+                }
             }
             let probe = ManagedObject(entity: rowEntity, objectID: ObjectID(idScope, key: .permanent(0)))
             probe.managedObjectContext = context
@@ -414,7 +422,7 @@ struct FetchExecutor {
             /// A matching row's saved state, decoded whole when asked for (the closures share
             /// one reference to the scan: capturing it, a struct of arrays, copied it per match).
             let rowsOfEntity = SavedRows(scan: scan, initial: initial, stored: stored,
-                                         layout: readingInPlace ? scan.layout(of: rowEntity, in: context.rowLayouts) : nil,
+                                         layout: readingInPlace ? rowLayout : nil,
                                          wanted: rowEntity.name == entity.name ? decodedSlots : nil)
             func saved(_ index: Int) -> SavedState { SavedState(source: .row(rowsOfEntity, index)) }
             for index in scan.rows.indices {
