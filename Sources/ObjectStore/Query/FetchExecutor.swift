@@ -447,10 +447,11 @@ struct FetchExecutor {
                 if let object = context.registeredObject(for: id) {
                     // A row deleted elsewhere since it was listed simply does not match.
                     guard try object.fireFaultUnlessDeleted() else { continue }
-                    let tested = savedState(of: object)
+                    // Tested where it keeps its values, as in `forEachMatch(of:...)`.
                     if let direct, object.entity.name == rowEntity.name {
-                        if try direct.matches(tested.slots) { try match(id, object, nil) }
-                    } else if try test(tested, scope) {
+                        let savedValues = !request.includesPendingChanges && object.isUpdated ? object.committedSlots : nil
+                        if try savedValues.map({ try direct.matches($0) }) ?? direct.matches(object.slots) { try match(id, object, nil) }
+                    } else if try test(savedState(of: object), scope) {
                         try match(id, object, nil)
                     }
                     continue
