@@ -65,8 +65,7 @@ if arguments.first == "--profile-open", arguments.count == 3, let rounds = Int(a
 // round in a new context, on a store of N tasks built in memory's temporary directory first.
 if arguments.first == "--profile-lookup", arguments.count == 3, let n = Int(arguments[1]), let rounds = Int(arguments[2]) {
     let data = TaskData.make(n)
-    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("lookup-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    let dir = temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: dir) }
     let coordinator = try OS.build(dir.appendingPathComponent("t.store"), data, model: try OS.currentModel(adding: ("byTitle", "title")))
     let titles = (0..<20).map { data[($0 * 7_919) % data.count].title }
@@ -101,8 +100,7 @@ if arguments.first == "--profile-evaluate", arguments.count == 3, let n = Int(ar
 // For a profiler: workload 4's delete of every tenth task and save, `rounds` times, each on a
 // fresh copy of a store of N tasks (`.normal` with OBJECTSTORE_BENCH_NORMAL=1).
 if arguments.first == "--profile-delete", arguments.count == 3, let n = Int(arguments[1]), let rounds = Int(arguments[2]) {
-    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("delete-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    let dir = temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: dir) }
     let original = dir.appendingPathComponent("t.store")
     try OS.build(original, TaskData.make(n))
@@ -126,8 +124,7 @@ if arguments.first == "--profile-delete", arguments.count == 3, let n = Int(argu
 // For a profiler: workload 1's insert of N tasks and save, `rounds` times, each into a new
 // store.
 if arguments.first == "--profile-insert", arguments.count == 3, let n = Int(arguments[1]), let rounds = Int(arguments[2]) {
-    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("insert-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    let dir = temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: dir) }
     let data = TaskData.make(n)
     let start = DispatchTime.now().uptimeNanoseconds
