@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import ObjectStore
 import ObjectStoreModel
@@ -145,6 +146,56 @@ import ObjectStoreModel
         }
         let perLocation = try reopened.fetch(FetchRequest(entityName: "Location")).map { try $0.objects(forKey: "tasks").count }
         #expect(perLocation.reduce(0, +) == n - doomed.count)
+    }
+
+    /// The same bulk delete of faults (as many as make the store read the entity whole at
+    /// once) after another coordinator, through a symbolic link to the store, edited tasks and
+    /// compacted the file (replaced it by a rename): the deletion reads the rows, the save
+    /// lands on the new file, and the other side's edits of the tasks kept survive.
+    @Test func aBulkDeleteOfFaultsAfterAnotherCompactedThroughALink() throws {
+        let model = TestModel.model
+        let directory = try TemporaryDirectory()
+        let url = directory.file("tasks.store"), link = directory.file("link.store")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: url)
+        let n = 1_000
+        let first = try PersistentStoreCoordinator(model: model, storeURL: url, clock: { TestModel.now })
+        do {
+            let context = ManagedObjectContext(coordinator: first)
+            context.undoManager = nil
+            for i in 0..<n {
+                let task = try context.task("t\(i)")
+                let note = try context.insertObject(entityName: "Note")
+                try note.setValue(.string("n\(i)"), forKey: "body")
+                try task.addObject(note, toKey: "notes")
+            }
+            try context.save()
+            try first.compactStore()
+        }
+        let ids = try ManagedObjectContext(coordinator: first).fetch(FetchRequest(entityName: "Task")).map(\.objectID)
+        let doomed = ids.enumerated().filter { $0.offset % 3 == 0 }.map(\.element)
+        do {
+            // The other side: every task kept gets priority 2, then the file is compacted.
+            let second = try PersistentStoreCoordinator(model: model, storeURL: link, clock: { TestModel.now })
+            let other = ManagedObjectContext(coordinator: second)
+            other.undoManager = nil
+            for task in try other.fetch(FetchRequest(entityName: "Task")) where !doomed.contains(task.objectID) {
+                try task.setValue(.integer(2), forKey: "priority")
+            }
+            try other.save()
+            try second.compactStore()
+        }
+        let context = ManagedObjectContext(coordinator: first)
+        for id in doomed { context.delete(try context.object(with: id)) }
+        try context.save()
+
+        let reopened = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: model, storeURL: link, clock: { TestModel.now }))
+        let tasks = try reopened.fetch(FetchRequest(entityName: "Task"))
+        #expect(tasks.count == n - doomed.count)
+        #expect(tasks.allSatisfy { $0["priority"] == .integer(2) })
+        #expect(try reopened.fetch(FetchRequest(entityName: "Note")).count == n - doomed.count)
+        let attributes = try FileManager.default.attributesOfItem(atPath: link.path)
+        #expect(attributes[.type] as? FileAttributeType == .typeSymbolicLink)
+        #expect(try reopened.coordinator.checkIntegrity().problems.isEmpty)
     }
 
     @Test func cascadeDeletesChainsAndSurvivesCycles() throws {
