@@ -62,12 +62,14 @@ if arguments.first == "--profile-open", arguments.count == 3, let rounds = Int(a
     exit(0)
 }
 // For a profiler: workload 13's lookups (20 titles, an index on title), `rounds` times, each
-// round in a new context, on a store of N tasks built in memory's temporary directory first.
+// round in a new context, on a store of N tasks built in memory's temporary directory first;
+// with OBJECTSTORE_BENCH_NOINDEX=1, without the index (each lookup scans every row).
 if arguments.first == "--profile-lookup", arguments.count == 3, let n = Int(arguments[1]), let rounds = Int(arguments[2]) {
     let data = TaskData.make(n)
     let dir = temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: dir) }
-    let coordinator = try OS.build(dir.appendingPathComponent("t.store"), data, model: try OS.currentModel(adding: ("byTitle", "title")))
+    let model = ProcessInfo.processInfo.environment["OBJECTSTORE_BENCH_NOINDEX"] == "1" ? try OS.models().currentModel() : try OS.currentModel(adding: ("byTitle", "title"))
+    let coordinator = try OS.build(dir.appendingPathComponent("t.store"), data, model: model)
     let titles = (0..<20).map { data[($0 * 7_919) % data.count].title }
     let start = DispatchTime.now().uptimeNanoseconds
     var found = 0
