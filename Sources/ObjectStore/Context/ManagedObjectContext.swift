@@ -65,6 +65,12 @@ public final class ManagedObjectContext {
     /// Whether the store's rows are encoded: objects read their values from them in place,
     /// and a root context's fetches take an entity's rows in bulk (``ScanPlanner``).
     lazy var readsEncodedRows = coordinator.store.hasEncodedRows
+    /// How many rows a scan must have to test before it shares their tests among the cores
+    /// (``ParallelScan``): below it, a fetch asks for no thread. Tests set it low to run
+    /// small stores through the shared path.
+    var parallelScanMinimumRows = 16_384
+    /// How many scans have shared their tests among the cores (tests read it).
+    var parallelScans = 0
     /// The entities whose objects uniqueness is checked for, found once (every save asks).
     lazy var constrainedEntityNames = Self.constrainedEntityNames(in: model)
     var compiledKeyPaths: [String: ExpressionClosure] = [:]

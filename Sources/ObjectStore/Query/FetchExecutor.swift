@@ -432,6 +432,12 @@ struct FetchExecutor {
                                          layout: readingInPlace ? rowLayout : nil,
                                          wanted: rowEntity.name == entity.name ? decodedSlots : nil)
             func saved(_ index: Int) -> SavedState { SavedState(source: .row(rowsOfEntity, index)) }
+            // Many rows to test: the slot predicate's verdicts are worked out on every core
+            // first (``ParallelScan``), and each row below takes its own.
+            let shared = (direct ?? prefilter).map {
+                ParallelScan.verdicts(of: scan, predicate: $0, initial: initial, wanted: wanted, minimumRows: context.parallelScanMinimumRows)
+            } ?? []
+            if !shared.isEmpty { context.parallelScans += 1 }
             for index in scan.rows.indices {
                 if decided, registeredKeys.isEmpty || !registeredKeys.contains(scan.rows[index].key) {
                     let verdict = scan.verdicts[index]
@@ -456,8 +462,17 @@ struct FetchExecutor {
                     }
                     continue
                 }
+                if !shared.isEmpty {
+                    let verdict = shared[index]
+                    if verdict == ParallelScan.rejected { continue }
+                    if verdict == ParallelScan.matched, direct != nil {
+                        try match(id, nil, saved(index))
+                        continue
+                    }
+                }
                 probe.objectID = id
-                try scan.decode(index, into: &probe.slots.values, wanted: wanted)
+                // A row of another length reads as the initial values (as its saved state does).
+                if try scan.decode(index, into: &probe.slots.values, wanted: wanted) != initial.count { probe.slots.values = initial }
                 let matched: Bool
                 if let direct {
                     matched = try direct.matches(probe.slots)

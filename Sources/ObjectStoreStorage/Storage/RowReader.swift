@@ -86,6 +86,30 @@ package struct RowScan {
         }
     }
 
+    /// For each row in `range` that `includes` accepts, in order: its `wanted` slots decoded
+    /// into `slots`, then `body` with the row's index and number of slots (nil when the row
+    /// could not be decoded; `slots` then holds what was read of it). Rows that share their
+    /// bytes (a snapshot part's) are read through one reader, so no row's bytes are
+    /// retained and released per row: threads decoding parts of one scan side by side
+    /// would otherwise contend for the one reference count.
+    package func decodeEach(in range: Range<Int>, where includes: (Int) -> Bool, into slots: inout [SlotValue], wanted: [Bool],
+                            _ body: (Int, Int?, inout [SlotValue]) -> Void) {
+        rows.withUnsafeBufferPointer { rows in
+            var reader = ByteReader([], from: 0)
+            var base: UnsafePointer<UInt8>?
+            for index in range where includes(index) {
+                let address = rows[index].bytes.withUnsafeBufferPointer { $0.baseAddress }
+                if address != base || base == nil {
+                    reader = ByteReader(rows[index].bytes, from: 0)
+                    base = address
+                }
+                reader.position = rows[index].start
+                let count = try? codec.decode(into: &slots, wanted: wanted, from: &reader, shape: shape)
+                body(index, count, &slots)
+            }
+        }
+    }
+
     /// The slots `wanted` marks, decoded into `slots`; returns the row's number of slots.
     @discardableResult
     package func decode(_ index: Int, into slots: inout [SlotValue], wanted: [Bool]) throws -> Int {

@@ -1,0 +1,113 @@
+import Foundation
+import Testing
+@testable import ObjectStore
+import ObjectStoreModel
+import ObjectStoreStorage
+
+/// A fetch over many rows shares its slot-predicate tests among the cores
+/// (``ParallelScan``). What it finds, in what order, and what it counts must be what the
+/// serial scan finds, whatever the context holds: unsaved edits, deletions and insertions,
+/// objects it holds unchanged, rows in the snapshot and in the log.
+@Suite struct ParallelScanTests {
+    static let n = 3_000
+
+    /// Predicates the store's slot predicate decides alone (strings, which no column holds;
+    /// numbers its columns decide; references; nil), and ones it only prefilters (a key path
+    /// through a to-one, a derived attribute) before the compiled test.
+    static let predicates: [(format: String, arguments: [Value])] = [
+        ("text == 't1234'", []),
+        ("text CONTAINS[c] 'T7'", []),
+        ("text BEGINSWITH 't1' AND priority >= 2", []),
+        ("priority == 3 OR text ENDSWITH '99'", []),
+        ("NOT (text LIKE 't*5')", []),
+        ("code == nil AND ratio < 1500", []),
+        ("status == 'done' AND location.name == 'L1'", []),
+        ("text ENDSWITH '3' AND isOverdue == YES", []),
+        ("dueDate < %@ AND text IN {'t1', 't3', 't2999', 'x100', 't7new2'}", [.date(TestModel.now)]),
+    ]
+
+    /// A context over `coordinator` holding the same unsaved changes each time it is made:
+    /// 30 tasks renamed and raised, 30 deleted, 5 inserted, 300 held unchanged.
+    static func preparedContext(_ coordinator: PersistentStoreCoordinator, parallelFrom minimumRows: Int) throws -> ManagedObjectContext {
+        let context = ManagedObjectContext(coordinator: coordinator)
+        context.parallelScanMinimumRows = minimumRows
+        for task in try context.fetch(FetchRequest(entityName: "Task", predicate: try ObjectPredicate(format: "text ENDSWITH '00'"))) {
+            guard case .string(let text) = task["text"] else { continue }
+            try task.setValue(.string("x" + text.dropFirst()), forKey: "text")
+            try task.setValue(.integer(3), forKey: "priority")
+        }
+        for task in try context.fetch(FetchRequest(entityName: "Task", predicate: try ObjectPredicate(format: "text ENDSWITH '11'"))) {
+            context.delete(task)
+        }
+        _ = try context.fetch(FetchRequest(entityName: "Task", predicate: try ObjectPredicate(format: "text ENDSWITH '7'")))
+        for i in 0..<5 {
+            let task = try context.insertObject(entityName: "Task")
+            try task.setValue(.string("t7new\(i)"), forKey: "text")
+            try task.setValue(.integer(Int64(i % 4)), forKey: "priority")
+        }
+        return context
+    }
+
+    /// What a fetch found, in its order: each task's text and priority (texts are unique).
+    static func found(_ context: ManagedObjectContext, _ request: FetchRequest) throws -> [String] {
+        try context.fetch(request).map { "\($0["text"])/\($0["priority"])" }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aParallelScanFindsWhatTheSerialOneDoes(kind: StoreKind) throws {
+        let directory = try TemporaryDirectory()
+        var memory: InMemoryStore?
+        let coordinator = try kind.open(in: directory, memory: &memory)
+        do {
+            let context = ManagedObjectContext(coordinator: coordinator)
+            context.undoManager = nil
+            let locations = try (0..<3).map { i in
+                let location = try context.insertObject(entityName: "Location")
+                try location.setValue(.string("L\(i)"), forKey: "name")
+                return location
+            }
+            // Two saves: on the binary stores the second's rows are in the log over the
+            // first's snapshot (the `snapshot` kind compacts them into it).
+            for i in 0..<Self.n {
+                let task = try context.insertObject(entityName: "Task")
+                try task.setValue(.string("t\(i)"), forKey: "text")
+                try task.setValue(.integer(Int64(i % 4)), forKey: "priority")
+                try task.setValue(i % 5 == 0 ? .string("done") : .string("open"), forKey: "status")
+                if i % 7 == 0 { try task.setValue(.string("ABC"), forKey: "code") }
+                if i % 2 == 1 { try task.setValue(.date(TestModel.now.addingTimeInterval(Double(i - Self.n / 2) * 3_600)), forKey: "dueDate") }
+                try task.setValue(.double(Double(i)), forKey: "ratio")
+                try task.setObject(locations[i % 3], forKey: "location")
+                if i == 2_000 { try context.save() }
+            }
+            try context.save()
+        }
+        let serial = try Self.preparedContext(coordinator, parallelFrom: .max)
+        let parallel = try Self.preparedContext(coordinator, parallelFrom: 0)
+        let home = try #require(try serial.fetch(FetchRequest(entityName: "Location", predicate: try ObjectPredicate(format: "name == 'L1'"))).first)
+        _ = try parallel.fetch(FetchRequest(entityName: "Location", predicate: try ObjectPredicate(format: "name == 'L1'")))
+        var cases = Self.predicates
+        cases.append(("location == %@ AND priority != 0", [.uri(home.objectID.uriRepresentation)]))
+        for (format, arguments) in cases {
+            for includesPendingChanges in [true, false] {
+                var request = FetchRequest(entityName: "Task", predicate: try ObjectPredicate(format: format, arguments: arguments))
+                request.includesPendingChanges = includesPendingChanges
+                let expected = try Self.found(serial, request)
+                #expect(!expected.isEmpty && expected.count < Self.n, "\(format) should find some tasks, not all")
+                #expect(try Self.found(parallel, request) == expected, "\(kind): \(format), pending changes \(includesPendingChanges)")
+                #expect(try parallel.count(for: request) == serial.count(for: request), "\(kind): count of \(format)")
+                request.sortDescriptors = [SortKey("priority", ascending: false), SortKey("text")]
+                request.fetchOffset = 3
+                request.fetchLimit = 40
+                #expect(try Self.found(parallel, request) == Self.found(serial, request), "\(kind): first 40 of \(format)")
+            }
+        }
+        // Stores of encoded rows are scanned row by row, and the scans were shared; the
+        // others test objects through the context, and share nothing.
+        #expect(serial.parallelScans == 0)
+        if kind == .binary || kind == .snapshot {
+            #expect(parallel.parallelScans >= cases.count)
+        } else {
+            #expect(parallel.parallelScans == 0)
+        }
+    }
+}
