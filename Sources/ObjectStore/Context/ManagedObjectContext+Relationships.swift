@@ -81,10 +81,11 @@ extension ManagedObjectContext {
             var values = kind.properties.map(SlotValue.initial(for:))
             var wanted = [Bool](repeating: false, count: kind.properties.count)
             wanted[slot] = true
+            var cursor = RowScan.Cursor()
             for index in scan.rows.indices {
                 if !scan.verdicts.isEmpty && scan.verdicts[index] == 2 { continue }
                 values[slot] = blank
-                try scan.decode(index, into: &values, wanted: wanted)
+                try scan.decode(index, into: &values, wanted: wanted, cursor: &cursor)
                 for target in values[slot].referencedIDs where owners.contains(target) {
                     members[target, default: []].append(ObjectID(scope, key: .permanent(scan.rows[index].key)))
                 }

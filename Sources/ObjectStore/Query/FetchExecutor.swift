@@ -438,6 +438,7 @@ struct FetchExecutor {
                 ParallelScan.verdicts(of: scan, predicate: $0, initial: initial, wanted: wanted, minimumRows: context.parallelScanMinimumRows)
             } ?? []
             if !shared.isEmpty { context.parallelScans += 1 }
+            var cursor = RowScan.Cursor()
             for index in scan.rows.indices {
                 if decided, registeredKeys.isEmpty || !registeredKeys.contains(scan.rows[index].key) {
                     let verdict = scan.verdicts[index]
@@ -472,7 +473,7 @@ struct FetchExecutor {
                 }
                 probe.objectID = id
                 // A row of another length reads as the initial values (as its saved state does).
-                if try scan.decode(index, into: &probe.slots.values, wanted: wanted) != initial.count { probe.slots.values = initial }
+                if try scan.decode(index, into: &probe.slots.values, wanted: wanted, cursor: &cursor) != initial.count { probe.slots.values = initial }
                 let matched: Bool
                 if let direct {
                     matched = try direct.matches(probe.slots)
@@ -505,6 +506,8 @@ struct FetchExecutor {
         let wanted: [Bool]?
         /// The array the wanted slots are decoded into.
         private var scratch: [SlotValue]
+        /// Where the wanted slots are read.
+        private var cursor = RowScan.Cursor()
 
         init(scan: RowScan, initial: [SlotValue], stored: [Bool], layout: RowLayout?, wanted: [Bool]?) {
             self.scan = scan
@@ -531,7 +534,7 @@ struct FetchExecutor {
                 var slots = scratch
                 scratch = []
                 defer { scratch = slots }
-                if try scan.decode(index, into: &slots, wanted: wanted) != initial.count { slots = initial }
+                if try scan.decode(index, into: &slots, wanted: wanted, cursor: &cursor) != initial.count { slots = initial }
                 return (Slots(slots), scan.rows[index].version)
             }
             var slots = try scan.slots(at: index)

@@ -86,25 +86,53 @@ package struct RowScan {
         }
     }
 
+    /// Where a run of decodes over a scan's rows reads: rows that share their bytes (a
+    /// snapshot part's) are read through one reader, so no row's bytes are retained and
+    /// released per row, which cost a scan a tenth of its time and, with threads decoding
+    /// parts of one scan side by side, had them contend for the one reference count.
+    package struct Cursor {
+        fileprivate var reader = ByteReader([], from: 0)
+        fileprivate var base: UnsafePointer<UInt8>?
+        package init() {}
+    }
+
+    /// ``decode(_:into:wanted:)`` through `cursor`.
+    @discardableResult
+    package func decode(_ index: Int, into slots: inout [SlotValue], wanted: [Bool], cursor: inout Cursor) throws -> Int {
+        // The reader holds the bytes it reads, so the address cannot be another array's.
+        // (The row's bytes are looked at where they are: passed on as an array, they would
+        // be retained and released per row again.)
+        let address = rows[index].bytes.withUnsafeBufferPointer { $0.baseAddress }
+        if address != cursor.base || address == nil {
+            cursor.reader = ByteReader(rows[index].bytes, from: 0)
+            cursor.base = address
+        }
+        cursor.reader.position = rows[index].start
+        do {
+            return try codec.decode(into: &slots, wanted: wanted, from: &cursor.reader, shape: shape)
+        } catch {
+            throw StoreError.corrupt(path: path, reason: "unreadable row of key \(rows[index].key)")
+        }
+    }
+
     /// For each row in `range` that `includes` accepts, in order: its `wanted` slots decoded
-    /// into `slots`, then `body` with the row's index and number of slots (nil when the row
-    /// could not be decoded; `slots` then holds what was read of it). Rows that share their
-    /// bytes (a snapshot part's) are read through one reader, so no row's bytes are
-    /// retained and released per row: threads decoding parts of one scan side by side
-    /// would otherwise contend for the one reference count.
+    /// into `slots` through one cursor, then `body` with the row's index and number of
+    /// slots (nil when the row could not be decoded). The rows are read through their
+    /// array's storage, whose reference count is then not touched per row either: threads
+    /// running this over parts of one scan side by side share nothing they write.
     package func decodeEach(in range: Range<Int>, where includes: (Int) -> Bool, into slots: inout [SlotValue], wanted: [Bool],
                             _ body: (Int, Int?, inout [SlotValue]) -> Void) {
         rows.withUnsafeBufferPointer { rows in
-            var reader = ByteReader([], from: 0)
-            var base: UnsafePointer<UInt8>?
+            var cursor = Cursor()
             for index in range where includes(index) {
+                // As in `decode(_:into:wanted:cursor:)`.
                 let address = rows[index].bytes.withUnsafeBufferPointer { $0.baseAddress }
-                if address != base || base == nil {
-                    reader = ByteReader(rows[index].bytes, from: 0)
-                    base = address
+                if address != cursor.base || address == nil {
+                    cursor.reader = ByteReader(rows[index].bytes, from: 0)
+                    cursor.base = address
                 }
-                reader.position = rows[index].start
-                let count = try? codec.decode(into: &slots, wanted: wanted, from: &reader, shape: shape)
+                cursor.reader.position = rows[index].start
+                let count = try? codec.decode(into: &slots, wanted: wanted, from: &cursor.reader, shape: shape)
                 body(index, count, &slots)
             }
         }
