@@ -32,10 +32,11 @@ enum ParallelScan {
     /// holding `initial`), 0 where the store's verdict already decides the row; empty when
     /// fewer than `minimumRows` rows need testing or there is one core.
     static func verdicts(of scan: RowScan, predicate: SlotPredicate, initial: [SlotValue], wanted: [Bool], minimumRows: Int) -> [UInt8] {
-        guard cores > 1 else { return [] }
+        // The rows first: a small scan asks nothing of the system.
+        guard scan.rows.count >= max(2, minimumRows) else { return [] }
         let decided = scan.verdicts
         let toTest = decided.isEmpty ? scan.rows.count : decided.reduce(0) { $0 + ($1 == 0 ? 1 : 0) }
-        guard toTest >= max(2, minimumRows) else { return [] }
+        guard toTest >= max(2, minimumRows), cores > 1 else { return [] }
         var verdicts = [UInt8](repeating: 0, count: scan.rows.count)
         // More parts than cores, so a core that finishes early takes another part.
         let parts = min(cores * 4, toTest)
