@@ -95,9 +95,19 @@ import ObjectStoreStorage
                 #expect(!expected.isEmpty && expected.count < Self.n, "\(format) should find some tasks, not all")
                 #expect(try Self.found(parallel, request) == expected, "\(kind): \(format), pending changes \(includesPendingChanges)")
                 #expect(try parallel.count(for: request) == serial.count(for: request), "\(kind): count of \(format)")
-                // Values without objects (as taskctl's list reads them).
-                let values = { (context: ManagedObjectContext) in try context.fetchValues(request, properties: ["text", "priority", "dueDate"]).map { "\($0.values)" } }
-                #expect(try values(parallel) == values(serial), "\(kind): values of \(format)")
+                // Values without objects (as taskctl's list reads them), in contexts that
+                // hold only the prepared changes (the fetches above registered the
+                // matches, whose values then come from the objects): some attributes,
+                // and every property, derived ones too (the rows decoded whole).
+                let every = TestModel.model.entity(named: "Task")?.properties.map(\.name) ?? []
+                let freshSerial = try Self.preparedContext(coordinator, parallelFrom: .max)
+                let freshParallel = try Self.preparedContext(coordinator, parallelFrom: 0)
+                for properties in [["text", "priority", "dueDate"], every] {
+                    let values = { (context: ManagedObjectContext) in try context.fetchValues(request, properties: properties).map { "\($0.values)" } }
+                    let serialValues = try values(freshSerial)
+                    #expect(serialValues.count == expected.count, "\(kind): \(format) read as values")
+                    #expect(try values(freshParallel) == serialValues, "\(kind): values of \(format), \(properties.count) properties")
+                }
                 request.sortDescriptors = [SortKey("priority", ascending: false), SortKey("text")]
                 request.fetchOffset = 3
                 request.fetchLimit = 40
