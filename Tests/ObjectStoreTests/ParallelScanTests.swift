@@ -27,7 +27,7 @@ import ObjectStoreStorage
     ]
 
     /// A context over `coordinator` holding the same unsaved changes each time it is made:
-    /// 30 tasks renamed and raised, 30 deleted, 5 inserted, 300 held unchanged.
+    /// 20 tasks renamed and raised, 20 deleted, 5 inserted, 200 held unchanged.
     static func preparedContext(_ coordinator: PersistentStoreCoordinator, parallelFrom minimumRows: Int) throws -> ManagedObjectContext {
         let context = ManagedObjectContext(coordinator: coordinator)
         context.parallelScanMinimumRows = minimumRows
