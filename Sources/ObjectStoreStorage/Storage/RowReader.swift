@@ -94,20 +94,26 @@ package struct RowScan {
         fileprivate var reader = ByteReader([], from: 0)
         fileprivate var base: UnsafePointer<UInt8>?
         package init() {}
+
+        /// Puts the reader at the start of row `index` of `rows`. The row is looked at
+        /// where it is (passed on as a value, its bytes would be retained and released per
+        /// row again); the reader holds the bytes it reads, so the address cannot be
+        /// another array's.
+        fileprivate mutating func place(in rows: UnsafeBufferPointer<(key: Int64, version: Int64, bytes: [UInt8], start: Int)>, at index: Int) {
+            let address = rows[index].bytes.withUnsafeBufferPointer { $0.baseAddress }
+            if address != base || address == nil {
+                reader = ByteReader(rows[index].bytes, from: 0)
+                base = address
+            }
+            reader.position = rows[index].start
+        }
     }
 
-    /// ``decode(_:into:wanted:)`` through `cursor`.
+    /// The slots `wanted` marks of row `index`, decoded into `slots` through `cursor`;
+    /// returns the row's number of slots.
     @discardableResult
     package func decode(_ index: Int, into slots: inout [SlotValue], wanted: [Bool], cursor: inout Cursor) throws -> Int {
-        // The reader holds the bytes it reads, so the address cannot be another array's.
-        // (The row's bytes are looked at where they are: passed on as an array, they would
-        // be retained and released per row again.)
-        let address = rows[index].bytes.withUnsafeBufferPointer { $0.baseAddress }
-        if address != cursor.base || address == nil {
-            cursor.reader = ByteReader(rows[index].bytes, from: 0)
-            cursor.base = address
-        }
-        cursor.reader.position = rows[index].start
+        rows.withUnsafeBufferPointer { cursor.place(in: $0, at: index) }
         do {
             return try codec.decode(into: &slots, wanted: wanted, from: &cursor.reader, shape: shape)
         } catch {
@@ -125,28 +131,10 @@ package struct RowScan {
         rows.withUnsafeBufferPointer { rows in
             var cursor = Cursor()
             for index in range where includes(index) {
-                // As in `decode(_:into:wanted:cursor:)`.
-                let address = rows[index].bytes.withUnsafeBufferPointer { $0.baseAddress }
-                if address != cursor.base || address == nil {
-                    cursor.reader = ByteReader(rows[index].bytes, from: 0)
-                    cursor.base = address
-                }
-                cursor.reader.position = rows[index].start
+                cursor.place(in: rows, at: index)
                 let count = try? codec.decode(into: &slots, wanted: wanted, from: &cursor.reader, shape: shape)
                 body(index, count, &slots)
             }
-        }
-    }
-
-    /// The slots `wanted` marks, decoded into `slots`; returns the row's number of slots.
-    @discardableResult
-    package func decode(_ index: Int, into slots: inout [SlotValue], wanted: [Bool]) throws -> Int {
-        let row = rows[index]
-        var reader = ByteReader(row.bytes, from: row.start)
-        do {
-            return try codec.decode(into: &slots, wanted: wanted, from: &reader, shape: shape)
-        } catch {
-            throw StoreError.corrupt(path: path, reason: "unreadable row of key \(row.key)")
         }
     }
 }
