@@ -127,4 +127,61 @@ import ObjectStoreStorage
             #expect(parallel.parallelScans == 0)
         }
     }
+
+    /// The shared scan over a store that another coordinator, through a symbolic link to
+    /// it, edited and then compacted (replaced by a rename) after this one's contexts had
+    /// read it: the fetches read the new file's rows, see the other side's changes, and the
+    /// shared and serial scans still agree.
+    @Test func aParallelScanAfterAnotherCompactedThroughALink() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("tasks.store"), link = directory.file("link.store")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: url)
+        let first = try PersistentStoreCoordinator(model: TestModel.model, storeURL: url, clock: { TestModel.now })
+        do {
+            let context = ManagedObjectContext(coordinator: first)
+            context.undoManager = nil
+            for i in 0..<Self.n {
+                let task = try context.insertObject(entityName: "Task")
+                try task.setValue(.string("t\(i)"), forKey: "text")
+                try task.setValue(.integer(Int64(i % 3)), forKey: "priority")
+            }
+            try context.save()
+            try first.compactStore()
+        }
+        let serial = ManagedObjectContext(coordinator: first)
+        serial.parallelScanMinimumRows = .max
+        let parallel = ManagedObjectContext(coordinator: first)
+        parallel.parallelScanMinimumRows = 0
+        let before = FetchRequest(entityName: "Task", predicate: try ObjectPredicate(format: "text ENDSWITH '5'"))
+        #expect(try Self.found(parallel, before) == Self.found(serial, before))
+        do {
+            // The other side: renames the tasks ending in 3, raises those ending in 9,
+            // deletes those ending in 1, adds ten, and compacts the file.
+            let second = try PersistentStoreCoordinator(model: TestModel.model, storeURL: link, clock: { TestModel.now })
+            let other = ManagedObjectContext(coordinator: second)
+            other.undoManager = nil
+            for task in try other.fetch(FetchRequest(entityName: "Task")) {
+                guard case .string(let text) = task["text"] else { continue }
+                if text.hasSuffix("3") { try task.setValue(.string("x" + text.dropFirst()), forKey: "text") }
+                if text.hasSuffix("9") { try task.setValue(.integer(3), forKey: "priority") }
+                if text.hasSuffix("1") { other.delete(task) }
+            }
+            for i in 0..<10 { try other.insertObject(entityName: "Task").setValue(.string("tnew\(i)"), forKey: "text") }
+            try other.save()
+            try second.compactStore()
+        }
+        // The counts as the other side left the tasks (tnew1 and tnew5 are among the ten).
+        let raisedWith19 = (0..<Self.n).filter { $0 % 10 == 9 && "t\($0)".contains("19") }.count
+        for (format, count) in [("text BEGINSWITH 'x'", Self.n / 10), ("priority == 3 AND text CONTAINS '19'", raisedWith19), ("text ENDSWITH '1'", 1),
+                                ("text BEGINSWITH 'tnew' OR text == 't1234'", 11), ("text ENDSWITH '5'", Self.n / 10 + 1)] {
+            let request = FetchRequest(entityName: "Task", predicate: try ObjectPredicate(format: format))
+            let expected = try Self.found(serial, request)
+            #expect(expected.count == count, "\(format): the other side's changes")
+            #expect(try Self.found(parallel, request) == expected, "\(format)")
+            let values = { (context: ManagedObjectContext) in try context.fetchValues(request, properties: ["text", "priority"]).map { "\($0.values)" } }
+            #expect(try values(parallel) == values(serial), "values of \(format)")
+        }
+        #expect(parallel.parallelScans > 0)
+        #expect(try FileManager.default.attributesOfItem(atPath: link.path)[.type] as? FileAttributeType == .typeSymbolicLink)
+    }
 }
