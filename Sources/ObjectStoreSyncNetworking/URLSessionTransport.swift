@@ -16,6 +16,9 @@ package struct URLSessionTransport: HTTPTransport {
     package let idleTimeout: TimeInterval
     /// The largest answer taken.
     package let answerLimit: Int
+    /// For tests: how long the delegate waits at an answer's first chunk, as it does when its
+    /// thread waits for a core on a busy machine (0: not at all).
+    package var firstChunkPause: TimeInterval = 0
     /// One session for the transport's requests (a session per request left each one's
     /// connections and dispatch sources behind).
     private let box: SessionBox
@@ -40,7 +43,7 @@ package struct URLSessionTransport: HTTPTransport {
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
         urlRequest.httpBody = request.body
         urlRequest.timeoutInterval = idleTimeout
-        let collector = AnswerCollector(limit: answerLimit, deadline: deadline, idleTimeout: idleTimeout)
+        let collector = AnswerCollector(limit: answerLimit, deadline: deadline, idleTimeout: idleTimeout, firstChunkPause: firstChunkPause)
         let task = box.session.dataTask(with: urlRequest)
         box.dispatcher.register(collector, for: task.taskIdentifier)
         defer { box.dispatcher.remove(task.taskIdentifier) }
@@ -66,11 +69,28 @@ private final class SessionBox: @unchecked Sendable {
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         configuration.timeoutIntervalForRequest = idleTimeout
         configuration.timeoutIntervalForResource = deadline
-        session = URLSession(configuration: configuration, delegate: dispatcher, delegateQueue: nil)
+        session = URLSession(configuration: configuration, delegate: dispatcher, delegateQueue: InPlaceDelegateQueue())
     }
 
     deinit {
         session.finishTasksAndInvalidate()
+    }
+}
+
+/// The session's delegate queue, which runs each event where URLSession hands it over (with
+/// FoundationNetworking on Linux: on the session's transfer thread, for a chunk of an answer)
+/// instead of queueing it for a thread of its own. Queued, the chunks of a server that sends as fast as loopback allows
+/// piled up faster than the delegate's thread, waiting for a core on a busy machine, could
+/// count them against the size bound: a helper was OOM-killed at 24 GB on a 2-core CI
+/// machine. Run in place, each chunk is counted before the next one is read, so an answer
+/// takes at most the size bound and one chunk; and a slow delegate slows the reading, which
+/// TCP passes on to the server. (Making the transfer thread wait for room in a queue instead
+/// kept it reading so steadily that the cancel, which must run on that thread, waited for
+/// minutes.) The delegate's methods never wait on the session (its cancel goes through
+/// another thread), so running them on the transfer thread cannot deadlock.
+private final class InPlaceDelegateQueue: OperationQueue, @unchecked Sendable {
+    override func addOperation(_ operation: Operation) {
+        operation.start()
     }
 }
 
@@ -104,6 +124,7 @@ private final class AnswerCollector: @unchecked Sendable {
     private let limit: Int
     private let deadline: TimeInterval
     private let idleTimeout: TimeInterval
+    private var firstChunkPause: TimeInterval
     private var data = Data()
     private var response: URLResponse?
     /// Why this side stopped the task (the error URLSession then reports is only "cancelled").
@@ -113,10 +134,11 @@ private final class AnswerCollector: @unchecked Sendable {
     private let done = DispatchSemaphore(value: 0)
     private var finished = false
 
-    init(limit: Int, deadline: TimeInterval, idleTimeout: TimeInterval) {
+    init(limit: Int, deadline: TimeInterval, idleTimeout: TimeInterval, firstChunkPause: TimeInterval) {
         self.limit = limit
         self.deadline = deadline
         self.idleTimeout = idleTimeout
+        self.firstChunkPause = firstChunkPause
     }
 
     func run(_ task: URLSessionDataTask) throws -> (Data, URLResponse) {
@@ -140,7 +162,9 @@ private final class AnswerCollector: @unchecked Sendable {
             stopped = reason
             return true
         }
-        if first { task.cancel() }
+        // Not on this thread: the delegate runs on the session's transfer thread, where a cancel
+        // is carried out (URLSessionTask.cancel waits for that thread on some toolchains).
+        if first { DispatchQueue.global().async { task.cancel() } }
     }
 
     func received(_ response: URLResponse, task dataTask: URLSessionDataTask, completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
@@ -154,6 +178,11 @@ private final class AnswerCollector: @unchecked Sendable {
     }
 
     func received(_ data: Data, task dataTask: URLSessionDataTask) {
+        let pause = lock.withLock { () -> TimeInterval in
+            defer { firstChunkPause = 0 }
+            return firstChunkPause
+        }
+        if pause > 0 { Thread.sleep(forTimeInterval: pause) }
         let size = lock.withLock { () -> Int in
             guard stopped == nil else { return 0 }
             self.data.append(data)

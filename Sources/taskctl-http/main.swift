@@ -39,13 +39,31 @@ func answer(_ request: HTTPRequest, timeout: Double?) -> Data? {
     // The tests' smaller bound, so an endless answer is stopped after megabytes, not a GiB.
     if let text = ProcessInfo.processInfo.environment["TASKCTL_HTTP_ANSWER_LIMIT"], let value = Int(text), value > 0 { limit = value }
     #endif
-    let transport = URLSessionTransport(deadline: timeout ?? 300, answerLimit: limit)
+    var transport = URLSessionTransport(deadline: timeout ?? 300, answerLimit: limit)
+    #if DEBUG
+    // The tests' stand-in for a busy machine: the delegate's thread held up at the first chunk.
+    if let text = ProcessInfo.processInfo.environment["TASKCTL_HTTP_FIRST_CHUNK_PAUSE"], let value = Double(text), value > 0 { transport.firstChunkPause = value }
+    #endif
+    #if DEBUG && os(Linux)
+    defer { reportPeakMemory() }
+    #endif
     do {
         return try HTTPExchange.frame(try transport.send(request))
     } catch {
         return try? HTTPExchange.frame(error: "\(error)")
     }
 }
+
+#if DEBUG && os(Linux)
+/// For the tests: the most memory this process has held so far (its peak resident set, in
+/// KiB), written to TASKCTL_HTTP_PEAK_FILE after each answer.
+func reportPeakMemory() {
+    guard let path = ProcessInfo.processInfo.environment["TASKCTL_HTTP_PEAK_FILE"] else { return }
+    var usage = rusage()
+    guard getrusage(RUSAGE_SELF.rawValue, &usage) == 0 else { return }
+    try? "\(usage.ru_maxrss)\n".write(toFile: path, atomically: true, encoding: .utf8)
+}
+#endif
 
 while let line = reader.line() {
     guard let head = try? JSONDecoder().decode(HTTPExchange.RequestHead.self, from: line), head.length >= 0,

@@ -767,6 +767,9 @@ struct SyncTests {
     /// `sync` waiting for ever, and a 3 GiB body was buffered whole (2 GB, then killed).
     /// The same server as an S3 endpoint (`sync.aws.*`): the bucket's requests go through the
     /// same helper, bounded the same way.
+    /// The helper's memory stays near the size bound while its delegate is held up at the first
+    /// chunk (as on a busy machine): a fast server's chunks used to pile up in URLSession's
+    /// delegate queue meanwhile (386 MB for half a second here; a CI run OOM-killed it at 24 GB).
     @Test(arguments: ["silent", "trickle", "endless", "huge"], [false, true])
     func aHostileServerCannotHangOrFloodASync(mode: String, asBucket: Bool) throws {
         let server = try HostileServer(mode)
@@ -787,8 +790,14 @@ struct SyncTests {
         try (try String(contentsOf: config, encoding: .utf8) + "sync.timeout = 2\n").write(to: config, atomically: true, encoding: .utf8)
         // The tests' helper takes at most 20 MB (the product's bound is 1 GiB).
         a.extraEnvironment["TASKCTL_HTTP_ANSWER_LIMIT"] = "20000000"
+        a.extraEnvironment["TASKCTL_HTTP_FIRST_CHUNK_PAUSE"] = "0.5"
+        let peakFile = a.directory.appendingPathComponent("helper-peak")
+        a.extraEnvironment["TASKCTL_HTTP_PEAK_FILE"] = peakFile.path
         try a.ok("add", "Kept")
         let result = try a.run("sync")
+        // The helper's peak resident memory (KiB): its own ~35 MB, the 20 MB bound, slack.
+        let peak = Int(try String(contentsOf: peakFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)) ?? .max
+        #expect(peak < 120_000, "the helper held \(peak) KiB")
         #expect(result.status == 3, "\(result.err)")
         let expected = ["silent": "did not finish answering within 2 seconds (the deadline of one request, sync.timeout)",
                         "trickle": "did not finish answering within 2 seconds",
