@@ -12,7 +12,7 @@
 #
 # Installs Taskwarrior from Debian when it is absent, builds taskctl (release), loads the
 # same tasks into both (Taskwarrior's own import; taskctl import of that export), then
-# times list, a filtered list, add, show and done with hyperfine, several runs each, and prints
+# times list, a filtered list, add, show, done and count with hyperfine, several runs each, and prints
 # medians and ratios.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -117,6 +117,7 @@ BASE_CMD="$BASE_TASKCTL list --project project3 --priority high"; row "filtered 
 TW_CMD="task add 'A new task' due:tomorrow"; TC_CMD="$TASKCTL add 'A new task' --due tomorrow"; BASE_CMD="$BASE_TASKCTL add 'A new task' --due tomorrow"; row "add"
 TW_CMD="task rc.color=off 5 info"; TC_CMD="$TASKCTL show 5"; BASE_CMD="$BASE_TASKCTL show 5"; row "show"
 TW_CMD="task 5 done"; TC_CMD="$TASKCTL done 5"; BASE_CMD="$BASE_TASKCTL done 5"; row "done"
+TW_CMD="task rc.color=off count"; TC_CMD="$TASKCTL count"; BASE_CMD="$BASE_TASKCTL count"; row "count"
 # Taskwarrior's own filter language, the same words in both.
 TW_CMD="task rc.color=off ( project:project3 or project:project4 ) priority:H list"
 TC_CMD="$TASKCTL ( project:project3 or project:project4 ) priority:H list"; BASE_CMD="-"; row "filter with or and ( )"
