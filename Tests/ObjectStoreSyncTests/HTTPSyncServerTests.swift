@@ -61,4 +61,37 @@ struct HTTPSyncServerTests {
         let dead = HTTPSyncServer(url: try #require(URL(string: "http://127.0.0.1:9/")), clientID: client, cryptor: SyncCryptor(key: Self.key), transport: URLSessionTransport())
         #expect(throws: SyncServerError.self) { try dead.childVersion(of: nilVersion) }
     }
+
+    /// The in-process transport (what `SyncTransport.urlSession` sends with) against hostile
+    /// servers, one after another on one transport (one URLSession): an endless answer is
+    /// stopped at the size bound while the delegate is held up at its first chunk, one that
+    /// never answers at the deadline, and the same transport then carries a sync server's
+    /// requests: a request stopped on the transfer thread leaves the session usable.
+    @Test func hostileServersLeaveTheInProcessTransportBoundedAndUsable() throws {
+        var transport = URLSessionTransport(deadline: 3, answerLimit: 20_000_000)
+        transport.firstChunkPause = 0.5
+        for mode in ["endless", "silent", "huge", "endless"] {
+            let hostile = try HostileServer(mode)
+            let expected = ["endless": "the server's answer passed 20000000 bytes, the most a sync takes; the rest was not read",
+                            "silent": "did not finish answering within 3 seconds (the deadline of one request, sync.timeout)",
+                            "huge": "is 3221225472 bytes, more than the 20000000 a sync takes; it was not read"][mode] ?? "?"
+            #expect(throws: HTTPTransportError.self, "\(mode)") {
+                do {
+                    _ = try transport.send(HTTPRequest(method: "GET", url: hostile.url + "v1/client/get-child-version/\(UUID())"))
+                } catch {
+                    #expect("\(error)".contains(expected), "\(mode): \(error)")
+                    throw error
+                }
+            }
+            withExtendedLifetime(hostile) {}
+        }
+        let server = try ProtocolServer()
+        let replica = HTTPSyncServer(url: server.url, clientID: UUID(), cryptor: SyncCryptor(key: Self.key), transport: transport)
+        let nilVersion = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+        #expect(try replica.childVersion(of: nilVersion) == .upToDate)
+        guard case .added = try replica.addVersion(parent: nilVersion, operations: [.create(UUID())]) else {
+            Issue.record("not added after the hostile servers")
+            return
+        }
+    }
 }

@@ -1,0 +1,1 @@
+../Support/HostileServer.swift
