@@ -127,6 +127,32 @@ import Testing
         let theirs = try Self.series(try tw.run(["export"]))["A recurring one"]
         #expect(theirs == series["A recurring one"], "Taskwarrior: \(theirs ?? [])")
     }
+
+    /// An add reads the series once (it read them twice: in the command, then again in its
+    /// save), and that one reading still makes the instances that fell due since the last
+    /// command: nine days later, adding an unrelated task makes the weekly series' next two.
+    @Test func anAddReadsTheSeriesOnceAndStillMakesTheDueInstances() throws {
+        let t = try TaskctlRunner()
+        t.now = "2026-11-22T12:00:00Z"
+        try t.ok("add", "Water the plants", "--due", "2026-11-23", "--recur", "weekly")
+        try t.ok("add", "Plain", "--due", "2026-11-30")
+        func instances() throws -> [String] {
+            try t.tasks("--all").filter { $0["text"] as? String == "Water the plants" && $0["status"] as? String == "pending" }
+                .compactMap { $0["due"] as? String }.sorted()
+        }
+        let before = try instances()
+        t.now = "2026-12-01T12:00:00Z"
+        t.extraEnvironment["TASKCTL_COUNT_FETCHES"] = "1"
+        let result = try t.run("add", "Unrelated")
+        #expect(result.status == 0, "\(result.err)")
+        let fetches = result.err.split(separator: "\n").last { $0.hasPrefix("taskctl: fetches: ") }.flatMap { Int($0.dropFirst(18)) }
+        // The store's tasks counted, the series read, one lookup per instance made (two).
+        #expect(fetches == 4, "\(result.err)")
+        t.extraEnvironment["TASKCTL_COUNT_FETCHES"] = nil
+        // Up to and including the first due date after now, as Taskwarrior makes them.
+        #expect(before == ["2026-11-23T23:59:59Z"])
+        #expect(try instances() == ["2026-11-23T23:59:59Z", "2026-11-30T23:59:59Z", "2026-12-07T23:59:59Z"])
+    }
 }
 
 /// Recurring tasks over sync with Taskwarrior 3's replica (the Rust TaskChampion library).
