@@ -118,6 +118,10 @@ TW_CMD="task add 'A new task' due:tomorrow"; TC_CMD="$TASKCTL add 'A new task' -
 TW_CMD="task rc.color=off 5 info"; TC_CMD="$TASKCTL show 5"; BASE_CMD="$BASE_TASKCTL show 5"; row "show"
 TW_CMD="task 5 done"; TC_CMD="$TASKCTL done 5"; BASE_CMD="$BASE_TASKCTL done 5"; row "done"
 TW_CMD="task rc.color=off count"; TC_CMD="$TASKCTL count"; BASE_CMD="$BASE_TASKCTL count"; row "count"
+# The taskrc above turns recurrence off for both; with it on (both programs' default), every
+# change also looks for recurring series whose instances fell due.
+TW_CMD="task rc.recurrence=on add 'A new task' due:tomorrow"; TC_CMD="$TASKCTL rc.recurrence=on add 'A new task' --due tomorrow"
+BASE_CMD="$BASE_TASKCTL rc.recurrence=on add 'A new task' --due tomorrow"; row "add, recurrence on"
 # Taskwarrior's own filter language, the same words in both.
 TW_CMD="task rc.color=off ( project:project3 or project:project4 ) priority:H list"
 TC_CMD="$TASKCTL ( project:project3 or project:project4 ) priority:H list"; BASE_CMD="-"; row "filter with or and ( )"
