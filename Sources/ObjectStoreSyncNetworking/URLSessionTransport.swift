@@ -78,16 +78,17 @@ private final class SessionBox: @unchecked Sendable {
 }
 
 /// The session's delegate queue, which runs each event where URLSession hands it over (with
-/// FoundationNetworking on Linux: on the session's transfer thread, for a chunk of an answer)
-/// instead of queueing it for a thread of its own. Queued, the chunks of a server that sends as fast as loopback allows
-/// piled up faster than the delegate's thread, waiting for a core on a busy machine, could
-/// count them against the size bound: a helper was OOM-killed at 24 GB on a 2-core CI
-/// machine. Run in place, each chunk is counted before the next one is read, so an answer
-/// takes at most the size bound and one chunk; and a slow delegate slows the reading, which
-/// TCP passes on to the server. (Making the transfer thread wait for room in a queue instead
-/// kept it reading so steadily that the cancel, which must run on that thread, waited for
-/// minutes.) The delegate's methods never wait on the session (its cancel goes through
-/// another thread), so running them on the transfer thread cannot deadlock.
+/// FoundationNetworking on Linux: on the session's transfer thread, for a chunk of an
+/// answer) instead of queueing it for a thread of its own. Queued, the chunks of a server
+/// that sends as fast as loopback allows piled up faster than the delegate's thread, waiting
+/// for a core on a busy machine, could count them against the size bound: taskctl-http was
+/// OOM-killed at 24 GB on a busy 2-core machine. Run in place, each chunk is counted before
+/// the next one is read, so an answer takes at most the size bound and one chunk, and a slow
+/// delegate slows the reading, which TCP passes on to the server. (Making the transfer
+/// thread wait for room in a queue instead kept it reading so steadily that the cancel,
+/// which must run on that thread, waited for minutes.) The delegate's methods never wait on
+/// the session (its cancel goes through another thread), so running them on the transfer
+/// thread cannot deadlock.
 private final class InPlaceDelegateQueue: OperationQueue, @unchecked Sendable {
     override func addOperation(_ operation: Operation) {
         operation.start()
