@@ -22,8 +22,13 @@ struct CommandDefinition {
 
     static func named(_ name: String) -> CommandDefinition? { all.first { $0.name == name } }
 
-    /// The table, in the order `taskctl help` lists the commands.
-    static var all: [CommandDefinition] {
+    /// The table, in the order `taskctl help` lists the commands. Made once per process: a
+    /// command found itself in it twice, and each lookup made the whole table again (its
+    /// option sets, every report's help), three tables per command with the command names.
+    /// Read only, after it is made; taskctl reads it on its main thread.
+    nonisolated(unsafe) static let all: [CommandDefinition] = table()
+
+    private static func table() -> [CommandDefinition] {
         [
             CommandDefinition(
                 name: "add", synopsis: "add TEXT", summary: "add a task and print its id",
