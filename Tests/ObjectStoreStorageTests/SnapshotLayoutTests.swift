@@ -93,6 +93,47 @@ import ObjectStoreModel
         }
     }
 
+    /// An index's search reads each step's entry once per snapshot and searches both bounds
+    /// from the whole index, so the steps of a lookup are read again by no later lookup
+    /// and the upper bound ends in the block the lower one read: in 100,000 entries, a
+    /// first lookup reads its steps and one block, and once the values were looked up, a
+    /// lookup of any of them again reads one block (each was a dozen reads and more).
+    /// What each finds is what a filter of the entries finds.
+    @Test func anIndexSearchReadsEachStepOncePerSnapshot() throws {
+        let directory = try TemporaryDirectory()
+        let count = 100_000
+        let rows = [(0..<count).map { row(Int64($0 + 1), "r") }]
+        let values = (0..<count).map { Int64($0 / 3) }
+        let index = Snapshot.Index(owner: 0, constraint: Snapshot.schemaIndexFlag, signature: 1,
+                                   entries: zip(values, rows[0]).map { (UInt64(bitPattern: $0), 0, $1.key) }, positions: Array(0..<count))
+        let (snapshot, fd, path) = try written(rows: rows, indexes: [index], in: directory)
+        defer { close(fd) }
+        let part = try #require(snapshot.indexes.first)
+        func reads() -> Int { FileIO.readsByDescriptor.withLock { $0[fd] ?? 0 } }
+        func lookUp(_ value: Int64) throws -> (found: [Int], reads: Int) {
+            let before = reads()
+            let bound = Snapshot.Bound(bits: UInt64(bitPattern: value), inclusive: true)
+            let span = try snapshot.span(part, kind: .integer, from: bound, to: bound, fd: fd, path: path)
+            return (Array(span), reads() - before)
+        }
+        // Values whose three entries lie inside one block of the search's last step.
+        let looked: [Int64] = [5, 1_234, 9_999, 20_000, 33_333]
+        var first: [Int] = []
+        for value in looked {
+            let (found, made) = try lookUp(value)
+            #expect(found == values.indices.filter { values[$0] == value }, "\(value)")
+            first.append(made)
+        }
+        // The first lookup reads its steps (one entry each) and one block, not the steps twice.
+        let depth = Int(ceil(log2(Double(count) / Double(Snapshot.searchBlock))))
+        #expect(first[0] > 1 && first[0] <= depth + 1, "\(first)")
+        for value in looked {
+            let (found, made) = try lookUp(value)
+            #expect(found == values.indices.filter { values[$0] == value })
+            #expect(made == 1, "\(value): \(made) reads")
+        }
+    }
+
     /// A snapshot packs each field of a directory entry into as many bytes as the entity's
     /// largest key, version and row end need, per entity; every row reads back by key, by
     /// position and with its entity loaded whole.

@@ -199,10 +199,19 @@ package enum FileIO {
         }
     }
 
+    #if DEBUG
+    /// The reads ``read(_:count:at:path:)`` made, per file descriptor (a debug build's, for
+    /// tests that count what a search reads from a file they opened).
+    package static let readsByDescriptor = Locked<[Int32: Int]>([:])
+    #endif
+
     /// Reads up to `count` bytes at an offset (fewer at the end of the file).
     package static func read(_ fd: Int32, count: Int, at offset: Int, path: String) throws -> [UInt8] {
+        #if DEBUG
+        readsByDescriptor.withLock { $0[fd, default: 0] += 1 }
+        #endif
         // Not zeroed first: pread fills what it reads, and only that is kept.
-        try [UInt8](unsafeUninitializedCapacity: max(0, count)) { buffer, initialized in
+        return try [UInt8](unsafeUninitializedCapacity: max(0, count)) { buffer, initialized in
             var done = 0
             defer { initialized = done }
             while done < count {

@@ -14,7 +14,7 @@ extension Snapshot {
         var low = 0, high = part.count
         while high - low > 128 {
             let mid = (low + high) / 2
-            if Self.indexEntry(in: try read(mid..<mid + 1), at: 0, part: part).value < hash { low = mid + 1 } else { high = mid }
+            if try indexValue(part, at: mid, fd: fd, path: path) < hash { low = mid + 1 } else { high = mid }
         }
         var result: [(Int, Int64)] = []
         var start = low
@@ -109,19 +109,29 @@ extension Snapshot {
     }
 
     /// The entries between two bounds: a binary search that reads one entry per step until
-    /// at most ``searchBlock`` entries remain, then reads those at once and ends in memory;
-    /// the upper bound's search starts where the lower one's ended.
+    /// at most ``searchBlock`` entries remain, then reads those at once and ends in memory.
+    /// Both bounds are searched from the whole index, so their steps read the same entries
+    /// (kept in ``probes`` for the snapshot's later searches too) and, for a value's
+    /// entries, usually end in the same block, read once: after the first search of an
+    /// index, a lookup reads one block of it (each step was a read of its own).
     package func span(_ part: IndexPart, kind: Column.Kind, from lower: Bound?, to upper: Bound?, fd: Int32, path: String) throws -> Range<Int> {
         let less = kind.less
-        // The first entry from `low` for which `before` is false (entries are sorted so it is monotone).
-        func partition(from low: Int, _ before: (UInt64) -> Bool) throws -> Int {
-            var low = low, high = part.count
+        var lastBlock: (range: Range<Int>, bytes: [UInt8])?
+        // The first entry for which `before` is false (entries are sorted so it is monotone).
+        func partition(_ before: (UInt64) -> Bool) throws -> Int {
+            var low = 0, high = part.count
             while high - low > Self.searchBlock {
                 let mid = (low + high) / 2
-                if before(Self.indexEntry(in: try readEntries(part, mid..<mid + 1, fd: fd, path: path), at: 0, part: part).value) { low = mid + 1 } else { high = mid }
+                if before(try indexValue(part, at: mid, fd: fd, path: path)) { low = mid + 1 } else { high = mid }
             }
             guard low < high else { return low }
-            let block = try readEntries(part, low..<high, fd: fd, path: path)
+            let block: [UInt8]
+            if let lastBlock, lastBlock.range == low..<high {
+                block = lastBlock.bytes
+            } else {
+                block = try readEntries(part, low..<high, fd: fd, path: path)
+                lastBlock = (low..<high, block)
+            }
             var first = 0, last = high - low
             while first < last {
                 let mid = (first + last) / 2
@@ -129,9 +139,23 @@ extension Snapshot {
             }
             return low + first
         }
-        let start = try lower.map { bound in try partition(from: 0) { bound.inclusive ? less($0, bound.bits) : !less(bound.bits, $0) } } ?? 0
-        let end = try upper.map { bound in try partition(from: start) { bound.inclusive ? !less(bound.bits, $0) : less($0, bound.bits) } } ?? part.count
+        let start = try lower.map { bound in try partition { bound.inclusive ? less($0, bound.bits) : !less(bound.bits, $0) } } ?? 0
+        let end = try upper.map { bound in try partition { bound.inclusive ? !less(bound.bits, $0) : less($0, bound.bits) } } ?? part.count
         return start < end ? start..<end : start..<start
+    }
+
+    /// The most entries' values ``probes`` keeps (a binary search's steps from the whole
+    /// index are the same few hundred positions whatever it looks for; a bound keeps the
+    /// memory of an index searched from elsewhere small).
+    static let probeLimit = 4_096
+
+    /// The value of entry `i` of an index, read once per snapshot (``probes``).
+    func indexValue(_ part: IndexPart, at i: Int, fd: Int32, path: String) throws -> UInt64 {
+        let place = part.offset + i * part.entrySize
+        if let known = probes.withLock({ $0[place] }) { return known }
+        let value = Self.indexEntry(in: try readEntries(part, i..<i + 1, fd: fd, path: path), at: 0, part: part).value
+        probes.withLock { if $0.count < Self.probeLimit { $0[place] = value } }
+        return value
     }
 
     /// Entries a binary search of an index reads in one piece once its range is this narrow

@@ -177,6 +177,11 @@ package struct Snapshot {
     package let entities: [EntityPart]
     package let indexes: [IndexPart]
     package let columns: [ColumnPart]
+    /// Index entries' values the binary searches of this snapshot's indexes have read, by
+    /// the entry's place in the snapshot (``indexValue(_:at:fd:path:)``). The snapshot's
+    /// bytes do not change while it is the store's (a new one is a new `Snapshot`), so a
+    /// value read once holds.
+    let probes = Locked<[Int: UInt64]>([:])
 
     // MARK: Reading
 
