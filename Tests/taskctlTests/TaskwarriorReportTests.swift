@@ -99,7 +99,8 @@ import Testing
     @Test func urgencyIsTaskwarriorsWithItsCoefficients() throws {
         for settings in ["", "urgency.user.tag.shop.coefficient=7\nurgency.due.coefficient=3.5\nurgency.user.project.home.coefficient=2\n"
                          + "uda.estimate.type=numeric\nurgency.uda.estimate.coefficient=1.5\nurgency.blocking.coefficient=1\n"
-                         + "urgency.user.keyword.report.coefficient=-2\nurgency.age.max=30\nurgency.uda.priority.L.coefficient=9\n"] {
+                         + "urgency.user.keyword.report.coefficient=-2\nurgency.age.max=30\nurgency.uda.priority.L.coefficient=9\n",
+                         "urgency.uda.priority.coefficient=2.5\nurgency.uda.priority.H.coefficient=0\nurgency.user.project.home.coefficient=1.25\n"] {
             guard let (tw, t) = try TaskwarriorDifferentialTests.sideBySide(settings: settings, sharingSettings: true) else { return }
             try Self.importBoth(tw, t)
             func urgencies(_ text: String) -> [String: Double] {

@@ -302,8 +302,11 @@ enum Priority {
         names.indices.contains(Int(value)) ? names[Int(value)] : String(value)
     }
 
+    /// Taskwarrior's letters by stored priority ("" for none).
+    static let letters = ["", "L", "M", "H"]
+
     /// Taskwarrior's letter: H, M or L ("" for none).
     static func letter(_ value: Int64) -> String {
-        ["", "L", "M", "H"].indices.contains(Int(value)) ? ["", "L", "M", "H"][Int(value)] : ""
+        letters.indices.contains(Int(value)) ? letters[Int(value)] : ""
     }
 }

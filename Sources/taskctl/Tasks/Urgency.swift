@@ -23,6 +23,39 @@ struct UrgencyCoefficients: Sendable {
     /// A per-name coefficient, read once from its setting's name.
     struct Rule: Sendable {
         let kind: String, name: String, value: String?, coefficient: Float
+        /// What the rule tests, worked out once (a list tests every rule on every task:
+        /// comparing the kind's text and making the priority's letter per task was a
+        /// twentieth of `list`).
+        let test: Test
+
+        enum Test: Sendable {
+            case tag(String)
+            /// The project or one under it (`name.`).
+            case project(String, under: String)
+            case keyword(String)
+            /// Priority `H`, `M` or `L` (`code`: the stored number whose letter it is; nil
+            /// for another value, compared with the letter), or any priority (`value` nil).
+            case priority(code: Int64?, value: String?)
+            case attribute(String, value: String?)
+        }
+
+        init(kind: String, name: String, value: String?, coefficient: Float) {
+            self.kind = kind
+            self.name = name
+            self.value = value
+            self.coefficient = coefficient
+            switch kind {
+            case "tag": test = .tag(name)
+            case "project": test = .project(name, under: name + ".")
+            case "keyword": test = .keyword(name)
+            default:
+                if name == "priority" {
+                    test = .priority(code: value.flatMap { value in Priority.letters.firstIndex(of: value).flatMap { $0 > 0 ? Int64($0) : nil } }, value: value)
+                } else {
+                    test = .attribute(name, value: value)
+                }
+            }
+        }
     }
 
     /// The per-name coefficients as rules, in the order Taskwarrior adds them (by the
@@ -140,13 +173,21 @@ enum Urgency {
         }
         for rule in rules {
             let applies: Bool
-            switch rule.kind {
-            case "tag": applies = view.tags.contains(rule.name)
-            case "project": applies = view.project.map { $0 == rule.name || $0.hasPrefix(rule.name + ".") } ?? false
-            case "keyword": applies = view.text.contains(rule.name)
-            default:
-                let current = rule.name == "priority" ? (view.priority > 0 ? Priority.letter(view.priority) : userValues["priority"]) : userValues[rule.name]
-                applies = rule.value.map { current == $0 } ?? (current != nil)
+            switch rule.test {
+            case .tag(let name): applies = view.tags.contains(name)
+            case .project(let name, let under): applies = view.project.map { $0 == name || $0.hasPrefix(under) } ?? false
+            case .keyword(let word): applies = view.text.contains(word)
+            case .priority(let code, let value):
+                // The stored priority's letter, or a value kept among the task's fields.
+                if view.priority > 0 {
+                    if let code { applies = view.priority == code } else { applies = value.map { Priority.letter(view.priority) == $0 } ?? true }
+                } else {
+                    let kept = userValues["priority"]
+                    applies = value.map { kept == $0 } ?? (kept != nil)
+                }
+            case .attribute(let name, let value):
+                let current = userValues[name]
+                applies = value.map { current == $0 } ?? (current != nil)
             }
             if applies { total += rule.coefficient }
         }
@@ -212,26 +253,37 @@ final class UrgencyScorer {
     func score(_ view: TaskView, context: ManagedObjectContext?) throws -> Double {
         var blocked = false, blocking = false
         if let context, let uuid = view.uuidValue {
-            if index == nil { index = try DependencyIndex(context) }
-            if let index, !index.blocking.isEmpty {
+            if index == nil { _ = try dependencyIndex(context) }
+            // Without dependencies (most stores) no set is touched: copying the index per
+            // task retained and released its empty sets' shared storage, the runtime's
+            // slow path each time.
+            if anyBlocking, let index {
                 blocked = index.blocked.contains(uuid)
                 blocking = index.blocking.contains(uuid)
             }
         }
-        var values: [String: String] = [:]
-        if readsKeptFields, let extras = view.extrasText {
-            for (key, json) in ExtrasText.decode(.string(extras)) { values[key] = UserAttribute.text(ofJSON: json) }
+        guard readsKeptFields, let extras = view.extrasText else {
+            return Urgency.of(view, now: now, coefficients: coefficients, rules: rules, blocked: blocked, blocking: blocking)
         }
+        var values: [String: String] = [:]
+        for (key, json) in ExtrasText.decode(.string(extras)) { values[key] = UserAttribute.text(ofJSON: json) }
         return Urgency.of(view, now: now, coefficients: coefficients, rules: rules, blocked: blocked, blocking: blocking, userValues: values)
     }
+
+    /// Whether the index read lists a blocking task.
+    private var anyBlocking = false
 
     func dependencyIndex(_ context: ManagedObjectContext) throws -> DependencyIndex {
         if let index { return index }
         let made = try DependencyIndex(context)
         index = made
+        anyBlocking = !made.blocking.isEmpty
         return made
     }
 
     /// Forgets what was read: the store changed.
-    func invalidate() { index = nil }
+    func invalidate() {
+        index = nil
+        anyBlocking = false
+    }
 }
