@@ -267,8 +267,9 @@ final class TaskView {
         guard let entity = context.model.entity(named: "Task") else { return }
         let names = Slots.names.compactMap { name in entity.slot(of: name).map { (name, $0) } }.sorted { $0.1 < $1.1 }.map(\.0)
         let slots = Slots { names.firstIndex(of: $0) }
+        let now = app.now, scorer = app.urgency
         try context.forEachValues(FetchRequest(entityName: "Task", predicate: predicate), properties: names) { row in
-            try body(try TaskView(row, now: app.now, slots: slots, context: context, scorer: app.urgency))
+            try body(try TaskView(row, now: now, slots: slots, context: context, scorer: scorer))
         }
     }
 

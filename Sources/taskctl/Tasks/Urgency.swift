@@ -251,16 +251,14 @@ final class UrgencyScorer {
 
     /// The view's urgency; `context` is where its task was read.
     func score(_ view: TaskView, context: ManagedObjectContext?) throws -> Double {
+        // The context is bound only until the index is read: a context is weakly referenced
+        // (by its objects), so each retain of it takes the runtime's slow path.
+        if index == nil, let context { _ = try dependencyIndex(context) }
         var blocked = false, blocking = false
-        if let context, let uuid = view.uuidValue {
-            if index == nil { _ = try dependencyIndex(context) }
-            // Without dependencies (most stores) no set is touched: copying the index per
-            // task retained and released its empty sets' shared storage, the runtime's
-            // slow path each time.
-            if anyBlocking, let index {
-                blocked = index.blocked.contains(uuid)
-                blocking = index.blocking.contains(uuid)
-            }
+        // Without blocking tasks (most stores) no set is touched.
+        if anyBlocking, let index, let uuid = view.uuidValue {
+            blocked = index.blocked.contains(uuid)
+            blocking = index.blocking.contains(uuid)
         }
         guard readsKeptFields, let extras = view.extrasText else {
             return Urgency.of(view, now: now, coefficients: coefficients, rules: rules, blocked: blocked, blocking: blocking)
