@@ -142,6 +142,44 @@ if arguments.first == "--profile-compact", arguments.count == 3, let rounds = In
     print("\((DispatchTime.now().uptimeNanoseconds - start) / UInt64(max(1, rounds)) / 1000) us a compaction")
     exit(0)
 }
+// For a profiler: workload 16's batch update (`priority < 2` set to 3), `rounds` times, each
+// on a fresh copy of a store of N tasks.
+if arguments.first == "--profile-batch", arguments.count == 3, let n = Int(arguments[1]), let rounds = Int(arguments[2]) {
+    let dir = temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let original = dir.appendingPathComponent("t.store")
+    try OS.build(original, TaskData.make(n))
+    var total: UInt64 = 0
+    for round in 0..<max(1, rounds) {
+        let url = dir.appendingPathComponent("r\(round).store")
+        try FileManager.default.copyItem(at: original, to: url)
+        let context = try OS.open(url)
+        let start = DispatchTime.now().uptimeNanoseconds
+        var request = BatchUpdateRequest(entityName: "Task", predicate: try ObjectPredicate("priority < 2"), propertiesToUpdate: ["priority": .integer(3)])
+        request.resultType = .count
+        _ = try context.execute(request)
+        total += DispatchTime.now().uptimeNanoseconds - start
+        try? FileManager.default.removeItem(at: url)
+    }
+    print("\(total / UInt64(max(1, rounds)) / 1000) us a batch update")
+    exit(0)
+}
+// For a profiler: workload 11's group by priority, `rounds` times, in a store of N tasks.
+if arguments.first == "--profile-group", arguments.count == 3, let n = Int(arguments[1]), let rounds = Int(arguments[2]) {
+    let dir = temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let url = dir.appendingPathComponent("t.store")
+    try OS.build(url, TaskData.make(n))
+    let context = try OS.open(url)
+    let start = DispatchTime.now().uptimeNanoseconds
+    for _ in 0..<max(1, rounds) {
+        _ = try context.fetchGroups(FetchRequest(entityName: "Task"), groupBy: ["priority"],
+                                    aggregates: [PropertyAggregate("n", .count, of: "title"), PropertyAggregate("latest", .max, of: "dueDate")])
+        context.reset()
+    }
+    print("\((DispatchTime.now().uptimeNanoseconds - start) / UInt64(max(1, rounds)) / 1000) us a group by")
+    exit(0)
+}
 // A batch update of every task of an existing store.
 if arguments.first == "--child-batch-update", arguments.count == 2 {
     let context = try OS.open(URL(fileURLWithPath: arguments[1]))
