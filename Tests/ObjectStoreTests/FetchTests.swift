@@ -215,6 +215,51 @@ import ObjectStoreModel
         #expect(byPriority.map { $0["sum"] } == firsts.map { key in .integer(Int64(objects2.filter { $0["priority"] == key }.count) * (key.integerValue ?? 0)) })
     }
 
+    /// One key's groups are found by comparing keys while there are few (up to
+    /// `Groups.fewGroups`) and by hashing past that: 14 groups whose members keep coming
+    /// back after the ninth group is made, with nil and NaN among the keys (a NaN equals
+    /// nothing, so each NaN task is a group of its own, as fetch's objects say), give what
+    /// counting `fetch`'s objects gives, in their order.
+    @Test(arguments: [false, true])
+    func manyGroupsOfOneKeyCountEveryMember(binary: Bool) throws {
+        let directory = try TemporaryDirectory()
+        let coordinator = binary ? try PersistentStoreCoordinator(model: TestModel.model, storeURL: directory.file("t.store"), clock: { TestModel.now })
+            : PersistentStoreCoordinator(inMemoryWith: TestModel.model, clock: { TestModel.now })
+        let setup = ManagedObjectContext(coordinator: coordinator)
+        for n in 0..<200 {
+            let task = try setup.task("t\(n)", priority: Int64(n % 3))
+            switch n % 14 {
+            case 12: break  // no ratio
+            case 13: if n < 60 { try task.setValue(.double(.nan), forKey: "ratio") }
+            default: try task.setValue(.double(Double(n % 14) / 2), forKey: "ratio")
+            }
+        }
+        try setup.save()
+        let context = ManagedObjectContext(coordinator: coordinator)
+        let request = FetchRequest(entityName: "Task")
+        let groups = try context.fetchGroups(request, groupBy: ["ratio"], aggregates: [
+            PropertyAggregate("n", .count, of: "text"), PropertyAggregate("sum", .sum, of: "priority")])
+        var keys: [Value] = [], counts: [Int64] = [], sums: [Int64] = []
+        let reference = ManagedObjectContext(coordinator: coordinator)
+        for task in try reference.fetch(request) {
+            let ratio = task["ratio"], priority = task["priority"].integerValue ?? 0
+            if let at = keys.firstIndex(of: ratio) {
+                counts[at] += 1
+                sums[at] += priority
+            } else {
+                keys.append(ratio)
+                counts.append(1)
+                sums.append(priority)
+            }
+        }
+        #expect(keys.count == 12 + 1 + 4, "12 ratios, nil and four NaNs")
+        #expect(groups.count == keys.count)
+        #expect(groups.map { $0["ratio"] ?? .null }.map { $0.doubleValue?.isNaN == true ? "NaN" : "\($0)" }
+                == keys.map { $0.doubleValue?.isNaN == true ? "NaN" : "\($0)" })
+        #expect(groups.map { $0["n"] } == counts.map { .integer($0) })
+        #expect(groups.map { $0["sum"] } == sums.map { .integer($0) })
+    }
+
     /// A sub-entity's rows come after its parent entity's, while fetch orders objects by
     /// entity name first: groups still come in order of their first object as fetch orders
     /// them, over a binary and an in-memory store.
