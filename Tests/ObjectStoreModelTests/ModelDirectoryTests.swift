@@ -28,6 +28,20 @@ import Testing
         #expect(template.entityName == "Task" && template.predicate == "dueDate < $DUE_DATE" && template.sortDescriptors == [.init(keyPath: "dueDate")])
     }
 
+    /// The directory's files are found however its URL is written: with or without a
+    /// trailing slash, relative or absolute, every version reads the same.
+    @Test func theDirectoryReadsTheSameWhateverItsURLsForm() throws {
+        let tasks = SchemaFixtures.modelsDirectory.appendingPathComponent("Tasks")
+        let reference = try ModelDirectory(url: tasks)
+        let forms = [URL(fileURLWithPath: tasks.path + "/"), URL(fileURLWithPath: tasks.path, isDirectory: true),
+                     URL(fileURLWithPath: tasks.path + "/.")]
+        for url in forms {
+            let directory = try ModelDirectory(url: url)
+            #expect(directory.versionNames == reference.versionNames, "\(url)")
+            #expect(try directory.allModels() == reference.allModels(), "\(url)")
+        }
+    }
+
     @Test func shippedVersionOneNeverChanges() throws {
         // Stores written with v1 are recognised by this hash; v1.json must never be edited.
         let v1 = try ModelDirectory(url: SchemaFixtures.modelsDirectory.appendingPathComponent("Tasks")).model(version: "v1")

@@ -35,16 +35,20 @@ public struct ModelDirectory: Sendable {
     public init(url: URL) throws(SchemaError) {
         var files: [String: String] = [:]
         let names: [String]
+        // The files' paths joined as text: a URL's appending and path per file were a fifth
+        // of opening a store with its model read from the directory.
+        let directory = url.path
         do {
-            names = try FileManager.default.contentsOfDirectory(atPath: url.path)
+            names = try FileManager.default.contentsOfDirectory(atPath: directory)
         } catch {
-            throw SchemaError(file: url.path, diagnostics: [SchemaDiagnostic(path: "$", message: "cannot read the model directory: \(error.localizedDescription)")])
+            throw SchemaError(file: directory, diagnostics: [SchemaDiagnostic(path: "$", message: "cannot read the model directory: \(error.localizedDescription)")])
         }
+        let prefix = directory.hasSuffix("/") ? directory : directory + "/"
         for name in names where name.hasSuffix(".json") {
-            guard let data = FileManager.default.contents(atPath: url.appendingPathComponent(name).path) else { continue }
+            guard let data = FileManager.default.contents(atPath: prefix + name) else { continue }
             files[name] = String(decoding: data, as: UTF8.self)
         }
-        try self.init(location: url.path, files: files)
+        try self.init(location: directory, files: files)
     }
 
     /// A model directory held in memory (for a program that embeds its model files): file
