@@ -112,8 +112,9 @@ extension Snapshot {
     /// at most ``searchBlock`` entries remain, then reads those at once and ends in memory.
     /// Both bounds are searched from the whole index, so their steps read the same entries
     /// (kept in ``probes`` for the snapshot's later searches too) and, for a value's
-    /// entries, usually end in the same block, read once: after the first search of an
-    /// index, a lookup reads one block of it (each step was a read of its own).
+    /// entries, usually end in the same block, read once: a lookup reads only the steps no
+    /// search of the snapshot took before, and a value looked up again one block (each
+    /// step was a read of its own, and the upper bound's steps were read again).
     package func span(_ part: IndexPart, kind: Column.Kind, from lower: Bound?, to upper: Bound?, fd: Int32, path: String) throws -> Range<Int> {
         let less = kind.less
         var lastBlock: (range: Range<Int>, bytes: [UInt8])?
