@@ -99,28 +99,37 @@ if arguments.first == "--profile-evaluate", arguments.count == 3, let n = Int(ar
     print("\((DispatchTime.now().uptimeNanoseconds - start) / UInt64(max(1, rounds)) / 1000) us a fetch, \(found / max(1, rounds)) found")
     exit(0)
 }
-// For a profiler: workload 4's delete of every tenth task and save, `rounds` times, each on a
-// fresh copy of a store of N tasks (`.normal` with OBJECTSTORE_BENCH_NORMAL=1).
-if arguments.first == "--profile-delete", arguments.count == 3, let n = Int(arguments[1]), let rounds = Int(arguments[2]) {
+/// The mean time of `body` over `rounds` rounds, each on a fresh copy of a store of `n` tasks
+/// opened with `durability` (the copy and the open untimed), in microseconds.
+func microsecondsOnFreshCopies(_ n: Int, rounds: Int, durability: StoreDurability = .full, _ body: (ManagedObjectContext) throws -> Void) throws -> UInt64 {
     let dir = temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: dir) }
     let original = dir.appendingPathComponent("t.store")
     try OS.build(original, TaskData.make(n))
-    let durability: StoreDurability = ProcessInfo.processInfo.environment["OBJECTSTORE_BENCH_NORMAL"] == "1" ? .normal : .full
     var total: UInt64 = 0
     for round in 0..<max(1, rounds) {
         let url = dir.appendingPathComponent("r\(round).store")
         try FileManager.default.copyItem(at: original, to: url)
         let context = try OS.open(url, durability: durability)
         let start = DispatchTime.now().uptimeNanoseconds
+        try body(context)
+        total += DispatchTime.now().uptimeNanoseconds - start
+        try? FileManager.default.removeItem(at: url)
+    }
+    return total / UInt64(max(1, rounds)) / 1000
+}
+// For a profiler: workload 4's delete of every tenth task and save, `rounds` times, each on a
+// fresh copy of a store of N tasks (`.normal` with OBJECTSTORE_BENCH_NORMAL=1).
+if arguments.first == "--profile-delete", arguments.count == 3, let n = Int(arguments[1]), let rounds = Int(arguments[2]) {
+    let durability: StoreDurability = ProcessInfo.processInfo.environment["OBJECTSTORE_BENCH_NORMAL"] == "1" ? .normal : .full
+    let time = try microsecondsOnFreshCopies(n, rounds: rounds, durability: durability) { context in
         let identifier = context.coordinator.storeIdentifier
         for key in stride(from: 10, through: n, by: 10) {
             context.delete(try context.object(with: ObjectID(entityName: "Task", storeIdentifier: identifier, key: .permanent(Int64(key)))))
         }
         try context.save()
-        total += DispatchTime.now().uptimeNanoseconds - start
     }
-    print("\(total / UInt64(max(1, rounds)) / 1000) us a delete and save")
+    print("\(time) us a delete and save")
     exit(0)
 }
 // For a profiler: workload 1's insert of N tasks and save, `rounds` times, each into a new
@@ -145,23 +154,12 @@ if arguments.first == "--profile-compact", arguments.count == 3, let rounds = In
 // For a profiler: workload 16's batch update (`priority < 2` set to 3), `rounds` times, each
 // on a fresh copy of a store of N tasks.
 if arguments.first == "--profile-batch", arguments.count == 3, let n = Int(arguments[1]), let rounds = Int(arguments[2]) {
-    let dir = temporaryDirectory()
-    defer { try? FileManager.default.removeItem(at: dir) }
-    let original = dir.appendingPathComponent("t.store")
-    try OS.build(original, TaskData.make(n))
-    var total: UInt64 = 0
-    for round in 0..<max(1, rounds) {
-        let url = dir.appendingPathComponent("r\(round).store")
-        try FileManager.default.copyItem(at: original, to: url)
-        let context = try OS.open(url)
-        let start = DispatchTime.now().uptimeNanoseconds
+    let time = try microsecondsOnFreshCopies(n, rounds: rounds) { context in
         var request = BatchUpdateRequest(entityName: "Task", predicate: try ObjectPredicate("priority < 2"), propertiesToUpdate: ["priority": .integer(3)])
         request.resultType = .count
         _ = try context.execute(request)
-        total += DispatchTime.now().uptimeNanoseconds - start
-        try? FileManager.default.removeItem(at: url)
     }
-    print("\(total / UInt64(max(1, rounds)) / 1000) us a batch update")
+    print("\(time) us a batch update")
     exit(0)
 }
 // For a profiler: workload 11's group by priority, `rounds` times, in a store of N tasks.
