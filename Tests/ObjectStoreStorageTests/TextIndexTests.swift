@@ -248,6 +248,86 @@ import ObjectStoreModel
         #expect(try reader.checkIntegrity().problems.isEmpty)
     }
 
+    /// The steps an opening's index searches keep (per snapshot) are never taken for another
+    /// snapshot's: a reader through a symbolic link looks up names and UUIDs in 3,000 items
+    /// (its searches take several steps each, kept); another opening gives a third of the
+    /// items other names and UUIDs of the same sizes (so the new file's indexes lie where
+    /// the old ones did, their entries different) and compacts, replacing the file; then
+    /// it adds items, and a third opening saves over the new snapshot. Each lookup of the
+    /// reader, warm or not, finds what a filter of every item finds.
+    @Test func keptSearchStepsFollowAnotherOpeningsCompaction() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("items.store")
+        let link = directory.file("link.store")
+        let writer = try PersistentStoreCoordinator(model: Self.model, storeURL: url)
+        let setup = ManagedObjectContext(coordinator: writer)
+        func uuid(_ n: Int) -> UUID { UUID(uuidString: String(format: "00000000-0000-4000-8000-%012d", n)) ?? UUID() }
+        for n in 0..<3_000 {
+            let item = try setup.insertObject(entityName: "Item")
+            try item.setValue(.string("name \(n)"), forKey: "name")
+            try item.setValue(.integer(Int64(n)), forKey: "n")
+            try item.setValue(.uuid(uuid(n)), forKey: "ref")
+        }
+        try setup.save()
+        try writer.compactStore()
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: url)
+        let reader = try PersistentStoreCoordinator(model: Self.model, storeURL: link)
+        let context = ManagedObjectContext(coordinator: reader)
+        func found(_ predicate: ObjectPredicate) throws -> [Value] {
+            context.reset()
+            return try context.fetch(FetchRequest(entityName: "Item", predicate: predicate, sortDescriptors: [SortKey("n")])).map { $0["n"] }
+        }
+        /// Every probe's answer through the index against a filter of every item.
+        func expectLookupsAgree(_ probes: [Int], _ moment: String) throws {
+            context.reset()
+            let all = try context.fetch(FetchRequest(entityName: "Item", sortDescriptors: [SortKey("n")]))
+            for n in probes {
+                let name = "name \(n)"
+                #expect(try found(try ObjectPredicate(format: "name == %@", .string(name))) == all.filter { $0["name"] == .string(name) }.map { $0["n"] },
+                        "\(moment): \(name)")
+                #expect(try found(try ObjectPredicate(format: "ref == %@", .uuid(uuid(n)))) == all.filter { $0["ref"] == .uuid(uuid(n)) }.map { $0["n"] },
+                        "\(moment): ref of \(n)")
+            }
+        }
+        let probes = Array(stride(from: 0, to: 4_000, by: 97)) + [2_999, 3_000, 3_999]
+        try expectLookupsAgree(probes, "before")
+        try expectLookupsAgree(probes, "again, the steps kept")
+        // Another opening through the link gives every third item a name and UUID of the same
+        // size another item does not have (`mane n`, n + 5,000), and compacts.
+        let other = try PersistentStoreCoordinator(model: Self.model, storeURL: link)
+        let edit = ManagedObjectContext(coordinator: other)
+        for item in try edit.fetch(FetchRequest(entityName: "Item")) {
+            guard let n = item["n"].integerValue, n % 3 == 0 else { continue }
+            try item.setValue(.string("mane \(n)"), forKey: "name")
+            try item.setValue(.uuid(uuid(Int(n) + 5_000)), forKey: "ref")
+        }
+        try edit.save()
+        try expectLookupsAgree(probes, "after the other's save, in the log")
+        try other.compactStore()
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: link.path)) != nil, "the link is still a link")
+        try expectLookupsAgree(probes, "after the other's compaction")
+        try expectLookupsAgree(probes.map { $0 + 5_000 }, "the new UUIDs")
+        #expect(try found(try ObjectPredicate("name == 'mane 3'")) == [.integer(3)])
+        // Then it adds a thousand items and compacts again.
+        for n in 3_000..<4_000 {
+            let item = try edit.insertObject(entityName: "Item")
+            try item.setValue(.string("name \(n)"), forKey: "name")
+            try item.setValue(.integer(Int64(n)), forKey: "n")
+            try item.setValue(.uuid(uuid(n)), forKey: "ref")
+        }
+        try edit.save()
+        try other.compactStore()
+        try expectLookupsAgree(probes, "after the second compaction")
+        // A third opening (of the real path) saves over the new snapshot.
+        let third = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: Self.model, storeURL: url))
+        let moved = try #require(try third.fetch(FetchRequest(entityName: "Item", predicate: try ObjectPredicate("n == 1"))).first)
+        try moved.setValue(.string("name 0"), forKey: "name")
+        try third.save()
+        try expectLookupsAgree(probes, "after a third opening's save")
+        #expect(try found(try ObjectPredicate("name == 'name 0'")) == [.integer(1)])
+        #expect(try reader.checkIntegrity().problems.isEmpty)
+    }
+
     /// The index is what the query reads: an entry moved to another row's position (with its
     /// checksum made right again) makes the indexed query report damage, and
     /// `checkIntegrity()` names the index; a compaction rebuilds it.

@@ -234,7 +234,12 @@ enum Urgency {
 final class UrgencyScorer {
     let coefficients: UrgencyCoefficients
     let now: Date
-    private var index: DependencyIndex?
+    private var index: DependencyIndex? {
+        didSet { anyBlocking = !(index?.blocking.isEmpty ?? true) }
+    }
+    /// Whether the index read lists a blocking task (kept with it, so a task's score need
+    /// not look into the index's sets).
+    private var anyBlocking = false
     private let rules: [UrgencyCoefficients.Rule]
     /// Whether a coefficient names a user-defined attribute, or a priority other than H, M
     /// and L (kept as written): only then are a task's kept fields read.
@@ -268,20 +273,13 @@ final class UrgencyScorer {
         return Urgency.of(view, now: now, coefficients: coefficients, rules: rules, blocked: blocked, blocking: blocking, userValues: values)
     }
 
-    /// Whether the index read lists a blocking task.
-    private var anyBlocking = false
-
     func dependencyIndex(_ context: ManagedObjectContext) throws -> DependencyIndex {
         if let index { return index }
         let made = try DependencyIndex(context)
         index = made
-        anyBlocking = !made.blocking.isEmpty
         return made
     }
 
     /// Forgets what was read: the store changed.
-    func invalidate() {
-        index = nil
-        anyBlocking = false
-    }
+    func invalidate() { index = nil }
 }
