@@ -14,11 +14,19 @@
 # the single-task commands the ratio to the same command on a 10,000-task store.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Builds quietly; on a failure prints the build's output. (A static executable's link warns
+# about glibc functions that need its shared files at run time: not news on every run.)
+build() {
+  local log
+  log=$(mktemp)
+  if ! swift build "$@" >"$log" 2>&1; then cat "$log" >&2; rm -f "$log"; exit 1; fi
+  rm -f "$log"
+}
 N=${1:-1000000}
 RUNS=${2:-3}
 SMALL=10000
 
-swift build -c release --static-swift-stdlib -Xlinker -no-pie --product taskctl >/dev/null
+build -c release -Xswiftc -static-executable --product taskctl
 TASKCTL="$PWD/.build/release/taskctl"
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT

@@ -14,6 +14,14 @@
 # The table gives medians in seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Builds quietly; on a failure prints the build's output. (A static executable's link warns
+# about glibc functions that need its shared files at run time: not news on every run.)
+build() {
+  local log
+  log=$(mktemp)
+  if ! swift build "$@" >"$log" 2>&1; then cat "$log" >&2; rm -f "$log"; exit 1; fi
+  rm -f "$log"
+}
 N=${1:-10000}
 RUNS=${2:-5}
 
@@ -22,7 +30,7 @@ if ! dpkg -s libcurl4-openssl-dev >/dev/null 2>&1; then
   apt-get update -qq && apt-get install -y -qq libcurl4-openssl-dev >/dev/null
 fi
 swift build -c release --static-swift-stdlib --product taskctl-http >/dev/null
-swift build -c release --static-swift-stdlib -Xlinker -no-pie --product taskctl >/dev/null
+build -c release -Xswiftc -static-executable --product taskctl
 TASKCTL="$PWD/.build/release/taskctl"
 WORK=$(mktemp -d)
 SERVER=

@@ -6,9 +6,10 @@
 #
 # With BASE (a commit), taskctl as built at BASE runs beside this one in the same run (its
 # own store of the same tasks), so a change is measured against what came before it.
-# taskctl is built as README's install line builds it (static standard library, linked at a
-# fixed address); TASKCTL_LINK=pie leaves out -no-pie (a position-independent executable,
-# built in a scratch directory of its own under TMPDIR).
+# taskctl is built as README's install line builds it (a static executable); TASKCTL_LINK=pie
+# builds it as README's position-independent alternative (the standard library inside, the C
+# library shared) and TASKCTL_LINK=no-pie as that at a fixed address, each in a scratch
+# directory of its own under TMPDIR (their compiler flags differ from the static build's).
 #
 # Installs Taskwarrior from Debian when it is absent, builds taskctl (release), loads the
 # same tasks into both (Taskwarrior's own import; taskctl import of that export), then
@@ -16,6 +17,14 @@
 # medians and ratios.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Builds quietly; on a failure prints the build's output. (A static executable's link warns
+# about glibc functions that need its shared files at run time: not news on every run.)
+build() {
+  local log
+  log=$(mktemp)
+  if ! swift build "$@" >"$log" 2>&1; then cat "$log" >&2; rm -f "$log"; exit 1; fi
+  rm -f "$log"
+}
 N=${1:-10000}
 RUNS=${2:-7}
 BASE=${3:-}
@@ -24,12 +33,13 @@ if ! command -v task >/dev/null 2>&1 || ! command -v hyperfine >/dev/null 2>&1; 
   echo "installing Taskwarrior and hyperfine from Debian..." >&2
   apt-get update -qq >/dev/null && apt-get install -y -qq taskwarrior hyperfine >/dev/null
 fi
-case "${TASKCTL_LINK:-no-pie}" in
-  no-pie) LINK_FLAGS=(--static-swift-stdlib -Xlinker -no-pie); SCRATCH=.build ;;
+case "${TASKCTL_LINK:-static}" in
+  static) LINK_FLAGS=(-Xswiftc -static-executable); SCRATCH=.build ;;
+  no-pie) LINK_FLAGS=(--static-swift-stdlib -Xlinker -no-pie); SCRATCH="${TMPDIR:-/tmp}/taskctl-pie-build" ;;
   pie) LINK_FLAGS=(--static-swift-stdlib); SCRATCH="${TMPDIR:-/tmp}/taskctl-pie-build" ;;
-  *) echo "TASKCTL_LINK is no-pie (the default) or pie" >&2; exit 2 ;;
+  *) echo "TASKCTL_LINK is static (the default), no-pie or pie" >&2; exit 2 ;;
 esac
-swift build -c release "${LINK_FLAGS[@]}" --scratch-path "$SCRATCH" --product taskctl >/dev/null
+build -c release "${LINK_FLAGS[@]}" --scratch-path "$SCRATCH" --product taskctl
 TASKCTL="$(cd "$SCRATCH" && pwd)/release/taskctl"
 
 WORK=$(mktemp -d)
@@ -37,7 +47,7 @@ trap 'git worktree remove --force "$WORK/base" >/dev/null 2>&1 || true; rm -rf "
 BASE_TASKCTL=""
 if [ -n "$BASE" ]; then
   git worktree add --detach "$WORK/base" "$BASE" >/dev/null 2>&1
-  (cd "$WORK/base" && swift build -c release "${LINK_FLAGS[@]}" --product taskctl >/dev/null)
+  (cd "$WORK/base" && build -c release "${LINK_FLAGS[@]}" --product taskctl)
   BASE_TASKCTL="$WORK/base/.build/release/taskctl"
 fi
 export TASKRC="$WORK/taskrc" TASKDATA="$WORK/task"
@@ -105,10 +115,10 @@ row() {
 }
 
 if [ -n "$BASE_TASKCTL" ]; then
-  echo "| $N tasks, $RUNS runs | taskctl (${TASKCTL_LINK:-no-pie}) median (min-max) | Taskwarrior 2.6 median (min-max) | taskctl / Taskwarrior | taskctl at $BASE | now / $BASE |"
+  echo "| $N tasks, $RUNS runs | taskctl (${TASKCTL_LINK:-static}) median (min-max) | Taskwarrior 2.6 median (min-max) | taskctl / Taskwarrior | taskctl at $BASE | now / $BASE |"
   echo "| --- | --- | --- | --- | --- | --- |"
 else
-  echo "| $N tasks, $RUNS runs | taskctl (${TASKCTL_LINK:-no-pie}) median (min-max) | Taskwarrior 2.6 median (min-max) | taskctl / Taskwarrior |"
+  echo "| $N tasks, $RUNS runs | taskctl (${TASKCTL_LINK:-static}) median (min-max) | Taskwarrior 2.6 median (min-max) | taskctl / Taskwarrior |"
   echo "| --- | --- | --- | --- |"
 fi
 TW_CMD="task rc.color=off list"; TC_CMD="$TASKCTL list"; BASE_CMD="$BASE_TASKCTL list"; row "list"

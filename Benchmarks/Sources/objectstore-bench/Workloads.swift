@@ -759,33 +759,8 @@ struct Workloads {
         defer { try? FileManager.default.removeItem(at: dir) }
         var expected = 0
         for derived in [false, true] {
-            let schema = """
-                { "entities": [
-                  { "name": "Department", "attributes": [{ "name": "name", "type": "string" }],
-                    "relationships": [{ "name": "employees", "destination": "Employee", "inverse": "department", "toMany": true\(derived ? ", \"derivedFromInverse\": true" : "") }] },
-                  { "name": "Employee", "attributes": [{ "name": "name", "type": "string" }],
-                    "relationships": [{ "name": "department", "destination": "Department", "inverse": "employees" }] }
-                ] }
-                """
-            let model = try ManagedObjectModel(schema: schema, file: "org")
             let url = dir.appendingPathComponent("org-\(derived).store")
-            do {
-                let context = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: model, storeURL: url))
-                context.undoManager = nil
-                var departments: [ManagedObject] = []
-                for d in 0..<5 {
-                    let department = try context.insertObject(entityName: "Department")
-                    try department.setValue(.string("Department \(d)"), forKey: "name")
-                    departments.append(department)
-                }
-                for e in 0..<n {
-                    let employee = try context.insertObject(entityName: "Employee")
-                    try employee.setValue(.string("Employee \(e)"), forKey: "name")
-                    try employee.setObject(departments[e % 5], forKey: "department")
-                }
-                try context.save()
-                try context.coordinator.compactStore()
-            }
+            let model = try Organisation.build(url, n, derivedList: derived)
             var found = 0
             record("18 key path through a to-one", n, derived ? "ObjectStore, derived list" : "ObjectStore, stored list", try measure(options.runs, setup: {
                 ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: model, storeURL: url))
@@ -828,5 +803,38 @@ struct Workloads {
         let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         return Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+    }
+}
+
+/// Workload 18's store: `n` employees in 5 departments ("Department 0" to "Department 4"), the
+/// departments' employees a stored list or derived from the employees' department; returns
+/// the model.
+enum Organisation {
+    static func build(_ url: URL, _ n: Int, derivedList: Bool) throws -> ManagedObjectModel {
+        let schema = """
+            { "entities": [
+              { "name": "Department", "attributes": [{ "name": "name", "type": "string" }],
+                "relationships": [{ "name": "employees", "destination": "Employee", "inverse": "department", "toMany": true\(derivedList ? ", \"derivedFromInverse\": true" : "") }] },
+              { "name": "Employee", "attributes": [{ "name": "name", "type": "string" }],
+                "relationships": [{ "name": "department", "destination": "Department", "inverse": "employees" }] }
+            ] }
+            """
+        let model = try ManagedObjectModel(schema: schema, file: "org")
+        let context = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: model, storeURL: url))
+        context.undoManager = nil
+        var departments: [ManagedObject] = []
+        for d in 0..<5 {
+            let department = try context.insertObject(entityName: "Department")
+            try department.setValue(.string("Department \(d)"), forKey: "name")
+            departments.append(department)
+        }
+        for e in 0..<n {
+            let employee = try context.insertObject(entityName: "Employee")
+            try employee.setValue(.string("Employee \(e)"), forKey: "name")
+            try employee.setObject(departments[e % 5], forKey: "department")
+        }
+        try context.save()
+        try context.coordinator.compactStore()
+        return model
     }
 }

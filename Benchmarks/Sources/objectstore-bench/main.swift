@@ -178,6 +178,27 @@ if arguments.first == "--profile-group", arguments.count == 3, let n = Int(argum
     print("\((DispatchTime.now().uptimeNanoseconds - start) / UInt64(max(1, rounds)) / 1000) us a group by")
     exit(0)
 }
+// For a profiler: workload 18's fetch of one department's employees by
+// `department.name == 'Department 3'`, each one's name read, `rounds` times, each in a new
+// coordinator of a store of N employees (derived list with OBJECTSTORE_BENCH_DERIVED=1).
+if arguments.first == "--profile-reach", arguments.count == 3, let n = Int(arguments[1]), let rounds = Int(arguments[2]) {
+    let dir = temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let url = dir.appendingPathComponent("org.store")
+    let model = try Organisation.build(url, n, derivedList: ProcessInfo.processInfo.environment["OBJECTSTORE_BENCH_DERIVED"] == "1")
+    var total: UInt64 = 0
+    var found = 0
+    for _ in 0..<max(1, rounds) {
+        let context = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: model, storeURL: url))
+        let start = DispatchTime.now().uptimeNanoseconds
+        let employees = try context.fetch(FetchRequest(entityName: "Employee", predicate: try ObjectPredicate("department.name == 'Department 3'")))
+        for employee in employees { _ = employee["name"] }
+        found += employees.count
+        total += DispatchTime.now().uptimeNanoseconds - start
+    }
+    print("\(total / UInt64(max(1, rounds)) / 1000) us a fetch, \(found / max(1, rounds)) found")
+    exit(0)
+}
 // A batch update of every task of an existing store.
 if arguments.first == "--child-batch-update", arguments.count == 2 {
     let context = try OS.open(URL(fileURLWithPath: arguments[1]))

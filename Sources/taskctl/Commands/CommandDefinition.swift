@@ -527,9 +527,9 @@ struct CommandDefinition {
                     Copies this taskctl and its sync helper (taskctl-http, from beside it) to DIR/bin,
                     its manual page to DIR/share/man/man1 and its completions for bash, zsh and fish
                     under DIR/share (DIR: ~/.local). Build them first as releases with the standard
-                    library inside (taskctl at a fixed address, -no-pie), which start faster:
+                    library inside (taskctl a static executable, which starts fastest):
                     swift build -c release --static-swift-stdlib --product taskctl-http
-                    swift build -c release --static-swift-stdlib -Xlinker -no-pie --product taskctl && .build/release/taskctl install
+                    swift build -c release -Xswiftc -static-executable --product taskctl && .build/release/taskctl install
                     (taskctl-http links libcurl, for HTTPS: on Debian and Ubuntu its build needs
                     libcurl4-openssl-dev. Without it, install copies the rest and says sync will not work.)
                     The store and the configuration are not touched.
