@@ -202,6 +202,76 @@ import ObjectStoreModel
         #expect(try binary.checkIntegrity().problems.isEmpty)
     }
 
+    /// `a != nil` on an attribute with a schema index (a string's text index, a UUID's, a
+    /// date's range index) lists every entry of it: the rows with a value, no others. With
+    /// few values the index is what the store reads (its candidates are exactly the saved
+    /// rows with a value), and fetches and counts find what the in-memory store finds, with
+    /// saved edits in the log, unsaved ones (values given and taken away), either way round,
+    /// ANDed with other tests or with an equality of the same attribute, and under OR.
+    @Test func notNilListsEveryEntryOfTheIndex() throws {
+        let model = try ManagedObjectModel(schema: #"""
+            { "entities": [
+                { "name": "Item", "indexes": [{ "name": "byName", "properties": ["name"] }, { "name": "byRef", "properties": ["ref"] },
+                                              { "name": "byDue", "properties": ["due"] }],
+                  "attributes": [{ "name": "name", "type": "string" }, { "name": "n", "type": "int64" },
+                                 { "name": "ref", "type": "uuid" }, { "name": "due", "type": "date" }] }
+            ] }
+            """#, file: "sparse")
+        let directory = try TemporaryDirectory()
+        let url = directory.file("items.store")
+        let binary = try PersistentStoreCoordinator(model: model, storeURL: url)
+        let memory = PersistentStoreCoordinator(inMemoryWith: model)
+        let contexts = [ManagedObjectContext(coordinator: binary), ManagedObjectContext(coordinator: memory)]
+        let base = Date(timeIntervalSinceReferenceDate: 800_000_000)
+        for context in contexts {
+            context.undoManager = nil
+            for n in 0..<2_000 {
+                let item = try context.insertObject(entityName: "Item")
+                try item.setValue(.integer(Int64(n)), forKey: "n")
+                if n % 10 == 3 { try item.setValue(.string(n % 20 == 3 ? "weekly" : "P\(n % 7)D"), forKey: "name") }
+                if n % 20 == 7 { try item.setValue(.uuid(UUID(uuidString: String(format: "00000000-0000-4000-8000-%012d", n % 40)) ?? UUID()), forKey: "ref") }
+                if n % 8 == 1 { try item.setValue(.date(base.addingTimeInterval(Double(n % 50) * 86_400)), forKey: "due") }
+            }
+            try context.save()
+        }
+        try binary.compactStore()
+        // The store reads the index (of two, the one with fewer entries): exactly the saved
+        // rows with a value are its candidates.
+        let entity = try #require(model.entity(named: "Item"))
+        for (format, expected) in [("name != nil", 200), ("nil != name", 200), ("ref != nil", 100), ("due != nil", 250), ("name != nil AND due != nil", 200)] {
+            let slotPredicate = try #require(SlotPredicate(try ObjectPredicate(format), entity: entity))
+            let found = try binary.store.readRows { try $0.indexCandidates(ofEntity: "Item", predicate: slotPredicate, limit: 500) }
+            #expect(found??.count == expected, "\(format)")
+        }
+        // Saved edits (in the log), then unsaved ones, alike in both stores.
+        for context in contexts {
+            let items = try context.fetch(FetchRequest(entityName: "Item", sortDescriptors: [SortKey("n")]))
+            for n in stride(from: 0, to: 2_000, by: 97) { try items[n].setValue(.string("daily"), forKey: "name") }
+            for n in stride(from: 3, to: 2_000, by: 110) { try items[n].setValue(.null, forKey: "name") }
+            for n in stride(from: 1, to: 2_000, by: 160) { try items[n].setValue(.null, forKey: "due") }
+            try context.save()
+            for n in stride(from: 5, to: 2_000, by: 301) { try items[n].setValue(.string("monthly"), forKey: "name") }
+            for n in stride(from: 13, to: 2_000, by: 200) { try items[n].setValue(.null, forKey: "name") }
+            context.releaseCleanObjects()
+        }
+        let formats = ["name != nil", "nil != name", "ref != nil", "due != nil", "nil != due", "name != nil AND n < 1500",
+                       "name != nil AND due != nil", "name != nil AND name ==[c] 'WEEKLY'", "name != nil OR n < 5",
+                       "name != nil AND ref != nil", "NOT (name == nil)"]
+        for format in formats {
+            let request = FetchRequest(entityName: "Item", predicate: try ObjectPredicate(format), sortDescriptors: [SortKey("n")])
+            let expected = try contexts[1].fetch(request).map { $0["n"] }
+            #expect(!expected.isEmpty, "\(format)")
+            #expect(try contexts[0].fetch(request).map { $0["n"] } == expected, "\(format)")
+            #expect(try contexts[0].count(for: request) == expected.count, "count \(format)")
+            // As saved, from a store opened anew (the saved edits are in its log).
+            let reopened = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: model, storeURL: url))
+            var asSaved = request
+            asSaved.includesPendingChanges = false
+            #expect(try reopened.fetch(request).map { $0["n"] } == contexts[1].fetch(asSaved).map { $0["n"] }, "saved \(format)")
+        }
+        #expect(try binary.checkIntegrity().problems.isEmpty)
+    }
+
     /// Two openings of one file, one through a symbolic link: the rows one has read by
     /// itself through the index are not taken for current after the other renamed, deleted
     /// or compacted (the file replaced under it), nor are its index and snapshot.

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
-import ObjectStore
+@testable import ObjectStore
 import ObjectStoreModel
+@testable import ObjectStoreStorage
 
 @Suite struct MigrationTests {
     static var repository: URL { TasksFixtures.repository }
@@ -210,6 +211,57 @@ import ObjectStoreModel
         #expect(try reread.count(for: FetchRequest(entityName: "Tag")) == 1)
     }
 
+    /// Tasks v10 adds only an index (on `recurrence`), which version hashes leave out: a store
+    /// v9 wrote opens with v10 as it is (no step, still named v9, so a program that ships
+    /// v1-v9 opens it after), its next compaction builds the index, and `recurrence != nil`
+    /// is then answered from it (the rows with a period, no others).
+    @Test func anIndexAddedInANewVersionIsBuiltAtTheNextCompaction() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("tasks.store")
+        let models = try Self.tasksDirectory()
+        #expect(try models.model(version: "v9").entityVersionHashes == models.model(version: "v10").entityVersionHashes)
+        do {
+            let context = ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: try models.model(version: "v9"), storeURL: url))
+            for n in 0..<400 {
+                let task = try context.insertObject(entityName: "Task")
+                try task.setValue(.string("task \(n)"), forKey: "title")
+                try task.setValue(.uuid(UUID()), forKey: "uuid")
+                if n % 50 == 0 { try task.setValue(.string("weekly"), forKey: "recurrence") }
+            }
+            try context.save()
+            try context.coordinator.compactStore()
+        }
+        #expect(try StoreMigrator(models: models).plan(storeURL: url).isNeeded == false)
+        let (coordinator, migration) = try StoreMigrator(models: models).openStore(at: url)
+        #expect(migration == nil)
+        let task = try #require(coordinator.model.entity(named: "Task"))
+        let recurring = try #require(SlotPredicate(try ObjectPredicate("recurrence != nil"), entity: task))
+        func candidates() throws -> Int? {
+            try coordinator.store.readRows { try $0.indexCandidates(ofEntity: "Task", predicate: recurring, limit: 100) }??.count
+        }
+        #expect(try candidates() == nil, "v9 built no index on recurrence")
+        try coordinator.compactStore()
+        #expect(try candidates() == 8)
+        #expect(coordinator.store.metadata?.modelVersionName == "v9")
+        let reader = ManagedObjectContext(coordinator: coordinator)
+        let found = try reader.fetch(FetchRequest(entityName: "Task", predicate: try ObjectPredicate("recurrence != nil")))
+        #expect(Set(found.compactMap { $0["title"].stringValue }) == Set((0..<8).map { "task \($0 * 50)" }))
+        // A program whose versions end at v9 still opens it.
+        var files = try Self.tasksFiles()
+        files["manifest.json"] = #"{"versions": ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9"], "current": "v9"}"#
+        files["v10.json"] = nil
+        let (older, olderMigration) = try StoreMigrator(models: try ModelDirectory(location: "v9", files: files)).openStore(at: url)
+        #expect(olderMigration == nil)
+        #expect(try ManagedObjectContext(coordinator: older).count(for: FetchRequest(entityName: "Task")) == 400)
+        // Its integrity check names the index it does not define (and does not use), and its
+        // compaction leaves the index out.
+        let problems = try older.checkIntegrity().problems
+        #expect(problems.count == 1 && problems.allSatisfy { $0.contains("index of Task the model does not define") }, "\(problems)")
+        try older.compactStore()
+        #expect(try older.checkIntegrity().problems.isEmpty)
+        #expect(try candidates() == nil)
+    }
+
     /// Tasks v5 changes only validation rules (longer texts), which version hashes leave out:
     /// a v4 store opens with v5 as it is and needs no step (`plan` says so); a store a v5
     /// program wrote is refused by a program whose versions end at v4, which cannot know v5's
@@ -225,6 +277,7 @@ import ObjectStoreModel
         shipped["v7.json"] = nil
         shipped["v8.json"] = nil
         shipped["v9.json"] = nil
+        shipped["v10.json"] = nil
         let models = try ModelDirectory(location: "v6", files: shipped)
         #expect(models.currentVersionName == "v6")
         #expect(try models.model(version: "v4").entityVersionHashes == models.model(version: "v5").entityVersionHashes)
@@ -251,36 +304,36 @@ import ObjectStoreModel
         #expect(try Data(contentsOf: v5url) == written)
     }
 
-    /// A store that names a version this program does not know (v10) but whose entities hash
-    /// as v9's (v10 changed a validation rule, which hashes leave out) is refused on every
+    /// A store that names a version this program does not know (v11) but whose entities hash
+    /// as v10's (v11 changed a validation rule, which hashes leave out) is refused on every
     /// open path, naming both, and left as it was. Before, it was opened and written to.
     @Test func aStoreNamingAnUnknownVersionWithKnownHashesIsRefused() throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("tasks.store")
         var files = try Self.tasksFiles()
-        let v9 = try #require(files["v9.json"])
-        #expect(v9.contains(#""maxLength": 100000"#))
-        files["v10.json"] = v9.replacingOccurrences(of: #""maxLength": 100000"#, with: #""maxLength": 200000"#)
-        files["manifest.json"] = #"{"versions": ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10"], "current": "v10"}"#
+        let v10 = try #require(files["v10.json"])
+        #expect(v10.contains(#""maxLength": 100000"#))
+        files["v11.json"] = v10.replacingOccurrences(of: #""maxLength": 100000"#, with: #""maxLength": 200000"#)
+        files["manifest.json"] = #"{"versions": ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11"], "current": "v11"}"#
         let newer = try ModelDirectory(location: "newer", files: files)
-        #expect(try newer.model(version: "v10").entityVersionHashes == newer.model(version: "v9").entityVersionHashes)
+        #expect(try newer.model(version: "v11").entityVersionHashes == newer.model(version: "v10").entityVersionHashes)
         let (written, _) = try StoreMigrator(models: newer).openStore(at: url)
         let context = ManagedObjectContext(coordinator: written)
         let task = try context.insertObject(entityName: "Task")
         try task.setValue(.string(String(repeating: "x", count: 150_000)), forKey: "title")
         try task.setValue(.uuid(UUID()), forKey: "uuid")
         try context.save()
-        #expect(written.store.metadata?.modelVersionName == "v10")
+        #expect(written.store.metadata?.modelVersionName == "v11")
         let before = try Data(contentsOf: url)
 
         let current = try ModelDirectory(url: Self.repository.appendingPathComponent("Models/Tasks"))
         let migrator = StoreMigrator(models: current)
-        let expected = StoreError.unknownModelVersionName(path: url.path, storeVersion: "v10", sameEntitiesAs: "v9", knownVersions: current.versionNames)
+        let expected = StoreError.unknownModelVersionName(path: url.path, storeVersion: "v11", sameEntitiesAs: "v10", knownVersions: current.versionNames)
         #expect(throws: expected) { try migrator.openStore(at: url) }
         #expect(throws: expected) { try migrator.openStore(at: url, readOnly: true) }
         #expect(throws: expected) { try migrator.migrate(storeURL: url) }
         #expect(throws: expected) { try migrator.plan(storeURL: url) }
-        #expect(expected.description.contains("model version v10, which this program does not know") && expected.description.contains("its entities are v9's"), "\(expected)")
+        #expect(expected.description.contains("model version v11, which this program does not know") && expected.description.contains("its entities are v10's"), "\(expected)")
         #expect(try Data(contentsOf: url) == before)
     }
 
@@ -362,7 +415,7 @@ import ObjectStoreModel
         #expect {
             try StoreMigrator(models: try Self.tasksDirectory()).openStore(at: url, readOnly: true)
         } throws: { error in
-            "\(error)".contains("written with model version v2") && "\(error)".contains("cannot migrate it to the current v9")
+            "\(error)".contains("written with model version v2") && "\(error)".contains("cannot migrate it to the current v10")
         }
     }
 

@@ -18,7 +18,7 @@ import ObjectStore
             files[name] = try String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)
         }
         #expect(TasksModelFiles.files == files, "ObjectStoreModelPlugin embeds Models/Tasks as it is")
-        #expect(try App.modelDirectory().currentModel().versionName == "v9")
+        #expect(try App.modelDirectory().currentModel().versionName == "v10")
     }
 
     /// The plugin's tool, which the build runs: a model problem fails the build with the

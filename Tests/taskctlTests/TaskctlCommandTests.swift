@@ -202,7 +202,7 @@ struct TaskctlCommandTests {
         let json = try t.ok("agenda", "--json")
         #expect(json.contains("\"overdue\": [1]") && json.contains("{\"date\": \"2026-11-23\", \"due\": 1}"))
         let info = try t.ok("store", "info", "--json")
-        #expect(info.contains("\"format\": \"binary\"") && info.contains("\"modelVersion\": \"v9\"") && info.contains("\"Task\": 3"))
+        #expect(info.contains("\"format\": \"binary\"") && info.contains("\"modelVersion\": \"v10\"") && info.contains("\"Task\": 3"))
         #expect(try t.ok("store", "check").hasPrefix("ok: 4 objects"))
         #expect(try t.ok("migrate", "--dry-run") == "the store is already at the current model version\n")
     }

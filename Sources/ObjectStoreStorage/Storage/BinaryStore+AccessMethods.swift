@@ -274,8 +274,9 @@ extension BinaryStore.Core {
 
     /// The rows of an entity table's snapshot a schema index finds for the range the
     /// predicate's ANDed comparisons of one indexed attribute leave (=, <, <=, >, >= with
-    /// constants of its type, none that a nil passes), or for the hashes its equalities of a
-    /// hashed attribute or reference leave (the index that finds fewest rows): the index, the
+    /// constants of its type, none that a nil passes; `!= nil`, every row with a value), or
+    /// for the hashes its equalities of a hashed attribute or reference leave (`!= nil`, all
+    /// of them) (the index that finds fewest rows): the index, the
     /// spans of its entries (one range, or one per hash; ``indexedScan(_:alsoListing:leavingUnread:)``
     /// reads them), how many entries they hold, and whether the found rows are decided (a
     /// range that is the whole predicate; never hashes). Nil when no index serves the
@@ -293,7 +294,22 @@ extension BinaryStore.Core {
         // Per string or UUID attribute and to-one relationship, the hashes its equalities
         // leave (`s == x`, `s IN {x, y}`, strings with any options; ANDed ones intersect).
         var texts: [Int: (name: String, signature: UInt32, hashes: Set<UInt64>)] = [:]
+        // Per string or UUID attribute compared `!= nil`: every entry of its index.
+        var present: [Int: (name: String, signature: UInt32)] = [:]
         for conjunct in conjuncts {
+            // `a != nil`, either way round: an index lists exactly the rows with a value (every
+            // value the engine writes is of its attribute's type), so every entry of it: a
+            // range without bounds, or every hash.
+            if case .compare(let slot, .notEqual, _, .value(let constant), _, _) = conjunct, constant.isNull, slot < entity.properties.count,
+               let attribute = entity.properties[slot].attribute, attribute.isStored {
+                if BinaryStore.isHashed(attribute.type) {
+                    present[slot] = (attribute.name, BinaryStore.hashedSignature(ofIndexOn: attribute.name, type: attribute.type))
+                } else if let kind = Column.Kind(attribute.type) {
+                    let known = ranges[slot]
+                    ranges[slot] = (attribute.name, kind, known?.lower, known?.upper, (known?.conjuncts ?? 0) + 1)
+                }
+                continue
+            }
             if case .compare(let slot, let op, _, let constant, _, _) = conjunct, slot < entity.properties.count,
                let attribute = entity.properties[slot].attribute, attribute.isStored, BinaryStore.isHashed(attribute.type) {
                 guard let hashes = Self.indexHashes(op, constant, type: attribute.type) else { continue }
@@ -368,6 +384,11 @@ extension BinaryStore.Core {
             }
             let count = spans.reduce(0) { $0 + $1.count }
             if best == nil || count < best?.count ?? 0 { best = (part, spans, count, false) }
+        }
+        // Equalities of the same attribute find fewer rows than its `!= nil`, which they imply.
+        for slot in present.keys.sorted() where texts[slot] == nil {
+            guard let attribute = present[slot], let part = part(on: attribute.name, signature: attribute.signature) else { continue }
+            if best == nil || part.count < best?.count ?? 0 { best = (part, [0..<part.count], part.count, false) }
         }
         guard let best, best.count <= limit else { return nil }
         return best
