@@ -215,6 +215,55 @@ import ObjectStoreModel
         #expect(byPriority.map { $0["sum"] } == firsts.map { key in .integer(Int64(objects2.filter { $0["priority"] == key }.count) * (key.integerValue ?? 0)) })
     }
 
+    /// A fetch without sort descriptors lists its objects by entity name, then saved ones by
+    /// key, then unsaved ones in the order they were inserted, whatever order the candidates
+    /// come in: one entity's saved objects (in order already), an entity whose sub-entities'
+    /// names sort before and after its own (the candidates come entity by entity, parent
+    /// first), saved only and then with unsaved objects of each, the context holding every
+    /// object or none.
+    @Test(arguments: [false, true])
+    func anUnsortedFetchListsObjectsByEntityThenKey(binary: Bool) throws {
+        let model = try ManagedObjectModel(schema: #"""
+            { "entities": [
+                { "name": "Item", "attributes": [{ "name": "label", "type": "string" }, { "name": "n", "type": "int64" }] },
+                { "name": "Aside", "parent": "Item", "attributes": [{ "name": "flag", "type": "boolean" }] },
+                { "name": "Special", "parent": "Item", "attributes": [{ "name": "extra", "type": "boolean" }] }
+            ] }
+            """#, file: "order")
+        let directory = try TemporaryDirectory()
+        let coordinator = binary ? try PersistentStoreCoordinator(model: model, storeURL: directory.file("t.store")) : PersistentStoreCoordinator(inMemoryWith: model)
+        let context = ManagedObjectContext(coordinator: coordinator)
+        var labels: [String: [String]] = [:]
+        for n in 0..<30 {
+            let entity = ["Item", "Special", "Aside"][n % 3]
+            let object = try context.insertObject(entityName: entity)
+            let label = entity.prefix(1).lowercased() + String(n)
+            try object.setValue(.string(label), forKey: "label")
+            try object.setValue(.integer(Int64(n)), forKey: "n")
+            labels[entity, default: []].append(label)
+        }
+        try context.save()
+        func check(_ everything: [String], _ specials: [String], _ moment: String) throws {
+            for holding in [true, false] {
+                if !holding { context.releaseCleanObjects() }
+                let all = try context.fetch(FetchRequest(entityName: "Item", predicate: try ObjectPredicate("n >= 0")))
+                #expect(all.map { $0["label"].stringValue ?? "?" } == everything, "\(moment), holding \(holding)")
+                #expect(try context.fetch(FetchRequest(entityName: "Item")).map { $0["label"].stringValue ?? "?" } == everything, "\(moment), holding \(holding)")
+                let fewer = try context.fetch(FetchRequest(entityName: "Special", predicate: try ObjectPredicate("n < 100")))
+                #expect(fewer.map { $0["label"].stringValue ?? "?" } == specials, "\(moment), holding \(holding)")
+            }
+        }
+        let (asides, items, specials) = (labels["Aside"] ?? [], labels["Item"] ?? [], labels["Special"] ?? [])
+        try check(asides + items + specials, specials, "saved")
+        // Unsaved: temporary IDs, after the saved ones of their entity, in insertion order.
+        for (entity, label) in [("Special", "new s1"), ("Item", "new i1"), ("Aside", "new a1"), ("Item", "new i2")] {
+            let object = try context.insertObject(entityName: entity)
+            try object.setValue(.string(label), forKey: "label")
+            try object.setValue(.integer(100), forKey: "n")
+        }
+        try check(asides + ["new a1"] + items + ["new i1", "new i2"] + specials + ["new s1"], specials, "unsaved")
+    }
+
     /// One key's groups are found by comparing keys while there are few (up to
     /// `Groups.fewGroups`) and by hashing past that: 14 groups whose members keep coming
     /// back after the ninth group is made, with nil and NaN among the keys (a NaN equals
