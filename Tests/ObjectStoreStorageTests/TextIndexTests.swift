@@ -202,14 +202,9 @@ import ObjectStoreModel
         #expect(try binary.checkIntegrity().problems.isEmpty)
     }
 
-    /// `a != nil` on an attribute with a schema index (a string's text index, a UUID's, a
-    /// date's range index) lists every entry of it: the rows with a value, no others. With
-    /// few values the index is what the store reads (its candidates are exactly the saved
-    /// rows with a value), and fetches and counts find what the in-memory store finds, with
-    /// saved edits in the log, unsaved ones (values given and taken away), either way round,
-    /// ANDed with other tests or with an equality of the same attribute, and under OR.
-    @Test func notNilListsEveryEntryOfTheIndex() throws {
-        let model = try ManagedObjectModel(schema: #"""
+    /// Items with a string, a UUID and a date attribute, each with a schema index.
+    static func sparseModel() throws -> ManagedObjectModel {
+        try ManagedObjectModel(schema: #"""
             { "entities": [
                 { "name": "Item", "indexes": [{ "name": "byName", "properties": ["name"] }, { "name": "byRef", "properties": ["ref"] },
                                               { "name": "byDue", "properties": ["due"] }],
@@ -217,6 +212,72 @@ import ObjectStoreModel
                                  { "name": "ref", "type": "uuid" }, { "name": "due", "type": "date" }] }
             ] }
             """#, file: "sparse")
+    }
+
+    /// `name != nil` read through the index by an opening through a symbolic link, warm,
+    /// while another opening through the link gives and takes names and saves (the rows in
+    /// its log), then compacts (the file replaced), and a third through the real path does
+    /// the same: each answer is what a filter of every item finds, with the index in use
+    /// (the saved rows in the log are read besides it).
+    @Test func notNilFollowsAnotherOpeningsSavesAndCompactions() throws {
+        let model = try Self.sparseModel()
+        let directory = try TemporaryDirectory()
+        let url = directory.file("items.store")
+        let link = directory.file("link.store")
+        let writer = try PersistentStoreCoordinator(model: model, storeURL: url)
+        let setup = ManagedObjectContext(coordinator: writer)
+        for n in 0..<2_000 {
+            let item = try setup.insertObject(entityName: "Item")
+            try item.setValue(.integer(Int64(n)), forKey: "n")
+            if n % 10 == 3 { try item.setValue(.string("every \(n % 7) days"), forKey: "name") }
+        }
+        try setup.save()
+        try writer.compactStore()
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: url)
+        let reader = try PersistentStoreCoordinator(model: model, storeURL: link)
+        let entity = try #require(model.entity(named: "Item"))
+        let named = try #require(SlotPredicate(try ObjectPredicate("name != nil"), entity: entity))
+        func expectAgreement(_ moment: String) throws {
+            let context = ManagedObjectContext(coordinator: reader)
+            let found = try context.fetch(FetchRequest(entityName: "Item", predicate: try ObjectPredicate("name != nil"), sortDescriptors: [SortKey("n")])).map { $0["n"] }
+            let all = try ManagedObjectContext(coordinator: reader).fetch(FetchRequest(entityName: "Item", sortDescriptors: [SortKey("n")]))
+            #expect(found == all.filter { $0["name"] != .null }.map { $0["n"] }, "\(moment)")
+            #expect(try context.count(for: FetchRequest(entityName: "Item", predicate: try ObjectPredicate("name != nil"))) == found.count, "count \(moment)")
+            #expect(try reader.store.readRows { try $0.indexCandidates(ofEntity: "Item", predicate: named, limit: 500) } != nil, "indexed \(moment)")
+        }
+        try expectAgreement("before")
+        try expectAgreement("again, warm")
+        func rename(through coordinator: PersistentStoreCoordinator, giving given: Int, taking taken: Int) throws {
+            let edit = ManagedObjectContext(coordinator: coordinator)
+            for item in try edit.fetch(FetchRequest(entityName: "Item")) {
+                guard let n = item["n"].integerValue else { continue }
+                if n % 97 == given { try item.setValue(.string("given \(n)"), forKey: "name") }
+                if n % 10 == 3 && n % 89 == taken { try item.setValue(.null, forKey: "name") }
+            }
+            try edit.save()
+        }
+        let other = try PersistentStoreCoordinator(model: model, storeURL: link)
+        try rename(through: other, giving: 1, taking: 3)
+        try expectAgreement("after the other's save, in the log")
+        try other.compactStore()
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: link.path)) != nil, "the link is still a link")
+        try expectAgreement("after the other's compaction")
+        let third = try PersistentStoreCoordinator(model: model, storeURL: url)
+        try rename(through: third, giving: 2, taking: 13)
+        try expectAgreement("after the third's save")
+        try third.compactStore()
+        try expectAgreement("after the third's compaction")
+        #expect(try reader.checkIntegrity().problems.isEmpty)
+    }
+
+    /// `a != nil` on an attribute with a schema index (a string's text index, a UUID's, a
+    /// date's range index) lists every entry of it: the rows with a value, no others. With
+    /// few values the index is what the store reads (its candidates are exactly the saved
+    /// rows with a value), and fetches and counts find what the in-memory store finds, with
+    /// saved edits in the log, unsaved ones (values given and taken away), either way round,
+    /// ANDed with other tests or with an equality of the same attribute, and under OR.
+    @Test func notNilListsEveryEntryOfTheIndex() throws {
+        let model = try Self.sparseModel()
         let directory = try TemporaryDirectory()
         let url = directory.file("items.store")
         let binary = try PersistentStoreCoordinator(model: model, storeURL: url)
@@ -336,12 +397,15 @@ import ObjectStoreModel
         let writer = try PersistentStoreCoordinator(model: Self.model, storeURL: url)
         let setup = ManagedObjectContext(coordinator: writer)
         func uuid(_ n: Int) -> UUID { UUID(uuidString: String(format: "00000000-0000-4000-8000-%012d", n)) ?? UUID() }
-        for n in 0..<3_000 {
-            let item = try setup.insertObject(entityName: "Item")
-            try item.setValue(.string("name \(n)"), forKey: "name")
-            try item.setValue(.integer(Int64(n)), forKey: "n")
-            try item.setValue(.uuid(uuid(n)), forKey: "ref")
+        func insert(_ numbers: Range<Int>, into context: ManagedObjectContext) throws {
+            for n in numbers {
+                let item = try context.insertObject(entityName: "Item")
+                try item.setValue(.string("name \(n)"), forKey: "name")
+                try item.setValue(.integer(Int64(n)), forKey: "n")
+                try item.setValue(.uuid(uuid(n)), forKey: "ref")
+            }
         }
+        try insert(0..<3_000, into: setup)
         try setup.save()
         try writer.compactStore()
         try FileManager.default.createSymbolicLink(at: link, withDestinationURL: url)
@@ -383,12 +447,7 @@ import ObjectStoreModel
         try expectLookupsAgree(probes.map { $0 + 5_000 }, "the new UUIDs")
         #expect(try found(try ObjectPredicate("name == 'mane 3'")) == [.integer(3)])
         // Then it adds a thousand items and compacts again.
-        for n in 3_000..<4_000 {
-            let item = try edit.insertObject(entityName: "Item")
-            try item.setValue(.string("name \(n)"), forKey: "name")
-            try item.setValue(.integer(Int64(n)), forKey: "n")
-            try item.setValue(.uuid(uuid(n)), forKey: "ref")
-        }
+        try insert(3_000..<4_000, into: edit)
         try edit.save()
         try other.compactStore()
         try expectLookupsAgree(probes, "after the second compaction")
