@@ -753,16 +753,17 @@ struct Workloads {
     /// store open, a fetch of the employees whose department's name is one of them, each
     /// found employee's name read, beside SQLite's join. The department's employees are a
     /// stored to-many (the model's default: each department's row holds its list) or derived
-    /// from the employees' department.
+    /// from the employees' department; first with a schema index on the employees'
+    /// department, as SQLite's table has one on its column.
     mutating func reach(_ n: Int) throws {
         let dir = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         var expected = 0
-        for derived in [false, true] {
-            let url = dir.appendingPathComponent("org-\(derived).store")
-            let model = try Organisation.build(url, n, derivedList: derived)
+        for (derived, indexed) in [(false, true), (false, false), (true, false)] {
+            let url = dir.appendingPathComponent("org-\(derived)-\(indexed).store")
+            let model = try Organisation.build(url, n, derivedList: derived, indexed: indexed)
             var found = 0
-            record("18 key path through a to-one", n, derived ? "ObjectStore, derived list" : "ObjectStore, stored list", try measure(options.runs, setup: {
+            record("18 key path through a to-one", n, indexed ? "ObjectStore, index on department" : derived ? "ObjectStore, derived list" : "ObjectStore, stored list", try measure(options.runs, setup: {
                 ManagedObjectContext(coordinator: try PersistentStoreCoordinator(model: model, storeURL: url))
             }) { context in
                 let employees = try context.fetch(FetchRequest(entityName: "Employee", predicate: try ObjectPredicate("department.name == 'Department 3'")))
@@ -807,16 +808,16 @@ struct Workloads {
 }
 
 /// Workload 18's store: `n` employees in 5 departments ("Department 0" to "Department 4"), the
-/// departments' employees a stored list or derived from the employees' department; returns
-/// the model.
+/// departments' employees a stored list or derived from the employees' department, the
+/// employees' department indexed or not; returns the model.
 enum Organisation {
-    static func build(_ url: URL, _ n: Int, derivedList: Bool) throws -> ManagedObjectModel {
+    static func build(_ url: URL, _ n: Int, derivedList: Bool, indexed: Bool = false) throws -> ManagedObjectModel {
         let schema = """
             { "entities": [
               { "name": "Department", "attributes": [{ "name": "name", "type": "string" }],
                 "relationships": [{ "name": "employees", "destination": "Employee", "inverse": "department", "toMany": true\(derivedList ? ", \"derivedFromInverse\": true" : "") }] },
               { "name": "Employee", "attributes": [{ "name": "name", "type": "string" }],
-                "relationships": [{ "name": "department", "destination": "Department", "inverse": "employees" }] }
+                "relationships": [{ "name": "department", "destination": "Department", "inverse": "employees" }]\(indexed ? ", \"indexes\": [{ \"name\": \"byDepartment\", \"properties\": [\"department\"] }]" : "") }
             ] }
             """
         let model = try ManagedObjectModel(schema: schema, file: "org")

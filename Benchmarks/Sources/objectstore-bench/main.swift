@@ -180,12 +180,14 @@ if arguments.first == "--profile-group", arguments.count == 3, let n = Int(argum
 }
 // For a profiler: workload 18's fetch of one department's employees by
 // `department.name == 'Department 3'`, each one's name read, `rounds` times, each in a new
-// coordinator of a store of N employees (derived list with OBJECTSTORE_BENCH_DERIVED=1).
+// coordinator of a store of N employees (derived list with OBJECTSTORE_BENCH_DERIVED=1, a
+// schema index on the employees' department with OBJECTSTORE_BENCH_INDEXED=1).
 if arguments.first == "--profile-reach", arguments.count == 3, let n = Int(arguments[1]), let rounds = Int(arguments[2]) {
     let dir = temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: dir) }
     let url = dir.appendingPathComponent("org.store")
-    let model = try Organisation.build(url, n, derivedList: ProcessInfo.processInfo.environment["OBJECTSTORE_BENCH_DERIVED"] == "1")
+    let model = try Organisation.build(url, n, derivedList: ProcessInfo.processInfo.environment["OBJECTSTORE_BENCH_DERIVED"] == "1",
+                                       indexed: ProcessInfo.processInfo.environment["OBJECTSTORE_BENCH_INDEXED"] == "1")
     var total: UInt64 = 0
     var found = 0
     for _ in 0..<max(1, rounds) {

@@ -184,9 +184,11 @@ public final class ManagedObjectContext {
                 }
             }
         }
-        if let fetched = object.committedSlots {
+        if object.committedSlots != nil {
             // The row a fetch read for it.
-            fill(object, with: (fetched, object.committedVersion))
+            object.takeCommittedValues()
+            object.faultState = false
+            object.awakeFromFetch()
             return
         }
         guard let snapshot = try savedSnapshot(for: object.objectID, entity: object.entity) else {

@@ -9,6 +9,13 @@ extension BinaryStore {
     /// Strings are hashed canonically decomposed: `==` finds canonically equivalent strings
     /// equal ("caf\u{E9}" and "cafe\u{301}"), so they must share a hash.
     package static func indexHash(_ comparable: [SlotValue], codec: RowCodec) -> UInt64 {
+        var writer = ByteWriter()
+        return indexHash(comparable, codec: codec, scratch: &writer)
+    }
+
+    /// ``indexHash(_:codec:)``, encoding into `scratch` (emptied first), so a compaction
+    /// hashing every row's values allocates no buffer per row.
+    package static func indexHash(_ comparable: [SlotValue], codec: RowCodec, scratch writer: inout ByteWriter) -> UInt64 {
         let needsMapping = { (slot: SlotValue) -> Bool in
             guard case .value(.string(let text)) = slot else { return false }
             return !text.utf8.allSatisfy { $0 < 0x80 }
@@ -17,7 +24,7 @@ extension BinaryStore {
             guard case .value(.string(let text)) = slot, needsMapping(slot) else { return slot }
             return .value(.string(text.decomposedStringWithCanonicalMapping))
         }
-        var writer = ByteWriter()
+        writer.bytes.removeAll(keepingCapacity: true)
         try? codec.encode(canonical, into: &writer)
         return Snapshot.hash(writer.bytes)
     }
@@ -160,9 +167,12 @@ extension BinaryStore.Core {
                      hash: (SlotValue) -> UInt64?) throws -> Snapshot.Index {
         var hashed: [(hash: Int64, position: Int)] = []
         hashed.reserveCapacity(rows.count)
-        for (position, row) in rows.enumerated() {
-            let id = codec.objectID(entity: table, key: row.key)
-            guard let value = try decode(id, row.source, from: row.start, slots: [slot], codec: codec).first, let hash = hash(value) else { continue }
+        // Through one array for every row (an ID, a shape looked up by its entity's name and
+        // two arrays per row were half of the index's time).
+        var position = 0
+        try forEachRow(rows, entity: table, slots: [slot], codec: codec) { _, decoded in
+            defer { position += 1 }
+            guard let hash = hash(decoded[slot]) else { return }
             hashed.append((Int64(bitPattern: hash), position))
         }
         hashed.sort { ($0.hash, $0.position) < ($1.hash, $1.position) }
@@ -180,14 +190,22 @@ extension BinaryStore.Core {
                 guard slots.count == constraint.count else { continue }
                 let folding = UniquenessCheck.folding(constraint, in: owner)
                 var entries: [(hash: UInt64, entity: Int, key: Int64)] = []
+                // One array of values and one buffer for every row's hash.
+                var values: [SlotValue] = []
+                values.reserveCapacity(slots.count)
+                var scratch = ByteWriter()
                 for kind in model.entityAndDescendants(of: ownerName) {
                     guard let kindIndex = codec.entityIndex[kind.name] else { continue }
                     entries.reserveCapacity(entries.count + rows[kindIndex].count)
                     try forEachRow(rows[kindIndex], entity: kindIndex, slots: slots, codec: codec) { key, decoded in
-                        let values = slots.map { decoded[$0] }
-                        guard !values.contains(.value(.null)) else { return }
+                        values.removeAll(keepingCapacity: true)
+                        for slot in slots {
+                            let value = decoded[slot]
+                            if value == .value(.null) { return }
+                            values.append(value)
+                        }
                         let comparable = UniquenessCheck.comparable(values, folding: folding)
-                        entries.append((BinaryStore.indexHash(comparable, codec: codec), kindIndex, key))
+                        entries.append((BinaryStore.indexHash(comparable, codec: codec, scratch: &scratch), kindIndex, key))
                     }
                 }
                 indexes.append(Snapshot.Index(owner: ownerIndex, constraint: number, signature: BinaryStore.signature(of: constraint, in: owner), entries: entries))
