@@ -185,6 +185,60 @@ import ObjectStoreModel
         #expect(copy["priority"] == 2)
     }
 
+    /// Updates one after another, each reading the rows the one before wrote (from the log,
+    /// then after a compaction, with a context holding some of the objects changed): every
+    /// slot an update does not set keeps its value, relationships and dates included, and a
+    /// predicate through a to-one finds the objects it names. The rows an update rewrites
+    /// are those its fetch read, not looked up again.
+    @Test(arguments: Kind.allCases) func updatesInARowReadWhatTheOneBeforeWrote(kind: Kind) throws {
+        let directory = try TemporaryDirectory()
+        let coordinator = try kind.coordinator(in: directory)
+        let context = ManagedObjectContext(coordinator: coordinator)
+        let home = try context.location("Home"), work = try context.location("Work")
+        let tag = try context.insertObject(entityName: "Tag")
+        try tag.setValue("urgent", forKey: "label")
+        var expected: [String: (priority: Int64, ratio: Double?, status: String, location: String)] = [:]
+        for i in 0..<40 {
+            let task = try context.task("t\(i)", priority: Int64(i % 4))
+            try task.setValue(.date(TestModel.now.addingTimeInterval(Double(i) * 3600)), forKey: "dueDate")
+            try task.setObject(i % 3 == 0 ? work : home, forKey: "location")
+            if i % 5 == 0 { try task.setObjects([tag], forKey: "tags") }
+            expected["t\(i)"] = (Int64(i % 4), nil, "open", i % 3 == 0 ? "Work" : "Home")
+        }
+        try context.save()
+        // Some of the objects held (and read) by the context that runs the requests.
+        let held = try context.fetch(FetchRequest(entityName: "Task", predicate: try ObjectPredicate("priority == 2")))
+        #expect(held.count == 10)
+        func run(_ predicate: String, _ properties: [String: ObjectExpression]) throws -> Int {
+            var request = BatchUpdateRequest(entityName: "Task", predicate: try ObjectPredicate(predicate), expressionsToUpdate: properties)
+            request.resultType = .count
+            return try context.execute(request).count ?? -1
+        }
+        #expect(try run("priority < 2", ["ratio": try ObjectExpression("priority + 10.5")]) == 20)
+        for (text, value) in expected where value.priority < 2 { expected[text]?.ratio = Double(value.priority) + 10.5 }
+        #expect(try run("ratio >= 10 AND location.name == 'Work'", ["status": try ObjectExpression("'done'")]) == 7)
+        for (text, value) in expected where (value.ratio ?? 0) >= 10 && value.location == "Work" { expected[text]?.status = "done" }
+        if kind == .binary { try coordinator.compactStore() }
+        #expect(try run("status == 'done' OR priority == 2", ["priority": try ObjectExpression("3")]) == 17)
+        for (text, value) in expected where value.status == "done" || value.priority == 2 { expected[text]?.priority = 3 }
+
+        let fresh = ManagedObjectContext(coordinator: try kind.reopened(coordinator, in: directory))
+        let tasks = try fresh.fetch(FetchRequest(entityName: "Task"))
+        #expect(tasks.count == 40)
+        for task in tasks {
+            let text = task["text"].stringValue ?? "?"
+            guard let want = expected[text], let i = Int(text.dropFirst()) else { Issue.record("unexpected \(text)"); continue }
+            #expect(task["priority"] == .integer(want.priority), "\(text)")
+            #expect(task["status"] == .string(want.status), "\(text)")
+            #expect(task["ratio"] == (want.ratio.map { .double($0) } ?? .null), "\(text)")
+            #expect(task["dueDate"] == .date(TestModel.now.addingTimeInterval(Double(i) * 3600)), "\(text)")
+            #expect(try task.value(forKeyPath: "location.name").value == .string(want.location), "\(text)")
+            #expect(try task.objectIDs(forRelationship: "tags") == (i % 5 == 0 ? [tag.objectID] : []), "\(text)")
+        }
+        // The held objects were merged: they read the last update's values.
+        for task in held { #expect(task["priority"] == .integer(expected[task["text"].stringValue ?? "?"]?.priority ?? -1)) }
+    }
+
     /// A binary store commits an update of more rows than one chunk as one commit: one
     /// transaction, and a second opening reads all of it.
     @Test func aLargeUpdateIsOneCommit() throws {

@@ -31,6 +31,21 @@ extension ManagedObjectContext {
         return Array(request.fetchLimit > 0 ? offset.prefix(request.fetchLimit) : offset)
     }
 
+    /// The saved objects a fetch request without sort descriptors, offset or limit matches,
+    /// in key order as ``fetchObjectIDs(_:)`` lists them, each with its saved state as the
+    /// scan read it (nil for an object registered here): a batch request reads the rows it
+    /// changes from these, not by looking each one up again.
+    func fetchSavedMatches(_ request: FetchRequest) throws -> [(id: ObjectID, saved: FetchExecutor.SavedState?)] {
+        noteFetch()
+        let executor = try FetchExecutor.planned(request, in: self)
+        var matches: [(id: ObjectID, saved: FetchExecutor.SavedState?)] = []
+        try executor.forEachMatch(of: executor.request.predicate ?? .constant(true), entity: try executor.entity()) { id, registered, saved in
+            if registered != nil || saved != nil { matches.append((id, registered == nil ? saved : nil)) }
+        }
+        if !zip(matches, matches.dropFirst()).allSatisfy({ !ObjectID.tieBreak($1.id, $0.id) }) { matches.sort { ObjectID.tieBreak($0.id, $1.id) } }
+        return matches
+    }
+
     /// How many objects a fetch request matches. Without a predicate no object is made;
     /// with one, objects this count had to load are let go again afterwards.
     public func count(for request: FetchRequest) throws -> Int {
