@@ -231,6 +231,8 @@ if options.json {
         rows.append("{\"workload\": \"\(sample.workload)\", \"n\": \(sample.size), \"system\": \"\(sample.system)\", \"median\": \(sample.median), \"min\": \(sample.spread.0), \"max\": \(sample.spread.1)}")
     }
     print("[\n  " + rows.joined(separator: ",\n  ") + "\n]")
+    // The notes (peak memory, disagreements) where the progress goes, beside the JSON.
+    for note in workloads.notes { FileHandle.standardError.write(Data("- \(note)\n".utf8)) }
 } else {
     print("| workload | n | system | median | spread (min-max) | first / this |")
     print("| --- | ---: | --- | ---: | --- | ---: |")
