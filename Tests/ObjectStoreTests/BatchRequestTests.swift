@@ -205,6 +205,10 @@ import ObjectStoreModel
             if i % 5 == 0 { try task.setObjects([tag], forKey: "tags") }
             expected["t\(i)"] = (Int64(i % 4), nil, "open", i % 3 == 0 ? "Work" : "Home")
         }
+        // t1's subtasks: reading them (ANY subtasks.text) makes the request's own context hold
+        // them, so their rows are read from the store when they match too.
+        let t1 = try #require(try context.all("Task").first { $0["text"] == "t1" })
+        try t1.setObjects(try context.all("Task").filter { $0["text"] == "t2" || $0["text"] == "t3" }.sorted { $0["text"].stringValue ?? "" < $1["text"].stringValue ?? "" }, forKey: "subtasks")
         try context.save()
         // Some of the objects held (and read) by the context that runs the requests.
         let held = try context.fetch(FetchRequest(entityName: "Task", predicate: try ObjectPredicate("priority == 2")))
@@ -221,6 +225,8 @@ import ObjectStoreModel
         if kind == .binary { try coordinator.compactStore() }
         #expect(try run("status == 'done' OR priority == 2", ["priority": try ObjectExpression("3")]) == 17)
         for (text, value) in expected where value.status == "done" || value.priority == 2 { expected[text]?.priority = 3 }
+        #expect(try run("ANY subtasks.text == 't2' OR parent != nil", ["ratio": try ObjectExpression("0.5")]) == 3)
+        for text in ["t1", "t2", "t3"] { expected[text]?.ratio = 0.5 }
 
         let fresh = ManagedObjectContext(coordinator: try kind.reopened(coordinator, in: directory))
         let tasks = try fresh.fetch(FetchRequest(entityName: "Task"))
@@ -234,7 +240,9 @@ import ObjectStoreModel
             #expect(task["dueDate"] == .date(TestModel.now.addingTimeInterval(Double(i) * 3600)), "\(text)")
             #expect(try task.value(forKeyPath: "location.name").value == .string(want.location), "\(text)")
             #expect(try task.objectIDs(forRelationship: "tags") == (i % 5 == 0 ? [tag.objectID] : []), "\(text)")
+            #expect(try task.value(forKeyPath: "parent.text").value == (i == 2 || i == 3 ? .string("t1") : .null), "\(text)")
         }
+        #expect(try fresh.existingObject(with: t1.objectID).objects(forKey: "subtasks").map { $0["text"] } == ["t2", "t3"])
         // The held objects were merged: they read the last update's values.
         for task in held { #expect(task["priority"] == .integer(expected[task["text"].stringValue ?? "?"]?.priority ?? -1)) }
     }
