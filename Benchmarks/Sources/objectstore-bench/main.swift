@@ -82,6 +82,7 @@ if arguments.first == "--profile-lookup", arguments.count == 3, let n = Int(argu
         }
     }
     print("\((DispatchTime.now().uptimeNanoseconds - start) / UInt64(max(1, rounds)) / 1000) us a round of 20 lookups, \(found / max(1, rounds)) found a round")
+    try? FileManager.default.removeItem(at: dir)  // exit(0) runs no defer
     exit(0)
 }
 // For a profiler: workload 9's predicate fetch over N objects held in an in-memory store's
@@ -141,6 +142,7 @@ if arguments.first == "--profile-insert", arguments.count == 3, let n = Int(argu
     let start = DispatchTime.now().uptimeNanoseconds
     for round in 0..<max(1, rounds) { try OS.build(dir.appendingPathComponent("r\(round).store"), data) }
     print("\((DispatchTime.now().uptimeNanoseconds - start) / UInt64(max(1, rounds)) / 1000) us an insert and save")
+    try? FileManager.default.removeItem(at: dir)  // exit(0) runs no defer
     exit(0)
 }
 // For a profiler: compact an existing store `rounds` times.
@@ -176,6 +178,7 @@ if arguments.first == "--profile-group", arguments.count == 3, let n = Int(argum
         context.reset()
     }
     print("\((DispatchTime.now().uptimeNanoseconds - start) / UInt64(max(1, rounds)) / 1000) us a group by")
+    try? FileManager.default.removeItem(at: dir)  // exit(0) runs no defer
     exit(0)
 }
 // For a profiler: workload 18's fetch of one department's employees by
@@ -199,6 +202,7 @@ if arguments.first == "--profile-reach", arguments.count == 3, let n = Int(argum
         total += DispatchTime.now().uptimeNanoseconds - start
     }
     print("\(total / UInt64(max(1, rounds)) / 1000) us a fetch, \(found / max(1, rounds)) found")
+    try? FileManager.default.removeItem(at: dir)  // exit(0) runs no defer
     exit(0)
 }
 // A batch update of every task of an existing store.
