@@ -131,6 +131,70 @@ import ObjectStoreModel
     /// Groups and dictionaries of attributes only are read from the rows (no object made),
     /// and say what the objects say: computed here from `fetch`'s objects, over a binary
     /// and an in-memory store, with unsaved edits, an insert and a deletion pending.
+    /// A count of an attribute only counted (not grouped by, not folded otherwise) reads
+    /// whether each row holds a value, not the value: counts of optional strings and decimals
+    /// with nulls, of a string left at its default (a row's blank), from compacted rows, rows
+    /// saved since (the log) and unsaved changes, equal the counts made from fetched objects.
+    @Test(arguments: [false, true])
+    func countsOfOptionalValuesMatchTheObjects(binary: Bool) throws {
+        let directory = try TemporaryDirectory()
+        let shared = binary ? try PersistentStoreCoordinator(model: TestModel.model, storeURL: directory.file("t.store"), clock: { TestModel.now })
+            : PersistentStoreCoordinator(inMemoryWith: TestModel.model, clock: { TestModel.now })
+        let setup = ManagedObjectContext(coordinator: shared)
+        for n in 0..<120 {
+            let task = try setup.task("t\(n)", priority: Int64(n % 4))
+            if n % 3 == 0 { try task.setValue("ABC", forKey: "code") }
+            if n % 4 == 1 { try task.setValue(.decimal(Decimal(n) / 4), forKey: "estimate") }
+            if n % 5 == 0 { try task.setValue("done", forKey: "status") }
+        }
+        try setup.save()
+        try shared.compactStore()
+        // Saved again after the compaction: these rows are read from the log.
+        for task in try setup.fetch(FetchRequest(entityName: "Task", predicate: try ObjectPredicate("text IN {'t0', 't1', 't3', 't7', 't9'}"))) {
+            try task.setValue(task["code"] == .null ? "XYZ" : .null, forKey: "code")
+        }
+        try setup.save()
+
+        let aggregates = [PropertyAggregate("codes", .count, of: "code"), PropertyAggregate("estimates", .count, of: "estimate"),
+                          PropertyAggregate("statuses", .count, of: "status"), PropertyAggregate("texts", .count, of: "text"),
+                          PropertyAggregate("top", .max, of: "code")]
+        func expected(_ objects: [ManagedObject]) -> [[String: Value]] {
+            var order: [Value] = [], members: [Value: [ManagedObject]] = [:]
+            for object in objects {
+                if members[object["priority"]] == nil { order.append(object["priority"]) }
+                members[object["priority"], default: []].append(object)
+            }
+            return order.map { key in
+                let group = members[key] ?? []
+                func count(_ name: String) -> Value { .integer(Int64(group.filter { $0[name] != .null }.count)) }
+                return ["priority": key, "codes": count("code"), "estimates": count("estimate"), "statuses": count("status"), "texts": count("text"),
+                        "top": group.compactMap { $0["code"].stringValue }.max().map { .string($0) } ?? .null]
+            }
+        }
+        let request = FetchRequest(entityName: "Task", predicate: try ObjectPredicate("priority != 2"))
+        let context = ManagedObjectContext(coordinator: shared)
+        let groups = try context.fetchGroups(request, groupBy: ["priority"], aggregates: aggregates)
+        #expect(context.registeredObjects.isEmpty, "no object was made")
+        let reference = ManagedObjectContext(coordinator: shared)
+        let saved = expected(try reference.fetch(request))
+        #expect(groups == saved)
+        #expect(saved.map { $0["codes"] } != saved.map { $0["texts"] }, "some codes are nil")
+        // Counted without the maximum of the same attribute, which decodes it.
+        let countsOnly = try context.fetchGroups(request, groupBy: ["priority"], aggregates: Array(aggregates.dropLast()))
+        #expect(countsOnly == saved.map { $0.filter { $0.key != "top" } })
+
+        // Unsaved changes count as fetch counts them.
+        let objects = try context.fetch(FetchRequest(entityName: "Task", predicate: try ObjectPredicate("text IN {'t3', 't4', 't6'}")))
+        try objects[0].setValue("QRS", forKey: "code")
+        try objects[1].setValue(.null, forKey: "estimate")
+        context.delete(objects[2])
+        let new = try context.task("new", priority: 1)
+        try new.setValue("NEW", forKey: "code")
+        let pending = expected(try context.fetch(request))
+        #expect(try context.fetchGroups(request, groupBy: ["priority"], aggregates: Array(aggregates.dropLast())) == pending.map { $0.filter { $0.key != "top" } })
+        #expect(pending != saved)
+    }
+
     @Test(arguments: [false, true])
     func groupsAndDictionariesOfAttributesReadTheRows(binary: Bool) throws {
         let directory = try TemporaryDirectory()

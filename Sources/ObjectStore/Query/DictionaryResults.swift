@@ -108,7 +108,11 @@ extension ManagedObjectContext {
             if request.fetchOffset == 0 && request.fetchLimit == 0 {
                 // Each row as it is read, none kept. Unsorted rows come in the store's order;
                 // groups are put in their first members' order of keys (fetch's order) after.
-                let sorted = try forEachValues(executor.request, properties: attributes) { row in
+                // Attributes only counted (not grouped by, not folded otherwise) are read for
+                // whether they hold a value, not decoded (`count` of titles makes no `String`).
+                let folded = Set(groupBy + aggregates.filter { $0.function != .count }.map(\.keyPath))
+                let counted = Set(aggregates.filter { $0.function == .count }.map(\.keyPath)).subtracting(folded)
+                let sorted = try forEachValues(executor.request, properties: attributes, presentOnly: counted) { row in
                     try groups.add(row.objectID, key: { row.values[keyPositions[$0]].value }) { row.values[valuePositions[$0]].value }
                 }
                 if !sorted { groups.orderByFirstMembers() }

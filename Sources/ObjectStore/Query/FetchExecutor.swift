@@ -302,13 +302,13 @@ struct FetchExecutor {
     /// a match's saved state read from a store's rows need hold only the slots it marks
     /// (the others may hold their initial values).
     func forEachMatch(of predicate: ObjectPredicate, entity: EntityDescription, makingObjects makesObjects: Bool = false,
-                      counted: ((Int) -> Void)? = nil, readingInPlace: Bool = false, decoding wanted: [Bool]? = nil,
+                      counted: ((Int) -> Void)? = nil, readingInPlace: Bool = false, decoding wanted: [Bool]? = nil, presentOnly present: [Bool]? = nil,
                       _ match: (ObjectID, ManagedObject?, SavedState?) throws -> Void) throws {
         let test = try context.compiled(predicate, entity: entity)
         let scope = context.evaluationScope()
         if context.parent == nil, context.readsEncodedRows {
             return try forEachMatch(rowsOf: context.coordinator.store, test: test, scope: scope, predicate: predicate, entity: entity, makingObjects: makesObjects,
-                                    counted: counted, readingInPlace: readingInPlace, decoding: wanted, match)
+                                    counted: counted, readingInPlace: readingInPlace, decoding: wanted, presentOnly: present, match)
         }
         var probes = ScratchObjects(context: context)
         // Comparisons of attributes with constants, per entity: tested on the slots.
@@ -366,7 +366,7 @@ struct FetchExecutor {
     /// only when it matches.
     private func forEachMatch(rowsOf store: any PersistentStore, test: PredicateClosure, scope: EvaluationScope, predicate: ObjectPredicate,
                               entity: EntityDescription, makingObjects makesObjects: Bool, counted: ((Int) -> Void)?, readingInPlace: Bool, decoding decodedSlots: [Bool]?,
-                              _ match: (ObjectID, ManagedObject?, SavedState?) throws -> Void) throws {
+                              presentOnly present: [Bool]?, _ match: (ObjectID, ManagedObject?, SavedState?) throws -> Void) throws {
         let countsOnly = counted != nil
         _ = try self.entity()
         context.processPendingChanges()
@@ -430,7 +430,8 @@ struct FetchExecutor {
             /// one reference to the scan: capturing it, a struct of arrays, copied it per match).
             let rowsOfEntity = SavedRows(scan: scan, initial: initial, stored: stored,
                                          layout: readingInPlace ? rowLayout : nil,
-                                         wanted: rowEntity.name == entity.name ? decodedSlots : nil)
+                                         wanted: rowEntity.name == entity.name ? decodedSlots : nil,
+                                         present: rowEntity.name == entity.name ? present : nil)
             func saved(_ index: Int) -> SavedState { SavedState(source: .row(rowsOfEntity, index)) }
             // Many rows to test: the slot predicate's verdicts are worked out on every core
             // first (``ParallelScan``), and each row below takes its own.
@@ -504,12 +505,16 @@ struct FetchExecutor {
         /// When set, saved states decode only these slots (stored ones); the others hold
         /// their initial values.
         let wanted: [Bool]?
+        /// When set, the wanted slots whose presence alone is asked for (``RowCodec``'s
+        /// `present`).
+        let present: [Bool]?
         /// The array the wanted slots are decoded into.
         private var scratch: [SlotValue]
         /// Where the wanted slots are read.
         private var cursor = RowScan.Cursor()
 
-        init(scan: RowScan, initial: [SlotValue], stored: [Bool], layout: RowLayout?, wanted: [Bool]?) {
+        init(scan: RowScan, initial: [SlotValue], stored: [Bool], layout: RowLayout?, wanted: [Bool]?, present: [Bool]? = nil) {
+            self.present = wanted == nil ? nil : present
             self.scan = scan
             self.initial = initial
             self.stored = stored
@@ -534,7 +539,7 @@ struct FetchExecutor {
                 var slots = scratch
                 scratch = []
                 defer { scratch = slots }
-                if try scan.decode(index, into: &slots, wanted: wanted, cursor: &cursor) != initial.count { slots = initial }
+                if try scan.decode(index, into: &slots, wanted: wanted, present: present, cursor: &cursor) != initial.count { slots = initial }
                 return (Slots(slots), scan.rows[index].version)
             }
             var slots = try scan.slots(at: index)

@@ -49,8 +49,11 @@ extension ManagedObjectContext {
     /// not kept: for a request without sort descriptors, in the store's order (not always the
     /// keys'), and without its offset and limit. Returns whether the rows came in the request's
     /// order, offset and limit applied (a request with sort descriptors, read from objects).
+    /// `presentOnly`: properties whose values the caller only tests for null (a count); a
+    /// store's row may give ``RowCodec/presentMarker`` for such a value instead of decoding it.
     @discardableResult
-    package func forEachValues(_ request: FetchRequest, properties: [String], _ body: (FetchedValues) throws -> Void) throws -> Bool {
+    package func forEachValues(_ request: FetchRequest, properties: [String], presentOnly: Set<String> = [],
+                               _ body: (FetchedValues) throws -> Void) throws -> Bool {
         let executor = try FetchExecutor.planned(request, in: self)
         let entity = try executor.entity()
         let slots = try properties.map { name -> Int in
@@ -98,9 +101,15 @@ extension ManagedObjectContext {
             for slot in slots { marks[slot] = true }
             wanted = marks
         }
+        var present: [Bool]?
+        if wanted != nil, !presentOnly.isEmpty {
+            var marks = [Bool](repeating: false, count: entity.slotCount)
+            for name in presentOnly { if let slot = entity.slot(of: name) { marks[slot] = true } }
+            present = marks
+        }
         var values: [SlotValue] = []
         values.reserveCapacity(slots.count)
-        try executor.forEachMatch(of: executor.request.predicate ?? .constant(true), entity: entity, decoding: wanted) { id, registered, snapshot in
+        try executor.forEachMatch(of: executor.request.predicate ?? .constant(true), entity: entity, decoding: wanted, presentOnly: present) { id, registered, snapshot in
             if let registered {
                 try body(FetchedValues(objectID: id, values: try slots.map { try registered.slotValue(at: $0) }))
                 return

@@ -509,12 +509,22 @@ package struct RowCodec {
     /// skipping the others; a row with fewer slots leaves the rest as they are. Reading
     /// stops before slot `end` (the reader is then inside the row).
     /// Returns the row's number of slots.
+    /// `present`, when given, marks wanted slots whose caller asks only whether they hold a
+    /// value (a count): a string, data, decimal or URI a typed row holds (a typed slot's value
+    /// is never null) is skipped and read as ``presentMarker``, so no `String` or `Data` is
+    /// made for it; any other value is decoded.
     @discardableResult
-    func decode(into slots: inout [SlotValue], wanted: [Bool], from reader: inout ByteReader, shape: Shape, end: Int = .max) throws -> Int {
+    func decode(into slots: inout [SlotValue], wanted: [Bool], present: [Bool]? = nil, from reader: inout ByteReader, shape: Shape, end: Int = .max) throws -> Int {
         let head = try head(&reader, shape: shape)
         for index in 0..<min(head.count, end) {
             let isHeld = head.holds(index)
             if index < wanted.count, wanted[index], index < slots.count {
+                if isHeld, head.typed, let present, index < present.count, present[index], index < shape.kinds.count,
+                   [.string, .data, .decimal, .uri].contains(shape.kinds[index]) {
+                    try skip(kind: shape.kinds[index], &reader)
+                    slots[index] = Self.presentMarker
+                    continue
+                }
                 slots[index] = isHeld ? try held(index, head, shape, from: &reader) : try blank(index, shape)
             } else if isHeld {
                 try skipHeld(index, head, shape, &reader)
@@ -522,6 +532,9 @@ package struct RowCodec {
         }
         return head.count
     }
+
+    /// What a slot decoded for its presence only holds when it holds a value.
+    package static let presentMarker = SlotValue.value(.bool(true))
 
     /// Moves past one slot.
     func skip(_ reader: inout ByteReader) throws {

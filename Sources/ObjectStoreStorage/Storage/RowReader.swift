@@ -112,10 +112,10 @@ package struct RowScan {
     /// The slots `wanted` marks of row `index`, decoded into `slots` through `cursor`;
     /// returns the row's number of slots.
     @discardableResult
-    package func decode(_ index: Int, into slots: inout [SlotValue], wanted: [Bool], cursor: inout Cursor) throws -> Int {
+    package func decode(_ index: Int, into slots: inout [SlotValue], wanted: [Bool], present: [Bool]? = nil, cursor: inout Cursor) throws -> Int {
         rows.withUnsafeBufferPointer { cursor.place(in: $0, at: index) }
         do {
-            return try codec.decode(into: &slots, wanted: wanted, from: &cursor.reader, shape: shape)
+            return try codec.decode(into: &slots, wanted: wanted, present: present, from: &cursor.reader, shape: shape)
         } catch {
             throw StoreError.corrupt(path: path, reason: "unreadable row of key \(rows[index].key)")
         }
