@@ -4,6 +4,12 @@ import ObjectStore
 import ObjectStoreModel
 
 @Suite struct FetchTests {
+    /// A binary store in `directory`, or an in-memory store, of the test model.
+    private static func coordinator(binary: Bool, in directory: TemporaryDirectory) throws -> PersistentStoreCoordinator {
+        binary ? try PersistentStoreCoordinator(model: TestModel.model, storeURL: directory.file("t.store"), clock: { TestModel.now })
+            : PersistentStoreCoordinator(inMemoryWith: TestModel.model, clock: { TestModel.now })
+    }
+
     private func names(_ objects: [ManagedObject], _ key: String = "text") -> [String] {
         objects.map { if case .string(let s) = $0[key] { return s } else { return "nil" } }
     }
@@ -138,8 +144,7 @@ import ObjectStoreModel
     @Test(arguments: [false, true])
     func countsOfOptionalValuesMatchTheObjects(binary: Bool) throws {
         let directory = try TemporaryDirectory()
-        let shared = binary ? try PersistentStoreCoordinator(model: TestModel.model, storeURL: directory.file("t.store"), clock: { TestModel.now })
-            : PersistentStoreCoordinator(inMemoryWith: TestModel.model, clock: { TestModel.now })
+        let shared = try Self.coordinator(binary: binary, in: directory)
         let setup = ManagedObjectContext(coordinator: shared)
         for n in 0..<120 {
             let task = try setup.task("t\(n)", priority: Int64(n % 4))
@@ -198,11 +203,7 @@ import ObjectStoreModel
     @Test(arguments: [false, true])
     func groupsAndDictionariesOfAttributesReadTheRows(binary: Bool) throws {
         let directory = try TemporaryDirectory()
-        func coordinator() throws -> PersistentStoreCoordinator {
-            binary ? try PersistentStoreCoordinator(model: TestModel.model, storeURL: directory.file("t.store"), clock: { TestModel.now })
-                : PersistentStoreCoordinator(inMemoryWith: TestModel.model, clock: { TestModel.now })
-        }
-        let shared = try coordinator()
+        let shared = try Self.coordinator(binary: binary, in: directory)
         let setup = ManagedObjectContext(coordinator: shared)
         for n in 0..<300 {
             let task = try setup.task("t\(n)", priority: Int64(n % 4))
@@ -336,8 +337,7 @@ import ObjectStoreModel
     @Test(arguments: [false, true])
     func manyGroupsOfOneKeyCountEveryMember(binary: Bool) throws {
         let directory = try TemporaryDirectory()
-        let coordinator = binary ? try PersistentStoreCoordinator(model: TestModel.model, storeURL: directory.file("t.store"), clock: { TestModel.now })
-            : PersistentStoreCoordinator(inMemoryWith: TestModel.model, clock: { TestModel.now })
+        let coordinator = try Self.coordinator(binary: binary, in: directory)
         let setup = ManagedObjectContext(coordinator: coordinator)
         for n in 0..<200 {
             let task = try setup.task("t\(n)", priority: Int64(n % 3))

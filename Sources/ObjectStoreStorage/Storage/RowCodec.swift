@@ -519,11 +519,14 @@ package struct RowCodec {
         for index in 0..<min(head.count, end) {
             let isHeld = head.holds(index)
             if index < wanted.count, wanted[index], index < slots.count {
-                if isHeld, head.typed, let present, index < present.count, present[index], index < shape.kinds.count,
-                   [.string, .data, .decimal, .uri].contains(shape.kinds[index]) {
-                    try skip(kind: shape.kinds[index], &reader)
-                    slots[index] = Self.presentMarker
-                    continue
+                if isHeld, head.typed, let present, index < present.count, present[index], index < shape.kinds.count {
+                    switch shape.kinds[index] {
+                    case .string, .data, .decimal, .uri:
+                        try skip(kind: shape.kinds[index], &reader)
+                        slots[index] = Self.presentMarker
+                        continue
+                    default: break
+                    }
                 }
                 slots[index] = isHeld ? try held(index, head, shape, from: &reader) : try blank(index, shape)
             } else if isHeld {
