@@ -301,6 +301,67 @@ import ObjectStoreModel
         #expect(try coordinator.checkIntegrity().problems.isEmpty)
     }
 
+    /// Deletes in a row, run by a context that holds some of the objects: each one follows
+    /// its rules (cascade to notes and their attachments, nullify of a location's tasks) on
+    /// the rows its scan read, rows a batch update rewrote into the log, after a compaction,
+    /// and the rows of held objects, which are read from the store.
+    @Test(arguments: Kind.allCases) func deletesInARowFollowTheRulesOnTheRowsTheirScanRead(kind: Kind) throws {
+        let directory = try TemporaryDirectory()
+        let coordinator = try kind.coordinator(in: directory)
+        let setup = ManagedObjectContext(coordinator: coordinator)
+        let home = try setup.location("Home"), work = try setup.location("Work")
+        // Task i: priority i % 4, at Work when i % 3 == 0 (else Home), with a note holding an
+        // attachment when i % 5 == 0 or i % 6 == 0.
+        var left = Set(0..<30)
+        func hasNote(_ i: Int) -> Bool { i % 5 == 0 || i % 6 == 0 }
+        for i in 0..<30 {
+            let task = try setup.task("t\(i)", priority: Int64(i % 4))
+            try task.setObject(i % 3 == 0 ? work : home, forKey: "location")
+            if hasNote(i) {
+                let note = try setup.insertObject(entityName: "Note")
+                try note.setObject(task, forKey: "task")
+                let attachment = try setup.insertObject(entityName: "Attachment")
+                try attachment.setObject(note, forKey: "note")
+            }
+        }
+        try setup.save()
+        let context = ManagedObjectContext(coordinator: coordinator)
+        let held = try context.fetch(FetchRequest(entityName: "Task", predicate: try ObjectPredicate("priority == 3")))
+        #expect(held.count == 7)
+        func delete(_ entity: String, _ predicate: String) throws -> Int {
+            var request = BatchDeleteRequest(entityName: entity, predicate: try ObjectPredicate(predicate))
+            request.resultType = .count
+            return try context.execute(request).count ?? -1
+        }
+        /// The objects deleting these tasks deletes: each one, its note and the attachment.
+        func deleting(_ tasks: [Int]) -> Int {
+            left.subtract(tasks)
+            return tasks.reduce(0) { $0 + (hasNote($1) ? 3 : 1) }
+        }
+        var update = BatchUpdateRequest(entityName: "Task", predicate: try ObjectPredicate("priority == 1"), propertiesToUpdate: ["ratio": .double(1.5)])
+        update.resultType = .count
+        #expect(try context.execute(update).count == 8)
+        // Rows the update wrote to the log.
+        #expect(try delete("Task", "ratio != nil AND location.name == 'Work'") == deleting(left.filter { $0 % 4 == 1 && $0 % 3 == 0 }))
+        if kind == .binary { try coordinator.compactStore() }
+        // Held objects (priority 3) among rows read from a new snapshot.
+        #expect(try delete("Task", "priority == 3 OR text == 't0'") == deleting(left.filter { $0 % 4 == 3 || $0 == 0 }))
+        #expect(held.allSatisfy { $0.managedObjectContext == nil })
+        // Home goes; its tasks' rows are edited (nullify) and then matched by the next delete.
+        #expect(try delete("Location", "name == 'Home'") == 1)
+        #expect(try delete("Task", "location == nil") == deleting(left.filter { $0 % 3 != 0 }))
+
+        let fresh = ManagedObjectContext(coordinator: try kind.reopened(coordinator, in: directory))
+        let remaining = try fresh.fetch(FetchRequest(entityName: "Task")).compactMap { $0["text"].stringValue }
+        #expect(Set(remaining) == Set(left.map { "t\($0)" }))
+        #expect(left == [6, 12, 18, 24])
+        #expect(Set(try fresh.existingObject(with: work.objectID).objects(forKey: "tasks").compactMap { $0["text"].stringValue }) == Set(remaining))
+        #expect(try fresh.count(for: FetchRequest(entityName: "Note")) == left.filter(hasNote).count)
+        #expect(try fresh.count(for: FetchRequest(entityName: "Attachment")) == left.filter(hasNote).count)
+        #expect(try fresh.count(for: FetchRequest(entityName: "Location")) == 1)
+        #expect(try coordinator.checkIntegrity().problems.isEmpty)
+    }
+
     /// A deny rule refuses a delete while the relationship holds objects the request does not
     /// delete too; nothing is deleted.
     @Test(arguments: Kind.allCases) func aDenyRuleRefusesTheDelete(kind: Kind) throws {

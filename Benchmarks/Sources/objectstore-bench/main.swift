@@ -153,15 +153,23 @@ if arguments.first == "--profile-compact", arguments.count == 3, let rounds = In
     print("\((DispatchTime.now().uptimeNanoseconds - start) / UInt64(max(1, rounds)) / 1000) us a compaction")
     exit(0)
 }
-// For a profiler: workload 16's batch update (`priority < 2` set to 3), `rounds` times, each
-// on a fresh copy of a store of N tasks.
+// For a profiler: workload 16's batch update (`priority < 2` set to 3), or with
+// OBJECTSTORE_BENCH_DELETE=1 workload 17's batch delete (`priority == 0`), `rounds` times,
+// each on a fresh copy of a store of N tasks.
 if arguments.first == "--profile-batch", arguments.count == 3, let n = Int(arguments[1]), let rounds = Int(arguments[2]) {
+    let deleting = ProcessInfo.processInfo.environment["OBJECTSTORE_BENCH_DELETE"] == "1"
     let time = try microsecondsOnFreshCopies(n, rounds: rounds) { context in
+        if deleting {
+            var request = BatchDeleteRequest(entityName: "Task", predicate: try ObjectPredicate("priority == 0"))
+            request.resultType = .count
+            _ = try context.execute(request)
+            return
+        }
         var request = BatchUpdateRequest(entityName: "Task", predicate: try ObjectPredicate("priority < 2"), propertiesToUpdate: ["priority": .integer(3)])
         request.resultType = .count
         _ = try context.execute(request)
     }
-    print("\(time) us a batch update")
+    print("\(time) us a batch \(deleting ? "delete" : "update")")
     exit(0)
 }
 // For a profiler: workload 11's group by priority, `rounds` times, in a store of N tasks.

@@ -105,6 +105,14 @@ struct FetchExecutor {
             case .read(let slots, let version): return (slots, version)
             }
         }
+
+        /// The saved version, without decoding the row.
+        var version: Int64 {
+            switch source {
+            case .row(let rows, let index): return rows.scan.rows[index].version
+            case .read(_, let version): return version
+            }
+        }
     }
 
     /// Makes matches into objects: the registered one, or a fault (as Core Data fetches

@@ -105,32 +105,36 @@ extension BinaryStore.Core {
         if !strings.isEmpty || origin != 0 { BinaryStore.writeDictionary(strings, dateOrigin: origin, into: &metadataPayload) }
         let metadataFrame = BinaryStore.frame(metadataPayload.bytes)
         var rows: [[Snapshot.Row]] = []
+        // Each row is read once: written again, and its columns' and indexes' slots decoded.
+        var derived = DerivedParts(model: model, codec: target, rowCounts: sources.map(\.count))
         for index in codec.entityNames.indices {
             let shape = codec.shape(entity: index)
             var written = ByteWriter()
             var places: [(key: Int64, version: Int64, start: Int, length: Int)] = []
-            for row in sources[index] {
+            let wanted = derived.wanted[index], slots = derived.slots(ofTable: index)
+            var decoded = [SlotValue](repeating: .value(.null), count: wanted.count)
+            for (position, row) in sources[index].enumerated() {
                 let start = written.bytes.count
+                for slot in slots { decoded[slot] = .value(.null) }
                 do {
                     // A typed row is written again in place; another is decoded.
-                    if try codec.recode(row.bytes, from: row.start, shape: shape, to: target, into: &written) {
-                        places.append((row.key, row.version, start, written.bytes.count - start))
-                        continue
+                    if try !codec.recode(row.bytes, from: row.start, shape: shape, to: target, into: &written, wanted: wanted, decoded: &decoded) {
+                        var reader = ByteReader(row.bytes, from: row.start)
+                        let values = try codec.decode(from: &reader, shape: shape)
+                        try target.encodeRow(values, shape: shape, into: &written)
+                        for slot in slots where slot < values.count { decoded[slot] = values[slot] }
                     }
-                    var reader = ByteReader(row.bytes, from: row.start)
-                    let slots = try codec.decode(from: &reader, shape: shape)
-                    try target.encodeRow(slots, shape: shape, into: &written)
                 } catch {
                     throw StoreError.corrupt(path: path, reason: "unreadable row \(codec.objectID(entity: index, key: row.key))")
                 }
                 places.append((row.key, row.version, start, written.bytes.count - start))
+                if !slots.isEmpty { derived.add(table: index, position: position, key: row.key, decoded: decoded) }
             }
             let source = written.bytes
             rows.append(places.map { Snapshot.Row(key: $0.key, version: $0.version, source: source, start: $0.start, length: $0.length) })
         }
-        let columns = try columns(of: rows, codec: target)
-        let snapshotPieces = Snapshot.pieces(rows: rows, indexes: try indexes(of: rows, codec: target) + schemaIndexes(of: rows, columns: columns, codec: target),
-                                             columns: columns)
+        let (columns, indexes) = derived.finish(rows: rows)
+        let snapshotPieces = Snapshot.pieces(rows: rows, indexes: indexes, columns: columns)
         let snapshotLength = snapshotPieces.reduce(0) { $0 + $1.count }
         let snapshotOffset = BinaryStore.headerSize + metadataFrame.count
         // The history the retention bound keeps, in a region between the snapshot and the
@@ -222,30 +226,6 @@ extension BinaryStore.Core {
                 throw StoreError.corrupt(path: path, reason: "unreadable row \(codec.objectID(entity: index, key: row.key))")
             }
             try body(row.key, decoded)
-        }
-    }
-
-    /// The columns of every entity's fixed-width stored attributes (`rows[i]`: entity i's),
-    /// except those with a value a column cannot hold.
-    package func columns(of rows: [[Snapshot.Row]], codec: RowCodec) throws -> [[(slot: Int, column: Column)]] {
-        try codec.entityNames.enumerated().map { entityIndex, name in
-            guard let entity = model.entity(named: name) else { return [] }
-            let slots = entity.properties.indices.filter { slot in
-                guard entity.kind(ofSlot: slot) == .attribute, let attribute = entity.properties[slot].attribute else { return false }
-                return attribute.isStored && Column.Kind(attribute.type) != nil
-            }
-            guard !slots.isEmpty, !rows[entityIndex].isEmpty else { return [] }
-            var builders = slots.compactMap { slot in
-                entity.properties[slot].attribute.flatMap { Column.Kind($0.type) }.map { Column.Builder(kind: $0, capacity: rows[entityIndex].count) }
-            }
-            guard builders.count == slots.count else { return [] }
-            try forEachRow(rows[entityIndex], entity: entityIndex, slots: slots, codec: codec) { _, decoded in
-                for i in slots.indices { builders[i].append(decoded[slots[i]]) }
-            }
-            return slots.indices.compactMap { i in
-                guard let column = builders[i].column else { return nil }
-                return (slots[i], column)
-            }
         }
     }
 }

@@ -112,105 +112,212 @@ extension BinaryStore.Core {
                 return Snapshot.Row(key: entry.key, version: entry.version, source: loaded.bytes, start: start, length: entry.size)
             })
         }
-        return try indexes(of: rows, codec: codec) + schemaIndexes(of: rows, columns: try columns(of: rows, codec: codec), codec: codec)
+        var derived = DerivedParts(model: model, codec: codec, rowCounts: rows.map(\.count))
+        for table in rows.indices {
+            let slots = derived.slots(ofTable: table)
+            guard !slots.isEmpty else { continue }
+            var position = 0
+            try forEachRow(rows[table], entity: table, slots: slots, codec: codec) { key, decoded in
+                derived.add(table: table, position: position, key: key, decoded: decoded)
+                position += 1
+            }
+        }
+        return derived.finish(rows: rows).indexes
+    }
+}
+
+/// The columns and indexes a snapshot derives from its rows (the fixed-width columns, an
+/// index per uniqueness constraint, the schema's indexes), gathered in one pass over the
+/// rows: each table's rows are handed to ``add(table:key:decoded:)`` in directory order,
+/// with the slots ``wanted`` names decoded. A compaction hands them over as it writes each
+/// row again (the rows were read once for every column and index before).
+package struct DerivedParts {
+    /// A uniqueness constraint: its owner's table and number, its slots, and per table of
+    /// the owner's tree (the owner's first) the entries of that table's rows.
+    private struct Constraint {
+        var owner: Int
+        var number: Int
+        var slots: [Int]
+        var folding: [AttributeDescription?]
+        var signature: UInt32
+        var tables: [Int]
+        var entries: [[(hash: UInt64, entity: Int, key: Int64)]]
     }
 
-    /// A schema index per entity table and `indexes` entry of the model (the entity's own
-    /// and its ancestors') whose first property has a column: the rows with a value, by
-    /// value then key, with their directory positions. `columns[i]` are table i's columns
-    /// of `rows[i]`.
-    /// An entry whose first property is a stored string or UUID attribute, or a to-one
-    /// relationship, gets a hashed index instead: each row with a value under
-    /// ``BinaryStore/indexHash(_:type:)`` of it (``BinaryStore/referenceHash(_:)`` of the
-    /// object it refers to), then key.
-    package func schemaIndexes(of rows: [[Snapshot.Row]], columns: [[(slot: Int, column: Column)]], codec: RowCodec) throws -> [Snapshot.Index] {
-        var result: [Snapshot.Index] = []
-        for (table, name) in codec.entityNames.enumerated() where table < columns.count {
+    /// A hashed schema index of one table's slot (a string or UUID attribute's, or a
+    /// to-one relationship's): its rows' hashes with their positions.
+    private struct Hashed {
+        var table: Int
+        var slot: Int
+        var number: Int
+        var signature: UInt32
+        var hash: (SlotValue) -> UInt64?
+        var entries: [(hash: Int64, position: Int)]
+
+        init(table: Int, slot: Int, number: Int, signature: UInt32, rows: Int, hash: @escaping (SlotValue) -> UInt64?) {
+            (self.table, self.slot, self.number, self.signature, self.hash) = (table, slot, number, signature, hash)
+            entries = []
+            entries.reserveCapacity(rows)
+        }
+    }
+
+    /// Per entity table, the slots a row of it is read for (`wanted[table][slot]`).
+    package private(set) var wanted: [[Bool]]
+    private let codec: RowCodec
+    private let model: ManagedObjectModel
+    private var columnSlots: [[Int]]
+    private var builders: [[Column.Builder]]
+    private var constraints: [Constraint] = []
+    /// Per table, the constraints (index in `constraints`, place in its `tables`) its rows
+    /// are entries of.
+    private var constraintsOfTable: [[(constraint: Int, place: Int)]]
+    private var hashed: [Hashed] = []
+    private var hashedOfTable: [[Int]]
+    /// One array of values and one buffer for every row's uniqueness hash.
+    private var values: [SlotValue] = []
+    private var scratch = ByteWriter()
+
+    /// What a snapshot of `model`'s entities, in `codec`'s table order, derives from its
+    /// rows; `rowCounts[i]`: how many rows table i has.
+    package init(model: ManagedObjectModel, codec: RowCodec, rowCounts: [Int]) {
+        self.model = model
+        self.codec = codec
+        let tables = codec.entityNames.count
+        let rowCounts = (0..<tables).map { $0 < rowCounts.count ? rowCounts[$0] : 0 }
+        var wanted = [[Bool]](repeating: [], count: tables)
+        func want(_ slot: Int, _ table: Int) {
+            if wanted[table].count <= slot { wanted[table] += [Bool](repeating: false, count: slot + 1 - wanted[table].count) }
+            wanted[table][slot] = true
+        }
+        columnSlots = [[Int]](repeating: [], count: tables)
+        builders = [[Column.Builder]](repeating: [], count: tables)
+        constraintsOfTable = [[(constraint: Int, place: Int)]](repeating: [], count: tables)
+        hashedOfTable = [[Int]](repeating: [], count: tables)
+        for (table, name) in codec.entityNames.enumerated() {
             guard let entity = model.entity(named: name) else { continue }
+            // The columns of the entity's fixed-width stored attributes.
+            if rowCounts[table] > 0 {
+                for slot in entity.properties.indices where entity.kind(ofSlot: slot) == .attribute {
+                    guard let attribute = entity.properties[slot].attribute, attribute.isStored, let kind = Column.Kind(attribute.type) else { continue }
+                    columnSlots[table].append(slot)
+                    builders[table].append(Column.Builder(kind: kind, capacity: rowCounts[table]))
+                    want(slot, table)
+                }
+            }
+            // An index per uniqueness constraint, over the rows of the owner's tree.
+            for (number, constraint) in entity.uniquenessConstraints.enumerated() {
+                let slots = constraint.compactMap { entity.slot(of: $0) }
+                guard slots.count == constraint.count else { continue }
+                let trees = model.entityAndDescendants(of: name).compactMap { codec.entityIndex[$0.name] }
+                for (place, kindTable) in trees.enumerated() {
+                    constraintsOfTable[kindTable].append((constraints.count, place))
+                    for slot in slots { want(slot, kindTable) }
+                }
+                let entries = trees.map { kindTable -> [(hash: UInt64, entity: Int, key: Int64)] in
+                    var entries: [(hash: UInt64, entity: Int, key: Int64)] = []
+                    entries.reserveCapacity(kindTable < rowCounts.count ? rowCounts[kindTable] : 0)
+                    return entries
+                }
+                constraints.append(Constraint(owner: table, number: number, slots: slots, folding: UniquenessCheck.folding(constraint, in: entity),
+                                              signature: BinaryStore.signature(of: constraint, in: entity), tables: trees, entries: entries))
+            }
+            // The schema's hashed indexes.
             for (number, index) in BinaryStore.schemaIndexes(of: entity, in: model).enumerated() {
                 guard let first = index.propertyNames.first, let slot = entity.slot(of: first) else { continue }
                 if let attribute = entity.properties[slot].attribute, attribute.isStored, BinaryStore.isHashed(attribute.type) {
-                    result.append(try hashedIndex(of: rows[table], table: table, slot: slot, number: number,
-                                                  signature: BinaryStore.hashedSignature(ofIndexOn: attribute.name, type: attribute.type), codec: codec) {
+                    let type = attribute.type
+                    hashedOfTable[table].append(hashed.count)
+                    hashed.append(Hashed(table: table, slot: slot, number: number,
+                                         signature: BinaryStore.hashedSignature(ofIndexOn: attribute.name, type: type), rows: rowCounts[table]) {
                         guard case .value(let value) = $0 else { return nil }
-                        return BinaryStore.indexHash(value, type: attribute.type)
+                        return BinaryStore.indexHash(value, type: type)
                     })
-                    continue
-                }
-                if let relationship = entity.properties[slot].relationship, !relationship.isToMany, !relationship.isTransient {
-                    result.append(try hashedIndex(of: rows[table], table: table, slot: slot, number: number,
-                                                  signature: BinaryStore.referenceSignature(ofIndexOn: relationship.name), codec: codec) {
+                    want(slot, table)
+                } else if let relationship = entity.properties[slot].relationship, !relationship.isToMany, !relationship.isTransient {
+                    hashedOfTable[table].append(hashed.count)
+                    hashed.append(Hashed(table: table, slot: slot, number: number, signature: BinaryStore.referenceSignature(ofIndexOn: relationship.name),
+                                         rows: rowCounts[table]) {
                         guard case .toOne(let id?) = $0 else { return nil }
                         return BinaryStore.referenceHash(id)
                     })
+                    want(slot, table)
+                }
+            }
+        }
+        self.wanted = wanted
+    }
+
+    /// The slots a row of table `table` is read for, in order.
+    package func slots(ofTable table: Int) -> [Int] {
+        wanted[table].indices.filter { wanted[table][$0] }
+    }
+
+    /// The next row of table `table` (in directory order, `position` its place): `decoded`
+    /// holds the slots ``wanted`` names (null past the row's last slot).
+    package mutating func add(table: Int, position: Int, key: Int64, decoded: [SlotValue]) {
+        let slots = columnSlots[table]
+        for i in slots.indices { builders[table][i].append(decoded[slots[i]]) }
+        for (c, place) in constraintsOfTable[table] {
+            values.removeAll(keepingCapacity: true)
+            var complete = true
+            for slot in constraints[c].slots {
+                let value = decoded[slot]
+                if case .value(.null) = value {
+                    complete = false
+                    break
+                }
+                values.append(value)
+            }
+            guard complete else { continue }
+            let comparable = UniquenessCheck.comparable(values, folding: constraints[c].folding)
+            constraints[c].entries[place].append((BinaryStore.indexHash(comparable, codec: codec, scratch: &scratch), table, key))
+        }
+        for h in hashedOfTable[table] {
+            guard let hash = hashed[h].hash(decoded[hashed[h].slot]) else { continue }
+            hashed[h].entries.append((Int64(bitPattern: hash), position))
+        }
+    }
+
+    /// The columns (`[i]`: table i's, except those with a value a column cannot hold) and
+    /// the indexes (uniqueness indexes, then schema indexes) of the rows added; `rows[i]`
+    /// are table i's rows, in the order they were added.
+    package func finish(rows: [[Snapshot.Row]]) -> (columns: [[(slot: Int, column: Column)]], indexes: [Snapshot.Index]) {
+        let columns = codec.entityNames.indices.map { table in
+            columnSlots[table].indices.compactMap { i -> (slot: Int, column: Column)? in
+                guard let column = builders[table][i].column else { return nil }
+                return (columnSlots[table][i], column)
+            }
+        }
+        var indexes = constraints.map { constraint in
+            Snapshot.Index(owner: constraint.owner, constraint: constraint.number, signature: constraint.signature,
+                           entries: Array(constraint.entries.joined()))
+        }
+        var nextHashed = 0
+        for (table, name) in codec.entityNames.enumerated() where table < rows.count {
+            guard let entity = model.entity(named: name) else { continue }
+            for (number, index) in BinaryStore.schemaIndexes(of: entity, in: model).enumerated() {
+                if nextHashed < hashed.count, hashed[nextHashed].table == table, hashed[nextHashed].number == number {
+                    var entries = hashed[nextHashed].entries
+                    nextHashed += 1
+                    entries.sort { ($0.hash, $0.position) < ($1.hash, $1.position) }
+                    indexes.append(Snapshot.Index(owner: table, constraint: Snapshot.schemaIndexFlag | number, signature: hashed[nextHashed - 1].signature,
+                                                  entries: entries.map { (UInt64(bitPattern: $0.hash), table, rows[table][$0.position].key) },
+                                                  positions: entries.map(\.position)))
                     continue
                 }
-                guard let column = columns[table].first(where: { $0.slot == slot })?.column, column.rows == rows[table].count else { continue }
+                guard let first = index.propertyNames.first, let slot = entity.slot(of: first),
+                      let column = columns[table].first(where: { $0.slot == slot })?.column, column.rows == rows[table].count else { continue }
                 let values = column.values, kind = column.kind
                 // Positions follow the keys (the directory is sorted by key): ties in key order.
                 let order = (0..<column.rows).filter { !column.isNull($0) }.sorted { a, b in
                     kind.less(values[a], values[b]) || (!kind.less(values[b], values[a]) && a < b)
                 }
-                result.append(Snapshot.Index(
+                indexes.append(Snapshot.Index(
                     owner: table, constraint: Snapshot.schemaIndexFlag | number,
                     signature: BinaryStore.signature(ofIndexOn: first, kind: column.kind),
                     entries: order.map { (values[$0], table, rows[table][$0].key) }, positions: order, kind: kind))
             }
         }
-        return result
-    }
-
-    /// A hashed index of an entity table's slot: for every row whose value `hash` files (a
-    /// string's index key, a UUID, a reference), that hash as the entry's value (compared as
-    /// a signed integer), sorted by hash then key (positions follow keys).
-    package func hashedIndex(of rows: [Snapshot.Row], table: Int, slot: Int, number: Int, signature: UInt32, codec: RowCodec,
-                     hash: (SlotValue) -> UInt64?) throws -> Snapshot.Index {
-        var hashed: [(hash: Int64, position: Int)] = []
-        hashed.reserveCapacity(rows.count)
-        // Through one array for every row (an ID, a shape looked up by its entity's name and
-        // two arrays per row were half of the index's time).
-        var position = 0
-        try forEachRow(rows, entity: table, slots: [slot], codec: codec) { _, decoded in
-            defer { position += 1 }
-            guard let hash = hash(decoded[slot]) else { return }
-            hashed.append((Int64(bitPattern: hash), position))
-        }
-        hashed.sort { ($0.hash, $0.position) < ($1.hash, $1.position) }
-        return Snapshot.Index(owner: table, constraint: Snapshot.schemaIndexFlag | number, signature: signature,
-                              entries: hashed.map { (UInt64(bitPattern: $0.hash), table, rows[$0.position].key) }, positions: hashed.map(\.position))
-    }
-
-    /// An index per uniqueness constraint of the model over rows (`rows[i]`: entity i's).
-    package func indexes(of rows: [[Snapshot.Row]], codec: RowCodec) throws -> [Snapshot.Index] {
-        var indexes: [Snapshot.Index] = []
-        for (ownerIndex, ownerName) in codec.entityNames.enumerated() {
-            guard let owner = model.entity(named: ownerName) else { continue }
-            for (number, constraint) in owner.uniquenessConstraints.enumerated() {
-                let slots = constraint.compactMap { owner.slot(of: $0) }
-                guard slots.count == constraint.count else { continue }
-                let folding = UniquenessCheck.folding(constraint, in: owner)
-                var entries: [(hash: UInt64, entity: Int, key: Int64)] = []
-                // One array of values and one buffer for every row's hash.
-                var values: [SlotValue] = []
-                values.reserveCapacity(slots.count)
-                var scratch = ByteWriter()
-                for kind in model.entityAndDescendants(of: ownerName) {
-                    guard let kindIndex = codec.entityIndex[kind.name] else { continue }
-                    entries.reserveCapacity(entries.count + rows[kindIndex].count)
-                    try forEachRow(rows[kindIndex], entity: kindIndex, slots: slots, codec: codec) { key, decoded in
-                        values.removeAll(keepingCapacity: true)
-                        for slot in slots {
-                            let value = decoded[slot]
-                            if value == .value(.null) { return }
-                            values.append(value)
-                        }
-                        let comparable = UniquenessCheck.comparable(values, folding: folding)
-                        entries.append((BinaryStore.indexHash(comparable, codec: codec, scratch: &scratch), kindIndex, key))
-                    }
-                }
-                indexes.append(Snapshot.Index(owner: ownerIndex, constraint: number, signature: BinaryStore.signature(of: constraint, in: owner), entries: entries))
-            }
-        }
-        return indexes
+        return (columns, indexes)
     }
 }

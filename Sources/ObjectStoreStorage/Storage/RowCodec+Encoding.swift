@@ -243,13 +243,31 @@ extension RowCodec {
     /// values; false, with nothing written, when the row is not typed. Returns after
     /// checking each string and date it writes.
     package func recode(_ bytes: [UInt8], from start: Int, shape: Shape, to target: RowCodec, into writer: inout ByteWriter) throws -> Bool {
+        var none: [SlotValue] = []
+        return try recode(bytes, from: start, shape: shape, to: target, into: &writer, wanted: [], decoded: &none)
+    }
+
+    /// ``recode(_:from:shape:to:into:)``, also decoding the slots `wanted` names into
+    /// `decoded` (a blank for one the row leaves out), as ``decode(into:wanted:present:from:shape:end:)``
+    /// would: a compaction reads each row once for writing it and for its columns and indexes.
+    package func recode(_ bytes: [UInt8], from start: Int, shape: Shape, to target: RowCodec, into writer: inout ByteWriter,
+                        wanted: [Bool], decoded: inout [SlotValue]) throws -> Bool {
         guard shape.isTyped, start < bytes.count, bytes[start] == 0 else { return false }
         var reader = ByteReader(bytes, from: start)
         let head = try head(&reader, shape: shape)
         writer.bytes.append(contentsOf: bytes[start..<reader.position])
         let lexicon = target.dictionary
-        for index in 0..<head.count where head.holds(index) {
+        let capturing = min(wanted.count, decoded.count, head.count)
+        for index in 0..<head.count {
+            guard head.holds(index) else {
+                if index < capturing, wanted[index] { decoded[index] = shape.blanks[index] }
+                continue
+            }
             let from = reader.position
+            if index < capturing, wanted[index] {
+                var value = ByteReader(bytes, from: from)
+                decoded[index] = try slot(kind: shape.kinds[index], from: &value)
+            }
             switch shape.kinds[index] {
             case .string:
                 let raw = try reader.varint()
