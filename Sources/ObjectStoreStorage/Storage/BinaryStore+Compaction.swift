@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import ObjectStoreModel
 #if canImport(Glibc)
@@ -98,6 +99,7 @@ extension BinaryStore.Core {
         let sources = try codec.entityNames.map { try encodedRows(ofEntity: $0) }
         let (strings, origin) = try dictionary(codec: codec, rows: sources)
         let target = codec.with(strings: strings, dateOrigin: origin)
+        let codes = codec.codes(in: target)
         // The metadata (and the dictionary) in a commit of its own, so reading it never
         // reads the rows.
         var metadataPayload = ByteWriter()
@@ -108,30 +110,34 @@ extension BinaryStore.Core {
         // Each row is read once: written again, and its columns' and indexes' slots decoded.
         var derived = DerivedParts(model: model, codec: target, rowCounts: sources.map(\.count))
         for index in codec.entityNames.indices {
-            let shape = codec.shape(entity: index)
-            var written = ByteWriter()
-            var places: [(key: Int64, version: Int64, start: Int, length: Int)] = []
-            let wanted = derived.wanted[index], slots = derived.slots(ofTable: index)
-            var decoded = [SlotValue](repeating: .value(.null), count: wanted.count)
-            for (position, row) in sources[index].enumerated() {
-                let start = written.bytes.count
-                for slot in slots { decoded[slot] = .value(.null) }
-                do {
-                    // A typed row is written again in place; another is decoded.
-                    if try !codec.recode(row.bytes, from: row.start, shape: shape, to: target, into: &written, wanted: wanted, decoded: &decoded) {
-                        var reader = ByteReader(row.bytes, from: row.start)
-                        let values = try codec.decode(from: &reader, shape: shape)
-                        try target.encodeRow(values, shape: shape, into: &written)
-                        for slot in slots where slot < values.count { decoded[slot] = values[slot] }
-                    }
-                } catch {
-                    throw StoreError.corrupt(path: path, reason: "unreadable row \(codec.objectID(entity: index, key: row.key))")
-                }
-                places.append((row.key, row.version, start, written.bytes.count - start))
-                if !slots.isEmpty { derived.add(table: index, position: position, key: row.key, decoded: decoded) }
+            let rewrite = Rewrite(rows: sources[index], table: index, codec: codec, target: target, codes: codes, model: model, path: path)
+            let count = sources[index].count
+            guard count >= max(2, housekeeping.parallelRows), case let parts = housekeeping.parallelParts > 0 ? housekeeping.parallelParts : BinaryStore.cores,
+                  parts > 1 else {
+                rows.append(try rewrite.rows(0..<count, into: &derived))
+                continue
             }
-            let source = written.bytes
-            rows.append(places.map { Snapshot.Row(key: $0.key, version: $0.version, source: source, start: $0.start, length: $0.length) })
+            // A large table on all the cores: each writes a part of its rows (in key order)
+            // into a buffer of its own, with what they give the columns and indexes, merged in
+            // order (the same bytes as one core writes: `aCompactionOnAllCoresWritesWhatOneCoreDoes`).
+            let counts = (0..<sources.count).map { $0 == index ? count / parts + 1 : 0 }
+            var results = [Result<(rows: [Snapshot.Row], derived: DerivedParts), any Error>?](repeating: nil, count: parts)
+            results.withUnsafeMutableBufferPointer { buffer in
+                let out = Parts(buffer: buffer)
+                DispatchQueue.concurrentPerform(iterations: parts) { part in
+                    var own = DerivedParts(model: rewrite.model, codec: rewrite.target, rowCounts: counts)
+                    out.buffer[part] = Result { (try rewrite.rows(count * part / parts ..< count * (part + 1) / parts, into: &own), own) }
+                }
+            }
+            var tableRows: [Snapshot.Row] = []
+            tableRows.reserveCapacity(count)
+            for result in results {
+                // The first part's error is the one the serial loop would have met first.
+                guard let (partRows, partDerived) = try result?.get() else { continue }
+                tableRows += partRows
+                derived.merge(partDerived, table: index)
+            }
+            rows.append(tableRows)
         }
         let (columns, indexes) = derived.finish(rows: rows)
         let snapshotPieces = Snapshot.pieces(rows: rows, indexes: indexes, columns: columns)
@@ -298,5 +304,61 @@ extension BinaryStore {
             if target <= j { high = j } else if target >= i { low = i } else { break }
         }
         return values[target]
+    }
+}
+
+extension BinaryStore {
+    /// The cores a compaction shares a large table's rows among (at most 8).
+    static let cores = max(1, min(8, ProcessInfo.processInfo.activeProcessorCount))
+}
+
+extension BinaryStore.Core {
+    /// One table's rows written again for a compaction: read-only, so the cores may each
+    /// write a part of them.
+    struct Rewrite: @unchecked Sendable {
+        let rows: [(key: Int64, version: Int64, bytes: [UInt8], start: Int)]
+        let table: Int
+        let codec: RowCodec
+        let target: RowCodec
+        /// The dictionary's numbers in `target`'s (``RowCodec/codes(in:)``).
+        let codes: [Int]
+        let model: ManagedObjectModel
+        let path: String
+
+        /// `rows[range]` written again with `target`'s dictionary into one buffer (a typed
+        /// row in place, another decoded and encoded), each one's wanted slots handed to
+        /// `derived` (at its position in the table).
+        func rows(_ range: Range<Int>, into derived: inout DerivedParts) throws -> [Snapshot.Row] {
+            let shape = codec.shape(entity: table)
+            var written = ByteWriter()
+            var places: [(key: Int64, version: Int64, start: Int, length: Int)] = []
+            places.reserveCapacity(range.count)
+            let wanted = derived.wanted[table], slots = derived.slots(ofTable: table)
+            var decoded = [SlotValue](repeating: .value(.null), count: wanted.count)
+            for position in range {
+                let row = rows[position]
+                let start = written.bytes.count
+                for slot in slots { decoded[slot] = .value(.null) }
+                do {
+                    if try !codec.recode(row.bytes, from: row.start, shape: shape, to: target, codes: codes, into: &written, wanted: wanted, decoded: &decoded) {
+                        var reader = ByteReader(row.bytes, from: row.start)
+                        let values = try codec.decode(from: &reader, shape: shape)
+                        try target.encodeRow(values, shape: shape, into: &written)
+                        for slot in slots where slot < values.count { decoded[slot] = values[slot] }
+                    }
+                } catch {
+                    throw StoreError.corrupt(path: path, reason: "unreadable row \(codec.objectID(entity: table, key: row.key))")
+                }
+                places.append((row.key, row.version, start, written.bytes.count - start))
+                if !slots.isEmpty { derived.add(table: table, position: position, key: row.key, decoded: decoded) }
+            }
+            let source = written.bytes
+            return places.map { Snapshot.Row(key: $0.key, version: $0.version, source: source, start: $0.start, length: $0.length) }
+        }
+    }
+
+    /// Where each part's result goes; each part writes only its own entry.
+    struct Parts: @unchecked Sendable {
+        let buffer: UnsafeMutableBufferPointer<Result<(rows: [Snapshot.Row], derived: DerivedParts), any Error>?>
     }
 }

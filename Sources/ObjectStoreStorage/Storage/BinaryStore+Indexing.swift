@@ -278,6 +278,14 @@ package struct DerivedParts {
         }
     }
 
+    /// Takes what `part` gathered of table `table`'s rows that follow the ones added here
+    /// (a compaction's part of a large table written on another core).
+    package mutating func merge(_ part: DerivedParts, table: Int) {
+        for i in builders[table].indices where i < part.builders[table].count { builders[table][i].append(contentsOf: part.builders[table][i]) }
+        for (c, place) in constraintsOfTable[table] { constraints[c].entries[place] += part.constraints[c].entries[place] }
+        for h in hashedOfTable[table] { hashed[h].entries += part.hashed[h].entries }
+    }
+
     /// The columns (`[i]`: table i's, except those with a value a column cannot hold) and
     /// the indexes (uniqueness indexes, then schema indexes) of the rows added; `rows[i]`
     /// are table i's rows, in the order they were added.

@@ -130,6 +130,11 @@ extension BinaryStore {
         /// The log length from which a save asks again whether the log mostly repeats rows
         /// (0 after every reading of the file: a new log).
         var nextCutCheck = 0
+        /// The fewest rows of one table a compaction shares among the cores, and in how many
+        /// parts (0: one per core, asked only then); below it, and on a machine with one
+        /// core, it asks for no thread.
+        var parallelRows = 8192
+        var parallelParts = 0
         #if DEBUG
         /// See ``BinaryStore/cutStop``.
         var cutStop: BinaryStore.CutStop?

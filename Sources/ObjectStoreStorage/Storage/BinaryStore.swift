@@ -111,6 +111,13 @@ package final class BinaryStore: PersistentStore, Sendable {
         set { core.withLock { $0.housekeeping.threshold = newValue } }
     }
 
+    /// The fewest rows of one entity a compaction writes on all the cores (8,192), and in
+    /// how many parts (0: one per core); tests set them to compare the two ways.
+    package var parallelCompaction: (rows: Int, parts: Int) {
+        get { core.withLock { ($0.housekeeping.parallelRows, $0.housekeeping.parallelParts) } }
+        set { core.withLock { $0.housekeeping.parallelRows = newValue.rows; $0.housekeeping.parallelParts = newValue.parts } }
+    }
+
     /// Opens the store at `url`, creating it when absent (unless read-only).
     ///
     /// - Throws: ``StoreError`` for a foreign, corrupt or newer file, or one written with a

@@ -136,6 +136,18 @@ package struct Column: Sendable {
             }
         }
 
+        /// Appends the rows `other` was given, in order (a part of the rows built apart).
+        package mutating func append(contentsOf other: Builder) {
+            values.reserveCapacity(values.count + other.values.count)
+            for (j, bits) in other.values.enumerated() {
+                let i = values.count
+                if i & 7 == 0 { nulls.append(0) }
+                values.append(bits)
+                if other.nulls[j >> 3] & (1 << UInt8(j & 7)) != 0 { nulls[i >> 3] |= 1 << UInt8(i & 7) }
+            }
+            fits = fits && other.fits
+        }
+
         /// The column of the values appended, nil when one did not fit.
         package var column: Column? {
             guard fits else { return nil }

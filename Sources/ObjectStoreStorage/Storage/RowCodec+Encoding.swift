@@ -244,67 +244,85 @@ extension RowCodec {
     /// checking each string and date it writes.
     package func recode(_ bytes: [UInt8], from start: Int, shape: Shape, to target: RowCodec, into writer: inout ByteWriter) throws -> Bool {
         var none: [SlotValue] = []
-        return try recode(bytes, from: start, shape: shape, to: target, into: &writer, wanted: [], decoded: &none)
+        return try recode(bytes, from: start, shape: shape, to: target, codes: codes(in: target), into: &writer, wanted: [], decoded: &none)
     }
 
-    /// ``recode(_:from:shape:to:into:)``, also decoding the slots `wanted` names into
-    /// `decoded` (a blank for one the row leaves out), as ``decode(into:wanted:present:from:shape:end:)``
-    /// would: a compaction reads each row once for writing it and for its columns and indexes.
-    package func recode(_ bytes: [UInt8], from start: Int, shape: Shape, to target: RowCodec, into writer: inout ByteWriter,
+    /// Per string of this codec's dictionary, its number in `target`'s (-1: none), so a
+    /// row written again with `target` maps a string's number without hashing the string.
+    package func codes(in target: RowCodec) -> [Int] {
+        stringBytes.map { target.dictionary.code(of: $0[...]) ?? -1 }
+    }
+
+    /// ``recode(_:from:shape:to:into:)`` with the dictionary's numbers mapped by `codes`
+    /// (``codes(in:)``), also decoding the slots `wanted` names into `decoded` (a blank for
+    /// one the row leaves out), as ``decode(into:wanted:present:from:shape:end:)`` would: a
+    /// compaction reads each row once for writing it and for its columns and indexes. The
+    /// row's bytes are copied through a pointer (a slice of them per value retained and
+    /// released the row's buffer, which the cores of a compaction share).
+    package func recode(_ bytes: [UInt8], from start: Int, shape: Shape, to target: RowCodec, codes: [Int], into writer: inout ByteWriter,
                         wanted: [Bool], decoded: inout [SlotValue]) throws -> Bool {
         guard shape.isTyped, start < bytes.count, bytes[start] == 0 else { return false }
         var reader = ByteReader(bytes, from: start)
         let head = try head(&reader, shape: shape)
-        writer.bytes.append(contentsOf: bytes[start..<reader.position])
         let lexicon = target.dictionary
         let capturing = min(wanted.count, decoded.count, head.count)
-        for index in 0..<head.count {
-            guard head.holds(index) else {
-                if index < capturing, wanted[index] { decoded[index] = shape.blanks[index] }
-                continue
-            }
-            let from = reader.position
-            if index < capturing, wanted[index] {
-                var value = ByteReader(bytes, from: from)
-                decoded[index] = try slot(kind: shape.kinds[index], from: &value)
-            }
-            switch shape.kinds[index] {
-            case .string:
-                let raw = try reader.varint()
-                let text: ArraySlice<UInt8>
-                if raw & 1 == 0 {
-                    guard let length = Int(exactly: raw >> 1) else { throw ByteReader.Truncated() }
-                    let at = reader.position
-                    try reader.skipString(length: length)
-                    text = bytes[at..<reader.position]
-                } else {
-                    guard raw >> 1 < UInt64(dictionary.bytes.count) else { throw ByteReader.Truncated() }
-                    text = dictionary.bytes[Int(raw >> 1)][...]
+        return try bytes.withUnsafeBufferPointer { source in
+            func copy(_ range: Range<Int>) { writer.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: source[range])) }
+            copy(start..<reader.position)
+            for index in 0..<head.count {
+                guard head.holds(index) else {
+                    if index < capturing, wanted[index] { decoded[index] = shape.blanks[index] }
+                    continue
                 }
-                if let code = lexicon.code(of: text) {
-                    writer.varint(UInt64(code) << 1 | 1)
-                } else {
-                    writer.varint(UInt64(text.count) << 1)
-                    writer.bytes.append(contentsOf: text)
+                let from = reader.position
+                if index < capturing, wanted[index] {
+                    // Decoded, then read again below to be written.
+                    decoded[index] = try slot(kind: shape.kinds[index], from: &reader)
+                    reader.position = from
                 }
-            case .date:
-                let raw = try reader.varint()
-                if raw == 0 {
-                    _ = try reader.u64()
-                    writer.bytes.append(contentsOf: bytes[from..<reader.position])
-                } else {
-                    let zigzag = raw - 1
-                    let whole = Int64(bitPattern: (zigzag >> 1) ^ (0 &- (zigzag & 1))) &+ dictionary.dateOrigin
-                    guard whole.magnitude < 1 << 48 else { throw ByteReader.Truncated() }
-                    let distance = whole - lexicon.dateOrigin
-                    writer.varint(UInt64(bitPattern: (distance << 1) ^ (distance >> 63)) + 1)
+                switch shape.kinds[index] {
+                case .string:
+                    let raw = try reader.varint()
+                    if raw & 1 == 0 {
+                        guard let length = Int(exactly: raw >> 1) else { throw ByteReader.Truncated() }
+                        let at = reader.position
+                        try reader.skipString(length: length)
+                        if let code = lexicon.code(of: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: source[at..<reader.position]))) {
+                            writer.varint(UInt64(code) << 1 | 1)
+                        } else {
+                            writer.varint(UInt64(length) << 1)
+                            copy(at..<reader.position)
+                        }
+                    } else {
+                        let number = Int(truncatingIfNeeded: raw >> 1)
+                        guard raw >> 1 < UInt64(min(codes.count, dictionary.bytes.count)) else { throw ByteReader.Truncated() }
+                        if codes[number] >= 0 {
+                            writer.varint(UInt64(codes[number]) << 1 | 1)
+                        } else {
+                            let text = dictionary.bytes[number]
+                            writer.varint(UInt64(text.count) << 1)
+                            writer.bytes.append(contentsOf: text)
+                        }
+                    }
+                case .date:
+                    let raw = try reader.varint()
+                    if raw == 0 {
+                        _ = try reader.u64()
+                        copy(from..<reader.position)
+                    } else {
+                        let zigzag = raw - 1
+                        let whole = Int64(bitPattern: (zigzag >> 1) ^ (0 &- (zigzag & 1))) &+ dictionary.dateOrigin
+                        guard whole.magnitude < 1 << 48 else { throw ByteReader.Truncated() }
+                        let distance = whole - lexicon.dateOrigin
+                        writer.varint(UInt64(bitPattern: (distance << 1) ^ (distance >> 63)) + 1)
+                    }
+                case let kind:
+                    try check(kind, &reader)
+                    copy(from..<reader.position)
                 }
-            case let kind:
-                try check(kind, &reader)
-                writer.bytes.append(contentsOf: bytes[from..<reader.position])
             }
+            return true
         }
-        return true
     }
 
     /// FNV-1a of some bytes (the dictionary's strings are found by it).
