@@ -108,32 +108,39 @@ extension BinaryStore.Core {
         let metadataFrame = BinaryStore.frame(metadataPayload.bytes)
         var rows: [[Snapshot.Row]] = []
         // Each row is read once: written again, and its columns' and indexes' slots decoded.
-        var derived = DerivedParts(model: model, codec: target, rowCounts: sources.map(\.count))
+        // A table of `parallelRows` or more is written in parts, one per core (the cores are
+        // asked only then); nothing is reserved here for such a table (its first part's room
+        // is kept).
+        let large = sources.map { $0.count >= max(2, housekeeping.parallelRows) }
+        let parts = !large.contains(true) ? 1 : housekeeping.parallelParts > 0 ? housekeeping.parallelParts : BinaryStore.cores
+        var derived = DerivedParts(model: model, codec: target, rowCounts: sources.indices.map { large[$0] && parts > 1 ? 1 : sources[$0].count })
         for index in codec.entityNames.indices {
             let rewrite = Rewrite(rows: sources[index], table: index, codec: codec, target: target, codes: codes, model: model, path: path)
             let count = sources[index].count
-            guard count >= max(2, housekeeping.parallelRows), case let parts = housekeeping.parallelParts > 0 ? housekeeping.parallelParts : BinaryStore.cores,
-                  parts > 1 else {
+            guard large[index], parts > 1 else {
                 rows.append(try rewrite.rows(0..<count, into: &derived))
                 continue
             }
             // A large table on all the cores: each writes a part of its rows (in key order)
             // into a buffer of its own, with what they give the columns and indexes, merged in
             // order (the same bytes as one core writes: `aCompactionOnAllCoresWritesWhatOneCoreDoes`).
-            let counts = (0..<sources.count).map { $0 == index ? count / parts + 1 : 0 }
+            // The first part's columns and entries are kept for the whole table (room for
+            // every row), the others are appended to them and let go one by one.
             var results = [Result<(rows: [Snapshot.Row], derived: DerivedParts), any Error>?](repeating: nil, count: parts)
             results.withUnsafeMutableBufferPointer { buffer in
                 let out = Parts(buffer: buffer)
                 DispatchQueue.concurrentPerform(iterations: parts) { part in
+                    let counts = (0..<rewrite.tables).map { $0 == index ? (part == 0 ? count : count / parts + 1) : 0 }
                     var own = DerivedParts(model: rewrite.model, codec: rewrite.target, rowCounts: counts)
                     out.buffer[part] = Result { (try rewrite.rows(count * part / parts ..< count * (part + 1) / parts, into: &own), own) }
                 }
             }
             var tableRows: [Snapshot.Row] = []
             tableRows.reserveCapacity(count)
-            for result in results {
+            for part in results.indices {
                 // The first part's error is the one the serial loop would have met first.
-                guard let (partRows, partDerived) = try result?.get() else { continue }
+                guard let (partRows, partDerived) = try results[part]?.get() else { continue }
+                results[part] = nil
                 tableRows += partRows
                 derived.merge(partDerived, table: index)
             }
@@ -324,6 +331,8 @@ extension BinaryStore.Core {
         let codes: [Int]
         let model: ManagedObjectModel
         let path: String
+        /// How many entity tables the store has.
+        var tables: Int { codec.entityNames.count }
 
         /// `rows[range]` written again with `target`'s dictionary into one buffer (a typed
         /// row in place, another decoded and encoded), each one's wanted slots handed to

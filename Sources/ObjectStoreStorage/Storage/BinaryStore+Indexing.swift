@@ -128,7 +128,7 @@ extension BinaryStore.Core {
 
 /// The columns and indexes a snapshot derives from its rows (the fixed-width columns, an
 /// index per uniqueness constraint, the schema's indexes), gathered in one pass over the
-/// rows: each table's rows are handed to ``add(table:key:decoded:)`` in directory order,
+/// rows: each table's rows are handed to ``add(table:position:key:decoded:)`` in directory order,
 /// with the slots ``wanted`` names decoded. A compaction hands them over as it writes each
 /// row again (the rows were read once for every column and index before).
 package struct DerivedParts {
@@ -140,7 +140,6 @@ package struct DerivedParts {
         var slots: [Int]
         var folding: [AttributeDescription?]
         var signature: UInt32
-        var tables: [Int]
         var entries: [[(hash: UInt64, entity: Int, key: Int64)]]
     }
 
@@ -219,7 +218,7 @@ package struct DerivedParts {
                     return entries
                 }
                 constraints.append(Constraint(owner: table, number: number, slots: slots, folding: UniquenessCheck.folding(constraint, in: entity),
-                                              signature: BinaryStore.signature(of: constraint, in: entity), tables: trees, entries: entries))
+                                              signature: BinaryStore.signature(of: constraint, in: entity), entries: entries))
             }
             // The schema's hashed indexes.
             for (number, index) in BinaryStore.schemaIndexes(of: entity, in: model).enumerated() {
@@ -279,11 +278,23 @@ package struct DerivedParts {
     }
 
     /// Takes what `part` gathered of table `table`'s rows that follow the ones added here
-    /// (a compaction's part of a large table written on another core).
+    /// (a compaction's part of a large table written on another core). What nothing was
+    /// added to yet is taken whole, not copied (the first part's, reserved for the whole
+    /// table, so the later parts are appended in place).
     package mutating func merge(_ part: DerivedParts, table: Int) {
-        for i in builders[table].indices where i < part.builders[table].count { builders[table][i].append(contentsOf: part.builders[table][i]) }
-        for (c, place) in constraintsOfTable[table] { constraints[c].entries[place] += part.constraints[c].entries[place] }
-        for h in hashedOfTable[table] { hashed[h].entries += part.hashed[h].entries }
+        for i in builders[table].indices where i < part.builders[table].count {
+            if builders[table][i].isEmpty { builders[table][i] = part.builders[table][i] } else { builders[table][i].append(contentsOf: part.builders[table][i]) }
+        }
+        for (c, place) in constraintsOfTable[table] {
+            if constraints[c].entries[place].isEmpty {
+                constraints[c].entries[place] = part.constraints[c].entries[place]
+            } else {
+                constraints[c].entries[place] += part.constraints[c].entries[place]
+            }
+        }
+        for h in hashedOfTable[table] {
+            if hashed[h].entries.isEmpty { hashed[h].entries = part.hashed[h].entries } else { hashed[h].entries += part.hashed[h].entries }
+        }
     }
 
     /// The columns (`[i]`: table i's, except those with a value a column cannot hold) and

@@ -136,9 +136,11 @@ package struct Column: Sendable {
             }
         }
 
+        /// Whether no row was appended yet.
+        package var isEmpty: Bool { values.isEmpty }
+
         /// Appends the rows `other` was given, in order (a part of the rows built apart).
         package mutating func append(contentsOf other: Builder) {
-            values.reserveCapacity(values.count + other.values.count)
             for (j, bits) in other.values.enumerated() {
                 let i = values.count
                 if i & 7 == 0 { nulls.append(0) }
