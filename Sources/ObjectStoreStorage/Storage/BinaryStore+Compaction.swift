@@ -345,6 +345,12 @@ extension BinaryStore.Core {
             let wanted = derived.wanted[table], slots = derived.slots(ofTable: table)
             var decoded = [SlotValue](repeating: .value(.null), count: wanted.count)
             for position in range {
+                // Room for all the rows at the size of the first ones (a buffer doubled as it
+                // grows leaves the blocks it outgrew behind: with a part on each core, in the
+                // other threads' malloc arenas).
+                if position == range.lowerBound + 256 {
+                    written.bytes.reserveCapacity(written.bytes.count / 256 * range.count * 9 / 8)
+                }
                 let row = rows[position]
                 let start = written.bytes.count
                 for slot in slots { decoded[slot] = .value(.null) }
