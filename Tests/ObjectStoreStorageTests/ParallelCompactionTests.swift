@@ -114,4 +114,50 @@ import ObjectStoreModel
         try clash.setValue(.string("CODE-2999"), forKey: "code")
         #expect(throws: ValidationError.self) { try context.save() }
     }
+
+    /// An unreadable row in a part: the compaction throws what the serial loop throws (the
+    /// first such row in key order, whichever part's thread met its own first), and rows
+    /// that all read give the bytes the serial loop writes.
+    @Test func anUnreadableRowInAPartIsTheErrorOneCoreMeets() throws {
+        let codec = RowCodec(entityNames: ["Item", "Chore", "Owner"], storeIdentifier: "S", model: Self.model)
+        let shape = codec.shape(entity: 0)
+        let entity = try #require(Self.model.entity(named: "Item"))
+        let title = try #require(entity.slot(of: "title")), rank = try #require(entity.slot(of: "rank")), code = try #require(entity.slot(of: "code"))
+        func row(_ i: Int) throws -> [UInt8] {
+            var slots = shape.blanks
+            slots[title] = .value(.string("item \(i)"))
+            slots[rank] = .value(.integer(Int64(i % 7)))
+            slots[code] = .value(.string("code-\(i)"))
+            var writer = ByteWriter()
+            try codec.encodeRow(slots, shape: shape, into: &writer)
+            return writer.bytes
+        }
+        // A typed row's mark, then a bitmap holding every slot and no values.
+        let unreadable = [UInt8(0)] + [UInt8](repeating: 0xFF, count: shape.count / 8) + (shape.count % 8 == 0 ? [] : [UInt8(1 << (shape.count % 8) - 1)])
+        func rewrite(unreadableAt bad: Set<Int>) throws -> BinaryStore.Core.Rewrite {
+            let rows = try (0..<100).map { i in (key: Int64(i + 1), version: Int64(1), bytes: bad.contains(i) ? unreadable : try row(i), start: 0) }
+            return BinaryStore.Core.Rewrite(rows: rows, table: 0, codec: codec, target: codec, codes: codec.codes(in: codec), model: Self.model, path: "/forged.store")
+        }
+        func derived() -> DerivedParts { DerivedParts(model: Self.model, codec: codec, rowCounts: [100, 0, 0]) }
+
+        let good = try rewrite(unreadableAt: [])
+        var one = derived(), three = derived()
+        let serial = try good.rows(0..<100, into: &one), inParts = try good.rowsInParts(3, into: &three)
+        #expect(inParts.map(\.key) == serial.map(\.key))
+        #expect(inParts.map { Array($0.source[$0.start..<$0.start + $0.length]) } == serial.map { Array($0.source[$0.start..<$0.start + $0.length]) })
+
+        // Rows 40 and 80 (keys 41 and 81) in the second and third of three parts.
+        let bad = try rewrite(unreadableAt: [40, 80])
+        var serialError = "", partsError = ""
+        do {
+            var into = derived()
+            _ = try bad.rows(0..<100, into: &into)
+        } catch { serialError = String(describing: error) }
+        do {
+            var into = derived()
+            _ = try bad.rowsInParts(3, into: &into)
+        } catch { partsError = String(describing: error) }
+        #expect(serialError.contains("unreadable row") && serialError.contains("41"), "\(serialError)")
+        #expect(partsError == serialError)
+    }
 }

@@ -121,30 +121,7 @@ extension BinaryStore.Core {
                 rows.append(try rewrite.rows(0..<count, into: &derived))
                 continue
             }
-            // A large table on all the cores: each writes a part of its rows (in key order)
-            // into a buffer of its own, with what they give the columns and indexes, merged in
-            // order (the same bytes as one core writes: `aCompactionOnAllCoresWritesWhatOneCoreDoes`).
-            // The first part's columns and entries are kept for the whole table (room for
-            // every row), the others are appended to them and let go one by one.
-            var results = [Result<(rows: [Snapshot.Row], derived: DerivedParts), any Error>?](repeating: nil, count: parts)
-            results.withUnsafeMutableBufferPointer { buffer in
-                let out = Parts(buffer: buffer)
-                DispatchQueue.concurrentPerform(iterations: parts) { part in
-                    let counts = (0..<rewrite.tables).map { $0 == index ? (part == 0 ? count : count / parts + 1) : 0 }
-                    var own = DerivedParts(model: rewrite.model, codec: rewrite.target, rowCounts: counts)
-                    out.buffer[part] = Result { (try rewrite.rows(count * part / parts ..< count * (part + 1) / parts, into: &own), own) }
-                }
-            }
-            var tableRows: [Snapshot.Row] = []
-            tableRows.reserveCapacity(count)
-            for part in results.indices {
-                // The first part's error is the one the serial loop would have met first.
-                guard let (partRows, partDerived) = try results[part]?.get() else { continue }
-                results[part] = nil
-                tableRows += partRows
-                derived.merge(partDerived, table: index)
-            }
-            rows.append(tableRows)
+            rows.append(try rewrite.rowsInParts(parts, into: &derived))
         }
         let (columns, indexes) = derived.finish(rows: rows)
         let snapshotPieces = Snapshot.pieces(rows: rows, indexes: indexes, columns: columns)
@@ -333,6 +310,35 @@ extension BinaryStore.Core {
         let path: String
         /// How many entity tables the store has.
         var tables: Int { codec.entityNames.count }
+
+        /// Every row written again as ``rows(_:into:)`` writes them, in `parts` parts of
+        /// the rows in key order, one per core: each into a buffer of its own, with what they
+        /// give the columns and indexes merged into `derived` in order (the same bytes as one
+        /// core writes: `aCompactionOnAllCoresWritesWhatOneCoreDoes`). The first part's
+        /// columns and entries are kept for the whole table (room for every row), the others
+        /// are appended to them and let go one by one. Throws the error of the first part
+        /// that failed: the row the serial loop would have met first.
+        func rowsInParts(_ parts: Int, into derived: inout DerivedParts) throws -> [Snapshot.Row] {
+            let count = rows.count, table = self.table
+            var results = [Result<(rows: [Snapshot.Row], derived: DerivedParts), any Error>?](repeating: nil, count: parts)
+            results.withUnsafeMutableBufferPointer { buffer in
+                let out = Parts(buffer: buffer)
+                DispatchQueue.concurrentPerform(iterations: parts) { part in
+                    let counts = (0..<tables).map { $0 == table ? (part == 0 ? count : count / parts + 1) : 0 }
+                    var own = DerivedParts(model: model, codec: target, rowCounts: counts)
+                    out.buffer[part] = Result { (try self.rows(count * part / parts ..< count * (part + 1) / parts, into: &own), own) }
+                }
+            }
+            var written: [Snapshot.Row] = []
+            written.reserveCapacity(count)
+            for part in results.indices {
+                guard let (partRows, partDerived) = try results[part]?.get() else { continue }
+                results[part] = nil
+                written += partRows
+                derived.merge(partDerived, table: table)
+            }
+            return written
+        }
 
         /// `rows[range]` written again with `target`'s dictionary into one buffer (a typed
         /// row in place, another decoded and encoded), each one's wanted slots handed to
