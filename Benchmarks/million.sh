@@ -26,7 +26,8 @@ N=${1:-1000000}
 RUNS=${2:-3}
 SMALL=10000
 
-build -c release -Xswiftc -static-executable --product taskctl
+build -c release -Xswiftc -static-executable --product taskctl \
+  -Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors
 TASKCTL="$PWD/.build/release/taskctl"
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT

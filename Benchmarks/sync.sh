@@ -30,7 +30,8 @@ if ! dpkg -s libcurl4-openssl-dev >/dev/null 2>&1; then
   apt-get update -qq && apt-get install -y -qq libcurl4-openssl-dev >/dev/null
 fi
 swift build -c release --static-swift-stdlib --product taskctl-http >/dev/null
-build -c release -Xswiftc -static-executable --product taskctl
+build -c release -Xswiftc -static-executable --product taskctl \
+  -Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors
 TASKCTL="$PWD/.build/release/taskctl"
 WORK=$(mktemp -d)
 SERVER=

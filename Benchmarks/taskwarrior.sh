@@ -10,6 +10,7 @@
 # builds it as README's position-independent alternative (the standard library inside, the C
 # library shared) and TASKCTL_LINK=no-pie as that at a fixed address, each in a scratch
 # directory of its own under TMPDIR (their compiler flags differ from the static build's).
+# BASE is built with the same flags (a base before the flag was in README builds with it too).
 #
 # Installs Taskwarrior from Debian when it is absent, builds taskctl (release), loads the
 # same tasks into both (Taskwarrior's own import; taskctl import of that export), then
@@ -33,12 +34,17 @@ if ! command -v task >/dev/null 2>&1 || ! command -v hyperfine >/dev/null 2>&1; 
   echo "installing Taskwarrior and hyperfine from Debian..." >&2
   apt-get update -qq >/dev/null && apt-get install -y -qq taskwarrior hyperfine >/dev/null
 fi
+# README's flag that has generic types' metadata reached through their accessors (not by
+# mangled name); TASKCTL_ACCESSORS=mangled leaves it out, in a scratch directory of its own.
+ACCESSORS=(-Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors)
 case "${TASKCTL_LINK:-static}" in
   static) LINK_FLAGS=(-Xswiftc -static-executable); SCRATCH=.build ;;
   no-pie) LINK_FLAGS=(--static-swift-stdlib -Xlinker -no-pie); SCRATCH="${TMPDIR:-/tmp}/taskctl-pie-build" ;;
   pie) LINK_FLAGS=(--static-swift-stdlib); SCRATCH="${TMPDIR:-/tmp}/taskctl-pie-build" ;;
   *) echo "TASKCTL_LINK is static (the default), no-pie or pie" >&2; exit 2 ;;
 esac
+if [ "${TASKCTL_ACCESSORS:-}" = mangled ]; then ACCESSORS=(); SCRATCH="${TMPDIR:-/tmp}/taskctl-mangled-${TASKCTL_LINK:-static}-build"; fi
+LINK_FLAGS+=("${ACCESSORS[@]}")
 build -c release "${LINK_FLAGS[@]}" --scratch-path "$SCRATCH" --product taskctl
 TASKCTL="$(cd "$SCRATCH" && pwd)/release/taskctl"
 

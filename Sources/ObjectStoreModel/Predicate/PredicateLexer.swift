@@ -51,8 +51,20 @@ struct PredicateLexer {
         index + offset < characters.count ? characters[index + offset] : nil
     }
 
-    private static func isIdentifierStart(_ c: Character) -> Bool { c.isLetter || c == "_" }
-    private static func isIdentifierPart(_ c: Character) -> Bool { c.isLetter || c.isNumber || c == "_" }
+    // ASCII answered without Unicode's property tables (a lookup per character was most of
+    // tokenizing a model's predicates at every process's start); the rest asks them.
+    private static func isIdentifierStart(_ c: Character) -> Bool {
+        if let a = c.asciiValue { return a == 0x5F || (a | 0x20) >= 0x61 && (a | 0x20) <= 0x7A }
+        return c.isLetter
+    }
+    private static func isIdentifierPart(_ c: Character) -> Bool {
+        if let a = c.asciiValue { return a == 0x5F || (a | 0x20) >= 0x61 && (a | 0x20) <= 0x7A || a >= 0x30 && a <= 0x39 }
+        return c.isLetter || c.isNumber
+    }
+    private static func isWhitespace(_ c: Character) -> Bool {
+        if let a = c.asciiValue { return a == 0x20 || a >= 0x09 && a <= 0x0D }
+        return c.isWhitespace
+    }
 
     private mutating func identifier() -> String {
         var name = ""
@@ -64,7 +76,7 @@ struct PredicateLexer {
     }
 
     private mutating func next(text: String) throws(PredicateSyntaxError) -> PredicateToken {
-        while let c = peek(), c.isWhitespace { index += 1 }
+        while let c = peek(), Self.isWhitespace(c) { index += 1 }
         let start = index + 1
         func token(_ kind: PredicateToken.Kind) -> PredicateToken { PredicateToken(kind: kind, column: start) }
         func fail(_ message: String) -> PredicateSyntaxError { PredicateSyntaxError(text: text, column: start, message: message) }

@@ -26,7 +26,7 @@ extension SchemaLoader {
     /// a digit.
     static func isSwiftName(_ text: String) -> Bool {
         guard let first = text.unicodeScalars.first, !("0"..."9").contains(first) else { return false }
-        return text.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_") }
+        return text.unicodeScalars.allSatisfy { $0.isASCIIWordCharacter }
     }
 
     /// An attribute's `enum`: a name, whose cases are a string attribute's allowed values, or

@@ -259,8 +259,8 @@ enum SchemaLoader {
     // MARK: Reading
 
     static func isIdentifier(_ name: String) -> Bool {
-        guard let first = name.unicodeScalars.first, first.isASCII, first.properties.isAlphabetic || first == "_" else { return false }
-        return name.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_") }
+        guard let first = name.unicodeScalars.first, first.isASCIIWordCharacter, !("0"..."9").contains(first) else { return false }
+        return name.unicodeScalars.allSatisfy { $0.isASCIIWordCharacter }
     }
 
     static func readName(_ reader: SchemaObjectReader, what: String, log: inout DiagnosticLog) -> String? {

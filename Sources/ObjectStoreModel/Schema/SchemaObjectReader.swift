@@ -39,7 +39,7 @@ struct SchemaObjectReader {
     }
 
     static func join(_ path: String, _ key: String) -> String {
-        let isIdentifier = !key.isEmpty && key.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_") }
+        let isIdentifier = !key.isEmpty && key.unicodeScalars.allSatisfy { $0.isASCIIWordCharacter }
         return isIdentifier ? "\(path).\(key)" : "\(path)[\"\(key)\"]"
     }
 
@@ -120,4 +120,13 @@ struct SchemaObjectReader {
     }
 
     func location(_ key: String) -> SourceLocation? { values[key]?.location ?? node.location }
+}
+
+extension Unicode.Scalar {
+    /// An ASCII letter, digit or `_`: what a model's names are made of (answered without
+    /// Unicode's property tables, which every name's every character asked at each load).
+    var isASCIIWordCharacter: Bool {
+        let v = value
+        return v == 0x5F || (v | 0x20) >= 0x61 && (v | 0x20) <= 0x7A || v >= 0x30 && v <= 0x39
+    }
 }

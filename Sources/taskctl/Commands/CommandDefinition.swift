@@ -6,16 +6,73 @@ struct CommandDefinition {
     let name: String
     /// How `taskctl help` shows it in the list of commands (nil: named in another's line).
     let synopsis: String?
-    /// What it does, in that list.
-    let summary: String
     /// Options that take a value, and switches, without their dashes.
     let valued: Set<String>
     let switches: Set<String>
     /// Whether Taskwarrior's words (`+tag`, `due:friday`) are read as options.
     let taskwarriorAttributes: Bool
-    /// `taskctl help NAME`, also the command's section of the manual page and of docs/taskctl.md.
-    let help: String
     let run: ([String], App) throws -> Void
+    /// The summary and help as written, or the built-in report whose they are (made when
+    /// asked for: every command's start made all the reports' texts).
+    private let texts: Texts
+
+    private enum Texts {
+        case written(summary: String, help: String)
+        case report(String)
+    }
+
+    init(name: String, synopsis: String?, summary: String, valued: Set<String>, switches: Set<String>, taskwarriorAttributes: Bool,
+         help: String, run: @escaping ([String], App) throws -> Void) {
+        self.name = name
+        self.synopsis = synopsis
+        self.valued = valued
+        self.switches = switches
+        self.taskwarriorAttributes = taskwarriorAttributes
+        self.run = run
+        texts = .written(summary: summary, help: help)
+    }
+
+    /// Taskwarrior's report `name` (one of ``ReportDefinition/builtInNames``) as a command.
+    private init(report name: String) {
+        self.name = name
+        synopsis = nil
+        valued = []
+        switches = []
+        taskwarriorAttributes = false
+        run = { try ReportCommand.run(name, $0, $1) }
+        texts = .report(name)
+    }
+
+    /// What it does, in that list.
+    var summary: String {
+        switch texts {
+        case .written(let summary, _): return summary
+        case .report(let name): return "Taskwarrior's \(name) report: \(Self.report(name).description.lowercased())"
+        }
+    }
+
+    /// `taskctl help NAME`, also the command's section of the manual page and of docs/taskctl.md.
+    var help: String {
+        switch texts {
+        case .written(_, let help): return help
+        case .report(let name):
+            let report = Self.report(name)
+            return """
+                usage: taskctl [FILTER] \(name) [FILTER]
+
+                Taskwarrior's \(name) report (\(report.description.lowercased())), as Taskwarrior 2.6 makes it:
+                  filter   \(report.filter.isEmpty ? "(none: every task)" : report.filter)
+                  sort     \(report.sort)
+                  columns  \(report.columns.joined(separator: ","))
+                The filter on the line is added to the report's. The settings report.\(name).columns,
+                .labels, .sort, .filter and .description change it (taskctl help reports).
+                """
+        }
+    }
+
+    private static func report(_ name: String) -> ReportDefinition {
+        ReportDefinition.builtIn[name] ?? ReportDefinition(description: "", columns: "", labels: "", sort: "", filter: "")
+    }
 
     /// Every option as typed (`--name`), as completion offers them.
     var options: [String] { (valued.sorted() + switches.sorted()).map { "--" + $0 } }
@@ -529,7 +586,9 @@ struct CommandDefinition {
                     under DIR/share (DIR: ~/.local). Build them first as releases with the standard
                     library inside (taskctl a static executable, which starts fastest):
                     swift build -c release --static-swift-stdlib --product taskctl-http
-                    swift build -c release -Xswiftc -static-executable --product taskctl && .build/release/taskctl install
+                    swift build -c release -Xswiftc -static-executable --product taskctl \\
+                      -Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors &&
+                      .build/release/taskctl install
                     (taskctl-http links libcurl, for HTTPS: on Debian and Ubuntu its build needs
                     libcurl4-openssl-dev. Without it, install copies the rest and says sync will not work.)
                     The store and the configuration are not touched.
@@ -613,24 +672,6 @@ struct CommandDefinition {
         ]
     }
 
-    /// Taskwarrior's reports (``ReportDefinition/builtIn``), one command each.
-    static var reports: [CommandDefinition] {
-        ReportDefinition.builtIn.keys.sorted().map { name in
-            let report = ReportDefinition.builtIn[name] ?? ReportDefinition(description: "", columns: "", labels: "", sort: "", filter: "")
-            return CommandDefinition(
-                name: name, synopsis: nil, summary: "Taskwarrior's \(name) report: \(report.description.lowercased())",
-                valued: [], switches: [], taskwarriorAttributes: false,
-                help: """
-                    usage: taskctl [FILTER] \(name) [FILTER]
-
-                    Taskwarrior's \(name) report (\(report.description.lowercased())), as Taskwarrior 2.6 makes it:
-                      filter   \(report.filter.isEmpty ? "(none: every task)" : report.filter)
-                      sort     \(report.sort)
-                      columns  \(report.columns.joined(separator: ","))
-                    The filter on the line is added to the report's. The settings report.\(name).columns,
-                    .labels, .sort, .filter and .description change it (taskctl help reports).
-                    """,
-                run: { try ReportCommand.run(name, $0, $1) })
-        }
-    }
+    /// Taskwarrior's reports (``ReportDefinition/builtInNames``), one command each.
+    static var reports: [CommandDefinition] { ReportDefinition.builtInNames.map { CommandDefinition(report: $0) } }
 }

@@ -51,12 +51,12 @@ enum TaskCtl {
                let config = try? line.configFile.map({ try Config.load(path: $0, environment: environment) }) ?? Config.load(environment: environment),
                let defaultCommand = line.overrides.last(where: { $0.key == "default.command" })?.value ?? config.defaultCommand {
                 let defaultWords = try ContextFilters.words(defaultCommand)
-                customReports = Set(config.reports.keys).subtracting(ReportDefinition.builtIn.keys)
+                customReports = Set(config.reports.keys).subtracting(ReportDefinition.builtInNames)
                 line = try CommandWords.read(words + defaultWords, commands: Set(commandNames).union(customReports))
             }
             if line.command == nil, !line.filter.isEmpty {
                 let config = try? line.configFile.map { try Config.load(path: $0, environment: environment) } ?? Config.load(environment: environment)
-                customReports = Set((config?.reports.keys).map(Array.init) ?? []).subtracting(ReportDefinition.builtIn.keys)
+                customReports = Set((config?.reports.keys).map(Array.init) ?? []).subtracting(ReportDefinition.builtInNames)
                 if !customReports.isEmpty { line = try CommandWords.read(words, commands: Set(commandNames).union(customReports)) }
             }
             // `taskctl +work --json`: the options belong to the command the line runs (list's).
@@ -80,7 +80,7 @@ enum TaskCtl {
         var rest = line.rest
         // Taskwarrior's information report (info, or ids alone) lists the task's changes too.
         if command == "show", line.command == nil || ["info", "information"].contains(line.typed ?? "") { rest.append("--changes") }
-        let isReport = ReportDefinition.builtIn[command] != nil || customReports.contains(command)
+        let isReport = ReportDefinition.builtInNames.contains(command) || customReports.contains(command)
         if (filter.limit != nil || filter.limitsToPage) && command != "list" && !isReport {
             return fail(.usage("limit:N is for lists; '\(command)' takes none"))
         }

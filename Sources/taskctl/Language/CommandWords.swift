@@ -34,7 +34,7 @@ struct CommandWords {
     static let filtered: Set<String> = Set<String>(["list", "export", "done", "delete", "reopen", "start", "stop", "edit", "modify", "annotate", "show",
                                         "append", "prepend", "duplicate", "denotate", "count", "ids", "uuids", "_ids", "_uuids",
                                         "projects", "_projects", "tags", "summary", "history.monthly", "history.annual", "timesheet"])
-        .union(ReportDefinition.builtIn.keys)
+        .union(ReportDefinition.builtInNames)
 
     static func read(_ words: [String], commands: Set<String>) throws -> CommandWords {
         var result = CommandWords()

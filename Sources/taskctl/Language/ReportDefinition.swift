@@ -10,6 +10,11 @@ struct ReportDefinition: Sendable {
     var sort: String
     var filter: String
 
+    /// The names of ``builtIn``'s reports, sorted: what dispatch needs of them, without
+    /// making every report (a command that runs none made them all at its start).
+    static let builtInNames = ["active", "all", "blocked", "blocking", "completed", "long", "ls", "minimal", "newest", "next",
+                               "oldest", "overdue", "ready", "recurring", "unblocked", "waiting"]
+
     /// Taskwarrior 2.6.2's reports and their defaults (its `Context.cpp`).
     static let builtIn: [String: ReportDefinition] = [
         "long": .init(description: "All details of tasks",
