@@ -116,68 +116,83 @@ struct PlainRows {
         let capacity = chunk + fixed + widths[textColumn] + 1
         let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
         defer { buffer.deallocate() }
-        var position = 0
-        try text.withUnsafeBufferPointer { textBytes in
+        let end = try text.withUnsafeBufferPointer { textBytes in
             try cellBytes.withUnsafeBufferPointer { cellBytes in
-                func put(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int) {
-                    guard end > start, let base = bytes.baseAddress else { return }
-                    (buffer + position).update(from: base + start, count: end - start)
-                    position += end - start
-                }
-                func spaces(_ count: Int) {
-                    guard count > 0 else { return }
-                    (buffer + position).update(repeating: 0x20, count: count)
-                    position += count
-                }
+                // The line being written and where it ends, a value of this closure's: a
+                // variable the nested functions captured was checked for exclusive access at
+                // each use (a twentieth of `list`).
+                var line = LineBuffer(buffer: buffer)
                 /// A short cell padded to `width`, after the two spaces between columns.
-                func cell(_ index: Int, width: Int, first: Bool = false) {
-                    if !first { spaces(2) }
+                func cell(_ index: Int, width: Int, first: Bool = false, into line: inout LineBuffer) {
+                    if !first { line.spaces(2) }
                     let start = cellStarts[index], end = cellStarts[index + 1]
-                    put(cellBytes, from: start, to: end)
-                    spaces(width - (end - start))
-                }
-                /// Trailing spaces go (an empty last cell, or padding before the line's end).
-                func endLine(startingAt lineStart: Int) {
-                    while position > lineStart && buffer[position - 1] == 0x20 { position -= 1 }
-                    buffer[position] = 0x0A
-                    position += 1
+                    line.put(cellBytes, from: start, to: end)
+                    line.spaces(width - (end - start))
                 }
                 // The header line (the plain table has no colour, so no bold either).
-                cell(header, width: widths[0], first: true)
-                for column in 1..<headers.count { cell(header + column, width: column == textColumn ? 0 : widths[column]) }
-                endLine(startingAt: 0)
+                cell(header, width: widths[0], first: true, into: &line)
+                for column in 1..<headers.count { cell(header + column, width: column == textColumn ? 0 : widths[column], into: &line) }
+                line.endLine(startingAt: 0)
                 for row in order {
-                    let lineStart = position
+                    let lineStart = line.position
                     // ID, right after the line's start
                     var value = ids[row]
                     let length = Self.digits(value)
-                    if value < 0 { buffer[position] = UInt8(ascii: "-") }
-                    var index = position + length - 1
+                    if value < 0 { buffer[line.position] = UInt8(ascii: "-") }
+                    var index = line.position + length - 1
                     repeat {
                         buffer[index] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: abs(value % 10))
                         value /= 10
                         index -= 1
                     } while value != 0
-                    position += length
-                    spaces(widths[0] - length)
+                    line.position += length
+                    line.spaces(widths[0] - length)
                     let priority = self.priority[row]
-                    if priority >= 1 { cell(letter + Int(min(3, priority)), width: widths[1]) } else { cell(0, width: widths[1]) }
-                    cell(Int(when[row]), width: widths[2])
-                    cell(Int(location[row]), width: widths[3])
-                    if showProject { cell(Int(project[row]), width: widths[4]) }
-                    spaces(2)
-                    put(textBytes, from: row == 0 ? 0 : textEnds[row - 1], to: textEnds[row])
-                    endLine(startingAt: lineStart)
-                    if position >= chunk {
-                        try app.output.write(utf8: UnsafeBufferPointer(start: buffer, count: position))
-                        position = 0
+                    if priority >= 1 { cell(letter + Int(min(3, priority)), width: widths[1], into: &line) } else { cell(0, width: widths[1], into: &line) }
+                    cell(Int(when[row]), width: widths[2], into: &line)
+                    cell(Int(location[row]), width: widths[3], into: &line)
+                    if showProject { cell(Int(project[row]), width: widths[4], into: &line) }
+                    line.spaces(2)
+                    line.put(textBytes, from: row == 0 ? 0 : textEnds[row - 1], to: textEnds[row])
+                    line.endLine(startingAt: lineStart)
+                    if line.position >= chunk {
+                        try app.output.write(utf8: UnsafeBufferPointer(start: buffer, count: line.position))
+                        line.position = 0
                     }
                 }
+                return line.position
             }
         }
-        try app.output.write(utf8: UnsafeBufferPointer(start: buffer, count: position))
+        try app.output.write(utf8: UnsafeBufferPointer(start: buffer, count: end))
         return true
     }
+
+    /// Bytes written into a buffer large enough for a chunk and one more line.
+    private struct LineBuffer {
+        let buffer: UnsafeMutablePointer<UInt8>
+        var position = 0
+
+        mutating func put(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int) {
+            guard end > start, let base = bytes.baseAddress else { return }
+            (buffer + position).update(from: base + start, count: end - start)
+            position += end - start
+        }
+
+        mutating func spaces(_ count: Int) {
+            guard count > 0 else { return }
+            (buffer + position).update(repeating: 0x20, count: count)
+            position += count
+        }
+
+        /// Ends the line that began at `lineStart`: trailing spaces go (an empty last cell,
+        /// or padding before the line's end).
+        mutating func endLine(startingAt lineStart: Int) {
+            while position > lineStart && buffer[position - 1] == 0x20 { position -= 1 }
+            buffer[position] = 0x0A
+            position += 1
+        }
+    }
+
 
     private static func digits(_ value: Int64) -> Int {
         var value = value, count = value < 0 ? 2 : 1
