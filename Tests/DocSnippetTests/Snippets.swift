@@ -8,7 +8,7 @@ import ObjectStoreSyncNetworking
 
 /// Every Swift snippet of the docs, compiled with the tests so none can drift from the API.
 enum Snippets {
-    /// README.md, line 53.
+    /// README.md, line 59.
     static func readme_1() async throws {
 
         let models = try ModelDirectory(url: URL(fileURLWithPath: "Models/Tasks"))   // every version
@@ -34,7 +34,7 @@ enum Snippets {
         context.undo()                                                               // and redo(), rollback()
     }
 
-    /// README.md, line 120.
+    /// README.md, line 126.
     static func readme_2() async throws {
 
         final class Note: ManagedObject {

@@ -57,8 +57,15 @@ package struct SHA256Block: Sendable {
 
     /// The state as 32 big-endian bytes.
     package var digest: [UInt8] {
-        let words = [h.0, h.1, h.2, h.3, h.4, h.5, h.6, h.7]
-        return words.flatMap { [UInt8($0 >> 24), UInt8($0 >> 16 & 0xFF), UInt8($0 >> 8 & 0xFF), UInt8($0 & 0xFF)] }
+        [UInt8](unsafeUninitializedCapacity: 32) { bytes, count in
+            for (index, word) in [h.0, h.1, h.2, h.3, h.4, h.5, h.6, h.7].enumerated() {
+                bytes[index * 4] = UInt8(word >> 24)
+                bytes[index * 4 + 1] = UInt8(word >> 16 & 0xFF)
+                bytes[index * 4 + 2] = UInt8(word >> 8 & 0xFF)
+                bytes[index * 4 + 3] = UInt8(word & 0xFF)
+            }
+            count = 32
+        }
     }
 
     /// The digest of a whole message.
