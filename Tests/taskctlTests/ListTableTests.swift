@@ -65,6 +65,32 @@ import ObjectStoreModel
     /// and the tasks are let go; when a task read late needs the general table (text that is
     /// not printable ASCII, a done task's check mark), the tasks are read again for it. Either
     /// way the lines are the table `Table` makes of the list's tasks in its order.
+    /// The plain table finds a due date's text by its quarter hour once a date of that
+    /// quarter hour had it; hours overdue today differ within a quarter hour and are made
+    /// for each date.
+    @Test func dueTextsWithinAQuarterHourAreEachDatesOwn() throws {
+        let environment = ["TZ": "UTC", "TASKCTL_NOW": "2026-11-22T12:07:00Z", "NO_COLOR": "1", "TASKCTL_STORE": "/nonexistent/tasks.store"]
+        let now = try #require(ISO8601.parse("2026-11-22T12:07:00Z"))
+        // 10:06 and 10:08 share the quarter hour from 10:00: 2.02 and 1.98 hours overdue.
+        // Two days ahead, 09:01 and 09:14 share one too, and one text.
+        let dues = ["2026-11-22T10:06:00Z", "2026-11-22T10:08:00Z", "2026-11-22T10:09:00Z", "2026-11-24T09:01:00Z", "2026-11-24T09:14:00Z",
+                    "2026-11-21T10:06:00Z", "2026-11-21T10:08:00Z", "2026-11-22T12:06:30Z"]
+        var views: [TaskView] = []
+        for (n, text) in dues.enumerated() {
+            let due: Date = try #require(ISO8601.parse(text))
+            views.append(try Self.view(id: Int64(n + 1), title: "Task \(n)", priority: 0, due: due, now: now))
+        }
+        let app = try App(environment: environment, storePath: nil)
+        #expect(try ListCommand.writePlain(views, app: app))
+        let out = app.output.out
+        #expect(out == Self.tableLines(views, app: try App(environment: environment, storePath: nil)))
+        func line(_ title: String) -> String { out.split(separator: "\n").first { $0.hasSuffix(title) }.map(String.init) ?? "" }
+        #expect(line("Task 0").contains("2h overdue") && line("Task 1").contains("1h overdue") && line("Task 2").contains("1h overdue"), "\(out)")
+        #expect(line("Task 3").contains("in 2 days") && line("Task 4").contains("in 2 days"), "\(out)")
+        #expect(line("Task 5").contains("1 day overdue") && line("Task 6").contains("1 day overdue"), "\(out)")
+        #expect(line("Task 7").contains("just overdue"), "\(out)")
+    }
+
     @Test func aLongListIsTheTableOfItsTasksWhicheverTableWritesIt() throws {
         let t = try TaskctlRunner()
         let count = 1_500

@@ -20,6 +20,9 @@ struct PlainRows {
     /// The distinct short cells (due texts, locations, projects), the empty one first.
     private var cells: [String] = [""]
     private var cellIndex: [String: Int32] = ["": 0]
+    /// Due dates' cells by ``RelativeDate/key(_:)``, for keys whose text is the same for
+    /// every date.
+    private var dueCells: [Int64: Int32] = [:]
     private let relative: RelativeDate
 
     init(relative: RelativeDate) {
@@ -32,7 +35,7 @@ struct PlainRows {
     /// done task (its check mark), or a cell that is not printable ASCII.
     mutating func append(_ view: TaskView) -> Bool {
         guard view.status != "done" else { return false }
-        guard let when = cell(view.due.map(relative.describe) ?? ""), let location = cell(view.location ?? ""),
+        guard let when = dueCell(view.due), let location = cell(view.location ?? ""),
             let project = cell(view.project ?? "")
         else { return false }
         let start = text.count
@@ -61,6 +64,18 @@ struct PlainRows {
             text.append(contentsOf: bytes)
             return bytes.allSatisfy(Terminal.isPrintableASCII)
         }
+    }
+
+    /// The index of a due date's cell, found by the date's quarter hour when a date of the
+    /// same quarter hour had it (its text neither made nor hashed again: a twentieth of
+    /// `list`).
+    private mutating func dueCell(_ due: Date?) -> Int32? {
+        guard let due else { return 0 }
+        if let known = dueCells[relative.key(due)] { return known }
+        let (text, key) = relative.describeKeyed(due)
+        guard let index = cell(text) else { return nil }
+        if let key { dueCells[key] = index }
+        return index
     }
 
     /// The index of a short cell, nil when it is not printable ASCII.

@@ -402,15 +402,24 @@ struct RelativeDate {
         return days
     }
 
-    func describe(_ date: Date) -> String {
-        let quarter = Int64((date.timeIntervalSince1970 / 900).rounded(.down))
-        let key = quarter &* 2 &+ (date < now ? 1 : 0)
-        if let known = daysAway.texts[key] { return known }
+    func describe(_ date: Date) -> String { describeKeyed(date).text }
+
+    /// The quarter hour a date falls in and whether it is past: dates with the same key
+    /// have the same ``describe(_:)`` text, except hours overdue today.
+    func key(_ date: Date) -> Int64 {
+        Int64((date.timeIntervalSince1970 / 900).rounded(.down)) &* 2 &+ (date < now ? 1 : 0)
+    }
+
+    /// ``describe(_:)``'s text, and its ``key(_:)`` when every date of that key has this
+    /// text (nil for hours overdue today, which differ within a quarter hour).
+    func describeKeyed(_ date: Date) -> (text: String, key: Int64?) {
+        let key = key(date)
+        if let known = daysAway.texts[key] { return (known, key) }
         let days = days(to: date)
         let text = describe(date, days: days)
-        // Hours overdue today differ within a quarter hour; everything else does not.
-        if !(days == 0 && date < now) { daysAway.texts[key] = text }
-        return text
+        guard !(days == 0 && date < now) else { return (text, nil) }
+        daysAway.texts[key] = text
+        return (text, key)
     }
 
     private func describe(_ date: Date, days: Int) -> String {
