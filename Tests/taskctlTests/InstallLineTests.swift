@@ -7,12 +7,9 @@ import Testing
 /// the line is mended before a user meets the refusal, and it holds `taskctl help install`
 /// to the same options.
 @Suite struct InstallLineTests {
-    static let swiftc: URL? = {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
-        let candidates = path.split(separator: ":").map { URL(fileURLWithPath: String($0)).appendingPathComponent("swiftc") }
-            + [URL(fileURLWithPath: "/opt/swift/usr/bin/swiftc"), URL(fileURLWithPath: "/usr/bin/swiftc")]
-        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
-    }()
+    /// The compiler beside the `swift` command the package tests use.
+    static let swiftc: URL? = ModelPluginBuildTests.swift.map { $0.deletingLastPathComponent().appendingPathComponent("swiftc") }
+        .flatMap { FileManager.default.isExecutableFile(atPath: $0.path) ? $0 : nil }
 
     /// The words after each `-Xfrontend -Xswiftc` in `text`.
     static func frontendOptions(in text: String) -> [String] {

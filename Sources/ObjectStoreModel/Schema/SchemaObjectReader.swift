@@ -13,7 +13,22 @@ struct DiagnosticLog {
 struct SchemaObjectReader {
     let node: JSONNode
     let path: String
-    private var values: [String: JSONNode] = [:]
+    private var values = Members()
+
+    /// The object's known keys and their values, in the file's order: a schema object has
+    /// a few, found by comparing keys (a dictionary made and hashed per object was most of
+    /// reading one, at every model load). At most one entry per known key.
+    private struct Members {
+        private var keys: [String] = []
+        private var nodes: [JSONNode] = []
+
+        subscript(key: String) -> JSONNode? { keys.firstIndex(of: key).map { nodes[$0] } }
+
+        mutating func add(_ key: String, _ node: JSONNode) {
+            keys.append(key)
+            nodes.append(node)
+        }
+    }
 
     /// Returns `nil` (after logging) when `node` is not an object.
     init?(_ node: JSONNode, path: String, what: String, known: [String], log: inout DiagnosticLog) {
@@ -34,7 +49,7 @@ struct SchemaObjectReader {
                     "unknown key '\(member.key)' in \(what)\(NameSuggestion.hint(for: member.key, in: known)); known keys: \(known.joined(separator: ", "))")
                 continue
             }
-            values[member.key] = member.value
+            values.add(member.key, member.value)
         }
     }
 
