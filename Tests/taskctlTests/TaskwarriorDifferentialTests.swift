@@ -722,6 +722,34 @@ enum Taskwarrior {
         #expect(try t.run("rc:" + t.directory.appendingPathComponent("missing").path, "list").err.contains("no such settings file"))
     }
 
+    /// The settings files are read as Foundation decoded them: a byte-order mark at the
+    /// start is no part of the first line; taskctl's own file that is not UTF-8 is an error
+    /// and Taskwarrior's a warning; a file that is not there, or is a directory, is no
+    /// settings.
+    @Test func settingsFilesAreReadWhateverTheirFirstBytes() throws {
+        let t = try TaskctlRunner()
+        try t.ok("add", "One")
+        let file = t.directory.appendingPathComponent(".config/taskctl/config")
+        try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data([0xEF, 0xBB, 0xBF] + Array("sort = due\nbulk = 5\n".utf8)).write(to: file)
+        #expect(try t.ok("config", "sort") == "due\n")
+        #expect(try t.ok("config", "bulk") == "5\n")
+        try Data(Array("sort = due\n".utf8) + [0xE9, 0x0A]).write(to: file)
+        let refused = try t.run("list")
+        #expect(refused.status != 0 && refused.err.contains("\(file.path) is not UTF-8 text"), "\(refused.err)")
+        try FileManager.default.removeItem(at: file)
+        let rc = t.directory.appendingPathComponent("taskrc")
+        t.extraEnvironment["TASKRC"] = rc.path
+        try Data([0xEF, 0xBB, 0xBF] + Array("default.command=count\n".utf8)).write(to: rc)
+        #expect(try t.ok() == "1\n", "the first line's setting is read")
+        try Data(Array("default.command=count\n".utf8) + [0xE9, 0x0A]).write(to: rc)
+        let warned = try t.run("list")
+        #expect(warned.status == 0 && warned.err.contains("\(rc.path) is not UTF-8 text; its settings were not read"), "\(warned.err)")
+        try FileManager.default.removeItem(at: rc)
+        try FileManager.default.createDirectory(at: rc, withIntermediateDirectories: true)
+        #expect(try t.run("list").status == 0, "a directory is no settings")
+    }
+
     /// Two processes changing the settings at once (each defining contexts) both keep every
     /// change, also when they name the file differently (a symbolic link).
     @Test func twoProcessesChangingTheSettingsAtOnceKeepBoth() throws {

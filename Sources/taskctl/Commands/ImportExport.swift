@@ -130,7 +130,7 @@ enum ImportCommand {
             // fields are cut from them (a million tasks' export held three copies of its text
             // and a tree of every task).
             // `import -`: the standard input, as Taskwarrior reads it.
-            guard let bytes = path == "-" ? readStandardInput() : readFile(path) else { throw CLIError.usage("cannot read \(path)") }
+            guard let bytes = path == "-" ? readStandardInput() : FileBytes.contents(of: path) else { throw CLIError.usage("cannot read \(path)") }
             // Validated as UTF-8 by the standard library (Foundation's decoding of a 21 MB
             // export was 7% of an import).
             guard isUTF8(bytes) else { throw CLIError.usage("\(path) is not UTF-8 text") }
@@ -297,32 +297,11 @@ enum ImportCommand {
         }
     }
 
-    /// A file's bytes, read straight into one array (FileManager's `Data` and an array made
-    /// of it held a million tasks' export twice); nil when it cannot be read. Reads to the
-    /// end, so a pipe or a file still growing is read whole.
+    /// The standard input's bytes, read to its end (a file's: ``FileBytes``).
     static func readStandardInput() -> [UInt8]? {
         [UInt8](FileHandle.standardInput.readDataToEndOfFile())
     }
 
-    static func readFile(_ path: String) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(max(0, Int(info.st_size)))
-        var chunk = [UInt8](repeating: 0, count: 1 << 22)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                return nil
-            }
-            if count == 0 { return bytes }
-            bytes.append(contentsOf: chunk[..<count])
-        }
-    }
 
     /// Whether the bytes are UTF-8, checked 16 MiB at a time (each piece ending before a
     /// character's first byte), so no copy of the whole file as a string is made.

@@ -162,8 +162,8 @@ struct Config {
     /// (`taskwarrior`) passes over what taskctl does not have, follows `include FILE`, and a
     /// setting taskctl has with a value it cannot take is skipped with a warning.
     mutating func read(path: String, environment: [String: String], taskwarrior: Bool, ownKeys: Bool = false, depth: Int = 0) throws {
-        guard let data = FileManager.default.contents(atPath: path) else { return }
-        guard let text = String(data: data, encoding: .utf8) else {
+        guard let decoded = FileBytes.text(path) else { return }
+        guard let text = decoded else {
             if taskwarrior { warnings.append("\(path) is not UTF-8 text; its settings were not read"); return }
             throw CLIError.usage("\(path) is not UTF-8 text")
         }
