@@ -17,7 +17,7 @@ package struct SHA256: Sendable {
     /// Adds bytes to the message.
     public mutating func update<Bytes: Sequence>(_ bytes: Bytes) where Bytes.Element == UInt8 {
         // Bytes in one piece are compressed where they lie, 64 at a time (appended one by
-        // one, with a uniqueness check each, they were half of hashing a model's names).
+        // one, with a uniqueness check each, they were nearly half of a model's hashing).
         if bytes.withContiguousStorageIfAvailable({ update(contiguous: $0) }) != nil { return }
         for byte in bytes {
             buffer.append(byte)

@@ -302,7 +302,6 @@ enum ImportCommand {
         [UInt8](FileHandle.standardInput.readDataToEndOfFile())
     }
 
-
     /// Whether the bytes are UTF-8, checked 16 MiB at a time (each piece ending before a
     /// character's first byte), so no copy of the whole file as a string is made.
     static func isUTF8(_ bytes: [UInt8]) -> Bool {

@@ -67,7 +67,7 @@ struct PlainRows {
     }
 
     /// The index of a due date's cell, found by the date's quarter hour when a date of the
-    /// same quarter hour had it (its text neither made nor hashed again: a twentieth of
+    /// same quarter hour had it (its text neither made nor hashed again: a fortieth of
     /// `list`).
     private mutating func dueCell(_ due: Date?) -> Int32? {
         guard let due else { return 0 }
@@ -207,7 +207,6 @@ struct PlainRows {
             position += 1
         }
     }
-
 
     private static func digits(_ value: Int64) -> Int {
         var value = value, count = value < 0 ? 2 : 1
