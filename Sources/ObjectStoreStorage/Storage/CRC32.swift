@@ -33,23 +33,29 @@ package enum CRC32 {
         return crc ^ 0xFFFF_FFFF
     }
 
+    /// The eight tables one after another, `flat[256 * k + n] == tables[k][n]`, read through
+    /// a pointer: each lookup through an array checked its index (the masks keep every
+    /// index below 256), twice the instructions of a step.
+    private static let flat: [UInt32] = tables.flatMap { $0 }
+
     private static func update(_ start: UInt32, _ buffer: UnsafeBufferPointer<UInt8>) -> UInt32 {
-        var crc = start
-        let t0 = tables[0], t1 = tables[1], t2 = tables[2], t3 = tables[3]
-        let t4 = tables[4], t5 = tables[5], t6 = tables[6], t7 = tables[7]
-        var index = 0
-        let count = buffer.count
-        while count - index >= 8 {
-            let low = crc ^ (UInt32(buffer[index]) | UInt32(buffer[index + 1]) << 8 | UInt32(buffer[index + 2]) << 16 | UInt32(buffer[index + 3]) << 24)
-            let high = UInt32(buffer[index + 4]) | UInt32(buffer[index + 5]) << 8 | UInt32(buffer[index + 6]) << 16 | UInt32(buffer[index + 7]) << 24
-            crc = t7[Int(low & 0xFF)] ^ t6[Int((low >> 8) & 0xFF)] ^ t5[Int((low >> 16) & 0xFF)] ^ t4[Int(low >> 24)]
-                ^ t3[Int(high & 0xFF)] ^ t2[Int((high >> 8) & 0xFF)] ^ t1[Int((high >> 16) & 0xFF)] ^ t0[Int(high >> 24)]
-            index += 8
+        flat.withUnsafeBufferPointer { table in
+            guard let t = table.baseAddress, let bytes = buffer.baseAddress else { return start }
+            var crc = start
+            var index = 0
+            let count = buffer.count
+            while count - index >= 8 {
+                let low = crc ^ UInt32(littleEndian: UnsafeRawPointer(bytes + index).loadUnaligned(as: UInt32.self))
+                let high = UInt32(littleEndian: UnsafeRawPointer(bytes + index + 4).loadUnaligned(as: UInt32.self))
+                crc = t[1792 + Int(low & 0xFF)] ^ t[1536 + Int((low >> 8) & 0xFF)] ^ t[1280 + Int((low >> 16) & 0xFF)] ^ t[1024 + Int(low >> 24)]
+                    ^ t[768 + Int(high & 0xFF)] ^ t[512 + Int((high >> 8) & 0xFF)] ^ t[256 + Int((high >> 16) & 0xFF)] ^ t[Int(high >> 24)]
+                index += 8
+            }
+            while index < count {
+                crc = t[Int((crc ^ UInt32(bytes[index])) & 0xFF)] ^ (crc >> 8)
+                index += 1
+            }
+            return crc
         }
-        while index < count {
-            crc = t0[Int((crc ^ UInt32(buffer[index])) & 0xFF)] ^ (crc >> 8)
-            index += 1
-        }
-        return crc
     }
 }
