@@ -27,15 +27,8 @@ import Testing
         let help = try #require(CommandDefinition.named("install")).help
         #expect(Self.frontendOptions(in: help) == options, "taskctl help install: \(help)")
 
-        let process = Process()
-        process.executableURL = Self.swiftc
-        process.arguments = ["-frontend", "-help-hidden"]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let listed = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let swiftc = try #require(Self.swiftc)
+        let listed = try ModelPluginBuildTests.run(swiftc, ["-frontend", "-help-hidden"], stderr: true).output
         for option in options {
             #expect(listed.split(whereSeparator: \.isWhitespace).contains { $0 == option }, "the compiler no longer lists \(option)")
         }
